@@ -1,0 +1,162 @@
+"""Settings: one pydantic-settings class, env prefix ``CORTEX_``, optional TOML/JSON file.
+
+Built once in the entry point and passed down; never read at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    JsonConfigSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from cortex_mcp.errors import ConfigError
+
+LLM_PROVIDERS = {"auto", "openai", "anthropic", "none"}
+EMBEDDING_PROVIDERS = {"auto", "openai", "local", "none"}
+LOG_LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
+
+
+def default_home() -> Path:
+    return Path.home() / ".cortex"
+
+
+class SearchSettings(BaseModel):
+    """Ranking knobs (env: ``CORTEX_SEARCH__FUSION=rrf`` and so on)."""
+
+    fusion: Literal["minmax", "weighted", "rrf"] = "minmax"
+    vector_weight: float = Field(0.5, ge=0, le=1)
+    text_weight: float = Field(0.5, ge=0, le=1)
+    rrf_k: int = Field(60, ge=1)
+    pool_factor: int = Field(4, ge=1, le=20)
+    layer_weights: dict[str, float] = {"core": 1.0, "working": 0.8, "archive": 0.5}
+    recency_window_days: float = Field(7.0, ge=0)
+    recency_boost: float = Field(0.1, ge=0)
+    access_boost: float = Field(0.05, ge=0)
+    access_boost_cap: int = Field(10, ge=0)
+    temporal_decay: bool = False
+    half_life_days: float = Field(30.0, gt=0)
+    mmr: bool = False
+    mmr_lambda: float = Field(0.7, ge=0, le=1)
+    vector_backend: Literal["auto", "numpy", "vec0"] = "auto"
+    numpy_max_mb: int = Field(512, ge=0)
+
+
+class LayerSettings(BaseModel):
+    working_ttl_hours: float = Field(48.0, gt=0)
+    archive_ttl_days: float = Field(90.0, gt=0)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CORTEX_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        validate_default=True,
+    )
+
+    db_path: Path = Field(default_factory=lambda: default_home() / "brain.db")
+    agent_id: str = Field("default", min_length=1, max_length=128)
+    max_content_chars: int = Field(8000, ge=100, le=100_000)
+
+    llm_provider: str = "auto"
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_timeout_s: float = Field(20.0, gt=0, le=600)
+
+    embedding_provider: str = "auto"
+    embedding_model: str | None = None
+    embedding_base_url: str | None = None
+    embedding_dimensions: int | None = Field(None, ge=8, le=8192)
+    embedding_timeout_s: float = Field(5.0, gt=0, le=600)
+    embedding_batch_size: int = Field(64, ge=1, le=2048)
+    embedding_api_key: SecretStr | None = None
+    models_dir: Path = Field(default_factory=lambda: default_home() / "models")
+
+    export_dir: Path | None = None
+    api_token: SecretStr | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(21100, ge=1, le=65535)
+    log_level: str = "INFO"
+    log_file: Path | None = None
+
+    search: SearchSettings = SearchSettings()
+    layers: LayerSettings = LayerSettings()
+
+    @field_validator("db_path", "models_dir", "export_dir", "log_file", mode="after")
+    @classmethod
+    def _expand_user(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+    @field_validator("log_level", mode="after")
+    @classmethod
+    def _known_log_level(cls, value: str) -> str:
+        upper = value.upper()
+        if upper not in LOG_LEVELS:
+            raise ValueError(f"must be one of {sorted(LOG_LEVELS)}")
+        return upper
+
+    @field_validator("llm_provider", mode="after")
+    @classmethod
+    def _known_llm_providers(cls, value: str) -> str:
+        return _check_provider_list(value, LLM_PROVIDERS)
+
+    @field_validator("embedding_provider", mode="after")
+    @classmethod
+    def _known_embedding_providers(cls, value: str) -> str:
+        return _check_provider_list(value, EMBEDDING_PROVIDERS)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        config_file = os.environ.get("CORTEX_CONFIG")
+        if config_file:
+            sources.append(_file_source(settings_cls, Path(config_file).expanduser()))
+        return tuple(sources)
+
+
+def _check_provider_list(value: str, allowed: set[str]) -> str:
+    names = [part.strip().lower() for part in value.split(",") if part.strip()]
+    unknown = [name for name in names if name not in allowed]
+    if not names or unknown:
+        raise ValueError(f"must be a comma list of {sorted(allowed)}, got {value!r}")
+    return ",".join(names)
+
+
+def _file_source(settings_cls: type[BaseSettings], path: Path) -> PydanticBaseSettingsSource:
+    if not path.is_file():
+        raise ConfigError(f"CORTEX_CONFIG: no such file {path}", field="CORTEX_CONFIG")
+    if path.suffix.lower() == ".toml":
+        return TomlConfigSettingsSource(settings_cls, toml_file=path)
+    if path.suffix.lower() == ".json":
+        return JsonConfigSettingsSource(settings_cls, json_file=path)
+    raise ConfigError(f"CORTEX_CONFIG: {path} must end in .toml or .json", field="CORTEX_CONFIG")
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from overrides, env and the config file; name the bad setting on failure."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = "CORTEX_" + "__".join(str(part) for part in error["loc"]).upper()
+            problems.append(f"{name}: {error['msg']}")
+        raise ConfigError("invalid settings: " + "; ".join(problems)) from None
+    except ValueError as exc:  # malformed TOML/JSON in the config file
+        raise ConfigError(f"CORTEX_CONFIG: {exc}", field="CORTEX_CONFIG") from None

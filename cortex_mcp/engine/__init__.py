@@ -1,0 +1,1 @@
+"""Engine: the memory gate, ingest, lifecycle, profile and mirrors."""

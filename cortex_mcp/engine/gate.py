@@ -1,0 +1,86 @@
+"""The memory gate: decide whether a message deserves a recall, and format what is found into
+a context block within a token budget."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from cortex_mcp.models import Memory
+from cortex_mcp.tokenize import count_tokens, normalise
+
+_SMALL_TALK = frozenset(
+    """hi hey hello yo sup hiya howdy thanks thank thx ty cheers ok okay k kk sure yes yeah yep
+    no nope nah cool nice great good fine awesome perfect lol haha hahaha hmm hm ah oh wow bye
+    goodbye cya morning evening night gm gn welcome np alright got it sounds you too please
+    good morning good night see ya later much a lot very""".split()
+)
+_SMALL_TALK_CJK = frozenset(
+    """你好 您好 嗨 哈喽 谢谢 多谢 谢了 感谢 好的 好 好吧 嗯 嗯嗯 哦 哦哦 行 可以 没问题 收到 明白 了解
+    知道了 哈哈 哈哈哈 呵呵 再见 拜拜 晚安 早安 早上好 晚上好 辛苦了 不客气 对 是的 没事
+    こんにちは こんばんは おはよう おはようございます ありがとう ありがとうございます どうも
+    はい いいえ うん ええ 了解 了解です 承知しました わかりました 分かりました なるほど すごい
+    さようなら またね おやすみ おやすみなさい お疲れ様 お疲れ様です よろしく よろしくお願いします
+    草 笑 ｗｗ ww""".split()
+)
+_PUNCT_OR_SYMBOL = re.compile(r"[\s\W_]+", re.UNICODE)
+
+
+def small_talk_reason(message: str) -> str | None:
+    """Why `message` needs no recall (greeting, thanks, acknowledgement), or None."""
+    text = normalise(message).casefold()
+    if not text:
+        return "empty message"
+    if all(unicodedata.category(ch)[0] in "PSZC" for ch in text):
+        return "only punctuation or emoji"
+    if text in _SMALL_TALK_CJK or text.rstrip("!！。.~～?？") in _SMALL_TALK_CJK:
+        return "small talk"
+    words = [w for w in _PUNCT_OR_SYMBOL.split(text) if w]
+    if words and all(w in _SMALL_TALK or w in _SMALL_TALK_CJK for w in words):
+        return "small talk"
+    return None
+
+
+def format_line(memory: Memory) -> str:
+    date = memory.created_at[:10]
+    return f"- [{memory.layer.value} {date}] ({memory.category.value}) {memory.content}"
+
+
+def build_context(memories: list[Memory], max_tokens: int) -> tuple[str, list[Memory], int]:
+    """The context block and the memories that fit in it, best first, within `max_tokens`.
+
+    A memory that does not fit is skipped (a shorter one after it may still fit); one that is
+    alone too long for the budget is cut with an ellipsis rather than dropped."""
+    header = "Relevant memories (most relevant first):"
+    used = count_tokens(header)
+    lines: list[str] = []
+    kept: list[Memory] = []
+    for memory in memories:
+        line = format_line(memory)
+        cost = count_tokens(line) + 1
+        if used + cost > max_tokens:
+            if kept or used >= max_tokens:
+                continue
+            line = _truncate(line, max_tokens - used - 1)
+            if not line:
+                continue
+            cost = count_tokens(line) + 1
+        lines.append(line)
+        kept.append(memory)
+        used += cost
+    if not lines:
+        return "", [], 0
+    return "\n".join([header, *lines]), kept, used
+
+
+def _truncate(line: str, budget: int) -> str:
+    if budget <= 1:
+        return ""
+    low, high = 0, len(line)
+    while low < high:  # longest prefix whose cost (with the ellipsis) fits
+        mid = (low + high + 1) // 2
+        if count_tokens(line[:mid] + "…") <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return line[:low] + "…"

@@ -1,0 +1,95 @@
+"""Readable renderings: the core-memory snapshot and the search-debug report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cortex_mcp.config import SearchSettings
+from cortex_mcp.models import Category, Memory
+from cortex_mcp.search.fusion import Candidate
+from cortex_mcp.search.hybrid import SearchOutcome
+from cortex_mcp.tokenize import count_tokens
+
+# Sections of MEMORY.md in the seed design, and the categories each one holds.
+SECTIONS: list[tuple[str, tuple[Category, ...]]] = [
+    ("User profile", (Category.identity, Category.profile)),
+    ("Preferences and habits", (Category.preference, Category.skill)),
+    ("Key decisions", (Category.decision,)),
+    (
+        "Projects and facts",
+        (Category.project_state, Category.fact, Category.insight, Category.todo),
+    ),
+    ("Relationships", (Category.relationship,)),
+    ("Corrections", (Category.correction,)),
+    ("History summaries", (Category.summary, Category.context)),
+]
+
+
+def core_snapshot(memories: list[Memory], max_tokens: int) -> str:
+    """Core memory grouped into sections, most important first, within `max_tokens`."""
+    lines = ["# Core memory", ""]
+    used = count_tokens(lines[0])
+    omitted = 0
+    for title, categories in SECTIONS:
+        members = [m for m in memories if m.category in categories]
+        if not members:
+            continue
+        heading = f"## {title}"
+        entries = []
+        for memory in members:
+            entry = f"- {memory.content} _({memory.created_at[:10]})_"
+            cost = count_tokens(entry) + 1
+            if used + cost + count_tokens(heading) > max_tokens:
+                omitted += 1
+                continue
+            entries.append(entry)
+            used += cost
+        if entries:
+            used += count_tokens(heading)
+            lines.extend([heading, *entries, ""])
+    if len(lines) == 2:
+        lines.append("_No core memories yet._")
+    if omitted:
+        lines.append(f"_{omitted} more core memories left out to stay within {max_tokens} tokens._")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def debug_report(outcome: SearchOutcome, settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "query": {
+            "raw": outcome.query.raw,
+            "terms": outcome.query.terms,
+            "fts_expression": outcome.query.match,
+            "like_patterns": outcome.query.like_patterns,
+        },
+        "settings": settings.model_dump(),
+        "pool": outcome.pool,
+        "channels": outcome.channels,
+        "providers": outcome.providers,
+        "timings_ms": outcome.timings_ms,
+        "hits": [_hit(rank, c) for rank, c in enumerate(outcome.ranked, start=1)],
+    }
+
+
+def _hit(rank: int, c: Candidate) -> dict[str, Any]:
+    memory = c.memory
+    return {
+        "rank": rank,
+        "id": c.memory_id,
+        "content": memory.content if memory else None,
+        "layer": memory.layer.value if memory else None,
+        "created_at": memory.created_at if memory else None,
+        "text": {"rank": c.text_rank, "bm25": c.bm25, "normalised": round(c.text_score, 6)},
+        "vector": {
+            "rank": c.vector_rank,
+            "cosine_distance": None if c.cosine is None else round(1 - c.cosine, 6),
+            "score": round(c.vector_score, 6),
+        },
+        "fused": round(c.fused, 6),
+        "layer_weight": c.layer_weight,
+        "recency": round(c.recency, 6),
+        "access": round(c.access, 6),
+        "decay": round(c.decay, 6),
+        "mmr_step": c.mmr_step,
+        "final": round(c.final, 6),
+    }

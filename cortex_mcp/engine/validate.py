@@ -1,0 +1,93 @@
+"""Input rules shared by every transport: each failure names the field and the rule."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from typing import TypeVar
+
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.tokenize import normalise
+
+E = TypeVar("E", bound=enum.Enum)
+
+MAX_QUERY_CHARS = 2000
+
+
+def content(value: str, limit: int) -> str:
+    text = normalise(value or "")
+    if not text:
+        raise InvalidInput(
+            "content: must contain text (it is empty or only whitespace)", field="content"
+        )
+    if len(text) > limit:
+        raise InvalidInput(
+            f"content: {len(text)} characters is over the limit of {limit}"
+            " (CORTEX_MAX_CONTENT_CHARS); split it into separate facts",
+            field="content",
+        )
+    return text
+
+
+def query(value: str) -> str:
+    text = normalise(value or "")
+    if not text:
+        raise InvalidInput(
+            "query: must contain text (it is empty or only whitespace)", field="query"
+        )
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidInput(
+            f"query: {len(text)} characters is over the limit of {MAX_QUERY_CHARS}", field="query"
+        )
+    return text
+
+
+def unit_interval(name: str, value: float) -> float:
+    if not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"{name}: must be between 0 and 1, got {value}", field=name)
+    return float(value)
+
+
+def int_range(name: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise InvalidInput(f"{name}: must be between {low} and {high}, got {value}", field=name)
+    return int(value)
+
+
+def member(name: str, value: str | E, kind: type[E]) -> E:
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(str(m.value) for m in kind)
+        raise InvalidInput(
+            f"{name}: unknown value {value!r}; use one of: {allowed}", field=name
+        ) from None
+
+
+def members(name: str, values: list[str] | list[E] | None, kind: type[E]) -> list[E] | None:
+    if not values:
+        return None
+    return [member(name, v, kind) for v in values]
+
+
+def memory_id(value: str, name: str = "memory_id") -> str:
+    text = (value or "").strip()
+    try:
+        parsed = uuid.UUID(text)
+    except ValueError:
+        raise InvalidInput(
+            f"{name}: {value!r} is not a memory id (ids look like 01938f2e-7c4b-7d3a-9f1e-2b6c8d0e4a51)",
+            field=name,
+        ) from None
+    return str(parsed)
+
+
+def agent_id(value: str | None, default: str) -> str:
+    if value is None:
+        return default
+    text = value.strip()
+    if not text or len(text) > 128:
+        raise InvalidInput("agent_id: must be 1 to 128 characters", field="agent_id")
+    return text

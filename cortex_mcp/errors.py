@@ -1,0 +1,45 @@
+"""The one exception tree of cortex-mcp.
+
+CortexError                 base; ``code`` maps to an HTTP status at the edge
+├── InvalidInput            bad argument: names the field and the rule (400)
+├── NotFound                unknown memory or resource (404)
+├── Conflict                state does not allow the change (409)
+├── ConfigError             invalid settings at start
+└── ProviderError           an LLM or embedding provider failed (callers degrade)
+"""
+
+from __future__ import annotations
+
+
+class CortexError(Exception):
+    code = "internal"
+    status = 500
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class InvalidInput(CortexError):
+    code = "invalid_input"
+    status = 400
+
+
+class NotFound(CortexError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(CortexError):
+    code = "conflict"
+    status = 409
+
+
+class ConfigError(CortexError):
+    code = "config"
+
+
+class ProviderError(CortexError):
+    code = "provider"
+    status = 503

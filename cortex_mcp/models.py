@@ -1,0 +1,147 @@
+"""Value types shared by every layer. A leaf: imports nothing of the project."""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+
+class Layer(enum.StrEnum):
+    working = "working"
+    core = "core"
+    archive = "archive"
+
+
+class Category(enum.StrEnum):
+    identity = "identity"
+    preference = "preference"
+    decision = "decision"
+    fact = "fact"
+    insight = "insight"
+    todo = "todo"
+    correction = "correction"
+    skill = "skill"
+    relationship = "relationship"
+    project_state = "project_state"
+    context = "context"
+    summary = "summary"
+    profile = "profile"
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+def new_id() -> str:
+    """A UUIDv7 (RFC 9562): 48-bit millisecond timestamp, then random bits; sorts by time."""
+    millis = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (millis & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76  # version
+    value |= ((rand >> 68) & 0xFFF) << 64  # rand_a, 12 bits
+    value |= 0b10 << 62  # variant
+    value |= rand & ((1 << 62) - 1)  # rand_b
+    return str(uuid.UUID(int=value))
+
+
+def to_iso(moment: datetime) -> str:
+    """Fixed-width UTC text, so timestamps compare correctly as strings in SQL."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_iso(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+class Memory(BaseModel):
+    id: str
+    agent_id: str
+    layer: Layer
+    category: Category
+    content: str
+    source: str | None = None
+    importance: float
+    confidence: float
+    decay_score: float
+    access_count: int
+    last_accessed: str | None = None
+    created_at: str
+    updated_at: str
+    expires_at: str | None = None
+    superseded_by: str | None = None
+    forgotten_at: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class NewMemory(BaseModel):
+    """What a write asks for; the store fills in ids, hashes and times."""
+
+    agent_id: str
+    content: str
+    category: Category = Category.fact
+    layer: Layer = Layer.core
+    importance: float = 0.7
+    confidence: float = 0.8
+    source: str | None = None
+    supersedes: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScoredMemory(Memory):
+    score: float
+
+
+class RecallMeta(BaseModel):
+    took_ms: float
+    degraded: list[str] = Field(default_factory=list)
+    skipped_reason: str | None = None
+    channels: list[str] = Field(default_factory=list)
+    tokens: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+
+class RecallResult(BaseModel):
+    context: str
+    memories: list[ScoredMemory]
+    meta: RecallMeta
+
+
+class RememberResult(BaseModel):
+    id: str
+    layer: Layer
+    deduplicated: bool
+    superseded: list[str] = Field(default_factory=list)
+
+
+class ForgetStatus(enum.StrEnum):
+    forgotten = "forgotten"
+    corrected = "corrected"
+    purged = "purged"
+
+
+class ForgetResult(BaseModel):
+    id: str
+    status: ForgetStatus
+    new_id: str | None = None
+
+
+class SearchFilters(BaseModel):
+    """Which memories a search may return."""
+
+    agent_id: str
+    layers: list[Layer] | None = None
+    categories: list[Category] | None = None
+    now: str
+    include_superseded: bool = False
+    include_expired: bool = False

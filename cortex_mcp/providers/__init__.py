@@ -1,0 +1,1 @@
+"""Providers: LLMs and embedding models behind small protocols."""

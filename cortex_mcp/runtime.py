@@ -1,0 +1,161 @@
+"""The composition root: the one place that builds the store, providers and service."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+
+from cortex_mcp.config import Settings
+from cortex_mcp.engine.indexer import EmbeddingIndexer
+from cortex_mcp.models import Clock, SystemClock
+from cortex_mcp.providers.embeddings import (
+    LOCAL_DEFAULT_MODEL,
+    OPENAI_DEFAULT_MODEL,
+    Embedder,
+    EmbeddingCascade,
+    LocalEmbedder,
+    OpenAIEmbedder,
+)
+from cortex_mcp.search.hybrid import HybridSearch
+from cortex_mcp.search.vector import VectorIndex
+from cortex_mcp.service import CortexService
+from cortex_mcp.store import Database
+from cortex_mcp.store.memories import LayerTtl, MemoryStore
+from cortex_mcp.store.vectors import VectorStore
+
+log = logging.getLogger(__name__)
+
+
+def _openai_key(settings: Settings) -> str | None:
+    if settings.embedding_api_key is not None:
+        return settings.embedding_api_key.get_secret_value()
+    return os.environ.get("OPENAI_API_KEY")
+
+
+def resolve_embedding_providers(settings: Settings) -> tuple[list[str], list[str]]:
+    """Which embedding providers `settings` select, in order, and why others were skipped."""
+    chosen: list[str] = []
+    notes: list[str] = []
+    openai_usable = bool(_openai_key(settings) or settings.embedding_base_url)
+    for name in settings.embedding_provider.split(","):
+        if name == "auto":
+            if openai_usable:
+                chosen.append("openai")
+            elif LocalEmbedder.available():
+                chosen.append("local")
+            else:
+                notes.append(
+                    "no embedding provider (set OPENAI_API_KEY or CORTEX_EMBEDDING_BASE_URL,"
+                    " or install cortex-mcp[local]): text search only"
+                )
+        elif name == "openai" and not openai_usable:
+            notes.append(
+                "embedding provider openai: no OPENAI_API_KEY or CORTEX_EMBEDDING_BASE_URL"
+            )
+        elif name == "local" and not LocalEmbedder.available():
+            notes.append("embedding provider local: install cortex-mcp[local] (fastembed)")
+        elif name != "none":
+            chosen.append(name)
+    return list(dict.fromkeys(chosen)), notes
+
+
+def resolve_llm_providers(settings: Settings) -> list[str]:
+    """The LLM cascade `settings` select (used by ingest; reported by doctor)."""
+    chosen = []
+    for name in settings.llm_provider.split(","):
+        if name == "auto":
+            if os.environ.get("OPENAI_API_KEY") or settings.llm_base_url:
+                chosen.append("openai")
+            elif os.environ.get("ANTHROPIC_API_KEY"):
+                chosen.append("anthropic")
+        elif name != "none":
+            chosen.append(name)
+    return list(dict.fromkeys(chosen))
+
+
+def build_embedders(settings: Settings, names: list[str]) -> list[Embedder]:
+    embedders: list[Embedder] = []
+    for name in names:
+        if name == "openai":
+            embedders.append(
+                OpenAIEmbedder(
+                    model=settings.embedding_model or OPENAI_DEFAULT_MODEL,
+                    api_key=_openai_key(settings),
+                    base_url=settings.embedding_base_url,
+                    dimensions=settings.embedding_dimensions,
+                    timeout_s=settings.embedding_timeout_s,
+                    batch_size=settings.embedding_batch_size,
+                )
+            )
+        elif name == "local":
+            local = LocalEmbedder(
+                model=settings.embedding_model or LOCAL_DEFAULT_MODEL,
+                cache_dir=settings.models_dir,
+                batch_size=settings.embedding_batch_size,
+            )
+            embedders.append(local)
+    return embedders
+
+
+@asynccontextmanager
+async def open_cortex(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    allow_vec: bool = True,
+    background: bool = True,
+) -> AsyncIterator[CortexService]:
+    """Open everything a service needs; close it all in reverse order on exit.
+
+    `background=False` keeps the embedding indexer from running on its own (benchmarks and
+    tests then call `embed_pending()` when they want vectors)."""
+    clock = clock or SystemClock()
+    names, notes = resolve_embedding_providers(settings)
+    async with Database(settings.db_path, allow_vec=allow_vec) as db:
+        ttl = LayerTtl(
+            working=timedelta(hours=settings.layers.working_ttl_hours),
+            archive=timedelta(days=settings.layers.archive_ttl_days),
+        )
+        memories = MemoryStore(db, ttl)
+        vectors = VectorStore(db)
+        index = VectorIndex(
+            vectors,
+            memories,
+            backend=settings.search.vector_backend,
+            numpy_max_mb=settings.search.numpy_max_mb,
+        )
+        embedders = build_embedders(settings, names)
+        cascade = EmbeddingCascade(embedders, timeout_s=settings.embedding_timeout_s)
+        indexer = None
+        if embedders:
+            indexer = EmbeddingIndexer(
+                embedders[0],
+                vectors,
+                index,
+                clock,
+                batch_size=settings.embedding_batch_size,
+                timeout_s=settings.embedding_timeout_s,
+            )
+        service = CortexService(
+            settings=settings,
+            db=db,
+            memories=memories,
+            vectors=vectors,
+            search=HybridSearch(memories, index, cascade, settings.search),
+            embeddings=cascade,
+            indexer=indexer,
+            clock=clock,
+            provider_notes=notes,
+        )
+        for embedder in embedders:
+            if isinstance(embedder, LocalEmbedder):
+                embedder.start_loading()
+        if indexer is not None and background:
+            indexer.start()
+        try:
+            yield service
+        finally:
+            await service.close()

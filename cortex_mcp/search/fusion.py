@@ -1,0 +1,150 @@
+"""Fusing the text and vector channels, then the ranking signals (layer, recency, access,
+decay) and MMR. Pure functions over candidates, so the benchmark can try every variant."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from cortex_mcp.config import SearchSettings
+from cortex_mcp.models import Memory, from_iso
+
+
+@dataclass
+class Candidate:
+    memory_id: str
+    text_rank: int | None = None  # 0-based rank in the text channel
+    bm25: float | None = None  # raw FTS5 bm25 (lower is better); None for LIKE-only hits
+    text_score: float = 0.0  # normalised to 0..1
+    vector_rank: int | None = None
+    cosine: float | None = None
+    vector_score: float = 0.0
+    fused: float = 0.0
+    layer_weight: float = 1.0
+    recency: float = 1.0
+    access: float = 1.0
+    decay: float = 1.0
+    final: float = 0.0
+    mmr_step: int | None = None
+    memory: Memory | None = field(default=None, repr=False)
+
+
+def _minmax(values: list[float]) -> list[float]:
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high - low < 1e-12:
+        return [1.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]
+
+
+def merge_channels(
+    text_hits: list[tuple[str, float | None]], vector_hits: list[tuple[str, float]]
+) -> dict[str, Candidate]:
+    """One candidate per memory with its rank and raw score in each channel."""
+    candidates: dict[str, Candidate] = {}
+    for rank, (memory_id, bm25) in enumerate(text_hits):
+        candidates[memory_id] = Candidate(memory_id, text_rank=rank, bm25=bm25)
+    for rank, (memory_id, cosine) in enumerate(vector_hits):
+        candidate = candidates.setdefault(memory_id, Candidate(memory_id))
+        candidate.vector_rank, candidate.cosine = rank, cosine
+    return candidates
+
+
+def fuse(candidates: list[Candidate], settings: SearchSettings, has_vector: bool) -> None:
+    """Set text_score, vector_score and fused on every candidate, by the configured method."""
+    texts = [c for c in candidates if c.text_rank is not None]
+    vectors = [c for c in candidates if c.vector_rank is not None]
+    scored_text = [c for c in texts if c.bm25 is not None]
+    for c, value in zip(scored_text, _minmax([-(c.bm25 or 0.0) for c in scored_text]), strict=True):
+        c.text_score = value
+    for c, value in zip(vectors, _minmax([c.cosine or 0.0 for c in vectors]), strict=True):
+        c.vector_score = value
+    has_text = bool(texts)
+    for c in candidates:
+        c.fused = _fused(c, settings, has_text=has_text, has_vector=has_vector and bool(vectors))
+
+
+def _fused(c: Candidate, s: SearchSettings, *, has_text: bool, has_vector: bool) -> float:
+    if s.fusion == "rrf":
+        score = 0.0
+        if c.text_rank is not None:
+            score += 1.0 / (s.rrf_k + c.text_rank + 1)
+        if c.vector_rank is not None:
+            score += 1.0 / (s.rrf_k + c.vector_rank + 1)
+        return score * (s.rrf_k + 1) / (2 if has_text and has_vector else 1)
+    if s.fusion == "weighted":  # the seed design: 0.7 * cosine + 0.3 * 1 / (1 + rank)
+        text = 1.0 / (1 + c.text_rank) if c.text_rank is not None else 0.0
+        if not has_vector:
+            return text
+        vector = max(c.cosine or 0.0, 0.0)
+        return s.vector_weight * vector + s.text_weight * text if has_text else vector
+    # minmax: min-max normalised scores in each channel, weighted
+    if not has_vector:
+        return c.text_score if c.text_rank is not None else 0.0
+    if not has_text:
+        return c.vector_score
+    total = s.vector_weight + s.text_weight or 1.0
+    return (s.vector_weight * c.vector_score + s.text_weight * c.text_score) / total
+
+
+def apply_signals(candidates: list[Candidate], settings: SearchSettings, now: datetime) -> None:
+    """Layer weight, recency boost, capped access boost and optional half-life decay."""
+    for c in candidates:
+        memory = c.memory
+        if memory is None:
+            continue
+        c.layer_weight = settings.layer_weights.get(memory.layer.value, 1.0)
+        age_days = max((now - from_iso(memory.created_at)).total_seconds() / 86400, 0.0)
+        window = settings.recency_window_days
+        if window > 0 and age_days < window:
+            c.recency = 1.0 + settings.recency_boost * (window - age_days) / window
+        c.access = 1.0 + settings.access_boost * min(memory.access_count, settings.access_boost_cap)
+        if settings.temporal_decay:
+            c.decay = math.exp(-math.log(2) * age_days / settings.half_life_days)
+        c.final = c.fused * c.layer_weight * c.recency * c.access * c.decay
+
+
+Similarity = Callable[[Candidate, Candidate], float]
+
+
+def mmr(ranked: list[Candidate], k: int, lam: float, similarity: Similarity) -> list[Candidate]:
+    """Maximal marginal relevance: trade relevance against similarity to what is chosen."""
+    chosen: list[Candidate] = []
+    pool = list(ranked)
+    top = max((c.final for c in pool), default=1.0) or 1.0
+    while pool and len(chosen) < k:
+        best = max(
+            pool,
+            key=lambda c: (
+                lam * c.final / top
+                - (1 - lam) * max((similarity(c, s) for s in chosen), default=0.0)
+            ),
+        )
+        best.mmr_step = len(chosen)
+        chosen.append(best)
+        pool.remove(best)
+    return chosen
+
+
+def vector_similarity(vectors: dict[str, np.ndarray]) -> Similarity:
+    def similarity(a: Candidate, b: Candidate) -> float:
+        va, vb = vectors.get(a.memory_id), vectors.get(b.memory_id)
+        if va is None or vb is None:
+            return 0.0
+        return float(va @ vb)
+
+    return similarity
+
+
+def token_similarity(tokens: dict[str, frozenset[str]]) -> Similarity:
+    def similarity(a: Candidate, b: Candidate) -> float:
+        ta, tb = tokens.get(a.memory_id, frozenset()), tokens.get(b.memory_id, frozenset())
+        union = len(ta | tb)
+        return len(ta & tb) / union if union else 0.0
+
+    return similarity

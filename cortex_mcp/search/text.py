@@ -1,0 +1,165 @@
+"""Turning user text into a safe FTS5 expression that works for English, Chinese and Japanese.
+
+Every term is emitted as a quoted phrase, so no user input can become FTS syntax. Terms are
+OR-ed: BM25 ranks memories that match more (and rarer) terms higher, and a long question
+still matches memories that share only some of its words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from cortex_mcp.tokenize import CJK_RUN, normalise
+
+# Question and function words that carry no topic in a memory search.
+EN_STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do does
+    doesn't doing don't down during each few for from further had hadn't has hasn't have haven't
+    having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll
+    i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor
+    not of off on once only or other ought our ours ourselves out over own same shan't she she'd
+    she'll she's should shouldn't so some such than that that's the their theirs them themselves
+    then there there's these they they'd they'll they're they've this those through to too under
+    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
+    where's which while who who's whom why why's will with won't would wouldn't you you'd you'll
+    you're you've your yours yourself yourselves also just get got would like ever really yes
+    tell know think""".split()
+)
+# Question words and particles removed from CJK runs before they are split into terms.
+CJK_STOP_WORDS = (
+    "为什么",
+    "什么",
+    "怎么样",
+    "怎么",
+    "哪里",
+    "哪儿",
+    "哪个",
+    "多少",
+    "如何",
+    "是否",
+    "有没有",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "的",
+    "了",
+    "是",
+    "在",
+    "和",
+    "与",
+    "也",
+    "都",
+    "就",
+    "我",
+    "你",
+    "どうして",
+    "なぜ",
+    "どこ",
+    "いつ",
+    "だれ",
+    "誰",
+    "何",
+    "どう",
+    "どれ",
+    "ですか",
+    "ますか",
+    "です",
+    "ます",
+    "でした",
+    "ました",
+    "の",
+    "に",
+    "は",
+    "を",
+    "が",
+    "で",
+    "と",
+    "も",
+    "へ",
+    "や",
+    "か",
+    "な",
+    "ね",
+    "よ",
+)
+_CJK_STOP = re.compile("|".join(re.escape(word) for word in CJK_STOP_WORDS))
+_LATIN_TOKEN = re.compile(r"\w[\w.\-/:@#+'’]*\w|\w")
+_POSSESSIVE = re.compile(r"['’]s$")
+_HIRAGANA_ONLY = re.compile("[\u3040-\u309f]+")
+_HAS_IDEOGRAPH = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+_IDENTIFIER_CHARS = re.compile(r"[\d.\-/:@#_+]")
+_PLAIN_WORD = re.compile(r"[^\W\d_]+")
+
+
+@dataclass
+class TextQuery:
+    """A parsed query: the FTS expression, the terms it was built from, and LIKE fallbacks."""
+
+    raw: str
+    terms: list[str] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)
+    like_patterns: list[str] = field(default_factory=list)
+
+    @property
+    def match(self) -> str:
+        return " OR ".join(quote(term) for term in self.terms)
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+
+def quote(term: str) -> str:
+    """An FTS5 string literal: the whole term is one phrase, never syntax."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def build_query(text: str) -> TextQuery:
+    query = TextQuery(raw=text)
+    normalised = normalise(text).lower()
+    latin_part = CJK_RUN.sub(" ", normalised)
+    words, identifiers = _latin_terms(latin_part)
+    cjk_terms = [term for run in CJK_RUN.findall(normalised) for term in _cjk_terms(run)]
+    query.identifiers = identifiers
+    query.terms = _unique([*identifiers, *words, *(" ".join(term) for term in cjk_terms)])
+    query.like_patterns = _unique(
+        [*identifiers, *(w for w in words if len(w) >= 4), *(t for t in cjk_terms if len(t) >= 2)]
+    )
+    return query
+
+
+def _latin_terms(text: str) -> tuple[list[str], list[str]]:
+    tokens = [_POSSESSIVE.sub("", token.rstrip(".:")) for token in _LATIN_TOKEN.findall(text)]
+    identifiers = [t for t in tokens if _IDENTIFIER_CHARS.search(t) and len(t) > 1]
+    words = [t for t in tokens if _PLAIN_WORD.fullmatch(t) or ("'" in t or "’" in t)]
+    content = [w for w in words if w not in EN_STOP_WORDS and len(w) > 1]
+    if not content and not identifiers:
+        content = [w for w in words if len(w) > 1] or words  # "what is it": keep something
+    return content, identifiers
+
+
+def _cjk_terms(run: str) -> list[str]:
+    """Terms of a CJK run: short pieces as phrases, longer ones as overlapping bigrams
+    (pure-hiragana bigrams next to kanji are grammar, not topic, and are dropped)."""
+    pieces = [piece for piece in _CJK_STOP.split(run) if piece] or [run]
+    terms: list[str] = []
+    for piece in pieces:
+        if _HIRAGANA_ONLY.fullmatch(piece) and _HAS_IDEOGRAPH.search(run):
+            continue
+        if len(piece) <= 2:
+            terms.append(piece)
+            continue
+        bigrams = [piece[i : i + 2] for i in range(len(piece) - 1)]
+        if _HAS_IDEOGRAPH.search(piece):
+            bigrams = [b for b in bigrams if not _HIRAGANA_ONLY.fullmatch(b)]
+        terms.extend(bigrams)
+        if len(piece) <= 6:
+            terms.append(piece)  # the exact longer phrase ranks its own match first
+    return terms or [run]
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(item for item in items if item))

@@ -1,0 +1,284 @@
+"""The one facade every transport calls: recall, remember, forget, search_debug, resources."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine
+from typing import Any
+
+from cortex_mcp import __version__
+from cortex_mcp.config import Settings
+from cortex_mcp.engine import validate
+from cortex_mcp.engine.gate import build_context, small_talk_reason
+from cortex_mcp.engine.indexer import EmbeddingIndexer
+from cortex_mcp.engine.report import core_snapshot, debug_report
+from cortex_mcp.errors import InvalidInput, NotFound
+from cortex_mcp.models import (
+    Category,
+    Clock,
+    ForgetResult,
+    ForgetStatus,
+    Layer,
+    NewMemory,
+    RecallMeta,
+    RecallResult,
+    RememberResult,
+    ScoredMemory,
+    SearchFilters,
+    to_iso,
+)
+from cortex_mcp.providers.embeddings import EmbeddingCascade
+from cortex_mcp.search.hybrid import HybridSearch
+from cortex_mcp.store import Database, connector_info
+from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.vectors import VectorStore
+
+log = logging.getLogger(__name__)
+
+
+class CortexService:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        db: Database,
+        memories: MemoryStore,
+        vectors: VectorStore,
+        search: HybridSearch,
+        embeddings: EmbeddingCascade,
+        indexer: EmbeddingIndexer | None,
+        clock: Clock,
+        provider_notes: list[str],
+    ) -> None:
+        self.settings = settings
+        self.db = db
+        self.memories = memories
+        self.vectors = vectors
+        self.searcher = search
+        self.embeddings = embeddings
+        self.indexer = indexer
+        self.clock = clock
+        self.provider_notes = provider_notes
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # ---- tools ----------------------------------------------------------------------------
+
+    async def recall(
+        self,
+        query: str,
+        max_results: int = 5,
+        layers: list[str] | None = None,
+        categories: list[str] | None = None,
+        max_tokens: int = 2000,
+        agent_id: str | None = None,
+    ) -> RecallResult:
+        started = time.perf_counter()
+        text = validate.query(query)
+        limit = validate.int_range("max_results", max_results, 1, 50)
+        budget = validate.int_range("max_tokens", max_tokens, 50, 100_000)
+        filters = self._filters(agent_id, layers, categories)
+        reason = small_talk_reason(text)
+        if reason is not None:
+            meta = RecallMeta(took_ms=_ms_since(started), skipped_reason=reason)
+            return RecallResult(context="", memories=[], meta=meta)
+        outcome = await self.searcher.search(text, filters, limit, self.clock.now())
+        ranked = [c for c in outcome.ranked if c.memory is not None]
+        context, kept, tokens = build_context([c.memory for c in ranked if c.memory], budget)
+        kept_ids = {m.id for m in kept}
+        scored = [
+            ScoredMemory(**c.memory.model_dump(), score=round(c.final, 6))
+            for c in ranked
+            if c.memory is not None and c.memory.id in kept_ids
+        ]
+        self._spawn(self._record_access(scored, text))
+        meta = RecallMeta(
+            took_ms=_ms_since(started),
+            degraded=[*self.provider_notes, *outcome.degraded],
+            channels=outcome.channels,
+            tokens=tokens,
+        )
+        if len(text) == 1:
+            meta.notes.append("one-character query: matched as a single character")
+        return RecallResult(context=context, memories=scored, meta=meta)
+
+    async def remember(
+        self,
+        content: str,
+        category: str = "fact",
+        importance: float = 0.7,
+        layer: str = "core",
+        supersedes: str | None = None,
+        source: str | None = None,
+        agent_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> RememberResult:
+        new = NewMemory(
+            agent_id=validate.agent_id(agent_id, self.settings.agent_id),
+            content=validate.content(content, self.settings.max_content_chars),
+            category=validate.member("category", category, Category),
+            layer=validate.member("layer", layer, Layer),
+            importance=validate.unit_interval("importance", importance),
+            supersedes=validate.memory_id(supersedes, "supersedes") if supersedes else None,
+            source=source,
+            metadata=metadata or {},
+        )
+        outcome = await self.memories.remember(new, self._now())
+        if self.indexer is not None and not outcome.deduplicated:
+            self.indexer.notify()
+        return RememberResult(
+            id=outcome.memory.id,
+            layer=outcome.memory.layer,
+            deduplicated=outcome.deduplicated,
+            superseded=outcome.superseded,
+        )
+
+    async def forget(
+        self,
+        memory_id: str,
+        reason: str | None = None,
+        correction: str | None = None,
+        purge: bool = False,
+        agent_id: str | None = None,
+    ) -> ForgetResult:
+        target = validate.memory_id(memory_id)
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        if purge and correction:
+            raise InvalidInput(
+                "correction: cannot be combined with purge=true (purge erases, correction keeps)",
+                field="correction",
+            )
+        now = self._now()
+        if purge:
+            await self.memories.purge(target, agent, now)
+            self.searcher.index.mark_dirty()
+            return ForgetResult(id=target, status=ForgetStatus.purged)
+        if correction is not None:
+            old = await self._require(target, agent)
+            new = NewMemory(
+                agent_id=agent,
+                content=validate.content(correction, self.settings.max_content_chars),
+                category=old.category,
+                layer=Layer.core,
+                importance=max(old.importance, 0.7),
+                source="correction",
+            )
+            outcome = await self.memories.correct(target, new, reason, now)
+            if self.indexer is not None:
+                self.indexer.notify()
+            return ForgetResult(id=target, status=ForgetStatus.corrected, new_id=outcome.memory.id)
+        await self.memories.forget(target, agent, reason, now)
+        return ForgetResult(id=target, status=ForgetStatus.forgotten)
+
+    async def search_debug(
+        self, query: str, max_results: int = 10, agent_id: str | None = None
+    ) -> dict[str, Any]:
+        text = validate.query(query)
+        limit = validate.int_range("max_results", max_results, 1, 50)
+        filters = self._filters(agent_id, None, None)
+        outcome = await self.searcher.search(text, filters, limit, self.clock.now())
+        report = debug_report(outcome, self.settings.search)
+        report["small_talk"] = small_talk_reason(text)
+        report["degraded"] = [*self.provider_notes, *outcome.degraded]
+        return report
+
+    # ---- resources ------------------------------------------------------------------------
+
+    async def memory_detail(self, memory_id: str) -> dict[str, Any]:
+        await self.drain()
+        memory = await self.memories.get(validate.memory_id(memory_id, "id"))
+        if memory is None:
+            raise NotFound(f"id: no memory {memory_id}", field="id")
+        chain = await self.memories.chain(memory)
+        return {
+            "memory": memory.model_dump(),
+            "correction_chain": [m.model_dump() for m in chain],
+            "access_history": await self.memories.access_history(memory.id),
+        }
+
+    async def core_markdown(self, agent_id: str | None = None, max_tokens: int = 2000) -> str:
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        core = await self.memories.list_layer(agent, Layer.core, self._now(), limit=500)
+        return core_snapshot(core, max_tokens)
+
+    async def stats(self) -> dict[str, Any]:
+        info = connector_info()
+        primary = self.embeddings.primary
+        return {
+            "version": __version__,
+            "db_path": str(self.db.path),
+            "schema_version": await self.db.schema_version(),
+            "sqlite": {
+                "driver": info.module,
+                "version": info.sqlite_version,
+                "fts5": info.fts5,
+                "sqlite_vec": self.db.vec_loaded,
+            },
+            "memories": await self.memories.counts(),
+            "vectors": await self.vectors.counts(),
+            "embedding_cache_rows": await self.vectors.cache_size(),
+            "embeddings": {
+                "providers": [p.name for p in self.embeddings.providers],
+                "model": primary.model_key if primary else None,
+                "ready": bool(primary and primary.ready()),
+                "failures": dict(self.embeddings.failures),
+                "indexer_error": self.indexer.last_error if self.indexer else None,
+            },
+            "degraded": list(self.provider_notes),
+        }
+
+    # ---- housekeeping ---------------------------------------------------------------------
+
+    async def embed_pending(self) -> int:
+        """Embed every memory still missing a vector now (tests, benchmarks, CLI)."""
+        return await self.indexer.catch_up() if self.indexer is not None else 0
+
+    async def drain(self) -> None:
+        """Wait for background writes (access counts) started by earlier calls."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    async def close(self) -> None:
+        await self.drain()
+        if self.indexer is not None:
+            await self.indexer.stop()
+        await self.embeddings.close()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _record_access(self, scored: list[ScoredMemory], query: str) -> None:
+        try:
+            await self.memories.record_access(
+                [(m.id, rank) for rank, m in enumerate(scored)], query, self._now()
+            )
+        except Exception:  # an access count must never fail a recall; the log says why
+            log.exception("recording access failed")
+
+    async def _require(self, memory_id: str, agent_id: str) -> Any:
+        memory = await self.memories.get(memory_id)
+        if memory is None or memory.agent_id != agent_id:
+            raise NotFound(
+                f"memory_id: no memory {memory_id} for agent {agent_id!r}", field="memory_id"
+            )
+        return memory
+
+    def _filters(
+        self, agent_id: str | None, layers: list[str] | None, categories: list[str] | None
+    ) -> SearchFilters:
+        return SearchFilters(
+            agent_id=validate.agent_id(agent_id, self.settings.agent_id),
+            layers=validate.members("layers", layers, Layer),
+            categories=validate.members("categories", categories, Category),
+            now=self._now(),
+        )
+
+    def _now(self) -> str:
+        return to_iso(self.clock.now())
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

@@ -1,0 +1,126 @@
+"""Opening SQLite: which driver can load sqlite-vec, and the pragmas every connection needs."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import aiosqlite
+
+log = logging.getLogger(__name__)
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+@dataclass(frozen=True)
+class ConnectorInfo:
+    """What `doctor` and `cortex://stats` report about the SQLite in use."""
+
+    module: str  # "sqlite3" or "pysqlite3"
+    sqlite_version: str
+    vec_available: bool
+    vec_version: str | None
+    fts5: bool
+
+
+def _stdlib_can_load_extensions() -> bool:
+    return hasattr(sqlite3.Connection, "enable_load_extension")
+
+
+def _try_pysqlite3() -> ModuleType | None:
+    try:
+        import pysqlite3.dbapi2 as module  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return module  # type: ignore[no-any-return]
+
+
+@cache
+def sqlite_module() -> ModuleType:
+    """stdlib sqlite3 if it can load extensions, else pysqlite3, else stdlib without vectors.
+
+    Chosen once per process: two SQLite copies in one process do not share POSIX lock state.
+    """
+    if _stdlib_can_load_extensions():
+        return sqlite3
+    return _try_pysqlite3() or sqlite3
+
+
+def _load_vec(conn: Any) -> str | None:
+    """Load sqlite-vec into a connection; return its version, or None when it cannot load."""
+    if not hasattr(conn, "enable_load_extension"):
+        return None
+    try:
+        import sqlite_vec
+    except ImportError:
+        return None
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        row = conn.execute("SELECT vec_version()").fetchone()
+    except Exception as exc:  # any driver's error class: the extension is optional
+        log.warning("sqlite-vec did not load: %s", exc)
+        return None
+    return str(row[0])
+
+
+@cache
+def connector_info(allow_vec: bool = True) -> ConnectorInfo:
+    module = sqlite_module()
+    conn = module.connect(":memory:")
+    try:
+        vec_version = _load_vec(conn) if allow_vec else None
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+            fts5 = True
+        except module.OperationalError:
+            fts5 = False
+        return ConnectorInfo(
+            module=module.__name__.split(".")[0],
+            sqlite_version=module.sqlite_version,
+            vec_available=vec_version is not None,
+            vec_version=vec_version,
+            fts5=fts5,
+        )
+    finally:
+        conn.close()
+
+
+def operational_error() -> type[Exception]:
+    """The OperationalError class of the driver in use (pysqlite3's is not stdlib's)."""
+    return sqlite_module().OperationalError  # type: ignore[no-any-return]
+
+
+def integrity_error() -> type[Exception]:
+    return sqlite_module().IntegrityError  # type: ignore[no-any-return]
+
+
+def open_connection(path: Path, *, allow_vec: bool = True) -> tuple[aiosqlite.Connection, bool]:
+    """An aiosqlite connection (not yet started) and whether sqlite-vec will be loaded in it."""
+    module = sqlite_module()
+    use_vec = allow_vec and connector_info(allow_vec).vec_available
+
+    def connector() -> Any:  # runs in aiosqlite's worker thread
+        conn = module.connect(
+            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        if use_vec:
+            _load_vec(conn)
+        for pragma in (
+            "journal_mode=WAL",
+            f"busy_timeout={BUSY_TIMEOUT_MS}",
+            "synchronous=NORMAL",
+            "foreign_keys=ON",
+            "temp_store=MEMORY",
+        ):
+            conn.execute(f"PRAGMA {pragma}")
+        conn.row_factory = module.Row
+        return conn
+
+    return aiosqlite.Connection(connector, iter_chunk_size=256), use_vec

@@ -1,0 +1,396 @@
+"""Memory rows: writes (remember, forget, correct, purge) and the reads search needs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import aiosqlite
+
+from cortex_mcp.errors import NotFound
+from cortex_mcp.models import (
+    Layer,
+    Memory,
+    NewMemory,
+    SearchFilters,
+    from_iso,
+    new_id,
+    to_iso,
+)
+from cortex_mcp.store.database import Database, Row, placeholders
+from cortex_mcp.tokenize import content_hash, index_text
+
+_COLUMNS = (
+    "id, agent_id, layer, category, content, source, importance, confidence, decay_score,"
+    " access_count, last_accessed, created_at, updated_at, expires_at, superseded_by,"
+    " forgotten_at, metadata"
+)
+
+
+@dataclass(frozen=True)
+class LayerTtl:
+    working: timedelta
+    archive: timedelta
+
+    def expiry(self, layer: Layer, now: str) -> str | None:
+        if layer is Layer.working:
+            return to_iso(from_iso(now) + self.working)
+        if layer is Layer.archive:
+            return to_iso(from_iso(now) + self.archive)
+        return None
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    memory: Memory
+    deduplicated: bool
+    superseded: list[str]
+
+
+def row_to_memory(row: Row) -> Memory:
+    data = dict(row)
+    data["metadata"] = json.loads(data.get("metadata") or "{}")
+    return Memory.model_validate(data)
+
+
+def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
+    """WHERE clause for what a search may return."""
+    clauses = [f"{alias}.agent_id = ?", f"{alias}.forgotten_at IS NULL"]
+    params: list[Any] = [filters.agent_id]
+    if not filters.include_superseded:
+        clauses.append(f"{alias}.superseded_by IS NULL")
+    if not filters.include_expired:
+        clauses.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
+        params.append(filters.now)
+    if filters.layers:
+        clauses.append(f"{alias}.layer IN ({placeholders(filters.layers)})")
+        params.extend(layer.value for layer in filters.layers)
+    if filters.categories:
+        clauses.append(f"{alias}.category IN ({placeholders(filters.categories)})")
+        params.extend(category.value for category in filters.categories)
+    return " AND ".join(clauses), params
+
+
+class MemoryStore:
+    def __init__(self, db: Database, ttl: LayerTtl) -> None:
+        self.db = db
+        self.ttl = ttl
+
+    # ---- writes -------------------------------------------------------------------------
+
+    async def remember(self, new: NewMemory, now: str) -> WriteOutcome:
+        async def txn(conn: aiosqlite.Connection) -> WriteOutcome:
+            return await self._insert_or_bump(conn, new, now)
+
+        return await self.db.write(txn)
+
+    async def _insert_or_bump(
+        self, conn: aiosqlite.Connection, new: NewMemory, now: str
+    ) -> WriteOutcome:
+        digest = content_hash(new.content)
+        existing = await _fetch_one(
+            conn,
+            "SELECT seq, id FROM memories WHERE agent_id = ? AND content_hash = ?",
+            (new.agent_id, digest),
+        )
+        superseded: list[str] = []
+        if existing is not None:
+            memory_id = str(existing["id"])
+            await self._bump(conn, memory_id, new, now)
+            deduplicated = True
+        else:
+            memory_id = new_id()
+            await self._insert(conn, memory_id, digest, new, now)
+            deduplicated = False
+        if new.supersedes and new.supersedes != memory_id:
+            await _mark_superseded(conn, new.supersedes, memory_id, new.agent_id, now)
+            superseded.append(new.supersedes)
+        row = await _fetch_one(conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        assert row is not None
+        return WriteOutcome(row_to_memory(row), deduplicated, superseded)
+
+    async def _insert(
+        self, conn: aiosqlite.Connection, memory_id: str, digest: str, new: NewMemory, now: str
+    ) -> None:
+        cursor = await conn.execute(
+            "INSERT INTO memories (id, agent_id, layer, category, content, content_hash, source,"
+            " importance, confidence, created_at, updated_at, expires_at, metadata)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory_id,
+                new.agent_id,
+                new.layer.value,
+                new.category.value,
+                new.content,
+                digest,
+                new.source,
+                new.importance,
+                new.confidence,
+                now,
+                now,
+                self.ttl.expiry(new.layer, now),
+                json.dumps(new.metadata, ensure_ascii=False),
+            ),
+        )
+        await conn.execute(
+            "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)",
+            (cursor.lastrowid, index_text(new.content)),
+        )
+
+    async def _bump(
+        self, conn: aiosqlite.Connection, memory_id: str, new: NewMemory, now: str
+    ) -> None:
+        """The same content again: keep one row, raise its importance, revive it if it was
+        forgotten or archived, and move it up to the requested layer."""
+        rank = "CASE layer WHEN 'core' THEN 3 WHEN 'working' THEN 2 ELSE 1 END"
+        new_rank = {Layer.core: 3, Layer.working: 2, Layer.archive: 1}[new.layer]
+        await conn.execute(
+            f"UPDATE memories SET importance = MAX(importance, ?), updated_at = ?,"
+            f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"
+            f" superseded_by = NULL,"
+            f" expires_at = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE expires_at END,"
+            f" layer = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE layer END"
+            f" WHERE id = ?",
+            (
+                new.importance,
+                now,
+                now,
+                new_rank,
+                self.ttl.expiry(new.layer, now),
+                new_rank,
+                new.layer.value,
+                memory_id,
+            ),
+        )
+
+    async def forget(self, memory_id: str, agent_id: str, reason: str | None, now: str) -> Memory:
+        """Soft forget: out of recall, kept in the archive (never expiring) and the audit log."""
+
+        async def txn(conn: aiosqlite.Connection) -> Memory:
+            await _require(conn, memory_id, agent_id)
+            await conn.execute(
+                "UPDATE memories SET layer = 'archive', forgotten_at = ?, expires_at = NULL,"
+                " updated_at = ? WHERE id = ?",
+                (now, now, memory_id),
+            )
+            await log_lifecycle(conn, "forget", [memory_id], {"reason": reason}, now)
+            row = await _fetch_one(
+                conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+            )
+            assert row is not None
+            return row_to_memory(row)
+
+        return await self.db.write(txn)
+
+    async def correct(
+        self, memory_id: str, correction: NewMemory, reason: str | None, now: str
+    ) -> WriteOutcome:
+        """Store the corrected fact and chain the old one to it (`superseded_by`)."""
+
+        async def txn(conn: aiosqlite.Connection) -> WriteOutcome:
+            await _require(conn, memory_id, correction.agent_id)
+            outcome = await self._insert_or_bump(
+                conn, correction.model_copy(update={"supersedes": memory_id}), now
+            )
+            await conn.execute(
+                "UPDATE memories SET layer = 'archive', expires_at = NULL WHERE id = ?",
+                (memory_id,),
+            )
+            details = {"reason": reason, "new_id": outcome.memory.id}
+            await log_lifecycle(conn, "correct", [memory_id, outcome.memory.id], details, now)
+            return outcome
+
+        return await self.db.write(txn)
+
+    async def purge(self, memory_id: str, agent_id: str, now: str) -> None:
+        """Erase the content everywhere; leave a content-free tombstone in the audit log."""
+
+        async def txn(conn: aiosqlite.Connection) -> None:
+            row = await _require(conn, memory_id, agent_id)
+            seq, digest = row["seq"], row["content_hash"]
+            await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+            await conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
+            await conn.execute(
+                "UPDATE lifecycle_log SET details = '{}' WHERE memory_ids LIKE ?",
+                (f'%"{memory_id}"%',),
+            )
+            await conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            await conn.execute(
+                "DELETE FROM embedding_cache WHERE content_hash = ? AND NOT EXISTS"
+                " (SELECT 1 FROM memories WHERE content_hash = ?)",
+                (digest, digest),
+            )
+            if self.db.vec_loaded:
+                await _delete_from_vec_index(conn, memory_id)
+            await log_lifecycle(conn, "purge", [memory_id], {}, now)
+
+        await self.db.write(txn)
+
+    async def record_access(self, hits: list[tuple[str, int]], query: str, now: str) -> None:
+        """One transaction for a whole recall: counts, last access, and the access log."""
+        if not hits:
+            return
+
+        async def txn(conn: aiosqlite.Connection) -> None:
+            await conn.executemany(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                [(now, memory_id) for memory_id, _ in hits],
+            )
+            await conn.executemany(
+                "INSERT INTO access_log (memory_id, query, rank, accessed_at)"
+                " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
+                [(memory_id, query, rank, now, memory_id) for memory_id, rank in hits],
+            )
+
+        await self.db.write(txn)
+
+    # ---- reads --------------------------------------------------------------------------
+
+    async def get(self, memory_id: str) -> Memory | None:
+        row = await self.db.fetchone(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        return row_to_memory(row) if row is not None else None
+
+    async def get_many(self, ids: list[str]) -> dict[str, Memory]:
+        if not ids:
+            return {}
+        rows = await self.db.fetchall(
+            f"SELECT {_COLUMNS} FROM memories WHERE id IN ({placeholders(ids)})", ids
+        )
+        return {str(row["id"]): row_to_memory(row) for row in rows}
+
+    async def eligible(self, ids: list[str], filters: SearchFilters) -> dict[str, Memory]:
+        """The memories among `ids` that `filters` allow, with their rows."""
+        if not ids:
+            return {}
+        where, params = filter_sql(filters)
+        rows = await self.db.fetchall(
+            f"SELECT {_COLUMNS} FROM memories m WHERE m.id IN ({placeholders(ids)}) AND {where}",
+            [*ids, *params],
+        )
+        return {str(row["id"]): row_to_memory(row) for row in rows}
+
+    async def text_search(
+        self, match: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """FTS5 BM25 hits as (id, bm25); bm25 is lower-is-better."""
+        where, params = filter_sql(filters)
+        rows = await self.db.fetchall(
+            "SELECT m.id, bm25(memories_fts) AS score FROM memories_fts"
+            " JOIN memories m ON m.seq = memories_fts.rowid"
+            f" WHERE memories_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
+            [match, *params, limit],
+        )
+        return [(str(row["id"]), float(row["score"])) for row in rows]
+
+    async def like_search(
+        self, patterns: list[str], filters: SearchFilters, limit: int
+    ) -> list[str]:
+        """Substring matches for what the FTS tokenizer cannot split (newest first)."""
+        if not patterns:
+            return []
+        where, params = filter_sql(filters)
+        likes = " OR ".join("m.content LIKE ? ESCAPE '\\'" for _ in patterns)
+        rows = await self.db.fetchall(
+            f"SELECT m.id FROM memories m WHERE ({likes}) AND {where} ORDER BY m.seq DESC LIMIT ?",
+            [*(_like_pattern(p) for p in patterns), *params, limit],
+        )
+        return [str(row["id"]) for row in rows]
+
+    async def list_layer(self, agent_id: str, layer: Layer, now: str, limit: int) -> list[Memory]:
+        rows = await self.db.fetchall(
+            f"SELECT {_COLUMNS} FROM memories WHERE agent_id = ? AND layer = ?"
+            " AND forgotten_at IS NULL AND superseded_by IS NULL"
+            " AND (expires_at IS NULL OR expires_at > ?)"
+            " ORDER BY importance DESC, access_count DESC, seq DESC LIMIT ?",
+            (agent_id, layer.value, now, limit),
+        )
+        return [row_to_memory(row) for row in rows]
+
+    async def chain(self, memory: Memory) -> list[Memory]:
+        """Older memories this one corrected, and newer ones that corrected it."""
+        rows = await self.db.fetchall(
+            f"SELECT {_COLUMNS} FROM memories WHERE superseded_by = ? OR id = ? ORDER BY seq",
+            (memory.id, memory.superseded_by or ""),
+        )
+        return [row_to_memory(row) for row in rows]
+
+    async def access_history(self, memory_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        rows = await self.db.fetchall(
+            "SELECT query, rank, accessed_at FROM access_log WHERE memory_id = ?"
+            " ORDER BY id DESC LIMIT ?",
+            (memory_id, limit),
+        )
+        return [dict(row) for row in rows]
+
+    async def counts(self, agent_id: str | None = None) -> dict[str, Any]:
+        scope, params = ("WHERE agent_id = ?", [agent_id]) if agent_id else ("", [])
+        rows = await self.db.fetchall(
+            f"SELECT layer, forgotten_at IS NOT NULL AS forgotten, superseded_by IS NOT NULL AS"
+            f" superseded, COUNT(*) AS n FROM memories {scope} GROUP BY 1, 2, 3",
+            params,
+        )
+        by_layer = {layer.value: 0 for layer in Layer}
+        forgotten = superseded = 0
+        for row in rows:
+            by_layer[row["layer"]] += row["n"]
+            forgotten += row["n"] if row["forgotten"] else 0
+            superseded += row["n"] if row["superseded"] else 0
+        return {
+            "total": sum(by_layer.values()),
+            "by_layer": by_layer,
+            "forgotten": forgotten,
+            "superseded": superseded,
+            "fts_rows": await self.db.scalar("SELECT COUNT(*) FROM memories_fts"),
+            "access_log_rows": await self.db.scalar("SELECT COUNT(*) FROM access_log"),
+            "lifecycle_log_rows": await self.db.scalar("SELECT COUNT(*) FROM lifecycle_log"),
+        }
+
+
+async def log_lifecycle(
+    conn: aiosqlite.Connection, action: str, ids: list[str], details: dict[str, Any], now: str
+) -> None:
+    await conn.execute(
+        "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at) VALUES (?, ?, ?, ?)",
+        (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now),
+    )
+
+
+async def _fetch_one(conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...]) -> Row | None:
+    async with conn.execute(sql, params) as cursor:
+        return await cursor.fetchone()
+
+
+async def _require(conn: aiosqlite.Connection, memory_id: str, agent_id: str) -> Row:
+    row = await _fetch_one(
+        conn,
+        "SELECT seq, content_hash FROM memories WHERE id = ? AND agent_id = ?",
+        (memory_id, agent_id),
+    )
+    if row is None:
+        raise NotFound(
+            f"memory_id: no memory {memory_id} for agent {agent_id!r}", field="memory_id"
+        )
+    return row
+
+
+async def _mark_superseded(
+    conn: aiosqlite.Connection, old_id: str, new_id_: str, agent_id: str, now: str
+) -> None:
+    await _require(conn, old_id, agent_id)
+    await conn.execute(
+        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?", (new_id_, now, old_id)
+    )
+
+
+async def _delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> None:
+    async with conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'") as cursor:
+        exists = await cursor.fetchone()
+    if exists:
+        await conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (memory_id,))
+
+
+def _like_pattern(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"

@@ -1,0 +1,104 @@
+"""Numbered migrations; the version lives in the database (``PRAGMA user_version``).
+
+Each migration is a list of statements run in one ``BEGIN IMMEDIATE`` transaction, so two
+processes starting on a fresh file do not both apply it.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[list[str]] = [
+    # 1: the full schema of DESIGN.md §4
+    [
+        """
+        CREATE TABLE memories (
+            seq           INTEGER PRIMARY KEY,
+            id            TEXT NOT NULL UNIQUE,
+            agent_id      TEXT NOT NULL,
+            layer         TEXT NOT NULL CHECK (layer IN ('working', 'core', 'archive')),
+            category      TEXT NOT NULL,
+            content       TEXT NOT NULL,
+            content_hash  TEXT NOT NULL,
+            source        TEXT,
+            importance    REAL NOT NULL DEFAULT 0.5 CHECK (importance BETWEEN 0 AND 1),
+            confidence    REAL NOT NULL DEFAULT 0.8 CHECK (confidence BETWEEN 0 AND 1),
+            decay_score   REAL NOT NULL DEFAULT 1.0,
+            access_count  INTEGER NOT NULL DEFAULT 0,
+            last_accessed TEXT,
+            created_at    TEXT NOT NULL,
+            updated_at    TEXT NOT NULL,
+            expires_at    TEXT,
+            superseded_by TEXT,
+            forgotten_at  TEXT,
+            metadata      TEXT NOT NULL DEFAULT '{}'
+        )
+        """,
+        "CREATE UNIQUE INDEX idx_memories_agent_hash ON memories(agent_id, content_hash)",
+        "CREATE INDEX idx_memories_agent_layer ON memories(agent_id, layer, category)",
+        "CREATE INDEX idx_memories_decay ON memories(layer, decay_score)",
+        "CREATE INDEX idx_memories_expires ON memories(expires_at) WHERE expires_at IS NOT NULL",
+        "CREATE INDEX idx_memories_superseded ON memories(superseded_by)"
+        " WHERE superseded_by IS NOT NULL",
+        # rowid = memories.seq; text is the content with CJK split into one-character tokens
+        "CREATE VIRTUAL TABLE memories_fts USING fts5("
+        "text, tokenize='porter unicode61 remove_diacritics 2')",
+        """
+        CREATE TABLE memory_vectors (
+            memory_id  TEXT PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            model      TEXT NOT NULL,
+            dim        INTEGER NOT NULL,
+            vector     BLOB NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX idx_memory_vectors_model ON memory_vectors(model)",
+        """
+        CREATE TABLE embedding_cache (
+            content_hash TEXT NOT NULL,
+            model        TEXT NOT NULL,
+            dim          INTEGER NOT NULL,
+            vector       BLOB NOT NULL,
+            created_at   TEXT NOT NULL,
+            PRIMARY KEY (content_hash, model)
+        )
+        """,
+        """
+        CREATE TABLE access_log (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id   TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            query       TEXT,
+            rank        INTEGER,
+            was_useful  INTEGER,
+            accessed_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX idx_access_log_memory ON access_log(memory_id, accessed_at)",
+        """
+        CREATE TABLE lifecycle_log (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            action      TEXT NOT NULL,
+            memory_ids  TEXT NOT NULL,
+            details     TEXT NOT NULL DEFAULT '{}',
+            executed_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX idx_lifecycle_log_time ON lifecycle_log(executed_at)",
+        """
+        CREATE TABLE relations (
+            id               TEXT PRIMARY KEY,
+            agent_id         TEXT NOT NULL,
+            subject          TEXT NOT NULL,
+            predicate        TEXT NOT NULL,
+            object           TEXT NOT NULL,
+            confidence       REAL NOT NULL DEFAULT 0.8,
+            source_memory_id TEXT REFERENCES memories(id) ON DELETE SET NULL,
+            created_at       TEXT NOT NULL,
+            updated_at       TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX idx_relations_subject ON relations(agent_id, subject)",
+        "CREATE INDEX idx_relations_object ON relations(agent_id, object)",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

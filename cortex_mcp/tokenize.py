@@ -1,0 +1,54 @@
+"""Text normalisation shared by indexing (store) and query building (search). A leaf.
+
+FTS5's unicode61 tokenizer keeps a whole run of CJK characters as one token, so a two-character
+query such as 投资 could never match inside 我喜欢投资股票. We index CJK text one character per
+token instead (spaces between the characters) and query CJK terms as phrases of characters: a
+phrase matches adjacent tokens, so terms of any length match exactly, and Latin text keeps
+porter stemming.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_CJK_CLASS = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uf900-\ufaff"  # compatibility ideographs
+    "\uac00-\ud7af"  # hangul syllables
+    "\uff66-\uff9f"  # half-width katakana
+)
+CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """NFKC, collapsed whitespace, trimmed: the form content is stored and compared in."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+
+
+def content_hash(text: str) -> str:
+    """Identity of a memory's content: case, width and spacing differences do not count."""
+    key = normalise(text).casefold().rstrip(" .!。！")
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def index_text(text: str) -> str:
+    """What goes into the FTS index: CJK characters split into single-character tokens."""
+    return CJK_RUN.sub(lambda m: " " + " ".join(m.group(0)) + " ", normalise(text))
+
+
+def has_cjk(text: str) -> bool:
+    return CJK_CHAR.search(text) is not None
+
+
+def count_tokens(text: str) -> int:
+    """A tokenizer-free estimate that is honest for CJK: about one token per CJK character
+    (cl100k/o200k give 1-1.5), and about four characters per token for other text."""
+    cjk = len(CJK_CHAR.findall(text))
+    rest = len(text) - cjk
+    return cjk + (rest + 3) // 4

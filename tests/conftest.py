@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+
+# Tests never use the developer's real keys, endpoints or config file.
+for _name in list(os.environ):
+    if _name.startswith("CORTEX_") or _name in {
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+    }:
+        del os.environ[_name]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class FakeClock:
+    def __init__(self, start: datetime | None = None) -> None:
+        self.moment = start or datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.moment
+
+    def advance(self, **delta: float) -> None:
+        self.moment += timedelta(**delta)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(db_path=tmp_path / "brain.db", embedding_provider="none")
+
+
+@pytest.fixture
+async def service(settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
+    async with open_cortex(settings, clock=clock) as svc:
+        yield svc
