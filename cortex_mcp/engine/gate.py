@@ -13,7 +13,8 @@ _SMALL_TALK = frozenset(
     """hi hey hello yo sup hiya howdy thanks thank thx ty cheers ok okay k kk sure yes yeah yep
     no nope nah cool nice great good fine awesome perfect lol haha hahaha hmm hm ah oh wow bye
     goodbye cya morning evening night gm gn welcome np alright got it sounds you too please
-    good morning good night see ya later much a lot very""".split()
+    good morning good night see ya later much a lot very there all everyone everybody guys folks
+    friend buddy mate bro again so""".split()
 )
 _SMALL_TALK_CJK = frozenset(
     """你好 您好 嗨 哈喽 谢谢 多谢 谢了 感谢 好的 好 好吧 嗯 嗯嗯 哦 哦哦 行 可以 没问题 收到 明白 了解

@@ -52,7 +52,7 @@ class VectorIndex:
         self._dirty = True
 
     def mark_dirty(self) -> None:
-        """Our own writes do not change PRAGMA data_version; say so explicitly."""
+        """Our own writes do not change the data_version counter; say so explicitly."""
         self._dirty = True
 
     async def backend_for(self, model_key: str, dim: int) -> str:

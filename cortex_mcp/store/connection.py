@@ -118,6 +118,7 @@ def open_connection(path: Path, *, allow_vec: bool = True) -> tuple[aiosqlite.Co
             "synchronous=NORMAL",
             "foreign_keys=ON",
             "temp_store=MEMORY",
+            "secure_delete=ON",  # a purge must not leave content in free pages
         ):
             conn.execute(f"PRAGMA {pragma}")
         conn.row_factory = module.Row

@@ -120,6 +120,10 @@ class Database:
         """Changes whenever another connection commits (used to refresh in-process caches)."""
         return int(await self.scalar("PRAGMA data_version"))
 
+    async def checkpoint(self) -> None:
+        """Copy the WAL into the main file and truncate it (best effort: readers may hold it)."""
+        await self.fetchone("PRAGMA wal_checkpoint(TRUNCATE)")
+
     async def integrity_check(self) -> str:
         return str(await self.scalar("PRAGMA integrity_check"))
 

@@ -225,8 +225,11 @@ class MemoryStore:
             if self.db.vec_loaded:
                 await _delete_from_vec_index(conn, memory_id)
             await log_lifecycle(conn, "purge", [memory_id], {}, now)
+            # merge FTS segments so no index page still holds the erased tokens
+            await conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
         await self.db.write(txn)
+        await self.db.checkpoint()
 
     async def record_access(self, hits: list[tuple[str, int]], query: str, now: str) -> None:
         """One transaction for a whole recall: counts, last access, and the access log."""
@@ -362,23 +365,23 @@ async def _fetch_one(conn: aiosqlite.Connection, sql: str, params: tuple[Any, ..
         return await cursor.fetchone()
 
 
-async def _require(conn: aiosqlite.Connection, memory_id: str, agent_id: str) -> Row:
+async def _require(
+    conn: aiosqlite.Connection, memory_id: str, agent_id: str, field: str = "memory_id"
+) -> Row:
     row = await _fetch_one(
         conn,
         "SELECT seq, content_hash FROM memories WHERE id = ? AND agent_id = ?",
         (memory_id, agent_id),
     )
     if row is None:
-        raise NotFound(
-            f"memory_id: no memory {memory_id} for agent {agent_id!r}", field="memory_id"
-        )
+        raise NotFound(f"{field}: no memory {memory_id} for agent {agent_id!r}", field=field)
     return row
 
 
 async def _mark_superseded(
     conn: aiosqlite.Connection, old_id: str, new_id_: str, agent_id: str, now: str
 ) -> None:
-    await _require(conn, old_id, agent_id)
+    await _require(conn, old_id, agent_id, field="supersedes")
     await conn.execute(
         "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?", (new_id_, now, old_id)
     )

@@ -1,0 +1,70 @@
+"""The store on a real file: migrations, the path without sqlite-vec, FTS kept in step."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cortex_mcp.config import Settings
+from cortex_mcp.models import new_id
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.store import Database
+from cortex_mcp.store.connection import connector_info
+from cortex_mcp.store.schema import SCHEMA_VERSION
+from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_everything_works_without_sqlite_vec(settings: Settings, clock: FakeClock) -> None:
+    async with open_cortex(settings, clock=clock, allow_vec=False) as service:
+        assert service.db.vec_loaded is False
+        made = await service.remember("Backups run nightly at 02:00 to S3")
+        found = await service.recall("when do backups run")
+        assert [m.id for m in found.memories] == [made.id]
+        stats = await service.stats()
+        assert stats["sqlite"]["sqlite_vec"] is False
+        await service.forget(made.id, purge=True)
+        assert (await service.recall("backups")).memories == []
+
+
+async def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    for _ in range(2):
+        async with Database(path) as db:
+            assert await db.schema_version() == SCHEMA_VERSION
+    conn = sqlite3.connect(path)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"memories", "memories_fts", "memory_vectors", "embedding_cache", "access_log",
+            "lifecycle_log", "relations", "meta"} <= tables
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_ids_are_time_ordered_uuid7() -> None:
+    ids = [new_id() for _ in range(50)]
+    assert all(i[14] == "7" for i in ids)
+    assert len(set(ids)) == 50
+
+
+def test_connector_reports_what_it_loaded() -> None:
+    info = connector_info()
+    assert info.fts5
+    assert info.module in {"sqlite3", "pysqlite3"}
+
+
+async def test_purge_leaves_only_a_content_free_tombstone(settings: Settings, clock: FakeClock) -> None:
+    async with open_cortex(settings, clock=clock) as service:
+        made = await service.remember("My passport number is X1234567")
+        await service.recall("passport number")
+        await service.forget(made.id, reason="contains passport X1234567")
+        await service.forget(made.id, purge=True)
+        await service.drain()
+    for path in settings.db_path.parent.glob("brain.db*"):
+        assert b"X1234567" not in path.read_bytes(), f"content left in {path.name}"
+    conn = sqlite3.connect(settings.db_path)
+    rows = conn.execute("SELECT action, details FROM lifecycle_log ORDER BY id").fetchall()
+    assert rows[-1] == ("purge", "{}")
+    assert all("X1234567" not in details for _, details in rows)
+    assert conn.execute("SELECT COUNT(*) FROM access_log").fetchone()[0] == 0

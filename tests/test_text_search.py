@@ -1,0 +1,105 @@
+"""The text channel in English, Chinese, Japanese, mixed text, and exact identifiers."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex_mcp.search.text import build_query
+from cortex_mcp.service import CortexService
+
+pytestmark = pytest.mark.anyio
+
+MEMORIES = [
+    "我喜欢投资股票和房地产",
+    "他每天早上跑步",
+    "品川区の1LDKは利回り4.28%だった",
+    "東京で寿司を食べた",
+    "Oracle Cloud 防火墙默认阻止 8080 端口",
+    "Harry was running three marathons last year",
+    "The studies showed the policies worked",
+    "Server 10.0.0.12 answers on port 5432",
+    "Login fails with ORA-12154 when the TNS alias is wrong",
+    "Nginx logs live in /var/log/nginx/error.log",
+    "Crash code E_CONN_REFUSED appears after deploys",
+    "Our budget for Q3 is 40k USD",
+]
+
+
+@pytest.fixture
+async def filled(service: CortexService) -> CortexService:
+    for content in MEMORIES:
+        await service.remember(content)
+    return service
+
+
+async def _top(service: CortexService, query: str) -> str:
+    result = await service.recall(query, max_results=3)
+    assert result.memories, f"nothing found for {query!r}"
+    return result.memories[0].content
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("投资", "我喜欢投资股票和房地产"),
+        ("跑步", "他每天早上跑步"),
+        ("品川", "品川区の1LDKは利回り4.28%だった"),
+        ("利回り", "品川区の1LDKは利回り4.28%だった"),
+        ("食べ", "東京で寿司を食べた"),
+        ("寿司を食べたい", "東京で寿司を食べた"),
+        ("防火墙", "Oracle Cloud 防火墙默认阻止 8080 端口"),
+        ("Oracle Cloud 防火墙", "Oracle Cloud 防火墙默认阻止 8080 端口"),
+        ("我在哪里投资了股票?", "我喜欢投资股票和房地产"),
+    ],
+)
+async def test_cjk_terms_of_any_length_find_their_memory(
+    filled: CortexService, query: str, expected: str
+) -> None:
+    assert await _top(filled, query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("run marathon", "Harry was running three marathons last year"),
+        ("How many marathons did Harry run?", "Harry was running three marathons last year"),
+        ("study policy", "The studies showed the policies worked"),
+    ],
+)
+async def test_english_matches_inflected_forms(
+    filled: CortexService, query: str, expected: str
+) -> None:
+    assert await _top(filled, query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("10.0.0.12", "Server 10.0.0.12 answers on port 5432"),
+        ("ORA-12154", "Login fails with ORA-12154 when the TNS alias is wrong"),
+        ("/var/log/nginx/error.log", "Nginx logs live in /var/log/nginx/error.log"),
+        ("E_CONN_REFUSED", "Crash code E_CONN_REFUSED appears after deploys"),
+        ("what is wrong with 12154?", "Login fails with ORA-12154 when the TNS alias is wrong"),
+    ],
+)
+async def test_exact_identifiers_find_their_memory(
+    filled: CortexService, query: str, expected: str
+) -> None:
+    assert await _top(filled, query) == expected
+
+
+async def test_an_identifier_fragment_falls_back_to_a_substring_match(filled: CortexService) -> None:
+    # FTS tokens are whole words; "CONN_REF" is only a substring, which LIKE still finds.
+    assert await _top(filled, "CONN_REF") == "Crash code E_CONN_REFUSED appears after deploys"
+
+
+def test_user_text_never_becomes_fts_syntax() -> None:
+    for text in ['"', "NOT", "NEAR(a b)", 'x" OR "y', "a*", "col:val", "^x"]:
+        for term in build_query(text).terms:
+            assert '"' not in term or term.count('"') % 2 == 0
+        assert build_query(text).match == "" or build_query(text).match.startswith('"')
+
+
+def test_long_questions_drop_noise_words() -> None:
+    query = build_query("What did Caroline say about the adoption agencies she was researching?")
+    assert query.terms == ["caroline", "say", "adoption", "agencies", "researching"]
