@@ -63,7 +63,9 @@ class RawStdioServer:
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
 
-    def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 20) -> Any:
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float = 20
+    ) -> Any:
         self._next_id += 1
         wanted = self._next_id
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": wanted, "method": method}

@@ -10,12 +10,28 @@ PACKAGE = Path(__file__).resolve().parent.parent / "cortex_mcp"
 
 # module prefix -> project modules it must never import
 FORBIDDEN = {
-    "cortex_mcp.store": ["cortex_mcp.service", "cortex_mcp.transports", "cortex_mcp.runtime",
-                         "cortex_mcp.engine", "cortex_mcp.search", "cortex_mcp.providers"],
-    "cortex_mcp.providers": ["cortex_mcp.store", "cortex_mcp.service", "cortex_mcp.transports",
-                             "cortex_mcp.engine", "cortex_mcp.search", "cortex_mcp.runtime"],
-    "cortex_mcp.search": ["cortex_mcp.service", "cortex_mcp.transports", "cortex_mcp.runtime",
-                          "cortex_mcp.engine"],
+    "cortex_mcp.store": [
+        "cortex_mcp.service",
+        "cortex_mcp.transports",
+        "cortex_mcp.runtime",
+        "cortex_mcp.engine",
+        "cortex_mcp.search",
+        "cortex_mcp.providers",
+    ],
+    "cortex_mcp.providers": [
+        "cortex_mcp.store",
+        "cortex_mcp.service",
+        "cortex_mcp.transports",
+        "cortex_mcp.engine",
+        "cortex_mcp.search",
+        "cortex_mcp.runtime",
+    ],
+    "cortex_mcp.search": [
+        "cortex_mcp.service",
+        "cortex_mcp.transports",
+        "cortex_mcp.runtime",
+        "cortex_mcp.engine",
+    ],
     "cortex_mcp.engine": ["cortex_mcp.service", "cortex_mcp.transports", "cortex_mcp.runtime"],
     "cortex_mcp.service": ["cortex_mcp.transports", "cortex_mcp.runtime"],
     "cortex_mcp.transports": ["cortex_mcp.store", "cortex_mcp.search", "cortex_mcp.providers"],
@@ -50,7 +66,9 @@ def upward_edges(package: Path) -> list[str]:
         imported = _imports(path)
         for prefix, banned in FORBIDDEN.items():
             if module == prefix or module.startswith(prefix + "."):
-                problems += [f"{module} -> {i}" for i in imported for b in banned if i.startswith(b)]
+                problems += [
+                    f"{module} -> {i}" for i in imported for b in banned if i.startswith(b)
+                ]
         if module in LEAVES:
             problems += [f"{module} (leaf) -> {i}" for i in imported if i not in LEAVES]
     return problems
@@ -63,9 +81,9 @@ def sql_outside_store(package: Path) -> list[str]:
         if module.startswith("cortex_mcp.store"):
             continue
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if SQL.search(node.value):
-                    problems.append(f"{module}:{node.lineno}")
+            is_text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if is_text and SQL.search(node.value):
+                problems.append(f"{module}:{node.lineno}")
     return problems
 
 

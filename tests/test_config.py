@@ -38,7 +38,9 @@ def test_a_config_file_is_read_and_env_wins(
     if suffix == ".toml":
         path.write_text('agent_id = "file-agent"\nport = 9000\n[search]\nmmr = true\n')
     else:
-        path.write_text(json.dumps({"agent_id": "file-agent", "port": 9000, "search": {"mmr": True}}))
+        path.write_text(
+            json.dumps({"agent_id": "file-agent", "port": 9000, "search": {"mmr": True}})
+        )
     monkeypatch.setenv("CORTEX_CONFIG", str(path))
     monkeypatch.setenv("CORTEX_PORT", "9100")
     settings = load_settings()

@@ -43,7 +43,13 @@ async def test_the_tool_names_and_parameters_are_frozen(client: Client) -> None:
     assert params == {
         "cortex_recall": {"query", "max_results", "layers", "categories", "max_tokens", "agent_id"},
         "cortex_remember": {
-            "content", "category", "importance", "layer", "supersedes", "source", "agent_id",
+            "content",
+            "category",
+            "importance",
+            "layer",
+            "supersedes",
+            "source",
+            "agent_id",
         },
         "cortex_forget": {"memory_id", "reason", "correction", "purge", "agent_id"},
         "cortex_search_debug": {"query", "max_results", "agent_id"},
@@ -107,7 +113,9 @@ async def test_forgetting_an_unknown_or_malformed_id_says_so(
     ['"', "*", "NOT", "NEAR(", 'say "hello', "a AND OR b", "col:value", "^start", "(((", "-x"],
 )
 async def test_fts_syntax_in_a_query_is_searched_as_text(client: Client, query: str) -> None:
-    await _call(client, "cortex_remember", content='He said "hello" and NOT goodbye (NEAR the door)')
+    await _call(
+        client, "cortex_remember", content='He said "hello" and NOT goodbye (NEAR the door)'
+    )
     result = await client.call_tool("cortex_recall", {"query": query})
     assert not result.is_error, result.content
 
@@ -155,7 +163,9 @@ async def test_forget_variants_soft_correct_and_purge(client: Client) -> None:
     secret = await _call(client, "cortex_remember", content="Bank PIN is 4321")
 
     await _call(client, "cortex_forget", memory_id=soft["id"], reason="rotated")
-    detail = json.loads((await client.read_resource(f"cortex://memories/{soft['id']}")).contents[0].text)
+    detail = json.loads(
+        (await client.read_resource(f"cortex://memories/{soft['id']}")).contents[0].text
+    )
     assert detail["memory"]["layer"] == "archive" and detail["memory"]["forgotten_at"]
 
     corrected = await _call(
@@ -187,10 +197,14 @@ async def test_supersedes_chains_an_old_memory_out_of_recall(client: Client) -> 
 
 
 async def test_recall_counts_access_and_tags_context_lines(client: Client) -> None:
-    made = await _call(client, "cortex_remember", content="Sprint review is every Friday", layer="working")
+    made = await _call(
+        client, "cortex_remember", content="Sprint review is every Friday", layer="working"
+    )
     recall = await _call(client, "cortex_recall", query="sprint review")
     assert recall["context"].splitlines()[1].startswith("- [working 2026-11-01]")
-    detail = json.loads((await client.read_resource(f"cortex://memories/{made['id']}")).contents[0].text)
+    detail = json.loads(
+        (await client.read_resource(f"cortex://memories/{made['id']}")).contents[0].text
+    )
     assert detail["memory"]["access_count"] == 1
     assert detail["access_history"][0]["query"] == "sprint review"
 
@@ -204,10 +218,14 @@ async def test_context_respects_the_token_budget(client: Client) -> None:
 
 
 async def test_resources_and_prompts_are_listed(client: Client) -> None:
-    await _call(client, "cortex_remember", content="User is a real-estate investor", category="identity")
+    await _call(
+        client, "cortex_remember", content="User is a real-estate investor", category="identity"
+    )
     uris = {r.uri for r in (await client.list_resources()).resources}
     assert {"cortex://core", "cortex://stats"} <= uris
-    templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+    templates = {
+        t.uri_template for t in (await client.list_resource_templates()).resource_templates
+    }
     assert "cortex://memories/{id}" in templates
     core = (await client.read_resource("cortex://core")).contents[0].text
     assert "## User profile" in core and "real-estate investor" in core

@@ -54,7 +54,10 @@ def test_the_example_desktop_config_parses_and_names_the_console_script() -> Non
 
 def test_version_and_doctor_commands(tmp_path: Path) -> None:
     version = subprocess.run(
-        [sys.executable, "-m", "cortex_mcp", "--version"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "cortex_mcp", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert version.stdout.startswith("cortex-mcp 0.")
     doctor = subprocess.run(
@@ -64,7 +67,15 @@ def test_version_and_doctor_commands(tmp_path: Path) -> None:
         check=True,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
-    for label in ("SQLite:", "sqlite-vec:", "FTS5:", "DB path:", "Schema:", "Memories:", "Embeddings:"):
+    for label in (
+        "SQLite:",
+        "sqlite-vec:",
+        "FTS5:",
+        "DB path:",
+        "Schema:",
+        "Memories:",
+        "Embeddings:",
+    ):
         assert label in doctor.stdout
     assert "via pysqlite3" in doctor.stdout or "via sqlite3" in doctor.stdout
     assert str(tmp_path / "d.db") in doctor.stdout

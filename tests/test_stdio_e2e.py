@@ -24,7 +24,12 @@ async def test_a_client_remembers_recalls_by_paraphrase_and_forgets(tmp_path: Pa
     with anyio.fail_after(60):
         async with Client(_params(tmp_path / "brain.db"), mode="legacy") as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
-            assert tools == {"cortex_recall", "cortex_remember", "cortex_forget", "cortex_search_debug"}
+            assert tools == {
+                "cortex_recall",
+                "cortex_remember",
+                "cortex_forget",
+                "cortex_search_debug",
+            }
 
             facts = [
                 "The production database runs PostgreSQL 16 on a Hetzner server",
@@ -46,9 +51,15 @@ async def test_a_client_remembers_recalls_by_paraphrase_and_forgets(tmp_path: Pa
             assert "green tea" in recall.structured_content["context"]
 
             forget = await client.call_tool("cortex_forget", {"memory_id": ids[1]})
-            assert forget.structured_content == {"id": ids[1], "status": "forgotten", "new_id": None}
+            assert forget.structured_content == {
+                "id": ids[1],
+                "status": "forgotten",
+                "new_id": None,
+            }
 
-            again = await client.call_tool("cortex_recall", {"query": "what drink does Harry like?"})
+            again = await client.call_tool(
+                "cortex_recall", {"query": "what drink does Harry like?"}
+            )
             assert ids[1] not in [m["id"] for m in again.structured_content["memories"]]
             assert "green tea" not in again.structured_content["context"]
 

@@ -37,8 +37,16 @@ async def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
             assert await db.schema_version() == SCHEMA_VERSION
     conn = sqlite3.connect(path)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"memories", "memories_fts", "memory_vectors", "embedding_cache", "access_log",
-            "lifecycle_log", "relations", "meta"} <= tables
+    assert {
+        "memories",
+        "memories_fts",
+        "memory_vectors",
+        "embedding_cache",
+        "access_log",
+        "lifecycle_log",
+        "relations",
+        "meta",
+    } <= tables
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -54,7 +62,9 @@ def test_connector_reports_what_it_loaded() -> None:
     assert info.module in {"sqlite3", "pysqlite3"}
 
 
-async def test_purge_leaves_only_a_content_free_tombstone(settings: Settings, clock: FakeClock) -> None:
+async def test_purge_leaves_only_a_content_free_tombstone(
+    settings: Settings, clock: FakeClock
+) -> None:
     async with open_cortex(settings, clock=clock) as service:
         made = await service.remember("My passport number is X1234567")
         await service.recall("passport number")

@@ -88,7 +88,9 @@ async def test_exact_identifiers_find_their_memory(
     assert await _top(filled, query) == expected
 
 
-async def test_an_identifier_fragment_falls_back_to_a_substring_match(filled: CortexService) -> None:
+async def test_an_identifier_fragment_falls_back_to_a_substring_match(
+    filled: CortexService,
+) -> None:
     # FTS tokens are whole words; "CONN_REF" is only a substring, which LIKE still finds.
     assert await _top(filled, "CONN_REF") == "Crash code E_CONN_REFUSED appears after deploys"
 
