@@ -52,7 +52,10 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
             if state.delay_s:
                 state.release.wait(state.delay_s)
             if state.fail_status:
-                self._send(state.fail_status, {"error": {"message": "stub failure", "type": "server_error"}})
+                self._send(
+                    state.fail_status,
+                    {"error": {"message": "stub failure", "type": "server_error"}},
+                )
                 return
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
             dim = int(body.get("dimensions") or state.default_dim)
@@ -65,12 +68,15 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
                     embedding = vector.tolist()
                 data.append({"object": "embedding", "index": index, "embedding": embedding})
             tokens = sum(len(t.split()) for t in texts)
-            self._send(200, {
-                "object": "list",
-                "data": data,
-                "model": body["model"],
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-            })
+            self._send(
+                200,
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body["model"],
+                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                },
+            )
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             raw = json.dumps(payload).encode()

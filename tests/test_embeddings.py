@@ -48,7 +48,9 @@ async def _fill(service: CortexService) -> list[str]:
     return ids
 
 
-async def test_hybrid_recall_uses_both_channels(tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock) -> None:
+async def test_hybrid_recall_uses_both_channels(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
     url, _ = stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         ids = await _fill(service)
@@ -60,7 +62,9 @@ async def test_hybrid_recall_uses_both_channels(tmp_path: Path, stub: tuple[str,
         assert stats["vectors"] == {"stub-embed": len(FACTS)}
 
 
-async def test_no_key_and_no_model_degrades_to_text_and_says_so(tmp_path: Path, clock: FakeClock) -> None:
+async def test_no_key_and_no_model_degrades_to_text_and_says_so(
+    tmp_path: Path, clock: FakeClock
+) -> None:
     settings = load_settings(db_path=tmp_path / "brain.db")  # auto, no key, no local extra
     async with open_cortex(settings, clock=clock) as service:
         made = await service.remember("The VPS firewall blocks port 8080")
@@ -151,7 +155,9 @@ async def test_vector_search_respects_filters(
     url, _ = stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         ids = await _fill(service)
-        other = await service.remember("Harry invests in rental apartments", agent_id="someone-else")
+        other = await service.remember(
+            "Harry invests in rental apartments", agent_id="someone-else"
+        )
         await service.forget(ids[0])
         await service.embed_pending()
         result = await service.recall("rental apartments investments", max_results=10)

@@ -281,7 +281,7 @@ class MemoryStore:
         where, params = filter_sql(filters)
         rows = await self.db.fetchall(
             "SELECT m.id, bm25(memories_fts) AS score FROM memories_fts"
-            " JOIN memories m ON m.seq = memories_fts.rowid"
+            " CROSS JOIN memories m ON m.seq = memories_fts.rowid"  # FTS drives the join
             f" WHERE memories_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
             [match, *params, limit],
         )
