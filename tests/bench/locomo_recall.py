@@ -159,6 +159,13 @@ async def load_conversation(service: CortexService, conv: Conversation) -> dict[
     return owners
 
 
+def _turn_mapper(owners: dict[str, set[str]]) -> Callable[[list[str]], list[set[str]]]:
+    def to_turns(ids: list[str]) -> list[set[str]]:
+        return [owners.get(i, set()) for i in ids]
+
+    return to_turns
+
+
 async def run(args: argparse.Namespace) -> None:
     conversations = load_dataset(args.dataset)
     overrides: dict[str, Any] = {"embedding_provider": "none"}
@@ -191,8 +198,7 @@ async def run(args: argparse.Namespace) -> None:
             for conv in conversations:
                 baseline = Fts5Baseline(conv.turns)
                 filters = SearchFilters(agent_id=conv.sample_id, now=to_iso(now))
-                ids_to_turns: Callable[[list[str]], list[set[str]]] = (
-                    lambda ids, o=owners[conv.sample_id]: [o.get(i, set()) for i in ids]
+                ids_to_turns = _turn_mapper(owners[conv.sample_id])
                 )  # noqa: E731
                 for question, evidence in conv.questions:
                     t0 = time.perf_counter()
