@@ -199,7 +199,6 @@ async def run(args: argparse.Namespace) -> None:
                 baseline = Fts5Baseline(conv.turns)
                 filters = SearchFilters(agent_id=conv.sample_id, now=to_iso(now))
                 ids_to_turns = _turn_mapper(owners[conv.sample_id])
-                )  # noqa: E731
                 for question, evidence in conv.questions:
                     t0 = time.perf_counter()
                     ranked = baseline.search(question)
