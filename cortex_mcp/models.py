@@ -108,6 +108,7 @@ class RecallMeta(BaseModel):
     skipped_reason: str | None = None
     channels: list[str] = Field(default_factory=list)
     tokens: int = 0
+    timings_ms: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
 

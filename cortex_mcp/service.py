@@ -98,6 +98,7 @@ class CortexService:
             degraded=[*self.provider_notes, *outcome.degraded],
             channels=outcome.channels,
             tokens=tokens,
+            timings_ms=outcome.timings_ms,
         )
         if len(text) == 1:
             meta.notes.append("one-character query: matched as a single character")

@@ -125,9 +125,9 @@ def build_query(text: str) -> TextQuery:
     cjk_terms = [term for run in CJK_RUN.findall(normalised) for term in _cjk_terms(run)]
     query.identifiers = identifiers
     query.terms = _unique([*identifiers, *words, *(" ".join(term) for term in cjk_terms)])
-    query.like_patterns = _unique(
-        [*identifiers, *(w for w in words if len(w) >= 4), *(t for t in cjk_terms if len(t) >= 2)]
-    )
+    # A substring scan costs O(memories); only identifiers need it (a fragment such as
+    # CONN_REF inside E_CONN_REFUSED); words are stemmed and CJK is matched by FTS already.
+    query.like_patterns = [i for i in identifiers if len(i) >= 3]
     return query
 
 

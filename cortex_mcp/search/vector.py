@@ -56,11 +56,16 @@ class VectorIndex:
         self._dirty = True
 
     async def backend_for(self, model_key: str, dim: int) -> str:
+        if not self.vectors.db.vec_loaded:
+            return "numpy"
         if self.backend_setting != "auto":
-            return self.backend_setting if self.vectors.db.vec_loaded else "numpy"
-        count, _ = await self.vectors.shape(model_key, dim)
-        fits = count * dim * 4 <= self.numpy_max_bytes
-        return "numpy" if fits or not self.vectors.db.vec_loaded else "vec0"
+            return self.backend_setting
+        matrix = self._matrix
+        if matrix is not None and matrix.model_key == model_key and matrix.dim == dim:
+            count = matrix.count  # refreshed on every numpy search
+        else:
+            count, _ = await self.vectors.shape(model_key, dim)
+        return "numpy" if count * dim * 4 <= self.numpy_max_bytes else "vec0"
 
     async def search(
         self, query: np.ndarray, model_key: str, k: int, filters: SearchFilters
@@ -69,6 +74,7 @@ class VectorIndex:
         dim = int(query.shape[0])
         backend = await self.backend_for(model_key, dim)
         if backend == "vec0" and await self.vectors.ensure_vec_index(model_key, dim):
+            self._matrix = None  # past the memory budget: do not keep both
             return await self._search_vec0(query, k, filters), "vec0"
         return await self._search_numpy(query, model_key, k, filters), "numpy"
 
@@ -85,7 +91,7 @@ class VectorIndex:
         stacked = matrix.stacked()
         if stacked.shape[0] == 0:
             return []
-        scores = stacked @ query.astype(np.float32)
+        scores = np.dot(stacked, query.astype(np.float32))
         return await self._filtered_top(scores, matrix.ids, k, filters)
 
     async def _filtered_top(

@@ -23,13 +23,16 @@ _LOCK_RETRIES = 8
 
 
 class Database:
-    """Owns the connection. Every write goes through `write()`: one BEGIN IMMEDIATE transaction,
-    serialised within the process and retried when another process holds the lock too long."""
+    """Owns two connections to one WAL file: a writer, and a reader so that searches never
+    queue behind a write (such as the access counts a recall leaves behind). Every write goes
+    through `write()`: one BEGIN IMMEDIATE transaction, serialised within the process and
+    retried when another process holds the lock too long."""
 
     def __init__(self, path: Path, *, allow_vec: bool = True) -> None:
         self.path = path
         self._allow_vec = allow_vec
         self._conn: aiosqlite.Connection | None = None
+        self._reader: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
         self.vec_loaded = False
 
@@ -38,11 +41,14 @@ class Database:
         conn, self.vec_loaded = open_connection(self.path, allow_vec=self._allow_vec)
         self._conn = await conn
         await self._migrate()
+        reader, _ = open_connection(self.path, allow_vec=self._allow_vec)
+        self._reader = await reader
 
     async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None
+        for conn in (self._reader, self._conn):
+            if conn is not None:
+                await conn.close()
+        self._conn = self._reader = None
 
     async def __aenter__(self) -> Database:
         await self.open()
@@ -77,7 +83,7 @@ class Database:
         return int(row[0]) if row else 0
 
     async def schema_version(self) -> int:
-        return await self._user_version(self.conn)
+        return await self._user_version(self.reader)
 
     async def write(self, fn: WriteFn[T]) -> T:
         """Run `fn` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error."""
@@ -100,12 +106,18 @@ class Database:
                 return result
         raise AssertionError("unreachable")
 
+    @property
+    def reader(self) -> aiosqlite.Connection:
+        if self._reader is None:
+            raise RuntimeError("database is not open")
+        return self._reader
+
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        async with self.conn.execute(sql, params) as cursor:
+        async with self.reader.execute(sql, params) as cursor:
             return list(await cursor.fetchall())
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        async with self.conn.execute(sql, params) as cursor:
+        async with self.reader.execute(sql, params) as cursor:
             return await cursor.fetchone()
 
     async def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -117,12 +129,14 @@ class Database:
         return str(value) if value is not None else None
 
     async def data_version(self) -> int:
-        """Changes whenever another connection commits (used to refresh in-process caches)."""
+        """Changes whenever another connection (our writer included) commits: the signal that
+        in-process caches must refresh."""
         return int(await self.scalar("PRAGMA data_version"))
 
     async def checkpoint(self) -> None:
         """Copy the WAL into the main file and truncate it (best effort: readers may hold it)."""
-        await self.fetchone("PRAGMA wal_checkpoint(TRUNCATE)")
+        async with self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cursor:
+            await cursor.fetchone()
 
     async def integrity_check(self) -> str:
         return str(await self.scalar("PRAGMA integrity_check"))

@@ -50,7 +50,7 @@ MIGRATIONS: list[list[str]] = [
             updated_at TEXT NOT NULL
         )
         """,
-        "CREATE INDEX idx_memory_vectors_model ON memory_vectors(model)",
+        "CREATE INDEX idx_memory_vectors_model ON memory_vectors(model, dim)",
         """
         CREATE TABLE embedding_cache (
             content_hash TEXT NOT NULL,

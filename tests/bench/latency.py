@@ -1,0 +1,254 @@
+"""Recall latency at 1K / 10K / 100K synthetic memories, in-process and over an MCP stdio session.
+
+    python tests/bench/latency.py                  # sizes 1000,10000,100000
+    python tests/bench/latency.py --sizes 1000,10000 --queries 200
+
+Vectors are 384-dimensional and come from the hashing stub server in tests/embedding_stub.py
+(served on 127.0.0.1, OpenAI wire format), so the embedding provider's own time is small and
+is reported separately: "recall" figures exclude it, "embed" is the provider round trip.
+The bare FTS5 row is one `MATCH ... ORDER BY bm25 LIMIT 20` on the same file, same run.
+Also printed: exact KNN time of each vector backend (numpy matrix vs sqlite-vec vec0) and RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as cortex_mcp does; numpy loads first here
+
+import numpy as np  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from cortex_mcp.config import SearchSettings, load_settings  # noqa: E402
+from cortex_mcp.models import SearchFilters, SystemClock, to_iso  # noqa: E402
+from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.service import CortexService  # noqa: E402
+from cortex_mcp.store.connection import sqlite_module  # noqa: E402
+from tests.embedding_stub import StubState, embedding_stub  # noqa: E402
+from tests.stdio_helpers import server_command, server_env  # noqa: E402
+
+DIM = 384
+SUBJECTS = "Harry Alice Bob the-team our-client Mei Kenji Sofia the-landlord the-vps".split()
+VERBS = "prefers bought deployed fixed reviewed scheduled moved cancelled planned measured".split()
+CJK = "投资 房产 股票 服务器 防火墙 品川 東京 利回り 会議 予算 旅行 猫".split()
+
+
+def _vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(4, 9))) for _ in range(size)]
+
+
+STOP_RANKS = 50  # the most frequent words of real text are stop words the query builder drops
+
+
+def _zipf_word(rng: random.Random, vocab: list[str]) -> str:
+    """Zipf-distributed content words: rank r has weight 1/(r + STOP_RANKS)."""
+    while True:
+        rank = int((STOP_RANKS + 1) * rng.paretovariate(1.0)) - STOP_RANKS - 1
+        if 0 <= rank < len(vocab):
+            return vocab[rank]
+
+
+def synthetic_memory(rng: random.Random, vocab: list[str], i: int) -> str:
+    words = [_zipf_word(rng, vocab) for _ in range(rng.randint(6, 16))]
+    extra = f" {rng.choice(CJK)}{rng.choice(CJK)}" if rng.random() < 0.2 else ""
+    return f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {' '.join(words)} #{i}{extra}"
+
+
+def synthetic_query(rng: random.Random, vocab: list[str]) -> str:
+    words = [_zipf_word(rng, vocab) for _ in range(rng.randint(2, 5))]
+    if rng.random() < 0.15:
+        words.append(rng.choice(CJK))
+    return f"what about {' '.join(words)}?"
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+async def fill(service: CortexService, n: int, rng: random.Random, vocab: list[str]) -> float:
+    started = time.perf_counter()
+    for i in range(n):
+        await service.remember(synthetic_memory(rng, vocab, i), importance=0.5)
+    await service.embed_pending()
+    return time.perf_counter() - started
+
+
+async def measure_inprocess(
+    service: CortexService, queries: list[str]
+) -> tuple[list[float], list[float]]:
+    recall_ms, embed_ms = [], []
+    filters_now = to_iso(SystemClock().now())
+    filters = SearchFilters(agent_id=service.settings.agent_id, now=filters_now)
+    for q in queries[:20]:  # warm caches (the numpy matrix loads on first search)
+        await service.searcher.search(q, filters, 5, SystemClock().now())
+    for q in queries:
+        started = time.perf_counter()
+        result = await service.recall(q, max_results=5)
+        total = (time.perf_counter() - started) * 1000
+        outcome_embed = result.meta.timings_ms.get("embed", 0.0)
+        embed_ms.append(outcome_embed)
+        recall_ms.append(total - outcome_embed)
+        assert result.meta.channels == ["text", "vector"], result.meta
+    await service.drain()
+    return recall_ms, embed_ms
+
+
+def measure_bare_fts(db_path: Path, queries: list[str]) -> list[float]:
+    from cortex_mcp.search.text import build_query
+
+    conn = sqlite_module().connect(str(db_path))
+    out = []
+    for q in queries:
+        match = build_query(q).match
+        started = time.perf_counter()
+        conn.execute(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT 20",
+            (match,),
+        ).fetchall()
+        out.append((time.perf_counter() - started) * 1000)
+    conn.close()
+    return out
+
+
+async def measure_knn(service: CortexService, queries: list[str]) -> dict[str, float]:
+    """Median exact-KNN time (k=20, no filters beyond the default) per backend."""
+    results: dict[str, float] = {}
+    model = service.embeddings.primary.model_key if service.embeddings.primary else ""
+    vectors = (await service.embeddings.embed(queries[:50])).vectors
+    filters = SearchFilters(agent_id=service.settings.agent_id, now=to_iso(SystemClock().now()))
+    index = service.searcher.index
+    for backend in ("numpy", "vec0"):
+        if backend == "vec0" and not service.db.vec_loaded:
+            continue
+        index.backend_setting = backend
+        await index.search(vectors[0], model, 20, filters)  # build / warm
+        times = []
+        for v in vectors:
+            started = time.perf_counter()
+            await index.search(v, model, 20, filters)
+            times.append((time.perf_counter() - started) * 1000)
+        results[backend] = statistics.median(times)
+    index.backend_setting = "auto"
+    return results
+
+
+async def measure_stdio(db_path: Path, url: str, queries: list[str]) -> list[float]:
+    command, *args = server_command()
+    env = server_env(
+        db_path,
+        CORTEX_EMBEDDING_PROVIDER="openai",
+        CORTEX_EMBEDDING_BASE_URL=url,
+        CORTEX_EMBEDDING_MODEL="stub-384",
+        CORTEX_LOG_LEVEL="WARNING",
+    )
+    params = StdioServerParameters(command=command, args=args, env=env)
+    out = []
+    async with Client(params, mode="legacy") as client:
+        for q in queries[:10]:
+            await client.call_tool("cortex_recall", {"query": q})
+        for q in queries:
+            started = time.perf_counter()
+            await client.call_tool("cortex_recall", {"query": q})
+            out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def measure_initialize(db_path: Path) -> list[float]:
+    from tests.stdio_helpers import RawStdioServer
+
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        server = RawStdioServer(db_path)
+        server.initialize()
+        times.append((time.perf_counter() - started) * 1000)
+        server.close()
+    return times
+
+
+async def bench_size(n: int, n_queries: int, url: str, tmp: Path) -> dict[str, Any]:
+    rng = random.Random(n)
+    vocab = _vocabulary(rng)
+    db_path = tmp / f"bench-{n}.db"
+    settings = load_settings(
+        db_path=db_path,
+        embedding_provider="openai",
+        embedding_base_url=url,
+        embedding_model="stub-384",
+        embedding_batch_size=256,
+        embedding_timeout_s=30,
+        search=SearchSettings(),
+    )
+    queries = [synthetic_query(rng, vocab) for _ in range(n_queries)]
+    async with open_cortex(settings, background=False) as service:
+        fill_s = await fill(service, n, rng, vocab)
+        recall_ms, embed_ms = await measure_inprocess(service, queries)
+        knn = await measure_knn(service, queries)
+    bare = measure_bare_fts(db_path, queries)
+    stdio = await measure_stdio(db_path, url, queries[: min(200, n_queries)])
+    return {
+        "n": n,
+        "fill_s": fill_s,
+        "recall_p50": pct(recall_ms, 50),
+        "recall_p95": pct(recall_ms, 95),
+        "embed_p50": pct(embed_ms, 50),
+        "fts_p50": pct(bare, 50),
+        "fts_p95": pct(bare, 95),
+        "stdio_p50": pct(stdio, 50),
+        "stdio_p95": pct(stdio, 95),
+        "knn": knn,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+async def run(args: argparse.Namespace) -> None:
+    with embedding_stub(StubState(default_dim=DIM)) as (url, _), tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        init = measure_initialize(tmp / "init.db")
+        print(
+            f"stdio initialize after spawn: median {statistics.median(init):.0f} ms, "
+            f"max {max(init):.0f} ms over {len(init)} spawns\n"
+        )
+        rows = []
+        for n in [int(s) for s in args.sizes.split(",")]:
+            row = await bench_size(n, args.queries, url, tmp)
+            rows.append(row)
+            print(f"size {n}: filled in {row['fill_s']:.1f}s", file=sys.stderr)
+    print(
+        "| memories | recall p50 | recall p95 | embed p50 | bare FTS5 p50/p95 | p50 ratio | stdio p50/p95 | KNN numpy | KNN vec0 | max RSS |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        knn = r["knn"]
+        print(
+            f"| {r['n']:,} | {r['recall_p50']:.2f} ms | {r['recall_p95']:.2f} ms | {r['embed_p50']:.2f} ms"
+            f" | {r['fts_p50']:.2f} / {r['fts_p95']:.2f} ms | {r['recall_p50'] / max(r['fts_p50'], 1e-3):.1f}x"
+            f" | {r['stdio_p50']:.2f} / {r['stdio_p95']:.2f} ms"
+            f" | {knn.get('numpy', float('nan')):.2f} ms | {knn.get('vec0', float('nan')):.2f} ms | {r['rss_mb']:.0f} MB |"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--queries", type=int, default=300)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
