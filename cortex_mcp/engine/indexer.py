@@ -41,6 +41,7 @@ class EmbeddingIndexer:
         self.last_error: str | None = None
         self.embedded = 0
         self.cache_hits = 0
+        self.start_delay_s = 2.0
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -60,6 +61,8 @@ class EmbeddingIndexer:
             self._task = None
 
     async def _run(self) -> None:
+        # let the transport answer `initialize` before the first provider import and call
+        await asyncio.sleep(self.start_delay_s)
         backoff = 1.0
         while True:
             await self._wake.wait()

@@ -57,16 +57,25 @@ class OpenAIEmbedder:
         timeout_s: float,
         batch_size: int,
     ) -> None:
-        from openai import AsyncOpenAI
-
         self.model = model
         self.dimensions = dimensions
         self.batch_size = batch_size
         self.timeout_s = timeout_s
         self.model_key = f"{model}@{dimensions}" if dimensions else model
-        self._client = AsyncOpenAI(
-            api_key=api_key or "not-needed", base_url=base_url, timeout=timeout_s, max_retries=0
-        )
+        self._client_args = {
+            "api_key": api_key or "not-needed",
+            "base_url": base_url,
+            "timeout": timeout_s,
+            "max_retries": 0,
+        }
+        self._client: Any = None  # the SDK import costs ~0.3 s: not before `initialize`
+
+    def _sdk_client(self) -> Any:
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(**self._client_args)
+        return self._client
 
     def ready(self) -> bool:
         return True
@@ -81,7 +90,9 @@ class OpenAIEmbedder:
 
         extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
         try:
-            response = await self._client.embeddings.create(model=self.model, input=texts, **extra)
+            response = await self._sdk_client().embeddings.create(
+                model=self.model, input=texts, **extra
+            )
         except openai.OpenAIError as exc:
             raise ProviderError(
                 f"{self.name} embeddings failed: {type(exc).__name__}: {exc}"
@@ -90,7 +101,8 @@ class OpenAIEmbedder:
         return np.asarray([item.embedding for item in ordered], dtype=np.float32)
 
     async def close(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 class LocalEmbedder:

@@ -140,12 +140,21 @@ def variants(has_vectors: bool) -> dict[str, tuple[str, dict[str, Any]]]:
                 "hybrid",
                 {"fusion": "minmax", "vector_weight": 0.5, "text_weight": 0.5},
             ),
+            "hybrid minmax 0.4v/0.6t": (
+                "hybrid",
+                {"fusion": "minmax", "vector_weight": 0.4, "text_weight": 0.6},
+            ),
+            "hybrid minmax 0.2v/0.8t": (
+                "hybrid",
+                {"fusion": "minmax", "vector_weight": 0.2, "text_weight": 0.8},
+            ),
             "hybrid minmax 0.3v/0.7t": (
                 "hybrid",
                 {"fusion": "minmax", "vector_weight": 0.3, "text_weight": 0.7},
             ),
-            "hybrid minmax 0.5/0.5 +mmr": ("hybrid", {"fusion": "minmax", "mmr": True}),
-            "hybrid minmax 0.5/0.5 pool x8": ("hybrid", {"fusion": "minmax", "pool_factor": 8}),
+            "hybrid default +mmr": ("hybrid", {"mmr": True}),
+            "hybrid default +decay": ("hybrid", {"temporal_decay": True}),
+            "hybrid default pool x8": ("hybrid", {"pool_factor": 8}),
         }
     return rows
 
