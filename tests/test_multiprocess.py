@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from tests.stdio_helpers import server_command, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-PER_PROCESS = 100
+PER_PROCESS = int(os.environ.get("CORTEX_TEST_PER_PROCESS", "100"))
 
 
 async def _remember_many(db: Path, prefix: str, errors: list[str]) -> None:

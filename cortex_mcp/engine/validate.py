@@ -14,32 +14,28 @@ E = TypeVar("E", bound=enum.Enum)
 MAX_QUERY_CHARS = 2000
 
 
+def text(name: str, value: str, limit: int, hint: str = "") -> str:
+    """Normalised text that is neither blank nor longer than `limit` characters."""
+    cleaned = normalise(value or "")
+    if not cleaned:
+        raise InvalidInput(
+            f"{name}: must contain text (it is empty or only whitespace)", field=name
+        )
+    if len(cleaned) > limit:
+        raise InvalidInput(
+            f"{name}: {len(cleaned)} characters is over the limit of {limit}{hint}", field=name
+        )
+    return cleaned
+
+
 def content(value: str, limit: int) -> str:
-    text = normalise(value or "")
-    if not text:
-        raise InvalidInput(
-            "content: must contain text (it is empty or only whitespace)", field="content"
-        )
-    if len(text) > limit:
-        raise InvalidInput(
-            f"content: {len(text)} characters is over the limit of {limit}"
-            " (CORTEX_MAX_CONTENT_CHARS); split it into separate facts",
-            field="content",
-        )
-    return text
+    return text(
+        "content", value, limit, " (CORTEX_MAX_CONTENT_CHARS); split it into separate facts"
+    )
 
 
 def query(value: str) -> str:
-    text = normalise(value or "")
-    if not text:
-        raise InvalidInput(
-            "query: must contain text (it is empty or only whitespace)", field="query"
-        )
-    if len(text) > MAX_QUERY_CHARS:
-        raise InvalidInput(
-            f"query: {len(text)} characters is over the limit of {MAX_QUERY_CHARS}", field="query"
-        )
-    return text
+    return text("query", value, MAX_QUERY_CHARS)
 
 
 def unit_interval(name: str, value: float) -> float:

@@ -273,10 +273,9 @@ class MemoryStore:
         if not ids:
             return set()
         where, params = filter_sql(filters)
-        # unary + keeps the planner on the id index instead of scanning the agent's rows
-        where = where.replace("m.agent_id", "+m.agent_id").replace("m.layer IN", "+m.layer IN")
         rows = await self.db.fetchall(
-            f"SELECT m.id FROM memories m WHERE m.id IN ({placeholders(ids)}) AND {where}",
+            f"SELECT m.id FROM memories m WHERE m.id IN ({placeholders(ids)})"
+            f" AND {_on_primary_key(where)}",
             [*ids, *params],
         )
         return {str(row[0]) for row in rows}
@@ -284,8 +283,30 @@ class MemoryStore:
     async def text_search(
         self, match: str, filters: SearchFilters, limit: int
     ) -> list[tuple[str, float]]:
-        """FTS5 BM25 hits as (id, bm25); bm25 is lower-is-better."""
+        """FTS5 BM25 hits as (id, bm25); bm25 is lower-is-better.
+
+        First the FTS index alone ranks its top rows (no per-match join, which dominated at
+        100K memories); they are then filtered. Only when too few of them pass (another
+        agent's memories, forgotten ones) does the exact join over all matches run."""
+        fetch = limit * 4
+        ranked = await self.db.fetchall(
+            "SELECT rowid, bm25(memories_fts) AS score FROM memories_fts"
+            " WHERE memories_fts MATCH ? ORDER BY score LIMIT ?",
+            (match, fetch),
+        )
+        if not ranked:
+            return []
         where, params = filter_sql(filters)
+        seqs = [int(row[0]) for row in ranked]
+        allowed = await self.db.fetchall(
+            f"SELECT m.seq, m.id FROM memories m WHERE m.seq IN ({placeholders(seqs)})"
+            f" AND {_on_primary_key(where)}",
+            [*seqs, *params],
+        )
+        ids = {int(row[0]): str(row[1]) for row in allowed}
+        hits = [(ids[int(row[0])], float(row[1])) for row in ranked if int(row[0]) in ids]
+        if len(hits) >= limit or len(ranked) < fetch:
+            return hits[:limit]
         rows = await self.db.fetchall(
             "SELECT m.id, bm25(memories_fts) AS score FROM memories_fts"
             " CROSS JOIN memories m ON m.seq = memories_fts.rowid"  # FTS drives the join
@@ -399,6 +420,11 @@ async def _delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> 
         exists = await cursor.fetchone()
     if exists:
         await conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (memory_id,))
+
+
+def _on_primary_key(where: str) -> str:
+    """Unary + keeps the planner on the key lookup instead of scanning an agent's rows."""
+    return where.replace("m.agent_id =", "+m.agent_id =").replace("m.layer IN", "+m.layer IN")
 
 
 def _like_pattern(term: str) -> str:
