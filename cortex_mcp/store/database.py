@@ -22,17 +22,22 @@ WriteFn = Callable[[aiosqlite.Connection], Awaitable[T]]
 _LOCK_RETRIES = 8
 
 
+_READERS = 2
+
+
 class Database:
-    """Owns two connections to one WAL file: a writer, and a reader so that searches never
-    queue behind a write (such as the access counts a recall leaves behind). Every write goes
-    through `write()`: one BEGIN IMMEDIATE transaction, serialised within the process and
-    retried when another process holds the lock too long."""
+    """Owns connections to one WAL file: a writer, and readers so that searches never queue
+    behind a write (such as the access counts a recall leaves behind) and a recall's text and
+    vector channels can read at the same time. Every write goes through `write()`: one BEGIN
+    IMMEDIATE transaction, serialised within the process and retried when another process
+    holds the lock too long."""
 
     def __init__(self, path: Path, *, allow_vec: bool = True) -> None:
         self.path = path
         self._allow_vec = allow_vec
         self._conn: aiosqlite.Connection | None = None
-        self._reader: aiosqlite.Connection | None = None
+        self._readers: list[aiosqlite.Connection] = []
+        self._busy: list[int] = []
         self._write_lock = asyncio.Lock()
         self.vec_loaded = False
 
@@ -41,14 +46,17 @@ class Database:
         conn, self.vec_loaded = open_connection(self.path, allow_vec=self._allow_vec)
         self._conn = await conn
         await self._migrate()
-        reader, _ = open_connection(self.path, allow_vec=self._allow_vec)
-        self._reader = await reader
+        for _ in range(_READERS):
+            reader, _ = open_connection(self.path, allow_vec=self._allow_vec)
+            self._readers.append(await reader)
+            self._busy.append(0)
 
     async def close(self) -> None:
-        for conn in (self._reader, self._conn):
+        for conn in [*self._readers, self._conn]:
             if conn is not None:
                 await conn.close()
-        self._conn = self._reader = None
+        self._conn = None
+        self._readers, self._busy = [], []
 
     async def __aenter__(self) -> Database:
         await self.open()
@@ -108,17 +116,22 @@ class Database:
 
     @property
     def reader(self) -> aiosqlite.Connection:
-        if self._reader is None:
+        if not self._readers:
             raise RuntimeError("database is not open")
-        return self._reader
+        return self._readers[0]
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        async with self.reader.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+        index = self._busy.index(min(self._busy))  # the least busy reader
+        self._busy[index] += 1
+        try:
+            async with self._readers[index].execute(sql, params) as cursor:
+                return list(await cursor.fetchall())
+        finally:
+            self._busy[index] -= 1
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        async with self.reader.execute(sql, params) as cursor:
-            return await cursor.fetchone()
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
 
     async def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = await self.fetchone(sql, params)
@@ -129,9 +142,12 @@ class Database:
         return str(value) if value is not None else None
 
     async def data_version(self) -> int:
-        """Changes whenever another connection (our writer included) commits: the signal that
-        in-process caches must refresh."""
-        return int(await self.scalar("PRAGMA data_version"))
+        """Changes whenever another process commits: the signal that in-process caches must
+        refresh. Read on the writer, so it is comparable call to call (the value is per
+        connection); our own writes are signalled by the code that makes them."""
+        async with self.conn.execute("PRAGMA data_version") as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
 
     async def checkpoint(self) -> None:
         """Copy the WAL into the main file and truncate it (best effort: readers may hold it)."""
