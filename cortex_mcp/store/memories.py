@@ -285,27 +285,20 @@ class MemoryStore:
     ) -> list[tuple[str, float]]:
         """FTS5 BM25 hits as (id, bm25); bm25 is lower-is-better.
 
-        First the FTS index alone ranks its top rows (no per-match join, which dominated at
-        100K memories); they are then filtered. Only when too few of them pass (another
-        agent's memories, forgotten ones) does the exact join over all matches run."""
+        The FTS index alone ranks its top rows first (a join per match dominated at 100K
+        memories), and only those are joined and filtered. When too few of them pass
+        (another agent's memories, forgotten ones), the exact join over all matches runs."""
         fetch = limit * 4
-        ranked = await self.db.fetchall(
-            "SELECT rowid, bm25(memories_fts) AS score FROM memories_fts"
-            " WHERE memories_fts MATCH ? ORDER BY score LIMIT ?",
-            (match, fetch),
-        )
-        if not ranked:
-            return []
         where, params = filter_sql(filters)
-        seqs = [int(row[0]) for row in ranked]
-        allowed = await self.db.fetchall(
-            f"SELECT m.seq, m.id FROM memories m WHERE m.seq IN ({placeholders(seqs)})"
-            f" AND {_on_primary_key(where)}",
-            [*seqs, *params],
+        rows = await self.db.fetchall(
+            f"SELECT m.id, r.score, ({where}) AS allowed FROM (SELECT rowid,"
+            " bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ?"
+            " ORDER BY score LIMIT ?) AS r CROSS JOIN memories m ON m.seq = r.rowid"
+            " ORDER BY r.score",
+            [*params, match, fetch],
         )
-        ids = {int(row[0]): str(row[1]) for row in allowed}
-        hits = [(ids[int(row[0])], float(row[1])) for row in ranked if int(row[0]) in ids]
-        if len(hits) >= limit or len(ranked) < fetch:
+        hits = [(str(row[0]), float(row[1])) for row in rows if row[2]]
+        if len(hits) >= limit or len(rows) < fetch:
             return hits[:limit]
         rows = await self.db.fetchall(
             "SELECT m.id, bm25(memories_fts) AS score FROM memories_fts"
