@@ -91,7 +91,7 @@ class Database:
         return int(row[0]) if row else 0
 
     async def schema_version(self) -> int:
-        return await self._user_version(self.reader)
+        return await self._user_version(self.conn)
 
     async def write(self, fn: WriteFn[T]) -> T:
         """Run `fn` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error."""
@@ -113,12 +113,6 @@ class Database:
                 await self.conn.commit()
                 return result
         raise AssertionError("unreachable")
-
-    @property
-    def reader(self) -> aiosqlite.Connection:
-        if not self._readers:
-            raise RuntimeError("database is not open")
-        return self._readers[0]
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         index = self._busy.index(min(self._busy))  # the least busy reader

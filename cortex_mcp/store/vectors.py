@@ -126,20 +126,6 @@ class VectorStore:
             for row in rows
         ]
 
-    async def pending_for(self, ids: list[str], model: str) -> list[PendingEmbedding]:
-        if not ids:
-            return []
-        rows = await self.db.fetchall(
-            "SELECT m.id, m.content, m.content_hash FROM memories m"
-            " LEFT JOIN memory_vectors v ON v.memory_id = m.id AND v.model = ?"
-            f" WHERE v.memory_id IS NULL AND m.id IN ({placeholders(ids)})",
-            [model, *ids],
-        )
-        return [
-            PendingEmbedding(str(row["id"]), str(row["content"]), str(row["content_hash"]))
-            for row in rows
-        ]
-
     async def load(self, model: str, dim: int, after_rowid: int) -> list[StoredVector]:
         rows = await self.db.fetchall(
             "SELECT rowid, memory_id, vector FROM memory_vectors"
