@@ -139,7 +139,7 @@ class VectorIndex:
         if not self._dirty and version == matrix.data_version:
             return matrix
         count, max_rowid = await self.vectors.shape(model_key, dim)
-        if max_rowid < matrix.max_rowid or count < matrix.count + 0:
+        if max_rowid < matrix.max_rowid or count < matrix.count:
             matrix = self._matrix = _Matrix(model_key, dim)  # rows were deleted: reload
         if count != matrix.count or max_rowid != matrix.max_rowid:
             await self._append_new(matrix)
