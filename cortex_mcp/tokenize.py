@@ -27,7 +27,9 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 def normalise(text: str) -> str:
-    """NFKC, collapsed whitespace, trimmed: the form content is stored and compared in."""
+    """NFKC, collapsed whitespace, trimmed: the form keys and indexes compare text in.
+
+    Never the form content is stored in: a memory comes back exactly as it was given."""
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
 

@@ -14,9 +14,10 @@ E = TypeVar("E", bound=enum.Enum)
 MAX_QUERY_CHARS = 2000
 
 
-def text(name: str, value: str, limit: int, hint: str = "") -> str:
-    """Normalised text that is neither blank nor longer than `limit` characters."""
-    cleaned = normalise(value or "")
+def text(name: str, value: str, limit: int, hint: str = "", *, verbatim: bool = False) -> str:
+    """Text that is neither blank nor longer than `limit` characters: normalised (for queries),
+    or with `verbatim` exactly as given but for surrounding whitespace (for what is stored)."""
+    cleaned = (value or "").strip() if verbatim else normalise(value or "")
     if not cleaned:
         raise InvalidInput(
             f"{name}: must contain text (it is empty or only whitespace)", field=name
@@ -29,9 +30,9 @@ def text(name: str, value: str, limit: int, hint: str = "") -> str:
 
 
 def content(value: str, limit: int) -> str:
-    return text(
-        "content", value, limit, " (CORTEX_MAX_CONTENT_CHARS); split it into separate facts"
-    )
+    """Memory content is the user's: kept as given (only surrounding whitespace trimmed)."""
+    hint = " (CORTEX_MAX_CONTENT_CHARS); split it into separate facts"
+    return text("content", value, limit, hint, verbatim=True)
 
 
 def query(value: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from cortex_mcp.store.connection import open_connection, operational_error
-from cortex_mcp.store.schema import MIGRATIONS, SCHEMA_VERSION
+from cortex_mcp.store.schema import MIGRATION_NOTES, MIGRATIONS, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class Database:
                 for statement in MIGRATIONS[number]:
                     await conn.execute(statement)
                 await conn.execute(f"PRAGMA user_version = {number + 1}")
-                log.info("applied migration %d", number + 1)
+                await _log_migration(conn, number + 1, fresh=version == 0)
             return version
 
         if await self._user_version(self.conn) < SCHEMA_VERSION:
@@ -150,6 +150,16 @@ class Database:
 
     async def integrity_check(self) -> str:
         return str(await self.scalar("PRAGMA integrity_check"))
+
+
+async def _log_migration(conn: aiosqlite.Connection, number: int, *, fresh: bool) -> None:
+    note = MIGRATION_NOTES.get(number)
+    if note is None or fresh:
+        log.info("applied migration %d", number)
+        return
+    async with conn.execute("SELECT COUNT(*) FROM memories") as cursor:
+        row = await cursor.fetchone()
+    log.warning("applied migration %d: " + note, number, int(row[0]) if row else 0)
 
 
 async def set_meta(conn: aiosqlite.Connection, key: str, value: str) -> None:

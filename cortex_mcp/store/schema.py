@@ -99,6 +99,16 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX idx_relations_object ON relations(agent_id, object)",
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ],
+    # 2: content is stored verbatim from now on (normalisation only in content_hash and the
+    # FTS text). Rows written before were stored normalised and the originals are gone: they
+    # stay as they are, and the migration says so (MIGRATION_NOTES).
+    [],
 ]
+
+# What a migration tells the user when it runs on a database that already holds memories.
+MIGRATION_NOTES: dict[int, str] = {
+    2: "content is now stored exactly as given; the %d memories written before keep the"
+    " normalised text they were stored with (NFKC, whitespace collapsed): the originals are gone",
+}
 
 SCHEMA_VERSION = len(MIGRATIONS)
