@@ -1,79 +1,133 @@
-"""Entry point: argv -> Settings -> logging (stderr) -> transport. Nothing here writes to stdout
-before the stdio server owns it, except the explicit commands (--version, doctor)."""
+"""Entry point: argv -> Settings -> logging (stderr) -> a command. Nothing here writes to stdout
+before the stdio server owns it, except the explicit commands (--version, --help, doctor).
+
+Adding a command: write a module in `cortex_mcp/commands/` that exposes
+``COMMANDS: tuple[Command, ...]`` and list it in `COMMAND_MODULES`. Adding an option every command
+accepts (before or after the command name): one `GlobalOption` row in `GLOBAL_OPTIONS`.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cortex_mcp import __version__
-from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.commands import Command, doctor, serve
+from cortex_mcp.config import load_settings
 from cortex_mcp.errors import ConfigError
+from cortex_mcp.logs import configure_logging
 
-log = logging.getLogger("cortex_mcp")
+COMMAND_MODULES = (serve, doctor)
+DEFAULT_COMMAND = "serve"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cortex-mcp", description="Long-term memory MCP server")
+@dataclass(frozen=True)
+class GlobalOption:
+    """A command-line flag that overrides one setting; accepted before or after the command."""
+
+    flag: str
+    setting: str
+    help: str
+    type: Callable[[str], Any] = str
+    metavar: str | None = None
+
+
+GLOBAL_OPTIONS = (
+    GlobalOption("--db", "db_path", "SQLite file (CORTEX_DB_PATH)", Path, "PATH"),
+    GlobalOption("--agent-id", "agent_id", "default agent id (CORTEX_AGENT_ID)", metavar="ID"),
+    GlobalOption(
+        "--log-level",
+        "log_level",
+        "DEBUG, INFO, WARNING, ERROR (CORTEX_LOG_LEVEL)",
+        metavar="LEVEL",
+    ),
+)
+
+ENVIRONMENT_HELP = """\
+settings (environment variables; the same keys, lower case, in the TOML or JSON file
+named by CORTEX_CONFIG; the environment wins over the file, flags win over both):
+  CORTEX_CONFIG                 path of a .toml or .json settings file
+  CORTEX_DB_PATH                the memory file (default ~/.cortex/brain.db)
+  CORTEX_AGENT_ID               whose memories this process reads and writes (default "default")
+  CORTEX_MAX_CONTENT_CHARS      longest memory accepted (default 8000)
+  CORTEX_EMBEDDING_PROVIDER     auto, openai, local, none, or a comma list (default auto)
+  CORTEX_EMBEDDING_MODEL        embedding model name
+  CORTEX_EMBEDDING_BASE_URL     any OpenAI-compatible /v1 endpoint (Ollama, LM Studio, vLLM)
+  CORTEX_EMBEDDING_API_KEY      key for that endpoint (else OPENAI_API_KEY)
+  CORTEX_EMBEDDING_DIMENSIONS   ask the model for fewer dimensions
+  CORTEX_EMBEDDING_TIMEOUT_S    per call; past it recall answers from text (default 5)
+  CORTEX_LOG_LEVEL              DEBUG, INFO, WARNING, ERROR (default INFO)
+  CORTEX_LOG_FILE               also write logs to this file
+  CORTEX_SEARCH__FUSION, CORTEX_SEARCH__VECTOR_WEIGHT, ...   ranking (README, "Configuration")
+  OPENAI_API_KEY                enables OpenAI embeddings when CORTEX_EMBEDDING_PROVIDER=auto
+
+With no command, cortex-mcp runs the MCP server on stdin/stdout, as MCP clients start it.
+"""
+
+
+def _global_options() -> argparse.ArgumentParser:
+    """The global flags as a parent parser. SUPPRESS keeps a flag given before the command
+    from being reset by the subcommand's own copy of it."""
+    parent = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    group = parent.add_argument_group("global options (before or after the command)")
+    for option in GLOBAL_OPTIONS:
+        group.add_argument(
+            option.flag,
+            dest=option.setting,
+            type=option.type,
+            metavar=option.metavar,
+            help=option.help,
+        )
+    return parent
+
+
+def commands() -> list[Command]:
+    return [command for module in COMMAND_MODULES for command in module.COMMANDS]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    options = _global_options()
+    parser = argparse.ArgumentParser(
+        prog="cortex-mcp",
+        description="Long-term memory for AI agents: an MCP server over one SQLite file.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[options],
+    )
     parser.add_argument("--version", action="version", version=f"cortex-mcp {__version__}")
-    parser.add_argument("--db", type=Path, help="SQLite file (default ~/.cortex/brain.db)")
-    parser.add_argument("--agent-id", help="default agent id for this process")
-    parser.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR")
-    sub = parser.add_subparsers(dest="command")
-    sub.add_parser("serve", help="run the stdio MCP server (the default)")
-    sub.add_parser("doctor", help="check SQLite, extensions, schema and providers")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in commands():
+        child = sub.add_parser(
+            command.name,
+            help=command.help,
+            description=command.description or command.help,
+            epilog=ENVIRONMENT_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=[options],
+        )
+        command.add_arguments(child)
+        child.set_defaults(run=command.run)
     return parser
 
 
-def configure_logging(settings: Settings) -> None:
-    """Logs go to stderr (stdout belongs to the protocol) and, where set, to a file."""
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
-    if settings.log_file is not None:
-        settings.log_file.parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(settings.log_file, encoding="utf-8"))
-    logging.basicConfig(
-        level=settings.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        handlers=handlers,
-        force=True,
-    )
-    for noisy in ("httpx", "httpx2", "httpcore", "openai", "anthropic", "mcp"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+def _setting_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {o.setting: getattr(args, o.setting) for o in GLOBAL_OPTIONS if hasattr(args, o.setting)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    overrides: dict[str, Any] = {}
-    if args.db is not None:
-        overrides["db_path"] = args.db
-    if args.agent_id:
-        overrides["agent_id"] = args.agent_id
-    if args.log_level:
-        overrides["log_level"] = args.log_level
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "command", None) is None:  # no command: the stdio server
+        args = parser.parse_args([*(argv if argv is not None else sys.argv[1:]), DEFAULT_COMMAND])
     try:
-        settings = load_settings(**overrides)
+        settings = load_settings(**_setting_overrides(args))
     except ConfigError as exc:
         sys.stderr.write(f"cortex-mcp: {exc.message}\n")
         return 2
     configure_logging(settings)
-    if args.command == "doctor":
-        from cortex_mcp.doctor import run_doctor
-
-        return asyncio.run(run_doctor(settings))
-    return serve_stdio(settings)
-
-
-def serve_stdio(settings: Settings) -> int:
-    from cortex_mcp.runtime import open_cortex
-    from cortex_mcp.transports.mcp import build_server
-
-    server = build_server(lambda: open_cortex(settings))
-    configure_logging(settings)  # MCPServer() installs its own root handler; keep ours
-    log.info("cortex-mcp %s serving stdio, db %s", __version__, settings.db_path)
-    server.run("stdio")
-    return 0
+    exit_code: int = args.run(args, settings)
+    return exit_code

@@ -35,6 +35,7 @@ FORBIDDEN = {
     "cortex_mcp.engine": ["cortex_mcp.service", "cortex_mcp.transports", "cortex_mcp.runtime"],
     "cortex_mcp.service": ["cortex_mcp.transports", "cortex_mcp.runtime"],
     "cortex_mcp.transports": ["cortex_mcp.store", "cortex_mcp.search", "cortex_mcp.providers"],
+    "cortex_mcp.commands": ["cortex_mcp.store", "cortex_mcp.search", "cortex_mcp.providers"],
 }
 LEAVES = ["cortex_mcp.models", "cortex_mcp.errors", "cortex_mcp.config", "cortex_mcp.tokenize"]
 SQL = re.compile(

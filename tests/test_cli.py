@@ -1,0 +1,101 @@
+"""The command line as users type it: the installed `cortex-mcp` console script."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cortex_mcp.cli import GLOBAL_OPTIONS, build_parser
+from cortex_mcp.config import Settings
+from tests.stdio_helpers import LEGACY_PROTOCOL, server_command, server_env
+
+
+def _run(*args: str, db: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*server_command(), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(db),
+    )
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_global_options_work_before_and_after_the_command(before: bool) -> None:
+    flags = ["--db", "/tmp/x.db", "--agent-id", "bob", "--log-level", "debug"]
+    argv = [*flags, "doctor"] if before else ["doctor", *flags]
+    args = build_parser().parse_args(argv)
+    assert (args.command, args.db_path, args.agent_id, args.log_level) == (
+        "doctor",
+        Path("/tmp/x.db"),
+        "bob",
+        "debug",
+    )
+
+
+def test_an_option_given_before_the_command_is_not_reset_by_the_command() -> None:
+    args = build_parser().parse_args(["--agent-id", "ann", "serve"])
+    assert args.agent_id == "ann"
+    assert not hasattr(build_parser().parse_args(["serve"]), "agent_id")
+
+
+def test_every_global_option_names_a_real_setting() -> None:
+    for option in GLOBAL_OPTIONS:
+        assert option.setting in Settings.model_fields, option.flag
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_doctor_takes_db_before_or_after_the_command(tmp_path: Path, where: str) -> None:
+    db = tmp_path / "chosen.db"
+    args = ("--db", str(db), "doctor") if where == "before" else ("doctor", "--db", str(db))
+    done = _run(*args, db=tmp_path / "env.db")
+    assert done.returncode == 0, done.stderr
+    assert str(db) in done.stdout
+    assert str(tmp_path / "env.db") not in done.stdout
+
+
+def test_help_lists_the_environment_variables_and_the_config_file(tmp_path: Path) -> None:
+    done = _run("--help", db=tmp_path / "x.db")
+    assert done.returncode == 0
+    assert "CORTEX_CONFIG" in done.stdout and "CORTEX_DB_PATH" in done.stdout
+    for command in ("serve", "doctor"):
+        assert command in done.stdout
+    named = set(re.findall(r"CORTEX_([A-Z_]+?)(?:__|\b)", done.stdout)) - {"CONFIG"}
+    unknown = {name for name in named if name.lower() not in Settings.model_fields}
+    assert not unknown, f"--help names settings that do not exist: {unknown}"
+
+
+def test_subcommand_help_shows_the_global_options(tmp_path: Path) -> None:
+    done = _run("doctor", "--help", db=tmp_path / "x.db")
+    assert done.returncode == 0
+    assert "--db" in done.stdout and "CORTEX_CONFIG" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [[], ["serve"]])
+def test_no_command_and_serve_both_run_the_stdio_server(tmp_path: Path, command: list[str]) -> None:
+    db = tmp_path / "flag.db"
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": LEGACY_PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "cli-test", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    stdin = "".join(json.dumps(m) + "\n" for m in messages)
+    done = _run(*command, "--db", str(db), db=tmp_path / "env.db", stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout.splitlines()[0])
+    assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "cortex"
+    assert db.exists() and not (tmp_path / "env.db").exists()
