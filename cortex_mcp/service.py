@@ -13,6 +13,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.gate import build_context, small_talk_reason
 from cortex_mcp.engine.indexer import EmbeddingIndexer
+from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.engine.report import core_snapshot, debug_report
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import (
@@ -32,6 +33,7 @@ from cortex_mcp.models import (
 from cortex_mcp.providers.embeddings import EmbeddingCascade
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.store import Database, connector_info
+from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.memories import MemoryStore
 from cortex_mcp.store.vectors import VectorStore
 
@@ -51,6 +53,7 @@ class CortexService:
         indexer: EmbeddingIndexer | None,
         clock: Clock,
         provider_notes: list[str],
+        counters: Counters | None = None,
     ) -> None:
         self.settings = settings
         self.db = db
@@ -61,6 +64,8 @@ class CortexService:
         self.indexer = indexer
         self.clock = clock
         self.provider_notes = provider_notes
+        self.counters = counters or Counters(db)
+        self.redactor = Redactor(self.counters.add)
         self._background: set[asyncio.Task[Any]] = set()
 
     # ---- tools ----------------------------------------------------------------------------
@@ -115,14 +120,17 @@ class CortexService:
         agent_id: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> RememberResult:
+        content = await self.redactor.clean(
+            validate.content(content, self.settings.max_content_chars)
+        )
         new = NewMemory(
             agent_id=validate.agent_id(agent_id, self.settings.agent_id),
-            content=validate.content(content, self.settings.max_content_chars),
+            content=content,
             category=validate.member("category", category, Category),
             layer=validate.member("layer", layer, Layer),
             importance=validate.unit_interval("importance", importance),
             supersedes=validate.memory_id(supersedes, "supersedes") if supersedes else None,
-            source=source,
+            source=await self.redactor.clean_optional(source),
             metadata=metadata or {},
         )
         outcome = await self.memories.remember(new, self._now())
@@ -150,6 +158,7 @@ class CortexService:
                 "correction: cannot be combined with purge=true (purge erases, correction keeps)",
                 field="correction",
             )
+        reason = await self.redactor.clean_optional(reason)
         now = self._now()
         if purge:
             await self.memories.purge(target, agent, now)
@@ -157,9 +166,10 @@ class CortexService:
             return ForgetResult(id=target, status=ForgetStatus.purged)
         if correction is not None:
             old = await self._require(target, agent)
+            corrected = validate.content(correction, self.settings.max_content_chars)
             new = NewMemory(
                 agent_id=agent,
-                content=validate.content(correction, self.settings.max_content_chars),
+                content=await self.redactor.clean(corrected),
                 category=old.category,
                 layer=Layer.core,
                 importance=max(old.importance, 0.7),
@@ -227,6 +237,7 @@ class CortexService:
                 "indexer_error": self.indexer.last_error if self.indexer else None,
             },
             "degraded": list(self.provider_notes),
+            "redactions": await self.counters.read("redacted"),
         }
 
     # ---- housekeeping ---------------------------------------------------------------------

@@ -1,0 +1,40 @@
+"""Named counters in the `meta` table (``count:<name>``): totals that survive restarts and are
+shared by every process on the file, such as redactions by kind. Counts only, never values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import aiosqlite
+
+from cortex_mcp.store.database import Database
+
+_PREFIX = "count:"
+
+
+class Counters:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def add(self, counts: Mapping[str, int]) -> None:
+        items = [(f"{_PREFIX}{name}", int(n)) for name, n in counts.items() if n]
+        if not items:
+            return
+
+        async def txn(conn: aiosqlite.Connection) -> None:
+            await conn.executemany(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
+                " SET value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)",
+                items,
+            )
+
+        await self.db.write(txn)
+
+    async def read(self, group: str) -> dict[str, int]:
+        """Counters named ``<group>.<name>``, as {name: total}."""
+        prefix = f"{_PREFIX}{group}."
+        rows = await self.db.fetchall(
+            "SELECT key, value FROM meta WHERE key >= ? AND key < ? ORDER BY key",
+            (prefix, prefix + "\uffff"),
+        )
+        return {str(row[0])[len(prefix) :]: int(row[1]) for row in rows}
