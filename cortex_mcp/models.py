@@ -100,6 +100,7 @@ class NewMemory(BaseModel):
 
 class ScoredMemory(Memory):
     score: float
+    truncated: bool = False  # content cut to fit the caller's token budget
 
 
 class RecallMeta(BaseModel):

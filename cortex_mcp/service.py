@@ -22,6 +22,7 @@ from cortex_mcp.models import (
     ForgetResult,
     ForgetStatus,
     Layer,
+    Memory,
     NewMemory,
     RecallMeta,
     RecallResult,
@@ -31,6 +32,7 @@ from cortex_mcp.models import (
     to_iso,
 )
 from cortex_mcp.providers.embeddings import EmbeddingCascade
+from cortex_mcp.search.fusion import Candidate
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.store import Database, connector_info
 from cortex_mcp.store.counters import Counters
@@ -91,12 +93,8 @@ class CortexService:
         outcome = await self.searcher.search(text, filters, limit, self.clock.now())
         ranked = [c for c in outcome.ranked if c.memory is not None]
         context, kept, tokens = build_context([c.memory for c in ranked if c.memory], budget)
-        kept_ids = {m.id for m in kept}
-        scored = [
-            ScoredMemory(**c.memory.model_dump(), score=round(c.final, 6))
-            for c in ranked
-            if c.memory is not None and c.memory.id in kept_ids
-        ]
+        found = {c.memory_id: c for c in ranked}
+        scored = [_scored(memory, found[memory.id]) for memory in kept]
         self._spawn(self._record_access(scored, text))
         meta = RecallMeta(
             took_ms=_ms_since(started),
@@ -130,7 +128,9 @@ class CortexService:
             layer=validate.member("layer", layer, Layer),
             importance=validate.unit_interval("importance", importance),
             supersedes=validate.memory_id(supersedes, "supersedes") if supersedes else None,
-            source=await self.redactor.clean_optional(source),
+            source=await self.redactor.clean_optional(
+                validate.optional_text("source", source, validate.MAX_SOURCE_CHARS)
+            ),
             metadata=metadata or {},
         )
         outcome = await self.memories.remember(new, self._now())
@@ -153,6 +153,7 @@ class CortexService:
     ) -> ForgetResult:
         target = validate.memory_id(memory_id)
         agent = validate.agent_id(agent_id, self.settings.agent_id)
+        reason = validate.optional_text("reason", reason, validate.MAX_REASON_CHARS)
         if purge and correction:
             raise InvalidInput(
                 "correction: cannot be combined with purge=true (purge erases, correction keeps)",
@@ -290,6 +291,18 @@ class CortexService:
 
     def _now(self) -> str:
         return to_iso(self.clock.now())
+
+
+def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
+    """A memory as a recall returns it: its fields bounded (content cut to the token budget by
+    the context builder, an oversized legacy `source` cut to the current limit)."""
+    fields = kept.model_dump()
+    source = fields["source"]
+    if source is not None and len(source) > validate.MAX_SOURCE_CHARS:
+        fields["source"] = source[: validate.MAX_SOURCE_CHARS] + "…"
+    original = candidate.memory
+    truncated = original is not None and original.content != kept.content
+    return ScoredMemory(**fields, score=round(candidate.final, 6), truncated=truncated)
 
 
 def _ms_since(started: float) -> float:

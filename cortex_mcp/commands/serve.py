@@ -24,7 +24,7 @@ def serve_stdio(settings: Settings) -> int:
 
     # Checks that must refuse to start (exit 2, one line) belong here, before stdout belongs
     # to the protocol: the database, then the transport.
-    server = build_server(lambda: open_cortex(settings))
+    server = build_server(lambda: open_cortex(settings), settings)
     configure_logging(settings)  # MCPServer() installs its own root handler; keep ours
     log.info("cortex-mcp %s serving stdio, db %s", __version__, settings.db_path)
     server.run("stdio")

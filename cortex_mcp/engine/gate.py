@@ -42,29 +42,35 @@ def small_talk_reason(message: str) -> str | None:
     return None
 
 
+def _line_prefix(memory: Memory) -> str:
+    return f"- [{memory.layer.value} {memory.created_at[:10]}] ({memory.category.value}) "
+
+
 def format_line(memory: Memory) -> str:
-    date = memory.created_at[:10]
-    return f"- [{memory.layer.value} {date}] ({memory.category.value}) {memory.content}"
+    return _line_prefix(memory) + memory.content
 
 
 def build_context(memories: list[Memory], max_tokens: int) -> tuple[str, list[Memory], int]:
     """The context block and the memories that fit in it, best first, within `max_tokens`.
 
     A memory that does not fit is skipped (a shorter one after it may still fit); one that is
-    alone too long for the budget is cut with an ellipsis rather than dropped."""
+    alone too long for the budget is cut with an ellipsis rather than dropped, and is returned
+    cut the same way, so a reply never carries more than the caller's budget."""
     header = "Relevant memories (most relevant first):"
     used = count_tokens(header)
     lines: list[str] = []
     kept: list[Memory] = []
     for memory in memories:
-        line = format_line(memory)
+        prefix = _line_prefix(memory)
+        line = prefix + memory.content
         cost = count_tokens(line) + 1
         if used + cost > max_tokens:
             if kept or used >= max_tokens:
                 continue
             line = _truncate(line, max_tokens - used - 1)
-            if not line:
+            if len(line) <= len(prefix):
                 continue
+            memory = memory.model_copy(update={"content": line[len(prefix) :]})
             cost = count_tokens(line) + 1
         lines.append(line)
         kept.append(memory)

@@ -26,7 +26,8 @@ SECTIONS: list[tuple[str, tuple[Category, ...]]] = [
 
 
 def core_snapshot(memories: list[Memory], max_tokens: int) -> str:
-    """Core memory grouped into sections, most important first, within `max_tokens`."""
+    """Core memory grouped into sections, most important first, within `max_tokens`; each entry
+    carries its id so an agent reviewing it can forget or correct it."""
     lines = ["# Core memory", ""]
     used = count_tokens(lines[0])
     omitted = 0
@@ -37,7 +38,7 @@ def core_snapshot(memories: list[Memory], max_tokens: int) -> str:
         heading = f"## {title}"
         entries = []
         for memory in members:
-            entry = f"- {memory.content} _({memory.created_at[:10]})_"
+            entry = f"- {memory.content} _({memory.created_at[:10]}, id {memory.id})_"
             cost = count_tokens(entry) + 1
             if used + cost + count_tokens(heading) > max_tokens:
                 omitted += 1

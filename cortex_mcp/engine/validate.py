@@ -12,6 +12,18 @@ from cortex_mcp.tokenize import normalise
 E = TypeVar("E", bound=enum.Enum)
 
 MAX_QUERY_CHARS = 2000
+MAX_SOURCE_CHARS = 500
+MAX_REASON_CHARS = 1000
+MAX_ID_CHARS = 64  # a canonical id is 36; room for surrounding whitespace or braces
+MAX_AGENT_ID_CHARS = 128
+PREVIEW_CHARS = 60
+
+
+def preview(value: str, limit: int = PREVIEW_CHARS) -> str:
+    """`value` quoted for an error message, cut to a short prefix: errors never echo bulk input."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}… ({len(value)} characters)"
 
 
 def text(name: str, value: str, limit: int, hint: str = "", *, verbatim: bool = False) -> str:
@@ -71,11 +83,15 @@ def members(name: str, values: list[str] | list[E] | None, kind: type[E]) -> lis
 
 def memory_id(value: str, name: str = "memory_id") -> str:
     text = (value or "").strip()
+    if len(text) > MAX_ID_CHARS:
+        raise InvalidInput(
+            f"{name}: {len(text)} characters is too long for a memory id (36)", field=name
+        )
     try:
         parsed = uuid.UUID(text)
     except ValueError:
         raise InvalidInput(
-            f"{name}: {value!r} is not a memory id (ids look like 01938f2e-7c4b-7d3a-9f1e-2b6c8d0e4a51)",
+            f"{name}: {preview(value or '')} is not a memory id (ids look like 01938f2e-7c4b-7d3a-9f1e-2b6c8d0e4a51)",
             field=name,
         ) from None
     return str(parsed)
@@ -85,6 +101,19 @@ def agent_id(value: str | None, default: str) -> str:
     if value is None:
         return default
     text = value.strip()
-    if not text or len(text) > 128:
-        raise InvalidInput("agent_id: must be 1 to 128 characters", field="agent_id")
+    if not text or len(text) > MAX_AGENT_ID_CHARS:
+        raise InvalidInput(
+            f"agent_id: must be 1 to {MAX_AGENT_ID_CHARS} characters", field="agent_id"
+        )
     return text
+
+
+def optional_text(name: str, value: str | None, limit: int) -> str | None:
+    """A short free-text field (source, reason): None when absent or blank, else bounded."""
+    if value is None or not value.strip():
+        return None
+    if len(value) > limit:
+        raise InvalidInput(
+            f"{name}: {len(value)} characters is over the limit of {limit}", field=name
+        )
+    return value

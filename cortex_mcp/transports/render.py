@@ -1,0 +1,78 @@
+"""What a model reads: each tool result as compact text that carries everything it can act on
+(ids, layer, category, date, score, what was degraded or skipped), next to the same result as
+structured content. Many clients (Claude Code among them) pass only the text to the model.
+
+A readable block rather than the JSON dump: for a recall of 10 memories it is about a third
+of the tokens of the pretty-printed JSON and leaves out nothing a model can use.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from cortex_mcp.models import ForgetResult, RecallResult, RememberResult, ScoredMemory
+
+
+def tool_result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def tool_error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def recall_text(result: RecallResult) -> str:
+    meta = result.meta
+    if meta.skipped_reason:
+        lines = [f"No recall: {meta.skipped_reason} (meta.skipped_reason)."]
+    elif not result.memories:
+        lines = ["No memories matched."]
+    else:
+        count = len(result.memories)
+        lines = [
+            f"{count} memor{'y' if count == 1 else 'ies'}, most relevant first"
+            f" ({meta.tokens} tokens; search: {', '.join(meta.channels) or 'none'})."
+            " Pass an id to cortex_forget to retract or correct it.",
+        ]
+        for rank, memory in enumerate(result.memories, start=1):
+            lines += ["", *_memory_block(rank, memory)]
+    if meta.degraded:
+        lines += ["", "degraded: " + "; ".join(meta.degraded)]
+    if meta.notes:
+        lines += ["", "notes: " + "; ".join(meta.notes)]
+    return "\n".join(lines)
+
+
+def _memory_block(rank: int, memory: ScoredMemory) -> list[str]:
+    head = (
+        f"[{rank}] id {memory.id} | {memory.layer.value} | {memory.category.value}"
+        f" | {memory.created_at[:10]} | score {memory.score:.3f}"
+    )
+    if memory.truncated:
+        head += f" | cut to fit max_tokens (full text: cortex://memories/{memory.id})"
+    return [head, *("  " + line for line in memory.content.split("\n"))]
+
+
+def remember_text(result: RememberResult) -> str:
+    verb = "Already remembered (deduplicated)" if result.deduplicated else "Remembered"
+    text = f"{verb}: id {result.id} ({result.layer.value})."
+    if result.superseded:
+        text += f" It supersedes {', '.join(result.superseded)}."
+    return text
+
+
+def forget_text(result: ForgetResult) -> str:
+    if result.status == "purged":
+        return f"Memory {result.id} purged: its content is erased everywhere."
+    if result.status == "corrected":
+        return f"Memory {result.id} corrected: the corrected fact is memory {result.new_id}."
+    return f"Memory {result.id} forgotten: it leaves recall and stays in the archive."
+
+
+def json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1)
