@@ -129,5 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"cortex-mcp: {exc.message}\n")
         return 2
     configure_logging(settings)
-    exit_code: int = args.run(args, settings)
+    try:
+        exit_code: int = args.run(args, settings)
+    except KeyboardInterrupt:  # Ctrl-C in a command: stop quietly, as shells expect
+        sys.stderr.write("cortex-mcp: interrupted\n")
+        return 130
     return exit_code

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
+import select
+import signal
+import sqlite3
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,11 +83,8 @@ def test_subcommand_help_shows_the_global_options(tmp_path: Path) -> None:
     assert "--db" in done.stdout and "CORTEX_CONFIG" in done.stdout
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("command", [[], ["serve"]])
-def test_no_command_and_serve_both_run_the_stdio_server(tmp_path: Path, command: list[str]) -> None:
-    db = tmp_path / "flag.db"
-    messages = [
+def _handshake() -> list[dict[str, Any]]:
+    return [
         {
             "jsonrpc": "2.0",
             "id": 1,
@@ -93,9 +97,97 @@ def test_no_command_and_serve_both_run_the_stdio_server(tmp_path: Path, command:
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
-    stdin = "".join(json.dumps(m) + "\n" for m in messages)
+
+
+def _remember_call(request_id: int, content: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "cortex_remember", "arguments": {"content": content}},
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [[], ["serve"]])
+def test_no_command_and_serve_both_run_the_stdio_server(tmp_path: Path, command: list[str]) -> None:
+    db = tmp_path / "flag.db"
+    stdin = "".join(json.dumps(m) + "\n" for m in _handshake())
     done = _run(*command, "--db", str(db), db=tmp_path / "env.db", stdin=stdin)
     assert done.returncode == 0, done.stderr
     reply = json.loads(done.stdout.splitlines()[0])
     assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "cortex"
     assert db.exists() and not (tmp_path / "env.db").exists()
+
+
+def _wait_for_line(stream: Any, needle: str, timeout: float = 30) -> str:
+    """Read stderr lines until one contains `needle` (bounded: the test fails, never hangs)."""
+    deadline = time.monotonic() + timeout
+    seen = ""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([stream], [], [], 0.2)
+        if ready:
+            line = stream.readline()
+            if not line:
+                break
+            seen += line
+            if needle in line:
+                return seen
+    raise AssertionError(f"no {needle!r} on stderr within {timeout}s; got:\n{seen}")
+
+
+@pytest.mark.slow
+def test_one_ctrl_c_on_a_terminal_ends_the_server_cleanly(tmp_path: Path) -> None:
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        server_command(),
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(tmp_path / "tty.db"),
+    )
+    os.close(terminal)
+    try:
+        seen = _wait_for_line(proc.stderr, "serving stdio")
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=15)
+    finally:
+        os.close(controller)
+        if proc.poll() is None:
+            proc.kill()
+    stderr = seen + rest
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    notices = [line for line in stderr.splitlines() if "MCP server speaking JSON-RPC" in line]
+    assert len(notices) == 1 and "stdin/stdout" in notices[0]
+
+
+@pytest.mark.slow
+def test_sigint_mid_session_exits_cleanly_and_keeps_what_was_written(tmp_path: Path) -> None:
+    db = tmp_path / "pipe.db"
+    proc = subprocess.Popen(
+        server_command(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(db),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for message in [*_handshake(), _remember_call(2, "Ctrl-C must not lose this")]:
+            proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        assert replies[1]["id"] == 2 and not replies[1]["result"]["isError"]
+        proc.send_signal(signal.SIGINT)  # the client keeps stdin open: only the signal ends it
+        _, stderr = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "MCP server speaking" not in stderr
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT content FROM memories").fetchall()
+    assert rows == [("Ctrl-C must not lose this",)]

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
 
 from cortex_mcp import __version__
 from cortex_mcp.commands import Command
 from cortex_mcp.config import Settings
 
 log = logging.getLogger("cortex_mcp")
+
+TERMINAL_NOTICE = (
+    "cortex-mcp: this is an MCP server speaking JSON-RPC on stdin/stdout, started by an MCP"
+    " client (Claude Desktop, Cursor...); Ctrl-C stops it, `cortex-mcp --help` lists commands\n"
+)
 
 
 def run_serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -18,6 +25,7 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def serve_stdio(settings: Settings) -> int:
+    from cortex_mcp.commands.stdin_relay import InterruptibleStdin
     from cortex_mcp.logs import configure_logging
     from cortex_mcp.runtime import open_cortex
     from cortex_mcp.transports.mcp import build_server
@@ -26,8 +34,14 @@ def serve_stdio(settings: Settings) -> int:
     # to the protocol: the database, then the transport.
     server = build_server(lambda: open_cortex(settings), settings)
     configure_logging(settings)  # MCPServer() installs its own root handler; keep ours
-    log.info("cortex-mcp %s serving stdio, db %s", __version__, settings.db_path)
-    server.run("stdio")
+    if os.isatty(0):
+        sys.stderr.write(TERMINAL_NOTICE)
+    with InterruptibleStdin() as stdin:
+        log.info("cortex-mcp %s serving stdio, db %s", __version__, settings.db_path)
+        server.run("stdio")
+    if stdin.signal_received is not None:
+        log.info("stopped by signal %d", stdin.signal_received)
+        return 128 + stdin.signal_received
     return 0
 
 
