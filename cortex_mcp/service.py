@@ -197,12 +197,16 @@ class CortexService:
 
     # ---- resources ------------------------------------------------------------------------
 
-    async def memory_detail(self, memory_id: str) -> dict[str, Any]:
+    async def memory_detail(self, memory_id: str, agent_id: str | None = None) -> dict[str, Any]:
+        """One memory of `agent_id` (default: this server's) with its correction chain and access
+        history. Another agent's memory is "not found", exactly like a missing one."""
         await self.drain()
-        memory = await self.memories.get(validate.memory_id(memory_id, "id"))
-        if memory is None:
-            raise NotFound(f"id: no memory {memory_id}", field="id")
-        chain = await self.memories.chain(memory)
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        target = validate.memory_id(memory_id, "id")
+        memory = await self.memories.get(target)
+        if memory is None or memory.agent_id != agent:
+            raise NotFound(f"id: no memory {target} for agent {agent!r}", field="id")
+        chain = [m for m in await self.memories.chain(memory) if m.agent_id == agent]
         return {
             "memory": memory.model_dump(),
             "correction_chain": [m.model_dump() for m in chain],
@@ -215,6 +219,8 @@ class CortexService:
         return core_snapshot(core, max_tokens)
 
     async def stats(self) -> dict[str, Any]:
+        """Health and counts; memory counts are this server's agent's, plus an all-agents total
+        (a number, never contents)."""
         info = connector_info()
         primary = self.embeddings.primary
         return {
@@ -227,7 +233,9 @@ class CortexService:
                 "fts5": info.fts5,
                 "sqlite_vec": self.db.vec_loaded,
             },
-            "memories": await self.memories.counts(),
+            "agent_id": self.settings.agent_id,
+            "memories": await self.memories.counts(self.settings.agent_id),
+            "all_agents": {"memories": (await self.memories.counts())["total"]},
             "vectors": await self.vectors.counts(),
             "embedding_cache_rows": await self.vectors.cache_size(),
             "embeddings": {
