@@ -17,7 +17,7 @@ from typing import Any
 
 from cortex_mcp import __version__
 from cortex_mcp.commands import Command, doctor, serve
-from cortex_mcp.config import load_settings
+from cortex_mcp.config import load_settings, setting_warnings
 from cortex_mcp.errors import ConfigError
 from cortex_mcp.logs import configure_logging
 
@@ -128,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"cortex-mcp: {exc.message}\n")
         return 2
+    for warning in setting_warnings():
+        sys.stderr.write(f"cortex-mcp: warning: {warning}\n")
     configure_logging(settings)
     try:
         exit_code: int = args.run(args, settings)

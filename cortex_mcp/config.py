@@ -5,7 +5,11 @@ Built once in the entry point and passed down; never read at import time.
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -161,3 +165,83 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError("invalid settings: " + "; ".join(problems)) from None
     except ValueError as exc:  # malformed TOML/JSON in the config file
         raise ConfigError(f"CORTEX_CONFIG: {exc}", field="CORTEX_CONFIG") from None
+
+
+def _setting_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every settable key path of `model`: ("db_path",), ("search",), ("search", "mmr") ..."""
+    paths = []
+    for name, info in model.model_fields.items():
+        paths.append((*prefix, name))
+        nested = info.annotation
+        if isinstance(nested, type) and issubclass(nested, BaseModel):
+            paths.extend(_setting_paths(nested, (*prefix, name)))
+    return paths
+
+
+def _env_name(path: tuple[str, ...]) -> str:
+    return "CORTEX_" + "__".join(path).upper()
+
+
+def _suggest(unknown: str, valid: list[str]) -> str:
+    """The closest valid CORTEX_ name, compared without the prefix every name shares."""
+    bare = {name.removeprefix("CORTEX_"): name for name in valid}
+    close = difflib.get_close_matches(unknown.removeprefix("CORTEX_"), list(bare), n=1, cutoff=0.6)
+    return f" (did you mean {bare[close[0]]}?)" if close else ""
+
+
+def unknown_env_settings(environ: Mapping[str, str]) -> list[str]:
+    """A warning for every CORTEX_* variable no setting reads, naming the closest valid one."""
+    valid = [_env_name(path) for path in _setting_paths(Settings)] + ["CORTEX_CONFIG"]
+    known = set(valid)
+    return [
+        f"unknown setting {name} is ignored{_suggest(name.upper(), valid)}"
+        for name in sorted(environ)
+        if name.upper().startswith("CORTEX_") and name.upper() not in known
+    ]
+
+
+def _unknown_keys(
+    data: Mapping[str, Any], model: type[BaseModel], prefix: tuple[str, ...]
+) -> list[str]:
+    problems = []
+    valid = list(model.model_fields)
+    for key, value in data.items():
+        dotted = ".".join((*prefix, key))
+        if key not in model.model_fields:
+            close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+            hint = f" (did you mean {'.'.join((*prefix, close[0]))}?)" if close else ""
+            problems.append(f"unknown key {dotted} is ignored{hint}")
+            continue
+        nested = model.model_fields[key].annotation
+        if (
+            isinstance(value, Mapping)
+            and isinstance(nested, type)
+            and issubclass(nested, BaseModel)
+        ):
+            problems.extend(_unknown_keys(value, nested, (*prefix, key)))
+    return problems
+
+
+def unknown_file_settings(environ: Mapping[str, str]) -> list[str]:
+    """A warning for every key of the CORTEX_CONFIG file no setting reads (call after
+    `load_settings` succeeded: it has already refused a missing or malformed file)."""
+    config_file = environ.get("CORTEX_CONFIG")
+    if not config_file:
+        return []
+    path = Path(config_file).expanduser()
+    try:
+        if path.suffix.lower() == ".toml":
+            data = tomllib.loads(path.read_text("utf-8"))
+        else:
+            data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, Mapping):
+        return []
+    return [f"{path}: {problem}" for problem in _unknown_keys(data, Settings, ())]
+
+
+def setting_warnings(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Settings given but read by nothing (misspelled, most likely), each with a suggestion."""
+    env = os.environ if environ is None else environ
+    return unknown_env_settings(env) + unknown_file_settings(env)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from cortex_mcp.cli import main
-from cortex_mcp.config import load_settings
+from cortex_mcp.config import load_settings, setting_warnings
 from cortex_mcp.errors import ConfigError
+from tests.stdio_helpers import server_command, server_env
 
 
 def test_zero_config_uses_the_home_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -72,3 +74,48 @@ def test_invalid_settings_fail_at_start_naming_the_setting(
     assert main(["doctor"]) == 2
     captured = capsys.readouterr()
     assert named in captured.err and captured.out == ""
+
+
+def test_a_misspelled_environment_variable_is_warned_about_naming_the_setting(
+    tmp_path: Path,
+) -> None:
+    env = server_env(tmp_path / "x.db", CORTEX_DB_PAHT="/tmp/y.db", CORTEX_SEARCH__FUSON="rrf")
+    done = subprocess.run(
+        [*server_command(), "doctor"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "CORTEX_DB_PAHT is ignored (did you mean CORTEX_DB_PATH?)" in done.stderr
+    assert "CORTEX_SEARCH__FUSON is ignored (did you mean CORTEX_SEARCH__FUSION?)" in done.stderr
+    assert "PAHT" not in done.stdout
+
+
+def test_a_name_far_from_every_setting_gets_no_wild_guess() -> None:
+    assert setting_warnings({"CORTEX_ZZZ": "1", "CORTEX_DB_PATH": "x", "HOME": "/"}) == [
+        "unknown setting CORTEX_ZZZ is ignored"
+    ]
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_unknown_keys_in_the_config_file_are_warned_about(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"cortex{suffix}"
+    if suffix == ".toml":
+        path.write_text('agent_idd = "x"\n[search]\nfuson = "rrf"\nmmr = true\n')
+    else:
+        path.write_text(json.dumps({"agent_idd": "x", "search": {"fuson": "rrf", "mmr": True}}))
+    warnings = setting_warnings({"CORTEX_CONFIG": str(path)})
+    assert warnings == [
+        f"{path}: unknown key agent_idd is ignored (did you mean agent_id?)",
+        f"{path}: unknown key search.fuson is ignored (did you mean search.fusion?)",
+    ]
+
+
+def test_valid_settings_give_no_warnings(tmp_path: Path) -> None:
+    path = tmp_path / "cortex.toml"
+    path.write_text('agent_id = "x"\n[search]\nmmr = true\n[layers]\nworking_ttl_hours = 3\n')
+    env = {
+        "CORTEX_CONFIG": str(path),
+        "CORTEX_DB_PATH": "x",
+        "CORTEX_SEARCH__MMR_LAMBDA": "0.5",
+        "cortex_log_level": "debug",
+    }
+    assert setting_warnings(env) == []
