@@ -62,6 +62,7 @@ named by CORTEX_CONFIG; the environment wins over the file, flags win over both)
   CORTEX_EMBEDDING_TIMEOUT_S    per call; past it recall answers from text (default 5)
   CORTEX_LOG_LEVEL              DEBUG, INFO, WARNING, ERROR (default INFO)
   CORTEX_LOG_FILE               also write logs to this file
+  CORTEX_LOG_CONTENT            true: let memory contents and queries into DEBUG logs
   CORTEX_SEARCH__FUSION, CORTEX_SEARCH__VECTOR_WEIGHT, ...   ranking (README, "Configuration")
   OPENAI_API_KEY                enables OpenAI embeddings when CORTEX_EMBEDDING_PROVIDER=auto
 

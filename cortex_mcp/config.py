@@ -92,6 +92,8 @@ class Settings(BaseSettings):
     port: int = Field(21100, ge=1, le=65535)
     log_level: str = "INFO"
     log_file: Path | None = None
+    # memory contents and queries reach the logs only when this asks for it (debugging)
+    log_content: bool = False
 
     search: SearchSettings = SearchSettings()
     layers: LayerSettings = LayerSettings()

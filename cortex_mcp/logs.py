@@ -1,4 +1,10 @@
-"""Logging for the entry point: stderr (stdout belongs to the protocol) and optionally a file."""
+"""Logging for the entry point: stderr (stdout belongs to the protocol) and optionally a file.
+
+Memory contents and queries never reach the logs unless `CORTEX_LOG_CONTENT=true`: the
+libraries below log SQL parameters (aiosqlite, at DEBUG), request bodies (the provider SDKs and
+their HTTP clients), protocol messages (mcp) or URLs with query strings (uvicorn's access log),
+so they stay at WARNING whatever the log level. Our own modules log ids and counts only.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,16 @@ import sys
 
 from cortex_mcp.config import Settings
 
-_QUIET_UNLESS_WARNING = ("httpx", "httpx2", "httpcore", "openai", "anthropic", "mcp")
+CONTENT_LOGGERS = (
+    "aiosqlite",
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "openai",
+    "anthropic",
+    "mcp",
+    "uvicorn.access",
+)
 
 
 def configure_logging(settings: Settings) -> None:
@@ -21,5 +36,6 @@ def configure_logging(settings: Settings) -> None:
         handlers=handlers,
         force=True,
     )
-    for noisy in _QUIET_UNLESS_WARNING:
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+    for name in CONTENT_LOGGERS:
+        floor = logging.NOTSET if settings.log_content else logging.WARNING
+        logging.getLogger(name).setLevel(max(floor, logging.getLogger().level))
