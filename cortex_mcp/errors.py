@@ -5,7 +5,11 @@ CortexError                 base; ``code`` maps to an HTTP status at the edge
 ├── NotFound                unknown memory or resource (404)
 ├── Conflict                state does not allow the change (409)
 ├── ConfigError             invalid settings at start
-└── ProviderError           an LLM or embedding provider failed (callers degrade)
+├── ProviderError           an LLM or embedding provider failed (callers degrade)
+└── StorageError            the database file cannot be used: one line naming the path,
+    │                       the cause and what to do (503)
+    ├── DiskFull            a write did not fit on the disk (507)
+    └── ReadOnlyStorage     the database may only be read: writes are refused (503)
 """
 
 from __future__ import annotations
@@ -42,4 +46,19 @@ class ConfigError(CortexError):
 
 class ProviderError(CortexError):
     code = "provider"
+    status = 503
+
+
+class StorageError(CortexError):
+    code = "storage"
+    status = 503
+
+
+class DiskFull(StorageError):
+    code = "disk_full"
+    status = 507
+
+
+class ReadOnlyStorage(StorageError):
+    code = "read_only"
     status = 503

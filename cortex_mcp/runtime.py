@@ -23,6 +23,7 @@ from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.service import CortexService
 from cortex_mcp.store import Database
+from cortex_mcp.store.files import check_database
 from cortex_mcp.store.memories import LayerTtl, MemoryStore
 from cortex_mcp.store.vectors import VectorStore
 
@@ -100,6 +101,12 @@ def build_embedders(settings: Settings, names: list[str]) -> list[Embedder]:
     return embedders
 
 
+def check_storage(settings: Settings) -> None:
+    """Refuse to start on a database that cannot be used: a StorageError whose message is the
+    one line to show (the path, the cause, what to do). Creates a missing database."""
+    check_database(settings.db_path, thorough=True)
+
+
 @asynccontextmanager
 async def open_cortex(
     settings: Settings,
@@ -153,8 +160,8 @@ async def open_cortex(
         for embedder in embedders:
             if isinstance(embedder, LocalEmbedder):
                 embedder.start_loading()
-        if indexer is not None and background:
-            indexer.start()
+        if indexer is not None and background and not db.read_only:
+            indexer.start()  # a read-only database cannot take new vectors
         try:
             yield service
         finally:

@@ -39,6 +39,12 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
+def query_key(text: str) -> str:
+    """What the access log keeps of a query: a hash of its normalised form, never the text.
+    Equal queries (up to case, width and spacing) share a key, so diversity can be counted."""
+    return hashlib.sha256(normalise(text).casefold().encode("utf-8")).hexdigest()[:32]
+
+
 def index_text(text: str) -> str:
     """What goes into the FTS index: CJK characters split into single-character tokens."""
     return CJK_RUN.sub(lambda m: " " + " ".join(m.group(0)) + " ", normalise(text))

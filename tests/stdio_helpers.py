@@ -31,11 +31,24 @@ def server_env(db_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def unprivileged() -> list[str] | None:
+    """A command prefix that runs the server as a user file permissions apply to: as root
+    (whom they do not bind) `setpriv` to the `nobody` user, otherwise nothing. None when
+    there is no way to drop root."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
 class RawStdioServer:
-    def __init__(self, db_path: Path, **env: str) -> None:
+    def __init__(self, db_path: Path, *, prefix: list[str] | None = None, **env: str) -> None:
         self.started = time.perf_counter()
+        self.stderr: list[bytes] = []
         self.proc = subprocess.Popen(
-            server_command(),
+            [*(prefix or []), *server_command()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -55,8 +68,8 @@ class RawStdioServer:
 
     def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
-        for _ in self.proc.stderr:
-            pass
+        for line in self.proc.stderr:
+            self.stderr.append(line)
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -91,11 +104,15 @@ class RawStdioServer:
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply
 
-    def close(self) -> None:
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The `result` of a tools/call (an error reply fails the test)."""
+        return self.request("tools/call", {"name": name, "arguments": arguments})["result"]
+
+    def close(self) -> int:
         if self.proc.stdin:
             self.proc.stdin.close()
         try:
-            self.proc.wait(timeout=10)
+            return self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait()
+            return self.proc.wait()

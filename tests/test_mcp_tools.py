@@ -11,6 +11,7 @@ from mcp import Client, MCPError
 
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.tokenize import query_key
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
 
@@ -206,7 +207,8 @@ async def test_recall_counts_access_and_tags_context_lines(client: Client) -> No
         (await client.read_resource(f"cortex://memories/{made['id']}")).contents[0].text
     )
     assert detail["memory"]["access_count"] == 1
-    assert detail["access_history"][0]["query"] == "sprint review"
+    assert detail["access_history"][0]["query_hash"] == query_key("sprint review")
+    assert "sprint review" not in json.dumps(detail["access_history"])
 
 
 async def test_context_respects_the_token_budget(client: Client) -> None:

@@ -14,6 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from cortex_mcp.store import Database
+from cortex_mcp.store.schema import MIGRATIONS
 from tests.stdio_helpers import server_command, server_env
 
 pytestmark = pytest.mark.anyio
@@ -104,9 +105,9 @@ async def test_migrating_an_old_database_keeps_its_rows_and_says_so(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "old.db"
-    async with Database(path) as db:
-        pass
     conn = sqlite3.connect(path)
+    for statement in MIGRATIONS[0]:  # a database from before verbatim storage
+        conn.execute(statement)
     conn.execute(
         "INSERT INTO memories (id, agent_id, layer, category, content, content_hash,"
         " created_at, updated_at) VALUES ('m1', 'default', 'core', 'fact', '东京,喜欢拉面',"

@@ -10,6 +10,7 @@ import sys
 from cortex_mcp import __version__
 from cortex_mcp.commands import Command
 from cortex_mcp.config import Settings
+from cortex_mcp.errors import StorageError
 
 log = logging.getLogger("cortex_mcp")
 
@@ -27,11 +28,16 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
 def serve_stdio(settings: Settings) -> int:
     from cortex_mcp.commands.stdin_relay import InterruptibleStdin
     from cortex_mcp.logs import configure_logging
-    from cortex_mcp.runtime import open_cortex
+    from cortex_mcp.runtime import check_storage, open_cortex
     from cortex_mcp.transports.mcp import build_server
 
     # Checks that must refuse to start (exit 2, one line) belong here, before stdout belongs
     # to the protocol: the database, then the transport.
+    try:
+        check_storage(settings)
+    except StorageError as exc:
+        sys.stderr.write(f"cortex-mcp: {exc.message}\n")
+        return 2
     server = build_server(lambda: open_cortex(settings), settings)
     configure_logging(settings)  # MCPServer() installs its own root handler; keep ours
     if os.isatty(0):

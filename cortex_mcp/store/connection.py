@@ -12,6 +12,8 @@ from typing import Any
 
 import aiosqlite
 
+from cortex_mcp.tokenize import query_key
+
 log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 10_000
@@ -101,25 +103,40 @@ def integrity_error() -> type[Exception]:
     return sqlite_module().IntegrityError  # type: ignore[no-any-return]
 
 
-def open_connection(path: Path, *, allow_vec: bool = True) -> tuple[aiosqlite.Connection, bool]:
-    """An aiosqlite connection (not yet started) and whether sqlite-vec will be loaded in it."""
+def _sql_query_key(text: str | None) -> str | None:
+    return query_key(text) if text is not None else None
+
+
+def open_connection(
+    path: Path, *, allow_vec: bool = True, read_only: bool = False, uri: str | None = None
+) -> tuple[aiosqlite.Connection, bool]:
+    """An aiosqlite connection (not yet started) and whether sqlite-vec will be loaded in it.
+
+    `uri` (a `file:` URI) replaces the path, for read-only and snapshot opens; `read_only`
+    skips the pragmas that would write."""
     module = sqlite_module()
     use_vec = allow_vec and connector_info(allow_vec).vec_available
+    pragmas = [
+        f"busy_timeout={BUSY_TIMEOUT_MS}",
+        "foreign_keys=ON",
+        "temp_store=MEMORY",
+        "secure_delete=ON",  # a purge must not leave content in free pages
+    ]
+    if not read_only:
+        pragmas[:0] = ["journal_mode=WAL", "synchronous=NORMAL"]
 
     def connector() -> Any:  # runs in aiosqlite's worker thread
         conn = module.connect(
-            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            uri or str(path),
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=uri is not None,
         )
         if use_vec:
             _load_vec(conn)
-        for pragma in (
-            "journal_mode=WAL",
-            f"busy_timeout={BUSY_TIMEOUT_MS}",
-            "synchronous=NORMAL",
-            "foreign_keys=ON",
-            "temp_store=MEMORY",
-            "secure_delete=ON",  # a purge must not leave content in free pages
-        ):
+        conn.create_function("cortex_query_key", 1, _sql_query_key, deterministic=True)
+        for pragma in pragmas:
             conn.execute(f"PRAGMA {pragma}")
         conn.row_factory = module.Row
         return conn

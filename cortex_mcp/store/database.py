@@ -10,7 +10,21 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from cortex_mcp.store.connection import open_connection, operational_error
+from cortex_mcp.errors import CortexError
+from cortex_mcp.store.connection import (
+    BUSY_TIMEOUT_MS,
+    integrity_error,
+    open_connection,
+    operational_error,
+)
+from cortex_mcp.store.files import (
+    FileAccess,
+    check_database,
+    connect_uri,
+    read_only_error,
+    storage_fault,
+    warn_if_exposed,
+)
 from cortex_mcp.store.schema import MIGRATION_NOTES, MIGRATIONS, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -20,9 +34,9 @@ Row = Any  # the driver's Row type (stdlib or pysqlite3)
 WriteFn = Callable[[aiosqlite.Connection], Awaitable[T]]
 
 _LOCK_RETRIES = 8
-
-
 _READERS = 2
+_CHECKPOINT_WAIT_MS = 100  # a checkpoint never holds the writer long; it retries instead
+_CHECKPOINT_RETRY_MAX_S = 1.0
 
 
 class Database:
@@ -39,19 +53,47 @@ class Database:
         self._readers: list[aiosqlite.Connection] = []
         self._busy: list[int] = []
         self._write_lock = asyncio.Lock()
+        self._checkpointing: asyncio.Task[None] | None = None
         self.vec_loaded = False
+        self.access = FileAccess("rw", 0)
+
+    @property
+    def read_only(self) -> bool:
+        return not self.access.writable
 
     async def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn, self.vec_loaded = open_connection(self.path, allow_vec=self._allow_vec)
-        self._conn = await conn
-        await self._migrate()
-        for _ in range(_READERS):
-            reader, _ = open_connection(self.path, allow_vec=self._allow_vec)
-            self._readers.append(await reader)
-            self._busy.append(0)
+        """Check the file (StorageError with one line if it cannot be used), then connect."""
+        self.access = await asyncio.to_thread(check_database, self.path)
+        warn_if_exposed(self.path, self.access)
+        try:
+            self._conn = await self._connect()
+            if not self.read_only and await self._migrate():
+                await self.checkpoint()  # a migration may have blanked text: no old copy
+            for _ in range(_READERS):
+                self._readers.append(await self._connect())
+                self._busy.append(0)
+        except Exception as exc:
+            await self.close()
+            fault = storage_fault(exc, self.path)
+            if fault is None:
+                raise
+            raise fault from exc
+
+    async def _connect(self) -> aiosqlite.Connection:
+        target, is_uri = connect_uri(self.path, self.access.mode)
+        conn, self.vec_loaded = open_connection(
+            self.path,
+            allow_vec=self._allow_vec,
+            read_only=self.read_only,
+            uri=target if is_uri else None,
+        )
+        return await conn
 
     async def close(self) -> None:
+        if self._checkpointing is not None:
+            self._checkpointing.cancel()
+            await asyncio.gather(self._checkpointing, return_exceptions=True)
+            self._checkpointing = None
         for conn in [*self._readers, self._conn]:
             if conn is not None:
                 await conn.close()
@@ -71,7 +113,9 @@ class Database:
             raise RuntimeError("database is not open")
         return self._conn
 
-    async def _migrate(self) -> None:
+    async def _migrate(self) -> bool:
+        """Apply the migrations this file lacks; True when any ran."""
+
         async def apply(conn: aiosqlite.Connection) -> int:
             version = await self._user_version(conn)
             for number in range(version, SCHEMA_VERSION):
@@ -82,7 +126,8 @@ class Database:
             return version
 
         if await self._user_version(self.conn) < SCHEMA_VERSION:
-            await self.write(apply)
+            return await self.write(apply) < SCHEMA_VERSION
+        return False
 
     @staticmethod
     async def _user_version(conn: aiosqlite.Connection) -> int:
@@ -94,7 +139,24 @@ class Database:
         return await self._user_version(self.conn)
 
     async def write(self, fn: WriteFn[T]) -> T:
-        """Run `fn` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error."""
+        """Run `fn` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error.
+
+        A storage failure (disk full, read-only, corrupt, locked too long) becomes a
+        StorageError whose message says what happened and that nothing was changed."""
+        if self.read_only:
+            raise read_only_error(self.path, self.access.read_only_reason)
+        try:
+            return await self._write(fn)
+        except (CortexError, integrity_error()):
+            raise
+        except Exception as exc:
+            fault = storage_fault(exc, self.path)
+            if fault is None:
+                raise
+            log.warning("%s", fault.message)
+            raise fault from exc
+
+    async def _write(self, fn: WriteFn[T]) -> T:
         locked = operational_error()
         async with self._write_lock:
             for attempt in range(_LOCK_RETRIES):
@@ -107,12 +169,21 @@ class Database:
                     continue
                 try:
                     result = await fn(self.conn)
+                    await self.conn.commit()
                 except BaseException:
-                    await self.conn.rollback()
+                    await self._rollback()
                     raise
-                await self.conn.commit()
                 return result
         raise AssertionError("unreachable")
+
+    async def _rollback(self) -> None:
+        """Roll back what is left of a failed transaction (SQLite may already have)."""
+        if not self.conn.in_transaction:
+            return
+        try:
+            await self.conn.rollback()
+        except Exception as exc:  # the original error is the one worth reporting
+            log.warning("rollback after a failed write also failed: %s", exc)
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         index = self._busy.index(min(self._busy))  # the least busy reader
@@ -120,6 +191,11 @@ class Database:
         try:
             async with self._readers[index].execute(sql, params) as cursor:
                 return list(await cursor.fetchall())
+        except Exception as exc:
+            fault = storage_fault(exc, self.path)
+            if fault is None:
+                raise
+            raise fault from exc
         finally:
             self._busy[index] -= 1
 
@@ -143,10 +219,42 @@ class Database:
             row = await cursor.fetchone()
         return int(row[0]) if row else 0
 
-    async def checkpoint(self) -> None:
-        """Copy the WAL into the main file and truncate it (best effort: readers may hold it)."""
-        async with self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cursor:
-            await cursor.fetchone()
+    async def checkpoint(self) -> bool:
+        """Copy the WAL into the main file and truncate it; True when it is empty now.
+
+        Another connection's open read transaction keeps frames the checkpoint cannot copy:
+        then this returns False at once (waiting at most 100 ms) instead of holding up
+        writes, and `checkpoint_soon()` finishes the job when the reader lets go."""
+        if self.read_only or self._conn is None:
+            return True
+        async with self._write_lock:
+            await self.conn.execute(f"PRAGMA busy_timeout = {_CHECKPOINT_WAIT_MS}")
+            try:
+                async with self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cursor:
+                    row = await cursor.fetchone()
+            except operational_error() as exc:  # busy or locked: retried later
+                log.debug("checkpoint deferred: %s", exc)
+                return False
+            finally:
+                await self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return row is not None and int(row[0]) == 0
+
+    def checkpoint_soon(self) -> None:
+        """Retry the TRUNCATE checkpoint in the background until it completes (or close)."""
+        if self._checkpointing is None or self._checkpointing.done():
+            self._checkpointing = asyncio.create_task(self._checkpoint_until_done())
+
+    async def _checkpoint_until_done(self) -> None:
+        delay = 0.02
+        while self._conn is not None:
+            try:
+                if await self.checkpoint():
+                    log.info("deferred checkpoint done: the WAL holds no erased content")
+                    return
+            except Exception as exc:  # keep trying; a storage fault is reported elsewhere
+                log.warning("checkpoint failed: %s", exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _CHECKPOINT_RETRY_MAX_S)
 
     async def integrity_check(self) -> str:
         return str(await self.scalar("PRAGMA integrity_check"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -21,7 +22,9 @@ from cortex_mcp.models import (
     to_iso,
 )
 from cortex_mcp.store.database import Database, Row, placeholders
-from cortex_mcp.tokenize import content_hash, index_text
+from cortex_mcp.tokenize import content_hash, index_text, query_key
+
+log = logging.getLogger(__name__)
 
 _COLUMNS = (
     "id, agent_id, layer, category, content, source, importance, confidence, decay_score,"
@@ -234,12 +237,20 @@ class MemoryStore:
             await conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
         await self.db.write(txn)
-        await self.db.checkpoint()
+        if not await self.db.checkpoint():
+            # a reader's snapshot still needs the old pages: finish when it lets go
+            log.info("purge: another connection is reading; the checkpoint will follow it")
+            self.db.checkpoint_soon()
 
     async def record_access(self, hits: list[tuple[str, int]], query: str, now: str) -> None:
-        """One transaction for a whole recall: counts, last access, and the access log."""
-        if not hits:
+        """One transaction for a whole recall: counts, last access, and the access log.
+
+        The log keeps a hash of the query, never its text: what the lifecycle needs (how
+        many different queries found a memory) works from the hash, and a purged memory
+        leaves no query that mentioned it behind."""
+        if not hits or self.db.read_only:
             return
+        key = query_key(query)
 
         async def txn(conn: aiosqlite.Connection) -> None:
             await conn.executemany(
@@ -247,9 +258,9 @@ class MemoryStore:
                 [(now, memory_id) for memory_id, _ in hits],
             )
             await conn.executemany(
-                "INSERT INTO access_log (memory_id, query, rank, accessed_at)"
+                "INSERT INTO access_log (memory_id, query_hash, rank, accessed_at)"
                 " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
-                [(memory_id, query, rank, now, memory_id) for memory_id, rank in hits],
+                [(memory_id, key, rank, now, memory_id) for memory_id, rank in hits],
             )
 
         await self.db.write(txn)
@@ -342,7 +353,7 @@ class MemoryStore:
 
     async def access_history(self, memory_id: str, limit: int = 20) -> list[dict[str, Any]]:
         rows = await self.db.fetchall(
-            "SELECT query, rank, accessed_at FROM access_log WHERE memory_id = ?"
+            "SELECT query_hash, rank, accessed_at FROM access_log WHERE memory_id = ?"
             " ORDER BY id DESC LIMIT ?",
             (memory_id, limit),
         )

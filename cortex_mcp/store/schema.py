@@ -103,6 +103,14 @@ MIGRATIONS: list[list[str]] = [
     # FTS text). Rows written before were stored normalised and the originals are gone: they
     # stay as they are, and the migration says so (MIGRATION_NOTES).
     [],
+    # 3: the access log keeps a hash of each query instead of its text (cortex_query_key is
+    # tokenize.query_key, registered on every connection); the text already logged is blanked.
+    [
+        "ALTER TABLE access_log ADD COLUMN query_hash TEXT",
+        "UPDATE access_log SET query_hash = cortex_query_key(query), query = NULL"
+        " WHERE query IS NOT NULL",
+        "CREATE INDEX idx_access_log_query ON access_log(memory_id, query_hash)",
+    ],
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.
