@@ -103,4 +103,4 @@ async def test_agent_b_sees_and_changes_nothing_of_agent_a(
         assert (
             detail["memory"]["forgotten_at"] is None and detail["memory"]["superseded_by"] is None
         )
-        assert [h["query"] for h in detail["access_history"]]
+        assert [h["query_hash"] for h in detail["access_history"]]
