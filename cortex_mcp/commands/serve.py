@@ -7,6 +7,8 @@ import logging
 import os
 import sys
 
+import anyio
+
 from cortex_mcp import __version__
 from cortex_mcp.commands import Command
 from cortex_mcp.config import Settings
@@ -30,6 +32,7 @@ def serve_stdio(settings: Settings) -> int:
     from cortex_mcp.logs import configure_logging
     from cortex_mcp.runtime import check_storage, open_cortex
     from cortex_mcp.transports.mcp import build_server
+    from cortex_mcp.transports.stdio import serve_stdio as serve_guarded_stdio
 
     # Checks that must refuse to start (exit 2, one line) belong here, before stdout belongs
     # to the protocol: the database, then the transport.
@@ -44,7 +47,7 @@ def serve_stdio(settings: Settings) -> int:
         sys.stderr.write(TERMINAL_NOTICE)
     with InterruptibleStdin() as stdin:
         log.info("cortex-mcp %s serving stdio, db %s", __version__, settings.db_path)
-        server.run("stdio")
+        anyio.run(serve_guarded_stdio, server)
     if stdin.signal_received is not None:
         log.info("stopped by signal %d", stdin.signal_received)
         return 128 + stdin.signal_received
