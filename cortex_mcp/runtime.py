@@ -11,11 +11,11 @@ from datetime import timedelta
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.indexer import EmbeddingIndexer
 from cortex_mcp.models import Clock, SystemClock
+from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.embeddings import (
     LOCAL_DEFAULT_MODEL,
     OPENAI_DEFAULT_MODEL,
     Embedder,
-    EmbeddingCascade,
     LocalEmbedder,
     OpenAIEmbedder,
 )
@@ -139,7 +139,7 @@ async def open_cortex(
         indexer = None
         if embedders:
             indexer = EmbeddingIndexer(
-                embedders[0],
+                cascade,
                 vectors,
                 index,
                 clock,
@@ -157,9 +157,6 @@ async def open_cortex(
             clock=clock,
             provider_notes=notes,
         )
-        for embedder in embedders:
-            if isinstance(embedder, LocalEmbedder):
-                embedder.start_loading()
         if indexer is not None and background and not db.read_only:
             indexer.start()  # a read-only database cannot take new vectors
         try:

@@ -12,7 +12,7 @@ from cortex_mcp import __version__
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.gate import build_context, small_talk_reason
-from cortex_mcp.engine.indexer import EmbeddingIndexer
+from cortex_mcp.engine.indexer import EmbeddingIndexer, FreshVectors
 from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.engine.report import core_snapshot, debug_report
 from cortex_mcp.errors import InvalidInput, NotFound
@@ -31,15 +31,18 @@ from cortex_mcp.models import (
     SearchFilters,
     to_iso,
 )
-from cortex_mcp.providers.embeddings import EmbeddingCascade
+from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.search.fusion import Candidate
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.store import Database, connector_info
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.memories import MemoryStore
-from cortex_mcp.store.vectors import VectorStore
+from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
+from cortex_mcp.tokenize import content_hash
 
 log = logging.getLogger(__name__)
+
+_PENDING_PER_RECALL = 8  # memories without a vector embedded along with a recall's query
 
 
 class CortexService:
@@ -69,6 +72,7 @@ class CortexService:
         self.counters = counters or Counters(db)
         self.redactor = Redactor(self.counters.add)
         self._background: set[asyncio.Task[Any]] = set()
+        self._warm_started = False
 
     # ---- tools ----------------------------------------------------------------------------
 
@@ -90,7 +94,14 @@ class CortexService:
         if reason is not None:
             meta = RecallMeta(took_ms=_ms_since(started), skipped_reason=reason)
             return RecallResult(context="", memories=[], meta=meta)
-        outcome = await self.searcher.search(text, filters, limit, self.clock.now())
+        pending = (
+            self.indexer.pending_for(filters.agent_id, _PENDING_PER_RECALL) if self.indexer else []
+        )
+        outcome = await self.searcher.search(
+            text, filters, limit, self.clock.now(), pending=pending
+        )
+        if outcome.fresh and self.indexer is not None:
+            self._spawn(self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh)))
         ranked = [c for c in outcome.ranked if c.memory is not None]
         context, kept, tokens = build_context([c.memory for c in ranked if c.memory], budget)
         found = {c.memory_id: c for c in ranked}
@@ -98,7 +109,7 @@ class CortexService:
         self._spawn(self._record_access(scored, text))
         meta = RecallMeta(
             took_ms=_ms_since(started),
-            degraded=[*self.provider_notes, *outcome.degraded],
+            degraded=list(dict.fromkeys([*self.provider_notes, *outcome.degraded])),
             channels=outcome.channels,
             tokens=tokens,
             timings_ms=outcome.timings_ms,
@@ -135,7 +146,7 @@ class CortexService:
         )
         outcome = await self.memories.remember(new, self._now())
         if self.indexer is not None and not outcome.deduplicated:
-            self.indexer.notify()
+            self._track(outcome.memory)
         return RememberResult(
             id=outcome.memory.id,
             layer=outcome.memory.layer,
@@ -161,6 +172,8 @@ class CortexService:
             )
         reason = await self.redactor.clean_optional(reason)
         now = self._now()
+        if self.indexer is not None:
+            self.indexer.discard(target)
         if purge:
             await self.memories.purge(target, agent, now)
             self.searcher.index.mark_dirty()
@@ -178,7 +191,7 @@ class CortexService:
             )
             outcome = await self.memories.correct(target, new, reason, now)
             if self.indexer is not None:
-                self.indexer.notify()
+                self._track(outcome.memory)
             return ForgetResult(id=target, status=ForgetStatus.corrected, new_id=outcome.memory.id)
         await self.memories.forget(target, agent, reason, now)
         return ForgetResult(id=target, status=ForgetStatus.forgotten)
@@ -192,7 +205,7 @@ class CortexService:
         outcome = await self.searcher.search(text, filters, limit, self.clock.now())
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)
-        report["degraded"] = [*self.provider_notes, *outcome.degraded]
+        report["degraded"] = list(dict.fromkeys([*self.provider_notes, *outcome.degraded]))
         return report
 
     # ---- resources ------------------------------------------------------------------------
@@ -244,6 +257,8 @@ class CortexService:
                 "ready": bool(primary and primary.ready()),
                 "failures": dict(self.embeddings.failures),
                 "indexer_error": self.indexer.last_error if self.indexer else None,
+                "health": self.embeddings.health_report(),
+                "indexer": self.indexer.report() if self.indexer else None,
             },
             "degraded": list(self.provider_notes),
             "redactions": await self.counters.read("redacted"),
@@ -255,6 +270,16 @@ class CortexService:
         """Embed every memory still missing a vector now (tests, benchmarks, CLI)."""
         return await self.indexer.catch_up() if self.indexer is not None else 0
 
+    def start_warm_up(self) -> None:
+        """Import provider SDKs and load local models in the background, and let the indexer
+        start. Transports call this once the client's `initialize` has been answered."""
+        if self._warm_started:
+            return
+        self._warm_started = True
+        self._spawn(self.embeddings.warm_up())
+        if self.indexer is not None:
+            self.indexer.go()
+
     async def drain(self) -> None:
         """Wait for background writes (access counts) started by earlier calls."""
         while self._background:
@@ -265,6 +290,14 @@ class CortexService:
         if self.indexer is not None:
             await self.indexer.stop()
         await self.embeddings.close()
+
+    def _track(self, memory: Memory) -> None:
+        if self.indexer is None:
+            return
+        self.indexer.track(
+            memory.agent_id,
+            PendingEmbedding(memory.id, memory.content, content_hash(memory.content)),
+        )
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coro)

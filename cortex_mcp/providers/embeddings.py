@@ -1,6 +1,7 @@
-"""Embedding providers: OpenAI (and any OpenAI-compatible server), local ONNX, and the cascade.
+"""Embedding providers: OpenAI (and any OpenAI-compatible server) and local ONNX.
 
-Vectors are L2-normalised float32, so a dot product is a cosine similarity.
+Embedders return raw rows; the cascade (cascade.py) checks them and L2-normalises them, so a
+dot product is a cosine similarity.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ import asyncio
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,21 +24,36 @@ LOCAL_DEFAULT_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-
 
 
 class Embedder(Protocol):
-    """One embedding model. `model_key` names the vector space (model and dimensions)."""
+    """One embedding model. `model_key` names the vector space (model and dimensions).
+
+    `embed` returns one row per text, unchecked (the cascade checks and normalises them);
+    `warm_up` does the slow one-time work (SDK import, model load) outside any timed call."""
 
     name: str
     model_key: str
 
-    async def embed(self, texts: list[str]) -> np.ndarray: ...
+    async def embed(self, texts: list[str]) -> Any: ...
+
+    async def warm_up(self, *, wait: bool = False) -> None: ...
 
     def ready(self) -> bool: ...
 
 
-def normalise_rows(matrix: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return matrix / norms
+def _describe_sdk_error(exc: Exception, timeout_s: float) -> str:
+    """A one-line reason for an OpenAI SDK failure (or a body the SDK could not parse)."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return f"timed out after {timeout_s:g} s"
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}: {exc.message}"
+    if isinstance(exc, openai.APIConnectionError):
+        return f"cannot connect ({exc.__cause__ or exc})"
+    if isinstance(exc, ValueError):  # json.JSONDecodeError among them
+        return "answered a body that is not JSON"
+    if isinstance(exc, AttributeError | TypeError | KeyError):
+        return "answered something other than an embeddings list"
+    return f"{type(exc).__name__}: {exc}"
 
 
 class OpenAIEmbedder:
@@ -61,6 +76,7 @@ class OpenAIEmbedder:
         self.dimensions = dimensions
         self.batch_size = batch_size
         self.timeout_s = timeout_s
+        self.base_url = base_url
         self.model_key = f"{model}@{dimensions}" if dimensions else model
         self._client_args = {
             "api_key": api_key or "not-needed",
@@ -68,37 +84,44 @@ class OpenAIEmbedder:
             "timeout": timeout_s,
             "max_retries": 0,
         }
-        self._client: Any = None  # the SDK import costs ~0.3 s: not before `initialize`
+        self._client: Any = None  # the SDK import costs ~0.3-1 s: in warm_up, not in a call
+        self._warming: asyncio.Lock | None = None
 
-    def _sdk_client(self) -> Any:
-        if self._client is None:
-            from openai import AsyncOpenAI
+    def _build_client(self) -> Any:
+        from openai import AsyncOpenAI
 
-            self._client = AsyncOpenAI(**self._client_args)
-        return self._client
+        return AsyncOpenAI(**self._client_args)
+
+    async def warm_up(self, *, wait: bool = False) -> None:
+        if self._client is not None:
+            return
+        self._warming = self._warming or asyncio.Lock()
+        async with self._warming:
+            if self._client is None:
+                self._client = await asyncio.to_thread(self._build_client)
 
     def ready(self) -> bool:
-        return True
+        return True  # the cascade awaits warm_up() before timing a call
 
-    async def embed(self, texts: list[str]) -> np.ndarray:
+    async def embed(self, texts: list[str]) -> list[Any]:
+        await self.warm_up()
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
-        parts = [await self._embed_batch(batch) for batch in batches]
-        return normalise_rows(np.vstack(parts))
+        rows: list[Any] = []
+        for batch in batches:
+            rows.extend(await self._embed_batch(batch))
+        return rows
 
-    async def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        import openai
-
+    async def _embed_batch(self, texts: list[str]) -> list[Any]:
         extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
         try:
-            response = await self._sdk_client().embeddings.create(
-                model=self.model, input=texts, **extra
-            )
-        except openai.OpenAIError as exc:
-            raise ProviderError(
-                f"{self.name} embeddings failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        ordered = sorted(response.data, key=lambda item: item.index)
-        return np.asarray([item.embedding for item in ordered], dtype=np.float32)
+            response = await self._client.embeddings.create(model=self.model, input=texts, **extra)
+            rows: list[Any] = [None] * len(texts)
+            for item in response.data:
+                if isinstance(item.index, int) and 0 <= item.index < len(texts):
+                    rows[item.index] = item.embedding
+        except Exception as exc:  # any SDK or body fault is the provider's, never a crash
+            raise ProviderError(_describe_sdk_error(exc, self.timeout_s)) from exc
+        return rows
 
     async def close(self) -> None:
         if self._client is not None:
@@ -132,6 +155,15 @@ class LocalEmbedder:
     def start_loading(self) -> None:
         threading.Thread(target=self._load, name="cortex-local-embedder", daemon=True).start()
 
+    async def warm_up(self, *, wait: bool = False) -> None:
+        """Load the model: in the background, or (`wait`, for doctor) until it is loaded."""
+        if self._model is not None or self._error is not None:
+            return
+        if wait:
+            await asyncio.to_thread(self._load)
+        elif not self._loading.locked():
+            self.start_loading()
+
     def _load(self) -> None:
         with self._loading:
             if self._model is not None or self._error is not None:
@@ -155,56 +187,10 @@ class LocalEmbedder:
     async def embed(self, texts: list[str]) -> np.ndarray:
         if self._model is None:
             raise ProviderError(f"local embedder {self._error or 'is still loading'}")
-        vectors = await asyncio.to_thread(
-            lambda: list(self._model.embed(texts, batch_size=self.batch_size))
-        )
-        return normalise_rows(np.asarray(vectors))
-
-
-@dataclass
-class EmbeddingResult:
-    model_key: str
-    vectors: np.ndarray
-    provider: str
-    took_ms: float
-
-
-@dataclass
-class EmbeddingCascade:
-    """Tries providers in configured order, each within its timeout; records failures."""
-
-    providers: list[Embedder]
-    timeout_s: float
-    failures: dict[str, str] = field(default_factory=dict)
-    calls: int = 0
-
-    @property
-    def primary(self) -> Embedder | None:
-        return self.providers[0] if self.providers else None
-
-    async def embed(self, texts: list[str], *, timeout_s: float | None = None) -> EmbeddingResult:
-        errors = []
-        for provider in self.providers:
-            if not provider.ready():
-                errors.append(f"{provider.name}: not ready")
-                continue
-            started = time.perf_counter()
-            try:
-                vectors = await asyncio.wait_for(provider.embed(texts), timeout_s or self.timeout_s)
-            except (ProviderError, TimeoutError) as exc:
-                message = str(exc) or "timed out"
-                self.failures[provider.name] = message
-                errors.append(f"{provider.name}: {message}")
-                log.warning("embedding provider %s failed: %s", provider.name, message)
-                continue
-            self.calls += 1
-            self.failures.pop(provider.name, None)
-            took = (time.perf_counter() - started) * 1000
-            return EmbeddingResult(provider.model_key, vectors, provider.name, took)
-        raise ProviderError("; ".join(errors) or "no embedding provider configured")
-
-    async def close(self) -> None:
-        for provider in self.providers:
-            closer = getattr(provider, "close", None)
-            if closer is not None:
-                await closer()
+        try:
+            vectors = await asyncio.to_thread(
+                lambda: list(self._model.embed(texts, batch_size=self.batch_size))
+            )
+        except Exception as exc:  # a model fault degrades recall like any provider fault
+            raise ProviderError(f"local embedder failed: {type(exc).__name__}: {exc}") from exc
+        return vectors

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -15,7 +15,7 @@ import numpy as np
 from cortex_mcp.config import SearchSettings
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.models import SearchFilters
-from cortex_mcp.providers.embeddings import EmbeddingCascade
+from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.search.fusion import (
     Candidate,
     apply_signals,
@@ -28,6 +28,7 @@ from cortex_mcp.search.fusion import (
 from cortex_mcp.search.text import TextQuery, build_query
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.vectors import PendingEmbedding
 from cortex_mcp.tokenize import index_text
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,9 @@ class SearchOutcome:
     channels: list[str] = field(default_factory=list)
     providers: dict[str, Any] = field(default_factory=dict)
     pool: int = 0
+    # vectors computed for pending memories along with the query: (model, [(pending, vector)])
+    fresh_model: str = ""
+    fresh: list[tuple[PendingEmbedding, np.ndarray]] = field(default_factory=list)
 
 
 async def _timed(work: Awaitable[T], elapsed_ms: list[float]) -> T:
@@ -87,8 +91,12 @@ class HybridSearch:
         *,
         mode: str = "hybrid",
         settings: SearchSettings | None = None,
+        pending: Sequence[PendingEmbedding] = (),
     ) -> SearchOutcome:
-        """`mode` is hybrid, text or vector (the last two for benchmarks and debugging)."""
+        """`mode` is hybrid, text or vector (the last two for benchmarks and debugging).
+
+        `pending` are memories with no vector yet: they are embedded in the same provider call
+        as the query and scored with the indexed ones (the vectors come back in the outcome)."""
         s = settings or self.settings
         watch = _Stopwatch()
         query = build_query(text)
@@ -110,11 +118,15 @@ class HybridSearch:
         model_key = ""
         try:
             if mode != "text":
-                query_vector, model_key = await self._embed_query(text, outcome, watch)
+                query_vector, model_key = await self._embed_query(text, pending, outcome, watch)
                 if query_vector is not None:
                     vector_hits, backend = await self.index.search(
                         query_vector, model_key, pool, filters
                     )
+                    if outcome.fresh:
+                        vector_hits = await self._with_fresh(
+                            vector_hits, outcome.fresh, query_vector, pool, filters
+                        )
                     outcome.channels.append("vector")
                     outcome.providers["vector_backend"] = backend
                 watch.lap("vector")
@@ -137,7 +149,7 @@ class HybridSearch:
         watch.lap("fusion")
 
         if s.mmr and len(live) > 1:
-            similarity = await self._similarity(live, model_key, query_vector)
+            similarity = await self._similarity(live, model_key, query_vector, outcome.fresh)
             live = mmr(live, limit, s.mmr_lambda, similarity)
             watch.lap("mmr")
         outcome.ranked = live[:limit]
@@ -158,28 +170,60 @@ class HybridSearch:
         return hits
 
     async def _embed_query(
-        self, text: str, outcome: SearchOutcome, watch: _Stopwatch
+        self,
+        text: str,
+        pending: Sequence[PendingEmbedding],
+        outcome: SearchOutcome,
+        watch: _Stopwatch,
     ) -> tuple[np.ndarray | None, str]:
         if not self.embeddings.providers:
             outcome.degraded.append("no embedding provider: text search only")
             return None, ""
         try:
-            result = await self.embeddings.embed([text])
+            result = await self.embeddings.embed([text, *(p.content for p in pending)])
         except ProviderError as exc:
-            outcome.degraded.append(f"embeddings unavailable ({exc}): text search only")
+            outcome.degraded.append(f"embeddings unavailable ({exc.message}): text search only")
             watch.lap("embed")
             return None, ""
         outcome.providers["embedding"] = {"provider": result.provider, "model": result.model_key}
+        outcome.fresh_model = result.model_key
+        outcome.fresh = [
+            (p, result.vectors[i + 1]) for i, p in enumerate(pending) if result.ok[i + 1]
+        ]
+        if outcome.fresh:
+            outcome.providers["embedding"]["pending_embedded"] = len(outcome.fresh)
         watch.lap("embed")
         return result.vectors[0], result.model_key
 
+    async def _with_fresh(
+        self,
+        hits: list[tuple[str, float]],
+        fresh: list[tuple[PendingEmbedding, np.ndarray]],
+        query_vector: np.ndarray,
+        pool: int,
+        filters: SearchFilters,
+    ) -> list[tuple[str, float]]:
+        """Indexed hits plus the pending memories `filters` allow, by cosine similarity."""
+        allowed = await self.memories.eligible([p.memory_id for p, _ in fresh], filters)
+        scores = dict(hits)
+        for p, vector in fresh:
+            if p.memory_id in allowed:
+                scores[p.memory_id] = float(vector @ query_vector)
+        return sorted(scores.items(), key=lambda hit: -hit[1])[:pool]
+
     async def _similarity(
-        self, live: list[Candidate], model_key: str, query_vector: np.ndarray | None
+        self,
+        live: list[Candidate],
+        model_key: str,
+        query_vector: np.ndarray | None,
+        fresh: list[tuple[PendingEmbedding, np.ndarray]],
     ) -> Any:
         if query_vector is not None:
             dim = int(query_vector.shape[0])
             ids = [c.memory_id for c in live]
-            return vector_similarity(await self.index.vectors_for(ids, model_key, dim))
+            vectors = await self.index.vectors_for(ids, model_key, dim)
+            vectors.update((p.memory_id, v) for p, v in fresh)
+            return vector_similarity(vectors)
         tokens = {
             c.memory_id: frozenset(index_text(c.memory.content).lower().split())
             for c in live

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.tools import Tool
@@ -74,6 +75,16 @@ def _service_of(ctx: Context) -> CortexService:
     return runtime.service
 
 
+async def _warm_up_once_answered(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+    """Middleware: provider SDK imports and model loads start with the first message after
+    `initialize` (never before `initialize` is answered), so no timed call pays for them."""
+    result = await call_next(ctx)
+    runtime = ctx.lifespan_context
+    if ctx.method != "initialize" and isinstance(runtime, _Runtime):
+        runtime.service.start_warm_up()
+    return result
+
+
 def build_server(open_service: ServiceFactory, settings: Settings | None = None) -> MCPServer:
     """An MCPServer whose lifespan opens the service through `open_service`; `settings` give
     the limits the tool schemas publish (the defaults when absent)."""
@@ -96,7 +107,12 @@ def build_server(open_service: ServiceFactory, settings: Settings | None = None)
     )
     tools = [CortexTool.from_spec(spec) for spec in tool_specs(content_limit)]
     mcp = MCPServer(
-        "cortex", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, tools=tools
+        "cortex",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        tools=tools,
+        middleware=[_warm_up_once_answered],
     )
 
     @mcp.resource(

@@ -1,0 +1,229 @@
+"""Broken embedding providers degrade recall to text, say so, and recover on their own.
+
+The real openai SDK talks to tests/embedding_stub.py on 127.0.0.1 in each fault mode."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.providers.cascade import EmbeddingCascade
+from cortex_mcp.runtime import build_embedders, open_cortex
+from cortex_mcp.service import CortexService
+from tests.conftest import FakeClock
+from tests.embedding_stub import FAULT_MODES, StubState, embedding_stub
+
+pytestmark = pytest.mark.anyio
+
+TIMEOUT_S = 1.0
+MARGIN_S = 0.5
+FACTS = [
+    "The VPS firewall blocks port 8080 by default",
+    "Harry invests in rental apartments in Shinagawa",
+    "The quarterly budget review is scheduled for Friday",
+]
+
+
+@pytest.fixture
+def stub() -> Iterator[tuple[str, StubState]]:
+    with embedding_stub() as served:
+        yield served
+
+
+def _settings(tmp_path: Path, url: str) -> Settings:
+    return load_settings(
+        db_path=tmp_path / "brain.db",
+        embedding_provider="openai",
+        embedding_base_url=url,
+        embedding_model="stub-embed",
+        embedding_timeout_s=TIMEOUT_S,
+    )
+
+
+def _fast_breaker(service: CortexService, cooldown_s: float = 0.3) -> None:
+    for health in service.embeddings.health.values():
+        health.base_cooldown_s = cooldown_s
+
+
+async def _vector_count(service: CortexService) -> int:
+    return sum((await service.stats())["vectors"].values())
+
+
+async def _wait_for(predicate: Any, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if await predicate():
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("mode", FAULT_MODES)
+async def test_every_fault_mode_answers_from_text_shows_the_fault_and_backfills_after_recovery(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, mode: str
+) -> None:
+    url, state = stub
+    async with open_cortex(_settings(tmp_path, url), clock=clock) as service:
+        _fast_breaker(service)
+        for fact in FACTS:
+            await service.remember(fact)
+        assert await service.embed_pending() == len(FACTS)
+        service.start_warm_up()
+
+        state.mode = mode
+        await service.remember("Backups run nightly at 02:00 on the VPS")
+        await service.remember("Deploys to the cluster happen on Tuesdays")
+        started = time.perf_counter()
+        result = await service.recall("firewall port")
+        elapsed = time.perf_counter() - started
+
+        assert elapsed < TIMEOUT_S + MARGIN_S, f"{mode}: recall took {elapsed:.2f} s"
+        assert result.memories[0].content == FACTS[0]
+        if mode == "mixed_dims":  # the query's own row is fine; the pending rows are not
+            assert "vector" in result.meta.channels
+        else:
+            assert result.meta.channels == ["text"]
+            assert len(result.meta.degraded) == 1, result.meta.degraded
+            assert "text search only" in result.meta.degraded[0]
+
+        async def fault_in_stats() -> bool:
+            embeddings = (await service.stats())["embeddings"]
+            health = embeddings["health"]["openai"]
+            return bool(health["last_error"] or health["rejected_vectors"])
+
+        assert await _wait_for(fault_in_stats, 5.0), (await service.stats())["embeddings"]
+
+        state.recover()
+
+        async def backfilled() -> bool:
+            return await _vector_count(service) == len(FACTS) + 2
+
+        assert await _wait_for(backfilled, 10.0), (await service.stats())["embeddings"]
+        after = await service.recall("firewall port")
+        assert after.meta.channels == ["text", "vector"] and after.meta.degraded == []
+
+
+async def test_a_hanging_provider_is_skipped_once_its_circuit_opens(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, state = stub
+    async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
+        _fast_breaker(service, cooldown_s=60)
+        for fact in FACTS:
+            await service.remember(fact)
+        await service.embed_pending()
+        state.mode = "hang"
+        paid = []
+        for _ in range(3):
+            started = time.perf_counter()
+            await service.recall("firewall port")
+            paid.append(time.perf_counter() - started)
+        assert min(paid) >= TIMEOUT_S * 0.9  # each of these waited for the provider
+        health = (await service.stats())["embeddings"]["health"]["openai"]
+        assert health["state"] == "open" and "timed out" in health["last_error"]
+
+        skipped = []
+        for _ in range(5):
+            started = time.perf_counter()
+            result = await service.recall("firewall port")
+            skipped.append(time.perf_counter() - started)
+            assert result.memories[0].content == FACTS[0]
+            assert "skipped for" in result.meta.degraded[0]
+        assert max(skipped) < TIMEOUT_S / 4, skipped
+
+
+async def test_an_open_circuit_is_probed_in_the_background_and_closes_when_the_provider_is_back(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, state = stub
+    async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
+        _fast_breaker(service, cooldown_s=0.2)
+        state.mode = "http500"
+        for _ in range(3):
+            await service.recall("firewall port")
+        health = service.embeddings.health["openai"]
+        assert health.is_open and "HTTP 500" in (health.last_error or "")
+        requests_when_opened = len(state.requests)
+        await asyncio.sleep(0.5)  # one probe after 0.2 s fails; the next waits 0.4 s more
+        assert len(state.requests) == requests_when_opened + 1
+        assert health.is_open and health.cooldown_s == pytest.approx(0.4)
+        state.recover()
+
+        async def closed() -> bool:
+            return not health.is_open
+
+        assert await _wait_for(closed, 3.0)
+        assert (await service.recall("firewall port")).meta.degraded == []
+
+
+@pytest.mark.parametrize("mode", ["nan", "mixed_dims", "nonnumeric"])
+async def test_malformed_vectors_are_rejected_counted_and_never_stored(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, mode: str
+) -> None:
+    url, state = stub
+    async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
+        await service.remember(FACTS[0])
+        await service.embed_pending()  # learns the dimension from good vectors
+        state.mode = mode
+        for fact in FACTS[1:]:
+            await service.remember(fact)
+        with pytest.raises(Exception, match="malformed"):
+            await service.embed_pending()
+        stats = (await service.stats())["embeddings"]
+        stored = await _vector_count(service)
+        expected_good = 1 if mode != "mixed_dims" else 2  # one of the two new rows was full size
+        assert stored == expected_good
+        assert stats["health"]["openai"]["rejected_vectors"] >= 1
+        assert stats["indexer"]["rejected_vectors"] >= 1
+        assert "malformed" in stats["indexer"]["last_error"]
+        result = await service.search_debug("firewall port", max_results=5)
+        for hit in result["hits"]:
+            if hit["vector"] is not None and hit["vector"].get("score") is not None:
+                assert hit["vector"]["score"] == hit["vector"]["score"]  # never NaN
+
+
+async def test_the_background_indexer_survives_a_provider_that_crashes_its_parser(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, state = stub
+    async with open_cortex(_settings(tmp_path, url), clock=clock) as service:
+        _fast_breaker(service)
+        service.start_warm_up()
+        state.mode = "nonjson"
+        await service.remember(FACTS[0])
+
+        async def failed() -> bool:
+            return bool((await service.stats())["embeddings"]["indexer"]["last_error"])
+
+        assert await _wait_for(failed, 5.0)
+        indexer = (await service.stats())["embeddings"]["indexer"]
+        assert indexer["running"] and "not JSON" in indexer["last_error"]
+        state.recover()
+
+        async def embedded() -> bool:
+            return await _vector_count(service) == 1
+
+        assert await _wait_for(embedded, 10.0)
+        assert (await service.stats())["embeddings"]["indexer"]["last_error"] is None
+
+
+async def test_probe_reports_ok_against_a_working_provider_and_failed_against_a_dead_url(
+    tmp_path: Path, stub: tuple[str, StubState]
+) -> None:
+    url, _ = stub
+    good = _settings(tmp_path, url)
+    dead = _settings(tmp_path, "http://127.0.0.1:9/v1")
+    for settings, status, words in [(good, "ok", "dimensions"), (dead, "failed", "connect")]:
+        cascade = EmbeddingCascade(build_embedders(settings, ["openai"]), timeout_s=TIMEOUT_S)
+        try:
+            [probe] = await cascade.probe_all()
+        finally:
+            await cascade.close()
+        assert (probe.name, probe.status) == ("openai", status)
+        assert words in probe.detail, probe
