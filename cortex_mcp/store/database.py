@@ -91,9 +91,14 @@ class Database:
 
     async def close(self) -> None:
         if self._checkpointing is not None:
+            pending = not self._checkpointing.done()
             self._checkpointing.cancel()
             await asyncio.gather(self._checkpointing, return_exceptions=True)
             self._checkpointing = None
+            if pending and not await self._try_checkpoint():
+                log.warning(
+                    "a purged memory may remain in %s-wal until the next checkpoint", self.path
+                )
         for conn in [*self._readers, self._conn]:
             if conn is not None:
                 await conn.close()
@@ -244,15 +249,19 @@ class Database:
         if self._checkpointing is None or self._checkpointing.done():
             self._checkpointing = asyncio.create_task(self._checkpoint_until_done())
 
+    async def _try_checkpoint(self) -> bool:
+        try:
+            return await self.checkpoint()
+        except Exception as exc:  # closing must go on
+            log.warning("checkpoint failed: %s", exc)
+            return False
+
     async def _checkpoint_until_done(self) -> None:
         delay = 0.02
         while self._conn is not None:
-            try:
-                if await self.checkpoint():
-                    log.info("deferred checkpoint done: the WAL holds no erased content")
-                    return
-            except Exception as exc:  # keep trying; a storage fault is reported elsewhere
-                log.warning("checkpoint failed: %s", exc)
+            if await self._try_checkpoint():
+                log.info("deferred checkpoint done: the WAL holds no erased content")
+                return
             await asyncio.sleep(delay)
             delay = min(delay * 2, _CHECKPOINT_RETRY_MAX_S)
 
