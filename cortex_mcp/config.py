@@ -36,10 +36,10 @@ def default_home() -> Path:
 class SearchSettings(BaseModel):
     """Ranking knobs (env: ``CORTEX_SEARCH__FUSION=rrf`` and so on)."""
 
-    fusion: Literal["minmax", "weighted", "rrf"] = "minmax"
-    # chosen on LoCoMo dev with all-MiniLM-L6-v2 (tests/bench/locomo_recall.py)
-    vector_weight: float = Field(0.3, ge=0, le=1)
-    text_weight: float = Field(0.7, ge=0, le=1)
+    fusion: Literal["maxnorm", "minmax", "weighted", "rrf"] = "maxnorm"
+    # equal on purpose: see search/fusion.py and tests/bench/locomo_recall.py
+    vector_weight: float = Field(0.5, ge=0, le=1)
+    text_weight: float = Field(0.5, ge=0, le=1)
     rrf_k: int = Field(60, ge=1)
     pool_factor: int = Field(4, ge=1, le=20)
     layer_weights: dict[str, float] = {"core": 1.0, "working": 0.8, "archive": 0.5}

@@ -105,3 +105,19 @@ def test_user_text_never_becomes_fts_syntax() -> None:
 def test_long_questions_drop_noise_words() -> None:
     query = build_query("What did Caroline say about the adoption agencies she was researching?")
     assert query.terms == ["caroline", "say", "adoption", "agencies", "researching"]
+
+
+def test_a_compound_word_also_matches_its_parts_said_apart() -> None:
+    query = build_query("What transgender-specific events has Caroline attended?")
+    assert query.terms[0] == "transgender-specific"  # the exact compound still counts
+    assert {"transgender", "specific", "events", "caroline", "attended"} <= set(query.terms)
+
+
+async def test_a_compound_query_finds_a_memory_that_spells_it_apart(
+    filled: CortexService,
+) -> None:
+    await filled.remember("Caroline spoke at two events this spring")
+    await filled.remember("She found a support group specific to transgender youth")
+    assert await _top(filled, "transgender-specific events") == (
+        "She found a support group specific to transgender youth"
+    )

@@ -1,5 +1,12 @@
 """Fusing the text and vector channels, then the ranking signals (layer, recency, access,
-decay) and MMR. Pure functions over candidates, so the benchmark can try every variant."""
+decay) and MMR. Pure functions over candidates, so the benchmark can try every variant.
+
+The default, `maxnorm`, scores every candidate in both channels (a text hit's cosine is
+looked up, not taken as 0 because it missed the vector pool) and divides each channel by its
+best score. Both scores have a natural zero (no shared term; an orthogonal meaning), so
+scaling keeps how far a hit is from the best one, where min-max over the pool stretches
+whatever range the pool happens to have to 0..1 and makes the pool's weakest member worth
+nothing. Equal weights: no channel is trusted more on data we have not seen."""
 
 from __future__ import annotations
 
@@ -55,8 +62,21 @@ def merge_channels(
     return candidates
 
 
+def fill_cosines(
+    candidates: list[Candidate], vectors: dict[str, np.ndarray], query: np.ndarray
+) -> None:
+    """The cosine of every candidate whose vector is known, also those the vector pool missed."""
+    for c in candidates:
+        vector = vectors.get(c.memory_id)
+        if c.cosine is None and vector is not None:
+            c.cosine = float(vector @ query)
+
+
 def fuse(candidates: list[Candidate], settings: SearchSettings, has_vector: bool) -> None:
     """Set text_score, vector_score and fused on every candidate, by the configured method."""
+    if settings.fusion == "maxnorm":
+        _fuse_maxnorm(candidates, settings, has_vector)
+        return
     texts = [c for c in candidates if c.text_rank is not None]
     vectors = [c for c in candidates if c.vector_rank is not None]
     scored_text = [c for c in texts if c.bm25 is not None]
@@ -67,6 +87,18 @@ def fuse(candidates: list[Candidate], settings: SearchSettings, has_vector: bool
     has_text = bool(texts)
     for c in candidates:
         c.fused = _fused(c, settings, has_text=has_text, has_vector=has_vector and bool(vectors))
+
+
+def _fuse_maxnorm(candidates: list[Candidate], s: SearchSettings, has_vector: bool) -> None:
+    best_text = max((-(c.bm25 or 0.0) for c in candidates), default=0.0)
+    best_cosine = max((c.cosine or 0.0 for c in candidates), default=0.0)
+    use_vector = has_vector and best_cosine > 0
+    total = (s.vector_weight if use_vector else 0.0) + s.text_weight or 1.0
+    for c in candidates:
+        # FTS5's bm25 is negative, more so the better; a LIKE-only hit has none and scores 0
+        c.text_score = max(-(c.bm25 or 0.0), 0.0) / best_text if best_text > 0 else 0.0
+        c.vector_score = max(c.cosine or 0.0, 0.0) / best_cosine if use_vector else 0.0
+        c.fused = (s.text_weight * c.text_score + s.vector_weight * c.vector_score) / total
 
 
 def _fused(c: Candidate, s: SearchSettings, *, has_text: bool, has_vector: bool) -> float:

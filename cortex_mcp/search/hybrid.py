@@ -19,6 +19,7 @@ from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.search.fusion import (
     Candidate,
     apply_signals,
+    fill_cosines,
     fuse,
     merge_channels,
     mmr,
@@ -143,6 +144,8 @@ class HybridSearch:
         for candidate in candidates.values():
             candidate.memory = rows.get(candidate.memory_id)
         live = [c for c in candidates.values() if c.memory is not None]
+        if query_vector is not None and outcome.providers.get("vector_backend") == "numpy":
+            await self._fill_cosines(live, model_key, query_vector)
         fuse(live, s, has_vector=query_vector is not None)
         apply_signals(live, s, now)
         live.sort(key=lambda c: (-c.final, c.text_rank if c.text_rank is not None else 1 << 30))
@@ -168,6 +171,16 @@ class HybridSearch:
                 if memory_id not in seen:
                     hits.append((memory_id, None))
         return hits
+
+    async def _fill_cosines(
+        self, live: list[Candidate], model_key: str, query_vector: np.ndarray
+    ) -> None:
+        """Text hits the vector pool missed still have a meaning: score it rather than take 0
+        (the vectors are in memory on the numpy backend; past it, the pools alone decide)."""
+        missing = [c.memory_id for c in live if c.cosine is None]
+        if missing:
+            dim = int(query_vector.shape[0])
+            fill_cosines(live, await self.index.vectors_for(missing, model_key, dim), query_vector)
 
     async def _embed_query(
         self,

@@ -135,6 +135,9 @@ def _latin_terms(text: str) -> tuple[list[str], list[str]]:
     tokens = [_POSSESSIVE.sub("", token.rstrip(".:")) for token in _LATIN_TOKEN.findall(text)]
     identifiers = [t for t in tokens if _IDENTIFIER_CHARS.search(t) and len(t) > 1]
     words = [t for t in tokens if _PLAIN_WORD.fullmatch(t) or ("'" in t or "’" in t)]
+    # A compound (transgender-specific, pottery/painting, E_CONN_REFUSED) is also its words:
+    # as a phrase alone it missed every memory that says them apart, where plain BM25 matches.
+    words += [part for t in identifiers for part in _PLAIN_WORD.findall(t) if part != t]
     content = [w for w in words if w not in EN_STOP_WORDS and len(w) > 1]
     if not content and not identifiers:
         content = [w for w in words if len(w) > 1] or words  # "what is it": keep something

@@ -1,32 +1,39 @@
 """LoCoMo retrieval benchmark: recall@5, recall@10 and MRR@10 per channel and fusion method.
 
-Protocol (../shared/datasets/README.md): one memory per turn, text "<speaker>: <text>", stored
+Protocol (shared/datasets/README.md): one memory per turn, text "<speaker>: <text>", stored
 with the service's `remember`; every QA of categories 1-4 is a query; recall@k is the fraction
-of its evidence turns in the top k, averaged over queries. A plain FTS5 (porter) BM25 baseline
-is computed in the same run over the same turns.
+of its evidence turns in the top k, averaged over queries. The strong FTS5 BM25 baseline (what
+a competent FTS5 server does: porter unicode61, English stop words dropped, content words
+quoted and OR-ed) is computed in the same run over the same turns; the weak one (stop words
+kept) is printed for reference only. Every method is also shown per conversation, as its
+R@10 minus the strong baseline's on that conversation.
 
-    python tests/bench/locomo_recall.py                       # text channel only
-    python tests/bench/locomo_recall.py --embed-url http://127.0.0.1:8765/v1 --embed-model all-MiniLM-L6-v2
+    python tests/bench/locomo_recall.py                  # text rows (and semantic rows if cached)
+    python tests/bench/locomo_recall.py --embed-url http://127.0.0.1:8765/v1
+    python tests/bench/locomo_recall.py --loco           # + leave-one-conversation-out weights
 
-For the semantic rows, serve all-MiniLM-L6-v2 offline with tests/bench/embed_server.py (see
-tests/bench/setup_bench_env.sh). The `recall (tool path)` row goes through `service.recall`
-exactly as the MCP tool does (access counts accumulate across queries, as in real use); the
-other rows use the side-effect-free search so each variant sees the same database.
+Data: LoCoMo's `data/locomo10.json` (snap-research/locomo on GitHub, ACL 2024); the dev split
+is five of its conversations, shipped as shared/datasets/locomo_dev.json beside the checkout.
+`--split heldout` runs the other five when given the full file.
+
+Semantic rows: bash tests/bench/setup_bench_env.sh, then serve all-MiniLM-L6-v2 offline with
+`nice ~/.cortex-bench-venv/bin/python tests/bench/embed_server.py --port 8765`. Vectors are
+cached on disk (--embed-cache), so later runs need no server at all.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import re
+import os
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,126 +44,103 @@ from cortex_mcp.config import SearchSettings, load_settings  # noqa: E402
 from cortex_mcp.models import SearchFilters, SystemClock, to_iso  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
+from tests.bench.embed_cache import VectorCache, caching_proxy  # noqa: E402
+from tests.bench.locomo_data import (  # noqa: E402
+    Conversation,
+    DataNotFound,
+    find_dataset,
+    load_dataset,
+    strong_match,
+    weak_match,
+)
 
-DEFAULT_DATASET = ROOT.parent / "shared" / "datasets" / "locomo_dev.json"
-_DIA = re.compile(r"D:?(\d+):0*(\d+)")
-
-
-@dataclass
-class Conversation:
-    sample_id: str
-    turns: dict[str, str]  # dia_id -> "<speaker>: <text>"
-    questions: list[tuple[str, set[str]]]  # (question, evidence dia_ids)
-
-
-def load_dataset(path: Path) -> list[Conversation]:
-    conversations = []
-    for sample in json.loads(path.read_text()):
-        conv = sample["conversation"]
-        turns = {
-            turn["dia_id"]: f"{turn['speaker']}: {turn['text']}"
-            for key, session in conv.items()
-            if key.startswith("session_") and isinstance(session, list)
-            for turn in session
-        }
-        questions = []
-        for qa in sample["qa"]:
-            if qa["category"] not in (1, 2, 3, 4):
-                continue
-            evidence = {f"D{a}:{b}" for raw in qa["evidence"] for a, b in _DIA.findall(raw)}
-            evidence &= set(turns)
-            if evidence:
-                questions.append((qa["question"], evidence))
-        conversations.append(Conversation(sample["sample_id"], turns, questions))
-    return conversations
+MODEL = "all-MiniLM-L6-v2"
+STRONG = "FTS5 BM25, stop words dropped (strong)"
+WEAK = "FTS5 BM25, stop words kept (weak)"
+TOOL = "recall (tool path, access counts grow)"
+DEFAULT_CACHE = (
+    Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    / "cortex-mcp"
+    / "bench-embeddings.sqlite"
+)
 
 
 @dataclass
 class Scores:
-    r5: list[float]
-    r10: list[float]
-    mrr: list[float]
-    ms: list[float]
+    """Per-query figures, kept per conversation so the spread can be shown."""
 
-    @classmethod
-    def empty(cls) -> Scores:
-        return cls([], [], [], [])
+    by_conv: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
+    ms: list[float] = field(default_factory=list)
 
-    def add(self, ranked: list[set[str]], evidence: set[str], ms: float) -> None:
+    def add(self, conv: str, ranked: list[set[str]], evidence: set[str], ms: float) -> None:
         def recall_at(k: int) -> float:
             got: set[str] = set().union(*ranked[:k]) if ranked[:k] else set()
             return len(got & evidence) / len(evidence)
 
-        self.r5.append(recall_at(5))
-        self.r10.append(recall_at(10))
         first = next((i for i, turns in enumerate(ranked[:10]) if turns & evidence), None)
-        self.mrr.append(0.0 if first is None else 1.0 / (first + 1))
+        mrr = 0.0 if first is None else 1.0 / (first + 1)
+        self.by_conv.setdefault(conv, []).append((recall_at(5), recall_at(10), mrr))
         self.ms.append(ms)
 
-    def row(self, name: str) -> str:
-        return (
-            f"| {name:<34} | {statistics.mean(self.r5):.4f} | {statistics.mean(self.r10):.4f}"
-            f" | {statistics.mean(self.mrr):.4f} | {statistics.median(self.ms):6.2f} |"
-        )
+    def mean(self, metric: int, convs: list[str] | None = None) -> float:
+        rows = [r for c, rs in self.by_conv.items() if convs is None or c in convs for r in rs]
+        return statistics.mean(r[metric] for r in rows)
+
+    def r10_by_conv(self) -> dict[str, float]:
+        return {c: statistics.mean(r[1] for r in rs) for c, rs in self.by_conv.items()}
 
 
 class Fts5Baseline:
-    """Plain FTS5 with the porter tokenizer, every query word OR-ed, no other processing."""
+    """Plain FTS5 over the same turn texts, ranked by bm25(); `match` builds the query."""
 
-    def __init__(self, turns: dict[str, str]) -> None:
+    def __init__(self, turns: dict[str, str], match: Callable[[str], str]) -> None:
+        self.match = match
         self.conn = sqlite3.connect(":memory:")
         self.conn.execute(
-            "CREATE VIRTUAL TABLE t USING fts5(dia UNINDEXED, text, tokenize='porter')"
+            "CREATE VIRTUAL TABLE t USING fts5(dia UNINDEXED, text, tokenize='porter unicode61')"
         )
         self.conn.executemany("INSERT INTO t VALUES (?, ?)", list(turns.items()))
 
     def search(self, question: str, k: int = 10) -> list[set[str]]:
-        words = re.findall(r"\w+", question.lower())
-        if not words:
+        match = self.match(question)
+        if not match:
             return []
-        match = " OR ".join(f'"{w}"' for w in words)
         rows = self.conn.execute(
             "SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, k)
         ).fetchall()
         return [{row[0]} for row in rows]
 
 
-def variants(has_vectors: bool) -> dict[str, tuple[str, dict[str, Any]]]:
-    """name -> (mode, search settings overrides)."""
+def variants(has_vectors: bool, loco: bool) -> dict[str, tuple[str, dict[str, Any]]]:
+    """name -> (mode, search settings overrides); the first hybrid row is the default."""
     rows: dict[str, tuple[str, dict[str, Any]]] = {"text only": ("text", {})}
-    if has_vectors:
-        rows |= {
-            "vector only": ("vector", {}),
-            "hybrid seed 0.7v+0.3/(1+rank)": (
-                "hybrid",
-                {"fusion": "weighted", "vector_weight": 0.7, "text_weight": 0.3},
-            ),
-            "hybrid rrf k=60": ("hybrid", {"fusion": "rrf"}),
-            "hybrid minmax 0.7v/0.3t": (
-                "hybrid",
-                {"fusion": "minmax", "vector_weight": 0.7, "text_weight": 0.3},
-            ),
-            "hybrid minmax 0.5v/0.5t": (
-                "hybrid",
-                {"fusion": "minmax", "vector_weight": 0.5, "text_weight": 0.5},
-            ),
-            "hybrid minmax 0.4v/0.6t": (
-                "hybrid",
-                {"fusion": "minmax", "vector_weight": 0.4, "text_weight": 0.6},
-            ),
-            "hybrid minmax 0.2v/0.8t": (
-                "hybrid",
-                {"fusion": "minmax", "vector_weight": 0.2, "text_weight": 0.8},
-            ),
-            "hybrid minmax 0.3v/0.7t": (
-                "hybrid",
-                {"fusion": "minmax", "vector_weight": 0.3, "text_weight": 0.7},
-            ),
-            "hybrid default +mmr": ("hybrid", {"mmr": True}),
-            "hybrid default +decay": ("hybrid", {"temporal_decay": True}),
-            "hybrid default pool x8": ("hybrid", {"pool_factor": 8}),
-        }
+    if not has_vectors:
+        return rows
+    rows |= {
+        "vector only": ("vector", {}),
+        "hybrid maxnorm 0.5/0.5 (default)": ("hybrid", {}),
+        "hybrid minmax 0.3v/0.7t (old default)": (
+            "hybrid",
+            {"fusion": "minmax", "vector_weight": 0.3, "text_weight": 0.7},
+        ),
+        "hybrid rrf k=60": ("hybrid", {"fusion": "rrf"}),
+        "hybrid seed 0.7v+0.3/(1+rank)": (
+            "hybrid",
+            {"fusion": "weighted", "vector_weight": 0.7, "text_weight": 0.3},
+        ),
+        "hybrid default +mmr": ("hybrid", {"mmr": True}),
+    }
+    if loco:
+        for fusion in ("maxnorm", "minmax"):
+            for w in LOCO_GRID:
+                rows[f"{fusion} {w:.1f}v"] = (
+                    "hybrid",
+                    {"fusion": fusion, "vector_weight": w, "text_weight": round(1 - w, 2)},
+                )
     return rows
+
+
+LOCO_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
 
 async def load_conversation(service: CortexService, conv: Conversation) -> dict[str, set[str]]:
@@ -168,93 +152,176 @@ async def load_conversation(service: CortexService, conv: Conversation) -> dict[
     return owners
 
 
-def _turn_mapper(owners: dict[str, set[str]]) -> Callable[[list[str]], list[set[str]]]:
-    def to_turns(ids: list[str]) -> list[set[str]]:
-        return [owners.get(i, set()) for i in ids]
+def cached_everything(cache_path: Path, conversations: list[Conversation]) -> bool:
+    if not cache_path.exists():
+        return False
+    texts = [t for c in conversations for t in c.turns.values()]
+    texts += [q for c in conversations for q, _ in c.questions]
+    cache = VectorCache(cache_path)
+    try:
+        return len(cache.get_many(MODEL, list(set(texts)))) == len(set(texts))
+    finally:
+        cache.close()
 
-    return to_turns
 
-
-async def run(args: argparse.Namespace) -> None:
-    conversations = load_dataset(args.dataset)
+async def measure(
+    conversations: list[Conversation], embed_url: str | None, loco: bool
+) -> tuple[dict[str, Scores], Any]:
     overrides: dict[str, Any] = {"embedding_provider": "none"}
-    if args.embed_url:
+    if embed_url:
         overrides = {
             "embedding_provider": "openai",
-            "embedding_base_url": args.embed_url,
-            "embedding_model": args.embed_model,
-            "embedding_timeout_s": 30.0,
+            "embedding_base_url": embed_url,
+            "embedding_model": MODEL,
+            "embedding_timeout_s": 60.0,
         }
-    has_vectors = bool(args.embed_url)
-    table = variants(has_vectors)
-    scores: dict[str, Scores] = {
-        name: Scores.empty() for name in ["FTS5 porter baseline", *table, "recall (tool path)"]
+    table = variants(bool(embed_url), loco)
+    scores = {name: Scores() for name in [STRONG, WEAK, *table, TOOL]}
+    settings = load_settings(db_path=Path("unused.db"), **overrides)
+    # One database per conversation, as the baseline has one FTS table per conversation:
+    # FTS5 computes IDF over the whole table, and other conversations' speaker names would
+    # make a name look rare. Every ranking row runs first, then the tool path, whose recalls
+    # count accesses (as in real use) that would otherwise leak into the other rows.
+    for conv in conversations:
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = load_settings(db_path=Path(tmp) / "bench.db", **overrides)
+            async with open_cortex(settings, background=False) as service:
+                started = time.perf_counter()
+                owners = await load_conversation(service, conv)
+                embedded = await service.embed_pending()
+                print(
+                    f"{conv.sample_id}: {len(conv.turns)} turns, embedded {embedded}"
+                    f" in {time.perf_counter() - started:.1f}s",
+                    file=sys.stderr,
+                )
+                now = SystemClock().now()
+                await rank_rows(service, conv, owners, table, scores, now)
+                await tool_path_row(service, conv, owners, scores)
+    return scores, settings.search
+
+
+async def rank_rows(
+    service: CortexService,
+    conv: Conversation,
+    owners: dict[str, set[str]],
+    table: dict[str, tuple[str, dict[str, Any]]],
+    scores: dict[str, Scores],
+    now: datetime,
+) -> None:
+    baselines = {
+        STRONG: Fts5Baseline(conv.turns, strong_match),
+        WEAK: Fts5Baseline(conv.turns, weak_match),
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = load_settings(db_path=Path(tmp) / "bench.db", **overrides)
-        async with open_cortex(settings, background=False) as service:
-            started = time.perf_counter()
-            owners: dict[str, dict[str, set[str]]] = {}
-            for conv in conversations:
-                owners[conv.sample_id] = await load_conversation(service, conv)
-            embedded = await service.embed_pending()
-            print(
-                f"loaded {sum(len(c.turns) for c in conversations)} turns, embedded {embedded}"
-                f" in {time.perf_counter() - started:.1f}s",
-                file=sys.stderr,
+    filters = SearchFilters(agent_id=conv.sample_id, now=to_iso(now))
+    defaults = service.settings.search.model_dump()
+    for question, evidence in conv.questions:
+        for name, baseline in baselines.items():
+            t0 = time.perf_counter()
+            ranked = baseline.search(question)
+            ms = (time.perf_counter() - t0) * 1000
+            scores[name].add(conv.sample_id, ranked, evidence, ms)
+        for name, (mode, extra) in table.items():
+            search_settings = SearchSettings(**{**defaults, **extra})
+            t0 = time.perf_counter()
+            outcome = await service.searcher.search(
+                question, filters, 10, now, mode=mode, settings=search_settings
             )
-            now = SystemClock().now()
-            for conv in conversations:
-                baseline = Fts5Baseline(conv.turns)
-                filters = SearchFilters(agent_id=conv.sample_id, now=to_iso(now))
-                ids_to_turns = _turn_mapper(owners[conv.sample_id])
-                for question, evidence in conv.questions:
-                    t0 = time.perf_counter()
-                    ranked = baseline.search(question)
-                    scores["FTS5 porter baseline"].add(
-                        ranked, evidence, (time.perf_counter() - t0) * 1000
-                    )
-                    for name, (mode, extra) in table.items():
-                        search_settings = SearchSettings(
-                            **{**settings.search.model_dump(), **extra}
-                        )
-                        t0 = time.perf_counter()
-                        outcome = await service.searcher.search(
-                            question, filters, 10, now, mode=mode, settings=search_settings
-                        )
-                        ms = (time.perf_counter() - t0) * 1000
-                        scores[name].add(
-                            ids_to_turns([c.memory_id for c in outcome.ranked]), evidence, ms
-                        )
-                    t0 = time.perf_counter()
-                    result = await service.recall(
-                        question, max_results=10, agent_id=conv.sample_id, max_tokens=100_000
-                    )
-                    ms = (time.perf_counter() - t0) * 1000
-                    scores["recall (tool path)"].add(
-                        ids_to_turns([m.id for m in result.memories]), evidence, ms
-                    )
-    queries = sum(len(c.questions) for c in conversations)
-    print(f"\nLoCoMo dev: {len(conversations)} conversations, {queries} queries (categories 1-4)")
-    if has_vectors:
-        print(f"embeddings: {args.embed_model} via {args.embed_url}")
+            ms = (time.perf_counter() - t0) * 1000
+            ids = [c.memory_id for c in outcome.ranked]
+            scores[name].add(conv.sample_id, [owners.get(i, set()) for i in ids], evidence, ms)
+
+
+async def tool_path_row(
+    service: CortexService,
+    conv: Conversation,
+    owners: dict[str, set[str]],
+    scores: dict[str, Scores],
+) -> None:
+    for question, evidence in conv.questions:
+        t0 = time.perf_counter()
+        result = await service.recall(
+            question, max_results=10, agent_id=conv.sample_id, max_tokens=100_000
+        )
+        ms = (time.perf_counter() - t0) * 1000
+        ids = [m.id for m in result.memories]
+        scores[TOOL].add(conv.sample_id, [owners.get(i, set()) for i in ids], evidence, ms)
+
+
+def print_table(scores: dict[str, Scores], loco: bool) -> None:
+    base = scores[STRONG].r10_by_conv()
+    convs = list(base)
+    print("R@10 per conversation: " + ", ".join(f"{c} {base[c]:.3f}" for c in convs) + "\n")
     print(
-        f"default fusion: {settings.search.fusion} {settings.search.vector_weight}v/{settings.search.text_weight}t\n"
+        "| method                                 | R@5    | R@10   | MRR@10 "
+        "| ΔR@10 vs strong | ΔR@10 per conversation (min..max) | p50 ms |"
     )
-    print("| method                             | R@5    | R@10   | MRR@10 | p50 ms |")
-    print("|------------------------------------|--------|--------|--------|--------|")
+    print("|" + "|".join("-" * n for n in (40, 8, 8, 8, 17, 35, 8)) + "|")
+    strong_r10 = scores[STRONG].mean(1)
     for name, score in scores.items():
-        print(score.row(name))
+        if loco and name.split(" ")[0] in ("maxnorm", "minmax"):
+            continue
+        per = score.r10_by_conv()
+        deltas = [per[c] - base[c] for c in convs]
+        print(
+            f"| {name:<38} | {score.mean(0):.4f} | {score.mean(1):.4f} | {score.mean(2):.4f}"
+            f" | {score.mean(1) - strong_r10:+15.4f} | {min(deltas):+.3f}..{max(deltas):+.3f}"
+            f" ({sum(d >= 0 for d in deltas)}/{len(deltas)} >= 0){' ' * 13}"
+            f" | {statistics.median(score.ms):6.2f} |"
+        )
+    if loco:
+        print_loco(scores, convs)
+
+
+def print_loco(scores: dict[str, Scores], convs: list[str]) -> None:
+    """Pick the vector weight on four conversations, measure it on the fifth."""
+    base = scores[STRONG].r10_by_conv()
+    print("\nleave-one-conversation-out: weight chosen on the other four, R@10 on the one left out")
+    for fusion in ("maxnorm", "minmax"):
+        cells = []
+        for held in convs:
+            rest = [c for c in convs if c != held]
+            best = max(LOCO_GRID, key=lambda w: scores[f"{fusion} {w:.1f}v"].mean(1, rest))
+            got = scores[f"{fusion} {best:.1f}v"].r10_by_conv()[held]
+            cells.append(f"{held}: {best:.1f}v {got - base[held]:+.3f}")
+        print(f"  {fusion:8} " + "; ".join(cells))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
-    parser.add_argument("--embed-url", help="OpenAI-compatible /v1 base URL")
-    parser.add_argument("--embed-model", default="all-MiniLM-L6-v2")
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument("--dataset", type=Path, help="locomo_dev.json or locomo10.json")
+    parser.add_argument("--split", choices=["dev", "heldout", "all"], default="dev")
+    parser.add_argument("--embed-url", help="OpenAI-compatible /v1 base URL serving " + MODEL)
+    parser.add_argument("--embed-cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--no-vectors", action="store_true", help="text rows only")
+    parser.add_argument("--loco", action="store_true", help="leave-one-conversation-out table")
+    args = parser.parse_args()
+    try:
+        conversations = load_dataset(find_dataset(args.dataset, ROOT), args.split)
+    except DataNotFound as exc:
+        sys.exit(str(exc))
+    upstream = args.embed_url
+    use_vectors = not args.no_vectors and (
+        upstream is not None or cached_everything(args.embed_cache, conversations)
+    )
+    if not use_vectors and not args.no_vectors:
+        print(
+            f"no embedding server (--embed-url) and no cached vectors in {args.embed_cache}:"
+            " text rows only (see --help for the semantic rows)",
+            file=sys.stderr,
+        )
+    queries = sum(len(c.questions) for c in conversations)
+    print(f"LoCoMo {args.split}: {len(conversations)} conversations, {queries} queries (cat. 1-4)")
+    if use_vectors:
+        with caching_proxy(args.embed_cache, upstream) as proxy:
+            url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
+            scores, search = asyncio.run(measure(conversations, url, args.loco))
+            print(f"embeddings: {MODEL} ({proxy.misses} computed, the rest from the cache)")
+    else:
+        scores, search = asyncio.run(measure(conversations, None, args.loco))
+    print(f"default fusion: {search.fusion} {search.vector_weight}v/{search.text_weight}t")
+    print_table(scores, args.loco)
 
 
 if __name__ == "__main__":
