@@ -60,6 +60,41 @@ class LayerSettings(BaseModel):
     archive_ttl_days: float = Field(90.0, gt=0)
 
 
+class LifecycleSettings(BaseModel):
+    """The nightly lifecycle (env: ``CORTEX_LIFECYCLE__SCHEDULE="0 4 * * *"`` and so on)."""
+
+    schedule: str = "0 3 * * *"  # cron, local time; "off" disables the schedule
+    catch_up_hours: float = Field(48.0, gt=0)
+    catch_up_delay_s: float = Field(60.0, ge=0)
+    promote_threshold: float = Field(0.6, ge=0, le=1)
+    promote_min_age_hours: float = Field(24.0, ge=0)
+    merge_threshold: float = Field(0.85, gt=0, le=1)
+    archive_threshold: float = Field(0.2, ge=0, le=1)
+    decay_lambda: float = Field(0.03, ge=0)
+    core_max_entries: int = Field(2000, ge=10)
+    delete_compressed_archive: bool = False
+    llm_max_calls: int = Field(20, ge=0)
+    llm_batch_items: int = Field(60, ge=2)
+    lease_seconds: float = Field(600.0, ge=5)
+
+    @field_validator("schedule", mode="after")
+    @classmethod
+    def _cron_or_off(cls, value: str) -> str:
+        text = " ".join(value.split())
+        if text.lower() not in ("", "off") and len(text.split()) != 5:
+            raise ValueError(
+                "must be a 5-field cron expression (minute hour day month weekday) or off"
+            )
+        return text
+
+
+class MirrorSettings(BaseModel):
+    """Markdown mirrors written under ``CORTEX_EXPORT_DIR``."""
+
+    memory_md_words: int = Field(3000, ge=100)
+    debounce_s: float = Field(2.0, ge=0)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CORTEX_",
@@ -97,6 +132,8 @@ class Settings(BaseSettings):
 
     search: SearchSettings = SearchSettings()
     layers: LayerSettings = LayerSettings()
+    lifecycle: LifecycleSettings = LifecycleSettings()
+    mirrors: MirrorSettings = MirrorSettings()
 
     @field_validator("db_path", "models_dir", "export_dir", "log_file", mode="after")
     @classmethod

@@ -147,3 +147,32 @@ class SearchFilters(BaseModel):
     now: str
     include_superseded: bool = False
     include_expired: bool = False
+
+
+class LifecycleAction(BaseModel):
+    """One step a lifecycle run takes (or, in a preview, would take)."""
+
+    phase: str  # promote | merge | archive | compress
+    kind: str  # promote | expire | merge | archive | compress
+    agent_id: str
+    ids: list[str]  # the memories the step acts on
+    into: str | None = None  # merge: the memory that stays; None when a new one is written
+    score: float | None = None
+    reason: str = ""
+    period: str | None = None  # compress: the month the archived memories come from
+    llm: bool = False  # the text of a new memory comes from the LLM
+
+
+class LifecycleReport(BaseModel):
+    status: str  # preview | done | busy
+    run_id: int | None = None
+    now: str
+    agent_id: str | None = None
+    resumed: bool = False
+    actions: list[LifecycleAction] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+    skipped: list[LifecycleAction] = Field(default_factory=list)
+    created: dict[str, str] = Field(default_factory=dict)  # action key -> new memory id
+    holder: str | None = None  # busy: who holds the lease
+    took_ms: float = 0.0
+    notes: list[str] = Field(default_factory=list)

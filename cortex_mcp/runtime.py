@@ -10,6 +10,8 @@ from datetime import timedelta
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.indexer import EmbeddingIndexer
+from cortex_mcp.engine.lifecycle import LifecycleEngine
+from cortex_mcp.engine.schedule import LifecycleScheduler
 from cortex_mcp.models import Clock, SystemClock
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.embeddings import (
@@ -24,6 +26,8 @@ from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.service import CortexService
 from cortex_mcp.store import Database
 from cortex_mcp.store.files import check_database
+from cortex_mcp.store.lease import LeaseStore
+from cortex_mcp.store.lifecycle import LifecycleStore
 from cortex_mcp.store.memories import LayerTtl, MemoryStore
 from cortex_mcp.store.vectors import VectorStore
 
@@ -114,11 +118,13 @@ async def open_cortex(
     clock: Clock | None = None,
     allow_vec: bool = True,
     background: bool = True,
+    scheduler: bool = False,
 ) -> AsyncIterator[CortexService]:
     """Open everything a service needs; close it all in reverse order on exit.
 
     `background=False` keeps the embedding indexer from running on its own (benchmarks and
-    tests then call `embed_pending()` when they want vectors)."""
+    tests then call `embed_pending()` when they want vectors). `scheduler=True` (long-running
+    servers) runs the lifecycle on its cron schedule and catches up when it is overdue."""
     clock = clock or SystemClock()
     names, notes = resolve_embedding_providers(settings)
     async with Database(settings.db_path, allow_vec=allow_vec) as db:
@@ -157,9 +163,40 @@ async def open_cortex(
             clock=clock,
             provider_notes=notes,
         )
+        service.lifecycle = LifecycleEngine(
+            LifecycleStore(db, memories),
+            LeaseStore(db),
+            settings.lifecycle,
+            ttl.archive,
+            clock,
+            after_run=service.after_lifecycle,
+            rewrite=service.redactor.clean,
+        )
         if indexer is not None and background and not db.read_only:
             indexer.start()  # a read-only database cannot take new vectors
+        nightly = _scheduler(settings, service, clock) if scheduler else None
         try:
             yield service
         finally:
+            if nightly is not None:
+                await nightly.stop()
             await service.close()
+
+
+def _scheduler(
+    settings: Settings, service: CortexService, clock: Clock
+) -> LifecycleScheduler | None:
+    lifecycle = settings.lifecycle
+    off = lifecycle.schedule.strip().lower() in ("", "off")
+    if off or service.lifecycle is None or service.db.read_only:
+        return None
+    nightly = LifecycleScheduler(
+        service.lifecycle_run,
+        service.lifecycle.last_success,
+        expression=lifecycle.schedule,
+        catch_up_hours=lifecycle.catch_up_hours,
+        catch_up_delay_s=lifecycle.catch_up_delay_s,
+        clock=clock,
+    )
+    nightly.start()
+    return nightly

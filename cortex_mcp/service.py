@@ -14,6 +14,8 @@ from cortex_mcp.engine import validate
 from cortex_mcp.engine.gate import build_context, small_talk_reason
 from cortex_mcp.engine.indexer import EmbeddingIndexer, FreshVectors
 from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.indexer import EmbeddingIndexer
+from cortex_mcp.engine.lifecycle import LifecycleEngine, PhaseCallback, parse_moment
 from cortex_mcp.engine.report import core_snapshot, debug_report
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import (
@@ -23,6 +25,7 @@ from cortex_mcp.models import (
     ForgetStatus,
     Layer,
     Memory,
+    LifecycleReport,
     NewMemory,
     RecallMeta,
     RecallResult,
@@ -59,6 +62,7 @@ class CortexService:
         clock: Clock,
         provider_notes: list[str],
         counters: Counters | None = None,
+        lifecycle: LifecycleEngine | None = None,
     ) -> None:
         self.settings = settings
         self.db = db
@@ -71,6 +75,7 @@ class CortexService:
         self.provider_notes = provider_notes
         self.counters = counters or Counters(db)
         self.redactor = Redactor(self.counters.add)
+        self.lifecycle = lifecycle
         self._background: set[asyncio.Task[Any]] = set()
         self._warm_started = False
 
@@ -207,6 +212,38 @@ class CortexService:
         report["small_talk"] = small_talk_reason(text)
         report["degraded"] = list(dict.fromkeys([*self.provider_notes, *outcome.degraded]))
         return report
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    async def lifecycle_preview(
+        self, now: str | None = None, agent_id: str | None = None
+    ) -> LifecycleReport:
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        return await self._engine().preview(parse_moment(now), agent)
+
+    async def lifecycle_run(
+        self,
+        now: str | None = None,
+        agent_id: str | None = None,
+        on_phase: PhaseCallback | None = None,
+    ) -> LifecycleReport:
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        await self.drain()
+        return await self._engine().run(parse_moment(now), agent, on_phase)
+
+    async def lifecycle_log(self, limit: int = 100) -> list[dict[str, Any]]:
+        return await self._engine().store.log(validate.int_range("limit", limit, 1, 10_000))
+
+    async def after_lifecycle(self) -> None:
+        """What a finished run refreshes: vector index, embeddings of new summaries."""
+        self.searcher.index.mark_dirty()
+        if self.indexer is not None:
+            self.indexer.notify()
+
+    def _engine(self) -> LifecycleEngine:
+        if self.lifecycle is None:
+            raise RuntimeError("the lifecycle engine is not configured")
+        return self.lifecycle
 
     # ---- resources ------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ def serve_stdio(settings: Settings) -> int:
     except StorageError as exc:
         sys.stderr.write(f"cortex-mcp: {exc.message}\n")
         return 2
-    server = build_server(lambda: open_cortex(settings), settings)
+    server = build_server(lambda: open_cortex(settings, scheduler=True), settings)
     configure_logging(settings)  # MCPServer() installs its own root handler; keep ours
     if os.isatty(0):
         sys.stderr.write(TERMINAL_NOTICE)

@@ -41,9 +41,7 @@ class LayerTtl:
     def expiry(self, layer: Layer, now: str) -> str | None:
         if layer is Layer.working:
             return to_iso(from_iso(now) + self.working)
-        if layer is Layer.archive:
-            return to_iso(from_iso(now) + self.archive)
-        return None
+        return None  # core and archive never expire: the lifecycle compresses the archive
 
 
 @dataclass(frozen=True)
@@ -93,6 +91,10 @@ class MemoryStore:
             return await self._insert_or_bump(conn, new, now)
 
         return await self.db.write(txn)
+
+    async def write_in(self, conn: aiosqlite.Connection, new: NewMemory, now: str) -> WriteOutcome:
+        """`remember` inside a transaction another store method already holds."""
+        return await self._insert_or_bump(conn, new, now)
 
     async def _insert_or_bump(
         self, conn: aiosqlite.Connection, new: NewMemory, now: str

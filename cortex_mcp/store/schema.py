@@ -111,6 +111,33 @@ MIGRATIONS: list[list[str]] = [
         " WHERE query IS NOT NULL",
         "CREATE INDEX idx_access_log_query ON access_log(memory_id, query_hash)",
     ],
+    # 4: lifecycle runs (resumable plans), the cross-process lease; archive no longer expires
+    [
+        """
+        CREATE TABLE lifecycle_runs (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope       TEXT NOT NULL,
+            run_at      TEXT NOT NULL,
+            started_at  TEXT NOT NULL,
+            finished_at TEXT,
+            status      TEXT NOT NULL CHECK (status IN ('running', 'done')),
+            next_phase  INTEGER NOT NULL DEFAULT 0,
+            plan        TEXT NOT NULL,
+            report      TEXT NOT NULL DEFAULT '{}'
+        )
+        """,
+        "CREATE INDEX idx_lifecycle_runs_status ON lifecycle_runs(status, scope)",
+        """
+        CREATE TABLE leases (
+            name        TEXT PRIMARY KEY,
+            holder      TEXT NOT NULL,
+            acquired_at TEXT NOT NULL,
+            expires_at  TEXT NOT NULL
+        )
+        """,
+        # the archive is kept until the lifecycle compresses it, never hidden by a TTL
+        "UPDATE memories SET expires_at = NULL WHERE layer = 'archive'",
+    ],
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

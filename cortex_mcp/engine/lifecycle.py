@@ -1,0 +1,342 @@
+"""The lifecycle engine: plan, then apply phase by phase under a database lease.
+
+A run stores its plan in `lifecycle_runs` and applies one phase per transaction (promote,
+merge, archive, compress), each advancing the run's progress marker in the same transaction;
+then it refreshes indexes and reports. A process that dies between phases leaves a
+consistent database and a `running` row: the next run resumes that plan where it stopped.
+`preview` returns the same plan without applying it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from cortex_mcp.config import LifecycleSettings
+from cortex_mcp.engine.lifecycle_plan import (
+    PHASES,
+    extractive_summary,
+    plan,
+    summary_items,
+)
+from cortex_mcp.errors import CortexError, InvalidInput
+from cortex_mcp.models import (
+    Category,
+    Clock,
+    Layer,
+    LifecycleAction,
+    LifecycleReport,
+    Memory,
+    NewMemory,
+    to_iso,
+)
+from cortex_mcp.prompts import load_prompt, prompts_dir
+from cortex_mcp.store.lease import Lease, LeaseStore
+from cortex_mcp.store.lifecycle import LifecycleStore, PhaseResult, action_key
+
+log = logging.getLogger(__name__)
+
+LEASE_NAME = "lifecycle"
+PhaseCallback = Callable[[str, int, int], Any]  # (phase, done, total); may be async
+
+
+class TextModel(Protocol):
+    """What the lifecycle needs from an LLM: one prompt in, one text out."""
+
+    async def complete(self, prompt: str) -> str: ...
+
+
+class LifecycleEngine:
+    def __init__(
+        self,
+        store: LifecycleStore,
+        leases: LeaseStore,
+        settings: LifecycleSettings,
+        archive_ttl: timedelta,
+        clock: Clock,
+        *,
+        llm: TextModel | None = None,
+        after_run: Callable[[], Awaitable[None]] | None = None,
+        rewrite: Callable[[str], Awaitable[str]] | None = None,
+    ) -> None:
+        self.store = store
+        self.leases = leases
+        self.settings = settings
+        self.archive_ttl = archive_ttl
+        self.clock = clock
+        self.llm = llm
+        self.after_run = after_run
+        self.rewrite = rewrite or _unchanged  # redaction of generated text
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    async def preview(
+        self, now: datetime | None = None, agent_id: str | None = None
+    ) -> LifecycleReport:
+        started = time.perf_counter()
+        scope = agent_id or "*"
+        unfinished = await self.store.unfinished_run(scope)
+        if unfinished is not None:
+            actions = _remaining(unfinished.plan, unfinished.next_phase)
+            report = LifecycleReport(
+                status="preview", now=unfinished.run_at, agent_id=agent_id, resumed=True
+            )
+        else:
+            moment = now or self.clock.now()
+            made = plan(
+                await self.store.snapshot(agent_id),
+                moment,
+                self.settings,
+                self.archive_ttl,
+                llm_available=self.llm is not None,
+            )
+            actions = made.actions
+            report = LifecycleReport(status="preview", now=made.now, agent_id=agent_id)
+        report.actions = actions
+        report.counts = _counts(actions)
+        report.took_ms = _ms_since(started)
+        return report
+
+    async def run(
+        self,
+        now: datetime | None = None,
+        agent_id: str | None = None,
+        on_phase: PhaseCallback | None = None,
+    ) -> LifecycleReport:
+        started = time.perf_counter()
+        busy = await self.leases.acquire(
+            LEASE_NAME, self.holder, self.settings.lease_seconds, is_stale=_holder_is_gone
+        )
+        if busy is not None:
+            return LifecycleReport(
+                status="busy",
+                now=to_iso(now or self.clock.now()),
+                agent_id=agent_id,
+                holder=f"{busy.holder} (since {busy.acquired_at})",
+            )
+        try:
+            report = await self._run_locked(now, agent_id, on_phase)
+        finally:
+            await self.leases.release(LEASE_NAME, self.holder)
+        report.took_ms = _ms_since(started)
+        log.info("lifecycle run %s: %s in %.0f ms", report.run_id, report.counts, report.took_ms)
+        return report
+
+    async def last_success(self) -> str | None:
+        return await self.store.last_success()
+
+    async def holder_of_lease(self) -> Lease | None:
+        return await self.leases.holder(LEASE_NAME)
+
+    # ---- the run ------------------------------------------------------------------------
+
+    async def _run_locked(
+        self, now: datetime | None, agent_id: str | None, on_phase: PhaseCallback | None
+    ) -> LifecycleReport:
+        scope = agent_id or "*"
+        started_at = to_iso(self.clock.now())
+        unfinished = await self.store.unfinished_run(scope)
+        decay: dict[str, float] = {}
+        if unfinished is not None:
+            run_id, run_at, actions = unfinished.id, unfinished.run_at, unfinished.plan
+            first = unfinished.next_phase
+            log.warning("resuming lifecycle run %d at phase %d", run_id, first)
+        else:
+            moment = now or self.clock.now()
+            snapshot = await self.store.snapshot(agent_id)
+            made = plan(
+                snapshot,
+                moment,
+                self.settings,
+                self.archive_ttl,
+                llm_available=self.llm is not None,
+            )
+            run_at, actions, decay, first = made.now, made.actions, made.decay_scores, 0
+            run_id = await self.store.start_run(scope, run_at, actions, started_at)
+        report = LifecycleReport(
+            status="done", run_id=run_id, now=run_at, agent_id=agent_id, resumed=first > 0
+        )
+        for index in range(first, len(PHASES)):
+            phase = PHASES[index]
+            todo = [a for a in actions if a.phase == phase]
+            texts = await self._texts(todo, run_at, report.notes)
+            result = await self.store.apply_phase(
+                run_id,
+                index,
+                todo,
+                run_at,
+                new_memories=texts,
+                decay_scores=decay if phase == "archive" else None,
+                delete_compressed=self.settings.delete_compressed_archive,
+            )
+            _merge_result(report, result)
+            await self.leases.renew(LEASE_NAME, self.holder, self.settings.lease_seconds)
+            await _call(on_phase, phase, index + 1, len(PHASES) + 1)
+        await self._refresh()
+        await _call(on_phase, "refresh", len(PHASES) + 1, len(PHASES) + 1)
+        report.counts = _counts(report.actions)
+        await self.store.finish_run(
+            run_id,
+            report.model_dump(include={"counts", "created", "notes"}),
+            to_iso(self.clock.now()),
+        )
+        return report
+
+    async def _refresh(self) -> None:
+        await self.store.optimize_text_index()
+        if self.after_run is not None:
+            await self.after_run()
+
+    # ---- texts of new memories (LLM when available, else extractive) --------------------
+
+    async def _texts(
+        self, actions: list[LifecycleAction], run_at: str, notes: list[str]
+    ) -> dict[str, NewMemory]:
+        texts: dict[str, NewMemory] = {}
+        for action in actions:
+            if action.kind == "compress":
+                texts[action_key(action)] = await self._summary(action, notes)
+            elif action.kind == "merge" and action.llm:
+                merged = await self._merged(action, run_at, notes)
+                if merged is not None:
+                    texts[action_key(action)] = merged
+        return texts
+
+    async def _summary(self, action: LifecycleAction, notes: list[str]) -> NewMemory:
+        members = await self._members(action)
+        period = action.period or "?"
+        content, method = extractive_summary(period, members), "extractive"
+        if action.llm and self.llm is not None:
+            chosen = summary_items(members, self.settings.llm_batch_items)
+            prompt = load_prompt(prompts_dir() / "compress.md").render(
+                period=period, count=str(len(members)), memories=_bullets(chosen)
+            )
+            answer = await self._complete(prompt, notes)
+            if answer:
+                content, method = f"[{period}] {answer}", "llm"
+        return NewMemory(
+            agent_id=action.agent_id,
+            content=await self.rewrite(content),
+            category=Category.summary,
+            layer=Layer.core,
+            importance=0.6,
+            source="lifecycle",
+            metadata={
+                "section": "history",
+                "period": period,
+                "covers": action.ids,
+                "method": method,
+            },
+        )
+
+    async def _merged(
+        self, action: LifecycleAction, run_at: str, notes: list[str]
+    ) -> NewMemory | None:
+        members = await self._members(action)
+        prompt = load_prompt(prompts_dir() / "merge.md").render(
+            today=run_at[:10], memories=_bullets(members, dated=True)
+        )
+        answer = await self._complete(prompt, notes)
+        if not answer:
+            action.into, action.llm = action.ids[-1], False  # keep the latest instead
+            return None
+        latest = members[-1]
+        return NewMemory(
+            agent_id=action.agent_id,
+            content=await self.rewrite(answer),
+            category=latest.category,
+            layer=Layer.core,
+            importance=max(m.importance for m in members),
+            confidence=max(m.confidence for m in members),
+            source="lifecycle",
+            metadata={"merged_from": action.ids, "method": "llm"},
+        )
+
+    async def _complete(self, prompt: str, notes: list[str]) -> str | None:
+        assert self.llm is not None
+        try:
+            answer = (await self.llm.complete(prompt)).strip()
+        except CortexError as exc:
+            note = f"LLM unavailable for the lifecycle ({exc.message}): used the rule-based path"
+            if note not in notes:
+                notes.append(note)
+            return None
+        return answer or None
+
+    async def _members(self, action: LifecycleAction) -> list[Memory]:
+        found = await self.store.memories.get_many(action.ids)
+        return [found[i] for i in action.ids if i in found]
+
+
+def parse_moment(value: str | datetime | None, field: str = "now") -> datetime | None:
+    """An ISO-8601 moment; without an offset it is local time."""
+    if value is None or isinstance(value, datetime):
+        return value
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(
+            f"{field}: {value!r} is not an ISO-8601 date or time (e.g. 2026-03-01T03:00)",
+            field=field,
+        ) from None
+    return moment if moment.tzinfo is not None else moment.astimezone()
+
+
+def _holder_is_gone(lease: Lease) -> bool:
+    """A holder on this host whose process no longer exists crashed: its lease is void."""
+    host, _, rest = lease.holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _remaining(actions: list[LifecycleAction], next_phase: int) -> list[LifecycleAction]:
+    return [a for a in actions if PHASES.index(a.phase) >= next_phase]
+
+
+def _merge_result(report: LifecycleReport, result: PhaseResult) -> None:
+    report.actions.extend(result.applied)
+    report.skipped.extend(result.skipped)
+    report.created.update(result.created)
+
+
+def _counts(actions: list[LifecycleAction]) -> dict[str, int]:
+    counts = {kind: 0 for kind in ("promote", "expire", "merge", "archive", "compress")}
+    for action in actions:
+        counts[action.kind] += 1
+    counts["memories_touched"] = sum(len(a.ids) for a in actions)
+    return counts
+
+
+def _bullets(memories: list[Memory], *, dated: bool = False) -> str:
+    return "\n".join(
+        f"- [{m.created_at[:10]}] {m.content}" if dated else f"- {m.content}" for m in memories
+    )
+
+
+async def _call(callback: PhaseCallback | None, phase: str, done: int, total: int) -> None:
+    if callback is None:
+        return
+    outcome = callback(phase, done, total)
+    if inspect.isawaitable(outcome):
+        await outcome
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

@@ -1,0 +1,290 @@
+"""The lifecycle's decisions as a pure function of a snapshot and a moment.
+
+`plan()` walks the four acting phases in order over an in-memory copy of the memories, each
+phase seeing what the previous one did, so the list it returns is exactly what a run applies
+(a run re-checks every step against the database and skips one whose memories changed).
+Formulas from seed 000 §5.4 and seed 003: promotion from access, high-signal origin and
+novelty; decay = base importance x access frequency x exp(-lambda x days), lambda slower for
+identity and preferences; archive compressed by month after the archive TTL.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from cortex_mcp.config import LifecycleSettings
+from cortex_mcp.engine.similarity import TextSimilarity
+from cortex_mcp.models import Category, Layer, LifecycleAction, Memory, from_iso, to_iso
+
+PHASES = ("promote", "merge", "archive", "compress")
+
+# seed 000 §5.4: base importance by category (identity barely decays, context fastest)
+CATEGORY_BASE = {
+    Category.identity: 1.0,
+    Category.preference: 0.9,
+    Category.relationship: 0.8,
+    Category.decision: 0.7,
+    Category.correction: 0.7,
+    Category.skill: 0.6,
+    Category.project_state: 0.6,
+    Category.insight: 0.6,
+    Category.fact: 0.5,
+    Category.todo: 0.3,
+    Category.context: 0.2,
+}
+# seed 003: decay speed per type, as a multiple of lambda
+DECAY_RATE = {
+    Category.identity: 0.1,
+    Category.preference: 0.2,
+    Category.relationship: 0.3,
+    Category.decision: 0.5,
+    Category.correction: 0.5,
+    Category.skill: 0.5,
+    Category.insight: 0.8,
+    Category.todo: 2.0,
+    Category.context: 3.0,
+}
+PERMANENT = {Category.summary, Category.profile}  # never archived nor merged by the lifecycle
+HIGH_SIGNAL = {Category.identity, Category.preference, Category.decision, Category.correction}
+SUMMARY_ITEMS = 8
+SUMMARY_ITEM_CHARS = 160
+
+
+@dataclass
+class Plan:
+    now: str
+    actions: list[LifecycleAction] = field(default_factory=list)
+    decay_scores: dict[str, float] = field(default_factory=dict)
+    llm_calls: int = 0
+
+    def phase(self, name: str) -> list[LifecycleAction]:
+        return [a for a in self.actions if a.phase == name]
+
+
+def plan(
+    memories: list[Memory],
+    now: datetime,
+    settings: LifecycleSettings,
+    archive_ttl: timedelta,
+    *,
+    llm_available: bool = False,
+) -> Plan:
+    result = Plan(now=to_iso(now))
+    budget = [settings.llm_max_calls if llm_available else 0]
+    by_agent: dict[str, list[Memory]] = defaultdict(list)
+    for memory in memories:
+        by_agent[memory.agent_id].append(memory.model_copy())
+    for agent in sorted(by_agent):
+        state = {m.id: m for m in by_agent[agent]}
+        _promote(state, now, settings, result)
+        _merge(state, now, settings, result, budget)
+        _archive(state, now, settings, result)
+        _compress(state, now, archive_ttl, settings, result, budget)
+    result.llm_calls = (settings.llm_max_calls if llm_available else 0) - budget[0]
+    return result
+
+
+# ---- phase 1: promote ----------------------------------------------------------------------
+
+
+def promotion_score(memory: Memory, novelty: float) -> float:
+    access = min(1.0, memory.access_count / 3)
+    signal = 1.0 if is_high_signal(memory) else 0.0
+    return 0.35 * access + 0.35 * signal + 0.15 * memory.importance + 0.15 * novelty
+
+
+def is_high_signal(memory: Memory) -> bool:
+    meta = memory.metadata or {}
+    return bool(meta.get("high_signal") or meta.get("signals")) or memory.category in HIGH_SIGNAL
+
+
+def _promote(
+    state: dict[str, Memory], now: datetime, settings: LifecycleSettings, result: Plan
+) -> None:
+    core = TextSimilarity()
+    for m in state.values():
+        if m.layer is Layer.core:
+            core.add(m.id, m.content)
+    min_age = timedelta(hours=settings.promote_min_age_hours)
+    for m in _ordered(state, Layer.working):
+        expired = m.expires_at is not None and from_iso(m.expires_at) <= now
+        if now - from_iso(m.created_at) < min_age and not expired:
+            continue
+        _, similarity = core.best(m.content)
+        score = round(promotion_score(m, 1.0 - similarity), 4)
+        if score >= settings.promote_threshold:
+            _add(result, "promote", "promote", m, [m.id], score, "score >= threshold")
+            _relayer(m, Layer.core, now)
+            core.add(m.id, m.content)
+        elif expired:
+            _add(result, "promote", "expire", m, [m.id], score, "working TTL passed")
+            _relayer(m, Layer.archive, now)
+
+
+# ---- phase 2: merge ------------------------------------------------------------------------
+
+
+def _merge(
+    state: dict[str, Memory],
+    now: datetime,
+    settings: LifecycleSettings,
+    result: Plan,
+    budget: list[int],
+) -> None:
+    candidates = [m for m in _ordered(state, Layer.core) if m.category not in PERMANENT]
+    by_category: dict[Category, list[Memory]] = defaultdict(list)
+    for m in candidates:
+        by_category[m.category].append(m)
+    for category in sorted(by_category):
+        group = by_category[category]
+        index = TextSimilarity()
+        for m in group:
+            index.add(m.id, m.content)
+        for cluster in index.clusters(settings.merge_threshold):
+            members = sorted((state[i] for i in cluster), key=lambda x: (x.created_at, x.id))
+            keeper = members[-1]  # the latest wins a conflict; the others chain to it
+            use_llm = budget[0] > 0
+            budget[0] -= 1 if use_llm else 0
+            action = _add(
+                result,
+                "merge",
+                "merge",
+                keeper,
+                [m.id for m in members],
+                None,
+                f"{len(members)} near-duplicates (similarity >= {settings.merge_threshold})",
+            )
+            action.into = None if use_llm else keeper.id
+            action.llm = use_llm
+            for m in members[:-1]:
+                _relayer(m, Layer.archive, now)
+                m.superseded_by = keeper.id
+            keeper.updated_at = to_iso(now) if use_llm else keeper.updated_at
+            keeper.access_count += sum(m.access_count for m in members[:-1])
+            keeper.importance = max(m.importance for m in members)
+
+
+# ---- phase 3: archive ----------------------------------------------------------------------
+
+
+def decay_score(memory: Memory, now: datetime, max_access: int, decay_lambda: float) -> float:
+    """base importance x access frequency x exp(-lambda x days since last access)."""
+    base = (CATEGORY_BASE.get(memory.category, 0.5) + memory.importance) / 2
+    frequency = 0.5 + 0.5 * math.log1p(memory.access_count) / math.log1p(max(max_access, 10))
+    seen = max(memory.last_accessed or "", memory.updated_at)
+    days = max(0.0, (now - from_iso(seen)).total_seconds() / 86400)
+    rate = decay_lambda * DECAY_RATE.get(memory.category, 1.0) * (1 - memory.importance * 0.5)
+    return base * min(frequency, 1.0) * math.exp(-rate * days)
+
+
+def _archive(
+    state: dict[str, Memory], now: datetime, settings: LifecycleSettings, result: Plan
+) -> None:
+    core = _ordered(state, Layer.core)
+    mortal = [m for m in core if m.category not in PERMANENT]
+    max_access = max((m.access_count for m in mortal), default=0)
+    scores = {m.id: decay_score(m, now, max_access, settings.decay_lambda) for m in mortal}
+    kept = []
+    for m in mortal:
+        if scores[m.id] < settings.archive_threshold:
+            _add(result, "archive", "archive", m, [m.id], round(scores[m.id], 4), "decayed")
+            _relayer(m, Layer.archive, now)
+        else:
+            kept.append(m)
+    overflow = len(core) - (len(mortal) - len(kept)) - settings.core_max_entries
+    for m in sorted(kept, key=lambda x: (scores[x.id], x.created_at))[: max(0, overflow)]:
+        _add(result, "archive", "archive", m, [m.id], round(scores[m.id], 4), "core is full")
+        _relayer(m, Layer.archive, now)
+    for m in kept:
+        if m.layer is Layer.core:
+            result.decay_scores[m.id] = scores[m.id]
+
+
+# ---- phase 4: compress ---------------------------------------------------------------------
+
+
+def _compress(
+    state: dict[str, Memory],
+    now: datetime,
+    archive_ttl: timedelta,
+    settings: LifecycleSettings,
+    result: Plan,
+    budget: list[int],
+) -> None:
+    cutoff = to_iso(now - archive_ttl)
+    periods: dict[str, list[Memory]] = defaultdict(list)
+    for m in _ordered(state, Layer.archive):
+        if m.updated_at <= cutoff and m.superseded_by is None:
+            periods[m.created_at[:7]].append(m)
+    for period in sorted(periods):
+        members = periods[period]
+        use_llm = budget[0] > 0
+        budget[0] -= 1 if use_llm else 0
+        action = _add(
+            result,
+            "compress",
+            "compress",
+            members[0],
+            [m.id for m in members],
+            None,
+            f"archived more than {archive_ttl.days} days",
+        )
+        action.period, action.llm = period, use_llm
+        for m in members:
+            m.metadata = {**m.metadata, "compressed_into": "pending"}
+            m.layer = Layer.archive
+
+
+def summary_items(memories: list[Memory], limit: int = SUMMARY_ITEMS) -> list[Memory]:
+    """Most important, then most recalled, first."""
+    return sorted(memories, key=lambda m: (-m.importance, -m.access_count, m.created_at))[:limit]
+
+
+def extractive_summary(period: str, memories: list[Memory]) -> str:
+    items = [_clip(m.content) for m in summary_items(memories)]
+    more = len(memories) - len(items)
+    tail = f"; and {more} more" if more > 0 else ""
+    return f"[{period}] {len(memories)} archived memories: " + "; ".join(items) + tail
+
+
+# ---- helpers -------------------------------------------------------------------------------
+
+
+def _clip(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SUMMARY_ITEM_CHARS else flat[: SUMMARY_ITEM_CHARS - 1] + "…"
+
+
+def _ordered(state: dict[str, Memory], layer: Layer) -> list[Memory]:
+    return [
+        m
+        for m in state.values()
+        if m.layer is layer
+        and m.superseded_by is None
+        and "compressed_into" not in (m.metadata or {})
+    ]
+
+
+def _relayer(memory: Memory, layer: Layer, now: datetime) -> None:
+    memory.layer = layer
+    memory.updated_at = to_iso(now)
+    memory.expires_at = None
+
+
+def _add(
+    result: Plan,
+    phase: str,
+    kind: str,
+    memory: Memory,
+    ids: list[str],
+    score: float | None,
+    reason: str,
+) -> LifecycleAction:
+    action = LifecycleAction(
+        phase=phase, kind=kind, agent_id=memory.agent_id, ids=ids, score=score, reason=reason
+    )
+    result.actions.append(action)
+    return action

@@ -1,0 +1,86 @@
+"""Text near-duplicate measure for the lifecycle when no vectors are at hand.
+
+Dice coefficient over word unigrams and bigrams (CJK split per character, like the search
+index), so "The user lives in Tokyo" and "User lives in Tokyo." score 0.875. Candidates come
+from an inverted index over each text's rarest words, so a pass over a few thousand memories
+compares only pairs that could be near-duplicates, never all pairs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import defaultdict
+
+from cortex_mcp.tokenize import index_text
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_PROBES = 3  # rarest words used to find candidates
+_MAX_POSTING = 400  # words more common than this are useless as probes
+
+
+def shingles(text: str) -> frozenset[str]:
+    words = _WORD.findall(index_text(text).casefold())
+    return frozenset([*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))])
+
+
+def dice(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+class TextSimilarity:
+    def __init__(self) -> None:
+        self._keys: list[str] = []
+        self._sets: list[frozenset[str]] = []
+        self._postings: dict[str, list[int]] = defaultdict(list)
+
+    def add(self, key: str, text: str) -> None:
+        position = len(self._keys)
+        items = shingles(text)
+        self._keys.append(key)
+        self._sets.append(items)
+        for item in items:
+            if " " not in item:
+                self._postings[item].append(position)
+
+    def _candidates(self, items: frozenset[str], skip: int = -1) -> set[int]:
+        words = [w for w in items if " " not in w and len(self._postings.get(w, ())) > 0]
+        words.sort(key=lambda w: (len(self._postings[w]), w))
+        found: set[int] = set()
+        for word in words[:_PROBES]:
+            posting = self._postings[word]
+            if len(posting) <= _MAX_POSTING:
+                found.update(posting)
+        found.discard(skip)
+        return found
+
+    def best(self, text: str) -> tuple[str | None, float]:
+        """The most similar indexed text and its similarity (0 when none shares a word)."""
+        items = shingles(text)
+        best_key, best_score = None, 0.0
+        for position in sorted(self._candidates(items)):
+            score = dice(items, self._sets[position])
+            if score > best_score:
+                best_key, best_score = self._keys[position], score
+        return best_key, best_score
+
+    def clusters(self, threshold: float) -> list[list[str]]:
+        """Groups of keys linked by similarity >= threshold (union-find), in insertion order."""
+        parent = list(range(len(self._keys)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for i, items in enumerate(self._sets):
+            for j in self._candidates(items, skip=i):
+                if j > i and dice(items, self._sets[j]) >= threshold:
+                    parent[root(j)] = root(i)
+        groups: dict[int, list[str]] = defaultdict(list)
+        for i, key in enumerate(self._keys):
+            groups[root(i)].append(key)
+        return [keys for keys in groups.values() if len(keys) > 1]
