@@ -37,7 +37,6 @@ from cortex_mcp.models import (
     NewMemory,
     to_iso,
 )
-from cortex_mcp.prompts import load_prompt, prompts_dir
 from cortex_mcp.store.lease import Lease, LeaseStore
 from cortex_mcp.store.lifecycle import LifecycleStore, PhaseResult, action_key
 
@@ -214,7 +213,7 @@ class LifecycleEngine:
         content, method = extractive_summary(period, members), "extractive"
         if action.llm and self.llm is not None:
             chosen = summary_items(members, self.settings.llm_batch_items)
-            prompt = load_prompt(prompts_dir() / "compress.md").render(
+            prompt = _prompt("compress.md").render(
                 period=period, count=str(len(members)), memories=_bullets(chosen)
             )
             answer = await self._complete(prompt, notes)
@@ -239,7 +238,7 @@ class LifecycleEngine:
         self, action: LifecycleAction, run_at: str, notes: list[str]
     ) -> NewMemory | None:
         members = await self._members(action)
-        prompt = load_prompt(prompts_dir() / "merge.md").render(
+        prompt = _prompt("merge.md").render(
             today=run_at[:10], memories=_bullets(members, dated=True)
         )
         answer = await self._complete(prompt, notes)
@@ -272,6 +271,12 @@ class LifecycleEngine:
     async def _members(self, action: LifecycleAction) -> list[Memory]:
         found = await self.store.memories.get_many(action.ids)
         return [found[i] for i in action.ids if i in found]
+
+
+def _prompt(name: str) -> Any:
+    from cortex_mcp.prompts import load_prompt, prompts_dir  # imports the MCP SDK: only when used
+
+    return load_prompt(prompts_dir() / name)
 
 
 def parse_moment(value: str | datetime | None, field: str = "now") -> datetime | None:
