@@ -13,9 +13,8 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.gate import build_context, small_talk_reason
 from cortex_mcp.engine.indexer import EmbeddingIndexer, FreshVectors
-from cortex_mcp.engine.redact import Redactor
-from cortex_mcp.engine.indexer import EmbeddingIndexer
 from cortex_mcp.engine.lifecycle import LifecycleEngine, PhaseCallback, parse_moment
+from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.engine.report import core_snapshot, debug_report
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import (
@@ -24,8 +23,8 @@ from cortex_mcp.models import (
     ForgetResult,
     ForgetStatus,
     Layer,
-    Memory,
     LifecycleReport,
+    Memory,
     NewMemory,
     RecallMeta,
     RecallResult,

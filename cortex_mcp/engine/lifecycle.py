@@ -273,6 +273,10 @@ class LifecycleEngine:
         return [found[i] for i in action.ids if i in found]
 
 
+async def _unchanged(text: str) -> str:
+    return text
+
+
 def _prompt(name: str) -> Any:
     from cortex_mcp.prompts import load_prompt, prompts_dir  # imports the MCP SDK: only when used
 
