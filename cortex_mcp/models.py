@@ -61,7 +61,9 @@ def to_iso(moment: datetime) -> str:
 
 
 def from_iso(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    """Inverse of to_iso; fromisoformat reads the trailing Z as UTC and is ~20x faster than
+    strptime, which showed up in every recall (one call per candidate)."""
+    return datetime.fromisoformat(text)
 
 
 class Memory(BaseModel):

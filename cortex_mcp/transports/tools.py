@@ -11,7 +11,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel
 
 from cortex_mcp.engine import validate
-from cortex_mcp.models import Category, ForgetResult, Layer, RecallResult, RememberResult
+from cortex_mcp.models import Category, ForgetResult, Layer, RememberResult, ScoredMemory
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports import render
 from cortex_mcp.transports.arguments import Param
@@ -87,6 +87,31 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
         return node
 
     return inline(schema)
+
+
+def recall_output_schema() -> dict[str, Any]:
+    """RecallResult's shape, shallow on purpose: clients validate every result against the
+    output schema, and the full model schema (every field of every memory, nullable ones as
+    anyOf) cost the SDK's client about 30 ms per recall of 10 memories, several times the
+    search itself. Each memory's keys are still required; their values are documented here."""
+    memory_keys = [*ScoredMemory.model_fields]
+    return {
+        "type": "object",
+        "properties": {
+            "context": {"type": "string", "description": "Block to paste into a prompt"},
+            "memories": {
+                "type": "array",
+                "description": "Best first: " + ", ".join(memory_keys),
+                "items": {"type": "object", "required": memory_keys},
+            },
+            "meta": {
+                "type": "object",
+                "description": "took_ms, degraded, skipped_reason, channels, tokens, timings_ms, notes",
+                "required": ["took_ms", "degraded", "skipped_reason"],
+            },
+        },
+        "required": ["context", "memories", "meta"],
+    }
 
 
 def _agent_param() -> Param:
@@ -185,7 +210,7 @@ def tool_specs(max_content_chars: int = 8000) -> list[ToolSpec]:
                 open_world_hint=False,
             ),
             _recall,
-            output_schema(RecallResult),
+            recall_output_schema(),
         ),
         ToolSpec(
             "cortex_remember",
