@@ -60,6 +60,11 @@ named by CORTEX_CONFIG; the environment wins over the file, flags win over both)
   CORTEX_EMBEDDING_API_KEY      key for that endpoint (else OPENAI_API_KEY)
   CORTEX_EMBEDDING_DIMENSIONS   ask the model for fewer dimensions
   CORTEX_EMBEDDING_TIMEOUT_S    per call; past it recall answers from text (default 5)
+  CORTEX_HOST, CORTEX_PORT      where `serve --transport sse|http|all` listens (127.0.0.1, 21100)
+  CORTEX_API_TOKEN              bearer token the HTTP server requires (needed off loopback)
+  CORTEX_ALLOWED_HOSTS          extra Host names the HTTP server accepts (comma list)
+  CORTEX_CORS_ORIGINS           browser origins allowed to call the HTTP server (comma list)
+  CORTEX_INCLUDE_SHARED         recall also returns memories other agents marked shared
   CORTEX_LOG_LEVEL              DEBUG, INFO, WARNING, ERROR (default INFO)
   CORTEX_LOG_FILE               also write logs to this file
   CORTEX_LOG_CONTENT            true: let memory contents and queries into DEBUG logs

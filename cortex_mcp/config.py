@@ -11,12 +11,13 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     JsonConfigSettingsSource,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -125,6 +126,12 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None
     host: str = "127.0.0.1"
     port: int = Field(21100, ge=1, le=65535)
+    # extra Host header values the HTTP server accepts (DNS-rebinding protection), comma list
+    allowed_hosts: Annotated[list[str], NoDecode] = []
+    cors_origins: Annotated[list[str], NoDecode] = []
+    max_body_bytes: int = Field(1_048_576, ge=1024, le=64 * 1_048_576)
+    # recall/search also return memories other agents marked shared
+    include_shared: bool = False
     log_level: str = "INFO"
     log_file: Path | None = None
     # memory contents and queries reach the logs only when this asks for it (debugging)
@@ -139,6 +146,13 @@ class Settings(BaseSettings):
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
+
+    @field_validator("allowed_hosts", "cors_origins", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @field_validator("log_level", mode="after")
     @classmethod

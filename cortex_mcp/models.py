@@ -84,6 +84,7 @@ class Memory(BaseModel):
     superseded_by: str | None = None
     forgotten_at: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    shared: bool = False
 
 
 class NewMemory(BaseModel):
@@ -98,6 +99,16 @@ class NewMemory(BaseModel):
     source: str | None = None
     supersedes: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    shared: bool = False
+
+
+class MemoryChanges(BaseModel):
+    """Fields an owner may change in place (content changes go through a correction)."""
+
+    category: Category | None = None
+    importance: float | None = None
+    layer: Layer | None = None
+    shared: bool | None = None
 
 
 class ScoredMemory(Memory):
@@ -149,6 +160,7 @@ class SearchFilters(BaseModel):
     now: str
     include_superseded: bool = False
     include_expired: bool = False
+    include_shared: bool = False  # also memories other agents marked shared
 
 
 class LifecycleAction(BaseModel):

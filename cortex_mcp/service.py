@@ -25,6 +25,7 @@ from cortex_mcp.models import (
     Layer,
     LifecycleReport,
     Memory,
+    MemoryChanges,
     NewMemory,
     RecallMeta,
     RecallResult,
@@ -88,12 +89,13 @@ class CortexService:
         categories: list[str] | None = None,
         max_tokens: int = 2000,
         agent_id: str | None = None,
+        include_shared: bool | None = None,
     ) -> RecallResult:
         started = time.perf_counter()
         text = validate.query(query)
         limit = validate.int_range("max_results", max_results, 1, 50)
         budget = validate.int_range("max_tokens", max_tokens, 50, 100_000)
-        filters = self._filters(agent_id, layers, categories)
+        filters = self._filters(agent_id, layers, categories, include_shared)
         reason = small_talk_reason(text)
         if reason is not None:
             meta = RecallMeta(took_ms=_ms_since(started), skipped_reason=reason)
@@ -132,6 +134,7 @@ class CortexService:
         source: str | None = None,
         agent_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        shared: bool = False,
     ) -> RememberResult:
         content = await self.redactor.clean(
             validate.content(content, self.settings.max_content_chars)
@@ -147,6 +150,7 @@ class CortexService:
                 validate.optional_text("source", source, validate.MAX_SOURCE_CHARS)
             ),
             metadata=metadata or {},
+            shared=shared,
         )
         outcome = await self.memories.remember(new, self._now())
         if self.indexer is not None and not outcome.deduplicated:
@@ -244,18 +248,52 @@ class CortexService:
             raise RuntimeError("the lifecycle engine is not configured")
         return self.lifecycle
 
+    async def search(
+        self,
+        query: str,
+        limit: int = 10,
+        layers: list[str] | None = None,
+        categories: list[str] | None = None,
+        agent_id: str | None = None,
+        include_shared: bool | None = None,
+    ) -> list[ScoredMemory]:
+        """Ranked memories for a query, without the recall gate (no small-talk skip, no
+        context block, no access counting)."""
+        text = validate.query(query)
+        size = validate.int_range("limit", limit, 1, 50)
+        filters = self._filters(agent_id, layers, categories, include_shared)
+        outcome = await self.searcher.search(text, filters, size, self.clock.now())
+        return [
+            ScoredMemory(**c.memory.model_dump(), score=round(c.final, 6))
+            for c in outcome.ranked
+            if c.memory is not None
+        ]
+
+    async def update_memory(
+        self, memory_id: str, changes: MemoryChanges, agent_id: str | None = None
+    ) -> Memory:
+        target = validate.memory_id(memory_id, "id")
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        if changes.importance is not None:
+            validate.unit_interval("importance", changes.importance)
+        return await self.memories.update(target, agent, changes, self._now())
+
     # ---- resources ------------------------------------------------------------------------
 
     async def memory_detail(self, memory_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """One memory of `agent_id` (default: this server's) with its correction chain and access
-        history. Another agent's memory is "not found", exactly like a missing one."""
+        history. Another agent's memory is "not found", exactly like a missing one, unless that
+        agent marked it shared and shared recall is on (CORTEX_INCLUDE_SHARED)."""
         await self.drain()
         agent = validate.agent_id(agent_id, self.settings.agent_id)
         target = validate.memory_id(memory_id, "id")
         memory = await self.memories.get(target)
-        if memory is None or memory.agent_id != agent:
+        visible = memory is not None and (
+            memory.agent_id == agent or (memory.shared and self.settings.include_shared)
+        )
+        if memory is None or not visible:
             raise NotFound(f"id: no memory {target} for agent {agent!r}", field="id")
-        chain = [m for m in await self.memories.chain(memory) if m.agent_id == agent]
+        chain = [m for m in await self.memories.chain(memory) if m.agent_id == memory.agent_id]
         return {
             "memory": memory.model_dump(),
             "correction_chain": [m.model_dump() for m in chain],
@@ -299,6 +337,31 @@ class CortexService:
             "degraded": list(self.provider_notes),
             "redactions": await self.counters.read("redacted"),
         }
+
+    def health(self) -> dict[str, Any]:
+        """For liveness probes: no query, no provider call."""
+        primary = self.embeddings.primary
+        return {
+            "status": "ok",
+            "version": __version__,
+            "db": {"path": str(self.db.path), "open": self.db.is_open},
+            "vector": {
+                "sqlite_vec": self.db.vec_loaded,
+                "model": primary.model_key if primary else None,
+            },
+            "providers": {
+                "embeddings": [p.name for p in self.embeddings.providers],
+                "degraded": list(self.provider_notes),
+            },
+        }
+
+    async def core_version(self) -> tuple[Any, ...]:
+        """A value that changes when core memory changes, in this process or another."""
+        return await self.memories.core_fingerprint()
+
+    async def change_counter(self) -> tuple[int, int]:
+        """Cheap: changes on every commit (ours or another process's); no table read."""
+        return self.db.commits, await self.db.data_version()
 
     # ---- housekeeping ---------------------------------------------------------------------
 
@@ -357,13 +420,20 @@ class CortexService:
         return memory
 
     def _filters(
-        self, agent_id: str | None, layers: list[str] | None, categories: list[str] | None
+        self,
+        agent_id: str | None,
+        layers: list[str] | None,
+        categories: list[str] | None,
+        include_shared: bool | None = None,
     ) -> SearchFilters:
         return SearchFilters(
             agent_id=validate.agent_id(agent_id, self.settings.agent_id),
             layers=validate.members("layers", layers, Layer),
             categories=validate.members("categories", categories, Category),
             now=self._now(),
+            include_shared=(
+                self.settings.include_shared if include_shared is None else include_shared
+            ),
         )
 
     def _now(self) -> str:

@@ -22,9 +22,55 @@ TERMINAL_NOTICE = (
 )
 
 
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--transport",
+        choices=["stdio", "sse", "http", "all"],
+        default="stdio",
+        help="stdio (default) for a desktop client; sse, http (Streamable HTTP) or all: an HTTP"
+        " server at /sse and/or /mcp that also serves the REST API under /api/v1",
+    )
+    parser.add_argument("--host", help="address to listen on (CORTEX_HOST, default 127.0.0.1)")
+    parser.add_argument("--port", type=_port, help="port to listen on (CORTEX_PORT, default 21100)")
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 65535, got {value}")
+    return value
+
+
 def run_serve(args: argparse.Namespace, settings: Settings) -> int:
-    del args
-    return serve_stdio(settings)
+    transport = getattr(args, "transport", "stdio")
+    if transport == "stdio":
+        return serve_stdio(settings)
+    return serve_http(settings, transport, getattr(args, "host", None), getattr(args, "port", None))
+
+
+def serve_http(settings: Settings, transport: str, host: str | None, port: int | None) -> int:
+    """The HTTP server: refuses to start (exit 2, one line) on a public address without a
+    token; SIGTERM drains in-flight requests."""
+    from cortex_mcp.errors import ConfigError
+    from cortex_mcp.runtime import check_storage, open_cortex
+    from cortex_mcp.transports.http import run_http
+
+    try:
+        check_storage(settings)
+        run_http(
+            settings,
+            lambda: open_cortex(settings, scheduler=True),  # the nightly lifecycle runs here too
+            transport=transport,  # type: ignore[arg-type]
+            host=host,
+            port=port,
+        )
+    except (ConfigError, StorageError) as exc:
+        sys.stderr.write(f"cortex-mcp: {exc.message}\n")
+        return 2
+    return 0
 
 
 def serve_stdio(settings: Settings) -> int:
@@ -57,7 +103,9 @@ def serve_stdio(settings: Settings) -> int:
 COMMANDS = (
     Command(
         name="serve",
-        help="run the MCP server on stdin/stdout (the default when no command is given)",
+        help="run the MCP server: on stdin/stdout (the default when no command is given), or"
+        " over HTTP with --transport sse|http|all",
         run=run_serve,
+        add_arguments=add_serve_arguments,
     ),
 )

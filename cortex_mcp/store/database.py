@@ -56,6 +56,7 @@ class Database:
         self._checkpointing: asyncio.Task[None] | None = None
         self.vec_loaded = False
         self.access = FileAccess("rw", 0)
+        self.commits = 0  # this process's write transactions, for cheap change polling
 
     @property
     def read_only(self) -> bool:
@@ -111,6 +112,10 @@ class Database:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    @property
+    def is_open(self) -> bool:
+        return self._conn is not None
 
     @property
     def conn(self) -> aiosqlite.Connection:
@@ -178,6 +183,7 @@ class Database:
                 except BaseException:
                     await self._rollback()
                     raise
+                self.commits += 1
                 return result
         raise AssertionError("unreachable")
 

@@ -15,6 +15,7 @@ from cortex_mcp.models import (
     Category,
     Layer,
     Memory,
+    MemoryChanges,
     NewMemory,
     SearchFilters,
     from_iso,
@@ -29,7 +30,7 @@ log = logging.getLogger(__name__)
 _COLUMNS = (
     "id, agent_id, layer, category, content, source, importance, confidence, decay_score,"
     " access_count, last_accessed, created_at, updated_at, expires_at, superseded_by,"
-    " forgotten_at, metadata"
+    " forgotten_at, metadata, shared"
 )
 
 
@@ -58,12 +59,16 @@ def row_to_memory(row: Row) -> Memory:
     data["layer"] = Layer(data["layer"])
     data["category"] = Category(data["category"])
     data["metadata"] = json.loads(data.get("metadata") or "{}")
+    data["shared"] = bool(data.get("shared"))
     return Memory.model_construct(**data)
 
 
 def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
     """WHERE clause for what a search may return."""
-    clauses = [f"{alias}.agent_id = ?", f"{alias}.forgotten_at IS NULL"]
+    owner = f"{alias}.agent_id = ?"
+    if filters.include_shared:
+        owner = f"({owner} OR {alias}.shared = 1)"
+    clauses = [owner, f"{alias}.forgotten_at IS NULL"]
     params: list[Any] = [filters.agent_id]
     if not filters.include_superseded:
         clauses.append(f"{alias}.superseded_by IS NULL")
@@ -126,8 +131,8 @@ class MemoryStore:
     ) -> None:
         cursor = await conn.execute(
             "INSERT INTO memories (id, agent_id, layer, category, content, content_hash, source,"
-            " importance, confidence, created_at, updated_at, expires_at, metadata)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " importance, confidence, created_at, updated_at, expires_at, metadata, shared)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory_id,
                 new.agent_id,
@@ -142,6 +147,7 @@ class MemoryStore:
                 now,
                 self.ttl.expiry(new.layer, now),
                 json.dumps(new.metadata, ensure_ascii=False),
+                int(new.shared),
             ),
         )
         await conn.execute(
@@ -159,6 +165,7 @@ class MemoryStore:
         await conn.execute(
             f"UPDATE memories SET importance = MAX(importance, ?), updated_at = ?,"
             f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"
+            f" shared = MAX(shared, ?),"
             f" superseded_by = NULL,"
             f" expires_at = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE expires_at END,"
             f" layer = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE layer END"
@@ -167,6 +174,7 @@ class MemoryStore:
                 new.importance,
                 now,
                 now,
+                int(new.shared),
                 new_rank,
                 self.ttl.expiry(new.layer, now),
                 new_rank,
@@ -243,6 +251,29 @@ class MemoryStore:
             # a reader's snapshot still needs the old pages: finish when it lets go
             log.info("purge: another connection is reading; the checkpoint will follow it")
             self.db.checkpoint_soon()
+
+    async def update(
+        self, memory_id: str, agent_id: str, changes: MemoryChanges, now: str
+    ) -> Memory:
+        """Change an owner's memory in place (category, importance, layer, shared)."""
+
+        async def txn(conn: aiosqlite.Connection) -> Memory:
+            await _require(conn, memory_id, agent_id)
+            sets, params = _change_columns(changes, self.ttl, now)
+            if sets:
+                await conn.execute(
+                    f"UPDATE memories SET {', '.join(sets)}, updated_at = ? WHERE id = ?",
+                    [*params, now, memory_id],
+                )
+                details = changes.model_dump(mode="json", exclude_none=True)
+                await log_lifecycle(conn, "update", [memory_id], details, now)
+            row = await _fetch_one(
+                conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+            )
+            assert row is not None
+            return row_to_memory(row)
+
+        return await self.db.write(txn)
 
     async def record_access(self, hits: list[tuple[str, int]], query: str, now: str) -> None:
         """One transaction for a whole recall: counts, last access, and the access log.
@@ -361,6 +392,14 @@ class MemoryStore:
         )
         return [dict(row) for row in rows]
 
+    async def core_fingerprint(self) -> tuple[Any, ...]:
+        """Changes whenever core memory (of any agent) gains, loses or changes a row."""
+        row = await self.db.fetchone(
+            "SELECT COUNT(*), MAX(updated_at), MAX(seq) FROM memories"
+            " WHERE layer = 'core' AND forgotten_at IS NULL AND superseded_by IS NULL"
+        )
+        return tuple(row) if row is not None else ()
+
     async def counts(self, agent_id: str | None = None) -> dict[str, Any]:
         scope, params = ("WHERE agent_id = ?", [agent_id]) if agent_id else ("", [])
         rows = await self.db.fetchall(
@@ -426,6 +465,24 @@ async def _delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> 
         exists = await cursor.fetchone()
     if exists:
         await conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (memory_id,))
+
+
+def _change_columns(changes: MemoryChanges, ttl: LayerTtl, now: str) -> tuple[list[str], list[Any]]:
+    sets: list[str] = []
+    params: list[Any] = []
+    if changes.category is not None:
+        sets.append("category = ?")
+        params.append(changes.category.value)
+    if changes.importance is not None:
+        sets.append("importance = ?")
+        params.append(changes.importance)
+    if changes.layer is not None:
+        sets += ["layer = ?", "expires_at = ?"]
+        params += [changes.layer.value, ttl.expiry(changes.layer, now)]
+    if changes.shared is not None:
+        sets.append("shared = ?")
+        params.append(int(changes.shared))
+    return sets, params
 
 
 def _on_primary_key(where: str) -> str:

@@ -138,6 +138,11 @@ MIGRATIONS: list[list[str]] = [
         # the archive is kept until the lifecycle compresses it, never hidden by a TTL
         "UPDATE memories SET expires_at = NULL WHERE layer = 'archive'",
     ],
+    # 5: memories an agent marks shared; other agents see them only when they opt in
+    [
+        "ALTER TABLE memories ADD COLUMN shared INTEGER NOT NULL DEFAULT 0 CHECK (shared IN (0, 1))",
+        "CREATE INDEX idx_memories_shared ON memories(shared) WHERE shared = 1",
+    ],
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

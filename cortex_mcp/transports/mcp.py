@@ -12,6 +12,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.subscriptions import SubscriptionBus
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
@@ -64,6 +65,8 @@ class CortexTool(Tool):
     ) -> CallToolResult:
         try:
             values = parse_arguments(self.spec.params, arguments)
+            if "agent_id" in values and values["agent_id"] is None:
+                values["agent_id"] = _header_agent(context)
             return await self.spec.handler(_service_of(context), values)
         except CortexError as exc:
             # Returned, not raised: the SDK would log the message, which may quote user text.
@@ -85,9 +88,21 @@ async def _warm_up_once_answered(ctx: ServerRequestContext[Any, Any], call_next:
     return result
 
 
-def build_server(open_service: ServiceFactory, settings: Settings | None = None) -> MCPServer:
+def _header_agent(ctx: Context) -> str | None:
+    """An HTTP client may name its agent once, in the X-Cortex-Agent header."""
+    headers = ctx.headers
+    return headers.get("x-cortex-agent") if headers is not None else None
+
+
+def build_server(
+    open_service: ServiceFactory,
+    settings: Settings | None = None,
+    *,
+    subscriptions: SubscriptionBus | None = None,
+) -> MCPServer:
     """An MCPServer whose lifespan opens the service through `open_service`; `settings` give
-    the limits the tool schemas publish (the defaults when absent)."""
+    the limits the tool schemas publish (the defaults when absent); `subscriptions` is the bus
+    the HTTP app publishes resource updates on."""
 
     opened: list[CortexService] = []  # static resources get no Context: they read it here
 
@@ -113,6 +128,7 @@ def build_server(open_service: ServiceFactory, settings: Settings | None = None)
         lifespan=lifespan,
         tools=tools,
         middleware=[_warm_up_once_answered],
+        subscriptions=subscriptions,
     )
 
     @mcp.resource(
@@ -141,7 +157,7 @@ def build_server(open_service: ServiceFactory, settings: Settings | None = None)
     )
     async def memory(id: str, ctx: Context) -> str:
         try:
-            detail = await _service_of(ctx).memory_detail(id)
+            detail = await _service_of(ctx).memory_detail(id, _header_agent(ctx))
         except CortexError as exc:
             raise ResourceNotFoundError(exc.message) from None
         return json.dumps(detail, ensure_ascii=False, indent=2)

@@ -1,0 +1,216 @@
+"""The REST kit: one table of endpoints drives both the Starlette routes and the OpenAPI
+document, so the document cannot drift from what is served.
+
+Every failure leaves as JSON `{"error": {"code", "message", "field"?}}`: bad JSON 400, a body
+that fails its model 422 (naming the field and the rule), CortexError by its status, a
+capability that has not landed yet 503. Nothing is written before validation has passed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from cortex_mcp.errors import CortexError, InvalidInput
+from cortex_mcp.service import CortexService
+from cortex_mcp.transports.guards import BodyTooLarge
+from cortex_mcp.transports.rest_models import AgentId, ErrorBody
+
+log = logging.getLogger(__name__)
+
+PREFIX = "/api/v1"
+AGENT_HEADER = "x-cortex-agent"
+_AGENT = TypeAdapter(AgentId)
+
+
+class NotAvailable(CortexError):
+    """A route whose capability is not in this build yet."""
+
+    code = "not_available"
+    status = 503
+
+
+class BadRequest(CortexError):
+    code = "invalid_json"
+    status = 400
+
+
+@dataclass
+class Call:
+    """What a handler gets: the parsed, validated request."""
+
+    service: CortexService
+    body: Any
+    query: Any
+    path: dict[str, str]
+    agent_id: str | None
+    request: Request
+
+
+Handler = Callable[[Call], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    method: str
+    path: str  # below PREFIX, Starlette syntax: "/memories/{id}"
+    handler: Handler
+    summary: str
+    body: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    response: type[BaseModel] | None = None
+    status: int = 200
+    public: bool = False
+    errors: tuple[int, ...] = field(default=(400, 401, 413, 422))
+
+    @property
+    def full_path(self) -> str:
+        return PREFIX + self.path
+
+
+def error_response(status: int, code: str, message: str, field: str | None = None) -> Response:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if field is not None:
+        error["field"] = field
+    return JSONResponse({"error": error}, status_code=status)
+
+
+def _validation_response(exc: ValidationError, where: str = "") -> Response:
+    problems = []
+    for error in exc.errors(include_url=False):
+        loc = ".".join(str(part) for part in error["loc"]) or where or "body"
+        problems.append((loc, error["msg"]))
+    message = "; ".join(f"{loc}: {msg}" for loc, msg in problems[:5])
+    return error_response(422, "invalid_input", message, problems[0][0])
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        raise BadRequest("body: send a JSON object (the body is empty)", field="body")
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"body: not valid JSON ({exc})", field="body") from None
+
+
+def _agent(request: Request, parsed: Any) -> str | None:
+    explicit = getattr(parsed, "agent_id", None)
+    if explicit is not None:
+        return str(explicit).strip()
+    header = request.headers.get(AGENT_HEADER)
+    if header is None:
+        return None
+    try:
+        return str(_AGENT.validate_python(header)).strip()
+    except ValidationError:
+        raise InvalidInput(
+            "X-Cortex-Agent: must be 1 to 128 characters without control characters",
+            field="X-Cortex-Agent",
+        ) from None
+
+
+def _to_json(result: Any) -> Any:
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json")
+    return result
+
+
+def route_for(endpoint: Endpoint) -> Route:
+    async def run(request: Request) -> Response:
+        try:
+            body = query = None
+            if endpoint.body is not None:
+                body = endpoint.body.model_validate(await _json_body(request))
+            if endpoint.query is not None:
+                query = endpoint.query.model_validate(dict(request.query_params))
+            call = Call(
+                service=request.app.state.service,
+                body=body,
+                query=query,
+                path=dict(request.path_params),
+                agent_id=_agent(request, body or query),
+                request=request,
+            )
+            result = await endpoint.handler(call)
+        except ValidationError as exc:
+            return _validation_response(exc)
+        except BodyTooLarge as exc:
+            return error_response(413, "body_too_large", str(exc))
+        except CortexError as exc:
+            return error_response(exc.status, exc.code, exc.message, exc.field)
+        except Exception:
+            log.exception("%s %s failed", endpoint.method, endpoint.full_path)
+            return error_response(500, "internal", "internal error; the server log has details")
+        return JSONResponse(_to_json(result), status_code=endpoint.status)
+
+    return Route(endpoint.full_path, run, methods=[endpoint.method], name=endpoint.summary)
+
+
+# ---- OpenAPI -------------------------------------------------------------------------------
+
+
+def openapi_document(endpoints: list[Endpoint], version: str) -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+
+    def ref(model: type[BaseModel], mode: str) -> dict[str, Any]:
+        schema = model.model_json_schema(
+            ref_template="#/components/schemas/{model}",
+            mode=mode,  # type: ignore[arg-type]
+        )
+        schemas.update(schema.pop("$defs", {}))
+        schemas[model.__name__] = schema
+        return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+    error = {"content": {"application/json": {"schema": ref(ErrorBody, "serialization")}}}
+    paths: dict[str, Any] = {}
+    for ep in endpoints:
+        op: dict[str, Any] = {"summary": ep.summary, "operationId": ep.summary}
+        params = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in _path_names(ep.path)
+        ]
+        if ep.query is not None:
+            schema = ep.query.model_json_schema()
+            required = set(schema.get("required", []))
+            for name, prop in schema["properties"].items():
+                params.append(
+                    {"name": name, "in": "query", "required": name in required, "schema": prop}
+                )
+        if params:
+            op["parameters"] = params
+        if ep.body is not None:
+            op["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": ref(ep.body, "validation")}},
+            }
+        ok: dict[str, Any] = {"description": "success"}
+        if ep.response is not None:
+            ok["content"] = {"application/json": {"schema": ref(ep.response, "serialization")}}
+        op["responses"] = {str(ep.status): ok}
+        codes = () if ep.public else ep.errors
+        op["responses"].update({str(c): {"description": "error", **error} for c in codes})
+        if not ep.public:
+            op["security"] = [{"bearer": []}]
+        paths.setdefault(ep.full_path, {})[ep.method.lower()] = op
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "cortex-mcp REST API", "version": version},
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+def _path_names(path: str) -> list[str]:
+    return [part[1:-1].split(":")[0] for part in path.split("/") if part.startswith("{")]

@@ -1,0 +1,206 @@
+"""One Starlette app for remote clients: MCP over SSE (`/sse` + `/messages/`), MCP over
+Streamable HTTP (`/mcp`) and the REST API (`/api/v1`), over one service opened in the app's
+lifespan (the SSE transport would otherwise open one per connection).
+
+Guards, outermost first: CORS (when origins are configured), Host check (DNS rebinding),
+bearer token, body limit. uvicorn drains in-flight requests on SIGTERM before the lifespan
+closes the service, which waits for its background writes: an acknowledged write is never lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Literal
+
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from cortex_mcp import __version__
+from cortex_mcp.config import Settings
+from cortex_mcp.errors import ConfigError
+from cortex_mcp.service import CortexService
+from cortex_mcp.transports.endpoints import error_response, route_for
+from cortex_mcp.transports.guards import (
+    LOOPBACK_HOSTS,
+    BearerAuth,
+    BodyLimit,
+    HostGuard,
+    is_loopback,
+)
+from cortex_mcp.transports.mcp import build_server
+from cortex_mcp.transports.rest import ENDPOINTS
+
+log = logging.getLogger(__name__)
+
+Transport = Literal["sse", "http", "all"]
+ServiceFactory = Callable[[], AbstractAsyncContextManager[CortexService]]
+CORE_URI = "cortex://core"
+WATCH_INTERVAL_S = 1.0
+
+
+def check_bind(settings: Settings, host: str) -> None:
+    """A server reachable from other machines must have a token."""
+    if not is_loopback(host) and settings.api_token is None:
+        raise ConfigError(
+            f"refusing to listen on {host} without CORTEX_API_TOKEN: anyone on the network"
+            " could read and change the memories. Set CORTEX_API_TOKEN, or bind 127.0.0.1.",
+            field="CORTEX_API_TOKEN",
+        )
+
+
+def allowed_hosts(settings: Settings, host: str) -> list[str] | None:
+    """Host header values to accept; None turns the check off (a public bind with no list:
+    the token is the protection there)."""
+    extra = list(settings.allowed_hosts)
+    if is_loopback(host):
+        return [*LOOPBACK_HOSTS, *extra]
+    return extra or None
+
+
+def create_app(
+    settings: Settings,
+    open_service: ServiceFactory,
+    *,
+    transport: Transport = "all",
+    host: str = "127.0.0.1",
+) -> Starlette:
+    """A new app (and MCP session manager) per call: a session manager runs once only."""
+    check_bind(settings, host)
+    holder: dict[str, CortexService] = {}
+
+    @contextlib.asynccontextmanager
+    async def current_service() -> AsyncIterator[CortexService]:
+        yield holder["service"]
+
+    bus = InMemorySubscriptionBus()
+    mcp = build_server(current_service, settings, subscriptions=bus)
+    hosts = allowed_hosts(settings, host)
+    # HostGuard checks Host and Origin for every route, MCP ones included
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    routes: list[BaseRoute] = [route_for(ep) for ep in ENDPOINTS]
+    manager = None
+    if transport in ("sse", "all"):
+        sse = mcp.sse_app(
+            transport_security=security, max_request_body_size=settings.max_body_bytes
+        )
+        routes += sse.routes
+    if transport in ("http", "all"):
+        streamable = mcp.streamable_http_app(
+            transport_security=security, max_request_body_size=settings.max_body_bytes
+        )
+        routes += streamable.routes
+        manager = mcp.session_manager
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with open_service() as service:
+            app.state.service = holder["service"] = service
+            service.start_warm_up()  # no handshake to protect here: load providers now
+            watcher = asyncio.create_task(_watch_core(service, bus))
+            try:
+                if manager is not None:
+                    async with manager.run():
+                        yield
+                else:
+                    yield
+            finally:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
+                log.info("HTTP server stopping: waiting for background writes")
+
+    token = settings.api_token.get_secret_value() if settings.api_token else None
+    middleware = [
+        Middleware(HostGuard, allowed_hosts=hosts, cors_origins=settings.cors_origins),
+        Middleware(BearerAuth, token=token),
+        Middleware(BodyLimit, limit=settings.max_body_bytes),
+    ]
+    if settings.cors_origins:
+        middleware.insert(
+            0,
+            Middleware(
+                CORSMiddleware,
+                allow_origins=settings.cors_origins,
+                allow_methods=["GET", "POST", "PATCH", "DELETE"],
+                allow_headers=["authorization", "content-type", "x-cortex-agent", "mcp-session-id"],
+                expose_headers=["mcp-session-id"],
+            ),
+        )
+    return Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    return error_response(exc.status_code, codes.get(exc.status_code, "http_error"), exc.detail)
+
+
+async def _watch_core(service: CortexService, bus: InMemorySubscriptionBus) -> None:
+    """Publish `cortex://core` updated whenever core memory changes, whoever changed it
+    (this server, or a stdio server on the same file). Polls a counter that costs no table
+    read, and looks at core only when something was committed."""
+    last_counter: Any = None
+    last_core: Any = None
+    while True:
+        try:
+            counter = await service.change_counter()
+            if counter != last_counter:
+                last_counter = counter
+                core = await service.core_version()
+                if last_core is not None and core != last_core:
+                    await bus.publish(ResourceUpdated(uri=CORE_URI))
+                last_core = core
+        except Exception:  # the watcher must never take the server down; say why once
+            log.exception("core-memory watcher failed; resource notifications paused")
+            return
+        await asyncio.sleep(WATCH_INTERVAL_S)
+
+
+def run_http(
+    settings: Settings,
+    open_service: ServiceFactory,
+    *,
+    transport: Transport = "all",
+    host: str | None = None,
+    port: int | None = None,
+) -> None:
+    import uvicorn
+
+    bind_host = host or settings.host
+    bind_port = port or settings.port
+    app = create_app(settings, open_service, transport=transport, host=bind_host)
+    config = uvicorn.Config(
+        app,
+        host=bind_host,
+        port=bind_port,
+        log_config=None,  # our logging (stderr) stays in charge
+        access_log=False,
+        timeout_graceful_shutdown=10,
+        proxy_headers=False,
+    )
+    paths = {"sse": "/sse", "http": "/mcp", "all": "/mcp and /sse"}[transport]
+    log.info(
+        "cortex-mcp %s serving %s and /api/v1 on http://%s:%d (token %s)",
+        __version__,
+        paths,
+        bind_host,
+        bind_port,
+        "required" if settings.api_token else "off",
+    )
+    uvicorn.Server(config).run()

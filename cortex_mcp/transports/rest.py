@@ -1,0 +1,197 @@
+"""The REST API under /api/v1 (DESIGN.md §3): thin handlers over the service facade.
+
+Routes whose capability belongs to another part of the system (ingest, flush, lifecycle,
+export/import, relations, listing) call the facade method when it exists and otherwise answer
+503 "not available yet": never a made-up answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cortex_mcp import __version__
+from cortex_mcp.models import MemoryChanges, RecallResult, RememberResult
+from cortex_mcp.transports import rest_models as m
+from cortex_mcp.transports.endpoints import Call, Endpoint, NotAvailable, openapi_document
+
+_MEMORY = "/memories/{id}"
+
+
+def _capability(call: Call, name: str) -> Any:
+    method = getattr(call.service, name, None)
+    if method is None:
+        raise NotAvailable(f"{name} is not available yet in this version of cortex-mcp")
+    return method
+
+
+async def health(call: Call) -> dict[str, Any]:
+    return call.service.health()
+
+
+async def openapi(call: Call) -> dict[str, Any]:
+    return openapi_document(ENDPOINTS, __version__)
+
+
+async def recall(call: Call) -> RecallResult:
+    b: m.RecallBody = call.body
+    return await call.service.recall(
+        b.query,
+        b.max_results,
+        [str(layer) for layer in b.layers] if b.layers else None,
+        [str(c) for c in b.categories] if b.categories else None,
+        b.max_tokens,
+        call.agent_id,
+        include_shared=b.include_shared,
+    )
+
+
+async def search(call: Call) -> m.SearchResponse:
+    b: m.SearchBody = call.body
+    layers = [str(layer) for layer in b.layers] if b.layers else None
+    categories = [str(c) for c in b.categories] if b.categories else None
+    results = await call.service.search(
+        b.query, b.limit, layers, categories, call.agent_id, b.include_shared
+    )
+    debug = None
+    if b.debug:
+        debug = await call.service.search_debug(b.query, b.limit, call.agent_id)
+    return m.SearchResponse(results=results, debug=debug)
+
+
+async def remember(call: Call) -> RememberResult:
+    b: m.RememberBody = call.body
+    return await call.service.remember(
+        b.content,
+        b.category.value,
+        b.importance,
+        b.layer.value,
+        b.supersedes,
+        b.source,
+        call.agent_id,
+        shared=b.shared,
+    )
+
+
+async def get_memory(call: Call) -> dict[str, Any]:
+    return await call.service.memory_detail(call.path["id"], call.agent_id)
+
+
+async def patch_memory(call: Call) -> Any:
+    b: m.PatchBody = call.body
+    changes = MemoryChanges(**b.model_dump(exclude={"agent_id"}))
+    return await call.service.update_memory(call.path["id"], changes, call.agent_id)
+
+
+async def delete_memory(call: Call) -> Any:
+    q: m.ForgetQuery = call.query
+    return await call.service.forget(call.path["id"], q.reason, None, q.purge, call.agent_id)
+
+
+async def list_memories(call: Call) -> Any:
+    q: m.ListQuery = call.query
+    lister = _capability(call, "list_memories")
+    return await lister(
+        agent_id=call.agent_id,
+        layer=q.layer,
+        category=q.category,
+        limit=q.limit,
+        offset=q.offset,
+        include_shared=q.include_shared,
+    )
+
+
+async def stats(call: Call) -> dict[str, Any]:
+    return await call.service.stats()
+
+
+async def ingest(call: Call) -> Any:
+    b: m.IngestBody = call.body
+    run = _capability(call, "ingest")
+    return await run(b.user_message, b.assistant_message, call.agent_id, b.session_id, wait=False)
+
+
+async def flush(call: Call) -> Any:
+    b: m.FlushBody = call.body
+    run = _capability(call, "flush")
+    messages = [msg.model_dump() for msg in b.messages]
+    return await run(messages, call.agent_id, b.session_id, b.reason)
+
+
+async def lifecycle_run(call: Call) -> Any:
+    return await _capability(call, "lifecycle_run")(agent_id=call.agent_id)
+
+
+async def lifecycle_preview(call: Call) -> Any:
+    return await _capability(call, "lifecycle_preview")(agent_id=call.agent_id)
+
+
+async def lifecycle_log(call: Call) -> Any:
+    q: m.LogQuery = call.query
+    return {"entries": await _capability(call, "lifecycle_log")(q.limit)}
+
+
+async def export(call: Call) -> Any:
+    b: m.ExportBody = call.body
+    return await _capability(call, "export_memories")(format=b.format, agent_id=call.agent_id)
+
+
+async def import_(call: Call) -> Any:
+    b: m.ImportBody = call.body
+    run = _capability(call, "import_memories")
+    return await run(b.content, format=b.format, agent_id=call.agent_id)
+
+
+async def list_relations(call: Call) -> Any:
+    return await _capability(call, "list_relations")(agent_id=call.agent_id)
+
+
+async def add_relation(call: Call) -> Any:
+    b: m.RelationBody = call.body
+    run = _capability(call, "add_relation")
+    return await run(b.subject, b.predicate, b.object, agent_id=call.agent_id)
+
+
+async def delete_relation(call: Call) -> Any:
+    return await _capability(call, "delete_relation")(call.path["id"], agent_id=call.agent_id)
+
+
+_LATER = (400, 401, 413, 422, 503)
+_BY_ID = (400, 401, 404, 413, 422)
+
+ENDPOINTS: list[Endpoint] = [
+    Endpoint("GET", "/health", health, "health", response=m.Health, public=True),
+    Endpoint("GET", "/openapi.json", openapi, "openapi", errors=(401,)),
+    Endpoint("POST", "/recall", recall, "recall", m.RecallBody, response=RecallResult),
+    Endpoint("POST", "/search", search, "search", m.SearchBody, response=m.SearchResponse),
+    Endpoint("POST", "/ingest", ingest, "ingest", m.IngestBody, response=m.IngestResponse,
+             status=202, errors=_LATER),
+    Endpoint("POST", "/flush", flush, "flush", m.FlushBody, response=m.FlushResponse,
+             errors=_LATER),
+    Endpoint("GET", "/memories", list_memories, "list_memories", query=m.ListQuery,
+             response=m.MemoryList, errors=_LATER),
+    Endpoint("POST", "/memories", remember, "remember", m.RememberBody,
+             response=RememberResult, status=201, errors=(400, 401, 404, 413, 422)),
+    Endpoint("GET", _MEMORY, get_memory, "get_memory", query=m.AgentQuery,
+             response=m.Anything, errors=_BY_ID),
+    Endpoint("PATCH", _MEMORY, patch_memory, "update_memory", m.PatchBody,
+             response=m.Anything, errors=_BY_ID),
+    Endpoint("DELETE", _MEMORY, delete_memory, "forget_memory", query=m.ForgetQuery,
+             response=m.Anything, errors=_BY_ID),
+    Endpoint("GET", "/stats", stats, "stats", query=m.AgentQuery, response=m.Anything),
+    Endpoint("POST", "/lifecycle/run", lifecycle_run, "lifecycle_run", m.LifecycleBody,
+             response=m.Anything, errors=_LATER),
+    Endpoint("GET", "/lifecycle/preview", lifecycle_preview, "lifecycle_preview",
+             query=m.AgentQuery, response=m.Anything, errors=_LATER),
+    Endpoint("GET", "/lifecycle/log", lifecycle_log, "lifecycle_log", query=m.LogQuery,
+             response=m.Anything, errors=_LATER),
+    Endpoint("POST", "/export", export, "export", m.ExportBody, response=m.Anything,
+             errors=_LATER),
+    Endpoint("POST", "/import", import_, "import", m.ImportBody, response=m.Anything,
+             errors=_LATER),
+    Endpoint("GET", "/relations", list_relations, "list_relations", query=m.AgentQuery,
+             response=m.Anything, errors=_LATER),
+    Endpoint("POST", "/relations", add_relation, "add_relation", m.RelationBody,
+             response=m.Anything, status=201, errors=_LATER),
+    Endpoint("DELETE", "/relations/{id}", delete_relation, "delete_relation",
+             query=m.AgentQuery, response=m.Anything, errors=(*_LATER, 404)),
+]  # fmt: skip

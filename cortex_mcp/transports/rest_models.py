@@ -1,0 +1,181 @@
+"""Request and response bodies of the REST API (DESIGN.md §3). Limits here match the MCP tools'."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cortex_mcp.models import Category, Layer, Memory, ScoredMemory
+
+# 1-128 characters, no control characters (agent ids end up in logs and file names)
+AgentId = Annotated[
+    str,
+    Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$"),
+]
+Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for")]
+MemoryId = Annotated[str, Field(min_length=1, max_length=64, description="A memory id (UUID)")]
+ShortText = Annotated[str, Field(max_length=2000)]
+
+
+class Body(BaseModel):
+    """Unknown fields are refused, so a misspelt `agentId` cannot silently fall back to the
+    default agent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecallBody(Body):
+    query: Query
+    agent_id: AgentId | None = None
+    max_tokens: Annotated[int, Field(ge=50, le=100_000)] = 2000
+    max_results: Annotated[int, Field(ge=1, le=50)] = 5
+    layers: Annotated[list[Layer], Field(max_length=3)] | None = None
+    categories: Annotated[list[Category], Field(max_length=13)] | None = None
+    include_shared: bool | None = None
+
+
+class SearchBody(Body):
+    query: Query
+    agent_id: AgentId | None = None
+    limit: Annotated[int, Field(ge=1, le=50)] = 10
+    layers: Annotated[list[Layer], Field(max_length=3)] | None = None
+    categories: Annotated[list[Category], Field(max_length=13)] | None = None
+    include_shared: bool | None = None
+    debug: bool = False
+
+
+class RememberBody(Body):
+    content: Annotated[str, Field(min_length=1, max_length=100_000)]
+    category: Category = Category.fact
+    importance: Annotated[float, Field(ge=0, le=1)] = 0.7
+    layer: Layer = Layer.core
+    supersedes: MemoryId | None = None
+    source: ShortText | None = None
+    agent_id: AgentId | None = None
+    shared: bool = False
+
+
+class PatchBody(Body):
+    category: Category | None = None
+    importance: Annotated[float, Field(ge=0, le=1)] | None = None
+    layer: Layer | None = None
+    shared: bool | None = None
+    agent_id: AgentId | None = None
+
+
+class ForgetQuery(Body):
+    agent_id: AgentId | None = None
+    reason: ShortText | None = None
+    purge: bool = False
+
+
+class AgentQuery(Body):
+    agent_id: AgentId | None = None
+
+
+class ListQuery(Body):
+    agent_id: AgentId | None = None
+    layer: Layer | None = None
+    category: Category | None = None
+    limit: Annotated[int, Field(ge=1, le=500)] = 50
+    offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    include_shared: bool | None = None
+
+
+class IngestBody(Body):
+    user_message: Annotated[str, Field(max_length=100_000)]
+    assistant_message: Annotated[str, Field(max_length=100_000)]
+    agent_id: AgentId | None = None
+    session_id: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+
+class Message(BaseModel):
+    """One chat message; other keys a client's message objects carry are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    role: Annotated[str, Field(min_length=1, max_length=32)]
+    content: Annotated[str, Field(max_length=100_000)]
+
+
+class FlushBody(Body):
+    messages: Annotated[list[Message], Field(min_length=1, max_length=2000)]
+    agent_id: AgentId | None = None
+    session_id: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    reason: ShortText | None = None
+
+
+class LifecycleBody(Body):
+    """Without an agent (body or X-Cortex-Agent), the run covers every agent."""
+
+    agent_id: AgentId | None = None
+
+
+class LogQuery(Body):
+    limit: Annotated[int, Field(ge=1, le=10_000)] = 100
+
+
+class ExportBody(Body):
+    format: Annotated[str, Field(pattern=r"^(json|markdown)$")] = "json"
+    agent_id: AgentId | None = None
+
+
+class ImportBody(Body):
+    format: Annotated[str, Field(pattern=r"^(json|markdown|openclaw)$")] = "json"
+    content: Annotated[str, Field(min_length=1)]
+    agent_id: AgentId | None = None
+
+
+class RelationBody(Body):
+    subject: Annotated[str, Field(min_length=1, max_length=500)]
+    predicate: Annotated[str, Field(min_length=1, max_length=200)]
+    object: Annotated[str, Field(min_length=1, max_length=500)]
+    agent_id: AgentId | None = None
+
+
+# ---- responses (documented in the OpenAPI document) ---------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    field: str | None = None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    status: str
+    version: str
+    db: dict[str, Any]
+    vector: dict[str, Any]
+    providers: dict[str, Any]
+
+
+class SearchResponse(BaseModel):
+    results: list[ScoredMemory]
+    debug: dict[str, Any] | None = None
+
+
+class MemoryList(BaseModel):
+    memories: list[Memory]
+    limit: int
+    offset: int
+
+
+class IngestResponse(BaseModel):
+    extracted: list[Memory]
+    high_signals: list[Memory]
+    accepted: bool = True
+
+
+class FlushResponse(BaseModel):
+    flushed: list[Memory]
+
+
+class Anything(BaseModel):
+    """A JSON object whose keys the route's description lists."""
+
+    model_config = ConfigDict(extra="allow")

@@ -1,0 +1,92 @@
+"""Shared pieces for the HTTP tests: an in-process app and a `cortex-mcp serve` subprocess."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from starlette.testclient import TestClient
+
+from cortex_mcp.config import Settings
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.transports.http import create_app
+from tests.stdio_helpers import server_command, server_env
+
+TOKEN = "test-token-8c1f2e"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@contextlib.contextmanager
+def rest_client(settings: Settings, clock: Any = None, **app_args: Any) -> Iterator[TestClient]:
+    app = create_app(settings, lambda: open_cortex(settings, clock=clock), **app_args)
+    with TestClient(app, base_url="http://127.0.0.1:21100", raise_server_exceptions=False) as c:
+        yield c
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ServeProcess:
+    """`cortex-mcp serve --transport all` on a free loopback port, as users start it."""
+
+    def __init__(self, db_path: Path, *args: str, token: str | None = TOKEN, **env: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        extra = {"CORTEX_API_TOKEN": token} if token else {}
+        self.log = db_path.parent / f"serve-{self.port}.log"
+        self._log_file = self.log.open("wb")
+        self.proc = subprocess.Popen(
+            [*server_command(), "serve", "--transport", "all", "--port", str(self.port), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self._log_file,
+            env=server_env(db_path, **extra, **env),
+        )
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited early:\n{self.log.read_text()}")
+            with contextlib.suppress(httpx2.TransportError):
+                if httpx2.get(self.url + "/api/v1/health", timeout=1).status_code == 200:
+                    return
+            time.sleep(0.1)
+        raise TimeoutError(f"serve did not answer:\n{self.log.read_text()}")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        self._log_file.close()
+        return code
+
+    def __enter__(self) -> ServeProcess:
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop(signal.SIGKILL)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def env_without_cortex() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_")}

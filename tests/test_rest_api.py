@@ -1,0 +1,281 @@
+"""The REST API in-process (a real Starlette app over a real SQLite file): bodies, errors,
+guards, agent isolation and the OpenAPI document."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.errors import ConfigError
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.transports.http import create_app
+from cortex_mcp.transports.rest import ENDPOINTS
+from tests.conftest import FakeClock
+from tests.http_helpers import AUTH, TOKEN, rest_client
+
+API = "/api/v1"
+
+
+@pytest.fixture
+def client(tmp_path: Any, clock: FakeClock) -> Iterator[TestClient]:
+    settings = load_settings(
+        db_path=tmp_path / "brain.db", embedding_provider="none", api_token=TOKEN
+    )
+    with rest_client(settings, clock) as c:
+        c.headers.update(AUTH)
+        yield c
+
+
+def remember(client: TestClient, content: str, agent: str | None = None, **extra: Any) -> str:
+    body = {"content": content, **({"agent_id": agent} if agent else {}), **extra}
+    reply = client.post(f"{API}/memories", json=body)
+    assert reply.status_code == 201, reply.text
+    return str(reply.json()["id"])
+
+
+def recall_ids(client: TestClient, query: str, **body: Any) -> list[str]:
+    reply = client.post(f"{API}/recall", json={"query": query, **body})
+    assert reply.status_code == 200, reply.text
+    return [m["id"] for m in reply.json()["memories"]]
+
+
+def total(client: TestClient) -> int:
+    return int(client.get(f"{API}/stats").json()["memories"]["total"])
+
+
+def test_recall_finds_what_was_remembered_over_rest(client: TestClient) -> None:
+    memory_id = remember(client, "User's VPS runs on Oracle Cloud ARM")
+    reply = client.post(f"{API}/recall", json={"query": "which cloud is the VPS on?"})
+    body = reply.json()
+    assert [m["id"] for m in body["memories"]] == [memory_id]
+    assert "Oracle Cloud ARM" in body["context"]
+    assert body["meta"]["took_ms"] >= 0
+
+
+def test_health_is_public_and_everything_else_needs_the_token(client: TestClient) -> None:
+    anonymous = {"Authorization": ""}
+    assert client.get(f"{API}/health", headers=anonymous).status_code == 200
+    wrong = {"Authorization": "Bearer not-the-token"}
+    for route in ENDPOINTS:
+        if route.public:
+            continue
+        path = route.full_path.replace("{id}", "01938f2e-7c4b-7d3a-9f1e-2b6c8d0e4a51")
+        for headers in (anonymous, wrong):
+            reply = client.request(route.method, path, headers=headers, json={})
+            assert reply.status_code == 401, (route.method, path)
+            assert reply.json()["error"]["code"] == "unauthorized"
+    for path, method in (("/mcp", "POST"), ("/sse", "GET"), ("/messages/", "POST")):
+        assert client.request(method, path, headers=anonymous).status_code == 401
+
+
+def test_the_openapi_document_describes_exactly_the_served_routes(client: TestClient) -> None:
+    doc = client.get(f"{API}/openapi.json").json()
+    documented = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
+    served = {
+        (method, route.path)
+        for route in client.app.routes  # type: ignore[attr-defined]
+        if isinstance(route, Route) and route.path.startswith(API)
+        for method in (route.methods or set()) - {"HEAD"}
+    }
+    assert documented == served
+    assert doc["paths"][f"{API}/health"]["get"].get("security") is None
+    assert doc["paths"][f"{API}/recall"]["post"]["security"] == [{"bearer": []}]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": 42}, "content"),
+        ({}, "content"),
+        ({"content": "fact", "importance": "high"}, "importance"),
+        ({"content": "fact", "importance": 2}, "importance"),
+        ({"content": "fact", "category": "gossip"}, "category"),
+        ({"content": "fact", "agent_id": ""}, "agent_id"),
+        ({"content": "fact", "agent_id": "x" * 129}, "agent_id"),
+        ({"content": "fact", "agent_id": "a\nb"}, "agent_id"),
+        ({"content": "fact", "agent_id": 7}, "agent_id"),
+        ({"content": "fact", "agentId": "b"}, "agentId"),
+        ({"content": "   "}, "content"),
+        ({"content": "fact", "supersedes": "not-an-id"}, "supersedes"),
+        (["content"], "body"),
+    ],
+)
+def test_bad_remember_bodies_get_4xx_json_and_change_nothing(
+    client: TestClient, body: Any, field: str
+) -> None:
+    before = total(client)
+    reply = client.post(f"{API}/memories", json=body)
+    assert 400 <= reply.status_code < 500, reply.text
+    error = reply.json()["error"]
+    assert field in error["message"]
+    assert error.get("field", "").startswith(field) or field == "body"
+    assert total(client) == before
+
+
+@pytest.mark.parametrize(
+    ("raw", "status"),
+    [(b"{not json", 400), (b"", 400), (b"\xff\xfe", 400), (b"null", 422), (b'"text"', 422)],
+)
+def test_invalid_json_is_refused_with_a_json_error(
+    client: TestClient, raw: bytes, status: int
+) -> None:
+    reply = client.post(f"{API}/recall", content=raw, headers={"content-type": "application/json"})
+    assert reply.status_code == status
+    assert reply.json()["error"]["code"] in {"invalid_json", "invalid_input"}
+
+
+def test_a_10_mb_body_gets_413_and_changes_nothing(client: TestClient) -> None:
+    before = total(client)
+    huge = b'{"content": "' + b"x" * 10_000_000 + b'"}'
+    reply = client.post(f"{API}/memories", content=huge)
+    assert reply.status_code == 413
+    assert "CORTEX_MAX_BODY_BYTES" in reply.json()["error"]["message"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit counts what arrives
+        yield b'{"content": "'
+        for _ in range(10):
+            yield b"x" * 1_000_000
+        yield b'"}'
+
+    reply = client.post(f"{API}/memories", content=chunks())
+    assert reply.status_code == 413
+    assert total(client) == before
+
+
+def test_a_bad_agent_header_is_refused(client: TestClient) -> None:
+    reply = client.post(f"{API}/recall", json={"query": "x"}, headers={"X-Cortex-Agent": " "})
+    assert reply.status_code == 400
+    assert reply.json()["error"]["field"] == "X-Cortex-Agent"
+
+
+def test_routes_of_capabilities_not_built_yet_answer_503_never_a_fake(
+    client: TestClient,
+) -> None:
+    service = client.app.state.service  # type: ignore[attr-defined]
+    pending = [
+        ("POST", "/ingest", {"user_message": "a", "assistant_message": "b"}, "ingest"),
+        ("POST", "/flush", {"messages": [{"role": "user", "content": "a"}]}, "flush"),
+        ("GET", "/memories", None, "list_memories"),
+        ("POST", "/lifecycle/run", {}, "lifecycle_run"),
+        ("GET", "/lifecycle/preview", None, "lifecycle_preview"),
+        ("GET", "/lifecycle/log", None, "lifecycle_log"),
+        ("POST", "/export", {}, "export_memories"),
+        ("POST", "/import", {"content": "x"}, "import_memories"),
+        ("GET", "/relations", None, "list_relations"),
+        ("POST", "/relations", {"subject": "a", "predicate": "b", "object": "c"}, "add_relation"),
+    ]
+    checked = 0
+    for method, path, body, capability in pending:
+        if hasattr(service, capability):
+            continue
+        reply = client.request(method, API + path, json=body)
+        assert reply.status_code == 503, path
+        assert "not available yet" in reply.json()["error"]["message"]
+        checked += 1
+    assert total(client) == 0
+    assert checked or all(hasattr(service, p[3]) for p in pending)
+
+
+def test_agents_never_see_each_others_memories_on_any_route(client: TestClient) -> None:
+    a_id = remember(client, "Agent A secret: the launch code is tulip", agent="A")
+    b_id = remember(client, "Agent B note: the launch code is orchid", agent="B")
+    assert recall_ids(client, "launch code", agent_id="A") == [a_id]
+    assert recall_ids(client, "launch code", agent_id="B") == [b_id]
+    header_b = {"X-Cortex-Agent": "B"}
+    reply = client.post(f"{API}/recall", json={"query": "launch code"}, headers=header_b)
+    assert [m["id"] for m in reply.json()["memories"]] == [b_id]
+    search = client.post(f"{API}/search", json={"query": "launch", "agent_id": "A"}).json()
+    assert [m["id"] for m in search["results"]] == [a_id]
+    debug = client.post(
+        f"{API}/search", json={"query": "launch", "agent_id": "B", "debug": True}
+    ).json()
+    assert a_id not in str(debug) and "tulip" not in str(debug)
+    # by id: B can neither read, change nor forget A's memory
+    assert client.get(f"{API}/memories/{a_id}", headers=header_b).status_code == 404
+    assert client.get(f"{API}/memories/{a_id}?agent_id=A").json()["memory"]["id"] == a_id
+    patch = client.patch(f"{API}/memories/{a_id}", json={"importance": 0.1}, headers=header_b)
+    assert patch.status_code == 404
+    assert client.delete(f"{API}/memories/{a_id}", headers=header_b).status_code == 404
+    assert recall_ids(client, "launch code", agent_id="A") == [a_id]
+    if hasattr(client.app.state.service, "list_memories"):  # type: ignore[attr-defined]
+        listed = client.get(f"{API}/memories", headers=header_b).json()["memories"]
+        assert [m["id"] for m in listed] == [b_id]
+
+
+def test_shared_memories_reach_other_agents_only_when_they_opt_in(client: TestClient) -> None:
+    shared = remember(client, "Household wifi password is in the blue notebook", "A", shared=True)
+    remember(client, "A private: wifi router admin is on port 8443", "A")
+    assert recall_ids(client, "wifi", agent_id="B") == []
+    assert recall_ids(client, "wifi", agent_id="B", include_shared=True) == [shared]
+    private = remember(client, "A private: the wifi guest network is off", "A")
+    client.patch(f"{API}/memories/{private}", json={"shared": True, "agent_id": "A"})
+    assert set(recall_ids(client, "wifi", agent_id="B", include_shared=True)) == {
+        shared,
+        private,
+    }
+    # a shared memory is still the owner's: B cannot forget it
+    assert client.delete(f"{API}/memories/{shared}?agent_id=B").status_code == 404
+
+
+def test_patch_and_delete_change_the_owners_memory(client: TestClient) -> None:
+    memory_id = remember(client, "Standup moved to 10:30", "A")
+    reply = client.patch(
+        f"{API}/memories/{memory_id}",
+        json={"agent_id": "A", "importance": 0.2, "category": "decision"},
+    )
+    assert reply.status_code == 200
+    assert (reply.json()["importance"], reply.json()["category"]) == (0.2, "decision")
+    bad = client.patch(f"{API}/memories/{memory_id}", json={"agent_id": "A", "layer": "attic"})
+    assert bad.status_code == 422 and bad.json()["error"]["field"] == "layer"
+    gone = client.delete(f"{API}/memories/{memory_id}?agent_id=A&reason=done")
+    assert gone.json() == {"id": memory_id, "status": "forgotten", "new_id": None}
+    assert recall_ids(client, "standup", agent_id="A") == []
+    assert client.get(f"{API}/memories/nope?agent_id=A").status_code == 400
+
+
+def test_dns_rebinding_hosts_and_foreign_origins_are_refused(client: TestClient) -> None:
+    evil = client.post(f"{API}/recall", json={"query": "x"}, headers={"Host": "evil.example"})
+    assert evil.status_code == 421
+    page = client.post(
+        f"{API}/recall", json={"query": "x"}, headers={"Origin": "http://evil.example"}
+    )
+    assert page.status_code == 403
+    local_page = client.post(
+        f"{API}/recall", json={"query": "x"}, headers={"Origin": "http://localhost:5173"}
+    )
+    assert local_page.status_code == 200
+
+
+def test_allowed_hosts_and_cors_origins_are_configurable(tmp_path: Any) -> None:
+    settings = load_settings(
+        db_path=tmp_path / "b.db",
+        embedding_provider="none",
+        allowed_hosts="memory.lan:*",
+        cors_origins="https://dash.example",
+    )
+    with rest_client(settings) as c:
+        ok = c.get(f"{API}/stats", headers={"Host": "memory.lan:21100"})
+        assert ok.status_code == 200
+        preflight = c.options(
+            f"{API}/recall",
+            headers={
+                "Origin": "https://dash.example",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization,content-type",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://dash.example"
+
+
+def test_the_server_refuses_a_public_address_without_a_token(settings: Settings) -> None:
+    with pytest.raises(ConfigError, match="CORTEX_API_TOKEN"):
+        create_app(settings, lambda: open_cortex(settings), host="0.0.0.0")
+    with_token = load_settings(db_path=settings.db_path, embedding_provider="none", api_token="t")
+    app = create_app(with_token, lambda: open_cortex(with_token), host="0.0.0.0")
+    assert app is not None
