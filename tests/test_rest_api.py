@@ -279,3 +279,16 @@ def test_the_server_refuses_a_public_address_without_a_token(settings: Settings)
     with_token = load_settings(db_path=settings.db_path, embedding_provider="none", api_token="t")
     app = create_app(with_token, lambda: open_cortex(with_token), host="0.0.0.0")
     assert app is not None
+
+
+def test_lifecycle_routes_preview_run_and_log(client: TestClient) -> None:
+    remember(client, "Lifecycle: user prefers morning meetings", "A")
+    preview = client.get(f"{API}/lifecycle/preview?agent_id=A")
+    assert preview.status_code == 200, preview.text
+    assert preview.json()["status"] == "preview"
+    run = client.post(f"{API}/lifecycle/run", json={"agent_id": "A"})
+    assert run.status_code == 200, run.text
+    assert run.json()["status"] in {"done", "busy"}
+    log = client.get(f"{API}/lifecycle/log?limit=5")
+    assert log.status_code == 200 and isinstance(log.json()["entries"], list)
+    assert client.get(f"{API}/lifecycle/log?limit=0").status_code == 422
