@@ -16,7 +16,7 @@ from cortex_mcp.engine.indexer import EmbeddingIndexer, FreshVectors
 from cortex_mcp.engine.lifecycle import LifecycleEngine, PhaseCallback, parse_moment
 from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.engine.report import core_snapshot, debug_report
-from cortex_mcp.errors import InvalidInput, NotFound
+from cortex_mcp.errors import InvalidInput, NotFound, StorageError
 from cortex_mcp.models import (
     Category,
     Clock,
@@ -408,6 +408,8 @@ class CortexService:
             await self.memories.record_access(
                 [(m.id, rank) for rank, m in enumerate(scored)], query, self._now()
             )
+        except StorageError as exc:  # a full disk: one line, not a traceback per recall
+            log.warning("recording access failed: %s", exc.message)
         except Exception:  # an access count must never fail a recall; the log says why
             log.exception("recording access failed")
 

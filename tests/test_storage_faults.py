@@ -25,6 +25,7 @@ from cortex_mcp.runtime import open_cortex
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.schema import SCHEMA_VERSION
 from cortex_mcp.transports.mcp import build_server
+from tests.embedding_stub import StubState, embedding_stub
 from tests.stdio_helpers import RawStdioServer, server_command, server_env, unprivileged
 
 pytestmark = pytest.mark.anyio
@@ -321,3 +322,36 @@ async def test_a_database_that_turns_read_only_gives_a_read_only_tool_error(
         found = await client.call_tool("cortex_recall", {"query": "Frankfurt"})
         assert [m["id"] for m in found.structured_content["memories"]] == [ids[0]]
     await asyncio.sleep(0)
+
+
+async def test_a_read_only_database_still_recalls_by_meaning(shared_dir: Path) -> None:
+    """Vectors stored earlier still serve recall: the vec0 index cannot be built in a
+    read-only file, so the numpy search over the stored vectors takes over."""
+    prefix = as_unprivileged()
+    folder = shared_dir / "data"
+    folder.mkdir()
+    folder.chmod(0o777)
+    path = folder / "brain.db"
+    with embedding_stub(StubState(meaning=True)) as (url, _):
+        env = {
+            "CORTEX_EMBEDDING_PROVIDER": "openai",
+            "CORTEX_EMBEDDING_BASE_URL": url,
+            "CORTEX_EMBEDDING_MODEL": "stub-embed",
+        }
+        settings = load_settings(db_path=path, **{k[7:].lower(): v for k, v in env.items()})
+        async with open_cortex(settings, background=False) as service:
+            ids = [(await service.remember(fact)).id for fact in FACTS]
+            ids.append((await service.remember("User has a golden retriever named Max")).id)
+            assert await service.embed_pending() == len(ids)
+        path.chmod(0o444)
+        server = RawStdioServer(path, prefix=prefix, CORTEX_SEARCH__VECTOR_BACKEND="vec0", **env)
+        try:
+            server.initialize()
+            found = server.call_tool("cortex_recall", {"query": "does the user own a pet?"})
+            assert not found["isError"], found
+            meta = found["structuredContent"]["meta"]
+            assert "vector" in meta["channels"], meta
+            assert found["structuredContent"]["memories"][0]["id"] == ids[-1]
+        finally:
+            assert server.close() == 0
+        assert "Traceback" not in b"".join(server.stderr).decode()

@@ -90,6 +90,8 @@ class VectorStore:
             return False
         if await self._vec_index_matches(model, dim):
             return True
+        if self.db.read_only:
+            return False  # cannot build it here: the numpy search serves instead
 
         async def txn(conn: aiosqlite.Connection) -> None:
             await conn.execute("DROP TABLE IF EXISTS memories_vec")
