@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from mcp import Client
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.store import files
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.schema import SCHEMA_VERSION
 from cortex_mcp.transports.mcp import build_server
@@ -355,3 +358,16 @@ async def test_a_read_only_database_still_recalls_by_meaning(shared_dir: Path) -
         finally:
             assert server.close() == 0
         assert "Traceback" not in b"".join(server.stderr).decode()
+
+
+async def test_the_start_check_gives_up_on_a_large_file_instead_of_delaying_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "brain.db"
+    await make_database(path, [f"fact {n}: " + "w" * 500 for n in range(200)])
+    monkeypatch.setattr(files, "QUICK_CHECK_BUDGET_S", 0.0)
+    started = time.monotonic()
+    with caplog.at_level(logging.INFO, logger="cortex_mcp.store.files"):
+        assert files.check_database(path, thorough=True).writable
+    assert time.monotonic() - started < 1.0
+    assert any("quick_check" in r.getMessage() for r in caplog.records)
