@@ -66,6 +66,7 @@ class StubState:
     delay_s: float = 0.0
     mode: str | None = None
     meaning: bool = False
+    keep_alive: bool = False  # HTTP/1.1 connection reuse, as real providers do (benchmarks)
     requests: list[dict[str, Any]] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -89,6 +90,9 @@ def _faulty_row(mode: str | None, vector: np.ndarray, index: int) -> list[Any]:
 
 def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if state.keep_alive else "HTTP/1.0"
+        disable_nagle_algorithm = True  # headers and body go out in two writes
+
         def log_message(self, *args: Any) -> None:  # keep test output quiet
             pass
 

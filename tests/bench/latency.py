@@ -298,7 +298,10 @@ nan = float("nan")
 
 
 async def run(args: argparse.Namespace) -> None:
-    with embedding_stub(StubState(default_dim=DIM)) as (url, _), tempfile.TemporaryDirectory() as t:
+    with (
+        embedding_stub(StubState(default_dim=DIM, keep_alive=True)) as (url, _),
+        tempfile.TemporaryDirectory() as t,
+    ):
         tmp = Path(t)
         init = measure_initialize(tmp / "init.db")
         print(
