@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
@@ -268,3 +268,14 @@ async def test_a_small_budget_bounds_every_returned_memory(client: Client) -> No
     full = await client.call_tool("cortex_recall", {"query": "quarterly budget"})
     assert full.structured_content["memories"][0]["content"] == huge.strip()
     assert full.structured_content["memories"][0]["truncated"] is False
+
+
+async def test_oversized_tool_names_and_uris_are_not_echoed_back(client: Client) -> None:
+    tool = await client.call_tool("t" * 100_000, {})
+    assert tool.is_error and len(_text(tool)) < 300
+    with pytest.raises(MCPError) as resource:
+        await client.read_resource("cortex://memories/" + "x" * 100_000)
+    assert len(str(resource.value)) + len(json.dumps(resource.value.data or {})) < 600
+    with pytest.raises(MCPError) as prompt:
+        await client.get_prompt("p" * 100_000, {})
+    assert len(str(prompt.value)) < 600

@@ -7,17 +7,19 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+from mcp import MCPError
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.subscriptions import SubscriptionBus
-from mcp.types import CallToolResult
+from mcp.types import INVALID_PARAMS, CallToolResult
 from pydantic import BaseModel, Field
 
 from cortex_mcp import __version__
 from cortex_mcp.config import Settings
+from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import CortexError
 from cortex_mcp.prompts import register_prompts
 from cortex_mcp.service import CortexService
@@ -94,6 +96,28 @@ def _header_agent(ctx: Context) -> str | None:
     return headers.get("x-cortex-agent") if headers is not None else None
 
 
+MAX_NAME_CHARS = 128  # tool and prompt names (the MCP tool-name rule's limit)
+MAX_URI_CHARS = 512  # resource URIs: cortex://memories/{id} needs about 60
+
+
+async def _bounded_names(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+    """Middleware: an oversized tool name, prompt name or resource URI is refused before the SDK
+    echoes it whole in its error (and its log line)."""
+    params = ctx.params or {}
+    if ctx.method in ("tools/call", "prompts/get"):
+        name = params.get("name")
+        if isinstance(name, str) and len(name) > MAX_NAME_CHARS:
+            message = f"name: {preview(name)} is not a known {ctx.method.split('/')[0][:-1]}"
+            if ctx.method == "tools/call":
+                return render.tool_error(message)
+            raise MCPError(INVALID_PARAMS, message)
+    if ctx.method == "resources/read":
+        uri = params.get("uri")
+        if isinstance(uri, str) and len(uri) > MAX_URI_CHARS:
+            raise MCPError(INVALID_PARAMS, f"uri: {preview(uri)} is not a known resource")
+    return await call_next(ctx)
+
+
 def build_server(
     open_service: ServiceFactory,
     settings: Settings | None = None,
@@ -127,7 +151,7 @@ def build_server(
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         tools=tools,
-        middleware=[_warm_up_once_answered],
+        middleware=[_bounded_names, _warm_up_once_answered],
         subscriptions=subscriptions,
     )
 
