@@ -18,6 +18,7 @@ from cortex_mcp.runtime import build_embedders, open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
 from tests.embedding_stub import FAULT_MODES, StubState, embedding_stub
+from tests.stdio_helpers import RawStdioServer
 
 pytestmark = pytest.mark.anyio
 
@@ -227,3 +228,31 @@ async def test_probe_reports_ok_against_a_working_provider_and_failed_against_a_
             await cascade.close()
         assert (probe.name, probe.status) == ("openai", status)
         assert words in probe.detail, probe
+
+
+@pytest.mark.slow
+def test_over_stdio_every_fault_mode_answers_recall_and_shuts_down_with_exit_0(
+    tmp_path: Path, stub: tuple[str, StubState]
+) -> None:
+    url, state = stub
+    env = {
+        "CORTEX_EMBEDDING_PROVIDER": "openai",
+        "CORTEX_EMBEDDING_BASE_URL": url,
+        "CORTEX_EMBEDDING_MODEL": "stub-embed",
+        "CORTEX_EMBEDDING_TIMEOUT_S": str(TIMEOUT_S),
+    }
+    for mode in FAULT_MODES:
+        state.recover()
+        state.mode = mode
+        server = RawStdioServer(tmp_path / f"{mode}.db", **env)
+        try:
+            server.initialize()
+            server.call_tool("cortex_remember", {"content": FACTS[0]})
+            reply = server.call_tool("cortex_recall", {"query": "firewall port"})
+            assert not reply.get("isError"), (mode, reply)
+            assert FACTS[0] in reply["structuredContent"]["context"], mode
+        finally:
+            code = server.close()
+        errors = b"".join(server.stderr).decode(errors="replace")
+        assert code == 0, (mode, errors[-2000:])
+        assert "Traceback" not in errors, (mode, errors[-2000:])

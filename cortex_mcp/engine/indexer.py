@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 _FIRST_BACKOFF_S = 1.0
 _MAX_BACKOFF_S = 60.0
 _MAX_TRACKED = 256
+# After a write, wait this long before embedding: a burst of writes goes in one provider call,
+# and the next recall usually embeds the new memory itself (with its query) in the meantime.
+_SETTLE_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class EmbeddingIndexer:
         self.rejected = 0
         self.backoff_s = 0.0
         self.start_delay_s = 2.0
+        self.settle_s = _SETTLE_S
         self._wake = asyncio.Event()
         self._go = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -138,6 +142,7 @@ class EmbeddingIndexer:
         backoff = _FIRST_BACKOFF_S
         while True:
             await self._wake.wait()
+            await asyncio.sleep(self.settle_s)
             self._wake.clear()
             try:
                 await self.catch_up()
