@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -371,3 +372,37 @@ async def test_the_start_check_gives_up_on_a_large_file_instead_of_delaying_star
         assert files.check_database(path, thorough=True).writable
     assert time.monotonic() - started < 1.0
     assert any("quick_check" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_full_disk_stops_the_indexer_with_one_line_and_stats_say_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with embedding_stub() as (url, _):
+        settings = load_settings(
+            db_path=tmp_path / "brain.db",
+            embedding_provider="openai",
+            embedding_base_url=url,
+            embedding_model="stub-embed",
+        )
+        async with open_cortex(settings, background=False) as service:
+            for n in range(60):
+                await service.remember(f"Pending fact {n} waiting for its vector")
+            db = service.db
+            async with db.conn.execute("PRAGMA page_count") as cursor:
+                (pages,) = await cursor.fetchone()
+            await db.conn.execute(f"PRAGMA max_page_count = {pages}")
+            indexer = service.indexer
+            assert indexer is not None
+            with caplog.at_level(logging.WARNING):
+                indexer.start()
+                indexer.go()
+                for _ in range(100):
+                    if indexer.last_error:
+                        break
+                    await asyncio.sleep(0.05)
+            assert indexer.last_error and indexer.last_error.startswith("disk full: database")
+            assert not [r for r in caplog.records if r.exc_info], "a traceback reached the log"
+            stats = await service.stats()
+            assert "disk full" in json.dumps(stats)
+            found = await service.recall("pending fact 7")
+            assert found.memories

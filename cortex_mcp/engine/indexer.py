@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cortex_mcp.errors import ProviderError
+from cortex_mcp.errors import ProviderError, StorageError
 from cortex_mcp.models import Clock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade, MalformedVectors
 from cortex_mcp.providers.embeddings import Embedder
@@ -148,7 +148,10 @@ class EmbeddingIndexer:
                 await self.catch_up()
                 backoff, self.backoff_s = _FIRST_BACKOFF_S, 0.0
             except Exception as exc:  # the indexer must survive anything; stats say why
-                if not isinstance(exc, ProviderError):
+                if isinstance(exc, StorageError):  # disk full, read-only: one line says it
+                    log.warning("embedding indexer could not save vectors: %s", exc.message)
+                    self._record_error(exc.message)
+                elif not isinstance(exc, ProviderError):
                     log.exception("embedding indexer failed")
                     self._record_error(f"{type(exc).__name__}: {exc}")
                 self.backoff_s = backoff
