@@ -175,7 +175,12 @@ def openapi_document(endpoints: list[Endpoint], version: str) -> dict[str, Any]:
     for ep in endpoints:
         op: dict[str, Any] = {"summary": ep.summary, "operationId": ep.summary}
         params = [
-            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            {
+                "name": name,
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string", "format": "uuid"},
+            }
             for name in _path_names(ep.path)
         ]
         if ep.query is not None:
