@@ -305,9 +305,10 @@ class CortexService:
         core = await self.memories.list_layer(agent, Layer.core, self._now(), limit=500)
         return core_snapshot(core, max_tokens)
 
-    async def stats(self) -> dict[str, Any]:
-        """Health and counts; memory counts are this server's agent's, plus an all-agents total
-        (a number, never contents)."""
+    async def stats(self, agent_id: str | None = None) -> dict[str, Any]:
+        """Health and counts; memory counts are the agent's (default: this server's), plus an
+        all-agents total (a number, never contents)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
         info = connector_info()
         primary = self.embeddings.primary
         return {
@@ -320,8 +321,8 @@ class CortexService:
                 "fts5": info.fts5,
                 "sqlite_vec": self.db.vec_loaded,
             },
-            "agent_id": self.settings.agent_id,
-            "memories": await self.memories.counts(self.settings.agent_id),
+            "agent_id": agent,
+            "memories": await self.memories.counts(agent),
             "all_agents": {"memories": (await self.memories.counts())["total"]},
             "vectors": await self.vectors.counts(),
             "embedding_cache_rows": await self.vectors.cache_size(),

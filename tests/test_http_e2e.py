@@ -20,6 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from cortex_mcp.prompts import mcp_prompt_files
 from cortex_mcp.service import CortexService
 from tests.http_helpers import AUTH, TOKEN, ServeProcess
 from tests.stdio_helpers import server_command, server_env
@@ -78,7 +79,13 @@ async def test_mcp_clients_over_sse_and_streamable_http_list_and_call_the_tools(
             assert [m["id"] for m in found["memories"]] == [stored["id"]]
             other = await _tool(client, "cortex_recall", query="window seats", agent_id="x")
             assert other["memories"] == []
-            assert {p.name for p in (await client.list_prompts()).prompts} >= {"recall_topic"}
+            prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+            templates = {f.name: f for f in mcp_prompt_files()}
+            assert set(prompts) == set(templates)  # every user-facing template, with arguments
+            for name, template in templates.items():
+                assert [a.name for a in prompts[name].arguments or []] == template.arguments
+            rendered = await client.get_prompt("recall_topic", {"topic": "the VPS"})
+            assert "the VPS" in str(rendered.messages[0].content)
 
 
 async def test_the_agent_header_scopes_mcp_tools(server: ServeProcess) -> None:

@@ -45,7 +45,7 @@ def recall_ids(client: TestClient, query: str, **body: Any) -> list[str]:
 
 
 def total(client: TestClient) -> int:
-    return int(client.get(f"{API}/stats").json()["memories"]["total"])
+    return int(client.get(f"{API}/stats").json()["all_agents"]["memories"])
 
 
 def test_recall_finds_what_was_remembered_over_rest(client: TestClient) -> None:
@@ -202,6 +202,8 @@ def test_agents_never_see_each_others_memories_on_any_route(client: TestClient) 
     assert patch.status_code == 404
     assert client.delete(f"{API}/memories/{a_id}", headers=header_b).status_code == 404
     assert recall_ids(client, "launch code", agent_id="A") == [a_id]
+    stats_b = client.get(f"{API}/stats", headers=header_b).json()
+    assert (stats_b["agent_id"], stats_b["memories"]["total"]) == ("B", 1)
     if hasattr(client.app.state.service, "list_memories"):  # type: ignore[attr-defined]
         listed = client.get(f"{API}/memories", headers=header_b).json()["memories"]
         assert [m["id"] for m in listed] == [b_id]

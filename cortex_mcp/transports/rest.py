@@ -101,7 +101,7 @@ async def list_memories(call: Call) -> Any:
 
 
 async def stats(call: Call) -> dict[str, Any]:
-    return await call.service.stats()
+    return await call.service.stats(call.agent_id)
 
 
 async def ingest(call: Call) -> Any:
