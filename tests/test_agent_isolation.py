@@ -4,6 +4,7 @@ tool or resource (and cannot change A's memories), in both protocol eras."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -80,8 +81,19 @@ async def test_agent_b_sees_and_changes_nothing_of_agent_a(
         with pytest.raises(MCPError) as missing:
             await b.read_resource(f"cortex://memories/{a_id}")
         replies.append(str(missing.value))
-        core = await b.read_resource("cortex://core")
-        replies.append(_dump(core))
+        # Every resource there is (a later one too), read as B; templates get A's id.
+        for resource in (await b.list_resources()).resources:
+            replies.append(_dump(await b.read_resource(resource.uri)))
+        for template in (await b.list_resource_templates()).resource_templates:
+            uri = re.sub(r"\{[^}]+\}", a_id, template.uri_template)
+            try:
+                replies.append(_dump(await b.read_resource(uri)))
+            except MCPError as exc:
+                replies.append(str(exc))
+        covered = {"cortex_recall", "cortex_search_debug", "cortex_forget", "cortex_remember"}
+        assert {t.name for t in (await b.list_tools()).tools} == covered, (
+            "a new tool: show here that agent B sees none of A through it"
+        )
         stats = json.loads((await b.read_resource("cortex://stats")).contents[0].text)
         assert stats["agent_id"] == "B"
         assert stats["memories"]["total"] == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from mcp import MCPError
 from mcp.server.context import CallNext, ServerRequestContext
@@ -63,7 +63,7 @@ class CortexTool(Tool):
         )
 
     async def run(
-        self, arguments: dict[str, Any], context: Context, convert_result: bool = False
+        self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
     ) -> CallToolResult:
         try:
             values = parse_arguments(self.spec.params, arguments)
@@ -76,7 +76,7 @@ class CortexTool(Tool):
 
 
 def _service_of(ctx: Context) -> CortexService:
-    runtime: _Runtime = ctx.request_context.lifespan_context
+    runtime = cast(_Runtime, ctx.request_context.lifespan_context)
     return runtime.service
 
 
@@ -144,7 +144,7 @@ def build_server(
         if settings
         else Settings.model_fields["max_content_chars"].default
     )
-    tools = [CortexTool.from_spec(spec) for spec in tool_specs(content_limit)]
+    tools: list[Tool] = [CortexTool.from_spec(spec) for spec in tool_specs(content_limit)]
     mcp = MCPServer(
         "cortex",
         version=__version__,
