@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from cortex_mcp import __version__
-from cortex_mcp.commands import Command, doctor, serve
+from cortex_mcp.commands import Command, doctor, exchange, lifecycle, memory, serve
 from cortex_mcp.config import load_settings, setting_warnings
 from cortex_mcp.errors import ConfigError
 from cortex_mcp.logs import configure_logging
 
-COMMAND_MODULES = (serve, doctor)
+COMMAND_MODULES = (serve, doctor, memory, lifecycle, exchange)
 DEFAULT_COMMAND = "serve"
 
 
@@ -68,6 +68,8 @@ named by CORTEX_CONFIG; the environment wins over the file, flags win over both)
   CORTEX_LOG_LEVEL              DEBUG, INFO, WARNING, ERROR (default INFO)
   CORTEX_LOG_FILE               also write logs to this file
   CORTEX_LOG_CONTENT            true: let memory contents and queries into DEBUG logs
+  CORTEX_EXPORT_DIR             keep Markdown mirrors (MEMORY.md, memory/...) in this folder
+  CORTEX_LIFECYCLE__SCHEDULE    cron (local time) of the nightly lifecycle (default "0 3 * * *")
   CORTEX_SEARCH__FUSION, CORTEX_SEARCH__VECTOR_WEIGHT, ...   ranking (README, "Configuration")
   OPENAI_API_KEY                enables OpenAI embeddings when CORTEX_EMBEDDING_PROVIDER=auto
 

@@ -9,10 +9,12 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from cortex_mcp.config import Settings
+from cortex_mcp.engine.exporters import mirror_files
 from cortex_mcp.engine.indexer import EmbeddingIndexer
 from cortex_mcp.engine.lifecycle import LifecycleEngine
+from cortex_mcp.engine.markdown import MirrorWriter
 from cortex_mcp.engine.schedule import LifecycleScheduler
-from cortex_mcp.models import Clock, SystemClock
+from cortex_mcp.models import Clock, SystemClock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.embeddings import (
     LOCAL_DEFAULT_MODEL,
@@ -172,6 +174,8 @@ async def open_cortex(
             after_run=service.after_lifecycle,
             rewrite=service.redactor.clean,
         )
+        if settings.export_dir is not None:
+            service.mirrors = _mirrors(settings, service, clock)
         if indexer is not None and background and not db.read_only:
             indexer.start()  # a read-only database cannot take new vectors
         nightly = _scheduler(settings, service, clock) if scheduler else None
@@ -181,6 +185,18 @@ async def open_cortex(
             if nightly is not None:
                 await nightly.stop()
             await service.close()
+
+
+def _mirrors(settings: Settings, service: CortexService, clock: Clock) -> MirrorWriter:
+    assert settings.export_dir is not None
+    mirrors = settings.mirrors
+
+    async def render() -> dict[str, str]:
+        exported_at = to_iso(clock.now())
+        agent = settings.agent_id
+        return await mirror_files(service.exports, agent, exported_at, mirrors.memory_md_words)
+
+    return MirrorWriter(settings.export_dir, render, mirrors.debounce_s)
 
 
 def _scheduler(

@@ -11,9 +11,20 @@ from typing import Any
 from cortex_mcp import __version__
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.exporters import (
+    ImportReport,
+    Progress,
+    export_json,
+    export_markdown,
+    import_parsed,
+    input_path,
+    output_path,
+)
 from cortex_mcp.engine.gate import build_context, small_talk_reason
+from cortex_mcp.engine.importers import parse_path
 from cortex_mcp.engine.indexer import EmbeddingIndexer, FreshVectors
 from cortex_mcp.engine.lifecycle import LifecycleEngine, PhaseCallback, parse_moment
+from cortex_mcp.engine.markdown import MirrorWriter
 from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.engine.report import core_snapshot, debug_report
 from cortex_mcp.errors import InvalidInput, NotFound, StorageError
@@ -39,6 +50,7 @@ from cortex_mcp.search.fusion import Candidate
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.store import Database, connector_info
 from cortex_mcp.store.counters import Counters
+from cortex_mcp.store.exports import ExportStore
 from cortex_mcp.store.memories import MemoryStore
 from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
 from cortex_mcp.tokenize import content_hash
@@ -63,6 +75,8 @@ class CortexService:
         provider_notes: list[str],
         counters: Counters | None = None,
         lifecycle: LifecycleEngine | None = None,
+        exports: ExportStore | None = None,
+        mirrors: MirrorWriter | None = None,
     ) -> None:
         self.settings = settings
         self.db = db
@@ -76,6 +90,8 @@ class CortexService:
         self.counters = counters or Counters(db)
         self.redactor = Redactor(self.counters.add)
         self.lifecycle = lifecycle
+        self.exports = exports or ExportStore(db)
+        self.mirrors = mirrors
         self._background: set[asyncio.Task[Any]] = set()
         self._warm_started = False
 
@@ -155,6 +171,7 @@ class CortexService:
         outcome = await self.memories.remember(new, self._now())
         if self.indexer is not None and not outcome.deduplicated:
             self._track(outcome.memory)
+        self._mirror()
         return RememberResult(
             id=outcome.memory.id,
             layer=outcome.memory.layer,
@@ -184,7 +201,9 @@ class CortexService:
             self.indexer.discard(target)
         if purge:
             await self.memories.purge(target, agent, now)
+            await self._engine().erase_from_summaries(target)  # no extract of it may remain
             self.searcher.index.mark_dirty()
+            self._mirror()
             return ForgetResult(id=target, status=ForgetStatus.purged)
         if correction is not None:
             old = await self._require(target, agent)
@@ -200,8 +219,10 @@ class CortexService:
             outcome = await self.memories.correct(target, new, reason, now)
             if self.indexer is not None:
                 self._track(outcome.memory)
+            self._mirror()
             return ForgetResult(id=target, status=ForgetStatus.corrected, new_id=outcome.memory.id)
         await self.memories.forget(target, agent, reason, now)
+        self._mirror()
         return ForgetResult(id=target, status=ForgetStatus.forgotten)
 
     async def search_debug(
@@ -238,10 +259,68 @@ class CortexService:
         return await self._engine().store.log(validate.int_range("limit", limit, 1, 10_000))
 
     async def after_lifecycle(self) -> None:
-        """What a finished run refreshes: vector index, embeddings of new summaries."""
+        """What a finished run refreshes: vector index, embeddings of new summaries, mirrors."""
+        self._changed()
+
+    # ---- import / export ------------------------------------------------------------------
+
+    async def import_path(
+        self, path: str, agent_id: str | None = None, progress: Progress | None = None
+    ) -> ImportReport:
+        """Import files (idempotent; secrets redacted; a bad file imports nothing of itself)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        target = input_path(path)
+        parsed = await asyncio.to_thread(parse_path, target, agent, self.clock.now())
+        report = await import_parsed(parsed, self.exports, self.redactor.clean, progress)
+        if report.memories or report.relations:
+            self._changed()
+        return report
+
+    async def export_json(self, out: str, agent_id: str | None = None) -> dict[str, Any]:
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        target = output_path(out)
+        lines = await export_json(self.exports, target, agent, self._now())
+        return {"format": "json", "path": str(target), "lines": lines}
+
+    async def export_markdown(self, out: str, agent_id: str | None = None) -> dict[str, Any]:
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        target = output_path(out)
+        words = self.settings.mirrors.memory_md_words
+        written = await export_markdown(self.exports, target, agent, self._now(), words)
+        return {"format": "markdown", "path": str(target), "files_written": written}
+
+    async def export_sqlite(self, out: str) -> dict[str, Any]:
+        """A consistent copy taken with SQLite's online backup API, writers or not."""
+        target = output_path(out, fresh=True)
+        await self.exports.backup(target)
+        verdict, count = await self.exports.check_copy(target)
+        return {"format": "sqlite", "path": str(target), "integrity": verdict, "memories": count}
+
+    async def list_memories(
+        self,
+        layer: str | None = None,
+        category: str | None = None,
+        limit: int = 50,
+        agent_id: str | None = None,
+    ) -> list[Memory]:
+        return await self.exports.list_memories(
+            validate.agent_id(agent_id, self.settings.agent_id),
+            validate.member("layer", layer, Layer).value if layer else None,
+            validate.member("category", category, Category).value if category else None,
+            validate.int_range("limit", limit, 1, 100_000),
+        )
+
+    def _mirror(self) -> None:
+        if self.mirrors is not None:
+            self.mirrors.notify()
+
+    def _changed(self) -> None:
+        """Bulk changes: vectors to refresh and embed, mirrors to rewrite."""
         self.searcher.index.mark_dirty()
         if self.indexer is not None:
             self.indexer.notify()
+        if self.mirrors is not None:
+            self.mirrors.notify()
 
     def _engine(self) -> LifecycleEngine:
         if self.lifecycle is None:
@@ -387,6 +466,8 @@ class CortexService:
 
     async def close(self) -> None:
         await self.drain()
+        if self.mirrors is not None:
+            await self.mirrors.close()
         if self.indexer is not None:
             await self.indexer.stop()
         await self.embeddings.close()

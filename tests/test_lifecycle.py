@@ -201,3 +201,21 @@ async def test_every_memory_ever_written_is_active_archived_or_cited_by_a_summar
     log = await service.lifecycle_log(limit=10_000)
     assert {entry["action"] for entry in log} >= {"expire", "compress"}
     assert json.dumps(log)  # serialisable for export
+
+
+async def test_purging_a_memory_also_removes_its_text_from_the_summary_that_quoted_it(
+    service: CortexService, clock: FakeClock
+) -> None:
+    secret = await service.remember("The safe combination is 31-7-12", layer="archive")
+    other = await service.remember("The bike was repaired in March", layer="archive")
+    clock.advance(days=95)
+    report = await service.lifecycle_run()
+    summary_id = next(iter(report.created.values()))
+    before = await service.memories.get(summary_id)
+    assert before is not None and "31-7-12" in before.content
+    await service.forget(secret.id, purge=True)
+    after = await service.memories.get(summary_id)
+    assert after is not None and "31-7-12" not in after.content
+    assert "bike was repaired" in after.content
+    assert after.metadata["covers"] == [other.id]
+    assert (await service.recall("safe combination")).memories == []

@@ -127,6 +127,27 @@ class LifecycleEngine:
         log.info("lifecycle run %s: %s in %.0f ms", report.run_id, report.counts, report.took_ms)
         return report
 
+    async def erase_from_summaries(self, memory_id: str) -> int:
+        """A purged memory may be quoted in a history summary: rebuild each such summary
+        from the memories it still covers (extractively), so no copy of the text remains."""
+        rewritten = 0
+        for summary in await self.store.summaries_citing(memory_id):
+            covers = [i for i in summary.metadata.get("covers", []) if i != memory_id]
+            found = await self.store.memories.get_many(covers)
+            remaining = [found[i] for i in covers if i in found]
+            period = str(summary.metadata.get("period", "?"))
+            content = (
+                extractive_summary(period, remaining)
+                if remaining
+                else f"[{period}] {len(covers)} archived memories (their text was removed)"
+            )
+            metadata = {**summary.metadata, "covers": covers, "method": "extractive"}
+            await self.store.rewrite_summary(
+                summary.id, content, metadata, to_iso(self.clock.now())
+            )
+            rewritten += 1
+        return rewritten
+
     async def last_success(self) -> str | None:
         return await self.store.last_success()
 

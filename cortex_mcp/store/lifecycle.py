@@ -18,6 +18,7 @@ from cortex_mcp.store.memories import (
     log_lifecycle,
     row_to_memory,
 )
+from cortex_mcp.tokenize import content_hash, index_text
 
 LAST_SUCCESS_KEY = "lifecycle.last_success"
 _LIVE = "forgotten_at IS NULL AND superseded_by IS NULL"
@@ -168,6 +169,47 @@ class LifecycleStore:
             await conn.execute(
                 "UPDATE lifecycle_runs SET next_phase = ? WHERE id = ?", (phase_index + 1, run_id)
             )
+
+        await self.db.write(txn)
+
+    async def summaries_citing(self, memory_id: str) -> list[Memory]:
+        rows = await self.db.fetchall(
+            f"SELECT {_COLUMNS} FROM memories WHERE category = 'summary' AND EXISTS"
+            " (SELECT 1 FROM json_each(memories.metadata, '$.covers') WHERE value = ?)",
+            (memory_id,),
+        )
+        return [row_to_memory(row) for row in rows]
+
+    async def rewrite_summary(
+        self, summary_id: str, content: str, metadata: dict[str, Any], now: str
+    ) -> None:
+        """New text for a summary (after a purge of something it quoted): row, FTS, hash;
+        its vectors go, to be embedded again from the new text."""
+
+        async def txn(conn: aiosqlite.Connection) -> None:
+            rows = await _fetch_all(conn, "SELECT seq FROM memories WHERE id = ?", [summary_id])
+            if not rows:
+                return
+            seq = rows[0][0]
+            await conn.execute(
+                "UPDATE memories SET content = ?, content_hash = ?, metadata = ?, updated_at = ?"
+                " WHERE seq = ?",
+                (
+                    content,
+                    f"summary:{summary_id}:{content_hash(content)}",
+                    json.dumps(metadata, ensure_ascii=False),
+                    now,
+                    seq,
+                ),
+            )
+            await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+            await conn.execute(
+                "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, index_text(content))
+            )
+            await conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (summary_id,))
+            if self.db.vec_loaded:
+                await _delete_from_vec_index(conn, summary_id)
+            await conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
         await self.db.write(txn)
 

@@ -1,0 +1,76 @@
+"""`cortex-mcp lifecycle preview|run [--now ISO-8601] [--agent ID]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cortex_mcp.commands import Command
+from cortex_mcp.commands.output import add_json_flag, emit, progress_bar, run_with_service
+from cortex_mcp.config import Settings
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("preview", "run"), help="dry run, or apply")
+    parser.add_argument("--now", help="the moment to run as (ISO-8601; default: now)")
+    parser.add_argument("--agent", help="only this agent's memories (default: every agent)")
+    add_json_flag(parser)
+
+
+def _human(d: dict[str, Any]) -> str:
+    if d["status"] == "busy":
+        return f"another lifecycle run holds the lease: {d['holder']}; nothing done"
+    counts = d.get("counts", {})
+    verb = "would" if d["status"] == "preview" else "did"
+    head = f"lifecycle {d['status']} at {d['now']}" + (
+        " (resuming an interrupted run)" if d.get("resumed") else ""
+    )
+    lines = [
+        head,
+        "  " + ", ".join(f"{k} {v}" for k, v in counts.items() if k != "memories_touched"),
+    ]
+    for action in d.get("actions", [])[:50]:
+        ids = ", ".join(action["ids"][:3]) + (
+            f" (+{len(action['ids']) - 3})" if len(action["ids"]) > 3 else ""
+        )
+        lines.append(f"  {verb} {action['kind']:<8} {ids}  {action.get('reason', '')}")
+    if len(d.get("actions", [])) > 50:
+        lines.append(f"  … {len(d['actions']) - 50} more (--json lists all)")
+    if d.get("skipped"):
+        lines.append(f"  skipped {len(d['skipped'])} step(s) whose memories changed meanwhile")
+    lines += [f"  note: {n}" for n in d.get("notes", [])]
+    if d["status"] != "preview":
+        lines.append(f"  took {d.get('took_ms', 0):.0f} ms")
+    return "\n".join(lines)
+
+
+def run_lifecycle(args: argparse.Namespace, settings: Settings) -> int:
+    async def work(service: Any) -> int:
+        if args.action == "preview":
+            report = await service.lifecycle_preview(now=args.now, agent_id=args.agent)
+        else:
+            preview = await service.lifecycle_preview(now=args.now, agent_id=args.agent)
+            total = len(preview.actions)
+            with progress_bar("lifecycle") as bar:
+                report = await service.lifecycle_run(
+                    now=args.now,
+                    agent_id=args.agent,
+                    on_phase=lambda phase, done, phases: bar(done * total // phases, total),
+                )
+        emit(args, report.model_dump(), _human)
+        if report.status == "busy":
+            sys.stderr.write("cortex-mcp: lifecycle already running elsewhere; try again later\n")
+        return 0
+
+    return run_with_service(settings, work)
+
+
+COMMANDS = (
+    Command(
+        "lifecycle",
+        "preview or run the memory lifecycle (promote, merge, archive, compress)",
+        run_lifecycle,
+        _arguments,
+    ),
+)

@@ -1,0 +1,91 @@
+"""What the people's commands share: opening the service, printing for a person or a script,
+a progress bar on a terminal, and turning a CortexError into one line and an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from cortex_mcp.config import Settings
+from cortex_mcp.errors import CortexError
+
+PROGRESS_MIN_ITEMS = 200  # smaller jobs finish before a bar would help
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    else:
+        text = human(data)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def run_with_service(
+    settings: Settings, work: Callable[[Any], Awaitable[int]], *, scheduler: bool = False
+) -> int:
+    """Open the service (no background indexer: a command ends when its work does), run
+    `work`, and report a CortexError as one line on stderr."""
+    from cortex_mcp.runtime import open_cortex
+
+    if settings.log_level == "INFO":  # a person reads the output: progress lines are noise
+        logging.getLogger().setLevel(logging.WARNING)
+
+    async def main() -> int:
+        async with open_cortex(settings, background=False, scheduler=scheduler) as service:
+            return await work(service)
+
+    try:
+        return asyncio.run(main())
+    except CortexError as exc:
+        sys.stderr.write(f"cortex-mcp: {exc.message}\n")
+        return 2 if exc.status == 400 else 1
+
+
+class ProgressBar:
+    """A tqdm bar on stderr, drawn only on a terminal and only for a job of a few hundred
+    items or more; the total may first be known at the first update."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self._bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._bar is None:
+            if total < PROGRESS_MIN_ITEMS or not sys.stderr.isatty():
+                return
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=total, desc=self.label, unit="item", file=sys.stderr, leave=False
+            )
+        self._bar.total = total
+        self._bar.n = done
+        self._bar.refresh()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[ProgressBar]:
+    bar = ProgressBar(label)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def short(text: str, width: int = 90) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

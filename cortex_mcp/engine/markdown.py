@@ -1,0 +1,281 @@
+"""Markdown mirrors of one agent's memory, the seed's §4.4 exporter.
+
+`render_mirrors()` is pure: rows in, {relative path: text} out, so a test can compare the text.
+`MirrorWriter` regenerates the files in the background (debounced, never on a request's path)
+and writes each one atomically (temp file + rename). Every file it writes carries
+`source: cortex-mcp` in its frontmatter; only such files are ever replaced or removed, so the
+folder can be an OpenClaw workspace with the user's own notes in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import tempfile
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cortex_mcp.models import Category, Layer, Memory
+from cortex_mcp.tokenize import CJK_CHAR
+
+log = logging.getLogger(__name__)
+
+MARKER = "source: cortex-mcp"
+SECTIONS: list[tuple[str, set[Category]]] = [
+    ("Profile", {Category.identity, Category.profile}),
+    ("Preferences", {Category.preference, Category.skill}),
+    ("Decisions", {Category.decision}),
+    (
+        "Facts",
+        {
+            Category.fact,
+            Category.insight,
+            Category.project_state,
+            Category.todo,
+            Category.context,
+        },
+    ),
+    ("Entities and relations", {Category.relationship}),
+    ("Corrections", {Category.correction}),
+    ("History summaries", {Category.summary}),
+]
+DATED = {Category.decision, Category.correction}
+_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Relation:
+    subject: str
+    predicate: str
+    object: str
+
+
+def count_words(text: str) -> int:
+    """Words for the budget: a CJK character counts as one word, as in a word processor."""
+    cjk = len(CJK_CHAR.findall(text))
+    return cjk + len(_WORD.findall(CJK_CHAR.sub(" ", text)))
+
+
+def _line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _frontmatter(fields: dict[str, object]) -> list[str]:
+    return ["---", *(f"{k}: {v}" for k, v in fields.items()), MARKER, "---", ""]
+
+
+def _bullet(memory: Memory) -> str:
+    if memory.category in DATED:
+        return f"- [{memory.created_at[:10]}] {_line(memory.content)}"
+    return f"- {_line(memory.content)}"
+
+
+def _rank(memory: Memory) -> tuple[float, int, str]:
+    return (-memory.importance, -memory.access_count, memory.created_at)
+
+
+def render_memory_md(
+    core: list[Memory], relations: list[Relation], exported_at: str, word_budget: int
+) -> str:
+    """Core grouped into the seed's sections, the most important first, within the budget."""
+    chosen: list[Memory] = []
+    words = 0
+    for memory in sorted(core, key=_rank):
+        cost = count_words(memory.content) + (2 if memory.category in DATED else 0)
+        if words + cost > word_budget:
+            continue
+        chosen.append(memory)
+        words += cost
+    relation_lines = []
+    for rel in relations:
+        line = f"- {_line(rel.subject)} ──{_line(rel.predicate)}──▶ {_line(rel.object)}"
+        cost = count_words(line)
+        if words + cost <= word_budget:
+            relation_lines.append(line)
+            words += cost
+    body: list[str] = []
+    for title, categories in SECTIONS:
+        members = sorted((m for m in chosen if m.category in categories), key=_rank)
+        lines = [_bullet(m) for m in members]
+        if title == "Entities and relations":
+            lines += relation_lines
+        if lines:
+            body += [f"## {title}", "", *lines, ""]
+    head = _frontmatter(
+        {
+            "exported_at": exported_at,
+            "total_entries": len(core),
+            "shown_entries": len(chosen),
+            "words": words,
+            "word_budget": word_budget,
+        }
+    )
+    return "\n".join(head + body).rstrip("\n") + "\n"
+
+
+def render_working_day(day: str, memories: list[Memory], exported_at: str) -> str:
+    head = _frontmatter({"exported_at": exported_at, "date": day, "entries": len(memories)})
+    lines = [f"## {day}", ""]
+    for memory in sorted(memories, key=lambda m: (m.created_at, m.id)):
+        lines.append(
+            f"- {memory.created_at[11:16]} [{memory.category.value}] {_line(memory.content)}"
+        )
+    return "\n".join(head + lines) + "\n"
+
+
+def render_archive_month(
+    period: str, memories: list[Memory], summaries: list[Memory], exported_at: str
+) -> str:
+    head = _frontmatter(
+        {"type": "archive", "period": period, "entries": len(memories), "exported_at": exported_at}
+    )
+    body: list[str] = []
+    if summaries:
+        body += ["## Summary", "", *(f"- {_line(s.content)}" for s in summaries), ""]
+    ordered = sorted(memories, key=lambda m: (-m.access_count, -m.importance, m.created_at))
+    body += ["## Entries (most recalled first)", "", *(f"- {_line(m.content)}" for m in ordered)]
+    return "\n".join(head + body) + "\n"
+
+
+def render_relations(relations: list[Relation], exported_at: str) -> str:
+    head = _frontmatter({"exported_at": exported_at, "relations": len(relations)})
+    lines = ["## Relations", ""]
+    lines += [
+        f"- {_line(r.subject)} ──{_line(r.predicate)}──▶ {_line(r.object)}" for r in relations
+    ]
+    return "\n".join(head + lines) + "\n"
+
+
+def render_mirrors(
+    memories: list[Memory], relations: list[Relation], exported_at: str, word_budget: int
+) -> dict[str, str]:
+    """Every mirror file for one agent's live memories: relative path -> text."""
+    files: dict[str, str] = {}
+    core = [m for m in memories if m.layer is Layer.core]
+    files["MEMORY.md"] = render_memory_md(core, relations, exported_at, word_budget)
+    days: dict[str, list[Memory]] = defaultdict(list)
+    months: dict[str, list[Memory]] = defaultdict(list)
+    for memory in memories:
+        if memory.layer is Layer.working:
+            days[memory.created_at[:10]].append(memory)
+        elif memory.layer is Layer.archive:
+            months[memory.created_at[:7]].append(memory)
+    for day, members in days.items():
+        files[f"memory/working/{day}.md"] = render_working_day(day, members, exported_at)
+    summaries: dict[str, list[Memory]] = defaultdict(list)
+    for memory in core:
+        period = memory.metadata.get("period") if memory.category is Category.summary else None
+        if isinstance(period, str):
+            summaries[period].append(memory)
+    for period, members in months.items():
+        files[f"memory/archive/{period}.md"] = render_archive_month(
+            period, members, summaries.get(period, []), exported_at
+        )
+    files["memory/relations.md"] = render_relations(relations, exported_at)
+    return files
+
+
+# ---- writing -------------------------------------------------------------------------------
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _without_time(text: str) -> str:
+    return re.sub(r"^exported_at: .*$", "", text, count=1, flags=re.MULTILINE)
+
+
+def _ours(path: Path) -> bool:
+    try:
+        head = path.read_text("utf-8")[:600]
+    except (OSError, UnicodeDecodeError):
+        return False
+    return head.startswith("---") and MARKER in head.split("\n---", 1)[0] + "\n---"
+
+
+def sync_folder(root: Path, files: dict[str, str]) -> tuple[int, int]:
+    """Write changed files, remove our own files that no longer have content (a purge, a day
+    that left the working layer). Returns (written, removed)."""
+    written = removed = 0
+    for relative, text in files.items():
+        path = root / relative
+        if path.exists():
+            if not _ours(path):
+                log.warning("mirror: %s was not written by cortex-mcp; left as is", path)
+                continue
+            if _without_time(path.read_text("utf-8")) == _without_time(text):
+                continue
+        write_atomic(path, text)
+        written += 1
+    for folder in ("memory/working", "memory/archive"):
+        for path in sorted((root / folder).glob("*.md")) if (root / folder).is_dir() else []:
+            if str(path.relative_to(root)) not in files and _ours(path):
+                path.unlink()
+                removed += 1
+    return written, removed
+
+
+class MirrorWriter:
+    """Regenerates the mirrors in the background, at most once per `debounce_s`."""
+
+    def __init__(
+        self,
+        root: Path,
+        render: Callable[[], Awaitable[dict[str, str]]],
+        debounce_s: float,
+    ) -> None:
+        self.root = root
+        self._render = render
+        self.debounce_s = debounce_s
+        self._task: asyncio.Task[None] | None = None
+        self._dirty = False
+        self.last_error: str | None = None
+        self.writes = 0
+
+    def notify(self) -> None:
+        self._dirty = True
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._flush_later(), name="markdown-mirrors")
+
+    async def flush(self) -> None:
+        """Write now (tests, the CLI, shutdown)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        self._dirty = False
+        await self._write()
+
+    async def close(self) -> None:
+        if self._dirty:
+            await self.flush()
+
+    async def _flush_later(self) -> None:
+        while self._dirty:
+            await asyncio.sleep(self.debounce_s)
+            self._dirty = False
+            await self._write()
+
+    async def _write(self) -> None:
+        try:
+            files = await self._render()
+            written, removed = await asyncio.to_thread(sync_folder, self.root, files)
+        except OSError as exc:  # a full disk or a read-only folder: memory itself is fine
+            self.last_error = f"Markdown mirrors in {self.root} not written: {exc.strerror or exc}"
+            log.warning("%s", self.last_error)
+            return
+        self.last_error = None
+        self.writes += 1
+        log.debug("mirrors: %d files written, %d removed", written, removed)
