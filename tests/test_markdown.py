@@ -61,7 +61,7 @@ GOLDEN_MEMORY_MD = """\
 exported_at: 2026-02-20T03:00:00.000000Z
 total_entries: 6
 shown_entries: 6
-words: 58
+words: 60
 word_budget: 500
 source: cortex-mcp
 ---

@@ -1,6 +1,6 @@
 """The lifecycle's decisions as a pure function of a snapshot and a moment.
 
-`plan()` walks the four acting phases in order over an in-memory copy of the memories, each
+`plan()` walks the four acting phases in order over the snapshot it is given (and changes it), each
 phase seeing what the previous one did, so the list it returns is exactly what a run applies
 (a run re-checks every step against the database and skips one whose memories changed).
 Formulas from seed 000 §5.4 and seed 003: promotion from access, high-signal origin and
@@ -76,12 +76,13 @@ def plan(
     budget = [settings.llm_max_calls if llm_available else 0]
     by_agent: dict[str, list[Memory]] = defaultdict(list)
     for memory in memories:
-        by_agent[memory.agent_id].append(memory.model_copy())
+        by_agent[memory.agent_id].append(memory)  # a fresh snapshot: changed in place
     for agent in sorted(by_agent):
         state = {m.id: m for m in by_agent[agent]}
         _promote(state, now, settings, result)
         _merge(state, now, settings, result, budget)
-        _archive(state, now, settings, result)
+        reserve = len(_compress_groups(state, now, archive_ttl))  # summaries about to join core
+        _archive(state, now, settings, result, reserve)
         _compress(state, now, archive_ttl, settings, result, budget)
     result.llm_calls = (settings.llm_max_calls if llm_available else 0) - budget[0]
     return result
@@ -181,7 +182,11 @@ def decay_score(memory: Memory, now: datetime, max_access: int, decay_lambda: fl
 
 
 def _archive(
-    state: dict[str, Memory], now: datetime, settings: LifecycleSettings, result: Plan
+    state: dict[str, Memory],
+    now: datetime,
+    settings: LifecycleSettings,
+    result: Plan,
+    reserve: int = 0,
 ) -> None:
     core = _ordered(state, Layer.core)
     mortal = [m for m in core if m.category not in PERMANENT]
@@ -194,7 +199,7 @@ def _archive(
             _relayer(m, Layer.archive, now)
         else:
             kept.append(m)
-    overflow = len(core) - (len(mortal) - len(kept)) - settings.core_max_entries
+    overflow = len(core) - (len(mortal) - len(kept)) + reserve - settings.core_max_entries
     for m in sorted(kept, key=lambda x: (scores[x.id], x.created_at))[: max(0, overflow)]:
         _add(result, "archive", "archive", m, [m.id], round(scores[m.id], 4), "core is full")
         _relayer(m, Layer.archive, now)
@@ -214,11 +219,7 @@ def _compress(
     result: Plan,
     budget: list[int],
 ) -> None:
-    cutoff = to_iso(now - archive_ttl)
-    periods: dict[str, list[Memory]] = defaultdict(list)
-    for m in _ordered(state, Layer.archive):
-        if m.updated_at <= cutoff and m.superseded_by is None:
-            periods[m.created_at[:7]].append(m)
+    periods = _compress_groups(state, now, archive_ttl)
     for period in sorted(periods):
         members = periods[period]
         use_llm = budget[0] > 0
@@ -236,6 +237,18 @@ def _compress(
         for m in members:
             m.metadata = {**m.metadata, "compressed_into": "pending"}
             m.layer = Layer.archive
+
+
+def _compress_groups(
+    state: dict[str, Memory], now: datetime, archive_ttl: timedelta
+) -> dict[str, list[Memory]]:
+    """Archive memories past the archive TTL, by the month they were written."""
+    cutoff = to_iso(now - archive_ttl)
+    periods: dict[str, list[Memory]] = defaultdict(list)
+    for m in _ordered(state, Layer.archive):
+        if m.updated_at <= cutoff and m.superseded_by is None:
+            periods[m.created_at[:7]].append(m)
+    return periods
 
 
 def summary_items(memories: list[Memory], limit: int = SUMMARY_ITEMS) -> list[Memory]:

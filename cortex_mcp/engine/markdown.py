@@ -85,7 +85,7 @@ def render_memory_md(
     chosen: list[Memory] = []
     words = 0
     for memory in sorted(core, key=_rank):
-        cost = count_words(memory.content) + (2 if memory.category in DATED else 0)
+        cost = count_words(_bullet(memory))
         if words + cost > word_budget:
             continue
         chosen.append(memory)

@@ -15,7 +15,7 @@ from collections import defaultdict
 from cortex_mcp.tokenize import index_text
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_PROBES = 3  # rarest words used to find candidates
+_PROBES = 4  # rarest words used to find candidates; a candidate must share two of them
 _MAX_POSTING = 400  # words more common than this are useless as probes
 
 
@@ -28,6 +28,11 @@ def dice(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
     return 2 * len(a & b) / (len(a) + len(b))
+
+
+def _comparable(a: int, b: int, floor: float = 0.5) -> bool:
+    """Sets this different in size cannot reach a useful Dice score."""
+    return min(a, b) >= floor * max(a, b)
 
 
 class TextSimilarity:
