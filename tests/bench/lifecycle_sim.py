@@ -235,7 +235,7 @@ async def time_at_scale(n: int, folder: Path) -> dict[str, float]:
         for start in range(0, n, 5000):
             await service.exports.import_all(rows[start : start + 5000], [], [])
         started = time.perf_counter()
-        preview = await service.lifecycle_preview()
+        await service.lifecycle_preview()
         preview_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
         report = await service.lifecycle_run()
