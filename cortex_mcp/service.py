@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Coroutine
@@ -14,14 +15,16 @@ from cortex_mcp.engine import validate
 from cortex_mcp.engine.exporters import (
     ImportReport,
     Progress,
+    export_document,
     export_json,
     export_markdown,
     import_parsed,
     input_path,
+    mirror_files,
     output_path,
 )
 from cortex_mcp.engine.gate import build_context, small_talk_reason
-from cortex_mcp.engine.importers import parse_path
+from cortex_mcp.engine.importers import parse_path, parse_text
 from cortex_mcp.engine.indexer import EmbeddingIndexer, FreshVectors
 from cortex_mcp.engine.lifecycle import LifecycleEngine, PhaseCallback, parse_moment
 from cortex_mcp.engine.markdown import MirrorWriter
@@ -302,13 +305,49 @@ class CortexService:
         category: str | None = None,
         limit: int = 50,
         agent_id: str | None = None,
-    ) -> list[Memory]:
-        return await self.exports.list_memories(
+        offset: int = 0,
+        include_shared: bool | None = None,
+    ) -> dict[str, Any]:
+        """Live memories, newest first: {memories, limit, offset}."""
+        limit = validate.int_range("limit", limit, 1, 100_000)
+        offset = validate.int_range("offset", offset, 0, 10**9)
+        shared = self.settings.include_shared if include_shared is None else include_shared
+        rows = await self.exports.list_memories(
             validate.agent_id(agent_id, self.settings.agent_id),
             validate.member("layer", layer, Layer).value if layer else None,
             validate.member("category", category, Category).value if category else None,
-            validate.int_range("limit", limit, 1, 100_000),
+            limit,
+            offset,
+            shared,
         )
+        return {"memories": rows, "limit": limit, "offset": offset}
+
+    async def export_memories(
+        self, format: str = "json", agent_id: str | None = None
+    ) -> dict[str, Any]:
+        """An export returned rather than written to a file (REST)."""
+        if format == "markdown":
+            agent = validate.agent_id(agent_id, self.settings.agent_id)
+            words = self.settings.mirrors.memory_md_words
+            files = await mirror_files(self.exports, agent, self._now(), words)
+            return {"format": "markdown", "files": files}
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        document = await export_document(self.exports, agent, self._now())
+        return {"format": "json", "document": json.loads(document)}
+
+    async def import_memories(
+        self, content: str, format: str = "json", agent_id: str | None = None
+    ) -> dict[str, Any]:
+        """Import text given inline (REST): json (our export), markdown (a MEMORY.md) or
+        openclaw (one daily note; its date from a leading `# YYYY-MM-DD`, else today)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        parsed = parse_text(content, format, agent, self.clock.now())
+        if parsed.problems:
+            raise InvalidInput(f"content: {parsed.problems[0]}", field="content")
+        report = await import_parsed(parsed, self.exports, self.redactor.clean)
+        if report.memories or report.relations:
+            self._changed()
+        return report.as_dict()
 
     def _mirror(self) -> None:
         if self.mirrors is not None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from cortex_mcp.config import load_settings
+from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import Layer
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
@@ -138,3 +140,19 @@ async def test_the_sqlite_backup_is_consistent_while_a_writer_is_busy(
     written = await task
     assert written > 0
     assert result["integrity"] == "ok" and result["memories"] > 0
+
+
+async def test_inline_imports_and_exports_for_the_http_api(service: CortexService) -> None:
+    note = (FIXTURES / "openclaw" / "memory" / "2026-02-19.md").read_text()
+    done = await service.import_memories("# 2026-02-19\n" + note, format="openclaw")
+    assert done["memories"] == 3
+    page = await service.list_memories(layer="core", limit=1)
+    assert page["limit"] == 1 and len(page["memories"]) == 1
+    exported = await service.export_memories("json")
+    assert len(exported["document"]["memories"]) == 3
+    markdown = await service.export_memories("markdown")
+    assert "low-risk investments" in markdown["files"]["MEMORY.md"]
+    again = await service.import_memories(json.dumps(exported["document"]), format="json")
+    assert again["memories"] == 0 and again["existing"] == 3
+    with pytest.raises(InvalidInput, match="content: content:1: not JSON"):
+        await service.import_memories("{oops", format="json")

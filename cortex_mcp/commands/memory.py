@@ -32,8 +32,8 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: Any) -> int:
-        rows = await service.list_memories(args.layer, args.category, args.limit)
-        emit(args, [m.model_dump() for m in rows], lambda data: _table(data))
+        page = await service.list_memories(args.layer, args.category, args.limit)
+        emit(args, [m.model_dump() for m in page["memories"]], lambda data: _table(data))
         return 0
 
     return run_with_service(settings, work)

@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from cortex_mcp.models import Category, Layer, Memory, new_id, to_iso
+from cortex_mcp.engine.import_common import (
+    BadLine,
+    ImportProblem,
+    Parsed,
+    ParsedFile,
+    check_day,
+    make_memory,
+    make_relation,
+)
+from cortex_mcp.models import Category, Layer, Memory, to_iso
+
+__all__ = ["EXPORT_FORMAT", "ImportProblem", "Parsed", "parse_path", "parse_text"]
 
 DAILY_NOTE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(?:\[[ xX]\]\s+)?(?P<text>.+?)\s*$")
@@ -49,38 +59,6 @@ RETAIN_KINDS = {
 RETAIN_NAMES = {"W": "world", "B": "experience", "O": "opinion", "S": "observation"}
 
 
-@dataclass
-class ImportProblem:
-    path: str
-    line: int | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
-
-
-class BadLine(Exception):
-    def __init__(self, line: int | None, message: str) -> None:
-        super().__init__(message)
-        self.line = line
-        self.message = message
-
-
-@dataclass
-class ParsedFile:
-    path: str
-    memories: list[Memory] = field(default_factory=list)
-    relations: list[dict[str, Any]] = field(default_factory=list)
-    logs: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class Parsed:
-    files: list[ParsedFile] = field(default_factory=list)
-    problems: list[ImportProblem] = field(default_factory=list)
-
-
 def parse_path(path: Path, agent_id: str, now: datetime) -> Parsed:
     """Every importable file at `path` (a file, a workspace, or a memory/ folder)."""
     result = Parsed()
@@ -101,6 +79,23 @@ def parse_path(path: Path, agent_id: str, now: datetime) -> Parsed:
                 " a .jsonl from the MCP memory server, or a cortex-mcp .json export",
             )
         )
+    return result
+
+
+def parse_text(content: str, format: str, agent_id: str, now: datetime) -> Parsed:
+    """Inline text (an HTTP body): `json`, `markdown` (a MEMORY.md) or `openclaw` (one
+    daily note, dated by a leading `# YYYY-MM-DD` heading, else today)."""
+    result = Parsed()
+    if format == "openclaw":
+        heading = re.match(r"\s*#\s+(\d{4}-\d{2}-\d{2})\b", content)
+        name = f"{heading.group(1) if heading else now.date().isoformat()}.md"
+        kind = "daily"
+    else:
+        name, kind = ("request.json", "json") if format == "json" else ("MEMORY.md", "memory_md")
+    try:
+        result.files.append(_PARSERS[kind](content, name, agent_id, now))
+    except BadLine as exc:
+        result.problems.append(ImportProblem("content", exc.line, exc.message))
     return result
 
 
@@ -132,35 +127,6 @@ def _read(file: Path) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise BadLine(line, "not UTF-8 text") from None
-
-
-def _memory(
-    agent_id: str,
-    content: str,
-    category: Category,
-    layer: Layer,
-    created: str,
-    source: str,
-    *,
-    importance: float = 0.7,
-    confidence: float = 0.8,
-    metadata: dict[str, Any] | None = None,
-) -> Memory:
-    return Memory(
-        id=new_id(),
-        agent_id=agent_id,
-        layer=layer,
-        category=category,
-        content=content,
-        source=source,
-        importance=importance,
-        confidence=confidence,
-        decay_score=1.0,
-        access_count=0,
-        created_at=created,
-        updated_at=created,
-        metadata=metadata or {},
-    )
 
 
 def _strip_frontmatter(lines: list[str]) -> int:
@@ -201,17 +167,17 @@ def parse_memory_md(text: str, path: str, agent_id: str, now: datetime) -> Parse
         created = to_iso(now)
         dated = _DATE_PREFIX.match(content)
         if dated:
-            created = _day(dated.group("date"), number + 1) + "T00:00:00.000000Z"
+            created = check_day(dated.group("date"), number + 1) + "T00:00:00.000000Z"
             content = dated.group("rest")
         if category is Category.relationship:
             relation = _RELATION_LINE.match(content)
             if relation:
                 out.relations.append(
-                    _relation(agent_id, relation["s"], relation["p"], relation["o"], created)
+                    make_relation(agent_id, relation["s"], relation["p"], relation["o"], created)
                 )
                 content = f"{relation['s'].strip()} {relation['p'].strip()} {relation['o'].strip()}"
         out.memories.append(
-            _memory(
+            make_memory(
                 agent_id,
                 content,
                 category,
@@ -224,14 +190,6 @@ def parse_memory_md(text: str, path: str, agent_id: str, now: datetime) -> Parse
     return out
 
 
-def _day(text: str, line: int) -> str:
-    try:
-        datetime.strptime(text, "%Y-%m-%d")
-    except ValueError:
-        raise BadLine(line, f"{text!r} is not a real date (YYYY-MM-DD)") from None
-    return text
-
-
 # ---- OpenClaw daily notes with ## Retain --------------------------------------------------
 
 
@@ -241,7 +199,7 @@ def parse_daily_note(text: str, path: str, agent_id: str, now: datetime) -> Pars
     del now
     out = ParsedFile(path)
     day = Path(path).name[:10]
-    _day(day, 1)
+    check_day(day, 1)
     lines = text.splitlines()
     in_retain, clock = False, "00:00"
     source = f"import:memory/{Path(path).name}"
@@ -264,7 +222,7 @@ def parse_daily_note(text: str, path: str, agent_id: str, now: datetime) -> Pars
             out.memories.append(_retained(agent_id, content, created, source, meta, number + 1))
         else:
             out.memories.append(
-                _memory(
+                make_memory(
                     agent_id,
                     content,
                     Category.context,
@@ -283,7 +241,9 @@ def _retained(
 ) -> Memory:
     match = _RETAIN.match(content)
     if not match:
-        return _memory(agent_id, content, Category.fact, Layer.core, created, source, metadata=meta)
+        return make_memory(
+            agent_id, content, Category.fact, Layer.core, created, source, metadata=meta
+        )
     kind = match.group("kind")
     confidence = 0.8
     args = (match.group("args") or "").strip()
@@ -301,7 +261,7 @@ def _retained(
     text = match.group("text").strip()
     meta = {**meta, "retain": RETAIN_NAMES[kind], "entities": entities}
     subject = f"{', '.join(entities)}: " if entities else ""
-    return _memory(
+    return make_memory(
         agent_id,
         subject + text,
         RETAIN_KINDS[kind],
@@ -345,7 +305,7 @@ def parse_memory_jsonl(text: str, path: str, agent_id: str, now: datetime) -> Pa
             label = f"{name} ({etype})" if isinstance(etype, str) and etype else name
             meta = {"entity": name, "entity_type": etype, "imported_from": Path(path).name}
             out.memories += [
-                _memory(
+                make_memory(
                     agent_id,
                     f"{label}: {o}",
                     Category.fact,
@@ -362,9 +322,9 @@ def parse_memory_jsonl(text: str, path: str, agent_id: str, now: datetime) -> Pa
             if not all(isinstance(p, str) and p.strip() for p in parts):
                 raise BadLine(number, "a relation needs string 'from', 'relationType' and 'to'")
             subject, predicate, obj = (str(p) for p in parts)
-            out.relations.append(_relation(agent_id, subject, predicate, obj, created))
+            out.relations.append(make_relation(agent_id, subject, predicate, obj, created))
             out.memories.append(
-                _memory(
+                make_memory(
                     agent_id,
                     f"{subject} {predicate.replace('_', ' ')} {obj}",
                     Category.relationship,
@@ -377,22 +337,6 @@ def parse_memory_jsonl(text: str, path: str, agent_id: str, now: datetime) -> Pa
         else:
             raise BadLine(number, f"'type' must be 'entity' or 'relation', got {kind!r}")
     return out
-
-
-def _relation(
-    agent_id: str, subject: str, predicate: str, obj: str, created: str
-) -> dict[str, Any]:
-    return {
-        "id": None,
-        "agent_id": agent_id,
-        "subject": subject.strip(),
-        "predicate": predicate.strip(),
-        "object": obj.strip(),
-        "confidence": 0.8,
-        "source_memory_id": None,
-        "created_at": created,
-        "updated_at": created,
-    }
 
 
 # ---- our own JSON export ------------------------------------------------------------------

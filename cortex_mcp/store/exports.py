@@ -58,10 +58,17 @@ class ExportStore:
         return [row_to_memory(row) for row in rows]
 
     async def list_memories(
-        self, agent_id: str, layer: str | None, category: str | None, limit: int
+        self,
+        agent_id: str,
+        layer: str | None,
+        category: str | None,
+        limit: int,
+        offset: int = 0,
+        include_shared: bool = False,
     ) -> list[Memory]:
         """Live memories for people to browse, newest first."""
-        clauses = ["agent_id = ?", "forgotten_at IS NULL", "superseded_by IS NULL"]
+        owner = "(agent_id = ? OR shared = 1)" if include_shared else "agent_id = ?"
+        clauses = [owner, "forgotten_at IS NULL", "superseded_by IS NULL"]
         params: list[Any] = [agent_id]
         for column, value in (("layer", layer), ("category", category)):
             if value is not None:
@@ -69,8 +76,8 @@ class ExportStore:
                 params.append(value)
         rows = await self.db.fetchall(
             f"SELECT {_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"
-            " ORDER BY seq DESC LIMIT ?",
-            [*params, limit],
+            " ORDER BY seq DESC LIMIT ? OFFSET ?",
+            [*params, limit, offset],
         )
         return [row_to_memory(row) for row in rows]
 
