@@ -320,7 +320,8 @@ class CortexService:
             offset,
             shared,
         )
-        return {"memories": rows, "limit": limit, "offset": offset}
+        memories = [m.model_dump(mode="json") for m in rows]
+        return {"memories": memories, "limit": limit, "offset": offset}
 
     async def export_memories(
         self, format: str = "json", agent_id: str | None = None

@@ -33,7 +33,7 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: Any) -> int:
         page = await service.list_memories(args.layer, args.category, args.limit)
-        emit(args, [m.model_dump() for m in page["memories"]], lambda data: _table(data))
+        emit(args, page["memories"], lambda data: _table(data))
         return 0
 
     return run_with_service(settings, work)
