@@ -121,3 +121,26 @@ async def test_a_compound_query_finds_a_memory_that_spells_it_apart(
     assert await _top(filled, "transgender-specific events") == (
         "She found a support group specific to transgender youth"
     )
+
+
+def test_adjacent_content_words_also_count_as_a_phrase() -> None:
+    query = build_query("How many video game tournaments has Nate won?")
+    assert query.phrases == ["many video", "video game", "game tournaments", "nate won"]
+    assert '"video game"' in query.match
+
+
+async def test_a_memory_that_says_the_words_together_ranks_first(filled: CortexService) -> None:
+    await filled.remember("Game night, then a video")
+    await filled.remember("Nate won the video game tournament in Boston last spring")
+    assert await _top(filled, "video game") == (
+        "Nate won the video game tournament in Boston last spring"
+    )
+
+
+def test_likes_and_thoughts_are_topics_not_noise() -> None:
+    assert build_query("What does Melanie like?").terms == ["melanie", "like"]
+    assert build_query("What did John think of Paris?").terms == ["john", "think", "paris"]
+
+
+def test_a_curly_apostrophe_reads_as_a_straight_one() -> None:
+    assert build_query("don’t forget Caroline’s dog").terms == ["forget", "caroline", "dog"]

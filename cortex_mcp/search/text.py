@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from cortex_mcp.tokenize import CJK_RUN, normalise
 
@@ -24,9 +25,11 @@ EN_STOP_WORDS = frozenset(
     then there there's these they they'd they'll they're they've this those through to too under
     until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
     where's which while who who's whom why why's will with won't would wouldn't you you'd you'll
-    you're you've your yours yourself yourselves also just get got would like ever really yes
-    tell know think""".split()
-)
+    you're you've your yours yourself yourselves also just would ever really yes""".split()
+)  # not like, know, think, tell, get: "what does Melanie like?" asks about liking
+# Adjacent content words also go in as a phrase (a light form of the sequential dependence
+# model): a memory that says "video game" outranks one that says "video" and "game" apart.
+MAX_PHRASES = 16  # a long question must not become hundreds of phrase lookups
 # Question words and particles removed from CJK runs before they are split into terms.
 CJK_STOP_WORDS = (
     "为什么",
@@ -100,12 +103,13 @@ class TextQuery:
 
     raw: str
     terms: list[str] = field(default_factory=list)
+    phrases: list[str] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
     like_patterns: list[str] = field(default_factory=list)
 
     @property
     def match(self) -> str:
-        return " OR ".join(quote(term) for term in self.terms)
+        return " OR ".join(quote(term) for term in _unique([*self.terms, *self.phrases]))
 
     @property
     def empty(self) -> bool:
@@ -119,9 +123,10 @@ def quote(term: str) -> str:
 
 def build_query(text: str) -> TextQuery:
     query = TextQuery(raw=text)
-    normalised = normalise(text).lower()
+    normalised = normalise(text).lower().replace("’", "'")
     latin_part = CJK_RUN.sub(" ", normalised)
     words, identifiers = _latin_terms(latin_part)
+    query.phrases = _adjacent_pairs(latin_part)[:MAX_PHRASES]
     cjk_terms = [term for run in CJK_RUN.findall(normalised) for term in _cjk_terms(run)]
     query.identifiers = identifiers
     query.terms = _unique([*identifiers, *words, *(" ".join(term) for term in cjk_terms)])
@@ -142,6 +147,17 @@ def _latin_terms(text: str) -> tuple[list[str], list[str]]:
     if not content and not identifiers:
         content = [w for w in words if len(w) > 1] or words  # "what is it": keep something
     return content, identifiers
+
+
+def _adjacent_pairs(text: str) -> list[str]:
+    """Pairs of content words next to each other in the query, as phrases."""
+    tokens = [_POSSESSIVE.sub("", token.rstrip(".:")) for token in _LATIN_TOKEN.findall(text)]
+    pairs = [f"{a} {b}" for a, b in pairwise(tokens) if _is_content(a) and _is_content(b)]
+    return _unique(pairs)
+
+
+def _is_content(token: str) -> bool:
+    return bool(_PLAIN_WORD.fullmatch(token)) and token not in EN_STOP_WORDS and len(token) > 1
 
 
 def _cjk_terms(run: str) -> list[str]:

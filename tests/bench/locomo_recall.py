@@ -262,10 +262,11 @@ def print_table(scores: dict[str, Scores], loco: bool) -> None:
             continue
         per = score.r10_by_conv()
         deltas = [per[c] - base[c] for c in convs]
+        spread = f"{min(deltas):+.3f}..{max(deltas):+.3f} ({sum(d >= 0 for d in deltas)}"
+        spread += f"/{len(deltas)} >= 0)"
         print(
             f"| {name:<38} | {score.mean(0):.4f} | {score.mean(1):.4f} | {score.mean(2):.4f}"
-            f" | {score.mean(1) - strong_r10:+15.4f} | {min(deltas):+.3f}..{max(deltas):+.3f}"
-            f" ({sum(d >= 0 for d in deltas)}/{len(deltas)} >= 0){' ' * 13}"
+            f" | {score.mean(1) - strong_r10:+15.4f} | {spread:<33}"
             f" | {statistics.median(score.ms):6.2f} |"
         )
     if loco:
