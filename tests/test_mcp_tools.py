@@ -240,7 +240,7 @@ async def test_resources_and_prompts_are_listed(client: Client) -> None:
 async def test_search_debug_shows_every_stage(client: Client) -> None:
     await _call(client, "cortex_remember", content="The firewall blocks port 8080 on the VPS")
     report = await _call(client, "cortex_search_debug", query="firewall port")
-    assert report["query"]["fts_expression"] == '"firewall" OR "port"'
+    assert report["query"]["fts_expression"] == '"firewall" OR "port" OR "firewall port"'
     hit = report["hits"][0]
     for key in ("text", "vector", "fused", "layer_weight", "recency", "access", "decay", "final"):
         assert key in hit
