@@ -29,6 +29,7 @@ from starlette.routing import BaseRoute
 from cortex_mcp import __version__
 from cortex_mcp.config import Settings
 from cortex_mcp.errors import ConfigError
+from cortex_mcp.logs import configure_logging
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.endpoints import error_response, route_for
 from cortex_mcp.transports.guards import (
@@ -185,6 +186,7 @@ def run_http(
     bind_host = host or settings.host
     bind_port = port or settings.port
     app = create_app(settings, open_service, transport=transport, host=bind_host)
+    configure_logging(settings)  # MCPServer() may install its own root handler; keep ours
     config = uvicorn.Config(
         app,
         host=bind_host,

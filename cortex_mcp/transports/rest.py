@@ -132,7 +132,9 @@ async def lifecycle_log(call: Call) -> Any:
 
 async def export(call: Call) -> Any:
     b: m.ExportBody = call.body
-    return await _capability(call, "export_memories")(format=b.format, agent_id=call.agent_id)
+    # over HTTP an export is one agent's (the caller's, else the server's), never everyone's
+    agent = call.agent_id or call.service.settings.agent_id
+    return await _capability(call, "export_memories")(format=b.format, agent_id=agent)
 
 
 async def import_(call: Call) -> Any:
