@@ -294,3 +294,26 @@ def test_lifecycle_routes_preview_run_and_log(client: TestClient) -> None:
     log = client.get(f"{API}/lifecycle/log?limit=5")
     assert log.status_code == 200 and isinstance(log.json()["entries"], list)
     assert client.get(f"{API}/lifecycle/log?limit=0").status_code == 422
+
+
+def test_list_export_and_import_over_rest_stay_within_the_agent(client: TestClient) -> None:
+    a_id = remember(client, "Agent A: the safe code is 4711", "A")
+    b_id = remember(client, "Agent B: the bike lock code is 1234", "B")
+    listed = client.get(f"{API}/memories?agent_id=B&limit=10").json()
+    assert [m["id"] for m in listed["memories"]] == [b_id]
+    exported = client.post(f"{API}/export", json={}, headers={"X-Cortex-Agent": "B"})
+    assert exported.status_code == 200, exported.text
+    assert "1234" in exported.text and "4711" not in exported.text and a_id not in exported.text
+    imported = client.post(
+        f"{API}/import",
+        json={
+            "format": "markdown",
+            "content": "## Preferences\n\n- C likes ramen\n",
+            "agent_id": "C",
+        },
+    )
+    assert imported.status_code == 200, imported.text
+    assert recall_ids(client, "ramen", agent_id="C")
+    assert recall_ids(client, "ramen", agent_id="A") == []
+    bad = client.post(f"{API}/import", json={"format": "yaml", "content": "x"})
+    assert bad.status_code == 422 and bad.json()["error"]["field"] == "format"
