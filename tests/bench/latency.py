@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import resource
@@ -42,6 +43,7 @@ from cortex_mcp.models import SearchFilters, SystemClock, to_iso  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
 from cortex_mcp.store.connection import sqlite_module  # noqa: E402
+from cortex_mcp.tokenize import count_tokens  # noqa: E402
 from tests.embedding_stub import StubState, embedding_stub, stub_vector  # noqa: E402
 from tests.stdio_helpers import server_command, server_env  # noqa: E402
 
@@ -220,7 +222,14 @@ async def measure_stdio(db_path: Path, url: str, queries: list[str]) -> dict[str
         remember = await _timed(client, "cortex_remember", facts)
         returned = await client.call_tool("cortex_recall", recalls[0])
         sizes = [len(returned.structured_content["memories"])]
-    return {"recall": recall, "remember": remember, "returned": sizes}
+        text = returned.content[0].text
+        as_json = json.dumps(returned.structured_content, ensure_ascii=False, indent=2)
+    return {
+        "recall": recall,
+        "remember": remember,
+        "returned": sizes,
+        "text_tokens": [count_tokens(text), count_tokens(as_json)],
+    }
 
 
 async def measure_echo_floor(queries: list[str]) -> list[float]:
@@ -288,6 +297,7 @@ async def bench_size(n: int, n_queries: int, url: str, tmp: Path) -> dict[str, A
         "echo_p50": pct(echo, 50),
         "echo_p95": pct(echo, 95),
         "returned": stdio["returned"][0],
+        "text_tokens": stdio["text_tokens"],
         "cpu": {tool: values[-1] for tool, values in CPU_MS.items()},
         "knn": knn,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -345,6 +355,13 @@ async def run(args: argparse.Namespace) -> None:
             f" | {r['remember_p50'] / floor:.2f}x"
             f" | {cpu.get('echo', nan):.2f} / {cpu.get('cortex_recall', nan):.2f}"
             f" / {cpu.get('cortex_remember', nan):.2f} ms |"
+        )
+    for r in rows:
+        readable, as_json = r["text_tokens"]
+        print(
+            f"\n{r['n']:,} memories: the text content of a {r['returned']}-memory recall is"
+            f" {readable} tokens; the same result as pretty JSON would be {as_json}"
+            f" ({as_json / max(readable, 1):.1f}x)"
         )
     print(
         f"\nload average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
