@@ -112,6 +112,7 @@ class Settings(BaseSettings):
     llm_model: str | None = None
     llm_base_url: str | None = None
     llm_timeout_s: float = Field(20.0, gt=0, le=600)
+    llm_max_in_flight: int = Field(4, ge=1, le=64)
 
     embedding_provider: str = "auto"
     embedding_model: str | None = None

@@ -23,6 +23,14 @@ from cortex_mcp.providers.embeddings import (
     LocalEmbedder,
     OpenAIEmbedder,
 )
+from cortex_mcp.providers.llm import (
+    ANTHROPIC_DEFAULT_MODEL,
+    AnthropicMessages,
+    LLMCascade,
+    LLMProvider,
+    OpenAIChat,
+)
+from cortex_mcp.providers.llm import OPENAI_DEFAULT_MODEL as OPENAI_CHAT_DEFAULT
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.service import CortexService
@@ -71,16 +79,65 @@ def resolve_embedding_providers(settings: Settings) -> tuple[list[str], list[str
 
 def resolve_llm_providers(settings: Settings) -> list[str]:
     """The LLM cascade `settings` select (used by ingest; reported by doctor)."""
-    chosen = []
+    return _llm_choice(settings)[0]
+
+
+def _llm_choice(settings: Settings) -> tuple[list[str], list[str]]:
+    chosen: list[str] = []
+    notes: list[str] = []
+    openai_usable = bool(os.environ.get("OPENAI_API_KEY") or settings.llm_base_url)
+    anthropic_usable = bool(
+        os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL")
+    )
     for name in settings.llm_provider.split(","):
         if name == "auto":
-            if os.environ.get("OPENAI_API_KEY") or settings.llm_base_url:
+            if openai_usable:
                 chosen.append("openai")
-            elif os.environ.get("ANTHROPIC_API_KEY"):
+            elif anthropic_usable:
                 chosen.append("anthropic")
+            else:
+                notes.append(
+                    "no LLM provider (set OPENAI_API_KEY, ANTHROPIC_API_KEY or"
+                    " CORTEX_LLM_BASE_URL): ingest uses rules and keeps raw turns"
+                )
+        elif name == "openai" and not openai_usable:
+            notes.append("LLM provider openai: no OPENAI_API_KEY or CORTEX_LLM_BASE_URL")
+        elif name == "anthropic" and not anthropic_usable:
+            notes.append("LLM provider anthropic: no ANTHROPIC_API_KEY")
         elif name != "none":
             chosen.append(name)
-    return list(dict.fromkeys(chosen))
+    return list(dict.fromkeys(chosen)), notes
+
+
+def build_llm(settings: Settings) -> tuple[LLMCascade, list[str]]:
+    """The extraction cascade. CORTEX_LLM_MODEL may be a comma list, one model per provider
+    in order; a provider without one uses its default."""
+    names, notes = _llm_choice(settings)
+    models = [m.strip() for m in (settings.llm_model or "").split(",") if m.strip()]
+    providers: list[LLMProvider] = []
+    for index, name in enumerate(names):
+        model = models[index] if index < len(models) else None
+        if name == "openai":
+            providers.append(
+                OpenAIChat(
+                    model=model or OPENAI_CHAT_DEFAULT,
+                    api_key=os.environ.get("OPENAI_API_KEY"),
+                    base_url=settings.llm_base_url,
+                    timeout_s=settings.llm_timeout_s,
+                )
+            )
+        elif name == "anthropic":
+            providers.append(
+                AnthropicMessages(
+                    model=model or ANTHROPIC_DEFAULT_MODEL,
+                    api_key=os.environ.get("ANTHROPIC_API_KEY") or "not-needed",
+                    timeout_s=settings.llm_timeout_s,
+                )
+            )
+    cascade = LLMCascade(
+        providers, timeout_s=settings.llm_timeout_s, max_in_flight=settings.llm_max_in_flight
+    )
+    return cascade, notes
 
 
 def build_embedders(settings: Settings, names: list[str]) -> list[Embedder]:
@@ -154,6 +211,7 @@ async def open_cortex(
                 batch_size=settings.embedding_batch_size,
                 timeout_s=settings.embedding_timeout_s,
             )
+        llm, llm_notes = build_llm(settings)
         service = CortexService(
             settings=settings,
             db=db,
@@ -164,6 +222,8 @@ async def open_cortex(
             indexer=indexer,
             clock=clock,
             provider_notes=notes,
+            llm=llm,
+            llm_notes=llm_notes,
         )
         service.lifecycle = LifecycleEngine(
             LifecycleStore(db, memories),
@@ -178,6 +238,8 @@ async def open_cortex(
             service.mirrors = _mirrors(settings, service, clock)
         if indexer is not None and background and not db.read_only:
             indexer.start()  # a read-only database cannot take new vectors
+        if background and not db.read_only:
+            service.resume_ingest()
         nightly = _scheduler(settings, service, clock) if scheduler else None
         try:
             yield service

@@ -1,4 +1,5 @@
-"""The one facade every transport calls: recall, remember, forget, search_debug, resources."""
+"""The one facade every transport calls: recall, remember, forget, search_debug, ingest, flush,
+profile, resources."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import logging
 import time
 from collections.abc import Coroutine
+from datetime import timedelta
 from typing import Any
 
 from cortex_mcp import __version__
@@ -23,11 +25,14 @@ from cortex_mcp.engine.exporters import (
     mirror_files,
     output_path,
 )
+from cortex_mcp.engine.flush import Flusher, FlushResult
 from cortex_mcp.engine.gate import build_context, small_talk_reason
 from cortex_mcp.engine.importers import parse_path, parse_text
 from cortex_mcp.engine.indexer import EmbeddingIndexer, FreshVectors
+from cortex_mcp.engine.ingest import Ingestor, IngestResult
 from cortex_mcp.engine.lifecycle import LifecycleEngine, PhaseCallback, parse_moment
 from cortex_mcp.engine.markdown import MirrorWriter
+from cortex_mcp.engine.profile import ProfileKeeper, readable
 from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.engine.report import core_snapshot, debug_report
 from cortex_mcp.errors import InvalidInput, NotFound, StorageError
@@ -49,12 +54,16 @@ from cortex_mcp.models import (
     to_iso,
 )
 from cortex_mcp.providers.cascade import EmbeddingCascade
+from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.search.fusion import Candidate
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.store import Database, connector_info
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.exports import ExportStore
 from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.profiles import ProfileStore
+from cortex_mcp.store.relations import RelationStore
+from cortex_mcp.store.turns import TurnStore
 from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
 from cortex_mcp.tokenize import content_hash
 
@@ -80,6 +89,8 @@ class CortexService:
         lifecycle: LifecycleEngine | None = None,
         exports: ExportStore | None = None,
         mirrors: MirrorWriter | None = None,
+        llm: LLMCascade | None = None,
+        llm_notes: list[str] | None = None,
     ) -> None:
         self.settings = settings
         self.db = db
@@ -95,6 +106,38 @@ class CortexService:
         self.lifecycle = lifecycle
         self.exports = exports or ExportStore(db)
         self.mirrors = mirrors
+        self.llm = llm or LLMCascade([], timeout_s=settings.llm_timeout_s)
+        self.llm_notes = llm_notes or []
+        self.relations = RelationStore(db)
+        self.turns = TurnStore(db, memories)
+        self.profiles = ProfileKeeper(
+            store=ProfileStore(db),
+            memories=memories,
+            llm=self.llm,
+            redactor=self.redactor,
+            clock=clock,
+        )
+        self.ingestor = Ingestor(
+            turns=self.turns,
+            memories=memories,
+            llm=self.llm,
+            profiles=self.profiles,
+            redactor=self.redactor,
+            clock=clock,
+            max_content_chars=settings.max_content_chars,
+            on_write=self._memories_written,
+            lease=timedelta(
+                seconds=settings.llm_timeout_s * 2 * max(1, len(self.llm.providers)) + 60
+            ),
+        )
+        self.flusher = Flusher(
+            memories=memories,
+            llm=self.llm,
+            redactor=self.redactor,
+            counters=self.counters,
+            clock=clock,
+            max_content_chars=settings.max_content_chars,
+        )
         self._background: set[asyncio.Task[Any]] = set()
         self._warm_started = False
 
@@ -227,6 +270,54 @@ class CortexService:
         await self.memories.forget(target, agent, reason, now)
         self._mirror()
         return ForgetResult(id=target, status=ForgetStatus.forgotten)
+
+    async def ingest(
+        self,
+        user_message: str,
+        assistant_message: str,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        *,
+        wait: bool = True,
+    ) -> IngestResult:
+        """One conversation turn in: high signals to core, extracted memories to working.
+        `wait=False` stores the raw turn durably and returns at once (extraction continues in
+        the background; a crash resumes it at the next start)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        session = _session_id(session_id)
+        return await self.ingestor.ingest(
+            user_message, assistant_message, agent, session, wait=wait
+        )
+
+    async def flush(
+        self,
+        messages: list[dict[str, Any]],
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        reason: str | None = None,
+    ) -> FlushResult:
+        """Keep a session's highlights before the client compacts its context."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        outcome = await self.flusher.flush(messages, agent, _session_id(session_id), reason)
+        self._memories_written()
+        return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)
+
+    async def profile(self, agent_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+        """The user profile (cached; rebuilt by rules when stale, by the LLM on refresh)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        if refresh:
+            profile = await self.profiles.synthesise(agent)
+        else:
+            profile = await self.profiles.current(agent) or {"agent_id": agent}
+        return {**profile, "text": readable(profile)}
+
+    async def edit_profile(
+        self, changes: dict[str, Any], agent_id: str | None = None
+    ) -> dict[str, Any]:
+        """Manual profile edits: kept apart from what is generated and never overwritten."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        profile = await self.profiles.edit(agent, changes)
+        return {**profile, "text": readable(profile)}
 
     async def search_debug(
         self, query: str, max_results: int = 10, agent_id: str | None = None
@@ -417,6 +508,7 @@ class CortexService:
             "memory": memory.model_dump(),
             "correction_chain": [m.model_dump() for m in chain],
             "access_history": await self.memories.access_history(memory.id),
+            "relations": await self.relations.for_memory(memory.id),
         }
 
     async def core_markdown(self, agent_id: str | None = None, max_tokens: int = 2000) -> str:
@@ -456,6 +548,19 @@ class CortexService:
             },
             "degraded": list(self.provider_notes),
             "redactions": await self.counters.read("redacted"),
+            "ingest": {
+                "turns": await self.turns.counts(),
+                "counts": await self.counters.read("ingest"),
+                "flush": await self.counters.read("flush"),
+                "relations": await self.relations.count(self.settings.agent_id),
+            },
+            "llm": {
+                "providers": self.llm.names,
+                "notes": list(self.llm_notes),
+                "counts": await self.counters.read("llm"),
+                "failures": dict(self.llm.failures),
+                "in_flight": self.llm.in_flight,
+            },
         }
 
     def health(self) -> dict[str, Any]:
@@ -504,13 +609,32 @@ class CortexService:
         while self._background:
             await asyncio.gather(*list(self._background), return_exceptions=True)
 
+    def resume_ingest(self) -> None:
+        """Finish the turns a previous process accepted but did not extract."""
+        self._spawn(self._resume())
+
+    async def _resume(self) -> None:
+        try:
+            resumed = await self.ingestor.resume_pending()
+        except Exception:  # recovery must never stop the server; the log says why
+            log.exception("resuming pending ingests failed")
+            return
+        if resumed:
+            log.info("resumed %d pending ingest turn(s)", resumed)
+
+    def _memories_written(self) -> None:
+        if self.indexer is not None:
+            self.indexer.notify()
+
     async def close(self) -> None:
+        await self.ingestor.close(grace_s=self.settings.llm_timeout_s + 1)
         await self.drain()
         if self.mirrors is not None:
             await self.mirrors.close()
         if self.indexer is not None:
             await self.indexer.stop()
         await self.embeddings.close()
+        await self.llm.close()
 
     def _track(self, memory: Memory) -> None:
         if self.indexer is None:
@@ -574,6 +698,14 @@ def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
     original = candidate.memory
     truncated = original is not None and original.content != kept.content
     return ScoredMemory(**fields, score=round(candidate.final, 6), truncated=truncated)
+
+
+def _session_id(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 128:
+        raise InvalidInput("session_id: must be 1 to 128 characters", field="session_id")
+    return value.strip()
 
 
 def _ms_since(started: float) -> float:

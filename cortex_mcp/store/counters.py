@@ -12,21 +12,27 @@ from cortex_mcp.store.database import Database
 _PREFIX = "count:"
 
 
+async def add_in(conn: aiosqlite.Connection, counts: Mapping[str, int]) -> None:
+    """Add to counters inside the caller's transaction."""
+    items = [(f"{_PREFIX}{name}", int(n)) for name, n in counts.items() if n]
+    if items:
+        await conn.executemany(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
+            " SET value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)",
+            items,
+        )
+
+
 class Counters:
     def __init__(self, db: Database) -> None:
         self.db = db
 
     async def add(self, counts: Mapping[str, int]) -> None:
-        items = [(f"{_PREFIX}{name}", int(n)) for name, n in counts.items() if n]
-        if not items:
+        if not any(counts.values()):
             return
 
         async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.executemany(
-                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
-                " SET value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)",
-                items,
-            )
+            await add_in(conn, counts)
 
         await self.db.write(txn)
 

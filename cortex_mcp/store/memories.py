@@ -384,6 +384,17 @@ class MemoryStore:
         )
         return [row_to_memory(row) for row in rows]
 
+    async def latest_containing(self, agent_id: str, needle: str, now: str) -> Memory | None:
+        """The newest live memory of `agent_id` whose content contains `needle` (what a
+        correction such as "not X but Y" corrects)."""
+        rows = await self.db.fetchall(
+            f"SELECT {_COLUMNS} FROM memories WHERE agent_id = ? AND forgotten_at IS NULL"
+            " AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+            " AND instr(content, ?) > 0 ORDER BY seq DESC LIMIT 1",
+            (agent_id, now, needle),
+        )
+        return row_to_memory(rows[0]) if rows else None
+
     async def access_history(self, memory_id: str, limit: int = 20) -> list[dict[str, Any]]:
         rows = await self.db.fetchall(
             "SELECT query_hash, rank, accessed_at FROM access_log WHERE memory_id = ?"

@@ -143,6 +143,44 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE memories ADD COLUMN shared INTEGER NOT NULL DEFAULT 0 CHECK (shared IN (0, 1))",
         "CREATE INDEX idx_memories_shared ON memories(shared) WHERE shared = 1",
     ],
+    # 6: ingest. A raw turn is kept (redacted) until its extraction is done, so nothing
+    # accepted is lost to a crash; its hash makes a retried ingest add nothing. Profiles are
+    # cached per agent with the user's manual edits kept apart. One row per relation triple.
+    [
+        """
+        CREATE TABLE IF NOT EXISTS turns (
+            seq               INTEGER PRIMARY KEY,
+            id                TEXT NOT NULL UNIQUE,
+            agent_id          TEXT NOT NULL,
+            session_id        TEXT,
+            turn_hash         TEXT NOT NULL,
+            user_message      TEXT NOT NULL,
+            assistant_message TEXT NOT NULL,
+            status            TEXT NOT NULL CHECK (status IN ('pending', 'done')),
+            outcome           TEXT,
+            result            TEXT NOT NULL DEFAULT '{}',
+            claimed_by        TEXT,
+            claimed_at        TEXT,
+            attempts          INTEGER NOT NULL DEFAULT 0,
+            created_at        TEXT NOT NULL,
+            updated_at        TEXT NOT NULL
+        )
+        """,
+        "CREATE UNIQUE INDEX IF NOT EXISTS idx_turns_agent_hash ON turns(agent_id, turn_hash)",
+        "CREATE INDEX IF NOT EXISTS idx_turns_pending ON turns(seq) WHERE status = 'pending'",
+        """
+        CREATE TABLE IF NOT EXISTS profiles (
+            agent_id    TEXT PRIMARY KEY,
+            generated   TEXT NOT NULL DEFAULT '{}',
+            manual      TEXT NOT NULL DEFAULT '{}',
+            fingerprint TEXT,
+            built_by    TEXT,
+            built_at    TEXT,
+            updated_at  TEXT NOT NULL
+        )
+        """,
+        "CREATE UNIQUE INDEX IF NOT EXISTS idx_relations_triple ON relations(agent_id, subject, predicate, object)",
+    ],
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

@@ -1,0 +1,151 @@
+"""The deep channel's contract with the model: prompts rendered from ``prompts/`` at call time,
+and the answer (DESIGN.md §6) parsed and validated. Code fences or prose around one JSON object
+are tolerated; anything else is a provider failure and the turn is kept raw."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from cortex_mcp.engine.sieve import looks_injected
+from cortex_mcp.errors import ProviderError
+from cortex_mcp.prompts import load_prompt, prompts_dir
+
+EXTRACTABLE = {
+    "identity",
+    "preference",
+    "decision",
+    "fact",
+    "insight",
+    "todo",
+    "correction",
+    "skill",
+    "relationship",
+    "project_state",
+}
+_PERSONAL = {"identity", "preference", "skill"}
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+class ExtractionError(ProviderError):
+    """The model answered, but not with the JSON the prompt asks for."""
+
+
+class ExtractedMemory(BaseModel):
+    content: str = Field(min_length=1, max_length=4000)
+    category: str
+    importance: float = Field(ge=0, le=1)
+    source: Literal["user", "assistant", "both"] = "both"
+    reasoning: str | None = None
+
+
+class ExtractedRelation(BaseModel):
+    subject: str = Field(min_length=1, max_length=200)
+    predicate: str = Field(min_length=1, max_length=100)
+    object: str = Field(min_length=1, max_length=200)
+
+
+class Extraction(BaseModel):
+    memories: list[ExtractedMemory]
+    relations: list[ExtractedRelation] = Field(default_factory=list)
+    dropped: int = 0  # items that failed validation
+
+
+def render(name: str, **values: str) -> str:
+    """A prompt file rendered now (edits to ``prompts/`` apply without a restart)."""
+    return load_prompt(prompts_dir() / name).render(**values)
+
+
+def extraction_prompts(
+    user_message: str, assistant_message: str, profile_block: str, today: datetime
+) -> tuple[str, str]:
+    system = render("extraction_system.md", date=today.strftime("%Y-%m-%d"))
+    user = render(
+        "extraction_user.md",
+        user_message=user_message,
+        assistant_message=assistant_message,
+        profile=profile_block,
+    )
+    return system, user
+
+
+def _candidates(text: str) -> list[str]:
+    fenced = [m.group(1) for m in _FENCE.finditer(text)]
+    return [*fenced, text]
+
+
+def _first_object(text: str) -> dict[str, Any] | None:
+    decoder = json.JSONDecoder()
+    for candidate in _candidates(text):
+        for start in (i for i, ch in enumerate(candidate) if ch == "{"):
+            try:
+                value, _ = decoder.raw_decode(candidate, start)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict) and "memories" in value:
+                return value
+    return None
+
+
+def parse_answer(text: str) -> Extraction:
+    """The extraction in a model's answer; raises ExtractionError when there is none."""
+    data = _first_object(text)
+    if data is None:
+        raise ExtractionError(f"answer holds no extraction JSON object: {text[:80]!r}")
+    if not isinstance(data.get("memories"), list):
+        raise ExtractionError('"memories" must be a list')
+    memories, dropped = [], 0
+    for item in data["memories"]:
+        try:
+            memory = ExtractedMemory.model_validate(item)
+        except ValidationError:
+            dropped += 1
+            continue
+        if memory.category not in EXTRACTABLE or not memory.content.strip():
+            dropped += 1
+            continue
+        memories.append(memory)
+    relations = []
+    for item in data.get("relations") or []:
+        try:
+            relations.append(ExtractedRelation.model_validate(item))
+        except ValidationError:
+            dropped += 1
+    return Extraction(memories=memories, relations=relations, dropped=dropped)
+
+
+def parse_object(text: str, required: set[str]) -> dict[str, Any]:
+    """One JSON object with `required` keys from an answer (fences and prose tolerated)."""
+    decoder = json.JSONDecoder()
+    for candidate in _candidates(text):
+        for start in (i for i, ch in enumerate(candidate) if ch == "{"):
+            try:
+                value, _ = decoder.raw_decode(candidate, start)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict) and required <= value.keys():
+                return value
+    raise ExtractionError(f"answer holds no JSON object with {sorted(required)}")
+
+
+def guard_injected(
+    items: list[ExtractedMemory], user_message: str, assistant_message: str, own_personal: bool
+) -> tuple[list[ExtractedMemory], int]:
+    """Drop what would make someone else's words the user's identity or preference.
+
+    The assistant never speaks for the user about who they are or what they like. When the
+    turn carries injected instructions (in pasted content or the assistant's text), personal
+    items are kept only if the user's own words stated something personal too."""
+    injected = looks_injected(user_message) or looks_injected(assistant_message)
+    kept, blocked = [], 0
+    for item in items:
+        personal = item.category in _PERSONAL
+        if personal and (item.source == "assistant" or (injected and not own_personal)):
+            blocked += 1
+            continue
+        kept.append(item)
+    return kept, blocked

@@ -1,0 +1,178 @@
+"""Flush+ (seed 000 §5.3): before a client compacts its context, keep the session's highlights.
+
+Decisions, state changes, preferences and blockers are extracted with one LLM call
+(``prompts/flush.md``); the high-priority ones (importance >= 0.8) go to core, the rest to
+working memory, tagged ``pre-compaction-flush``. Without an LLM (or when it fails), the rules
+run over every user message and a capped raw summary of the session's end is kept instead."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from cortex_mcp.engine import extraction
+from cortex_mcp.engine.ingest import write_high_signals
+from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.sieve import detect_high_signals
+from cortex_mcp.errors import InvalidInput, ProviderError
+from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
+from cortex_mcp.providers.llm import LLMCascade
+from cortex_mcp.store.counters import Counters
+from cortex_mcp.store.memories import MemoryStore
+
+log = logging.getLogger(__name__)
+
+ROLES = {"user", "assistant", "system", "tool"}
+MAX_MESSAGES = 2000
+MAX_CONVERSATION_CHARS = 24_000  # what one LLM call sees: the end of the session
+SUMMARY_CHARS = 1500
+CORE_IMPORTANCE = 0.8
+TAG = "pre-compaction-flush"
+
+
+class FlushResult(BaseModel):
+    flushed: list[Memory] = Field(default_factory=list)
+    degraded: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class Message:
+    role: str
+    content: str
+
+
+@dataclass
+class FlushOutcome:
+    memories: list[Memory] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+
+
+def checked_messages(messages: Any) -> list[Message]:
+    if not isinstance(messages, list) or not messages:
+        raise InvalidInput(
+            "messages: must be a non-empty list of {role, content}", field="messages"
+        )
+    if len(messages) > MAX_MESSAGES:
+        raise InvalidInput(f"messages: at most {MAX_MESSAGES} per flush", field="messages")
+    out = []
+    for index, item in enumerate(messages):
+        role = item.get("role") if isinstance(item, dict) else None
+        content = item.get("content") if isinstance(item, dict) else None
+        if role not in ROLES:
+            raise InvalidInput(
+                f"messages[{index}].role: must be one of {sorted(ROLES)}", field="messages"
+            )
+        if not isinstance(content, str):
+            raise InvalidInput(f"messages[{index}].content: must be text", field="messages")
+        out.append(Message(role, content.strip()))
+    return out
+
+
+def conversation_text(messages: list[Message], limit: int = MAX_CONVERSATION_CHARS) -> str:
+    lines = [f"{m.role}: {m.content}" for m in messages if m.content]
+    text = "\n".join(lines)
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+
+
+class Flusher:
+    def __init__(
+        self,
+        *,
+        memories: MemoryStore,
+        llm: LLMCascade,
+        redactor: Redactor,
+        counters: Counters,
+        clock: Clock,
+        max_content_chars: int,
+    ) -> None:
+        self.memories = memories
+        self.llm = llm
+        self.redactor = redactor
+        self.counters = counters
+        self.clock = clock
+        self.max_content_chars = max_content_chars
+
+    def _now(self) -> str:
+        return to_iso(self.clock.now())
+
+    async def flush(
+        self, raw_messages: Any, agent_id: str, session_id: str | None, reason: str | None
+    ) -> FlushOutcome:
+        messages = checked_messages(raw_messages)
+        cleaned = await self.redactor.clean_many([m.content for m in messages])
+        messages = [Message(m.role, text) for m, text in zip(messages, cleaned, strict=True)]
+        reason = (await self.redactor.clean(reason))[:200] if reason else "compaction"
+        meta = {"session_id": session_id, "tag": TAG, "reason": reason}
+        users = [m.content for m in messages if m.role == "user"]
+        signals = [s for text in users for s in detect_high_signals(text)]
+        outcome = FlushOutcome()
+        outcome.memories += await write_high_signals(
+            self.memories, signals, agent_id, meta, self._now()
+        )
+        if self.llm.providers:
+            try:
+                outcome.memories += await self._with_llm(messages, agent_id, meta, reason, signals)
+                await self.counters.add({"flush.llm": 1, "llm.calls": 1})
+                return outcome
+            except ProviderError as exc:
+                log.warning("flush extraction failed, keeping a raw summary: %s", exc.message)
+                outcome.degraded.append(f"flush: {exc.message}")
+                await self.counters.add({"llm.calls": 1, "llm.failures": 1})
+        else:
+            outcome.degraded.append("flush: no LLM provider configured: rules and a raw summary")
+        outcome.memories.append(await self._raw_summary(messages, agent_id, meta))
+        await self.counters.add({"flush.rules": 1})
+        return outcome
+
+    async def _with_llm(
+        self,
+        messages: list[Message],
+        agent_id: str,
+        meta: dict[str, Any],
+        reason: str,
+        signals: list[Any],
+    ) -> list[Memory]:
+        prompt = extraction.render(
+            "flush.md", conversation=conversation_text(messages), reason=reason
+        )
+        system = extraction.render(
+            "extraction_system.md", date=self.clock.now().strftime("%Y-%m-%d")
+        )
+        completion = await self.llm.complete(system, prompt)
+        answer = extraction.parse_answer(completion.text)
+        users = "\n\n".join(m.content for m in messages if m.role == "user")
+        others = "\n\n".join(m.content for m in messages if m.role != "user")
+        personal = any(s.category in {"identity", "preference"} for s in signals)
+        items, _ = extraction.guard_injected(answer.memories, users, others, personal)
+        written = []
+        for item in items:
+            core = item.importance >= CORE_IMPORTANCE
+            new = NewMemory(
+                agent_id=agent_id,
+                content=item.content.strip()[: self.max_content_chars],
+                category=Category(item.category),
+                layer=Layer.core if core else Layer.working,
+                importance=item.importance,
+                source=item.source,
+                metadata={**meta, "priority": "high" if core else "normal"},
+            )
+            written.append((await self.memories.remember(new, self._now())).memory)
+        return written
+
+    async def _raw_summary(
+        self, messages: list[Message], agent_id: str, meta: dict[str, Any]
+    ) -> Memory:
+        body = conversation_text(messages, SUMMARY_CHARS)
+        new = NewMemory(
+            agent_id=agent_id,
+            content=f"[flush: {meta['reason']}] {body}"[: self.max_content_chars],
+            category=Category.summary,
+            layer=Layer.working,
+            importance=0.4,
+            source="both",
+            metadata={**meta, "unextracted": True},
+        )
+        return (await self.memories.remember(new, self._now())).memory

@@ -1,0 +1,392 @@
+"""Ingest: one conversation turn in, memories out (the Memory Sieve, seed 000 §5.2.6).
+
+1. The turn is redacted and stored durably (`turns`) before anything else; the same turn
+   again (same agent, session and text) returns what the first one produced and adds nothing.
+2. Both channels run concurrently: the fast channel writes high-signal sentences of the user's
+   own words straight to core; the deep channel makes at most one LLM call (none for small
+   talk) and its memories go to working memory with category, importance, source and session.
+3. When every provider fails (or none is configured) the raw turn becomes a working note
+   ("[未提取]"). The memories, relations and the turn's `done` status are written together.
+A process that dies mid-extraction leaves the turn pending: the next start finishes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import re
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from cortex_mcp.engine import extraction
+from cortex_mcp.engine.gate import small_talk_reason
+from cortex_mcp.engine.profile import ProfileKeeper, prompt_block
+from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.sieve import HighSignal, detect_high_signals
+from cortex_mcp.errors import InvalidInput, ProviderError
+from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
+from cortex_mcp.providers.llm import LLMCascade
+from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.relations import Triple
+from cortex_mcp.store.turns import Completion, Turn, TurnStore
+from cortex_mcp.tokenize import CJK_CHAR
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_CHARS = 100_000
+_LATIN_WORD = re.compile(r"[^\W\d_]+")
+UNEXTRACTED = "[未提取]"
+
+
+class IngestResult(BaseModel):
+    extracted: list[Memory] = Field(default_factory=list)
+    high_signals: list[Memory] = Field(default_factory=list)
+    turn_id: str
+    status: str  # "done" or "pending" (accepted, extraction running in the background)
+    outcome: str | None = None  # extracted | fallback | skipped
+    duplicate: bool = False
+    degraded: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DeepResult:
+    outcome: str
+    memories: list[NewMemory]
+    triples: list[tuple[Triple, int | None]]
+    counts: dict[str, int]
+    degraded: list[str]
+
+
+def turn_hash(agent_id: str, session_id: str | None, user: str, assistant: str) -> str:
+    key = "\x1f".join([agent_id, session_id or "", user, assistant])
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def process_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def owner_is_dead(owner: str | None) -> bool:
+    """True when `owner` was a process on this host that no longer runs."""
+    if not owner:
+        return True
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def is_small_talk(user: str, assistant: str, signals: list[HighSignal]) -> bool:
+    """No LLM for greetings and chit-chat: a short user line with nothing specific in it (no
+    signal, no digits) and a short reply (seed: small talk and a reply under 100 chars)."""
+    if signals:
+        return False
+    if small_talk_reason(user) is not None and len(assistant) < 200:
+        return True
+    specific = any(ch.isdigit() for ch in user + assistant) or "?" in user or "？" in user
+    size = len(_LATIN_WORD.findall(user)) + len(CJK_CHAR.findall(user)) / 2
+    return not specific and size <= 4 and len(assistant) < 100
+
+
+def unextracted_note(user: str, assistant: str, limit: int) -> str:
+    text = f"{UNEXTRACTED} user: {user}\nassistant: {assistant}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Ingestor:
+    def __init__(
+        self,
+        *,
+        turns: TurnStore,
+        memories: MemoryStore,
+        llm: LLMCascade,
+        profiles: ProfileKeeper,
+        redactor: Redactor,
+        clock: Clock,
+        max_content_chars: int,
+        on_write: Callable[[], None],
+        lease: timedelta,
+    ) -> None:
+        self.turns = turns
+        self.memories = memories
+        self.llm = llm
+        self.profiles = profiles
+        self.redactor = redactor
+        self.clock = clock
+        self.max_content_chars = max_content_chars
+        self.on_write = on_write
+        self.lease = lease
+        self.owner = process_owner()
+        self._running: dict[str, asyncio.Task[IngestResult]] = {}
+        self._watchers: set[asyncio.Task[None]] = set()
+
+    def _now(self) -> str:
+        return to_iso(self.clock.now())
+
+    # ---- entry points ---------------------------------------------------------------------
+
+    async def ingest(
+        self,
+        user_message: str,
+        assistant_message: str,
+        agent_id: str,
+        session_id: str | None,
+        *,
+        wait: bool = True,
+    ) -> IngestResult:
+        user, assistant = _checked(user_message, assistant_message)
+        user, assistant = await self.redactor.clean_many([user, assistant])
+        turn, created = await self.turns.accept(
+            agent_id=agent_id,
+            session_id=session_id,
+            turn_hash=turn_hash(agent_id, session_id, user, assistant),
+            user_message=user,
+            assistant_message=assistant,
+            now=self._now(),
+        )
+        if not created:
+            return await self._again(turn, wait)
+        task = self._start(turn)
+        if not wait:
+            return IngestResult(turn_id=turn.id, status="pending")
+        return await asyncio.shield(task)
+
+    async def resume_pending(self) -> int:
+        """Finish every turn a dead process left pending (called once at start)."""
+        resumed = 0
+        cutoff = to_iso(self.clock.now() - self.lease)
+        for turn in await self.turns.pending():
+            if turn.id in self._running:
+                continue
+            abandoned = owner_is_dead(turn.claimed_by) or (turn.claimed_at or "") < cutoff
+            if turn.claimed_by is not None and not abandoned:
+                continue
+            log.info("resuming ingest of turn %s (attempt %d)", turn.id, turn.attempts + 1)
+            self._start(turn)
+            resumed += 1
+        return resumed
+
+    # ---- the work -------------------------------------------------------------------------
+
+    def _start(self, turn: Turn) -> asyncio.Task[IngestResult]:
+        task = asyncio.get_running_loop().create_task(self._process(turn))
+        self._running[turn.id] = task
+
+        async def watch() -> None:
+            try:
+                await task
+            except Exception:  # the turn stays pending and is resumed at the next start
+                log.exception("ingest of turn %s failed; it stays pending", turn.id)
+            finally:
+                self._running.pop(turn.id, None)
+
+        watcher = asyncio.get_running_loop().create_task(watch())
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
+        return task
+
+    async def drain(self) -> None:
+        """Wait until every extraction started so far has finished."""
+        while self._watchers:
+            await asyncio.gather(*list(self._watchers), return_exceptions=True)
+
+    async def close(self, grace_s: float) -> None:
+        """Give running extractions `grace_s` to finish; the rest stay pending in the
+        database and are resumed by the next start."""
+        if not self._watchers:
+            return
+        _, late = await asyncio.wait(list(self._watchers), timeout=grace_s)
+        for task in [*self._running.values(), *late]:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+
+    async def _again(self, turn: Turn, wait: bool) -> IngestResult:
+        running = self._running.get(turn.id)
+        if running is not None and wait:
+            result = await asyncio.shield(running)
+            return result.model_copy(update={"duplicate": True})
+        if turn.status == "pending":
+            if running is None and (turn.claimed_by is None or owner_is_dead(turn.claimed_by)):
+                task = self._start(turn)
+                if wait:
+                    return (await asyncio.shield(task)).model_copy(update={"duplicate": True})
+            return IngestResult(turn_id=turn.id, status="pending", duplicate=True)
+        return await self._stored_result(turn, duplicate=True)
+
+    async def _stored_result(self, turn: Turn, duplicate: bool) -> IngestResult:
+        ids = turn.result
+        found = await self.memories.get_many(
+            [*ids.get("high_signals", []), *ids.get("extracted", [])]
+        )
+        return IngestResult(
+            extracted=[found[i] for i in ids.get("extracted", []) if i in found],
+            high_signals=[found[i] for i in ids.get("high_signals", []) if i in found],
+            turn_id=turn.id,
+            status=turn.status,
+            outcome=turn.outcome,
+            duplicate=duplicate,
+        )
+
+    async def _process(self, turn: Turn) -> IngestResult:
+        if not await self.turns.claim(turn, self.owner, self._now()):
+            current = await self.turns.get(turn.id)
+            assert current is not None
+            return await self._stored_result(current, duplicate=True)
+        signals = detect_high_signals(turn.user_message)
+        fast = asyncio.create_task(self._fast_channel(turn, signals))
+        deep = await self._deep_channel(turn, signals)
+        high = await fast
+        done = Completion(
+            outcome=deep.outcome,
+            high_signal_ids=[m.id for m in high],
+            memories=deep.memories,
+            triples=deep.triples,
+            counts={**deep.counts, "ingest.high_signals": len(high)},
+        )
+        extracted = await self.turns.complete(turn, done, self._now())
+        self.on_write()
+        return IngestResult(
+            extracted=extracted,
+            high_signals=high,
+            turn_id=turn.id,
+            status="done",
+            outcome=deep.outcome,
+            degraded=deep.degraded,
+        )
+
+    async def _fast_channel(self, turn: Turn, signals: list[HighSignal]) -> list[Memory]:
+        meta = {"session_id": turn.session_id, "turn_id": turn.id}
+        written = await write_high_signals(self.memories, signals, turn.agent_id, meta, self._now())
+        if written:
+            self.on_write()
+        return written
+
+    async def _deep_channel(self, turn: Turn, signals: list[HighSignal]) -> DeepResult:
+        user, assistant = turn.user_message, turn.assistant_message
+        if is_small_talk(user, assistant, signals):
+            return DeepResult("skipped", [], [], {}, [])
+        if not self.llm.providers:
+            return self._fallback(turn, "no LLM provider configured (CORTEX_LLM_PROVIDER)", {})
+        profile = await self.profiles.current(turn.agent_id)
+        system, prompt = extraction.extraction_prompts(
+            user, assistant, prompt_block(profile), self.clock.now()
+        )
+        try:
+            completion = await self.llm.complete(system, prompt)
+        except ProviderError as exc:
+            return self._fallback(turn, exc.message, {"llm.calls": 1, "llm.failures": 1})
+        try:
+            answer = extraction.parse_answer(completion.text)
+        except extraction.ExtractionError as exc:
+            self.llm.note_bad_answer(completion.provider, exc.message)
+            return self._fallback(turn, exc.message, {"llm.calls": 1, "llm.failures": 1})
+        personal = any(s.category in {"identity", "preference"} for s in signals)
+        items, blocked = extraction.guard_injected(answer.memories, user, assistant, personal)
+        memories = [self._working(turn, item) for item in items]
+        triples = [
+            (Triple(r.subject, r.predicate, r.object), _source_index(r, items))
+            for r in answer.relations
+        ]
+        counts = {
+            "ingest.memories_extracted": len(memories),
+            "ingest.injection_blocked": blocked,
+            "ingest.invalid_items": answer.dropped,
+            "llm.calls": 1,
+            "llm.prompt_tokens": completion.prompt_tokens,
+        }
+        return DeepResult("extracted", memories, triples, counts, [])
+
+    def _working(self, turn: Turn, item: extraction.ExtractedMemory) -> NewMemory:
+        return NewMemory(
+            agent_id=turn.agent_id,
+            content=item.content.strip()[: self.max_content_chars],
+            category=Category(item.category),
+            layer=Layer.working,
+            importance=item.importance,
+            source=item.source,
+            metadata={"session_id": turn.session_id, "turn_id": turn.id, "channel": "llm"},
+        )
+
+    def _fallback(self, turn: Turn, reason: str, counts: dict[str, int]) -> DeepResult:
+        log.warning("extraction of turn %s fell back to the raw turn: %s", turn.id, reason)
+        note = NewMemory(
+            agent_id=turn.agent_id,
+            content=unextracted_note(
+                turn.user_message, turn.assistant_message, self.max_content_chars
+            ),
+            category=Category.context,
+            layer=Layer.working,
+            importance=0.3,
+            source="both",
+            metadata={"session_id": turn.session_id, "turn_id": turn.id, "unextracted": True},
+        )
+        return DeepResult("fallback", [note], [], counts, [f"extraction: {reason}"])
+
+
+async def write_high_signals(
+    memories: MemoryStore,
+    signals: list[HighSignal],
+    agent_id: str,
+    metadata: dict[str, Any],
+    now: str,
+) -> list[Memory]:
+    """Write each high signal straight to core (deduplicated by content); a correction
+    supersedes the newest memory that holds what it corrects, when one is found."""
+    written = []
+    for signal in signals:
+        supersedes = None
+        if signal.corrected_term:
+            old = await memories.latest_containing(agent_id, signal.corrected_term, now)
+            supersedes = old.id if old is not None and old.content != signal.content else None
+        new = NewMemory(
+            agent_id=agent_id,
+            content=signal.content,
+            category=Category(signal.category),
+            layer=Layer.core,
+            importance=signal.importance,
+            confidence=0.95,
+            source="user",
+            supersedes=supersedes,
+            metadata={**metadata, "signal": signal.kind},
+        )
+        written.append((await memories.remember(new, now)).memory)
+    return written
+
+
+def _source_index(relation: extraction.ExtractedRelation, items: list[Any]) -> int | None:
+    """The extracted memory a relation most likely came from (one naming its subject or object)."""
+    for index, item in enumerate(items):
+        text = item.content.casefold()
+        if relation.object.casefold() in text or relation.subject.casefold() in text:
+            return index
+    return 0 if items else None
+
+
+def _checked(user_message: Any, assistant_message: Any) -> tuple[str, str]:
+    for name, value in (("user_message", user_message), ("assistant_message", assistant_message)):
+        if not isinstance(value, str):
+            raise InvalidInput(f"{name}: must be text", field=name)
+        if len(value) > MAX_MESSAGE_CHARS:
+            raise InvalidInput(
+                f"{name}: {len(value)} characters is over the limit of {MAX_MESSAGE_CHARS}",
+                field=name,
+            )
+    if not user_message.strip() and not assistant_message.strip():
+        raise InvalidInput(
+            "user_message: a turn needs text in user_message or assistant_message",
+            field="user_message",
+        )
+    return user_message.strip(), assistant_message.strip()

@@ -1,0 +1,74 @@
+"""Relation triples (subject, predicate, object) per agent, each with the memory it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import aiosqlite
+
+from cortex_mcp.models import new_id
+from cortex_mcp.store.database import Database
+
+
+@dataclass(frozen=True)
+class Triple:
+    subject: str
+    predicate: str
+    object: str
+    source_memory_id: str | None = None
+    confidence: float = 0.8
+
+
+async def add_in(
+    conn: aiosqlite.Connection, agent_id: str, triples: list[Triple], now: str
+) -> None:
+    """Insert triples inside the caller's transaction; a known triple is refreshed, not doubled."""
+    await conn.executemany(
+        "INSERT INTO relations (id, agent_id, subject, predicate, object, confidence,"
+        " source_memory_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(agent_id, subject, predicate, object) DO UPDATE SET"
+        " updated_at = excluded.updated_at, confidence = MAX(confidence, excluded.confidence),"
+        " source_memory_id = COALESCE(excluded.source_memory_id, source_memory_id)",
+        [
+            (
+                new_id(),
+                agent_id,
+                t.subject,
+                t.predicate,
+                t.object,
+                t.confidence,
+                t.source_memory_id,
+                now,
+                now,
+            )
+            for t in triples
+        ],
+    )
+
+
+class RelationStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def for_memory(self, memory_id: str) -> list[dict[str, Any]]:
+        rows = await self.db.fetchall(
+            "SELECT id, subject, predicate, object, confidence, created_at FROM relations"
+            " WHERE source_memory_id = ? ORDER BY created_at",
+            (memory_id,),
+        )
+        return [dict(row) for row in rows]
+
+    async def for_agent(self, agent_id: str, limit: int = 200) -> list[dict[str, Any]]:
+        rows = await self.db.fetchall(
+            "SELECT id, subject, predicate, object, confidence, source_memory_id, updated_at"
+            " FROM relations WHERE agent_id = ? ORDER BY updated_at DESC LIMIT ?",
+            (agent_id, limit),
+        )
+        return [dict(row) for row in rows]
+
+    async def count(self, agent_id: str | None = None) -> int:
+        if agent_id is None:
+            return int(await self.db.scalar("SELECT COUNT(*) FROM relations") or 0)
+        sql = "SELECT COUNT(*) FROM relations WHERE agent_id = ?"
+        return int(await self.db.scalar(sql, (agent_id,)) or 0)
