@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -96,15 +97,17 @@ class OpenAIChat:
             "max_retries": 0,
         }
         self._client: Any = None
+        self._building = threading.Lock()
 
     def prepare(self) -> None:
         self._sdk()
 
     def _sdk(self) -> Any:
-        if self._client is None:
-            from openai import AsyncOpenAI
+        with self._building:  # concurrent first calls must not each build a client
+            if self._client is None:
+                from openai import AsyncOpenAI
 
-            self._client = AsyncOpenAI(**self._args)
+                self._client = AsyncOpenAI(**self._args)
         return self._client
 
     async def complete(self, system: str, user: str, *, max_tokens: int) -> Completion:
@@ -146,15 +149,17 @@ class AnthropicMessages:
         self.model = model
         self._args = {"api_key": api_key, "timeout": timeout_s, "max_retries": 0}
         self._client: Any = None
+        self._building = threading.Lock()
 
     def prepare(self) -> None:
         self._sdk()
 
     def _sdk(self) -> Any:
-        if self._client is None:
-            from anthropic import AsyncAnthropic
+        with self._building:
+            if self._client is None:
+                from anthropic import AsyncAnthropic
 
-            self._client = AsyncAnthropic(**self._args)
+                self._client = AsyncAnthropic(**self._args)
         return self._client
 
     async def complete(self, system: str, user: str, *, max_tokens: int) -> Completion:
