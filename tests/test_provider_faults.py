@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.errors import ProviderError
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.runtime import build_embedders, open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
-from tests.embedding_stub import FAULT_MODES, StubState, embedding_stub
+from tests.embedding_stub import FAULT_MODES, StubState, embedding_stub, stub_vector
 from tests.stdio_helpers import RawStdioServer
 
 pytestmark = pytest.mark.anyio
@@ -256,3 +257,40 @@ def test_over_stdio_every_fault_mode_answers_recall_and_shuts_down_with_exit_0(
         errors = b"".join(server.stderr).decode(errors="replace")
         assert code == 0, (mode, errors[-2000:])
         assert "Traceback" not in errors, (mode, errors[-2000:])
+
+
+class _SecondEmbedder:
+    """A second provider of the cascade, in-process (the Embedder protocol, no network)."""
+
+    name = "second"
+    model_key = "second-model"
+
+    def ready(self) -> bool:
+        return True
+
+    async def warm_up(self, *, wait: bool = False) -> None:
+        return None
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        return [stub_vector(text, 32).tolist() for text in texts]
+
+
+async def test_when_the_first_provider_is_down_the_indexer_fills_the_fallbacks_vectors(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, state = stub
+    async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
+        service.embeddings.providers.append(_SecondEmbedder())
+        state.mode = "http500"
+        for fact in FACTS:
+            await service.remember(fact)
+        for _ in range(3):  # the first provider's circuit opens
+            with pytest.raises(ProviderError):
+                await service.embed_pending()
+        assert await service.embed_pending() == len(FACTS)
+        assert (await service.stats())["vectors"] == {"second-model": len(FACTS)}
+        result = await service.recall("firewall blocks")
+        assert result.meta.channels == ["text", "vector"]
+        assert result.memories[0].content == FACTS[0]
+        [note] = result.meta.degraded
+        assert note.startswith("embeddings from second (openai: skipped for"), note

@@ -42,6 +42,7 @@ class EmbeddingResult:
     provider: str
     took_ms: float
     problems: list[str] = field(default_factory=list)
+    passed_over: list[str] = field(default_factory=list)  # earlier providers and why
 
 
 class EmbeddingCascade:
@@ -123,6 +124,7 @@ class EmbeddingCascade:
                 errors.append(f"{provider.name}: {exc.message}")
                 continue
             if result.ok[0]:
+                result.passed_over = errors
                 return result
             errors.append(f"{provider.name}: malformed vector ({', '.join(result.problems)})")
         raise ProviderError("; ".join(errors) or "no embedding provider configured")

@@ -199,6 +199,9 @@ class HybridSearch:
             watch.lap("embed")
             return None, ""
         outcome.providers["embedding"] = {"provider": result.provider, "model": result.model_key}
+        if result.passed_over:
+            passed = "; ".join(result.passed_over)
+            outcome.degraded.append(f"embeddings from {result.provider} ({passed})")
         outcome.fresh_model = result.model_key
         outcome.fresh = [
             (p, result.vectors[i + 1]) for i, p in enumerate(pending) if result.ok[i + 1]
