@@ -11,7 +11,7 @@ from datetime import timedelta
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.exporters import mirror_files
 from cortex_mcp.engine.indexer import EmbeddingIndexer
-from cortex_mcp.engine.lifecycle import LifecycleEngine
+from cortex_mcp.engine.lifecycle import CascadeTextModel, LifecycleEngine
 from cortex_mcp.engine.markdown import MirrorWriter
 from cortex_mcp.engine.schedule import LifecycleScheduler
 from cortex_mcp.models import Clock, SystemClock, to_iso
@@ -236,6 +236,9 @@ async def open_cortex(
         )
         if settings.export_dir is not None:
             service.mirrors = _mirrors(settings, service, clock)
+        cascade = getattr(service, "llm", None)  # the ingest path's LLM cascade, when built
+        if cascade is not None and getattr(cascade, "providers", None):
+            service.lifecycle.llm = CascadeTextModel(cascade)
         if indexer is not None and background and not db.read_only:
             indexer.start()  # a read-only database cannot take new vectors
         if background and not db.read_only:

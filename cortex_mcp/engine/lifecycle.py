@@ -52,6 +52,24 @@ class TextModel(Protocol):
     async def complete(self, prompt: str) -> str: ...
 
 
+class CascadeTextModel:
+    """The lifecycle's `TextModel` over the LLM cascade of the ingest path (anything with
+    `complete(system, user, *, max_tokens)` answering an object with `.text`)."""
+
+    SYSTEM = (
+        "You maintain a person's long-term memory. Follow the instructions exactly and answer"
+        " with the requested text only."
+    )
+
+    def __init__(self, cascade: Any, max_tokens: int = 600) -> None:
+        self.cascade = cascade
+        self.max_tokens = max_tokens
+
+    async def complete(self, prompt: str) -> str:
+        answer = await self.cascade.complete(self.SYSTEM, prompt, max_tokens=self.max_tokens)
+        return str(getattr(answer, "text", answer))
+
+
 class LifecycleEngine:
     def __init__(
         self,
