@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,7 +94,7 @@ class Message(BaseModel):
     """One chat message; other keys a client's message objects carry are ignored."""
 
     model_config = ConfigDict(extra="ignore")
-    role: Annotated[str, Field(min_length=1, max_length=32)]
+    role: Literal["user", "assistant", "system", "tool"]
     content: Annotated[str, Field(max_length=100_000)]
 
 
@@ -166,13 +166,21 @@ class MemoryList(BaseModel):
 
 
 class IngestResponse(BaseModel):
+    """With fire-and-forget (REST), `status` is "pending": the raw turn is stored, extraction
+    runs in the background, and `extracted` fills in later (visible to recall, not here)."""
+
     extracted: list[Memory]
     high_signals: list[Memory]
-    accepted: bool = True
+    turn_id: str
+    status: str
+    outcome: str | None = None
+    duplicate: bool = False
+    degraded: list[str] = []
 
 
 class FlushResponse(BaseModel):
     flushed: list[Memory]
+    degraded: list[str] = []
 
 
 class Anything(BaseModel):
