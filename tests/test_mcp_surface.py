@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -279,3 +280,22 @@ async def test_oversized_tool_names_and_uris_are_not_echoed_back(client: Client)
     with pytest.raises(MCPError) as prompt:
         await client.get_prompt("p" * 100_000, {})
     assert len(str(prompt.value)) < 600
+
+
+async def test_a_crash_inside_a_tool_shows_only_a_generic_line(
+    settings: Settings, clock: FakeClock
+) -> None:
+    opened = []
+
+    @asynccontextmanager
+    async def open_and_keep() -> AsyncIterator[Any]:
+        async with open_cortex(settings, clock=clock) as service:
+            opened.append(service)
+            yield service
+
+    async with Client(build_server(open_and_keep, settings), mode="legacy") as client:
+        await _ok(client, "cortex_remember", content="Something to find later")
+        await opened[0].memories.db.close()  # the connection is gone: every query now crashes
+        result = await client.call_tool("cortex_recall", {"query": "something"})
+        assert result.is_error
+        assert _text(result) == "Error executing tool cortex_recall"

@@ -10,7 +10,7 @@ from typing import Any, cast
 from mcp import MCPError
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.subscriptions import SubscriptionBus
@@ -73,6 +73,12 @@ class CortexTool(Tool):
         except CortexError as exc:
             # Returned, not raised: the SDK would log the message, which may quote user text.
             return render.tool_error(f"{self.name}: {exc.message}")
+        except MCPError:
+            raise
+        except Exception as exc:
+            # A crash: the SDK logs the traceback and the client sees only the generic line,
+            # as for the SDK's own tools (its text could carry internals or user data).
+            raise UnexpectedToolError(f"Error executing tool {self.name}") from exc
 
 
 def _service_of(ctx: Context) -> CortexService:
