@@ -1,4 +1,8 @@
-"""`cortex-mcp doctor`: what this installation would use, printed for a person to read."""
+"""`cortex-mcp doctor`: the health of this installation, one line per part, for a person.
+
+It changes nothing: the database is opened read-only (a missing one is not created), and each
+configured embedding provider gets one real call within its timeout. Exit status 1 when a part
+the user configured does not work."""
 
 from __future__ import annotations
 
@@ -6,37 +10,42 @@ import sys
 
 from cortex_mcp import __version__
 from cortex_mcp.config import Settings
-from cortex_mcp.runtime import open_cortex, resolve_embedding_providers, resolve_llm_providers
+from cortex_mcp.engine.health import (
+    PartHealth,
+    database_health,
+    embedding_endpoint,
+    embedding_health,
+    llm_health,
+    sqlite_health,
+    worst,
+)
+from cortex_mcp.runtime import build_embedding_cascade, resolve_llm_providers
 from cortex_mcp.store import connector_info
+from cortex_mcp.store.inspect import inspect_database
+
+
+async def check_health(settings: Settings) -> list[PartHealth]:
+    parts = sqlite_health(connector_info())
+    parts.append(database_health(inspect_database(settings.db_path)))
+    cascade, notes = build_embedding_cascade(settings)
+    try:
+        parts += await embedding_health(cascade, notes, embedding_endpoint(settings))
+    finally:
+        await cascade.close()
+    parts += llm_health(resolve_llm_providers(settings))
+    return parts
 
 
 async def run_doctor(settings: Settings) -> int:
     out = sys.stdout
-    info = connector_info()
     out.write(f"cortex-mcp {__version__} (Python {sys.version.split()[0]})\n")
-    out.write(f"SQLite:        {info.sqlite_version} via {info.module}\n")
-    out.write(f"FTS5:          {'yes' if info.fts5 else 'NO (text search will not work)'}\n")
-    vec = (
-        f"yes ({info.vec_version})"
-        if info.vec_available
-        else "no (vectors kept as BLOBs, numpy search)"
-    )
-    out.write(f"sqlite-vec:    {vec}\n")
-    names, notes = resolve_embedding_providers(settings)
-    llms = resolve_llm_providers(settings)
-    out.write(f"DB path:       {settings.db_path}\n")
-    async with open_cortex(settings, background=False) as service:
-        stats = await service.stats()
-    memories = stats["memories"]
-    out.write(f"Schema:        version {stats['schema_version']}\n")
-    out.write(
-        f"Memories:      {memories['total']} total, by layer {memories['by_layer']},"
-        f" {memories['forgotten']} forgotten, FTS rows {memories['fts_rows']}\n"
-    )
-    out.write(f"Vectors:       {stats['vectors'] or 'none'}\n")
-    out.write(f"Embeddings:    {', '.join(names) or 'none (text search only)'}")
-    out.write(f" model {stats['embeddings']['model']}\n" if names else "\n")
-    out.write(f"LLM:           {', '.join(llms) or 'none (rules-only extraction)'}\n")
-    for note in notes:
-        out.write(f"note:          {note}\n")
-    return 0
+    parts = await check_health(settings)
+    for part in parts:
+        out.write(part.line() + "\n")
+    overall = worst(parts)
+    failed = [part.part for part in parts if part.status == "failed"]
+    if failed:
+        out.write(f"failed: {', '.join(dict.fromkeys(failed))} (see above)\n")
+    else:
+        out.write(f"{overall}: cortex-mcp can serve\n")
+    return 1 if failed else 0

@@ -64,14 +64,16 @@ def resolve_embedding_providers(settings: Settings) -> tuple[list[str], list[str
             else:
                 notes.append(
                     "no embedding provider (set OPENAI_API_KEY or CORTEX_EMBEDDING_BASE_URL,"
-                    " or install cortex-mcp[local]): text search only"
+                    " or install the `local` extra): text search only"
                 )
         elif name == "openai" and not openai_usable:
             notes.append(
                 "embedding provider openai: no OPENAI_API_KEY or CORTEX_EMBEDDING_BASE_URL"
             )
         elif name == "local" and not LocalEmbedder.available():
-            notes.append("embedding provider local: install cortex-mcp[local] (fastembed)")
+            notes.append(
+                "embedding provider local: install cortex-mcp with its `local` extra (fastembed)"
+            )
         elif name != "none":
             chosen.append(name)
     return list(dict.fromkeys(chosen)), notes
@@ -162,6 +164,14 @@ def build_embedders(settings: Settings, names: list[str]) -> list[Embedder]:
             )
             embedders.append(local)
     return embedders
+
+
+def build_embedding_cascade(settings: Settings) -> tuple[EmbeddingCascade, list[str]]:
+    """The configured embedding providers without a database (doctor probes them), and the
+    notes on providers asked for that cannot be built."""
+    names, notes = resolve_embedding_providers(settings)
+    embedders = build_embedders(settings, names)
+    return EmbeddingCascade(embedders, timeout_s=settings.embedding_timeout_s), notes
 
 
 def check_storage(settings: Settings) -> None:

@@ -27,6 +27,13 @@ from cortex_mcp.engine.exporters import (
 )
 from cortex_mcp.engine.flush import Flusher, FlushResult
 from cortex_mcp.engine.gate import build_context, small_talk_reason
+from cortex_mcp.engine.health import (
+    embedding_endpoint,
+    embedding_health,
+    open_database_health,
+    sqlite_health,
+    worst,
+)
 from cortex_mcp.engine.importers import parse_path, parse_text
 from cortex_mcp.engine.indexer import EmbeddingIndexer, FreshVectors
 from cortex_mcp.engine.ingest import Ingestor, IngestResult
@@ -56,7 +63,7 @@ from cortex_mcp.models import (
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.search.fusion import Candidate
-from cortex_mcp.search.hybrid import HybridSearch
+from cortex_mcp.search.hybrid import NO_EMBEDDINGS, HybridSearch
 from cortex_mcp.store import Database, connector_info
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.exports import ExportStore
@@ -177,7 +184,7 @@ class CortexService:
         self._spawn(self._record_access(scored, text))
         meta = RecallMeta(
             took_ms=_ms_since(started),
-            degraded=list(dict.fromkeys([*self.provider_notes, *outcome.degraded])),
+            degraded=self._degraded(outcome.degraded),
             channels=outcome.channels,
             tokens=tokens,
             timings_ms=outcome.timings_ms,
@@ -328,7 +335,7 @@ class CortexService:
         outcome = await self.searcher.search(text, filters, limit, self.clock.now())
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)
-        report["degraded"] = list(dict.fromkeys([*self.provider_notes, *outcome.degraded]))
+        report["degraded"] = self._degraded(outcome.degraded)
         return report
 
     # ---- lifecycle ------------------------------------------------------------------------
@@ -561,6 +568,7 @@ class CortexService:
                 "failures": dict(self.llm.failures),
                 "in_flight": self.llm.in_flight,
             },
+            "health": await self.health_check(),
         }
 
     def health(self) -> dict[str, Any]:
@@ -587,6 +595,16 @@ class CortexService:
     async def change_counter(self) -> tuple[int, int]:
         """Cheap: changes on every commit (ours or another process's); no table read."""
         return self.db.commits, await self.db.data_version()
+
+    async def health_check(self) -> dict[str, Any]:
+        """What `cortex-mcp doctor` checks, for this running server: SQLite, the open
+        database's integrity, and one real call to each embedding provider (`health` above
+        is the cheap liveness answer)."""
+        parts = sqlite_health(connector_info())
+        parts.append(await open_database_health(self.db))
+        endpoint = embedding_endpoint(self.settings)
+        parts += await embedding_health(self.embeddings, self.provider_notes, endpoint)
+        return {"status": worst(parts), "parts": [part.as_dict() for part in parts]}
 
     # ---- housekeeping ---------------------------------------------------------------------
 
@@ -643,6 +661,13 @@ class CortexService:
             memory.agent_id,
             PendingEmbedding(memory.id, memory.content, content_hash(memory.content)),
         )
+
+    def _degraded(self, found: list[str]) -> list[str]:
+        """What a search could not use, each fact once: when no provider is configured, the
+        start-up note (which says what to set) replaces the search's own line for it."""
+        if self.provider_notes and not self.embeddings.providers:
+            found = [line for line in found if line != NO_EMBEDDINGS]
+        return list(dict.fromkeys([*self.provider_notes, *found]))
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coro)

@@ -34,6 +34,8 @@ from cortex_mcp.tokenize import index_text
 
 log = logging.getLogger(__name__)
 
+NO_EMBEDDINGS = "no embedding provider: text search only"
+
 T = TypeVar("T")
 
 
@@ -190,7 +192,7 @@ class HybridSearch:
         watch: _Stopwatch,
     ) -> tuple[np.ndarray | None, str]:
         if not self.embeddings.providers:
-            outcome.degraded.append("no embedding provider: text search only")
+            outcome.degraded.append(NO_EMBEDDINGS)
             return None, ""
         try:
             result = await self.embeddings.embed([text, *(p.content for p in pending)])

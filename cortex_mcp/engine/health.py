@@ -1,0 +1,119 @@
+"""Health, one line per part: what works, what is degraded and why, what failed and why.
+
+`cortex-mcp doctor` prints these lines and `cortex://stats` carries them, from the same checks:
+the database read-only, and one real call to each configured embedding provider within its
+timeout. A part that was asked for and does not work is `failed`; one that works with less
+than it could (text search only, a read-only file) is `degraded`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from cortex_mcp.config import Settings
+from cortex_mcp.providers.cascade import EmbeddingCascade
+from cortex_mcp.providers.health import short
+from cortex_mcp.store import Database
+from cortex_mcp.store.connection import ConnectorInfo
+from cortex_mcp.store.inspect import DatabaseReport
+
+Status = Literal["ok", "degraded", "failed"]
+
+
+@dataclass(frozen=True)
+class PartHealth:
+    part: str
+    status: Status
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    def line(self) -> str:
+        return f"{self.part:<12}{self.status:<10}{self.detail}"
+
+
+def worst(parts: list[PartHealth]) -> Status:
+    statuses = {part.status for part in parts}
+    for status in ("failed", "degraded"):
+        if status in statuses:
+            return status  # type: ignore[return-value]
+    return "ok"
+
+
+async def embedding_health(
+    cascade: EmbeddingCascade, notes: list[str], endpoint: str | None
+) -> list[PartHealth]:
+    """One real call to each configured provider (in parallel, each within its timeout);
+    `notes` are the providers asked for that could not even be built (a missing key)."""
+    parts = [
+        PartHealth("embeddings", "failed" if _was_asked_for(note) else "degraded", note)
+        for note in notes
+    ]
+    probes = await asyncio.gather(*(cascade.probe(p) for p in cascade.providers))
+    for probe in probes:
+        where = f" at {endpoint}" if endpoint and probe.name == "openai" else ""
+        detail = f"{probe.name} {probe.model_key}{where}: {short(probe.detail)}"
+        if probe.status != "ok":
+            detail += f" (timeout {cascade.timeout_s:g} s)"
+        parts.append(PartHealth("embeddings", probe.status, detail))  # type: ignore[arg-type]
+    if not parts:
+        parts.append(PartHealth("embeddings", "ok", "off (CORTEX_EMBEDDING_PROVIDER=none)"))
+    return parts
+
+
+def _was_asked_for(note: str) -> bool:
+    """Notes for a provider named in CORTEX_EMBEDDING_PROVIDER (failed) start with its name;
+    the zero-configuration note (nothing found for `auto`) is only degraded."""
+    return note.startswith("embedding provider ")
+
+
+def llm_health(names: list[str]) -> list[PartHealth]:
+    if not names:
+        return [PartHealth("llm", "ok", "none configured: nothing calls an LLM")]
+    return [
+        PartHealth("llm", "ok", f"{name} configured; not called by this version, so not checked")
+        for name in names
+    ]
+
+
+def sqlite_health(info: ConnectorInfo) -> list[PartHealth]:
+    vec = (
+        PartHealth("sqlite-vec", "ok", f"{info.vec_version}: vector search inside SQLite")
+        if info.vec_available
+        else PartHealth("sqlite-vec", "ok", "not loadable here: vectors are searched with numpy")
+    )
+    fts5 = (
+        PartHealth("fts5", "ok", "full-text search available")
+        if info.fts5
+        else PartHealth("fts5", "failed", "this SQLite has no FTS5: text search cannot work")
+    )
+    return [PartHealth("sqlite", "ok", f"{info.sqlite_version} via {info.module}"), fts5, vec]
+
+
+def database_health(report: DatabaseReport) -> PartHealth:
+    return PartHealth("database", report.status, report.detail)
+
+
+async def open_database_health(db: Database) -> PartHealth:
+    """The database a running server holds open: SQLite's full integrity check, and whether
+    this process may write it."""
+    verdict = await db.integrity_check()
+    if verdict != "ok":
+        return PartHealth("database", "failed", f"{db.path} is corrupt: {short(verdict)}")
+    summary = f"{db.path}: schema {await db.schema_version()}, integrity ok"
+    if db.read_only:
+        return PartHealth("database", "degraded", f"{summary}; read-only: writes are refused")
+    return PartHealth("database", "ok", summary)
+
+
+def embedding_endpoint(settings: Settings) -> str:
+    """Where the openai provider sends text: the setting, the SDK's own variable, or OpenAI."""
+    return (
+        settings.embedding_base_url
+        or os.environ.get("OPENAI_BASE_URL")
+        or "https://api.openai.com/v1"
+    )
