@@ -28,9 +28,9 @@ from cortex_mcp.engine.exporters import (
 from cortex_mcp.engine.flush import Flusher, FlushResult
 from cortex_mcp.engine.gate import build_context, small_talk_reason
 from cortex_mcp.engine.health import (
+    IntegrityWatch,
     embedding_endpoint,
     embedding_health,
-    open_database_health,
     sqlite_health,
     worst,
 )
@@ -146,6 +146,7 @@ class CortexService:
             max_content_chars=settings.max_content_chars,
         )
         self._background: set[asyncio.Task[Any]] = set()
+        self._integrity = IntegrityWatch()
         self._warm_started = False
 
     # ---- tools ----------------------------------------------------------------------------
@@ -601,7 +602,7 @@ class CortexService:
         database's integrity, and one real call to each embedding provider (`health` above
         is the cheap liveness answer)."""
         parts = sqlite_health(connector_info())
-        parts.append(await open_database_health(self.db))
+        parts.append(await self._integrity.health(self.db))
         endpoint = embedding_endpoint(self.settings)
         parts += await embedding_health(self.embeddings, self.provider_notes, endpoint)
         return {"status": worst(parts), "parts": [part.as_dict() for part in parts]}

@@ -11,8 +11,10 @@ import anyio
 import pytest
 
 from cortex_mcp.config import load_settings
+from cortex_mcp.engine.health import IntegrityWatch
 from cortex_mcp.providers.embeddings import LocalEmbedder
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.store import Database
 from tests.embedding_stub import embedding_stub
 from tests.stdio_helpers import server_command, server_env
 
@@ -154,3 +156,26 @@ async def test_stats_carries_the_same_health_as_doctor(tmp_path: Path) -> None:
     assert parts["embeddings"]["status"] == "ok" and url in parts["embeddings"]["detail"]
     failing = {p["part"]: p for p in broken["parts"]}["embeddings"]
     assert broken["status"] == "failed" and dead in failing["detail"]
+
+
+class _CountingDatabase(Database):
+    """A real database file that counts the integrity checks run on it."""
+
+    checks = 0
+
+    async def integrity_check(self) -> str:
+        self.checks += 1
+        return await super().integrity_check()
+
+
+@pytest.mark.anyio
+async def test_the_integrity_check_of_a_running_server_is_rerun_only_after_its_interval(
+    tmp_path: Path,
+) -> None:
+    async with _CountingDatabase(tmp_path / "b.db") as db:
+        watch = IntegrityWatch(interval_s=3600)
+        first = await watch.health(db)
+        await watch.health(db)
+        assert first.status == "ok" and "integrity ok" in first.detail and db.checks == 1
+        await IntegrityWatch(interval_s=0).health(db)
+        assert db.checks == 2

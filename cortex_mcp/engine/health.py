@@ -9,7 +9,9 @@ than it could (text search only, a read-only file) is `degraded`.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
+import time
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -98,16 +100,33 @@ def database_health(report: DatabaseReport) -> PartHealth:
     return PartHealth("database", report.status, report.detail)
 
 
-async def open_database_health(db: Database) -> PartHealth:
-    """The database a running server holds open: SQLite's full integrity check, and whether
-    this process may write it."""
-    verdict = await db.integrity_check()
-    if verdict != "ok":
-        return PartHealth("database", "failed", f"{db.path} is corrupt: {short(verdict)}")
-    summary = f"{db.path}: schema {await db.schema_version()}, integrity ok"
-    if db.read_only:
-        return PartHealth("database", "degraded", f"{summary}; read-only: writes are refused")
-    return PartHealth("database", "ok", summary)
+class IntegrityWatch:
+    """SQLite's full integrity check of an open database, run again at most every
+    `interval_s` (it reads the whole file: ~0.7 s for 10K memories on a busy 2-core machine),
+    so reading `cortex://stats` often stays cheap."""
+
+    def __init__(self, interval_s: float = 600.0) -> None:
+        self.interval_s = interval_s
+        self._verdict: str | None = None
+        self._checked_at = -math.inf
+
+    async def verdict(self, db: Database) -> str:
+        if time.monotonic() - self._checked_at >= self.interval_s:
+            self._verdict = await db.integrity_check()
+            self._checked_at = time.monotonic()
+        return self._verdict or "not checked"
+
+    async def health(self, db: Database) -> PartHealth:
+        """The database a running server holds open: its integrity, and whether this
+        process may write it."""
+        verdict = await self.verdict(db)
+        if verdict != "ok":
+            return PartHealth("database", "failed", f"{db.path} is corrupt: {short(verdict)}")
+        age = time.monotonic() - self._checked_at
+        summary = f"{db.path}: schema {await db.schema_version()}, integrity ok ({age:.0f} s ago)"
+        if db.read_only:
+            return PartHealth("database", "degraded", f"{summary}; read-only: writes are refused")
+        return PartHealth("database", "ok", summary)
 
 
 def embedding_endpoint(settings: Settings) -> str:
