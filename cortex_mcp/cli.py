@@ -70,6 +70,8 @@ named by CORTEX_CONFIG; the environment wins over the file, flags win over both)
   CORTEX_LOG_CONTENT            true: let memory contents and queries into DEBUG logs
   CORTEX_EXPORT_DIR             keep Markdown mirrors (MEMORY.md, memory/...) in this folder
   CORTEX_LIFECYCLE__SCHEDULE    cron (local time) of the nightly lifecycle (default "0 3 * * *")
+  CORTEX_HOST, CORTEX_PORT      where `serve --transport sse|http|all` listens (127.0.0.1:21100)
+  CORTEX_API_TOKEN              bearer token of the HTTP server (required off loopback)
   CORTEX_SEARCH__FUSION, CORTEX_SEARCH__VECTOR_WEIGHT, ...   ranking (README, "Configuration")
   OPENAI_API_KEY                enables OpenAI embeddings when CORTEX_EMBEDDING_PROVIDER=auto
 
