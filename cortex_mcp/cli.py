@@ -18,7 +18,7 @@ from typing import Any
 from cortex_mcp import __version__
 from cortex_mcp.commands import Command, client_config, doctor, exchange, lifecycle, memory, serve
 from cortex_mcp.config import load_settings, setting_warnings
-from cortex_mcp.errors import ConfigError
+from cortex_mcp.errors import ConfigError, StorageError
 from cortex_mcp.logs import configure_logging
 
 COMMAND_MODULES = (serve, doctor, memory, lifecycle, exchange, client_config)
@@ -146,4 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C in a command: stop quietly, as shells expect
         sys.stderr.write("cortex-mcp: interrupted\n")
         return 130
+    except StorageError as exc:  # any command on an unusable database: its one line
+        sys.stderr.write(f"cortex-mcp: {exc.message}\n")
+        return 2
     return exit_code

@@ -406,3 +406,22 @@ async def test_a_full_disk_stops_the_indexer_with_one_line_and_stats_say_why(
             assert "disk full" in json.dumps(stats)
             found = await service.recall("pending fact 7")
             assert found.memories
+
+
+def test_any_command_on_an_unusable_database_says_why_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "memories"
+    folder.mkdir()
+    result = subprocess.run(
+        [*server_command(), "doctor", "--db", str(folder)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=server_env(tmp_path / "unused.db"),
+        timeout=60,
+        check=False,
+    )
+    output = (result.stdout + result.stderr).decode()
+    assert result.returncode != 0
+    assert "Traceback" not in output
+    assert f"database {folder} is a directory" in output
