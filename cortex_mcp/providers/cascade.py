@@ -155,6 +155,7 @@ class EmbeddingCascade:
         took = (time.perf_counter() - started) * 1000
         if checked.rejected:
             health.rejected_vectors += checked.rejected
+            health.rejecting = True
             log.warning(
                 "embedding provider %s: rejected %d of %d vectors (%s)",
                 provider.name,
@@ -169,7 +170,10 @@ class EmbeddingCascade:
         if dim is not None:
             self._dims.setdefault(provider.model_key, dim)
         self.calls += 1
-        if health.record_success():
+        back = health.record_success()
+        if health.rejecting and not checked.rejected:  # clean vectors again after bad ones
+            health.rejecting, back = False, True
+        if back:
             log.info("embedding provider %s is back", provider.name)
             self._recovered()
         return EmbeddingResult(

@@ -110,6 +110,7 @@ class ProviderHealth:
     cooldown_s: float = 0.0
     open_until: float | None = None  # time.monotonic()
     probing: bool = False
+    rejecting: bool = False  # the last answers carried malformed vectors
 
     @property
     def is_open(self) -> bool:
