@@ -16,12 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from cortex_mcp import __version__
-from cortex_mcp.commands import Command, client_config, doctor, exchange, lifecycle, memory, serve
+from cortex_mcp.commands import (
+    Command,
+    client_config,
+    doctor,
+    exchange,
+    ingest,
+    lifecycle,
+    memory,
+    serve,
+)
 from cortex_mcp.config import load_settings, setting_warnings
 from cortex_mcp.errors import ConfigError, StorageError
 from cortex_mcp.logs import configure_logging
 
-COMMAND_MODULES = (serve, doctor, memory, lifecycle, exchange, client_config)
+COMMAND_MODULES = (serve, doctor, memory, lifecycle, exchange, ingest, client_config)
 DEFAULT_COMMAND = "serve"
 
 

@@ -180,6 +180,15 @@ def build_server(
         return json.dumps(await opened[-1].stats(), ensure_ascii=False, indent=2)
 
     @mcp.resource(
+        "cortex://profile",
+        name="profile",
+        description="The user profile built from core memory (JSON, with a readable summary)",
+        mime_type="application/json",
+    )
+    async def profile() -> str:
+        return json.dumps(await opened[-1].profile(), ensure_ascii=False, indent=2)
+
+    @mcp.resource(
         "cortex://memories/{id}",
         name="memory",
         description="One memory with its correction chain and access history",

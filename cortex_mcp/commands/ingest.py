@@ -1,0 +1,65 @@
+"""`cortex-mcp ingest` (one conversation turn into memory) and `cortex-mcp profile`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cortex_mcp.commands import Command
+from cortex_mcp.commands.output import add_json_flag, emit, run_with_service, short
+
+
+def _ingest_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--user", required=True, help="what the user said")
+    parser.add_argument("--assistant", default="", help="what the assistant answered")
+    parser.add_argument("--session", help="session id (a retried turn in a session adds nothing)")
+    add_json_flag(parser)
+
+
+def _human_ingest(data: dict[str, Any]) -> str:
+    lines = [f"turn {data['turn_id']}: {data['outcome'] or data['status']}"]
+    if data.get("duplicate"):
+        lines[0] += " (already ingested: nothing added)"
+    for label, key in (("core", "high_signals"), ("working", "extracted")):
+        for m in data[key]:
+            lines.append(
+                f"  {label:<7} {m['category']:<13} {m['importance']:.2f}  {short(m['content'])}"
+            )
+    lines += [f"  note: {d}" for d in data.get("degraded", [])]
+    return "\n".join(lines)
+
+
+def run_ingest(args: argparse.Namespace, settings: Any) -> int:
+    async def work(service: Any) -> int:
+        result = await service.ingest(args.user, args.assistant, session_id=args.session)
+        emit(args, result.model_dump(mode="json"), _human_ingest)
+        return 0
+
+    return run_with_service(settings, work)
+
+
+def _profile_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--refresh", action="store_true", help="rebuild now (with the LLM when one is set)"
+    )
+    add_json_flag(parser)
+
+
+def run_profile(args: argparse.Namespace, settings: Any) -> int:
+    async def work(service: Any) -> int:
+        profile = await service.profile(refresh=args.refresh)
+        emit(args, profile, lambda d: d["text"])
+        return 0
+
+    return run_with_service(settings, work)
+
+
+COMMANDS = (
+    Command(
+        "ingest",
+        "turn one conversation turn into memories (rules, then the LLM if configured)",
+        run_ingest,
+        _ingest_arguments,
+    ),
+    Command("profile", "the user profile built from core memory", run_profile, _profile_arguments),
+)

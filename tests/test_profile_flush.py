@@ -1,0 +1,192 @@
+"""The profile round trip (acceptance 5), flush, the profile resource, and no secret anywhere
+after ingest and flush: db, WAL, or what the provider received (acceptance 4)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.transports.mcp import build_server
+from tests.conftest import FakeClock
+from tests.llm_stub import StubLLM, extraction, llm_stub, status, text
+from tests.redaction_table import POSITIVES
+from tests.test_secrets_never_stored import leaked, raw_bytes
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def stub() -> Iterator[StubLLM]:
+    with llm_stub() as server:
+        yield server
+
+
+@pytest.fixture
+def llm_settings(tmp_path: Path, stub: StubLLM) -> Settings:
+    return load_settings(
+        db_path=tmp_path / "brain.db",
+        embedding_provider="none",
+        llm_provider="openai",
+        llm_base_url=stub.openai_url,
+        llm_timeout_s=2,
+    )
+
+
+@pytest.fixture
+async def svc(llm_settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
+    async with open_cortex(llm_settings, clock=clock) as service:
+        await service.llm.warm_up()
+        yield service
+
+
+async def test_the_profile_round_trip(svc: CortexService, stub: StubLLM) -> None:
+    assert (await svc.profile())["text"].startswith("No profile yet")
+    await svc.remember("Harry lives in Tokyo and invests in real estate", category="identity")
+    await svc.remember("Prefers low-risk, steady cash-flow investments", category="preference")
+    profile = await svc.profile()
+    assert "Harry lives in Tokyo" in profile["summary"] and profile["source"]["built_by"] == "rules"
+
+    stub.queue(extraction([]))
+    await svc.ingest("Compare yields in Shinagawa and Ota ward for a 1LDK.", "Ota is 0.4% higher.")
+    assert "Harry lives in Tokyo and invests in real estate" in stub.received[-1].user
+
+    await svc.edit_profile(
+        {
+            "domains": ["Japanese real estate"],
+            "exclude": ["Small talk, greetings and one-off chit-chat"],
+        }
+    )
+    await svc.remember("Speaks Chinese, Japanese and English", category="skill")  # stale now
+    rebuilt = await svc.profile()
+    assert "Japanese real estate" in rebuilt["domains"]
+    assert "Speaks Chinese, Japanese and English" in rebuilt["domains"]
+    assert rebuilt["low_value_signals"] == []
+
+    stub.queue(
+        text(
+            json.dumps(
+                {
+                    "summary": "Tokyo-based property investor",
+                    "domains": ["servers"],
+                    "high_value_signals": ["yields"],
+                    "low_value_signals": ["weather"],
+                    "language_preferences": "Chinese",
+                    "active_projects": ["Shinagawa 1LDK"],
+                }
+            )
+        )
+    )
+    synthesised = await svc.profile(refresh=True)
+    assert synthesised["source"]["built_by"] == "llm"
+    assert synthesised["summary"] == "Tokyo-based property investor"
+    assert synthesised["domains"][0] == "Japanese real estate"  # the manual edit survived
+
+    stub.queue(extraction([]))
+    await svc.ingest("What did the Ota ward listing cost per m2?", "About 1.1M yen per m2.")
+    prompt = stub.received[-1].user
+    assert "Tokyo-based property investor" in prompt and "Japanese real estate" in prompt
+
+
+async def test_a_profile_edit_names_a_bad_field(svc: CortexService) -> None:
+    with pytest.raises(InvalidInput, match="hobbies"):
+        await svc.edit_profile({"hobbies": ["go"]})
+    with pytest.raises(InvalidInput, match="domains"):
+        await svc.edit_profile({"domains": "go"})
+
+
+async def test_the_profile_resource_is_served(llm_settings: Settings, clock: FakeClock) -> None:
+    server = build_server(lambda: open_cortex(llm_settings, clock=clock))
+    async with Client(server) as client:
+        await client.call_tool(
+            "cortex_remember", {"content": "我是东京的不动产投资者", "category": "identity"}
+        )
+        read = await client.read_resource("cortex://profile")
+        data = json.loads(read.contents[0].text)
+        assert "我是东京的不动产投资者" in data["summary"] and "text" in data
+
+
+MESSAGES = [
+    {"role": "user", "content": "我们决定用 Postgres 存账本。"},
+    {"role": "assistant", "content": "好的，我会按 Postgres 设计表结构。"},
+    {"role": "user", "content": "部署被防火墙挡住了，还没解决。"},
+]
+
+
+async def test_flush_sends_high_priority_items_to_core(svc: CortexService, stub: StubLLM) -> None:
+    stub.queue(
+        extraction(
+            [
+                {
+                    "content": "账本数据库选定 Postgres",
+                    "category": "decision",
+                    "importance": 0.9,
+                    "source": "user",
+                },
+                {
+                    "content": "部署被防火墙挡住，尚未解决",
+                    "category": "project_state",
+                    "importance": 0.6,
+                    "source": "user",
+                },
+            ]
+        )
+    )
+    result = await svc.flush(MESSAGES, session_id="s9", reason="compaction")
+    layers = {m.content: m.layer.value for m in result.flushed}
+    assert layers["账本数据库选定 Postgres"] == "core"
+    assert layers["部署被防火墙挡住，尚未解决"] == "working"
+    assert layers["我们决定用 Postgres 存账本。"] == "core"  # the rules' high signal
+    assert all(m.metadata["tag"] == "pre-compaction-flush" for m in result.flushed)
+    assert "防火墙" in stub.received[-1].user and len(stub.received) == 1
+
+
+async def test_flush_without_an_llm_keeps_rules_and_a_raw_summary(service: CortexService) -> None:
+    result = await service.flush(MESSAGES, reason="window full")
+    kinds = [(m.layer.value, m.category.value) for m in result.flushed]
+    assert kinds == [("core", "decision"), ("working", "summary")]
+    assert "防火墙" in result.flushed[-1].content and result.degraded
+
+
+async def test_flush_refuses_malformed_messages(service: CortexService) -> None:
+    with pytest.raises(InvalidInput, match=r"messages\[0\].role"):
+        await service.flush([{"role": "robot", "content": "x"}])
+    with pytest.raises(InvalidInput, match="messages"):
+        await service.flush([])
+
+
+async def test_no_secret_reaches_the_database_or_the_provider(
+    svc: CortexService, stub: StubLLM, llm_settings: Settings
+) -> None:
+    secrets_text = "\n".join(text_ for _, text_, _ in POSITIVES)
+    stub.queue(
+        extraction(
+            [
+                {
+                    "content": "User shared credentials for the deploy",
+                    "category": "fact",
+                    "importance": 0.5,
+                    "source": "user",
+                }
+            ]
+        )
+    )
+    await svc.ingest(f"Here are my settings:\n{secrets_text}", f"Noted. {secrets_text}")
+    stub.queue(status(500))  # the raw turn is kept: it must be redacted too
+    await svc.ingest(f"Again, with the keys: {secrets_text}", "I will not repeat them.")
+    stub.queue(extraction([]))
+    await svc.flush(
+        [{"role": "user", "content": secrets_text}, {"role": "assistant", "content": "ok"}]
+    )
+    await svc.remember(secrets_text)
+    assert len(stub.received) == 3
+    assert leaked(bytes(stub.raw)) == []
+    assert leaked(raw_bytes(llm_settings.db_path)) == []
+    assert sum((await svc.stats())["redactions"].values()) >= 4 * len(POSITIVES)
