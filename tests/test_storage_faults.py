@@ -424,4 +424,5 @@ def test_any_command_on_an_unusable_database_says_why_without_a_traceback(
     output = (result.stdout + result.stderr).decode()
     assert result.returncode != 0
     assert "Traceback" not in output
-    assert f"database {folder} is a directory" in output
+    # doctor reports it as one of its per-part lines; every other command as its one line
+    assert str(folder) in output and "is a directory" in output
