@@ -398,6 +398,12 @@ class CortexService:
         verdict, count = await self.exports.check_copy(target)
         return {"format": "sqlite", "path": str(target), "integrity": verdict, "memories": count}
 
+    async def list_relations(self, agent_id: str | None = None, limit: int = 200) -> dict[str, Any]:
+        """The agent's relations (subject, predicate, object), most recently updated first."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        size = validate.int_range("limit", limit, 1, 10_000)
+        return {"relations": await self.relations.for_agent(agent, size)}
+
     async def list_memories(
         self,
         layer: str | None = None,

@@ -317,3 +317,16 @@ def test_list_export_and_import_over_rest_stay_within_the_agent(client: TestClie
     assert recall_ids(client, "ramen", agent_id="A") == []
     bad = client.post(f"{API}/import", json={"format": "yaml", "content": "x"})
     assert bad.status_code == 422 and bad.json()["error"]["field"] == "format"
+
+
+def test_relations_are_listed_per_agent(client: TestClient) -> None:
+    doc = "## Relations\n\n- Harry ──owns──▶ Oracle Cloud VPS\n"
+    imported = client.post(
+        f"{API}/import", json={"format": "markdown", "content": doc, "agent_id": "A"}
+    )
+    assert imported.status_code == 200, imported.text
+    mine = client.get(f"{API}/relations?agent_id=A&limit=5").json()["relations"]
+    assert [(r["subject"], r["object"]) for r in mine] == [("Harry", "Oracle Cloud VPS")]
+    theirs = client.get(f"{API}/relations", headers={"X-Cortex-Agent": "B"})
+    assert theirs.json() == {"relations": []}
+    assert client.get(f"{API}/relations?limit=0").status_code == 422

@@ -144,7 +144,8 @@ async def import_(call: Call) -> Any:
 
 
 async def list_relations(call: Call) -> Any:
-    return await _capability(call, "list_relations")(agent_id=call.agent_id)
+    q: m.RelationsQuery = call.query
+    return await _capability(call, "list_relations")(agent_id=call.agent_id, limit=q.limit)
 
 
 async def add_relation(call: Call) -> Any:
@@ -190,7 +191,7 @@ ENDPOINTS: list[Endpoint] = [
              errors=_LATER),
     Endpoint("POST", "/import", import_, "import", m.ImportBody, response=m.Anything,
              errors=_LATER),
-    Endpoint("GET", "/relations", list_relations, "list_relations", query=m.AgentQuery,
+    Endpoint("GET", "/relations", list_relations, "list_relations", query=m.RelationsQuery,
              response=m.Anything, errors=_LATER),
     Endpoint("POST", "/relations", add_relation, "add_relation", m.RelationBody,
              response=m.Anything, status=201, errors=_LATER),

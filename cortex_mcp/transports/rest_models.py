@@ -111,6 +111,11 @@ class LifecycleBody(Body):
     agent_id: AgentId | None = None
 
 
+class RelationsQuery(Body):
+    agent_id: AgentId | None = None
+    limit: Annotated[int, Field(ge=1, le=10_000)] = 200
+
+
 class LogQuery(Body):
     limit: Annotated[int, Field(ge=1, le=10_000)] = 100
 
