@@ -46,8 +46,9 @@ class SearchSettings(BaseModel):
     layer_weights: dict[str, float] = {"core": 1.0, "working": 0.8, "archive": 0.5}
     recency_window_days: float = Field(7.0, ge=0)
     recency_boost: float = Field(0.1, ge=0)
-    access_boost: float = Field(0.05, ge=0)
-    access_boost_cap: int = Field(10, ge=0)
+    # the most a memory's recall history can add (a tie-breaker: see fusion.access_factor)
+    access_boost: float = Field(0.05, ge=0, le=1)
+    access_boost_cap: int = Field(10, ge=0)  # accesses at which that boost is reached (log)
     temporal_decay: bool = False
     half_life_days: float = Field(30.0, gt=0)
     mmr: bool = False

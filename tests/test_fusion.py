@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import numpy as np
+import pytest
 
 from cortex_mcp.config import SearchSettings
-from cortex_mcp.search.fusion import Candidate, fill_cosines, fuse
+from cortex_mcp.models import Category, Layer, Memory, to_iso
+from cortex_mcp.search.fusion import (
+    Candidate,
+    access_factor,
+    apply_signals,
+    fill_cosines,
+    fuse,
+)
 
 
 def _unit(*values: float) -> np.ndarray:
@@ -48,3 +58,59 @@ def test_without_vectors_maxnorm_ranks_as_bm25_does() -> None:
     ranked = sorted(candidates, key=lambda c: (-c.fused, c.text_rank))
     assert [c.memory_id for c in ranked] == ["y", "x", "z"]
     assert ranked[0].fused == 1.0
+
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def _memory(memory_id: str, access_count: int, last_accessed: datetime | None = None) -> Memory:
+    stamp = to_iso(NOW - timedelta(days=60))  # outside the recency window: no recency boost
+    return Memory(
+        id=memory_id,
+        agent_id="default",
+        layer=Layer.core,
+        category=Category.fact,
+        content=f"memory {memory_id}",
+        importance=0.7,
+        confidence=0.8,
+        decay_score=1.0,
+        access_count=access_count,
+        last_accessed=to_iso(last_accessed) if last_accessed else None,
+        created_at=stamp,
+        updated_at=stamp,
+    )
+
+
+def _ranked(*candidates: tuple[str, float, Memory]) -> list[str]:
+    scored = [
+        Candidate(memory_id, fused=fused, memory=memory) for memory_id, fused, memory in candidates
+    ]
+    apply_signals(scored, SearchSettings(), NOW)
+    return [c.memory_id for c in sorted(scored, key=lambda c: -c.final)]
+
+
+def test_a_memory_recalled_often_wins_a_near_tie() -> None:
+    often = _memory("often", access_count=12, last_accessed=NOW - timedelta(hours=1))
+    never = _memory("never", access_count=0)
+    assert _ranked(("never", 0.80, never), ("often", 0.79, often)) == ["often", "never"]
+
+
+def test_recall_history_cannot_overturn_a_clear_difference_in_relevance() -> None:
+    # the old formula (+5% per access up to +50%) put "often" first here: every recall counts
+    # as an access of what it returned, so whatever came back once kept coming back
+    often = _memory("often", access_count=500, last_accessed=NOW)
+    never = _memory("never", access_count=0)
+    assert _ranked(("never", 0.80, never), ("often", 0.70, often)) == ["never", "often"]
+
+
+def test_the_access_boost_grows_ever_more_slowly_and_fades_after_the_last_access() -> None:
+    settings = SearchSettings()
+    boosts = [
+        access_factor(_memory("m", n, last_accessed=NOW), settings, NOW) - 1 for n in (1, 2, 10, 99)
+    ]
+    assert 0 < boosts[0] < boosts[1] < boosts[2] == boosts[3]
+    assert boosts[3] == pytest.approx(settings.access_boost)
+    assert boosts[1] - boosts[0] < boosts[0]  # diminishing returns
+    fresh = access_factor(_memory("m", 10, last_accessed=NOW), settings, NOW) - 1
+    stale = _memory("m", 10, last_accessed=NOW - timedelta(days=settings.half_life_days))
+    assert access_factor(stale, settings, NOW) - 1 == pytest.approx(fresh / 2)

@@ -125,7 +125,7 @@ def _fused(c: Candidate, s: SearchSettings, *, has_text: bool, has_vector: bool)
 
 
 def apply_signals(candidates: list[Candidate], settings: SearchSettings, now: datetime) -> None:
-    """Layer weight, recency boost, capped access boost and optional half-life decay."""
+    """Layer weight, recency boost, the access tie-breaker and optional half-life decay."""
     for c in candidates:
         memory = c.memory
         if memory is None:
@@ -135,10 +135,29 @@ def apply_signals(candidates: list[Candidate], settings: SearchSettings, now: da
         window = settings.recency_window_days
         if window > 0 and age_days < window:
             c.recency = 1.0 + settings.recency_boost * (window - age_days) / window
-        c.access = 1.0 + settings.access_boost * min(memory.access_count, settings.access_boost_cap)
+        c.access = access_factor(memory, settings, now)
         if settings.temporal_decay:
             c.decay = math.exp(-math.log(2) * age_days / settings.half_life_days)
         c.final = c.fused * c.layer_weight * c.recency * c.access * c.decay
+
+
+def access_factor(memory: Memory, settings: SearchSettings, now: datetime) -> float:
+    """A tie-breaker, not a relevance signal: at most ``1 + access_boost``.
+
+    Every recall counts as an access of what it returned, useful or not, so a boost that grows
+    with the count feeds itself (what was returned before is promoted, returned again, promoted
+    more). Bounding the whole boost to `access_boost` means it can only reorder candidates whose
+    relevance is within that fraction of each other; it grows with the log of the count
+    (saturating at `access_boost_cap` accesses) and halves every `half_life_days` since the last
+    access, so an old burst of recalls does not pin a memory to the top."""
+    if settings.access_boost <= 0 or settings.access_boost_cap <= 0 or memory.access_count <= 0:
+        return 1.0
+    count = min(memory.access_count, settings.access_boost_cap)
+    strength = math.log1p(count) / math.log1p(settings.access_boost_cap)
+    if memory.last_accessed:
+        idle_days = max((now - from_iso(memory.last_accessed)).total_seconds() / 86400, 0.0)
+        strength *= 0.5 ** (idle_days / settings.half_life_days)
+    return 1.0 + settings.access_boost * strength
 
 
 Similarity = Callable[[Candidate, Candidate], float]

@@ -269,8 +269,19 @@ def print_table(scores: dict[str, Scores], loco: bool) -> None:
             f" | {score.mean(1) - strong_r10:+15.4f} | {spread:<33}"
             f" | {statistics.median(score.ms):6.2f} |"
         )
+    print_tool_path_cost(scores, convs)
     if loco:
         print_loco(scores, convs)
+
+
+def print_tool_path_cost(scores: dict[str, Scores], convs: list[str]) -> None:
+    """What counting accesses costs: the tool path against the same ranking without it."""
+    same = "hybrid maxnorm 0.5/0.5 (default)" if "vector only" in scores else "text only"
+    tool, ranking = scores[TOOL].r10_by_conv(), scores[same].r10_by_conv()
+    cells = ", ".join(f"{c} {tool[c] - ranking[c]:+.3f}" for c in convs)
+    print(
+        f"\nΔR@10 tool path vs {same}: {scores[TOOL].mean(1) - scores[same].mean(1):+.4f} ({cells})"
+    )
 
 
 def print_loco(scores: dict[str, Scores], convs: list[str]) -> None:
