@@ -219,3 +219,24 @@ async def test_purging_a_memory_also_removes_its_text_from_the_summary_that_quot
     assert "bike was repaired" in after.content
     assert after.metadata["covers"] == [other.id]
     assert (await service.recall("safe combination")).memories == []
+
+
+async def test_late_arrivals_of_an_already_summarised_month_join_its_summary(
+    service: CortexService, clock: FakeClock
+) -> None:
+    first = await service.remember("Repaired the bike chain", layer="archive")
+    late = await service.remember("Fitted a new bike saddle", category="fact", importance=0.5)
+    clock.advance(days=95)
+    report = await service.lifecycle_run()  # compresses the first, archives the second
+    summary_id = next(iter(report.created.values()))
+    assert [a.ids for a in report.actions if a.kind == "archive"] == [[late.id]]
+    clock.advance(days=95)
+    folded = await service.lifecycle_run()
+    [compress] = [a for a in folded.actions if a.kind == "compress"]
+    assert compress.into == summary_id and compress.ids == [late.id]
+    summary = await service.memories.get(summary_id)
+    assert summary is not None and summary.metadata["covers"] == [first.id, late.id]
+    assert "bike chain" in summary.content and "bike saddle" in summary.content
+    assert summary.content.startswith("[2026-11] 2 archived memories")
+    snapshot = await service.lifecycle.store.snapshot(None)  # type: ignore[union-attr]
+    assert [m.id for m in snapshot if m.category.value == "summary"] == [summary_id]

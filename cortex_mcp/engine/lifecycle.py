@@ -248,6 +248,15 @@ class LifecycleEngine:
 
     async def _summary(self, action: LifecycleAction, notes: list[str]) -> NewMemory:
         members = await self._members(action)
+        covers = list(action.ids)
+        if action.into is not None:  # fold into the month's summary: cover its memories too
+            found = await self.store.memories.get_many([action.into])
+            previous = found.get(action.into)
+            if previous is not None:
+                earlier = [i for i in previous.metadata.get("covers", []) if i not in covers]
+                covers = [*earlier, *covers]
+                kept = await self.store.memories.get_many(earlier)
+                members = [*(kept[i] for i in earlier if i in kept), *members]
         period = action.period or "?"
         content, method = extractive_summary(period, members), "extractive"
         if action.llm and self.llm is not None:
@@ -268,7 +277,7 @@ class LifecycleEngine:
             metadata={
                 "section": "history",
                 "period": period,
-                "covers": action.ids,
+                "covers": covers,
                 "method": method,
             },
         )

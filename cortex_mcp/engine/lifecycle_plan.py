@@ -81,7 +81,7 @@ def plan(
         state = {m.id: m for m in by_agent[agent]}
         _promote(state, now, settings, result)
         _merge(state, now, settings, result, budget)
-        reserve = len(_compress_groups(state, now, archive_ttl))  # summaries about to join core
+        reserve = _new_summaries(state, now, archive_ttl)  # summaries about to join core
         _archive(state, now, settings, result, reserve)
         _compress(state, now, archive_ttl, settings, result, budget)
     result.llm_calls = (settings.llm_max_calls if llm_available else 0) - budget[0]
@@ -220,6 +220,11 @@ def _compress(
     budget: list[int],
 ) -> None:
     periods = _compress_groups(state, now, archive_ttl)
+    existing = {  # a month already summarised takes its late arrivals into the same summary
+        str(m.metadata.get("period")): m
+        for m in _ordered(state, Layer.core)
+        if m.category is Category.summary and m.metadata.get("section") == "history"
+    }
     for period in sorted(periods):
         members = periods[period]
         use_llm = budget[0] > 0
@@ -234,6 +239,7 @@ def _compress(
             f"archived more than {archive_ttl.days} days",
         )
         action.period, action.llm = period, use_llm
+        action.into = existing[period].id if period in existing else None
         for m in members:
             m.metadata = {**m.metadata, "compressed_into": "pending"}
             m.layer = Layer.archive
@@ -249,6 +255,15 @@ def _compress_groups(
         if m.updated_at <= cutoff and m.superseded_by is None:
             periods[m.created_at[:7]].append(m)
     return periods
+
+
+def _new_summaries(state: dict[str, Memory], now: datetime, archive_ttl: timedelta) -> int:
+    summarised = {
+        str(m.metadata.get("period"))
+        for m in _ordered(state, Layer.core)
+        if m.category is Category.summary and m.metadata.get("section") == "history"
+    }
+    return len(set(_compress_groups(state, now, archive_ttl)) - summarised)
 
 
 def summary_items(memories: list[Memory], limit: int = SUMMARY_ITEMS) -> list[Memory]:

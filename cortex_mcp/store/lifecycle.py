@@ -187,28 +187,7 @@ class LifecycleStore:
         its vectors go, to be embedded again from the new text."""
 
         async def txn(conn: aiosqlite.Connection) -> None:
-            rows = await _fetch_all(conn, "SELECT seq FROM memories WHERE id = ?", [summary_id])
-            if not rows:
-                return
-            seq = rows[0][0]
-            await conn.execute(
-                "UPDATE memories SET content = ?, content_hash = ?, metadata = ?, updated_at = ?"
-                " WHERE seq = ?",
-                (
-                    content,
-                    f"summary:{summary_id}:{content_hash(content)}",
-                    json.dumps(metadata, ensure_ascii=False),
-                    now,
-                    seq,
-                ),
-            )
-            await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-            await conn.execute(
-                "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, index_text(content))
-            )
-            await conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (summary_id,))
-            if self.db.vec_loaded:
-                await _delete_from_vec_index(conn, summary_id)
+            await _rewrite(conn, summary_id, content, metadata, now, self.db.vec_loaded)
             await conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
         await self.db.write(txn)
@@ -241,6 +220,13 @@ class LifecycleStore:
             return list(action.ids)
         if action.kind == "merge":
             return await self._merge(conn, action, new, now, result)
+        if action.kind == "compress" and new is not None and action.into is not None:
+            if not await _all_live_in(conn, [action.into], "core"):
+                return None
+            await _rewrite(conn, action.into, new.content, new.metadata, now, self.db.vec_loaded)
+            await _mark_compressed(conn, action.ids, action.into)
+            result.created[action_key(action)] = action.into
+            return [action.into]
         if action.kind == "compress" and new is not None:
             summary = await self.memories.write_in(conn, new, now)
             await conn.execute(
@@ -307,6 +293,48 @@ class LifecycleStore:
             if self.db.vec_loaded:
                 for memory_id in chunk:
                     await _delete_from_vec_index(conn, memory_id)
+
+
+async def _rewrite(
+    conn: aiosqlite.Connection,
+    summary_id: str,
+    content: str,
+    metadata: dict[str, Any],
+    now: str,
+    vec_loaded: bool,
+) -> None:
+    """New text and metadata for a summary: row, FTS, hash; its vectors are dropped so the
+    indexer embeds the new text."""
+    rows = await _fetch_all(conn, "SELECT seq FROM memories WHERE id = ?", [summary_id])
+    if not rows:
+        return
+    seq = rows[0][0]
+    await conn.execute(
+        "UPDATE memories SET content = ?, content_hash = ?, metadata = ?, updated_at = ?"
+        " WHERE seq = ?",
+        (
+            content,
+            f"summary:{summary_id}:{content_hash(content)}",
+            json.dumps(metadata, ensure_ascii=False),
+            now,
+            seq,
+        ),
+    )
+    await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+    await conn.execute(
+        "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, index_text(content))
+    )
+    await conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (summary_id,))
+    if vec_loaded:
+        await _delete_from_vec_index(conn, summary_id)
+
+
+async def _mark_compressed(conn: aiosqlite.Connection, ids: list[str], summary_id: str) -> None:
+    await conn.execute(
+        "UPDATE memories SET metadata = json_set(metadata, '$.compressed_into', ?)"
+        f" WHERE id IN ({placeholders(ids)})",
+        [summary_id, *ids],
+    )
 
 
 def action_key(action: LifecycleAction) -> str:
