@@ -165,10 +165,13 @@ async def _exists(conn: aiosqlite.Connection, sql: str, params: list[Any]) -> bo
 
 async def _insert_memory(conn: aiosqlite.Connection, memory: Memory) -> bool:
     digest = content_hash(memory.content)
+    # two lookups, each on its unique index (an OR of both scanned the table per row)
+    if await _exists(conn, "SELECT 1 FROM memories WHERE id = ?", [memory.id]):
+        return False
     if await _exists(
         conn,
-        "SELECT 1 FROM memories WHERE id = ? OR (agent_id = ? AND content_hash = ?)",
-        [memory.id, memory.agent_id, digest],
+        "SELECT 1 FROM memories WHERE agent_id = ? AND content_hash = ?",
+        [memory.agent_id, digest],
     ):
         return False
     data = memory.model_dump()
