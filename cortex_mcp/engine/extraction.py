@@ -95,7 +95,8 @@ def parse_answer(text: str) -> Extraction:
     """The extraction in a model's answer; raises ExtractionError when there is none."""
     data = _first_object(text)
     if data is None:
-        raise ExtractionError(f"answer holds no extraction JSON object: {text[:80]!r}")
+        # the answer may quote the conversation: its text never goes into a message or a log
+        raise ExtractionError(f"answer ({len(text)} chars) holds no extraction JSON object")
     if not isinstance(data.get("memories"), list):
         raise ExtractionError('"memories" must be a list')
     memories, dropped = [], 0
