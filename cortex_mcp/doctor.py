@@ -15,11 +15,12 @@ from cortex_mcp.engine.health import (
     database_health,
     embedding_endpoint,
     embedding_health,
+    llm_endpoints,
     llm_health,
     sqlite_health,
     worst,
 )
-from cortex_mcp.runtime import build_embedding_cascade, resolve_llm_providers
+from cortex_mcp.runtime import build_embedding_cascade, build_llm
 from cortex_mcp.store import connector_info
 from cortex_mcp.store.inspect import inspect_database
 
@@ -32,7 +33,11 @@ async def check_health(settings: Settings) -> list[PartHealth]:
         parts += await embedding_health(cascade, notes, embedding_endpoint(settings))
     finally:
         await cascade.close()
-    parts += llm_health(resolve_llm_providers(settings))
+    llm, llm_notes = build_llm(settings)
+    try:
+        parts += await llm_health(llm, llm_notes, llm_endpoints(settings))
+    finally:
+        await llm.close()
     return parts
 
 

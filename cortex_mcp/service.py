@@ -31,6 +31,7 @@ from cortex_mcp.engine.health import (
     IntegrityWatch,
     embedding_endpoint,
     embedding_health,
+    llm_record,
     sqlite_health,
     worst,
 )
@@ -611,6 +612,7 @@ class CortexService:
         parts.append(await self._integrity.health(self.db))
         endpoint = embedding_endpoint(self.settings)
         parts += await embedding_health(self.embeddings, self.provider_notes, endpoint)
+        parts += llm_record(self.llm, self.llm_notes)
         return {"status": worst(parts), "parts": [part.as_dict() for part in parts]}
 
     # ---- housekeeping ---------------------------------------------------------------------

@@ -16,6 +16,7 @@ from cortex_mcp.providers.embeddings import LocalEmbedder
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.store import Database
 from tests.embedding_stub import embedding_stub
+from tests.llm_stub import llm_stub
 from tests.stdio_helpers import server_command, server_env
 
 
@@ -140,7 +141,10 @@ def test_doctor_runs_the_full_integrity_check_and_changes_nothing(tmp_path: Path
 async def test_stats_carries_the_same_health_as_doctor(tmp_path: Path) -> None:
     with embedding_stub() as (url, _):
         settings = load_settings(
-            db_path=tmp_path / "b.db", embedding_provider="openai", embedding_base_url=url
+            db_path=tmp_path / "b.db",
+            embedding_provider="openai",
+            embedding_base_url=url,
+            llm_provider="none",
         )
         async with open_cortex(settings, background=False) as service:
             healthy = (await service.stats())["health"]
@@ -179,3 +183,19 @@ async def test_the_integrity_check_of_a_running_server_is_rerun_only_after_its_i
         assert first.status == "ok" and "integrity ok" in first.detail and db.checks == 1
         await IntegrityWatch(interval_s=0).health(db)
         assert db.checks == 2
+
+
+def test_doctor_makes_one_real_llm_call_and_names_a_dead_endpoint(tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    with llm_stub() as stub:
+        done = _doctor(db, CORTEX_LLM_PROVIDER="openai", CORTEX_LLM_BASE_URL=stub.openai_url)
+        calls = len(stub.received)
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = _line(done.stdout, "llm")
+    assert " ok " in line and "answered in" in line and stub.openai_url in line
+    assert calls == 1
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    done = _doctor(db, CORTEX_LLM_PROVIDER="openai", CORTEX_LLM_BASE_URL=dead)
+    assert done.returncode == 1
+    line = _line(done.stdout, "llm")
+    assert " failed " in line and dead in line

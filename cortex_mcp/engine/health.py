@@ -16,8 +16,10 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from cortex_mcp.config import Settings
+from cortex_mcp.errors import ProviderError
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.health import short
+from cortex_mcp.providers.llm import LLMCascade, LLMProvider
 from cortex_mcp.store import Database
 from cortex_mcp.store.connection import ConnectorInfo
 from cortex_mcp.store.inspect import DatabaseReport
@@ -73,13 +75,76 @@ def _was_asked_for(note: str) -> bool:
     return note.startswith("embedding provider ")
 
 
-def llm_health(names: list[str]) -> list[PartHealth]:
-    if not names:
-        return [PartHealth("llm", "ok", "none configured: nothing calls an LLM")]
-    return [
-        PartHealth("llm", "ok", f"{name} configured; not called by this version, so not checked")
-        for name in names
+_LLM_PROBE_SYSTEM = "You are a health check. Answer with the single word OK."
+
+
+async def llm_health(
+    cascade: LLMCascade, notes: list[str], endpoints: dict[str, str]
+) -> list[PartHealth]:
+    """One real, tiny call to each configured LLM provider (in parallel, each within the
+    cascade's timeout); `notes` are providers asked for that could not be built."""
+    parts = [
+        PartHealth("llm", "failed" if note.startswith("LLM provider ") else "degraded", note)
+        for note in notes
     ]
+    parts += await asyncio.gather(
+        *(_probe_llm(p, cascade.timeout_s, endpoints.get(p.name)) for p in cascade.providers)
+    )
+    if not parts:
+        parts.append(PartHealth("llm", "ok", "off (CORTEX_LLM_PROVIDER=none): ingest uses rules"))
+    return parts
+
+
+async def _probe_llm(provider: LLMProvider, timeout_s: float, endpoint: str | None) -> PartHealth:
+    where = f" at {endpoint}" if endpoint else ""
+    name = f"{provider.name} {provider.model}{where}"
+    try:
+        await asyncio.to_thread(provider.prepare)  # the SDK import stays out of the timeout
+        done = await asyncio.wait_for(
+            provider.complete(_LLM_PROBE_SYSTEM, "Are you there?", max_tokens=5), timeout_s
+        )
+    except TimeoutError:
+        return PartHealth("llm", "failed", f"{name}: no answer within {timeout_s:g} s")
+    except ProviderError as exc:
+        return PartHealth(
+            "llm", "failed", f"{name}: {short(exc.message)} (timeout {timeout_s:g} s)"
+        )
+    return PartHealth("llm", "ok", f"{name}: answered in {done.took_ms:.0f} ms")
+
+
+def llm_record(cascade: LLMCascade, notes: list[str]) -> list[PartHealth]:
+    """The LLM providers as the running server last saw them (no call: each costs money)."""
+    parts = [
+        PartHealth("llm", "failed" if note.startswith("LLM provider ") else "degraded", note)
+        for note in notes
+    ]
+    for provider in cascade.providers:
+        failure = cascade.failures.get(provider.name)
+        if failure:
+            parts.append(
+                PartHealth(
+                    "llm",
+                    "failed",
+                    f"{provider.name} {provider.model}: last call failed: {short(failure)}",
+                )
+            )
+        else:
+            parts.append(
+                PartHealth("llm", "ok", f"{provider.name} {provider.model}: no failure since start")
+            )
+    if not parts:
+        parts.append(PartHealth("llm", "ok", "off (CORTEX_LLM_PROVIDER=none): ingest uses rules"))
+    return parts
+
+
+def llm_endpoints(settings: Settings) -> dict[str, str]:
+    """Where each LLM provider sends text: the setting, the SDKs' own variables, the vendor."""
+    return {
+        "openai": settings.llm_base_url
+        or os.environ.get("OPENAI_BASE_URL")
+        or "https://api.openai.com/v1",
+        "anthropic": os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com",
+    }
 
 
 def sqlite_health(info: ConnectorInfo) -> list[PartHealth]:
