@@ -31,13 +31,15 @@ def stub() -> Iterator[tuple[str, StubState]]:
         yield served
 
 
-def _settings(tmp_path: Path, url: str, **extra: object) -> object:
+def _settings(tmp_path: Path, url: str, timeout_s: float = 10.0, **extra: object) -> object:
+    # a generous timeout unless the test is about timeouts: a loaded machine must not turn a
+    # healthy stub into a "degraded" recall
     return load_settings(
         db_path=tmp_path / "brain.db",
         embedding_provider="openai",
         embedding_base_url=url,
         embedding_model="stub-embed",
-        embedding_timeout_s=1.0,
+        embedding_timeout_s=timeout_s,
         **extra,
     )
 
@@ -79,7 +81,8 @@ async def test_a_failing_provider_falls_back_to_text_within_the_timeout(
     tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, failure: str
 ) -> None:
     url, state = stub
-    async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
+    settings = _settings(tmp_path, url, timeout_s=1.0)
+    async with open_cortex(settings, clock=clock, background=False) as service:
         await _fill(service)
         if failure == "timeout":
             state.delay_s = 30.0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -92,7 +94,15 @@ def test_nothing_but_json_rpc_reaches_stdout_even_through_errors(tmp_path: Path)
         assert "id" in message or "method" in message
 
 
+def _sdk_import_floor() -> float:
+    """Wall time of a bare interpreter importing the MCP SDK: what no server can start under."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import mcp.server.mcpserver"], check=True)
+    return time.perf_counter() - started
+
+
 def test_initialize_is_answered_quickly_after_spawn(tmp_path: Path) -> None:
+    floor = _sdk_import_floor()
     started = time.perf_counter()
     server = RawStdioServer(tmp_path / "brain.db")
     try:
@@ -101,4 +111,7 @@ def test_initialize_is_answered_quickly_after_spawn(tmp_path: Path) -> None:
     finally:
         server.close()
     assert reply["result"]["serverInfo"]["name"] == "cortex"
-    assert elapsed < 5.0, f"initialize took {elapsed:.2f}s"
+    # 5 s on an idle machine; on a loaded one the bound scales with what importing the SDK
+    # costs right now, so only work added before `initialize` can fail this
+    bound = max(5.0, 3.0 * floor)
+    assert elapsed < bound, f"initialize took {elapsed:.2f}s (SDK import alone {floor:.2f}s)"
