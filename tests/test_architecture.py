@@ -108,3 +108,12 @@ def test_the_checks_catch_violations(tmp_path: Path) -> None:
     assert "cortex_mcp.store.bad -> cortex_mcp.service" in edges
     assert "cortex_mcp.transports.bad -> cortex_mcp.store.database" in edges
     assert sql_outside_store(fake) == ["cortex_mcp.transports.bad:2"]
+
+
+def test_the_facade_package_keeps_each_capability_group_small() -> None:
+    sizes = {
+        path.name: len(path.read_text("utf-8").splitlines())
+        for path in (PACKAGE / "service").glob("*.py")
+    }
+    assert {"core.py", "memories.py", "conversation.py", "exchange.py", "status.py"} <= set(sizes)
+    assert {name: n for name, n in sizes.items() if n > 400} == {}

@@ -1,0 +1,72 @@
+"""Ingest, flush and profile: what the facade does with conversation turns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cortex_mcp.engine import validate
+from cortex_mcp.engine.flush import FlushResult
+from cortex_mcp.engine.ingest import IngestResult
+from cortex_mcp.engine.profile import readable
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.service.core import ServiceCore
+
+
+class ConversationTools(ServiceCore):
+    """Ingest, flush, profile, edit_profile: delegations to the ingest engines."""
+
+    async def ingest(
+        self,
+        user_message: str,
+        assistant_message: str,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        *,
+        wait: bool = True,
+    ) -> IngestResult:
+        """One conversation turn in: high signals to core, extracted memories to working.
+        `wait=False` stores the raw turn durably and returns at once (extraction continues in
+        the background; a crash resumes it at the next start)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        session = _session_id(session_id)
+        return await self.ingestor.ingest(
+            user_message, assistant_message, agent, session, wait=wait
+        )
+
+    async def flush(
+        self,
+        messages: list[dict[str, Any]],
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        reason: str | None = None,
+    ) -> FlushResult:
+        """Keep a session's highlights before the client compacts its context."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        outcome = await self.flusher.flush(messages, agent, _session_id(session_id), reason)
+        self._memories_written()
+        return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)
+
+    async def profile(self, agent_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+        """The user profile (cached; rebuilt by rules when stale, by the LLM on refresh)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        if refresh:
+            profile = await self.profiles.synthesise(agent)
+        else:
+            profile = await self.profiles.current(agent) or {"agent_id": agent}
+        return {**profile, "text": readable(profile)}
+
+    async def edit_profile(
+        self, changes: dict[str, Any], agent_id: str | None = None
+    ) -> dict[str, Any]:
+        """Manual profile edits: kept apart from what is generated and never overwritten."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        profile = await self.profiles.edit(agent, changes)
+        return {**profile, "text": readable(profile)}
+
+
+def _session_id(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 128:
+        raise InvalidInput("session_id: must be 1 to 128 characters", field="session_id")
+    return value.strip()

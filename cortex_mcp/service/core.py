@@ -1,0 +1,219 @@
+"""The facade's shared state: the stores, engines and providers it was built with, background
+tasks, and the small helpers every capability group uses."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from datetime import timedelta
+from typing import Any
+
+from cortex_mcp.config import Settings
+from cortex_mcp.engine import validate
+from cortex_mcp.engine.flush import Flusher
+from cortex_mcp.engine.health import IntegrityWatch
+from cortex_mcp.engine.indexer import EmbeddingIndexer
+from cortex_mcp.engine.ingest import Ingestor
+from cortex_mcp.engine.lifecycle import LifecycleEngine
+from cortex_mcp.engine.markdown import MirrorWriter
+from cortex_mcp.engine.profile import ProfileKeeper
+from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.models import (
+    Category,
+    Clock,
+    Layer,
+    Memory,
+    SearchFilters,
+    to_iso,
+)
+from cortex_mcp.providers.cascade import EmbeddingCascade
+from cortex_mcp.providers.llm import LLMCascade
+from cortex_mcp.search.hybrid import NO_EMBEDDINGS, HybridSearch
+from cortex_mcp.store import Database
+from cortex_mcp.store.counters import Counters
+from cortex_mcp.store.exports import ExportStore
+from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.profiles import ProfileStore
+from cortex_mcp.store.relations import RelationStore
+from cortex_mcp.store.turns import TurnStore
+from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
+from cortex_mcp.tokenize import content_hash
+
+log = logging.getLogger(__name__)
+
+
+class ServiceCore:
+    """What every capability group shares. Holds no capability of its own."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        db: Database,
+        memories: MemoryStore,
+        vectors: VectorStore,
+        search: HybridSearch,
+        embeddings: EmbeddingCascade,
+        indexer: EmbeddingIndexer | None,
+        clock: Clock,
+        provider_notes: list[str],
+        counters: Counters | None = None,
+        lifecycle: LifecycleEngine | None = None,
+        exports: ExportStore | None = None,
+        mirrors: MirrorWriter | None = None,
+        llm: LLMCascade | None = None,
+        llm_notes: list[str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.db = db
+        self.memories = memories
+        self.vectors = vectors
+        self.searcher = search
+        self.embeddings = embeddings
+        self.indexer = indexer
+        self.clock = clock
+        self.provider_notes = provider_notes
+        self.counters = counters or Counters(db)
+        self.redactor = Redactor(self.counters.add)
+        self.lifecycle = lifecycle
+        self.exports = exports or ExportStore(db)
+        self.mirrors = mirrors
+        self.llm = llm or LLMCascade([], timeout_s=settings.llm_timeout_s)
+        self.llm_notes = llm_notes or []
+        self.relations = RelationStore(db)
+        self.turns = TurnStore(db, memories)
+        self.profiles = ProfileKeeper(
+            store=ProfileStore(db),
+            memories=memories,
+            llm=self.llm,
+            redactor=self.redactor,
+            clock=clock,
+        )
+        self.ingestor = Ingestor(
+            turns=self.turns,
+            memories=memories,
+            llm=self.llm,
+            profiles=self.profiles,
+            redactor=self.redactor,
+            clock=clock,
+            max_content_chars=settings.max_content_chars,
+            on_write=self._memories_written,
+            lease=timedelta(
+                seconds=settings.llm_timeout_s * 2 * max(1, len(self.llm.providers)) + 60
+            ),
+        )
+        self.flusher = Flusher(
+            memories=memories,
+            llm=self.llm,
+            redactor=self.redactor,
+            counters=self.counters,
+            clock=clock,
+            max_content_chars=settings.max_content_chars,
+        )
+        self._background: set[asyncio.Task[Any]] = set()
+        self._integrity = IntegrityWatch()
+        self._warm_started = False
+
+    async def embed_pending(self) -> int:
+        """Embed every memory still missing a vector now (tests, benchmarks, CLI)."""
+        return await self.indexer.catch_up() if self.indexer is not None else 0
+
+    def start_warm_up(self) -> None:
+        """Import provider SDKs and load local models in the background, and let the indexer
+        start. Transports call this once the client's `initialize` has been answered."""
+        if self._warm_started:
+            return
+        self._warm_started = True
+        self._spawn(self.embeddings.warm_up())
+        if self.indexer is not None:
+            self.indexer.go()
+
+    async def drain(self) -> None:
+        """Wait for background writes (access counts) started by earlier calls."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    def resume_ingest(self) -> None:
+        """Finish the turns a previous process accepted but did not extract."""
+        self._spawn(self._resume())
+
+    async def _resume(self) -> None:
+        try:
+            resumed = await self.ingestor.resume_pending()
+        except Exception:  # recovery must never stop the server; the log says why
+            log.exception("resuming pending ingests failed")
+            return
+        if resumed:
+            log.info("resumed %d pending ingest turn(s)", resumed)
+
+    def _memories_written(self) -> None:
+        if self.indexer is not None:
+            self.indexer.notify()
+
+    async def close(self) -> None:
+        await self.ingestor.close(grace_s=self.settings.llm_timeout_s + 1)
+        await self.drain()
+        if self.mirrors is not None:
+            await self.mirrors.close()
+        if self.indexer is not None:
+            await self.indexer.stop()
+        await self.embeddings.close()
+        await self.llm.close()
+
+    def _mirror(self) -> None:
+        if self.mirrors is not None:
+            self.mirrors.notify()
+
+    def _changed(self) -> None:
+        """Bulk changes: vectors to refresh and embed, mirrors to rewrite."""
+        self.searcher.index.mark_dirty()
+        if self.indexer is not None:
+            self.indexer.notify()
+        if self.mirrors is not None:
+            self.mirrors.notify()
+
+    def _engine(self) -> LifecycleEngine:
+        if self.lifecycle is None:
+            raise RuntimeError("the lifecycle engine is not configured")
+        return self.lifecycle
+
+    def _track(self, memory: Memory) -> None:
+        if self.indexer is None:
+            return
+        self.indexer.track(
+            memory.agent_id,
+            PendingEmbedding(memory.id, memory.content, content_hash(memory.content)),
+        )
+
+    def _degraded(self, found: list[str]) -> list[str]:
+        """What a search could not use, each fact once: when no provider is configured, the
+        start-up note (which says what to set) replaces the search's own line for it."""
+        if self.provider_notes and not self.embeddings.providers:
+            found = [line for line in found if line != NO_EMBEDDINGS]
+        return list(dict.fromkeys([*self.provider_notes, *found]))
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _filters(
+        self,
+        agent_id: str | None,
+        layers: list[str] | None,
+        categories: list[str] | None,
+        include_shared: bool | None = None,
+    ) -> SearchFilters:
+        return SearchFilters(
+            agent_id=validate.agent_id(agent_id, self.settings.agent_id),
+            layers=validate.members("layers", layers, Layer),
+            categories=validate.members("categories", categories, Category),
+            now=self._now(),
+            include_shared=(
+                self.settings.include_shared if include_shared is None else include_shared
+            ),
+        )
+
+    def _now(self) -> str:
+        return to_iso(self.clock.now())

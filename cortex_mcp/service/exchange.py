@@ -1,0 +1,145 @@
+"""Lifecycle, import, export and listings: the facade's bulk operations."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from cortex_mcp.engine import validate
+from cortex_mcp.engine.exporters import (
+    ImportReport,
+    Progress,
+    export_document,
+    export_json,
+    export_markdown,
+    import_parsed,
+    input_path,
+    mirror_files,
+    output_path,
+)
+from cortex_mcp.engine.importers import parse_path, parse_text
+from cortex_mcp.engine.lifecycle import PhaseCallback, parse_moment
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.models import (
+    Category,
+    Layer,
+    LifecycleReport,
+)
+from cortex_mcp.service.core import ServiceCore
+
+
+class ExchangeTools(ServiceCore):
+    """Lifecycle, import/export and listings: delegations to the lifecycle and exchange engines."""
+
+    async def lifecycle_preview(
+        self, now: str | None = None, agent_id: str | None = None
+    ) -> LifecycleReport:
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        return await self._engine().preview(parse_moment(now), agent)
+
+    async def lifecycle_run(
+        self,
+        now: str | None = None,
+        agent_id: str | None = None,
+        on_phase: PhaseCallback | None = None,
+    ) -> LifecycleReport:
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        await self.drain()
+        return await self._engine().run(parse_moment(now), agent, on_phase)
+
+    async def lifecycle_log(self, limit: int = 100) -> list[dict[str, Any]]:
+        return await self._engine().store.log(validate.int_range("limit", limit, 1, 10_000))
+
+    async def after_lifecycle(self) -> None:
+        """What a finished run refreshes: vector index, embeddings of new summaries, mirrors."""
+        self._changed()
+
+    async def import_path(
+        self, path: str, agent_id: str | None = None, progress: Progress | None = None
+    ) -> ImportReport:
+        """Import files (idempotent; secrets redacted; a bad file imports nothing of itself)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        target = input_path(path)
+        parsed = await asyncio.to_thread(parse_path, target, agent, self.clock.now())
+        report = await import_parsed(parsed, self.exports, self.redactor.clean, progress)
+        if report.memories or report.relations:
+            self._changed()
+        return report
+
+    async def export_json(self, out: str, agent_id: str | None = None) -> dict[str, Any]:
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        target = output_path(out)
+        lines = await export_json(self.exports, target, agent, self._now())
+        return {"format": "json", "path": str(target), "lines": lines}
+
+    async def export_markdown(self, out: str, agent_id: str | None = None) -> dict[str, Any]:
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        target = output_path(out)
+        words = self.settings.mirrors.memory_md_words
+        written = await export_markdown(self.exports, target, agent, self._now(), words)
+        return {"format": "markdown", "path": str(target), "files_written": written}
+
+    async def export_sqlite(self, out: str) -> dict[str, Any]:
+        """A consistent copy taken with SQLite's online backup API, writers or not."""
+        target = output_path(out, fresh=True)
+        await self.exports.backup(target)
+        verdict, count = await self.exports.check_copy(target)
+        return {"format": "sqlite", "path": str(target), "integrity": verdict, "memories": count}
+
+    async def export_memories(
+        self, format: str = "json", agent_id: str | None = None
+    ) -> dict[str, Any]:
+        """An export returned rather than written to a file (REST)."""
+        if format == "markdown":
+            agent = validate.agent_id(agent_id, self.settings.agent_id)
+            words = self.settings.mirrors.memory_md_words
+            files = await mirror_files(self.exports, agent, self._now(), words)
+            return {"format": "markdown", "files": files}
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        document = await export_document(self.exports, agent, self._now())
+        return {"format": "json", "document": json.loads(document)}
+
+    async def import_memories(
+        self, content: str, format: str = "json", agent_id: str | None = None
+    ) -> dict[str, Any]:
+        """Import text given inline (REST): json (our export), markdown (a MEMORY.md) or
+        openclaw (one daily note; its date from a leading `# YYYY-MM-DD`, else today)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        parsed = parse_text(content, format, agent, self.clock.now())
+        if parsed.problems:
+            raise InvalidInput(f"content: {parsed.problems[0]}", field="content")
+        report = await import_parsed(parsed, self.exports, self.redactor.clean)
+        if report.memories or report.relations:
+            self._changed()
+        return report.as_dict()
+
+    async def list_memories(
+        self,
+        layer: str | None = None,
+        category: str | None = None,
+        limit: int = 50,
+        agent_id: str | None = None,
+        offset: int = 0,
+        include_shared: bool | None = None,
+    ) -> dict[str, Any]:
+        """Live memories, newest first: {memories, limit, offset}."""
+        limit = validate.int_range("limit", limit, 1, 100_000)
+        offset = validate.int_range("offset", offset, 0, 10**9)
+        shared = self.settings.include_shared if include_shared is None else include_shared
+        rows = await self.exports.list_memories(
+            validate.agent_id(agent_id, self.settings.agent_id),
+            validate.member("layer", layer, Layer).value if layer else None,
+            validate.member("category", category, Category).value if category else None,
+            limit,
+            offset,
+            shared,
+        )
+        memories = [m.model_dump(mode="json") for m in rows]
+        return {"memories": memories, "limit": limit, "offset": offset}
+
+    async def list_relations(self, agent_id: str | None = None, limit: int = 200) -> dict[str, Any]:
+        """The agent's relations (subject, predicate, object), most recently updated first."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        size = validate.int_range("limit", limit, 1, 10_000)
+        return {"relations": await self.relations.for_agent(agent, size)}

@@ -1,0 +1,240 @@
+"""Recall, remember, forget, search and the search debugger: the facade's memory tools."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from cortex_mcp.engine import validate
+from cortex_mcp.engine.gate import build_context, small_talk_reason
+from cortex_mcp.engine.indexer import FreshVectors
+from cortex_mcp.engine.report import debug_report
+from cortex_mcp.errors import InvalidInput, NotFound, StorageError
+from cortex_mcp.models import (
+    Category,
+    ForgetResult,
+    ForgetStatus,
+    Layer,
+    Memory,
+    MemoryChanges,
+    NewMemory,
+    RecallMeta,
+    RecallResult,
+    RememberResult,
+    ScoredMemory,
+)
+from cortex_mcp.search.fusion import Candidate
+from cortex_mcp.service.core import ServiceCore
+
+log = logging.getLogger(__name__)
+
+_PENDING_PER_RECALL = 8  # memories without a vector embedded along with a recall's query
+
+
+class MemoryTools(ServiceCore):
+    """Recall, remember, forget, search, search_debug, update_memory."""
+
+    async def recall(
+        self,
+        query: str,
+        max_results: int = 5,
+        layers: list[str] | None = None,
+        categories: list[str] | None = None,
+        max_tokens: int = 2000,
+        agent_id: str | None = None,
+        include_shared: bool | None = None,
+    ) -> RecallResult:
+        started = time.perf_counter()
+        text = validate.query(query)
+        limit = validate.int_range("max_results", max_results, 1, 50)
+        budget = validate.int_range("max_tokens", max_tokens, 50, 100_000)
+        filters = self._filters(agent_id, layers, categories, include_shared)
+        reason = small_talk_reason(text)
+        if reason is not None:
+            meta = RecallMeta(took_ms=_ms_since(started), skipped_reason=reason)
+            return RecallResult(context="", memories=[], meta=meta)
+        pending = (
+            self.indexer.pending_for(filters.agent_id, _PENDING_PER_RECALL) if self.indexer else []
+        )
+        outcome = await self.searcher.search(
+            text, filters, limit, self.clock.now(), pending=pending
+        )
+        if outcome.fresh and self.indexer is not None:
+            self._spawn(self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh)))
+        ranked = [c for c in outcome.ranked if c.memory is not None]
+        context, kept, tokens = build_context([c.memory for c in ranked if c.memory], budget)
+        found = {c.memory_id: c for c in ranked}
+        scored = [_scored(memory, found[memory.id]) for memory in kept]
+        self._spawn(self._record_access(scored, text))
+        meta = RecallMeta(
+            took_ms=_ms_since(started),
+            degraded=self._degraded(outcome.degraded),
+            channels=outcome.channels,
+            tokens=tokens,
+            timings_ms=outcome.timings_ms,
+        )
+        if len(text) == 1:
+            meta.notes.append("one-character query: matched as a single character")
+        return RecallResult(context=context, memories=scored, meta=meta)
+
+    async def remember(
+        self,
+        content: str,
+        category: str = "fact",
+        importance: float = 0.7,
+        layer: str = "core",
+        supersedes: str | None = None,
+        source: str | None = None,
+        agent_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        shared: bool = False,
+    ) -> RememberResult:
+        content = await self.redactor.clean(
+            validate.content(content, self.settings.max_content_chars)
+        )
+        new = NewMemory(
+            agent_id=validate.agent_id(agent_id, self.settings.agent_id),
+            content=content,
+            category=validate.member("category", category, Category),
+            layer=validate.member("layer", layer, Layer),
+            importance=validate.unit_interval("importance", importance),
+            supersedes=validate.memory_id(supersedes, "supersedes") if supersedes else None,
+            source=await self.redactor.clean_optional(
+                validate.optional_text("source", source, validate.MAX_SOURCE_CHARS)
+            ),
+            metadata=metadata or {},
+            shared=shared,
+        )
+        outcome = await self.memories.remember(new, self._now())
+        if self.indexer is not None and not outcome.deduplicated:
+            self._track(outcome.memory)
+        self._mirror()
+        return RememberResult(
+            id=outcome.memory.id,
+            layer=outcome.memory.layer,
+            deduplicated=outcome.deduplicated,
+            superseded=outcome.superseded,
+        )
+
+    async def forget(
+        self,
+        memory_id: str,
+        reason: str | None = None,
+        correction: str | None = None,
+        purge: bool = False,
+        agent_id: str | None = None,
+    ) -> ForgetResult:
+        target = validate.memory_id(memory_id)
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        reason = validate.optional_text("reason", reason, validate.MAX_REASON_CHARS)
+        if purge and correction:
+            raise InvalidInput(
+                "correction: cannot be combined with purge=true (purge erases, correction keeps)",
+                field="correction",
+            )
+        reason = await self.redactor.clean_optional(reason)
+        now = self._now()
+        if self.indexer is not None:
+            self.indexer.discard(target)
+        if purge:
+            await self.memories.purge(target, agent, now)
+            await self._engine().erase_from_summaries(target)  # no extract of it may remain
+            self.searcher.index.mark_dirty()
+            self._mirror()
+            return ForgetResult(id=target, status=ForgetStatus.purged)
+        if correction is not None:
+            old = await self._require(target, agent)
+            corrected = validate.content(correction, self.settings.max_content_chars)
+            new = NewMemory(
+                agent_id=agent,
+                content=await self.redactor.clean(corrected),
+                category=old.category,
+                layer=Layer.core,
+                importance=max(old.importance, 0.7),
+                source="correction",
+            )
+            outcome = await self.memories.correct(target, new, reason, now)
+            if self.indexer is not None:
+                self._track(outcome.memory)
+            self._mirror()
+            return ForgetResult(id=target, status=ForgetStatus.corrected, new_id=outcome.memory.id)
+        await self.memories.forget(target, agent, reason, now)
+        self._mirror()
+        return ForgetResult(id=target, status=ForgetStatus.forgotten)
+
+    async def search(
+        self,
+        query: str,
+        limit: int = 10,
+        layers: list[str] | None = None,
+        categories: list[str] | None = None,
+        agent_id: str | None = None,
+        include_shared: bool | None = None,
+    ) -> list[ScoredMemory]:
+        """Ranked memories for a query, without the recall gate (no small-talk skip, no
+        context block, no access counting)."""
+        text = validate.query(query)
+        size = validate.int_range("limit", limit, 1, 50)
+        filters = self._filters(agent_id, layers, categories, include_shared)
+        outcome = await self.searcher.search(text, filters, size, self.clock.now())
+        return [
+            ScoredMemory(**c.memory.model_dump(), score=round(c.final, 6))
+            for c in outcome.ranked
+            if c.memory is not None
+        ]
+
+    async def search_debug(
+        self, query: str, max_results: int = 10, agent_id: str | None = None
+    ) -> dict[str, Any]:
+        text = validate.query(query)
+        limit = validate.int_range("max_results", max_results, 1, 50)
+        filters = self._filters(agent_id, None, None)
+        outcome = await self.searcher.search(text, filters, limit, self.clock.now())
+        report = debug_report(outcome, self.settings.search)
+        report["small_talk"] = small_talk_reason(text)
+        report["degraded"] = self._degraded(outcome.degraded)
+        return report
+
+    async def update_memory(
+        self, memory_id: str, changes: MemoryChanges, agent_id: str | None = None
+    ) -> Memory:
+        target = validate.memory_id(memory_id, "id")
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        if changes.importance is not None:
+            validate.unit_interval("importance", changes.importance)
+        return await self.memories.update(target, agent, changes, self._now())
+
+    async def _record_access(self, scored: list[ScoredMemory], query: str) -> None:
+        try:
+            await self.memories.record_access(
+                [(m.id, rank) for rank, m in enumerate(scored)], query, self._now()
+            )
+        except StorageError as exc:  # a full disk: one line, not a traceback per recall
+            log.warning("recording access failed: %s", exc.message)
+        except Exception:  # an access count must never fail a recall; the log says why
+            log.exception("recording access failed")
+
+    async def _require(self, memory_id: str, agent_id: str) -> Any:
+        memory = await self.memories.get(memory_id)
+        if memory is None or memory.agent_id != agent_id:
+            raise NotFound(
+                f"memory_id: no memory {memory_id} for agent {agent_id!r}", field="memory_id"
+            )
+        return memory
+
+
+def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
+    """A memory as a recall returns it: its fields bounded (content cut to the token budget by
+    the context builder, an oversized legacy `source` cut to the current limit)."""
+    fields = kept.model_dump()
+    source = fields["source"]
+    if source is not None and len(source) > validate.MAX_SOURCE_CHARS:
+        fields["source"] = source[: validate.MAX_SOURCE_CHARS] + "…"
+    original = candidate.memory
+    truncated = original is not None and original.content != kept.content
+    return ScoredMemory(**fields, score=round(candidate.final, 6), truncated=truncated)
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

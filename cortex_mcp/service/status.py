@@ -1,0 +1,134 @@
+"""Memory details, core snapshot, stats and health: what the facade's resources read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cortex_mcp import __version__
+from cortex_mcp.engine import validate
+from cortex_mcp.engine.health import (
+    embedding_endpoint,
+    embedding_health,
+    llm_record,
+    sqlite_health,
+    worst,
+)
+from cortex_mcp.engine.report import core_snapshot
+from cortex_mcp.errors import NotFound
+from cortex_mcp.models import Layer
+from cortex_mcp.service.core import ServiceCore
+from cortex_mcp.store import connector_info
+
+
+class StatusTools(ServiceCore):
+    """What resources and probes read: memory details, core snapshot, stats, health."""
+
+    async def memory_detail(self, memory_id: str, agent_id: str | None = None) -> dict[str, Any]:
+        """One memory of `agent_id` (default: this server's) with its correction chain and access
+        history. Another agent's memory is "not found", exactly like a missing one, unless that
+        agent marked it shared and shared recall is on (CORTEX_INCLUDE_SHARED)."""
+        await self.drain()
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        target = validate.memory_id(memory_id, "id")
+        memory = await self.memories.get(target)
+        visible = memory is not None and (
+            memory.agent_id == agent or (memory.shared and self.settings.include_shared)
+        )
+        if memory is None or not visible:
+            raise NotFound(f"id: no memory {target} for agent {agent!r}", field="id")
+        chain = [m for m in await self.memories.chain(memory) if m.agent_id == memory.agent_id]
+        return {
+            "memory": memory.model_dump(),
+            "correction_chain": [m.model_dump() for m in chain],
+            "access_history": await self.memories.access_history(memory.id),
+            "relations": await self.relations.for_memory(memory.id),
+        }
+
+    async def core_markdown(self, agent_id: str | None = None, max_tokens: int = 2000) -> str:
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        core = await self.memories.list_layer(agent, Layer.core, self._now(), limit=500)
+        return core_snapshot(core, max_tokens)
+
+    async def stats(self, agent_id: str | None = None) -> dict[str, Any]:
+        """Health and counts; memory counts are the agent's (default: this server's), plus an
+        all-agents total (a number, never contents)."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        info = connector_info()
+        primary = self.embeddings.primary
+        return {
+            "version": __version__,
+            "db_path": str(self.db.path),
+            "schema_version": await self.db.schema_version(),
+            "sqlite": {
+                "driver": info.module,
+                "version": info.sqlite_version,
+                "fts5": info.fts5,
+                "sqlite_vec": self.db.vec_loaded,
+            },
+            "agent_id": agent,
+            "memories": await self.memories.counts(agent),
+            "all_agents": {"memories": (await self.memories.counts())["total"]},
+            "vectors": await self.vectors.counts(),
+            "embedding_cache_rows": await self.vectors.cache_size(),
+            "embeddings": {
+                "providers": [p.name for p in self.embeddings.providers],
+                "model": primary.model_key if primary else None,
+                "ready": bool(primary and primary.ready()),
+                "failures": dict(self.embeddings.failures),
+                "indexer_error": self.indexer.last_error if self.indexer else None,
+                "health": self.embeddings.health_report(),
+                "indexer": self.indexer.report() if self.indexer else None,
+            },
+            "degraded": list(self.provider_notes),
+            "redactions": await self.counters.read("redacted"),
+            "ingest": {
+                "turns": await self.turns.counts(),
+                "counts": await self.counters.read("ingest"),
+                "flush": await self.counters.read("flush"),
+                "relations": await self.relations.count(self.settings.agent_id),
+            },
+            "llm": {
+                "providers": self.llm.names,
+                "notes": list(self.llm_notes),
+                "counts": await self.counters.read("llm"),
+                "failures": dict(self.llm.failures),
+                "in_flight": self.llm.in_flight,
+            },
+            "health": await self.health_check(),
+        }
+
+    def health(self) -> dict[str, Any]:
+        """For liveness probes: no query, no provider call."""
+        primary = self.embeddings.primary
+        return {
+            "status": "ok",
+            "version": __version__,
+            "db": {"path": str(self.db.path), "open": self.db.is_open},
+            "vector": {
+                "sqlite_vec": self.db.vec_loaded,
+                "model": primary.model_key if primary else None,
+            },
+            "providers": {
+                "embeddings": [p.name for p in self.embeddings.providers],
+                "degraded": list(self.provider_notes),
+            },
+        }
+
+    async def health_check(self) -> dict[str, Any]:
+        """What `cortex-mcp doctor` checks, for this running server: SQLite, the open
+        database's integrity, and one real call to each embedding provider (`health` above
+        is the cheap liveness answer)."""
+        parts = sqlite_health(connector_info())
+        parts.append(await self._integrity.health(self.db))
+        endpoint = embedding_endpoint(self.settings)
+        parts += await embedding_health(self.embeddings, self.provider_notes, endpoint)
+        parts += llm_record(self.llm, self.llm_notes)
+        return {"status": worst(parts), "parts": [part.as_dict() for part in parts]}
+
+    async def core_version(self) -> tuple[Any, ...]:
+        """A value that changes when core memory changes, in this process or another."""
+        return await self.memories.core_fingerprint()
+
+    async def change_counter(self) -> tuple[int, int]:
+        """Cheap: changes on every commit (ours or another process's); no table read."""
+        return self.db.commits, await self.db.data_version()
