@@ -243,6 +243,7 @@ async def open_cortex(
             clock,
             after_run=service.after_lifecycle,
             rewrite=service.redactor.clean,
+            refresh_profile=service.profiles.refresh_if_stale,
         )
         if settings.export_dir is not None:
             service.mirrors = _mirrors(settings, service, clock)

@@ -82,6 +82,7 @@ class LifecycleEngine:
         llm: TextModel | None = None,
         after_run: Callable[[], Awaitable[None]] | None = None,
         rewrite: Callable[[str], Awaitable[str]] | None = None,
+        refresh_profile: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.store = store
         self.leases = leases
@@ -91,6 +92,7 @@ class LifecycleEngine:
         self.llm = llm
         self.after_run = after_run
         self.rewrite = rewrite or _unchanged  # redaction of generated text
+        self.refresh_profile = refresh_profile  # rebuilds a stale profile by rules
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
     async def preview(
@@ -216,7 +218,7 @@ class LifecycleEngine:
             _merge_result(report, result)
             await self.leases.renew(LEASE_NAME, self.holder, self.settings.lease_seconds)
             await _call(on_phase, phase, index + 1, len(PHASES) + 1)
-        await self._refresh()
+        await self._refresh(report)
         await _call(on_phase, "refresh", len(PHASES) + 1, len(PHASES) + 1)
         report.counts = _counts(report.actions)
         await self.store.finish_run(
@@ -226,10 +228,25 @@ class LifecycleEngine:
         )
         return report
 
-    async def _refresh(self) -> None:
+    async def _refresh(self, report: LifecycleReport) -> None:
         await self.store.optimize_text_index()
+        await self._refresh_profiles(report)
         if self.after_run is not None:
             await self.after_run()
+
+    async def _refresh_profiles(self, report: LifecycleReport) -> None:
+        """Phase 5: the profile of each agent whose core identity/preference/skill memories
+        changed is rebuilt by rules (no LLM call; the user's manual edits are kept)."""
+        if self.refresh_profile is None:
+            return
+        for agent in sorted({a.agent_id for a in report.actions}):
+            try:
+                rebuilt = await self.refresh_profile(agent)
+            except CortexError as exc:  # the profile is a cache: the run's work stands
+                report.notes.append(f"profile of {agent} not refreshed: {exc.message}")
+                continue
+            if rebuilt:
+                report.notes.append(f"profile of {agent} rebuilt from core memory")
 
     # ---- texts of new memories (LLM when available, else extractive) --------------------
 

@@ -163,6 +163,17 @@ class ProfileKeeper:
         assert row is not None
         return self._view(row)
 
+    async def refresh_if_stale(self, agent_id: str) -> bool:
+        """Rebuild the profile by rules now when its source memories changed (manual edits
+        stay laid over it); True when it was rebuilt. The lifecycle calls this after a run."""
+        fingerprint = await self.store.fingerprint(agent_id, self._now())
+        row = await self.store.get(agent_id)
+        if row is not None and row.fingerprint == fingerprint:
+            return False
+        if row is None and fingerprint.startswith("0:"):
+            return False  # nothing to build from and no profile yet: stays a cold start
+        return await self.current(agent_id) is not None
+
     async def synthesise(self, agent_id: str) -> dict[str, Any]:
         """Rebuild now: with the LLM when one is configured (falling back to rules)."""
         fingerprint = await self.store.fingerprint(agent_id, self._now())
