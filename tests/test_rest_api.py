@@ -4,6 +4,7 @@ guards, agent isolation and the OpenAPI document."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -330,3 +331,88 @@ def test_relations_are_listed_per_agent(client: TestClient) -> None:
     theirs = client.get(f"{API}/relations", headers={"X-Cortex-Agent": "B"})
     assert theirs.json() == {"relations": []}
     assert client.get(f"{API}/relations?limit=0").status_code == 422
+
+
+def relations_of(client: TestClient, agent: str) -> list[dict[str, Any]]:
+    reply = client.get(f"{API}/relations", headers={"X-Cortex-Agent": agent})
+    assert reply.status_code == 200, reply.text
+    return list(reply.json()["relations"])
+
+
+def test_a_relation_is_created_listed_and_deleted_over_rest(client: TestClient) -> None:
+    body = {
+        "subject": "Harry",
+        "predicate": "owns",
+        "object": "  Oracle Cloud VPS ",
+        "agent_id": "A",
+    }
+    created = client.post(f"{API}/relations", json=body)
+    assert created.status_code == 201, created.text
+    relation = created.json()
+    assert (relation["subject"], relation["predicate"], relation["object"]) == (
+        "Harry",
+        "owns",
+        "Oracle Cloud VPS",
+    )
+    again = client.post(f"{API}/relations", json=body)
+    assert again.status_code == 201 and again.json()["id"] == relation["id"]
+    assert [r["id"] for r in relations_of(client, "A")] == [relation["id"]]
+    deleted = client.delete(f"{API}/relations/{relation['id']}?agent_id=A")
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json() == {"id": relation["id"], "deleted": True}
+    assert relations_of(client, "A") == []
+    gone = client.delete(f"{API}/relations/{relation['id']}?agent_id=A")
+    assert gone.status_code == 404 and gone.json()["error"]["field"] == "id"
+
+
+def test_agent_b_can_neither_see_nor_delete_agent_as_relation(client: TestClient) -> None:
+    body = {"subject": "Harry", "predicate": "prefers", "object": "ramen"}
+    made = client.post(f"{API}/relations", json=body, headers={"X-Cortex-Agent": "A"}).json()
+    assert relations_of(client, "B") == []
+    theirs = client.delete(f"{API}/relations/{made['id']}", headers={"X-Cortex-Agent": "B"})
+    assert theirs.status_code == 404
+    assert "B" in theirs.json()["error"]["message"]
+    assert [r["id"] for r in relations_of(client, "A")] == [made["id"]]
+
+
+def test_a_relation_holds_no_secret(client: TestClient, tmp_path: Path) -> None:
+    secret = "ghp_R2d2C3poBb8Luke5Leia7Han9Solo1Chewie4"
+    body = {"subject": "deploy", "predicate": "uses token", "object": secret}
+    stored = client.post(f"{API}/relations", json=body)
+    assert stored.status_code == 201, stored.text
+    assert stored.json()["object"].startswith("[REDACTED:")
+    [listed] = client.get(f"{API}/relations").json()["relations"]
+    assert listed["object"] == stored.json()["object"]
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.glob("brain.db*"))
+    assert secret.encode() not in on_disk
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"subject": "a", "predicate": "b"}, 422, "object"),
+        ({"subject": "", "predicate": "b", "object": "c"}, 422, "subject"),
+        ({"subject": "   ", "predicate": "b", "object": "c"}, 400, "subject"),
+        ({"subject": "a", "predicate": "b" * 201, "object": "c"}, 422, "predicate"),
+        ({"subject": "a", "predicate": "b", "object": "c", "colour": "red"}, 422, "colour"),
+    ],
+)
+def test_a_bad_relation_body_is_refused_naming_the_field_and_changes_nothing(
+    client: TestClient, body: dict[str, Any], status: int, field: str
+) -> None:
+    reply = client.post(f"{API}/relations", json=body)
+    assert reply.status_code == status, reply.text
+    assert reply.json()["error"]["field"] == field
+    assert client.get(f"{API}/relations").json() == {"relations": []}
+
+
+def test_deleting_a_relation_by_a_malformed_id_is_refused_and_changes_nothing(
+    client: TestClient,
+) -> None:
+    made = client.post(f"{API}/relations", json={"subject": "a", "predicate": "b", "object": "c"})
+    assert made.status_code == 201
+    reply = client.delete(f"{API}/relations/not-an-id")
+    assert reply.status_code == 400
+    assert reply.json()["error"]["field"] == "id"
+    assert "relation id" in reply.json()["error"]["message"]
+    assert len(client.get(f"{API}/relations").json()["relations"]) == 1

@@ -16,6 +16,8 @@ MAX_SOURCE_CHARS = 500
 MAX_REASON_CHARS = 1000
 MAX_ID_CHARS = 64  # a canonical id is 36; room for surrounding whitespace or braces
 MAX_AGENT_ID_CHARS = 128
+MAX_RELATION_PART_CHARS = 500  # a relation's subject or object
+MAX_PREDICATE_CHARS = 200
 PREVIEW_CHARS = 60
 
 
@@ -82,16 +84,24 @@ def members(name: str, values: list[str] | list[E] | None, kind: type[E]) -> lis
 
 
 def memory_id(value: str, name: str = "memory_id") -> str:
+    return _uuid(value, name, "memory")
+
+
+def relation_id(value: str, name: str = "id") -> str:
+    return _uuid(value, name, "relation")
+
+
+def _uuid(value: str, name: str, kind: str) -> str:
     text = (value or "").strip()
     if len(text) > MAX_ID_CHARS:
         raise InvalidInput(
-            f"{name}: {len(text)} characters is too long for a memory id (36)", field=name
+            f"{name}: {len(text)} characters is too long for a {kind} id (36)", field=name
         )
     try:
         parsed = uuid.UUID(text)
     except ValueError:
         raise InvalidInput(
-            f"{name}: {preview(value or '')} is not a memory id (ids look like 01938f2e-7c4b-7d3a-9f1e-2b6c8d0e4a51)",
+            f"{name}: {preview(value or '')} is not a {kind} id (ids look like 01938f2e-7c4b-7d3a-9f1e-2b6c8d0e4a51)",
             field=name,
         ) from None
     return str(parsed)

@@ -20,13 +20,14 @@ from cortex_mcp.engine.exporters import (
 )
 from cortex_mcp.engine.importers import parse_path, parse_text
 from cortex_mcp.engine.lifecycle import PhaseCallback, parse_moment
-from cortex_mcp.errors import InvalidInput
+from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import (
     Category,
     Layer,
     LifecycleReport,
 )
 from cortex_mcp.service.core import ServiceCore
+from cortex_mcp.store.relations import Triple
 
 
 class ExchangeTools(ServiceCore):
@@ -143,3 +144,34 @@ class ExchangeTools(ServiceCore):
         agent = validate.agent_id(agent_id, self.settings.agent_id)
         size = validate.int_range("limit", limit, 1, 10_000)
         return {"relations": await self.relations.for_agent(agent, size)}
+
+    async def add_relation(
+        self, subject: str, predicate: str, object: str, agent_id: str | None = None
+    ) -> dict[str, Any]:
+        """Store one (subject, predicate, object) for the agent, secrets redacted; adding a
+        known triple refreshes it. Returns the stored relation."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        parts = [
+            validate.text(name, value, limit, verbatim=True)
+            for name, value, limit in (
+                ("subject", subject, validate.MAX_RELATION_PART_CHARS),
+                ("predicate", predicate, validate.MAX_PREDICATE_CHARS),
+                ("object", object, validate.MAX_RELATION_PART_CHARS),
+            )
+        ]
+        cleaned = await self.redactor.clean_many(parts)
+        triple = Triple(cleaned[0], cleaned[1], cleaned[2], confidence=1.0)
+        relation = await self.relations.add(agent, triple, self._now())
+        self._mirror()
+        return relation
+
+    async def delete_relation(
+        self, relation_id: str, agent_id: str | None = None
+    ) -> dict[str, Any]:
+        """Delete one of the agent's relations; another agent's is "not found" like a missing one."""
+        target = validate.relation_id(relation_id, "id")
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        if not await self.relations.delete(target, agent):
+            raise NotFound(f"id: no relation {target} for agent {agent!r}", field="id")
+        self._mirror()
+        return {"id": target, "deleted": True}

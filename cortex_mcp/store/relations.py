@@ -47,9 +47,39 @@ async def add_in(
     )
 
 
+_ROW = "id, subject, predicate, object, confidence, source_memory_id, created_at, updated_at"
+
+
 class RelationStore:
     def __init__(self, db: Database) -> None:
         self.db = db
+
+    async def add(self, agent_id: str, triple: Triple, now: str) -> dict[str, Any]:
+        """One triple in its own transaction; a known triple is refreshed and returned as is."""
+
+        async def txn(conn: aiosqlite.Connection) -> dict[str, Any]:
+            await add_in(conn, agent_id, [triple], now)
+            cursor = await conn.execute(
+                f"SELECT {_ROW} FROM relations"
+                " WHERE agent_id = ? AND subject = ? AND predicate = ? AND object = ?",
+                (agent_id, triple.subject, triple.predicate, triple.object),
+            )
+            row = await cursor.fetchone()
+            assert row is not None
+            return dict(row)
+
+        return await self.db.write(txn)
+
+    async def delete(self, relation_id: str, agent_id: str) -> bool:
+        """Delete one of `agent_id`'s relations; False when it has none with that id."""
+
+        async def txn(conn: aiosqlite.Connection) -> bool:
+            cursor = await conn.execute(
+                "DELETE FROM relations WHERE id = ? AND agent_id = ?", (relation_id, agent_id)
+            )
+            return cursor.rowcount > 0
+
+        return await self.db.write(txn)
 
     async def for_memory(self, memory_id: str) -> list[dict[str, Any]]:
         rows = await self.db.fetchall(

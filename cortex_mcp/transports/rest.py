@@ -1,7 +1,7 @@
 """The REST API under /api/v1 (DESIGN.md §3): thin handlers over the service facade.
 
 Routes whose capability belongs to another part of the system (ingest, flush, lifecycle,
-export/import, relations, listing) call the facade method when it exists and otherwise answer
+export/import, listing) call the facade method when it exists and otherwise answer
 503 "not available yet": never a made-up answer.
 """
 
@@ -150,12 +150,11 @@ async def list_relations(call: Call) -> Any:
 
 async def add_relation(call: Call) -> Any:
     b: m.RelationBody = call.body
-    run = _capability(call, "add_relation")
-    return await run(b.subject, b.predicate, b.object, agent_id=call.agent_id)
+    return await call.service.add_relation(b.subject, b.predicate, b.object, call.agent_id)
 
 
 async def delete_relation(call: Call) -> Any:
-    return await _capability(call, "delete_relation")(call.path["id"], agent_id=call.agent_id)
+    return await call.service.delete_relation(call.path["id"], call.agent_id)
 
 
 _LATER = (400, 401, 413, 422, 503)
@@ -194,7 +193,7 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/relations", list_relations, "list_relations", query=m.RelationsQuery,
              response=m.Anything, errors=_LATER),
     Endpoint("POST", "/relations", add_relation, "add_relation", m.RelationBody,
-             response=m.Anything, status=201, errors=_LATER),
+             response=m.Anything, status=201, errors=(400, 401, 413, 422)),
     Endpoint("DELETE", "/relations/{id}", delete_relation, "delete_relation",
-             query=m.AgentQuery, response=m.Anything, errors=(*_LATER, 404)),
+             query=m.AgentQuery, response=m.Anything, errors=_BY_ID),
 ]  # fmt: skip
