@@ -244,6 +244,7 @@ async def open_cortex(
             after_run=service.after_lifecycle,
             rewrite=service.redactor.clean,
             refresh_profile=service.profiles.refresh_if_stale,
+            vector_model=lambda: _embedding_model(service.embeddings),
         )
         if settings.export_dir is not None:
             service.mirrors = _mirrors(settings, service, clock)
@@ -292,3 +293,9 @@ def _scheduler(
     )
     nightly.start()
     return nightly
+
+
+def _embedding_model(embeddings: EmbeddingCascade) -> str | None:
+    """The key of the current (primary) embedding model, None without a provider."""
+    primary = embeddings.primary
+    return None if primary is None else str(primary.model_key)

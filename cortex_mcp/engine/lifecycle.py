@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+import numpy as np
+
 from cortex_mcp.config import LifecycleSettings
 from cortex_mcp.engine.lifecycle_plan import (
     PHASES,
@@ -83,6 +85,7 @@ class LifecycleEngine:
         after_run: Callable[[], Awaitable[None]] | None = None,
         rewrite: Callable[[str], Awaitable[str]] | None = None,
         refresh_profile: Callable[[str], Awaitable[bool]] | None = None,
+        vector_model: Callable[[], str | None] | None = None,
     ) -> None:
         self.store = store
         self.leases = leases
@@ -93,6 +96,7 @@ class LifecycleEngine:
         self.after_run = after_run
         self.rewrite = rewrite or _unchanged  # redaction of generated text
         self.refresh_profile = refresh_profile  # rebuilds a stale profile by rules
+        self.vector_model = vector_model  # the current embedding model's key, if any
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
     async def preview(
@@ -108,12 +112,14 @@ class LifecycleEngine:
             )
         else:
             moment = now or self.clock.now()
+            snapshot = await self.store.snapshot(agent_id)
             made = plan(
-                await self.store.snapshot(agent_id),
+                snapshot,
                 moment,
                 self.settings,
                 self.archive_ttl,
                 llm_available=self.llm is not None,
+                vectors=await self._vectors(snapshot),
             )
             actions = made.actions
             report = LifecycleReport(status="preview", now=made.now, agent_id=agent_id)
@@ -196,6 +202,7 @@ class LifecycleEngine:
                 self.settings,
                 self.archive_ttl,
                 llm_available=self.llm is not None,
+                vectors=await self._vectors(snapshot),
             )
             run_at, actions, decay, first = made.now, made.actions, made.decay_scores, 0
             run_id = await self.store.start_run(scope, run_at, actions, started_at)
@@ -227,6 +234,15 @@ class LifecycleEngine:
             to_iso(self.clock.now()),
         )
         return report
+
+    async def _vectors(self, snapshot: list[Memory]) -> dict[str, np.ndarray]:
+        """Stored vectors of the current embedding model for the memories merge may compare."""
+        model = self.vector_model() if self.vector_model is not None else None
+        if not model:
+            return {}
+        ids = [m.id for m in snapshot if m.layer is not Layer.archive]
+        blobs = await self.store.vectors(ids, model)
+        return {i: np.frombuffer(blob, dtype=np.float32) for i, blob in blobs.items()}
 
     async def _refresh(self, report: LifecycleReport) -> None:
         await self.store.optimize_text_index()

@@ -4,7 +4,8 @@
 phase seeing what the previous one did, so the list it returns is exactly what a run applies
 (a run re-checks every step against the database and skips one whose memories changed).
 Formulas from seed 000 §5.4 and seed 003: promotion from access, high-signal origin and
-novelty; decay = base importance x access frequency x exp(-lambda x days), lambda slower for
+novelty; merge by cosine >= the threshold where both memories have a vector of the current
+embedding model, by a text measure otherwise; decay = base importance x access frequency x exp(-lambda x days), lambda slower for
 identity and preferences; archive compressed by month after the archive TTL.
 """
 
@@ -14,6 +15,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+import numpy as np
 
 from cortex_mcp.config import LifecycleSettings
 from cortex_mcp.engine.similarity import TextSimilarity
@@ -71,6 +74,7 @@ def plan(
     archive_ttl: timedelta,
     *,
     llm_available: bool = False,
+    vectors: dict[str, np.ndarray] | None = None,
 ) -> Plan:
     result = Plan(now=to_iso(now))
     budget = [settings.llm_max_calls if llm_available else 0]
@@ -80,7 +84,7 @@ def plan(
     for agent in sorted(by_agent):
         state = {m.id: m for m in by_agent[agent]}
         _promote(state, now, settings, result)
-        _merge(state, now, settings, result, budget)
+        _merge(state, now, settings, result, budget, vectors or {})
         reserve = _new_summaries(state, now, archive_ttl)  # summaries about to join core
         _archive(state, now, settings, result, reserve)
         _compress(state, now, archive_ttl, settings, result, budget)
@@ -134,6 +138,7 @@ def _merge(
     settings: LifecycleSettings,
     result: Plan,
     budget: list[int],
+    vectors: dict[str, np.ndarray],
 ) -> None:
     candidates = [m for m in _ordered(state, Layer.core) if m.category not in PERMANENT]
     by_category: dict[Category, list[Memory]] = defaultdict(list)
@@ -144,7 +149,7 @@ def _merge(
         index = TextSimilarity()
         for m in group:
             index.add(m.id, m.content)
-        for cluster in index.clusters(settings.merge_threshold):
+        for cluster in index.clusters(settings.merge_threshold, vectors):
             members = sorted((state[i] for i in cluster), key=lambda x: (x.created_at, x.id))
             keeper = members[-1]  # the latest wins a conflict; the others chain to it
             use_llm = budget[0] > 0

@@ -12,11 +12,14 @@ import itertools
 import re
 from collections import defaultdict
 
+import numpy as np
+
 from cortex_mcp.tokenize import index_text
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PROBES = 4  # rarest words used to find candidates; a candidate must share two of them
 _MAX_POSTING = 400  # words more common than this are useless as probes
+_BLOCK = 512  # rows of the cosine matrix computed at a time
 
 
 def shingles(text: str) -> frozenset[str]:
@@ -71,9 +74,13 @@ class TextSimilarity:
                 best_key, best_score = self._keys[position], score
         return best_key, best_score
 
-    def clusters(self, threshold: float) -> list[list[str]]:
-        """Groups of keys linked by similarity >= threshold (union-find), in insertion order."""
+    def clusters(
+        self, threshold: float, vectors: dict[str, np.ndarray] | None = None
+    ) -> list[list[str]]:
+        """Groups of keys linked by similarity >= threshold (union-find), in insertion order.
+        A pair whose keys both have a vector is compared by cosine, any other pair by text."""
         parent = list(range(len(self._keys)))
+        unit = _unit_vectors(self._keys, vectors or {})
 
         def root(i: int) -> int:
             while parent[i] != i:
@@ -83,9 +90,45 @@ class TextSimilarity:
 
         for i, items in enumerate(self._sets):
             for j in self._candidates(items, skip=i):
-                if j > i and dice(items, self._sets[j]) >= threshold:
+                both_have_vectors = i in unit and j in unit
+                if j > i and not both_have_vectors and dice(items, self._sets[j]) >= threshold:
                     parent[root(j)] = root(i)
+        for i, j in _cosine_pairs(unit, threshold):
+            parent[root(j)] = root(i)
         groups: dict[int, list[str]] = defaultdict(list)
         for i, key in enumerate(self._keys):
             groups[root(i)].append(key)
         return [keys for keys in groups.values() if len(keys) > 1]
+
+
+def _unit_vectors(keys: list[str], vectors: dict[str, np.ndarray]) -> dict[int, np.ndarray]:
+    """Positions with a vector, normalised; vectors of another size than the first are
+    left out (a mixed store during a model switch compares those pairs by text)."""
+    unit: dict[int, np.ndarray] = {}
+    size = None
+    for position, key in enumerate(keys):
+        vector = vectors.get(key)
+        if vector is None:
+            continue
+        flat = np.asarray(vector, dtype=np.float32).ravel()
+        norm = float(np.linalg.norm(flat))
+        size = flat.shape[0] if size is None else size
+        if norm > 0 and flat.shape[0] == size:
+            unit[position] = flat / norm
+    return unit
+
+
+def _cosine_pairs(unit: dict[int, np.ndarray], threshold: float) -> list[tuple[int, int]]:
+    """Pairs (i < j) of positions whose cosine similarity reaches the threshold."""
+    if len(unit) < 2:
+        return []
+    positions = np.array(sorted(unit))
+    matrix = np.stack([unit[p] for p in positions.tolist()])
+    pairs: list[tuple[int, int]] = []
+    for start in range(0, len(positions), _BLOCK):
+        block = matrix[start : start + _BLOCK] @ matrix.T
+        rows, cols = np.nonzero(block >= threshold)
+        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+            if start + row < col:
+                pairs.append((int(positions[start + row]), int(positions[col])))
+    return pairs

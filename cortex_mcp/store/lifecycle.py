@@ -58,6 +58,18 @@ class LifecycleStore:
         )
         return [row_to_memory(row) for row in rows]
 
+    async def vectors(self, ids: list[str], model: str) -> dict[str, bytes]:
+        """The stored vectors of one embedding model for these memories (those that have one)."""
+        found: dict[str, bytes] = {}
+        for chunk in _chunks(ids, 500):
+            rows = await self.db.fetchall(
+                "SELECT memory_id, vector FROM memory_vectors WHERE model = ?"
+                f" AND memory_id IN ({placeholders(chunk)})",
+                [model, *chunk],
+            )
+            found.update((str(r[0]), bytes(r[1])) for r in rows)
+        return found
+
     async def unfinished_run(self, scope: str) -> RunRecord | None:
         row = await self.db.fetchone(
             "SELECT id, scope, run_at, next_phase, plan, report FROM lifecycle_runs"
