@@ -154,7 +154,13 @@ class HybridSearch:
         watch.lap("fusion")
 
         if s.mmr and len(live) > 1:
-            similarity = await self._similarity(live, model_key, query_vector, outcome.fresh)
+            similarity = await self._similarity(
+                live,
+                model_key,
+                query_vector,
+                outcome.fresh,
+                outcome.providers.get("vector_backend"),
+            )
             live = mmr(live, limit, s.mmr_lambda, similarity)
             watch.lap("mmr")
         outcome.ranked = live[:limit]
@@ -182,7 +188,8 @@ class HybridSearch:
         missing = [c.memory_id for c in live if c.cosine is None]
         if missing:
             dim = int(query_vector.shape[0])
-            fill_cosines(live, await self.index.vectors_for(missing, model_key, dim), query_vector)
+            vectors = await self.index.vectors_for(missing, model_key, dim, refresh=False)
+            fill_cosines(live, vectors, query_vector)
 
     async def _embed_query(
         self,
@@ -235,11 +242,14 @@ class HybridSearch:
         model_key: str,
         query_vector: np.ndarray | None,
         fresh: list[tuple[PendingEmbedding, np.ndarray]],
+        outcome_backend: Any = None,
     ) -> Any:
         if query_vector is not None:
             dim = int(query_vector.shape[0])
             ids = [c.memory_id for c in live]
-            vectors = await self.index.vectors_for(ids, model_key, dim)
+            # the numpy search of this recall refreshed the matrix a moment ago
+            numpy = outcome_backend == "numpy"
+            vectors = await self.index.vectors_for(ids, model_key, dim, refresh=not numpy)
             vectors.update((p.memory_id, v) for p, v in fresh)
             return vector_similarity(vectors)
         tokens = {

@@ -30,6 +30,13 @@ class _Matrix:
     max_rowid: int = 0
     count: int = 0
     data_version: int = -1
+    _positions: dict[str, int] = field(default_factory=dict)
+
+    def positions(self) -> dict[str, int]:
+        """Row of each id, built once per growth of the matrix (not once per recall)."""
+        if len(self._positions) != len(self.ids):
+            self._positions = {memory_id: i for i, memory_id in enumerate(self.ids)}
+        return self._positions
 
     def stacked(self) -> np.ndarray:
         if self.matrix is None or self.matrix.shape[0] != len(self.ids):
@@ -78,9 +85,15 @@ class VectorIndex:
             return await self._search_vec0(query, k, filters), "vec0"
         return await self._search_numpy(query, model_key, k, filters), "numpy"
 
-    async def vectors_for(self, ids: list[str], model_key: str, dim: int) -> dict[str, np.ndarray]:
-        matrix = await self._refresh(model_key, dim)
-        positions = {memory_id: i for i, memory_id in enumerate(matrix.ids)}
+    async def vectors_for(
+        self, ids: list[str], model_key: str, dim: int, *, refresh: bool = True
+    ) -> dict[str, np.ndarray]:
+        """`refresh=False` reuses the matrix as the search just refreshed it (same recall):
+        it saves a round trip to the database thread for `PRAGMA data_version`."""
+        matrix = self._matrix
+        if refresh or matrix is None or matrix.model_key != model_key or matrix.dim != dim:
+            matrix = await self._refresh(model_key, dim)
+        positions = matrix.positions()
         stacked = matrix.stacked()
         return {i: stacked[positions[i]] for i in ids if i in positions}
 

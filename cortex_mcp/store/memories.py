@@ -56,11 +56,16 @@ def row_to_memory(row: Row) -> Memory:
     """Rows come from our own schema (CHECKed columns), so skip re-validation: on the search
     path pydantic validation of a few dozen rows cost more than the SQL that fetched them."""
     data = dict(row)
-    data["layer"] = Layer(data["layer"])
-    data["category"] = Category(data["category"])
-    data["metadata"] = json.loads(data.get("metadata") or "{}")
+    data["layer"] = _LAYERS[data["layer"]]  # a dict lookup: Enum(value) is ~10x slower
+    data["category"] = _CATEGORIES[data["category"]]
+    metadata = data.get("metadata")
+    data["metadata"] = json.loads(metadata) if metadata and metadata != "{}" else {}
     data["shared"] = bool(data.get("shared"))
     return Memory.model_construct(**data)
+
+
+_LAYERS = {layer.value: layer for layer in Layer}
+_CATEGORIES = {category.value: category for category in Category}
 
 
 def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
