@@ -200,8 +200,9 @@ class Database:
         index = self._busy.index(min(self._busy))  # the least busy reader
         self._busy[index] += 1
         try:
-            async with self._readers[index].execute(sql, params) as cursor:
-                return list(await cursor.fetchall())
+            # One trip to the connection's thread (execute, fetch and close as a cursor
+            # context would each take their own, and each trip costs a loop wake-up).
+            return list(await self._readers[index].execute_fetchall(sql, params))
         except Exception as exc:
             fault = storage_fault(exc, self.path)
             if fault is None:
@@ -226,9 +227,8 @@ class Database:
         """Changes whenever another process commits: the signal that in-process caches must
         refresh. Read on the writer, so it is comparable call to call (the value is per
         connection); our own writes are signalled by the code that makes them."""
-        async with self.conn.execute("PRAGMA data_version") as cursor:
-            row = await cursor.fetchone()
-        return int(row[0]) if row else 0
+        rows = list(await self.conn.execute_fetchall("PRAGMA data_version"))
+        return int(rows[0][0]) if rows else 0
 
     async def checkpoint(self) -> bool:
         """Copy the WAL into the main file and truncate it; True when it is empty now.
