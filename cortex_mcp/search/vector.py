@@ -89,7 +89,7 @@ class VectorIndex:
         self, ids: list[str], model_key: str, dim: int, *, refresh: bool = True
     ) -> dict[str, np.ndarray]:
         """`refresh=False` reuses the matrix as the search just refreshed it (same recall):
-        it saves a round trip to the database thread for `PRAGMA data_version`."""
+        it saves a round trip to the database thread (the data-version check)."""
         matrix = self._matrix
         if refresh or matrix is None or matrix.model_key != model_key or matrix.dim != dim:
             matrix = await self._refresh(model_key, dim)
