@@ -24,6 +24,7 @@ import numpy as np
 from cortex_mcp.config import LifecycleSettings
 from cortex_mcp.engine.lifecycle_plan import (
     PHASES,
+    Plan,
     extractive_summary,
     plan,
     summary_items,
@@ -111,16 +112,7 @@ class LifecycleEngine:
                 status="preview", now=unfinished.run_at, agent_id=agent_id, resumed=True
             )
         else:
-            moment = now or self.clock.now()
-            snapshot = await self.store.snapshot(agent_id)
-            made = plan(
-                snapshot,
-                moment,
-                self.settings,
-                self.archive_ttl,
-                llm_available=self.llm is not None,
-                vectors=await self._vectors(snapshot),
-            )
+            made = await self._fresh_plan(agent_id, now)
             actions = made.actions
             report = LifecycleReport(status="preview", now=made.now, agent_id=agent_id)
         report.actions = actions
@@ -194,16 +186,7 @@ class LifecycleEngine:
             first = unfinished.next_phase
             log.warning("resuming lifecycle run %d at phase %d", run_id, first)
         else:
-            moment = now or self.clock.now()
-            snapshot = await self.store.snapshot(agent_id)
-            made = plan(
-                snapshot,
-                moment,
-                self.settings,
-                self.archive_ttl,
-                llm_available=self.llm is not None,
-                vectors=await self._vectors(snapshot),
-            )
+            made = await self._fresh_plan(agent_id, now)
             run_at, actions, decay, first = made.now, made.actions, made.decay_scores, 0
             run_id = await self.store.start_run(scope, run_at, actions, started_at)
         report = LifecycleReport(
@@ -234,6 +217,18 @@ class LifecycleEngine:
             to_iso(self.clock.now()),
         )
         return report
+
+    async def _fresh_plan(self, agent_id: str | None, now: datetime | None) -> Plan:
+        """What a run starting now would do (preview and run must plan alike)."""
+        snapshot = await self.store.snapshot(agent_id)
+        return plan(
+            snapshot,
+            now or self.clock.now(),
+            self.settings,
+            self.archive_ttl,
+            llm_available=self.llm is not None,
+            vectors=await self._vectors(snapshot),
+        )
 
     async def _vectors(self, snapshot: list[Memory]) -> dict[str, np.ndarray]:
         """Stored vectors of the current embedding model for the memories merge may compare."""
