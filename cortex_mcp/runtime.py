@@ -9,11 +9,11 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from cortex_mcp.config import Settings
-from cortex_mcp.engine.exporters import mirror_files
-from cortex_mcp.engine.indexer import EmbeddingIndexer
-from cortex_mcp.engine.lifecycle import CascadeTextModel, LifecycleEngine
-from cortex_mcp.engine.markdown import MirrorWriter
-from cortex_mcp.engine.schedule import LifecycleScheduler
+from cortex_mcp.engine.exchange.exporters import mirror_files
+from cortex_mcp.engine.exchange.markdown import MirrorWriter
+from cortex_mcp.engine.lifecycle.runner import CascadeTextModel, LifecycleEngine
+from cortex_mcp.engine.lifecycle.schedule import LifecycleScheduler
+from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.models import Clock, SystemClock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.embeddings import (

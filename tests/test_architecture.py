@@ -117,3 +117,28 @@ def test_the_facade_package_keeps_each_capability_group_small() -> None:
     }
     assert {"core.py", "memories.py", "conversation.py", "exchange.py", "status.py"} <= set(sizes)
     assert {name: n for name, n in sizes.items() if n > 400} == {}
+
+
+ENGINE_CAPABILITIES = {"recall", "ingest", "lifecycle", "exchange"}
+ENGINE_SHARED = {"__init__.py", "validate.py", "redact.py", "health.py"}
+
+
+def test_the_engine_is_grouped_by_capability() -> None:
+    engine = PACKAGE / "engine"
+    packages = {p.name for p in engine.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    loose = {p.name for p in engine.glob("*.py")}
+    assert packages == ENGINE_CAPABILITIES
+    assert loose == ENGINE_SHARED, "a new engine module belongs in its capability's package"
+
+
+def test_capabilities_do_not_reach_into_each_other_sideways() -> None:
+    # exchange and lifecycle read and write memories through the store; neither drives ingest
+    edges = []
+    for capability in ("exchange", "lifecycle", "recall"):
+        for path in (PACKAGE / "engine" / capability).glob("*.py"):
+            edges += [
+                f"{capability}/{path.name} -> {i}"
+                for i in _imports(path)
+                if i.startswith("cortex_mcp.engine.ingest")
+            ]
+    assert edges == []

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cortex_mcp.config import load_settings
-from cortex_mcp.engine.schedule import LifecycleScheduler, next_fire, parse_cron
+from cortex_mcp.engine.lifecycle.schedule import LifecycleScheduler, next_fire, parse_cron
 from cortex_mcp.errors import ConfigError
 from cortex_mcp.models import to_iso
 from tests.conftest import FakeClock

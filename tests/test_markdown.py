@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cortex_mcp.config import load_settings
-from cortex_mcp.engine.markdown import (
+from cortex_mcp.engine.exchange.markdown import (
     Relation,
     count_words,
     render_memory_md,

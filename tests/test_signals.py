@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cortex_mcp.engine.sieve import detect_high_signals, importance, own_words
+from cortex_mcp.engine.ingest.sieve import detect_high_signals, importance, own_words
 from tests.signal_table import TABLE
 
 

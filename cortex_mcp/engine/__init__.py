@@ -1,1 +1,1 @@
-"""Engine: the memory gate, ingest, lifecycle, profile and mirrors."""
+"""Engine: one package per capability (recall, ingest, lifecycle, exchange) and the rules they share (validation, redaction, health)."""

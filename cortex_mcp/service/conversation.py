@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from cortex_mcp.engine import validate
-from cortex_mcp.engine.flush import FlushResult
-from cortex_mcp.engine.ingest import IngestResult
-from cortex_mcp.engine.profile import readable
+from cortex_mcp.engine.ingest.flush import FlushResult
+from cortex_mcp.engine.ingest.pipeline import IngestResult
+from cortex_mcp.engine.ingest.profile import readable
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.service.core import ServiceCore
 

@@ -11,13 +11,13 @@ from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
-from cortex_mcp.engine.flush import Flusher
+from cortex_mcp.engine.exchange.markdown import MirrorWriter
 from cortex_mcp.engine.health import IntegrityWatch
-from cortex_mcp.engine.indexer import EmbeddingIndexer
-from cortex_mcp.engine.ingest import Ingestor
-from cortex_mcp.engine.lifecycle import LifecycleEngine
-from cortex_mcp.engine.markdown import MirrorWriter
-from cortex_mcp.engine.profile import ProfileKeeper
+from cortex_mcp.engine.ingest.flush import Flusher
+from cortex_mcp.engine.ingest.pipeline import Ingestor
+from cortex_mcp.engine.ingest.profile import ProfileKeeper
+from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
+from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.models import (
     Category,

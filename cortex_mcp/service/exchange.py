@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from cortex_mcp.engine import validate
-from cortex_mcp.engine.exporters import (
+from cortex_mcp.engine.exchange.exporters import (
     ImportReport,
     Progress,
     export_document,
@@ -18,8 +18,8 @@ from cortex_mcp.engine.exporters import (
     mirror_files,
     output_path,
 )
-from cortex_mcp.engine.importers import parse_path, parse_text
-from cortex_mcp.engine.lifecycle import PhaseCallback, parse_moment
+from cortex_mcp.engine.exchange.importers import parse_path, parse_text
+from cortex_mcp.engine.lifecycle.runner import PhaseCallback, parse_moment
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import (
     Category,

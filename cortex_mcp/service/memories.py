@@ -7,9 +7,9 @@ import time
 from typing import Any
 
 from cortex_mcp.engine import validate
-from cortex_mcp.engine.gate import build_context, small_talk_reason
-from cortex_mcp.engine.indexer import FreshVectors
-from cortex_mcp.engine.report import debug_report
+from cortex_mcp.engine.recall.gate import build_context, small_talk_reason
+from cortex_mcp.engine.recall.indexer import FreshVectors
+from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.errors import InvalidInput, NotFound, StorageError
 from cortex_mcp.models import (
     Category,

@@ -13,7 +13,7 @@ from cortex_mcp.engine.health import (
     sqlite_health,
     worst,
 )
-from cortex_mcp.engine.report import core_snapshot
+from cortex_mcp.engine.recall.report import core_snapshot
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Layer
 from cortex_mcp.service.core import ServiceCore

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from cortex_mcp.config import load_settings  # noqa: E402
-from cortex_mcp.engine.markdown import count_words  # noqa: E402
+from cortex_mcp.engine.exchange.markdown import count_words  # noqa: E402
 from cortex_mcp.models import Category, Layer, Memory, new_id, to_iso  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from cortex_mcp.engine import extraction
-from cortex_mcp.engine.ingest import write_high_signals
+from cortex_mcp.engine.ingest import extraction
+from cortex_mcp.engine.ingest.pipeline import write_high_signals
+from cortex_mcp.engine.ingest.sieve import detect_high_signals
 from cortex_mcp.engine.redact import Redactor
-from cortex_mcp.engine.sieve import detect_high_signals
 from cortex_mcp.errors import InvalidInput, ProviderError
 from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
 from cortex_mcp.providers.llm import LLMCascade

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cortex_mcp.engine.importers import EXPORT_FORMAT, Parsed
-from cortex_mcp.engine.markdown import Relation, render_mirrors, sync_folder, write_atomic
+from cortex_mcp.engine.exchange.importers import EXPORT_FORMAT, Parsed
+from cortex_mcp.engine.exchange.markdown import Relation, render_mirrors, sync_folder, write_atomic
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import Memory
 from cortex_mcp.store.exports import ExportStore, ImportCounts

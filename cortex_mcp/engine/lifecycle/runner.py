@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cortex_mcp.config import LifecycleSettings
-from cortex_mcp.engine.lifecycle_plan import (
+from cortex_mcp.engine.lifecycle.plan import (
     PHASES,
     Plan,
     extractive_summary,

@@ -13,7 +13,7 @@ import logging
 from collections import Counter
 from typing import Any
 
-from cortex_mcp.engine.extraction import parse_object, render
+from cortex_mcp.engine.ingest.extraction import parse_object, render
 from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.errors import InvalidInput, ProviderError
 from cortex_mcp.models import Clock, Layer, Memory, to_iso

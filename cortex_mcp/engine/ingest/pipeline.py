@@ -25,11 +25,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from cortex_mcp.engine import extraction
-from cortex_mcp.engine.gate import small_talk_reason
-from cortex_mcp.engine.profile import ProfileKeeper, prompt_block
+from cortex_mcp.engine.ingest import extraction
+from cortex_mcp.engine.ingest.profile import ProfileKeeper, prompt_block
+from cortex_mcp.engine.ingest.sieve import HighSignal, detect_high_signals
+from cortex_mcp.engine.recall.gate import small_talk_reason
 from cortex_mcp.engine.redact import Redactor
-from cortex_mcp.engine.sieve import HighSignal, detect_high_signals
 from cortex_mcp.errors import InvalidInput, ProviderError
 from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
 from cortex_mcp.providers.llm import LLMCascade

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cortex_mcp.engine.import_common import (
+from cortex_mcp.engine.exchange.common import (
     BadLine,
     ImportProblem,
     Parsed,

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from cortex_mcp.engine import signals
+from cortex_mcp.engine.ingest import signals
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _TAGGED = re.compile(r"<(\w[\w-]*)[^>]*>.*?</\1>", re.DOTALL)

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from cortex_mcp.config import LifecycleSettings
-from cortex_mcp.engine.similarity import TextSimilarity
+from cortex_mcp.engine.lifecycle.similarity import TextSimilarity
 from cortex_mcp.models import Category, Layer, LifecycleAction, Memory, from_iso, to_iso
 
 PHASES = ("promote", "merge", "archive", "compress")

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from cortex_mcp.engine.sieve import looks_injected
+from cortex_mcp.engine.ingest.sieve import looks_injected
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.prompts import load_prompt, prompts_dir
 

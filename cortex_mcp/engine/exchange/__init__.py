@@ -1,0 +1,1 @@
+"""Exchange: import from other memory formats, export, and the Markdown mirrors."""

@@ -1,0 +1,1 @@
+"""Ingest: conversation turns in, memories out (sieve, signals, LLM extraction, flush, profile)."""

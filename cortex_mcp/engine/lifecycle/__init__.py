@@ -1,0 +1,1 @@
+"""Lifecycle: decay, promotion, merge, archive and compression, planned then applied, on a schedule."""

@@ -1,0 +1,1 @@
+"""Recall: the memory gate, readable reports and the background embedding indexer."""
