@@ -194,7 +194,8 @@ async def test_every_fault_keeps_the_raw_turn_and_returns_in_time(
     assert time.monotonic() - started < TIMEOUT_S + 1.5
     assert result.outcome == "fallback" and result.degraded
     (note,) = result.extracted
-    assert note.content.startswith("[未提取]") and user in note.content
+    assert note.content == user and note.metadata["unextracted"] is True
+    assert note.metadata["speaker"] == "user" and note.metadata["said_at"]
     assert note.layer.value == "working" and note.category.value == "context"
     stats = await svc.stats()
     assert stats["ingest"]["counts"]["fallback"] == 1
@@ -227,7 +228,8 @@ async def test_without_a_provider_the_rules_run_and_the_raw_turn_is_kept(
     )
     assert {m.category.value for m in result.high_signals} == {"identity", "decision"}
     assert all(m.layer.value == "core" for m in result.high_signals)
-    assert result.outcome == "fallback" and result.extracted[0].content.startswith("[未提取]")
+    assert result.outcome == "fallback" and result.extracted[0].metadata["unextracted"] is True
+    assert "Postgres" in result.extracted[0].content and "稳妥" not in result.extracted[0].content
 
 
 async def test_high_signals_go_to_core_while_the_llm_extracts(

@@ -152,12 +152,17 @@ async def test_flush_without_an_llm_keeps_rules_and_a_raw_summary(service: Corte
     result = await service.flush(MESSAGES, reason="window full")
     kinds = [(m.layer.value, m.category.value) for m in result.flushed]
     assert kinds == [("core", "decision"), ("working", "summary")]
-    assert "防火墙" in result.flushed[-1].content and result.degraded
+    summary = result.flushed[-1]
+    assert "防火墙" in summary.content and result.degraded
+    assert "设计表结构" not in summary.content  # the assistant's side is not kept as a memory
+    assert summary.metadata["unextracted"] is True and summary.metadata["speaker"] == "user"
 
 
 async def test_flush_refuses_malformed_messages(service: CortexService) -> None:
     with pytest.raises(InvalidInput, match=r"messages\[0\].role"):
-        await service.flush([{"role": "robot", "content": "x"}])
+        await service.flush([{"role": 5, "content": "x"}])
+    with pytest.raises(InvalidInput, match=r"messages\[0\].content\[1\]"):
+        await service.flush([{"role": "user", "content": [{"type": "text", "text": "a"}, 7]}])
     with pytest.raises(InvalidInput, match="messages"):
         await service.flush([])
 

@@ -77,6 +77,12 @@ def member(name: str, value: str | E, kind: type[E]) -> E:
         ) from None
 
 
+def choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise InvalidInput(f"{name}: must be one of {', '.join(allowed)}", field=name)
+    return value
+
+
 def members(name: str, values: list[str] | list[E] | None, kind: type[E]) -> list[E] | None:
     if not values:
         return None

@@ -6,6 +6,7 @@ from typing import Any
 
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.ingest.flush import FlushResult
+from cortex_mcp.engine.ingest.messages import checked_messages, last_turn
 from cortex_mcp.engine.ingest.pipeline import IngestResult
 from cortex_mcp.engine.ingest.profile import readable
 from cortex_mcp.errors import InvalidInput
@@ -17,18 +18,31 @@ class ConversationTools(ServiceCore):
 
     async def ingest(
         self,
-        user_message: str,
-        assistant_message: str,
+        user_message: str | None,
+        assistant_message: str | None = None,
         agent_id: str | None = None,
         session_id: str | None = None,
         *,
+        messages: list[dict[str, Any]] | None = None,
         wait: bool = True,
     ) -> IngestResult:
         """One conversation turn in: high signals to core, extracted memories to working.
+        `messages` (chat messages, content as text or blocks) gives the turn as a client's
+        history holds it: its last user message(s) and the assistant's replies fill whichever
+        of `user_message` and `assistant_message` is not given.
         `wait=False` stores the raw turn durably and returns at once (extraction continues in
         the background; a crash resumes it at the next start)."""
         agent = validate.agent_id(agent_id, self.settings.agent_id)
         session = _session_id(session_id)
+        if messages is not None:
+            user, assistant = last_turn(checked_messages(messages))
+            user_message = user if user_message is None else user_message
+            assistant_message = assistant if assistant_message is None else assistant_message
+        if user_message is None:
+            raise InvalidInput(
+                "user_message: give user_message or messages (a turn's chat messages)",
+                field="user_message",
+            )
         return await self.ingestor.ingest(
             user_message, assistant_message, agent, session, wait=wait
         )

@@ -7,7 +7,12 @@ import time
 from typing import Any
 
 from cortex_mcp.engine import validate
-from cortex_mcp.engine.recall.gate import build_context, small_talk_reason
+from cortex_mcp.engine.recall.gate import (
+    build_context,
+    frame_for_prompt,
+    framing_cost,
+    small_talk_reason,
+)
 from cortex_mcp.engine.recall.indexer import FreshVectors
 from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.errors import InvalidInput, NotFound, StorageError
@@ -44,11 +49,15 @@ class MemoryTools(ServiceCore):
         max_tokens: int = 2000,
         agent_id: str | None = None,
         include_shared: bool | None = None,
+        format: str = "plain",
     ) -> RecallResult:
+        """`format="prompt"` frames the context for pasting into a prompt (a
+        `<relevant-memories>` block marked as untrusted data, escaped), within the same budget."""
         started = time.perf_counter()
         text = validate.query(query)
         limit = validate.int_range("max_results", max_results, 1, 50)
         budget = validate.int_range("max_tokens", max_tokens, 50, 100_000)
+        framed = validate.choice("format", format, ("plain", "prompt")) == "prompt"
         filters = self._filters(agent_id, layers, categories, include_shared)
         reason = small_talk_reason(text)
         if reason is not None:
@@ -63,7 +72,12 @@ class MemoryTools(ServiceCore):
         if outcome.fresh and self.indexer is not None:
             self._spawn(self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh)))
         ranked = [c for c in outcome.ranked if c.memory is not None]
-        context, kept, tokens = build_context([c.memory for c in ranked if c.memory], budget)
+        frame = framing_cost() if framed else 0
+        context, kept, tokens = build_context(
+            [c.memory for c in ranked if c.memory], budget - frame
+        )
+        if framed and context:
+            context, tokens = frame_for_prompt(context), tokens + frame
         found = {c.memory_id: c for c in ranked}
         scored = [_scored(memory, found[memory.id]) for memory in kept]
         self._spawn(self._record_access(scored, text))

@@ -53,6 +53,9 @@ def _memory_block(rank: int, memory: ScoredMemory) -> list[str]:
         f"[{rank}] id {memory.id} | {memory.layer.value} | {memory.category.value}"
         f" | {memory.created_at[:10]} | score {memory.score:.3f}"
     )
+    if memory.metadata.get("unextracted"):
+        speaker = memory.metadata.get("speaker") or "conversation"
+        head += f" | conversation history: what {speaker} said, not a verified fact"
     if memory.truncated:
         head += f" | cut to fit max_tokens (full text: cortex://memories/{memory.id})"
     return [head, *("  " + line for line in memory.content.split("\n"))]

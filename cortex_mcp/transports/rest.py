@@ -42,6 +42,7 @@ async def recall(call: Call) -> RecallResult:
         b.max_tokens,
         call.agent_id,
         include_shared=b.include_shared,
+        format=b.format,
     )
 
 
@@ -107,7 +108,15 @@ async def stats(call: Call) -> dict[str, Any]:
 async def ingest(call: Call) -> Any:
     b: m.IngestBody = call.body
     run = _capability(call, "ingest")
-    return await run(b.user_message, b.assistant_message, call.agent_id, b.session_id, wait=False)
+    messages = [msg.model_dump() for msg in b.messages] if b.messages is not None else None
+    return await run(
+        b.user_message,
+        b.assistant_message,
+        call.agent_id,
+        b.session_id,
+        messages=messages,
+        wait=False,
+    )
 
 
 async def flush(call: Call) -> Any:

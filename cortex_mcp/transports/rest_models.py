@@ -33,6 +33,11 @@ class RecallBody(Body):
     layers: Annotated[list[Layer], Field(max_length=3)] | None = None
     categories: Annotated[list[Category], Field(max_length=13)] | None = None
     include_shared: bool | None = None
+    format: Literal["plain", "prompt"] = Field(
+        "plain",
+        description='"prompt": the context framed for a prompt (a <relevant-memories> block '
+        "marked as untrusted data, escaped)",
+    )
 
 
 class SearchBody(Body):
@@ -83,23 +88,51 @@ class ListQuery(Body):
     include_shared: bool | None = None
 
 
+# ---- chat messages, as agent frameworks send them (DESIGN.md §3) ----------------------------
+MAX_TEXT_CHARS = 100_000  # one message or one text block
+MAX_BLOCKS = 500  # blocks in one message's content
+MAX_TURN_MESSAGES = 200  # messages in one /ingest turn
+MAX_FLUSH_MESSAGES = 2000
+
+
+class ContentBlock(BaseModel):
+    """One block of a message's content. Only `{type: "text", text}` carries text; other types
+    (tool_use, tool_result, toolCall, thinking, image, ...) are accepted and dropped."""
+
+    model_config = ConfigDict(extra="ignore")
+    type: Annotated[str, Field(min_length=1, max_length=64)]
+    text: Annotated[str, Field(max_length=MAX_TEXT_CHARS)] | None = None
+
+
+class Message(BaseModel):
+    """One chat message; other keys a client's message objects carry are ignored. Any role is
+    accepted (user, assistant, system, tool, toolResult, developer, ...): user and assistant
+    make the turn, the others are context or ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    role: Annotated[str, Field(min_length=1, max_length=64)]
+    content: (
+        Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
+        | Annotated[list[ContentBlock], Field(max_length=MAX_BLOCKS)]
+        | None
+    ) = None
+
+
 class IngestBody(Body):
-    user_message: Annotated[str, Field(max_length=100_000)]
-    assistant_message: Annotated[str, Field(max_length=100_000)]
+    """A turn as two strings, or as chat `messages` (its last user message(s) and the replies
+    after them fill whichever string is not given)."""
+
+    user_message: Annotated[str, Field(max_length=MAX_TEXT_CHARS)] | None = None
+    assistant_message: Annotated[str, Field(max_length=MAX_TEXT_CHARS)] | None = None
+    messages: Annotated[list[Message], Field(min_length=1, max_length=MAX_TURN_MESSAGES)] | None = (
+        None
+    )
     agent_id: AgentId | None = None
     session_id: Annotated[str, Field(min_length=1, max_length=200)] | None = None
 
 
-class Message(BaseModel):
-    """One chat message; other keys a client's message objects carry are ignored."""
-
-    model_config = ConfigDict(extra="ignore")
-    role: Literal["user", "assistant", "system", "tool"]
-    content: Annotated[str, Field(max_length=100_000)]
-
-
 class FlushBody(Body):
-    messages: Annotated[list[Message], Field(min_length=1, max_length=2000)]
+    messages: Annotated[list[Message], Field(min_length=1, max_length=MAX_FLUSH_MESSAGES)]
     agent_id: AgentId | None = None
     session_id: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     reason: ShortText | None = None

@@ -1,9 +1,11 @@
 """Flush+ (seed 000 §5.3): before a client compacts its context, keep the session's highlights.
 
+Messages come as clients hold them (any role; content as text or blocks, see `messages`).
 Decisions, state changes, preferences and blockers are extracted with one LLM call
-(``prompts/flush.md``); the high-priority ones (importance >= 0.8) go to core, the rest to
-working memory, tagged ``pre-compaction-flush``. Without an LLM (or when it fails), the rules
-run over every user message and a capped raw summary of the session's end is kept instead."""
+(``prompts/flush.md``, which sees every role); the high-priority ones (importance >= 0.8) go to
+core, the rest to working memory, tagged ``pre-compaction-flush``. Without an LLM (or when it
+fails), the rules run over every user message and what the user said at the session's end is
+kept, capped, as conversation history (the assistant's side is not kept as a memory)."""
 
 from __future__ import annotations
 
@@ -14,10 +16,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cortex_mcp.engine.ingest import extraction
-from cortex_mcp.engine.ingest.pipeline import write_high_signals
+from cortex_mcp.engine.ingest.messages import Message, checked_messages
+from cortex_mcp.engine.ingest.pipeline import history_metadata, write_high_signals
 from cortex_mcp.engine.ingest.sieve import detect_high_signals
 from cortex_mcp.engine.redact import Redactor
-from cortex_mcp.errors import InvalidInput, ProviderError
+from cortex_mcp.errors import ProviderError
 from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.store.counters import Counters
@@ -25,8 +28,6 @@ from cortex_mcp.store.memories import MemoryStore
 
 log = logging.getLogger(__name__)
 
-ROLES = {"user", "assistant", "system", "tool"}
-MAX_MESSAGES = 2000
 MAX_CONVERSATION_CHARS = 24_000  # what one LLM call sees: the end of the session
 SUMMARY_CHARS = 1500
 CORE_IMPORTANCE = 0.8
@@ -39,36 +40,9 @@ class FlushResult(BaseModel):
 
 
 @dataclass
-class Message:
-    role: str
-    content: str
-
-
-@dataclass
 class FlushOutcome:
     memories: list[Memory] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
-
-
-def checked_messages(messages: Any) -> list[Message]:
-    if not isinstance(messages, list) or not messages:
-        raise InvalidInput(
-            "messages: must be a non-empty list of {role, content}", field="messages"
-        )
-    if len(messages) > MAX_MESSAGES:
-        raise InvalidInput(f"messages: at most {MAX_MESSAGES} per flush", field="messages")
-    out = []
-    for index, item in enumerate(messages):
-        role = item.get("role") if isinstance(item, dict) else None
-        content = item.get("content") if isinstance(item, dict) else None
-        if role not in ROLES:
-            raise InvalidInput(
-                f"messages[{index}].role: must be one of {sorted(ROLES)}", field="messages"
-            )
-        if not isinstance(content, str):
-            raise InvalidInput(f"messages[{index}].content: must be text", field="messages")
-        out.append(Message(role, content.strip()))
-    return out
 
 
 def conversation_text(messages: list[Message], limit: int = MAX_CONVERSATION_CHARS) -> str:
@@ -123,7 +97,9 @@ class Flusher:
                 await self.counters.add({"llm.calls": 1, "llm.failures": 1})
         else:
             outcome.degraded.append("flush: no LLM provider configured: rules and a raw summary")
-        outcome.memories.append(await self._raw_summary(messages, agent_id, meta))
+        summary = await self._raw_summary(messages, agent_id, meta)
+        if summary is not None:
+            outcome.memories.append(summary)
         await self.counters.add({"flush.rules": 1})
         return outcome
 
@@ -164,15 +140,19 @@ class Flusher:
 
     async def _raw_summary(
         self, messages: list[Message], agent_id: str, meta: dict[str, Any]
-    ) -> Memory:
-        body = conversation_text(messages, SUMMARY_CHARS)
+    ) -> Memory | None:
+        said = "\n".join(m.content for m in messages if m.role == "user" and m.content)
+        if not said:
+            return None
+        if len(said) > SUMMARY_CHARS:
+            said = "…" + said[-(SUMMARY_CHARS - 1) :]
         new = NewMemory(
             agent_id=agent_id,
-            content=f"[flush: {meta['reason']}] {body}"[: self.max_content_chars],
+            content=said[: self.max_content_chars],
             category=Category.summary,
             layer=Layer.working,
             importance=0.4,
-            source="both",
-            metadata={**meta, "unextracted": True},
+            source="user",
+            metadata=history_metadata("user", self._now(), **meta),
         )
         return (await self.memories.remember(new, self._now())).memory

@@ -5,8 +5,11 @@
 2. Both channels run concurrently: the fast channel writes high-signal sentences of the user's
    own words straight to core; the deep channel makes at most one LLM call (none for small
    talk) and its memories go to working memory with category, importance, source and session.
-3. When every provider fails (or none is configured) the raw turn becomes a working note
-   ("[未提取]"). The memories, relations and the turn's `done` status are written together.
+3. When every provider fails (or none is configured) the user's side of the raw turn is kept
+   as conversation history: a working `context` memory marked `unextracted` in its metadata,
+   with who said it and when, which recall shows apart from facts. The assistant's side stays
+   in the stored turn only, so an agent is never fed its own earlier replies as memories.
+   The memories, relations and the turn's `done` status are written together.
 A process that dies mid-extraction leaves the turn pending: the next start finishes it.
 """
 
@@ -26,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cortex_mcp.engine.ingest import extraction
+from cortex_mcp.engine.ingest.messages import without_injected_memories
 from cortex_mcp.engine.ingest.profile import ProfileKeeper, prompt_block
 from cortex_mcp.engine.ingest.sieve import HighSignal, detect_high_signals
 from cortex_mcp.engine.recall.gate import small_talk_reason
@@ -42,7 +46,6 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 100_000
 _LATIN_WORD = re.compile(r"[^\W\d_]+")
-UNEXTRACTED = "[未提取]"
 
 
 class IngestResult(BaseModel):
@@ -101,9 +104,11 @@ def is_small_talk(user: str, assistant: str, signals: list[HighSignal]) -> bool:
     return not specific and size <= 4 and len(assistant) < 100
 
 
-def unextracted_note(user: str, assistant: str, limit: int) -> str:
-    text = f"{UNEXTRACTED} user: {user}\nassistant: {assistant}"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def history_metadata(speaker: str, said_at: str, **extra: Any) -> dict[str, Any]:
+    """Metadata of a memory kept verbatim without extraction: conversation history (who said
+    it and when), which recall shows apart from what the agent knows."""
+    history = {"unextracted": True, "kind": "conversation", "speaker": speaker}
+    return {**extra, **history, "said_at": said_at}
 
 
 class Ingestor:
@@ -141,7 +146,7 @@ class Ingestor:
     async def ingest(
         self,
         user_message: str,
-        assistant_message: str,
+        assistant_message: str | None,
         agent_id: str,
         session_id: str | None,
         *,
@@ -322,18 +327,25 @@ class Ingestor:
 
     def _fallback(self, turn: Turn, reason: str, counts: dict[str, int]) -> DeepResult:
         log.warning("extraction of turn %s fell back to the raw turn: %s", turn.id, reason)
+        degraded = [f"extraction: {reason}"]
+        if not turn.user_message:
+            return DeepResult("fallback", [], [], counts, degraded)
         note = NewMemory(
             agent_id=turn.agent_id,
-            content=unextracted_note(
-                turn.user_message, turn.assistant_message, self.max_content_chars
-            ),
+            content=_cut(turn.user_message, self.max_content_chars),
             category=Category.context,
             layer=Layer.working,
             importance=0.3,
-            source="both",
-            metadata={"session_id": turn.session_id, "turn_id": turn.id, "unextracted": True},
+            source="user",
+            metadata=history_metadata(
+                "user", turn.created_at, session_id=turn.session_id, turn_id=turn.id
+            ),
         )
-        return DeepResult("fallback", [note], [], counts, [f"extraction: {reason}"])
+        return DeepResult("fallback", [note], [], counts, degraded)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 async def write_high_signals(
@@ -376,6 +388,7 @@ def _source_index(relation: extraction.ExtractedRelation, items: list[Any]) -> i
 
 
 def _checked(user_message: Any, assistant_message: Any) -> tuple[str, str]:
+    assistant_message = "" if assistant_message is None else assistant_message
     for name, value in (("user_message", user_message), ("assistant_message", assistant_message)):
         if not isinstance(value, str):
             raise InvalidInput(f"{name}: must be text", field=name)
@@ -384,9 +397,11 @@ def _checked(user_message: Any, assistant_message: Any) -> tuple[str, str]:
                 f"{name}: {len(value)} characters is over the limit of {MAX_MESSAGE_CHARS}",
                 field=name,
             )
-    if not user_message.strip() and not assistant_message.strip():
+    user = without_injected_memories(user_message.strip())
+    assistant = without_injected_memories(assistant_message.strip())
+    if not user and not assistant:
         raise InvalidInput(
-            "user_message: a turn needs text in user_message or assistant_message",
+            "user_message: a turn needs text in user_message, assistant_message or messages",
             field="user_message",
         )
-    return user_message.strip(), assistant_message.strip()
+    return user, assistant
