@@ -21,10 +21,10 @@ from cortex_mcp import __version__
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import CortexError
-from cortex_mcp.prompts import register_prompts
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports import render
 from cortex_mcp.transports.arguments import input_schema, parse_arguments
+from cortex_mcp.transports.prompts import known_prompts_only, prompt_templates
 from cortex_mcp.transports.tools import ToolSpec, tool_specs
 
 ServiceFactory = Callable[[], AbstractAsyncContextManager[CortexService]]
@@ -151,13 +151,18 @@ def build_server(
         else Settings.model_fields["max_content_chars"].default
     )
     tools: list[Tool] = [CortexTool.from_spec(spec) for spec in tool_specs(content_limit)]
+    prompts = prompt_templates()
     mcp = MCPServer(
         "cortex",
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         tools=tools,
-        middleware=[_bounded_names, _warm_up_once_answered],
+        middleware=[
+            _bounded_names,
+            known_prompts_only(p.name for p in prompts),
+            _warm_up_once_answered,
+        ],
         subscriptions=subscriptions,
     )
 
@@ -201,5 +206,6 @@ def build_server(
             raise ResourceNotFoundError(exc.message) from None
         return json.dumps(detail, ensure_ascii=False, indent=2)
 
-    register_prompts(mcp)
+    for prompt in prompts:
+        mcp.add_prompt(prompt)
     return mcp

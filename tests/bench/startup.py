@@ -1,7 +1,9 @@
-"""Start-up cost of ways to launch cortex-mcp: `--version`, and a fresh stdio server that
-answers `initialize` and exits. Prints medians of wall time and of CPU time (user + sys of the
-whole process tree), runs round-robin so load drifts hit every way alike.
+"""Start-up cost of ways to launch cortex-mcp: `--version`, a fresh stdio server that answers
+`initialize` and exits, and the people's commands `list` and `show ID` on a small database.
+Prints medians of wall time and of CPU time (user + sys of the whole process tree), runs
+round-robin so load drifts hit every way alike.
 
+    python tests/bench/startup.py -n 5 .venv/bin/cortex-mcp
     python tests/bench/startup.py -n 5 \\
         "cortex-mcp" \\
         "uvx --from . cortex-mcp" \\
@@ -45,9 +47,45 @@ def _version(command: list[str]) -> tuple[float, float]:
     return time.perf_counter() - wall, _cpu() - cpu
 
 
+def _environment(db_path: str) -> dict[str, str]:
+    return dict(os.environ, CORTEX_EMBEDDING_PROVIDER="none", CORTEX_DB_PATH=db_path)
+
+
+def _fresh_db() -> str:
+    return os.path.join(tempfile.mkdtemp(), "brain.db")
+
+
+def _command(command: list[str], arguments: list[str], db_path: str) -> tuple[float, float]:
+    """One CLI command on `db_path`: wall and CPU seconds of the child process."""
+    cpu, wall = _cpu(), time.perf_counter()
+    subprocess.run(
+        [*command, *arguments], capture_output=True, check=True, env=_environment(db_path)
+    )
+    return time.perf_counter() - wall, _cpu() - cpu
+
+
+def _sample_db(command: list[str], memories: int = 20) -> tuple[str, str]:
+    """A database with a few memories, and the id of one of them (to `show`)."""
+    db_path = _fresh_db()
+    for i in range(memories):
+        subprocess.run(
+            [*command, "add", f"sample memory {i}: the user likes tea number {i}"],
+            capture_output=True,
+            check=True,
+            env=_environment(db_path),
+        )
+    listed = subprocess.run(
+        [*command, "list", "--json"],
+        capture_output=True,
+        check=True,
+        env=_environment(db_path),
+        text=True,
+    )
+    return db_path, json.loads(listed.stdout)[0]["id"]
+
+
 def _initialize(command: list[str]) -> tuple[float, float]:
-    env = dict(os.environ, CORTEX_EMBEDDING_PROVIDER="none")
-    env["CORTEX_DB_PATH"] = os.path.join(tempfile.mkdtemp(), "brain.db")
+    env = _environment(_fresh_db())
     cpu, wall = _cpu(), time.perf_counter()
     proc = subprocess.Popen(
         command,
@@ -74,22 +112,31 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=5, help="runs per way (default 5)")
     args = parser.parse_args()
     ways = {text: shlex.split(text) for text in args.commands}
-    figures: dict[str, list[list[float]]] = {text: [[], [], [], []] for text in ways}
+    samples = {text: _sample_db(command) for text, command in ways.items()}
+    columns = ("--version", "initialize+exit", "list", "show ID")
+    figures: dict[str, dict[str, tuple[list[float], list[float]]]] = {
+        text: {column: ([], []) for column in columns} for text in ways
+    }
     for _ in range(args.n):
         for text, command in ways.items():
-            for offset, measure in ((0, _version), (2, _initialize)):
-                wall, cpu = measure(command)
-                figures[text][offset].append(wall)
-                figures[text][offset + 1].append(cpu)
+            db_path, memory_id = samples[text]
+            measures = {
+                "--version": lambda c=command: _version(c),
+                "initialize+exit": lambda c=command: _initialize(c),
+                "list": lambda c=command, d=db_path: _command(c, ["list"], d),
+                "show ID": lambda c=command, d=db_path, i=memory_id: _command(c, ["show", i], d),
+            }
+            for column, measure in measures.items():
+                wall, cpu = measure()
+                figures[text][column][0].append(wall)
+                figures[text][column][1].append(cpu)
     median = statistics.median
     print(f"medians of {args.n} runs, load average {os.getloadavg()[0]:.1f}")
-    print("| way | CPU --version | CPU initialize+exit | wall --version | wall initialize |")
-    print("| --- | --- | --- | --- | --- |")
-    for text, (vw, vc, iw, ic) in figures.items():
-        print(
-            f"| `{text}` | {median(vc):.2f} s | {median(ic):.2f} s"
-            f" | {median(vw):.2f} s | {median(iw):.2f} s |"
-        )
+    print("| way | " + " | ".join(f"CPU {c}" for c in columns) + " | wall list |")
+    print("| --- " * (len(columns) + 2) + "|")
+    for text, by_column in figures.items():
+        cpu = " | ".join(f"{median(by_column[c][1]):.2f} s" for c in columns)
+        print(f"| `{text}` | {cpu} | {median(by_column['list'][0]):.2f} s |")
 
 
 if __name__ == "__main__":
