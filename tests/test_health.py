@@ -9,12 +9,14 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.engine.health import IntegrityWatch
 from cortex_mcp.providers.embeddings import LocalEmbedder
-from cortex_mcp.runtime import open_cortex
+from cortex_mcp.runtime import open_cortex, resolve_embedding_providers
 from cortex_mcp.store import Database
+from cortex_mcp.transports.mcp import build_server
 from tests.embedding_stub import embedding_stub
 from tests.llm_stub import llm_stub
 from tests.stdio_helpers import server_command, server_env
@@ -28,9 +30,29 @@ async def test_zero_config_recall_says_once_that_search_is_text_only(tmp_path: P
         await service.remember("The user keeps bees on the roof")
         recall = await service.recall("bees")
         debug = await service.search_debug("bees")
+        stats = await service.stats()
     for degraded in (recall.meta.degraded, debug["degraded"]):
-        assert len(degraded) == 1, degraded
-        assert "no embedding provider" in degraded[0] and "OPENAI_API_KEY" in degraded[0]
+        assert degraded == ["no embedding provider: text search only"]
+    # what to set is for the person running the server: stats (and doctor) say it
+    assert any("OPENAI_API_KEY" in note for note in stats["degraded"])
+
+
+@pytest.mark.skipif(LocalEmbedder.available(), reason="auto picks the local model here")
+@pytest.mark.anyio
+async def test_a_model_reads_the_setup_hint_once_in_the_instructions_not_in_every_recall(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(db_path=tmp_path / "b.db")
+    notes = resolve_embedding_providers(settings)[1]
+    server = build_server(lambda: open_cortex(settings), settings, setup_notes=notes)
+    async with Client(server, mode="legacy") as client:
+        assert "OPENAI_API_KEY" in (client.instructions or "")
+        await client.call_tool("cortex_remember", {"content": "The user keeps bees"})
+        for query in ("bees", "roof", "honey"):
+            recall = await client.call_tool("cortex_recall", {"query": query})
+            text = recall.content[0].text  # type: ignore[union-attr]
+            assert "OPENAI_API_KEY" not in text and "CORTEX_EMBEDDING_BASE_URL" not in text
+            assert "text search only" in text
 
 
 def _doctor(db: Path, **env: str) -> subprocess.CompletedProcess[str]:

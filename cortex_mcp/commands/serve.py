@@ -76,7 +76,7 @@ def serve_http(settings: Settings, transport: str, host: str | None, port: int |
 def serve_stdio(settings: Settings) -> int:
     from cortex_mcp.commands.stdin_relay import InterruptibleStdin
     from cortex_mcp.logs import configure_logging
-    from cortex_mcp.runtime import check_storage, open_cortex
+    from cortex_mcp.runtime import check_storage, open_cortex, resolve_embedding_providers
     from cortex_mcp.transports.mcp import build_server
     from cortex_mcp.transports.stdio import serve_stdio as serve_guarded_stdio
 
@@ -87,7 +87,11 @@ def serve_stdio(settings: Settings) -> int:
     except StorageError as exc:
         sys.stderr.write(f"cortex-mcp: {exc.message}\n")
         return 2
-    server = build_server(lambda: open_cortex(settings, scheduler=True), settings)
+    server = build_server(
+        lambda: open_cortex(settings, scheduler=True),
+        settings,
+        setup_notes=resolve_embedding_providers(settings)[1],
+    )
     configure_logging(settings)  # MCPServer() installs its own root handler; keep ours
     if os.isatty(0):
         sys.stderr.write(TERMINAL_NOTICE)

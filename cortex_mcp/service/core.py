@@ -29,7 +29,7 @@ from cortex_mcp.models import (
 )
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
-from cortex_mcp.search.hybrid import NO_EMBEDDINGS, HybridSearch
+from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.store import Database
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.exports import ExportStore
@@ -187,11 +187,10 @@ class ServiceCore:
         )
 
     def _degraded(self, found: list[str]) -> list[str]:
-        """What a search could not use, each fact once: when no provider is configured, the
-        start-up note (which says what to set) replaces the search's own line for it."""
-        if self.provider_notes and not self.embeddings.providers:
-            found = [line for line in found if line != NO_EMBEDDINGS]
-        return list(dict.fromkeys([*self.provider_notes, *found]))
+        """What a search could not use, each fact once and short ("no embedding provider: text
+        search only"). What to set to fix it is for the person running the server: doctor,
+        stats and the MCP server's instructions say it, not every recall a model reads."""
+        return list(dict.fromkeys(found))
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coro)

@@ -4,8 +4,11 @@ runs on every call come from the same declaration, so they cannot drift apart.
 Schemas stay flat because several clients (Gemini, Cursor, Copilot) reject `$ref`/`$defs` and
 `anyOf [..., null]`: enums are inline, an optional value is simply not `required`, and every
 limit the server enforces is in the schema. The check is stricter than pydantic's lax mode:
-unknown names are refused with the valid ones listed, booleans must be JSON booleans, numbers
-must be finite, and a refused value is quoted only by a short prefix.
+unknown names are refused with the valid ones listed, booleans must be JSON booleans (`purge`
+destroys: "yes" or "1" must not), numbers must be finite, and a refused value is quoted only
+by a short prefix. One leniency: a number sent as a plain decimal string (`"0.9"`, `"5"`), as
+models often do, is read as that number; the schema still says number, so clients that check
+it keep sending numbers.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -21,6 +25,10 @@ from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import InvalidInput
 
 Kind = Literal["string", "integer", "number", "boolean", "array"]
+
+# a plain decimal: no hex, no underscores, no inf/nan, nothing a reader could take two ways
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?")
+_MAX_DECIMAL_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,18 @@ def _check_string(param: Param, value: Any) -> str:
     return value
 
 
+def _decimal_string(value: Any) -> Any:
+    """The number a plain decimal string spells ("0.9" -> 0.9, " 5 " -> 5), else `value`."""
+    if not isinstance(value, str) or len(value) > _MAX_DECIMAL_CHARS:
+        return value
+    text = value.strip()
+    if not _DECIMAL.fullmatch(text):
+        return value
+    return int(text) if text.lstrip("+-").isdigit() else float(text)
+
+
 def _check_integer(param: Param, value: Any) -> int:
+    value = _decimal_string(value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -96,6 +115,7 @@ def _check_integer(param: Param, value: Any) -> int:
 
 
 def _check_number(param: Param, value: Any) -> float:
+    value = _decimal_string(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise param.refuse(f"must be a number, got {_json_type(value)}")
     if not math.isfinite(value):

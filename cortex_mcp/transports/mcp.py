@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, cast
 
@@ -124,15 +124,27 @@ async def _bounded_names(ctx: ServerRequestContext[Any, Any], call_next: CallNex
     return await call_next(ctx)
 
 
+def instructions(setup_notes: Sequence[str] = ()) -> str:
+    """The server's instructions; a setup note (no embedding provider, say) is said here once
+    instead of in every recall, so a model does not ask its user about it at every turn."""
+    if not setup_notes:
+        return INSTRUCTIONS
+    return (
+        f"{INSTRUCTIONS}\n\nSetup of this server, for its operator (`cortex-mcp doctor` shows"
+        f" it too; recall works regardless): {'; '.join(setup_notes)}."
+    )
+
+
 def build_server(
     open_service: ServiceFactory,
     settings: Settings | None = None,
     *,
     subscriptions: SubscriptionBus | None = None,
+    setup_notes: Sequence[str] = (),
 ) -> MCPServer:
     """An MCPServer whose lifespan opens the service through `open_service`; `settings` give
     the limits the tool schemas publish (the defaults when absent); `subscriptions` is the bus
-    the HTTP app publishes resource updates on."""
+    the HTTP app publishes resource updates on; `setup_notes` go into the instructions."""
 
     opened: list[CortexService] = []  # static resources get no Context: they read it here
 
@@ -155,7 +167,7 @@ def build_server(
     mcp = MCPServer(
         "cortex",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=instructions(setup_notes),
         lifespan=lifespan,
         tools=tools,
         middleware=[
