@@ -143,6 +143,7 @@ class ForgetStatus(enum.StrEnum):
     forgotten = "forgotten"
     corrected = "corrected"
     purged = "purged"
+    already_forgotten = "already_forgotten"  # a soft forget of a forgotten memory: no change
 
 
 class ForgetResult(BaseModel):

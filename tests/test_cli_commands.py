@@ -4,8 +4,10 @@ they accept (id prefixes, future dates), what they say, and what they leave unto
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +61,119 @@ def test_commands_that_do_not_serve_mcp_do_not_import_the_mcp_sdk_or_the_http_st
     )
     assert done.returncode == 0, done.stderr
     assert "LOADED \n" in done.stderr, done.stderr
+
+
+def _common_prefix(a: str, b: str) -> str:
+    size = 0
+    while size < min(len(a), len(b)) and a[size] == b[size]:
+        size += 1
+    return a[:size]
+
+
+def test_show_and_forget_take_a_unique_id_prefix_and_refuse_an_ambiguous_one(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "brain.db"
+    first = _json("add", "The user's bike is a blue Brompton", db=db)["id"]
+    second = _json("add", "The user's car is a red Fiat", db=db)["id"]
+    shared = _common_prefix(first, second)
+    assert len(shared) >= 4, (first, second)  # UUIDv7: the first digits are the time
+
+    unique = first[: len(shared) + 1]
+    shown = _cli("show", unique, db=db)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("The user's bike is a blue Brompton")
+    assert _json("show", unique.upper(), db=db)["memory"]["id"] == first
+
+    ambiguous = _cli("show", shared, db=db)
+    assert ambiguous.returncode == 2 and ambiguous.stdout == ""
+    (line,) = ambiguous.stderr.splitlines()
+    assert "ambiguous" in line and first in line and second in line
+
+    for too_short in ("01", "xyz!"):
+        refused = _cli("forget", too_short, db=db)
+        assert refused.returncode == 2 and "at least its first 4 characters" in refused.stderr
+    missing = _cli("show", "ffff", db=db)
+    assert missing.returncode == 1 and "no memory starts with ffff" in missing.stderr
+
+    forgotten = _cli("forget", second[: len(shared) + 1], db=db)
+    assert forgotten.stdout.strip() == f"forgotten: {second}"
+    assert [m["id"] for m in _json("list", db=db)] == [first]
+
+
+def test_forgotten_memories_are_listed_and_forgetting_one_again_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    kept = _json("add", "The user likes jazz", db=db)["id"]
+    gone = _json("add", "The user likes polka", db=db)["id"]
+    assert _cli("list", "--forgotten", db=db).stdout.strip() == "no forgotten memories"
+    assert _json("forget", gone, db=db)["status"] == "forgotten"
+
+    again = _cli("forget", gone, db=db)
+    assert again.returncode == 0
+    assert again.stdout.strip() == f"already forgotten (nothing changed): {gone}"
+    assert _json("forget", gone, db=db)["status"] == "already_forgotten"
+
+    listed = _json("list", "--forgotten", db=db)
+    assert [m["id"] for m in listed] == [gone] and listed[0]["forgotten_at"]
+    human = _cli("list", "--forgotten", db=db).stdout
+    assert gone in human and "polka" in human and "forgotten 20" in human
+    assert [m["id"] for m in _json("list", db=db)] == [kept]
+
+
+def test_search_answers_small_talk_words_and_is_not_an_access(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    memory_id = _json("add", "Send thanks to Dana for the thesis review", db=db)["id"]
+    before = _json("show", memory_id, db=db)
+
+    for query in ("thanks", "thanks!", "thesis review"):
+        found = _cli("search", query, db=db)
+        assert found.returncode == 0, found.stderr
+        assert memory_id in found.stdout, (query, found.stdout)
+        assert [m["id"] for m in _json("search", query, db=db)["memories"]] == [memory_id]
+
+    after = _json("show", memory_id, db=db)
+    assert after["memory"] == before["memory"]  # access_count, last_accessed, decay unchanged
+    assert after["memory"]["access_count"] == 0 and after["access_history"] == []
+
+
+def test_lifecycle_run_refuses_a_future_now_and_preview_takes_it(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    _json("add", "A forgettable fact", "--importance", "0.1", db=db)
+    future = "2999-01-01T03:00:00+00:00"
+    refused = _cli("lifecycle", "run", "--now", future, db=db)
+    assert refused.returncode == 2 and refused.stdout == ""
+    (line,) = refused.stderr.splitlines()
+    assert "in the future" in line and "preview" in line
+    assert _cli("lifecycle", "run", "--now", "2999-01-01", db=db).returncode == 2
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM lifecycle_log").fetchone() == (0,)
+
+    preview = _json("lifecycle", "preview", "--now", future, db=db)
+    assert preview["status"] == "preview" and preview["actions"]
+    recent = (datetime.now(UTC) + timedelta(minutes=1)).isoformat()
+    assert _cli("lifecycle", "run", "--now", recent, db=db).returncode == 0
+
+
+def test_ingest_prints_its_note_without_a_warning_log_line(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    done = _cli(
+        "ingest", "--user", "My name is Ann and I live in Berlin", "--assistant", "Hi Ann", db=db
+    )
+    assert done.returncode == 0, done.stderr
+    assert "note: extraction: no LLM provider configured" in done.stdout
+    assert done.stderr == ""
+    debug = _cli("ingest", "--user", "My name is Bo", "--log-level", "WARNING", db=db)
+    assert "WARNING" in debug.stderr  # asked for: the log line is still there
+
+
+def test_profile_refresh_without_an_llm_says_it_was_rebuilt_by_rules(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    _json("add", "The user is a nurse in Leeds", "--category", "identity", db=db)
+    done = _cli("profile", "--refresh", db=db)
+    assert done.returncode == 0, done.stderr
+    assert "nurse in Leeds" in done.stdout
+    note = done.stdout.strip().splitlines()[-1]
+    assert note.startswith("note: rebuilt by rules: no LLM provider is configured")
+    data = _json("profile", "--refresh", db=db)
+    assert data["source"]["built_by"] == "rules" and "rules" in data["note"]
+    assert "note" not in _json("profile", db=db)  # reading it rebuilds nothing

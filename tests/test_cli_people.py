@@ -15,6 +15,7 @@ from tests.stdio_helpers import server_command, server_env
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).parent / "fixtures"
+LONG_AGO = "2020-01-01T03:00:00.000000Z"
 
 
 def _cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
@@ -76,13 +77,14 @@ def test_lifecycle_preview_then_run_from_the_command_line(tmp_path: Path) -> Non
         db=db,
     )
     _cli("add", "A forgettable fact", "--importance", "0.1", db=db)
-    later = "2030-01-01T03:00:00+00:00"
-    preview = _cli("lifecycle", "preview", "--now", later, db=db)
+    with sqlite3.connect(db) as conn:  # a run refuses a future --now: age the memories instead
+        conn.execute("UPDATE memories SET created_at = ?, updated_at = ?", (LONG_AGO, LONG_AGO))
+    preview = _cli("lifecycle", "preview", db=db)
     assert "would promote" in preview.stdout and "would archive" in preview.stdout
-    planned = _json("lifecycle", "preview", "--now", later, db=db)["actions"]
-    run = _json("lifecycle", "run", "--now", later, "--agent", "default", db=db)
+    planned = _json("lifecycle", "preview", db=db)["actions"]
+    run = _json("lifecycle", "run", "--agent", "default", db=db)
     assert run["status"] == "done" and run["actions"] == planned
-    again = _cli("lifecycle", "run", "--now", later, db=db)
+    again = _cli("lifecycle", "run", db=db)
     assert again.returncode == 0 and "promote 0" in again.stdout
     bad = _cli("lifecycle", "run", "--now", "yesterday", db=db)
     assert bad.returncode == 2 and "now:" in bad.stderr

@@ -35,12 +35,14 @@ def run_ingest(args: argparse.Namespace, settings: Any) -> int:
         emit(args, result.model_dump(mode="json"), _human_ingest)
         return 0
 
-    return run_with_service(settings, work)
+    return run_with_service(settings, work, reports_degradation=True)
 
 
 def _profile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--refresh", action="store_true", help="rebuild now (with the LLM when one is set)"
+        "--refresh",
+        action="store_true",
+        help="rebuild now: by the LLM when one is set, else by rules (the output says which)",
     )
     add_json_flag(parser)
 
@@ -48,10 +50,15 @@ def _profile_arguments(parser: argparse.ArgumentParser) -> None:
 def run_profile(args: argparse.Namespace, settings: Any) -> int:
     async def work(service: Any) -> int:
         profile = await service.profile(refresh=args.refresh)
-        emit(args, profile, lambda d: d["text"])
+        emit(args, profile, _human_profile)
         return 0
 
-    return run_with_service(settings, work)
+    return run_with_service(settings, work, reports_degradation=True)
+
+
+def _human_profile(data: dict[str, Any]) -> str:
+    """The profile's text, and how a refresh was built when it was not the LLM."""
+    return data["text"] + (f"\n\nnote: {data['note']}" if data.get("note") else "")
 
 
 COMMANDS = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cortex_mcp.commands import Command
@@ -13,7 +14,11 @@ from cortex_mcp.config import Settings
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("preview", "run"), help="dry run, or apply")
-    parser.add_argument("--now", help="the moment to run as (ISO-8601; default: now)")
+    parser.add_argument(
+        "--now",
+        help="the moment to run as (ISO-8601; default: now); run refuses a future one, preview"
+        " takes any",
+    )
     parser.add_argument("--agent", help="only this agent's memories (default: every agent)")
     add_json_flag(parser)
 
@@ -45,7 +50,34 @@ def _human(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+FUTURE_SKEW = timedelta(minutes=5)  # clocks of two machines on one file may differ this much
+
+
+def _future_refusal(now: str | None) -> str | None:
+    """Why `run --now` is refused: a run writes its moment into every change it makes, so a
+    future one would leave memories dated after today (preview writes nothing: any moment)."""
+    if now is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(now.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None  # the service names the bad value
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # no offset: local time, as the service reads it
+    if moment <= datetime.now(UTC) + FUTURE_SKEW:
+        return None
+    return (
+        f"--now {now} is in the future; a run would date its changes after today. "
+        "`lifecycle preview --now` shows what a later date would do"
+    )
+
+
 def run_lifecycle(args: argparse.Namespace, settings: Settings) -> int:
+    refusal = _future_refusal(args.now) if args.action == "run" else None
+    if refusal is not None:
+        sys.stderr.write(f"cortex-mcp: {refusal}\n")
+        return 2
+
     async def work(service: Any) -> int:
         if args.action == "preview":
             report = await service.lifecycle_preview(now=args.now, agent_id=args.agent)

@@ -27,13 +27,28 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layer", choices=LAYERS, help="only this layer")
     parser.add_argument("--category", help="only this category (fact, preference, ...)")
     parser.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    parser.add_argument(
+        "--forgotten",
+        action="store_true",
+        help="the forgotten memories instead, most recently forgotten first",
+    )
     add_json_flag(parser)
+
+
+def _forgotten_row(m: dict[str, Any]) -> str:
+    return f"{_row(m)}  (forgotten {m['forgotten_at'][:10]})"
 
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: Any) -> int:
-        page = await service.list_memories(args.layer, args.category, args.limit)
-        emit(args, page["memories"], lambda data: _table(data))
+        page = await service.list_memories(
+            args.layer, args.category, args.limit, forgotten=args.forgotten
+        )
+        if args.forgotten:
+            rows = page["memories"]
+            emit(args, rows, lambda d: "\n".join(map(_forgotten_row, d)) or "no forgotten memories")
+        else:
+            emit(args, page["memories"], _table)
         return 0
 
     return run_with_service(settings, work)
@@ -42,20 +57,24 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
 # ---- search ------------------------------------------------------------------------------
 
 
+# A person who types `search thanks` means it: the recall gate (small talk answers nothing)
+# is for an agent's automatic recall before each answer, so search here goes around it, and
+# it is not an access either (no access count, ranking or lifecycle change), as a person
+# browsing is not the agent using a memory.
+
+
 def _search_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("query", help="what to look for")
+    parser.add_argument("query", help="what to look for (any words: no small-talk filter)")
     parser.add_argument("--limit", type=int, default=10, help="at most this many (default 10)")
     add_json_flag(parser)
 
 
 def run_search(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: Any) -> int:
-        result = await service.recall(args.query, max_results=args.limit)
-        data = result.model_dump()
+        found = await service.search(args.query, limit=args.limit)
+        data = {"memories": [m.model_dump(mode="json") for m in found]}
 
         def human(d: dict[str, Any]) -> str:
-            if d["meta"].get("skipped_reason"):
-                return f"nothing searched: {d['meta']['skipped_reason']}"
             lines = [f"{m['score']:.3f}  {_row(m)}" for m in d["memories"]]
             return "\n".join(lines) if lines else "no match"
 
@@ -68,8 +87,11 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
 # ---- show --------------------------------------------------------------------------------
 
 
+ID_HELP = "memory id, or its first characters (at least 4, as with git)"
+
+
 def _show_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="memory id")
+    parser.add_argument("id", help=ID_HELP)
     add_json_flag(parser)
 
 
@@ -101,7 +123,8 @@ def _detail(d: dict[str, Any]) -> str:
 
 def run_show(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: Any) -> int:
-        emit(args, await service.memory_detail(args.id), _detail)
+        memory_id = await service.resolve_memory_id(args.id)
+        emit(args, await service.memory_detail(memory_id), _detail)
         return 0
 
     return run_with_service(settings, work)
@@ -142,7 +165,7 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _forget_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="memory id")
+    parser.add_argument("id", help=ID_HELP)
     parser.add_argument("--reason", help="why (kept in the audit log)")
     parser.add_argument("--purge", action="store_true", help="erase the content everywhere")
     add_json_flag(parser)
@@ -150,11 +173,18 @@ def _forget_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_forget(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: Any) -> int:
-        result = await service.forget(args.id, reason=args.reason, purge=args.purge)
-        emit(args, result.model_dump(), lambda d: f"{d['status']}: {d['id']}")
+        memory_id = await service.resolve_memory_id(args.id)
+        result = await service.forget(memory_id, reason=args.reason, purge=args.purge)
+        emit(args, result.model_dump(mode="json"), _forgot)
         return 0
 
     return run_with_service(settings, work)
+
+
+def _forgot(d: dict[str, Any]) -> str:
+    if d["status"] == "already_forgotten":
+        return f"already forgotten (nothing changed): {d['id']}"
+    return f"{d['status']}: {d['id']}"
 
 
 # ---- stats -------------------------------------------------------------------------------

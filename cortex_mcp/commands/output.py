@@ -31,14 +31,20 @@ def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> No
 
 
 def run_with_service(
-    settings: Settings, work: Callable[[Any], Awaitable[int]], *, scheduler: bool = False
+    settings: Settings,
+    work: Callable[[Any], Awaitable[int]],
+    *,
+    scheduler: bool = False,
+    reports_degradation: bool = False,
 ) -> int:
     """Open the service (no background indexer: a command ends when its work does), run
-    `work`, and report a CortexError as one line on stderr."""
+    `work`, and report a CortexError as one line on stderr. A command whose output says what
+    was degraded (`reports_degradation`) does not also get the log's WARNING line for it."""
     from cortex_mcp.runtime import open_cortex
 
     if settings.log_level == "INFO":  # a person reads the output: progress lines are noise
-        logging.getLogger().setLevel(logging.WARNING)
+        quiet = logging.ERROR if reports_degradation else logging.WARNING
+        logging.getLogger().setLevel(quiet)
 
     async def main() -> int:
         async with open_cortex(settings, background=False, scheduler=scheduler) as service:

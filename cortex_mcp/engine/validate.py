@@ -93,6 +93,23 @@ def memory_id(value: str, name: str = "memory_id") -> str:
     return _uuid(value, name, "memory")
 
 
+MIN_ID_PREFIX_CHARS = 4
+_ID_CHARACTERS = frozenset("0123456789abcdef-")
+
+
+def id_prefix(value: str, name: str = "id") -> str:
+    """The start of a memory id, as people type it (git-style): 4 to 36 hex digits and
+    dashes, any case."""
+    text = (value or "").strip().lower()
+    if not MIN_ID_PREFIX_CHARS <= len(text) <= 36 or not set(text) <= _ID_CHARACTERS:
+        raise InvalidInput(
+            f"{name}: {text[:40]!r} is not a memory id; give the id, or at least its first"
+            f" {MIN_ID_PREFIX_CHARS} characters (hex digits)",
+            field=name,
+        )
+    return text
+
+
 def relation_id(value: str, name: str = "id") -> str:
     return _uuid(value, name, "relation")
 

@@ -65,6 +65,13 @@ class ConversationTools(ServiceCore):
         agent = validate.agent_id(agent_id, self.settings.agent_id)
         if refresh:
             profile = await self.profiles.synthesise(agent)
+            if profile.get("source", {}).get("built_by") == "rules":
+                profile["note"] = (
+                    "rebuilt by rules: the LLM provider failed (the log says why)"
+                    if self.llm.providers
+                    else "rebuilt by rules: no LLM provider is configured (set OPENAI_API_KEY,"
+                    " ANTHROPIC_API_KEY or CORTEX_LLM_BASE_URL to have a model write it)"
+                )
         else:
             profile = await self.profiles.current(agent) or {"agent_id": agent}
         return {**profile, "text": readable(profile)}

@@ -123,8 +123,10 @@ class ExchangeTools(ServiceCore):
         agent_id: str | None = None,
         offset: int = 0,
         include_shared: bool | None = None,
+        forgotten: bool = False,
     ) -> dict[str, Any]:
-        """Live memories, newest first: {memories, limit, offset}."""
+        """Live memories, newest first (or, with `forgotten`, the forgotten ones, most recently
+        forgotten first): {memories, limit, offset}."""
         limit = validate.int_range("limit", limit, 1, 100_000)
         offset = validate.int_range("offset", offset, 0, 10**9)
         shared = self.settings.include_shared if include_shared is None else include_shared
@@ -135,6 +137,7 @@ class ExchangeTools(ServiceCore):
             limit,
             offset,
             shared,
+            forgotten,
         )
         memories = [m.model_dump(mode="json") for m in rows]
         return {"memories": memories, "limit": limit, "offset": offset}

@@ -173,6 +173,8 @@ class MemoryTools(ServiceCore):
                 self._track(outcome.memory)
             self._mirror()
             return ForgetResult(id=target, status=ForgetStatus.corrected, new_id=outcome.memory.id)
+        if (await self._require(target, agent)).forgotten_at is not None:
+            return ForgetResult(id=target, status=ForgetStatus.already_forgotten)
         await self.memories.forget(target, agent, reason, now)
         self._mirror()
         return ForgetResult(id=target, status=ForgetStatus.forgotten)

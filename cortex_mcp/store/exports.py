@@ -65,10 +65,16 @@ class ExportStore:
         limit: int,
         offset: int = 0,
         include_shared: bool = False,
+        forgotten: bool = False,
     ) -> list[Memory]:
-        """Live memories for people to browse, newest first."""
+        """Live memories for people to browse, newest first; with `forgotten`, the forgotten
+        ones instead, most recently forgotten first."""
         owner = "(agent_id = ? OR shared = 1)" if include_shared else "agent_id = ?"
-        clauses = [owner, "forgotten_at IS NULL", "superseded_by IS NULL"]
+        if forgotten:
+            clauses, order = [owner, "forgotten_at IS NOT NULL"], "forgotten_at DESC, seq DESC"
+        else:
+            clauses = [owner, "forgotten_at IS NULL", "superseded_by IS NULL"]
+            order = "seq DESC"
         params: list[Any] = [agent_id]
         for column, value in (("layer", layer), ("category", category)):
             if value is not None:
@@ -76,7 +82,7 @@ class ExportStore:
                 params.append(value)
         rows = await self.db.fetchall(
             f"SELECT {_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"
-            " ORDER BY seq DESC LIMIT ? OFFSET ?",
+            f" ORDER BY {order} LIMIT ? OFFSET ?",
             [*params, limit, offset],
         )
         return [row_to_memory(row) for row in rows]

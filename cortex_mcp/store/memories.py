@@ -309,6 +309,18 @@ class MemoryStore:
         row = await self.db.fetchone(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
         return row_to_memory(row) if row is not None else None
 
+    async def ids_starting_with(
+        self, prefix: str, agent_id: str, include_shared: bool, limit: int
+    ) -> list[str]:
+        """Ids of the agent's memories (forgotten ones too) that begin with `prefix`, a lower
+        case run of hex digits and dashes; a range on the primary key, not a scan."""
+        owner = "(agent_id = ? OR shared = 1)" if include_shared else "agent_id = ?"
+        rows = await self.db.fetchall(
+            f"SELECT id FROM memories WHERE id >= ? AND id < ? AND {owner} ORDER BY id LIMIT ?",
+            (prefix, prefix + "~", agent_id, limit),  # "~" sorts after every hex digit and "-"
+        )
+        return [str(row["id"]) for row in rows]
+
     async def get_many(self, ids: list[str]) -> dict[str, Memory]:
         if not ids:
             return {}

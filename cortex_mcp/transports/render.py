@@ -74,6 +74,8 @@ def forget_text(result: ForgetResult) -> str:
         return f"Memory {result.id} purged: its content is erased everywhere."
     if result.status == "corrected":
         return f"Memory {result.id} corrected: the corrected fact is memory {result.new_id}."
+    if result.status == "already_forgotten":
+        return f"Memory {result.id} was already forgotten: nothing changed."
     return f"Memory {result.id} forgotten: it leaves recall and stays in the archive."
 
 
