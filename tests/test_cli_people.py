@@ -112,10 +112,14 @@ def test_import_twice_then_export_json_markdown_and_sqlite(tmp_path: Path) -> No
     assert exists.returncode == 2 and "exists" in exists.stderr
 
 
-def test_a_bad_import_file_names_the_line_and_exits_nonzero(tmp_path: Path) -> None:
+def test_a_bad_import_file_names_the_line_in_one_line_exits_2_and_imports_nothing(
+    tmp_path: Path,
+) -> None:
     bad = tmp_path / "memory.jsonl"
     bad.write_text('{"type":"entity","name":"A","observations":["x"]}\n{"type":"thing"}\n')
     done = _cli("import", str(bad), db=tmp_path / "brain.db")
-    assert done.returncode == 1
-    assert f"{bad}:2: 'type' must be 'entity' or 'relation'" in done.stderr
-    assert "imported 0 memories" in done.stdout
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        f"cortex-mcp: {bad}:2: 'type' must be 'entity' or 'relation', got 'thing'\n"
+    )
+    assert "(total 0)" in _cli("stats", db=tmp_path / "brain.db").stdout

@@ -58,34 +58,51 @@ def run_with_service(
 
 
 class ProgressBar:
-    """A tqdm bar on stderr, drawn only on a terminal and only for a job of a few hundred
-    items or more; the total may first be known at the first update."""
+    """A tqdm bar on stderr, drawn only on a terminal (or when `force`d) and only for a job
+    of a few hundred items or more; the total may first be known at the first update, and
+    a job may go through phases (checking, then importing), each drawn as its own bar."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, *, force: bool = False) -> None:
         self.label = label
+        self.force = force
         self._bar: Any = None
+        self._phase = ""
 
     def __call__(self, done: int, total: int) -> None:
+        self.step(self.label, done, total)
+
+    def step(self, phase: str, done: int, total: int | None) -> None:
+        """Progress of `phase`: `done` items of `total` (None while it is not known)."""
+        if phase != self._phase:
+            self.close()
+            self._phase = phase
         if self._bar is None:
-            if total < PROGRESS_MIN_ITEMS or not sys.stderr.isatty():
+            size = done if total is None else total
+            if size < PROGRESS_MIN_ITEMS or not (self.force or sys.stderr.isatty()):
                 return
             from tqdm import tqdm
 
             self._bar = tqdm(
-                total=total, desc=self.label, unit="item", file=sys.stderr, leave=False
+                total=total,
+                desc=phase,
+                unit="item",
+                file=sys.stderr,
+                leave=False,
+                mininterval=0.25,
             )
         self._bar.total = total
         self._bar.n = done
-        self._bar.refresh()
+        self._bar.update(0)  # redraws at most every mininterval
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+            self._bar = None
 
 
 @contextmanager
-def progress_bar(label: str) -> Iterator[ProgressBar]:
-    bar = ProgressBar(label)
+def progress_bar(label: str, *, force: bool = False) -> Iterator[ProgressBar]:
+    bar = ProgressBar(label, force=force)
     try:
         yield bar
     finally:

@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.exchange.exporters import (
-    ImportReport,
-    Progress,
     export_document,
     export_json,
     export_markdown,
-    import_parsed,
     input_path,
     mirror_files,
     output_path,
 )
-from cortex_mcp.engine.exchange.importers import parse_path, parse_text
+from cortex_mcp.engine.exchange.pipeline import ImportJob, ImportReport, Progress, run_import
+from cortex_mcp.engine.exchange.sources import Source, find_sources, inline_sources
 from cortex_mcp.engine.lifecycle.runner import PhaseCallback, parse_moment
-from cortex_mcp.errors import InvalidInput, NotFound
+from cortex_mcp.errors import NotFound
 from cortex_mcp.models import (
     Category,
     Layer,
@@ -57,33 +54,77 @@ class ExchangeTools(ServiceCore):
         self._changed()
 
     async def import_path(
-        self, path: str, agent_id: str | None = None, progress: Progress | None = None
+        self,
+        path: str,
+        agent_id: str | None = None,
+        progress: Progress | None = None,
     ) -> ImportReport:
-        """Import files (idempotent; secrets redacted; a bad file imports nothing of itself)."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        """Import files into the caller's agent (idempotent; secrets redacted; every item
+        checked as `remember` checks it; one bad item refuses the whole import)."""
         target = input_path(path)
-        parsed = await asyncio.to_thread(parse_path, target, agent, self.clock.now())
-        report = await import_parsed(parsed, self.exports, self.redactor.clean, progress)
+        sources = await asyncio.to_thread(find_sources, target)
+        return await self._import(sources, agent_id, progress)
+
+    async def import_memories(
+        self,
+        content: str | None = None,
+        format: str = "json",
+        agent_id: str | None = None,
+        document: dict[str, Any] | None = None,
+        files: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Import what a request carries (REST) into the caller's agent: `document` (what
+        `export_memories` returns, posted back as is), `files` (a Markdown export's folder
+        or an OpenClaw workspace: relative path -> text; daily notes dated by their name),
+        or `content` in `format`: json (our export), jsonl (the MCP memory server's),
+        markdown (a MEMORY.md) or openclaw (one daily note dated by a leading
+        `# YYYY-MM-DD`, else today)."""
+        today = self.clock.now().date().isoformat()
+        sources = inline_sources(format, content, document, files, today)
+        report = await self._import(sources, agent_id, None)
+        return report.as_dict()
+
+    async def _import(
+        self, sources: list[Source], agent_id: str | None, progress: Progress | None
+    ) -> ImportReport:
+        job = ImportJob(
+            sources=sources,
+            agent_id=validate.agent_id(agent_id, self.settings.agent_id),
+            now=self.clock.now(),
+            max_content_chars=self.settings.max_content_chars,
+            store=self.exports,
+            clean=self.redactor.clean,
+            progress=progress,
+        )
+        report = await run_import(job)
         if report.memories or report.relations:
             self._changed()
         return report
 
-    async def export_json(self, out: str, agent_id: str | None = None) -> dict[str, Any]:
+    async def export_json(
+        self,
+        out: str,
+        agent_id: str | None = None,
+        force: bool = False,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
         agent = validate.agent_id(agent_id, "*") if agent_id else None
-        target = output_path(out)
-        lines = await export_json(self.exports, target, agent, self._now())
+        target = output_path(out, folder=False, force=force)
+        lines = await export_json(self.exports, target, agent, self._now(), progress)
         return {"format": "json", "path": str(target), "lines": lines}
 
-    async def export_markdown(self, out: str, agent_id: str | None = None) -> dict[str, Any]:
+    async def export_markdown(
+        self, out: str, agent_id: str | None = None, force: bool = False
+    ) -> dict[str, Any]:
         agent = validate.agent_id(agent_id, self.settings.agent_id)
-        target = output_path(out)
+        target = output_path(out, folder=True, force=force)
         words = self.settings.mirrors.memory_md_words
         written = await export_markdown(self.exports, target, agent, self._now(), words)
         return {"format": "markdown", "path": str(target), "files_written": written}
 
-    async def export_sqlite(self, out: str) -> dict[str, Any]:
+    async def export_sqlite(self, out: str, force: bool = False) -> dict[str, Any]:
         """A consistent copy taken with SQLite's online backup API, writers or not."""
-        target = output_path(out, fresh=True)
+        target = output_path(out, folder=False, force=force)
         await self.exports.backup(target)
         verdict, count = await self.exports.check_copy(target)
         return {"format": "sqlite", "path": str(target), "integrity": verdict, "memories": count}
@@ -91,29 +132,16 @@ class ExchangeTools(ServiceCore):
     async def export_memories(
         self, format: str = "json", agent_id: str | None = None
     ) -> dict[str, Any]:
-        """An export returned rather than written to a file (REST)."""
+        """An export returned rather than written to a file (REST): `{format, document}` for
+        json, `{format, files}` for markdown; either can be posted back to `import_memories`."""
         if format == "markdown":
             agent = validate.agent_id(agent_id, self.settings.agent_id)
             words = self.settings.mirrors.memory_md_words
-            files = await mirror_files(self.exports, agent, self._now(), words)
+            files = await mirror_files(self.exports, agent, self._now(), words, exact=True)
             return {"format": "markdown", "files": files}
         agent = validate.agent_id(agent_id, "*") if agent_id else None
         document = await export_document(self.exports, agent, self._now())
-        return {"format": "json", "document": json.loads(document)}
-
-    async def import_memories(
-        self, content: str, format: str = "json", agent_id: str | None = None
-    ) -> dict[str, Any]:
-        """Import text given inline (REST): json (our export), markdown (a MEMORY.md) or
-        openclaw (one daily note; its date from a leading `# YYYY-MM-DD`, else today)."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
-        parsed = parse_text(content, format, agent, self.clock.now())
-        if parsed.problems:
-            raise InvalidInput(f"content: {parsed.problems[0]}", field="content")
-        report = await import_parsed(parsed, self.exports, self.redactor.clean)
-        if report.memories or report.relations:
-            self._changed()
-        return report.as_dict()
+        return {"format": "json", "document": document}
 
     async def list_memories(
         self,

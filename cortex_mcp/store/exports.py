@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import tempfile
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,7 @@ import aiosqlite
 
 from cortex_mcp.models import Memory, new_id
 from cortex_mcp.store.connection import sqlite_module
-from cortex_mcp.store.database import Database
+from cortex_mcp.store.database import Database, placeholders
 from cortex_mcp.store.memories import _COLUMNS, row_to_memory
 from cortex_mcp.tokenize import content_hash, index_text
 
@@ -30,6 +33,7 @@ RELATION_FIELDS = [
     "updated_at",
 ]
 LOG_FIELDS = ["action", "memory_ids", "details", "executed_at"]
+_CHUNK = 500  # ids per IN (...) lookup
 
 
 @dataclass
@@ -56,6 +60,72 @@ class ExportStore:
             f"SELECT {_COLUMNS} FROM memories {where} ORDER BY seq", params
         )
         return [row_to_memory(row) for row in rows]
+
+    async def count_memories(self, agent_id: str | None) -> int:
+        where, params = ("WHERE agent_id = ?", [agent_id]) if agent_id is not None else ("", [])
+        return int(await self.db.scalar(f"SELECT COUNT(*) FROM memories {where}", params) or 0)
+
+    async def memory_pages(self, agent_id: str | None, size: int) -> AsyncIterator[list[Memory]]:
+        """Every memory (of one agent, or all), in pages of `size` by insertion order."""
+        owner = "AND agent_id = ?" if agent_id is not None else ""
+        last = 0
+        while True:
+            params: list[Any] = [last, *([agent_id] if agent_id is not None else []), size]
+            rows = await self.db.fetchall(
+                f"SELECT seq, {_COLUMNS} FROM memories WHERE seq > ? {owner} ORDER BY seq LIMIT ?",
+                params,
+            )
+            if not rows:
+                return
+            last = int(rows[-1]["seq"])
+            yield [row_to_memory({f: row[f] for f in MEMORY_FIELDS}) for row in rows]
+
+    async def relation_pages(
+        self, agent_id: str | None, size: int
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        owner = "AND agent_id = ?" if agent_id is not None else ""
+        after: tuple[str, str] = ("", "")
+        while True:
+            params: list[Any] = [*after, *([agent_id] if agent_id is not None else []), size]
+            rows = await self.db.fetchall(
+                f"SELECT {', '.join(RELATION_FIELDS)} FROM relations"
+                f" WHERE (created_at, id) > (?, ?) {owner} ORDER BY created_at, id LIMIT ?",
+                params,
+            )
+            if not rows:
+                return
+            after = (str(rows[-1]["created_at"]), str(rows[-1]["id"]))
+            yield [dict(row) for row in rows]
+
+    async def log_pages(
+        self, agent_id: str | None, size: int
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """Lifecycle-log entries; for one agent, those naming at least one of its memories."""
+        owner = (
+            "AND EXISTS (SELECT 1 FROM json_each(lifecycle_log.memory_ids) AS named"
+            " JOIN memories ON memories.id = named.value WHERE memories.agent_id = ?)"
+            if agent_id is not None
+            else ""
+        )
+        last = 0
+        while True:
+            params: list[Any] = [last, *([agent_id] if agent_id is not None else []), size]
+            rows = await self.db.fetchall(
+                f"SELECT id, {', '.join(LOG_FIELDS)} FROM lifecycle_log WHERE id > ? {owner}"
+                " ORDER BY id LIMIT ?",
+                params,
+            )
+            if not rows:
+                return
+            last = int(rows[-1]["id"])
+            yield [
+                {
+                    **{f: row[f] for f in LOG_FIELDS},
+                    "memory_ids": json.loads(row["memory_ids"]),
+                    "details": json.loads(row["details"]),
+                }
+                for row in rows
+            ]
 
     async def list_memories(
         self,
@@ -108,43 +178,61 @@ class ExportStore:
             for row in rows
         ]
 
-    async def import_all(
+    async def owners(self, ids: list[str]) -> dict[str, str]:
+        """memory id -> its agent, for the ids that exist (any agent's)."""
+        if not ids:
+            return {}
+        rows = await self.db.fetchall(
+            f"SELECT id, agent_id FROM memories WHERE id IN ({placeholders(ids)})", ids
+        )
+        return {str(r[0]): str(r[1]) for r in rows}
+
+    async def import_batch(
         self,
+        agent_id: str,
         memories: list[Memory],
         relations: list[dict[str, Any]],
         logs: list[dict[str, Any]],
     ) -> ImportCounts:
-        """One transaction: memories new by id and by content, relations new by id or by
-        triple, log entries not already present. Running it twice adds nothing."""
+        """One transaction for one batch of an import into `agent_id`: memories new by id and
+        by content (their FTS rows with them), relations new by id or by triple, log entries
+        not already present. Running it twice adds nothing. Ids of other agents' relations
+        get new ids; a relation's source and a log entry's ids never name another agent's
+        memory."""
 
         async def txn(conn: aiosqlite.Connection) -> ImportCounts:
             counts = ImportCounts()
-            for memory in memories:
-                if await _insert_memory(conn, memory):
-                    counts.memories += 1
-                else:
-                    counts.existing += 1
+            counts.memories, counts.existing = await _insert_memories(conn, agent_id, memories)
             for relation in relations:
-                counts.relations += await _insert_relation(conn, relation)
-            seen = await _log_keys(conn) if logs else set()
-            for entry in logs:
-                counts.logs += await _insert_log(conn, entry, seen)
+                counts.relations += await _insert_relation(conn, agent_id, relation)
+            if logs:
+                counts.logs = await _insert_logs(conn, agent_id, logs)
             return counts
 
         return await self.db.write(txn)
 
     async def backup(self, target: Path) -> None:
-        """A consistent copy while other connections keep writing (online backup API)."""
+        """A consistent copy while other connections keep writing (online backup API),
+        self-contained (no -wal/-shm beside it), readable by its owner only (0600), and put
+        in place atomically (an existing file is replaced only when the copy is whole)."""
         module = sqlite_module()
 
         def copy() -> None:
-            source = module.connect(str(self.db.path), timeout=30)
-            dest = module.connect(str(target))
+            fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            os.close(fd)
             try:
-                source.backup(dest)
+                source = module.connect(str(self.db.path), timeout=30)
+                dest = module.connect(temp)
+                try:
+                    source.backup(dest)
+                    dest.execute("PRAGMA journal_mode = DELETE")
+                finally:
+                    dest.close()
+                    source.close()
+                os.replace(temp, target)
             finally:
-                dest.close()
-                source.close()
+                for leftover in (temp, f"{temp}-wal", f"{temp}-shm", f"{temp}-journal"):
+                    Path(leftover).unlink(missing_ok=True)
 
         await asyncio.to_thread(copy)
 
@@ -170,80 +258,128 @@ async def _exists(conn: aiosqlite.Connection, sql: str, params: list[Any]) -> bo
         return await cursor.fetchone() is not None
 
 
-async def _insert_memory(conn: aiosqlite.Connection, memory: Memory) -> bool:
-    digest = content_hash(memory.content)
-    # two lookups, each on its unique index (an OR of both scanned the table per row)
-    if await _exists(conn, "SELECT 1 FROM memories WHERE id = ?", [memory.id]):
-        return False
-    if await _exists(
-        conn,
-        "SELECT 1 FROM memories WHERE agent_id = ? AND content_hash = ?",
-        [memory.agent_id, digest],
-    ):
-        return False
+async def _column(conn: aiosqlite.Connection, sql: str, params: list[Any]) -> set[str]:
+    rows = await conn.execute_fetchall(sql, params)
+    return {str(r[0]) for r in rows}
+
+
+async def _insert_memories(
+    conn: aiosqlite.Connection, agent_id: str, memories: list[Memory]
+) -> tuple[int, int]:
+    """(inserted, already known): two indexed lookups for the whole batch, then one
+    executemany for the rows and one for their FTS text."""
+    if not memories:
+        return 0, 0
+    digests = [content_hash(m.content) for m in memories]
+    taken: set[str] = set()
+    known: set[str] = set()
+    for start in range(0, len(memories), _CHUNK):
+        ids = [m.id for m in memories[start : start + _CHUNK]]
+        hashes = digests[start : start + _CHUNK]
+        taken |= await _column(
+            conn, f"SELECT id FROM memories WHERE id IN ({placeholders(ids)})", ids
+        )
+        known |= await _column(
+            conn,
+            "SELECT content_hash FROM memories WHERE agent_id = ?"
+            f" AND content_hash IN ({placeholders(hashes)})",
+            [agent_id, *hashes],
+        )
+    rows, texts = [], []
+    for memory, digest in zip(memories, digests, strict=True):
+        if memory.id in taken or digest in known:
+            continue
+        taken.add(memory.id)
+        known.add(digest)
+        rows.append(_memory_row(memory, agent_id, digest))
+        texts.append((index_text(memory.content), memory.id))
+    columns = [*MEMORY_FIELDS, "content_hash"]
+    await conn.executemany(
+        f"INSERT INTO memories ({', '.join(columns)}) VALUES ({placeholders(columns)})", rows
+    )
+    await conn.executemany(
+        "INSERT INTO memories_fts(rowid, text) SELECT seq, ? FROM memories WHERE id = ?", texts
+    )
+    return len(rows), len(memories) - len(rows)
+
+
+def _memory_row(memory: Memory, agent_id: str, digest: str) -> list[Any]:
     data = memory.model_dump()
+    data["agent_id"] = agent_id
     data["layer"], data["category"] = memory.layer.value, memory.category.value
     data["metadata"] = json.dumps(memory.metadata, ensure_ascii=False)
-    columns = [*MEMORY_FIELDS, "content_hash"]
-    cursor = await conn.execute(
-        f"INSERT INTO memories ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
-        [*(data[f] for f in MEMORY_FIELDS), digest],
-    )
-    await conn.execute(
-        "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)",
-        (cursor.lastrowid, index_text(memory.content)),
-    )
-    return True
+    return [*(data[f] for f in MEMORY_FIELDS), digest]
 
 
-async def _insert_relation(conn: aiosqlite.Connection, relation: dict[str, Any]) -> int:
+async def _insert_relation(
+    conn: aiosqlite.Connection, agent_id: str, relation: dict[str, Any]
+) -> int:
+    relation_id = relation.get("id") or new_id()
+    owner = await _column(conn, "SELECT agent_id FROM relations WHERE id = ?", [relation_id])
+    if agent_id in owner:
+        return 0
+    if owner:  # another agent's relation has this id: ours gets a new one
+        relation_id = new_id()
     if await _exists(
         conn,
-        "SELECT 1 FROM relations WHERE id = ? OR (agent_id = ? AND subject = ?"
-        " AND predicate = ? AND object = ?)",
-        [
-            relation.get("id") or "",
-            relation["agent_id"],
-            relation["subject"],
-            relation["predicate"],
-            relation["object"],
-        ],
+        "SELECT 1 FROM relations WHERE agent_id = ? AND subject = ? AND predicate = ?"
+        " AND object = ?",
+        [agent_id, relation["subject"], relation["predicate"], relation["object"]],
     ):
         return 0
     source = relation.get("source_memory_id")
-    if source and not await _exists(conn, "SELECT 1 FROM memories WHERE id = ?", [source]):
+    if source and not await _exists(
+        conn, "SELECT 1 FROM memories WHERE id = ? AND agent_id = ?", [source, agent_id]
+    ):
         source = None
-    values = {**relation, "id": relation.get("id") or new_id(), "source_memory_id": source}
+    values = {**relation, "id": relation_id, "agent_id": agent_id, "source_memory_id": source}
     await conn.execute(
         f"INSERT INTO relations ({', '.join(RELATION_FIELDS)})"
-        f" VALUES ({', '.join('?' for _ in RELATION_FIELDS)})",
+        f" VALUES ({placeholders(RELATION_FIELDS)})",
         [values.get(f) for f in RELATION_FIELDS],
     )
     return 1
 
 
-async def _log_keys(conn: aiosqlite.Connection) -> set[tuple[str, str, str, str]]:
-    """Every log entry's identity, loaded once per import (a lookup per entry scanned every
-    entry with the same time: a 100K import spent minutes there)."""
-    cursor = await conn.execute(
-        "SELECT action, memory_ids, executed_at, details FROM lifecycle_log"
-    )
-    rows = await cursor.fetchall()
-    await cursor.close()
-    return {(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows}
-
-
-async def _insert_log(
-    conn: aiosqlite.Connection, entry: dict[str, Any], seen: set[tuple[str, str, str, str]]
+async def _insert_logs(
+    conn: aiosqlite.Connection, agent_id: str, logs: list[dict[str, Any]]
 ) -> int:
-    ids = json.dumps(entry["memory_ids"])
-    details = json.dumps(entry.get("details") or {}, ensure_ascii=False)
-    key = (str(entry["action"]), ids, str(entry["executed_at"]), details)
-    if key in seen:
-        return 0
-    seen.add(key)
-    await conn.execute(
-        "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at) VALUES (?, ?, ?, ?)",
-        (entry["action"], ids, details, entry["executed_at"]),
-    )
-    return 1
+    """Entries not already present, naming no other agent's memory (those ids are dropped,
+    and an entry left naming nothing is skipped)."""
+    named = sorted({i for entry in logs for i in entry["memory_ids"]})
+    foreign: set[str] = set()
+    for start in range(0, len(named), _CHUNK):
+        chunk = named[start : start + _CHUNK]
+        foreign |= await _column(
+            conn,
+            f"SELECT id FROM memories WHERE id IN ({placeholders(chunk)}) AND agent_id != ?",
+            [*chunk, agent_id],
+        )
+    times = sorted({entry["executed_at"] for entry in logs})
+    present: set[tuple[str, str, str, str]] = set()
+    for start in range(0, len(times), _CHUNK):  # one read per batch, not one per entry
+        chunk = times[start : start + _CHUNK]
+        rows = await conn.execute_fetchall(
+            "SELECT action, memory_ids, executed_at, details FROM lifecycle_log"
+            f" WHERE executed_at IN ({placeholders(chunk)})",
+            chunk,
+        )
+        present |= {(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows}
+    added = 0
+    for entry in logs:
+        ids = [i for i in entry["memory_ids"] if i not in foreign]
+        if entry["memory_ids"] and not ids:
+            continue
+        memory_ids = json.dumps(ids)
+        details = json.dumps(entry.get("details") or {}, ensure_ascii=False)
+        key = (str(entry["action"]), memory_ids, str(entry["executed_at"]), details)
+        if key in present:
+            continue
+        present.add(key)
+        await conn.execute(
+            "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at)"
+            " VALUES (?, ?, ?, ?)",
+            (entry["action"], memory_ids, details, entry["executed_at"]),
+        )
+        added += 1
+    return added

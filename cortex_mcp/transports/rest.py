@@ -149,7 +149,9 @@ async def export(call: Call) -> Any:
 async def import_(call: Call) -> Any:
     b: m.ImportBody = call.body
     run = _capability(call, "import_memories")
-    return await run(b.content, format=b.format, agent_id=call.agent_id)
+    return await run(
+        b.content, format=b.format, agent_id=call.agent_id, document=b.document, files=b.files
+    )
 
 
 async def list_relations(call: Call) -> Any:
@@ -195,9 +197,9 @@ ENDPOINTS: list[Endpoint] = [
              query=m.AgentQuery, response=m.Anything, errors=_LATER),
     Endpoint("GET", "/lifecycle/log", lifecycle_log, "lifecycle_log", query=m.LogQuery,
              response=m.Anything, errors=_LATER),
-    Endpoint("POST", "/export", export, "export", m.ExportBody, response=m.Anything,
+    Endpoint("POST", "/export", export, "export", m.ExportBody, response=m.ExportResponse,
              errors=_LATER),
-    Endpoint("POST", "/import", import_, "import", m.ImportBody, response=m.Anything,
+    Endpoint("POST", "/import", import_, "import", m.ImportBody, response=m.ImportResponse,
              errors=_LATER),
     Endpoint("GET", "/relations", list_relations, "list_relations", query=m.RelationsQuery,
              response=m.Anything, errors=_LATER),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cortex_mcp.models import Category, Layer, Memory, ScoredMemory
 
@@ -159,9 +159,23 @@ class ExportBody(Body):
 
 
 class ImportBody(Body):
-    format: Annotated[str, Field(pattern=r"^(json|markdown|openclaw)$")] = "json"
-    content: Annotated[str, Field(min_length=1)]
+    """What `POST /export` answers can be posted back as is: `{format: "json", document}` or
+    `{format: "markdown", files}`. Or `content`: a text in `format` (json: our export, jsonl:
+    the MCP memory server's memory.jsonl, markdown: a MEMORY.md, openclaw: one daily note).
+    Exactly one of `document`, `files`, `content`. Memories go to the caller's agent."""
+
+    format: Annotated[str, Field(pattern=r"^(json|jsonl|markdown|openclaw)$")] = "json"
+    content: Annotated[str, Field(min_length=1)] | None = None
+    document: dict[str, Any] | None = None
+    files: Annotated[dict[str, str], Field(min_length=1, max_length=10_000)] | None = None
     agent_id: AgentId | None = None
+
+    @model_validator(mode="after")
+    def _one_payload(self) -> ImportBody:
+        given = [n for n in ("content", "document", "files") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of document, files or content")
+        return self
 
 
 class RelationBody(Body):
@@ -219,6 +233,51 @@ class IngestResponse(BaseModel):
 class FlushResponse(BaseModel):
     flushed: list[Memory]
     degraded: list[str] = []
+
+
+class Relation(BaseModel):
+    id: str
+    agent_id: str
+    subject: str
+    predicate: str
+    object: str
+    confidence: float
+    source_memory_id: str | None = None
+    created_at: str
+    updated_at: str
+
+
+class LogEntry(BaseModel):
+    action: str
+    memory_ids: list[str]
+    details: dict[str, Any]
+    executed_at: str
+
+
+class ExportDocument(BaseModel):
+    format: Literal["cortex-mcp-export"]
+    version: int
+    exported_at: str
+    agent_id: str | None
+    memories: list[Memory]
+    relations: list[Relation]
+    lifecycle_log: list[LogEntry]
+
+
+class ExportResponse(BaseModel):
+    """json: `document`; markdown: `files` (relative path -> text). Post it to /import."""
+
+    format: Literal["json", "markdown"]
+    document: ExportDocument | None = None
+    files: dict[str, str] | None = None
+
+
+class ImportResponse(BaseModel):
+    files: list[str]
+    memories: int
+    relations: int
+    logs: int
+    existing: int
 
 
 class Anything(BaseModel):

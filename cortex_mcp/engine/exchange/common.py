@@ -1,49 +1,38 @@
-"""What every importer shares: the parsed form of a file, the problem a bad line raises, and
-the memory and relation rows the importers build."""
+"""What every importer shares: the raw item a reader yields, the problem a bad line raises,
+and helpers that build the raw memory and relation fields the admission rules then check."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from cortex_mcp.models import Category, Layer, Memory, new_id
+from cortex_mcp.models import Category, Layer
+
+ItemKind = Literal["memory", "relation", "log"]
 
 
-@dataclass
-class ImportProblem:
-    path: str
-    line: int | None
-    message: str
+@dataclass(slots=True)
+class Item:
+    """One thing to import, as the file wrote it: `where` names it for a person
+    (`path:line`), `label` for a field path (`memories[12]`) when the format has indexes."""
 
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
+    kind: ItemKind
+    where: str
+    data: dict[str, Any]
+    label: str = ""
 
 
 class BadLine(Exception):
+    """A line a reader cannot make sense of (not JSON, an unknown Retain option...)."""
+
     def __init__(self, line: int | None, message: str) -> None:
         super().__init__(message)
         self.line = line
         self.message = message
 
 
-@dataclass
-class ParsedFile:
-    path: str
-    memories: list[Memory] = field(default_factory=list)
-    relations: list[dict[str, Any]] = field(default_factory=list)
-    logs: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class Parsed:
-    files: list[ParsedFile] = field(default_factory=list)
-    problems: list[ImportProblem] = field(default_factory=list)
-
-
-def make_memory(
-    agent_id: str,
+def memory_fields(
     content: str,
     category: Category,
     layer: Layer,
@@ -53,22 +42,27 @@ def make_memory(
     importance: float = 0.7,
     confidence: float = 0.8,
     metadata: dict[str, Any] | None = None,
-) -> Memory:
-    return Memory(
-        id=new_id(),
-        agent_id=agent_id,
-        layer=layer,
-        category=category,
-        content=content,
-        source=source,
-        importance=importance,
-        confidence=confidence,
-        decay_score=1.0,
-        access_count=0,
-        created_at=created,
-        updated_at=created,
-        metadata=metadata or {},
-    )
+) -> dict[str, Any]:
+    return {
+        "content": content,
+        "category": category.value,
+        "layer": layer.value,
+        "created_at": created,
+        "source": source,
+        "importance": importance,
+        "confidence": confidence,
+        "metadata": metadata or {},
+    }
+
+
+def relation_fields(subject: str, predicate: str, obj: str, created: str) -> dict[str, Any]:
+    return {
+        "subject": subject.strip(),
+        "predicate": predicate.strip(),
+        "object": obj.strip(),
+        "confidence": 0.8,
+        "created_at": created,
+    }
 
 
 def check_day(text: str, line: int) -> str:
@@ -77,19 +71,3 @@ def check_day(text: str, line: int) -> str:
     except ValueError:
         raise BadLine(line, f"{text!r} is not a real date (YYYY-MM-DD)") from None
     return text
-
-
-def make_relation(
-    agent_id: str, subject: str, predicate: str, obj: str, created: str
-) -> dict[str, Any]:
-    return {
-        "id": None,
-        "agent_id": agent_id,
-        "subject": subject.strip(),
-        "predicate": predicate.strip(),
-        "object": obj.strip(),
-        "confidence": 0.8,
-        "source_memory_id": None,
-        "created_at": created,
-        "updated_at": created,
-    }

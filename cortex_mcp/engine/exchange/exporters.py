@@ -1,40 +1,32 @@
-"""Ways out, and the write half of the way in.
+"""Ways out.
 
 JSON: every memory (all layers, forgotten and superseded ones too, so correction chains
 survive), relations and the lifecycle log, one item per line so a bad line can be named; it
-round-trips through `import`. Markdown: the mirrors, rendered once into a folder. SQLite: a
-consistent copy through the online backup API while servers keep writing.
+is written page by page (memory bounded by a page) and round-trips through `import`.
+Markdown: the mirrors rendered once into a folder, exactly (every memory dated, content as
+given), so that importing the folder gives them back. SQLite: a consistent, self-contained
+copy through the online backup API while servers keep writing.
+
+Every format follows one rule for where it writes: the parent folder must exist, and an
+existing target is replaced only with `force`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+import contextlib
+import os
+import tempfile
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from cortex_mcp.engine.exchange.importers import EXPORT_FORMAT, Parsed
-from cortex_mcp.engine.exchange.markdown import Relation, render_mirrors, sync_folder, write_atomic
+from cortex_mcp.engine.exchange.jsonexport import SECTIONS, header, item_line
+from cortex_mcp.engine.exchange.markdown import Relation, render_mirrors, sync_folder
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import Memory
-from cortex_mcp.store.exports import ExportStore, ImportCounts
+from cortex_mcp.store.exports import ExportStore
 
-Clean = Callable[[str], Awaitable[str]]
-Progress = Callable[[int, int], Any]
-
-
-@dataclass
-class ImportReport:
-    files: list[str] = field(default_factory=list)
-    memories: int = 0
-    relations: int = 0
-    logs: int = 0
-    existing: int = 0
-    problems: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+Progress = Callable[[str, int, int | None], Any]
+PAGE = 2000
 
 
 def input_path(text: str) -> Path:
@@ -44,83 +36,140 @@ def input_path(text: str) -> Path:
     return path
 
 
-def output_path(text: str, *, fresh: bool = False) -> Path:
+def output_path(text: str, *, folder: bool, force: bool) -> Path:
+    """Where an export may write: a file (json, sqlite) or a folder (markdown) whose parent
+    exists; an existing target only with `force`, and never a folder for a file or the
+    reverse."""
     path = Path(text).expanduser()
-    if fresh and path.exists():
-        raise InvalidInput(f"out: {text} exists; choose a new file", field="out")
+    what = "a folder" if folder else "a file"
+    if not path.parent.is_dir():
+        raise InvalidInput(
+            f"out: the folder {path.parent} does not exist; create it first", field="out"
+        )
+    if path.is_dir() and not folder:
+        raise InvalidInput(f"out: {text} is a folder; this format writes {what}", field="out")
+    if path.exists() and not path.is_dir() and folder:
+        raise InvalidInput(f"out: {text} is a file; this format writes {what}", field="out")
+    occupied = path.exists() and (not path.is_dir() or any(path.iterdir()))
+    if occupied and not force:
+        raise InvalidInput(
+            f"out: {text} exists; choose a new {'folder' if folder else 'file'} or pass --force"
+            " to replace it",
+            field="out",
+        )
     return path
 
 
-async def export_document(store: ExportStore, agent_id: str | None, exported_at: str) -> str:
-    memories = await store.memories(agent_id)
-    relations = await store.relations(agent_id)
-    logs = await store.lifecycle_log()
-    if agent_id is not None:
-        mine = {m.id for m in memories}
-        logs = [e for e in logs if any(i in mine for i in e["memory_ids"])]
-    head = {"format": EXPORT_FORMAT, "version": 1, "exported_at": exported_at, "agent_id": agent_id}
-    parts = [json.dumps(head, ensure_ascii=False)[:-1]]
-    for key, items in (
-        ("memories", [m.model_dump(mode="json") for m in memories]),
-        ("relations", relations),
-        ("lifecycle_log", logs),
-    ):
-        rows = ",\n".join(
-            "  " + json.dumps(item, ensure_ascii=False, sort_keys=True) for item in items
-        )
-        parts.append(f', "{key}": [\n{rows}\n]' if rows else f', "{key}": []')
-    return "\n".join(parts) + "\n}\n"
+async def document_parts(
+    store: ExportStore, agent_id: str | None, progress: Progress | None = None
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(section, item) for every item of an export, page by page."""
+    total = await store.count_memories(agent_id)
+    done = 0
+    async for page in store.memory_pages(agent_id, PAGE):
+        for memory in page:
+            yield "memories", memory.model_dump(mode="json")
+        done += len(page)
+        if progress is not None:
+            progress("exporting", done, total)
+    async for rows in store.relation_pages(agent_id, PAGE):
+        for row in rows:
+            yield "relations", row
+    async for rows in store.log_pages(agent_id, PAGE):
+        for row in rows:
+            yield "lifecycle_log", row
 
 
-async def export_json(store: ExportStore, out: Path, agent_id: str | None, exported_at: str) -> int:
-    text = await export_document(store, agent_id, exported_at)
-    write_atomic(out, text)
-    return text.count("\n")
+async def export_document(
+    store: ExportStore, agent_id: str | None, exported_at: str
+) -> dict[str, Any]:
+    """The export as one JSON object (a REST response)."""
+    document: dict[str, Any] = {
+        "format": "cortex-mcp-export",
+        "version": 1,
+        "exported_at": exported_at,
+        "agent_id": agent_id,
+        **{section: [] for section in SECTIONS},
+    }
+    async for section, item in document_parts(store, agent_id):
+        document[section].append(item)
+    return document
+
+
+async def export_json(
+    store: ExportStore,
+    out: Path,
+    agent_id: str | None,
+    exported_at: str,
+    progress: Progress | None = None,
+) -> int:
+    """Write the export to `out` (atomically, 0600); returns its line count."""
+    fd, temp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            writer = _JsonWriter(handle)
+            writer.write(header(exported_at, agent_id) + "\n")
+            async for section, item in document_parts(store, agent_id, progress):
+                writer.item(section, item)
+            writer.finish()
+        os.replace(temp, out)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+    return writer.lines
+
+
+class _JsonWriter:
+    """The export's layout: the header line, then each section with one item per line."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.lines = 0
+        self._pending = list(SECTIONS)  # sections not opened yet, in order
+        self._open: str | None = None
+
+    def write(self, text: str) -> None:
+        self.handle.write(text)
+        self.lines += text.count("\n")
+
+    def item(self, section: str, item: dict[str, Any]) -> None:
+        if section != self._open:
+            self._close()
+            while self._pending[0] != section:
+                self.write(f', "{self._pending.pop(0)}": []\n')
+            self.write(f', "{self._pending.pop(0)}": [\n')
+            self._open = section
+            self.write(item_line(item))
+            return
+        self.write(",\n" + item_line(item))
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self.write("\n]\n")
+            self._open = None
+
+    def finish(self) -> None:
+        self._close()
+        while self._pending:
+            self.write(f', "{self._pending.pop(0)}": []\n')
+        self.write("}\n")
 
 
 async def export_markdown(
     store: ExportStore, out: Path, agent_id: str, exported_at: str, word_budget: int
 ) -> int:
-    files = await mirror_files(store, agent_id, exported_at, word_budget)
+    os.makedirs(out, exist_ok=True)
+    files = await mirror_files(store, agent_id, exported_at, word_budget, exact=True)
     written, _ = sync_folder(out, files)
     return written
 
 
 async def mirror_files(
-    store: ExportStore, agent_id: str, exported_at: str, word_budget: int
+    store: ExportStore, agent_id: str, exported_at: str, word_budget: int, *, exact: bool = False
 ) -> dict[str, str]:
     memories = await store.memories(agent_id, live_only=True)
     relations = [
         Relation(r["subject"], r["predicate"], r["object"]) for r in await store.relations(agent_id)
     ]
-    return render_mirrors(memories, relations, exported_at, word_budget)
-
-
-async def import_parsed(
-    parsed: Parsed, store: ExportStore, clean: Clean, progress: Progress | None = None
-) -> ImportReport:
-    """Each file in one transaction, secrets redacted first; known content is skipped."""
-    report = ImportReport(problems=[str(p) for p in parsed.problems])
-    total = sum(len(f.memories) for f in parsed.files)
-    done = 0
-    for parsed_file in parsed.files:
-        memories = [await _cleaned(m, clean) for m in parsed_file.memories]
-        relations = [
-            {**r, **{k: await clean(r[k]) for k in ("subject", "predicate", "object")}}
-            for r in parsed_file.relations
-        ]
-        counts: ImportCounts = await store.import_all(memories, relations, parsed_file.logs)
-        report.files.append(parsed_file.path)
-        report.memories += counts.memories
-        report.relations += counts.relations
-        report.logs += counts.logs
-        report.existing += counts.existing
-        done += len(memories)
-        if progress is not None:
-            progress(done, total)
-    return report
-
-
-async def _cleaned(memory: Memory, clean: Clean) -> Memory:
-    content = await clean(memory.content)
-    return memory if content == memory.content else memory.model_copy(update={"content": content})
+    return render_mirrors(memories, relations, exported_at, word_budget, exact=exact)

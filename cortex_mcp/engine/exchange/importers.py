@@ -1,45 +1,53 @@
-"""Reading a user's existing memory into ours: a MEMORY.md, an OpenClaw workspace or its
-`memory/` folder of daily notes (with seed 002's `## Retain` bullets), our own JSON export, and
-the official MCP memory server's `memory.jsonl`.
+"""Reading a user's existing memory into raw items: a MEMORY.md (and an OpenClaw USER.md), an
+OpenClaw workspace's daily notes (with seed 002's `## Retain` bullets), the folder our Markdown
+export writes (MEMORY.md, memory/working/, memory/archive/, memory/relations.md), the official
+MCP memory server's `memory.jsonl`, and our JSON export (in `jsonexport.py`).
 
-Parsing is pure and whole-file: a file with a bad line yields an `ImportProblem` naming the
-line and contributes nothing, while the other files of a folder still import. Writing (with
-redaction and deduplication) is the service's and the store's job.
+Readers are generators over a source's lines: pure, streaming, and they raise `BadLine` for
+a line they cannot read. The rules every field must pass are `admit.py`'s; writing is the
+pipeline's.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
 from datetime import datetime
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any
-
-from pydantic import ValidationError
 
 from cortex_mcp.engine.exchange.common import (
     BadLine,
-    ImportProblem,
-    Parsed,
-    ParsedFile,
+    Item,
     check_day,
-    make_memory,
-    make_relation,
+    memory_fields,
+    relation_fields,
 )
-from cortex_mcp.models import Category, Layer, Memory, to_iso
+from cortex_mcp.engine.exchange.jsonexport import read_export
+from cortex_mcp.engine.exchange.markdown import MARKER, SUBSECTIONS
+from cortex_mcp.engine.exchange.sources import Source
+from cortex_mcp.models import Category, Layer, to_iso
 
-__all__ = ["EXPORT_FORMAT", "ImportProblem", "Parsed", "parse_path", "parse_text"]
+__all__ = ["read_items"]
 
-DAILY_NOTE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
-_BULLET = re.compile(r"^\s*[-*+]\s+(?:\[[ xX]\]\s+)?(?P<text>.+?)\s*$")
+_BULLET = re.compile(r"^(?P<indent>\s*)[-*+]\s+(?:\[[ xX]\]\s+)?(?P<text>.+?)\s*$")
+_OUR_BULLET = re.compile(r"^- (?P<text>.*)$")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.+?)\s*#*\s*$")
-_DATE_PREFIX = re.compile(r"^\[(?P<date>\d{4}-\d{2}-\d{2})\]\s+(?P<rest>.+)$")
+_DATE_PREFIX = re.compile(r"^\[(?P<date>\d{4}-\d{2}-\d{2})\]\s+(?P<rest>.+)$", re.DOTALL)
+_CATEGORY_PREFIX = re.compile(r"^\[(?P<category>[a-z_]+)\]\s+(?P<rest>.+)$", re.DOTALL)
+_WORKING = re.compile(
+    r"^(?P<h>\d{2}):(?P<m>\d{2}) \[(?P<category>[a-z_]+)\] (?P<rest>.+)$", re.DOTALL
+)
 _RETAIN = re.compile(
     r"^(?P<kind>[WBOS])(?:\((?P<args>[^)]*)\))?(?P<entities>(?:\s+@[\w.\-/]+)*)\s*:\s*(?P<text>.+)$"
 )
 _ENTITY = re.compile(r"@([\w.\-/]+)")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})\b")
 _RELATION_LINE = re.compile(r"^(?P<s>.+?)\s*─+(?P<p>.+?)─+▶\s*(?P<o>.+)$")
+_SKIPPED = ("<!--", "|", "```", ">")
+_RULE = re.compile(r"^(?:-{3,}|\*{3,}|_{3,})$")  # a horizontal rule
+_FRONTMATTER_MAX_LINES = 100
 
 # MEMORY.md section titles (ours and the seed's Chinese ones) -> category
 _SECTION_CATEGORIES: list[tuple[tuple[str, ...], Category]] = [
@@ -50,6 +58,7 @@ _SECTION_CATEGORIES: list[tuple[tuple[str, ...], Category]] = [
     (("correction", "修正", "更正"), Category.correction),
     (("history", "summar", "摘要", "历史"), Category.summary),
 ]
+_EXACT_TITLES = {title.casefold(): category for category, title in SUBSECTIONS.items()}
 RETAIN_KINDS = {
     "W": Category.fact,
     "B": Category.fact,
@@ -59,191 +68,239 @@ RETAIN_KINDS = {
 RETAIN_NAMES = {"W": "world", "B": "experience", "O": "opinion", "S": "observation"}
 
 
-def parse_path(path: Path, agent_id: str, now: datetime) -> Parsed:
-    """Every importable file at `path` (a file, a workspace, or a memory/ folder)."""
-    result = Parsed()
-    for file, kind in _files(path):
-        try:
-            text = _read(file)
-            parsed = _PARSERS[kind](text, str(file), agent_id, now)
-        except BadLine as exc:
-            result.problems.append(ImportProblem(str(file), exc.line, exc.message))
-            continue
-        result.files.append(parsed)
-    if not result.files and not result.problems:
-        result.problems.append(
-            ImportProblem(
-                str(path),
-                None,
-                "nothing to import: expected MEMORY.md, memory/YYYY-MM-DD.md notes,"
-                " a .jsonl from the MCP memory server, or a cortex-mcp .json export",
-            )
-        )
-    return result
+def read_items(source: Source, now: datetime) -> Iterator[Item]:
+    """The raw items of one source, in order."""
+    if source.kind in ("json", "document"):
+        yield from read_export(source)
+        return
+    yield from _READERS[source.kind](source, now)
 
 
-def parse_text(content: str, format: str, agent_id: str, now: datetime) -> Parsed:
-    """Inline text (an HTTP body): `json`, `markdown` (a MEMORY.md) or `openclaw` (one
-    daily note, dated by a leading `# YYYY-MM-DD` heading, else today)."""
-    result = Parsed()
-    if format == "openclaw":
-        heading = re.match(r"\s*#\s+(\d{4}-\d{2}-\d{2})\b", content)
-        name = f"{heading.group(1) if heading else now.date().isoformat()}.md"
-        kind = "daily"
-    else:
-        name, kind = ("request.json", "json") if format == "json" else ("MEMORY.md", "memory_md")
-    try:
-        result.files.append(_PARSERS[kind](content, name, agent_id, now))
-    except BadLine as exc:
-        result.problems.append(ImportProblem("content", exc.line, exc.message))
-    return result
-
-
-def _files(path: Path) -> list[tuple[Path, str]]:
-    if path.is_file():
-        suffix = path.suffix.lower()
-        if suffix == ".jsonl":
-            return [(path, "jsonl")]
-        if suffix == ".json":
-            return [(path, "json")]
-        return [(path, "daily" if DAILY_NOTE.match(path.name) else "memory_md")]
-    if not path.is_dir():
-        raise FileNotFoundError(path)
-    found: list[tuple[Path, str]] = []
-    for name in ("MEMORY.md", "memory.md"):
-        if (path / name).is_file():
-            found.append((path / name, "memory_md"))
-            break
-    notes = path / "memory" if (path / "memory").is_dir() else path
-    found += [(p, "daily") for p in sorted(notes.glob("*.md")) if DAILY_NOTE.match(p.name)]
-    found += [(p, "jsonl") for p in sorted(path.glob("*.jsonl"))]
-    return found
-
-
-def _read(file: Path) -> str:
-    data = file.read_bytes()
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise BadLine(line, "not UTF-8 text") from None
-
-
-def _strip_frontmatter(lines: list[str]) -> int:
-    """Index of the first body line (after a leading `---` block, if any)."""
-    if lines and lines[0].strip() == "---":
-        for index in range(1, len(lines)):
-            if lines[index].strip() == "---":
-                return index + 1
-    return 0
-
-
-def _section_category(title: str) -> Category:
+def _section_category(title: str, default: Category = Category.fact) -> Category:
     folded = title.casefold()
+    if folded in _EXACT_TITLES:
+        return _EXACT_TITLES[folded]
     for needles, category in _SECTION_CATEGORIES:
         if any(n in folded for n in needles):
             return category
-    return Category.fact
+    return default
 
 
-# ---- MEMORY.md ---------------------------------------------------------------------------
+# ---- Markdown: frontmatter, headings, bullets with continuation lines ----------------------
 
 
-def parse_memory_md(text: str, path: str, agent_id: str, now: datetime) -> ParsedFile:
-    out = ParsedFile(path)
-    lines = text.splitlines()
-    category = Category.fact
-    source = f"import:{Path(path).name}"
-    for number in range(_strip_frontmatter(lines), len(lines)):
-        line = lines[number].strip()
+class _Entry:
+    __slots__ = ("kind", "line", "text")
+
+    def __init__(self, kind: str, line: int, text: str) -> None:
+        self.kind, self.line, self.text = kind, line, text
+
+
+def _markdown(source: Source) -> tuple[bool, Iterator[_Entry]]:
+    """(written by cortex-mcp?, the entries): headings, bullets (with their continuation
+    lines joined by newlines) and other text lines. In our own files every line indented by
+    two spaces continues the bullet above it, so content with line breaks comes back intact."""
+    numbered = enumerate(source.lines(), start=1)
+    first = next(numbered, None)
+    replay: list[tuple[int, str]] = [] if first is None else [first]
+    ours = False
+    if first is not None and first[1].strip() == "---":
+        for number, line in numbered:
+            replay.append((number, line))
+            if line.strip() == "---":  # a closed frontmatter block: not content
+                ours = any(text.strip() == MARKER for _, text in replay)
+                replay = []
+                break
+            if len(replay) > _FRONTMATTER_MAX_LINES:  # not frontmatter: read it as text
+                break
+    return ours, _entries(_chain(iter(replay), numbered), ours)
+
+
+def _entries(lines: Iterator[tuple[int, str]], ours: bool) -> Iterator[_Entry]:
+    pending: _Entry | None = None
+    for number, raw in lines:
+        if pending is not None and _continues(raw, ours):
+            pending.text += "\n" + (raw[2:] if ours else raw.strip())
+            continue
+        if pending is not None:
+            yield pending
+            pending = None
+        line = raw.strip()
         heading = _HEADING.match(line)
         if heading:
-            category = _section_category(heading.group("title"))
+            yield _Entry("heading", number, heading.group("title"))
             continue
-        bullet = _BULLET.match(line)
-        if not bullet and (not line or line.startswith(("<!--", "|", "```", ">"))):
+        bullet = _OUR_BULLET.match(raw) if ours else _BULLET.match(raw)
+        if bullet:
+            pending = _Entry("bullet", number, bullet.group("text"))
             continue
-        content = bullet.group("text") if bullet else line
-        created = to_iso(now)
-        dated = _DATE_PREFIX.match(content)
-        if dated:
-            created = check_day(dated.group("date"), number + 1) + "T00:00:00.000000Z"
-            content = dated.group("rest")
+        if line and not line.startswith(_SKIPPED) and not _RULE.match(line):
+            yield _Entry("text", number, line)
+    if pending is not None:
+        yield pending
+
+
+def _continues(raw: str, ours: bool) -> bool:
+    if not raw.startswith("  "):
+        return False
+    return ours or (bool(raw.strip()) and not _BULLET.match(raw))
+
+
+def _chain(*parts: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    for part in parts:
+        yield from part
+
+
+def _dated(text: str, default: str, line: int) -> tuple[str, str]:
+    found = _DATE_PREFIX.match(text)
+    if not found:
+        return default, text
+    return check_day(found.group("date"), line) + "T00:00:00.000000Z", found.group("rest")
+
+
+# ---- MEMORY.md and USER.md -----------------------------------------------------------------
+
+
+def _read_memory_md(
+    source: Source, now: datetime, default: Category = Category.fact
+) -> Iterator[Item]:
+    ours, entries = _markdown(source)
+    category = default
+    name = PurePosixPath(source.name).name
+    origin = f"import:{name}"
+    today = to_iso(now)
+    for entry in entries:
+        if entry.kind == "heading":
+            category = _section_category(entry.text, default)
+            continue
+        where = f"{source.name}:{entry.line}"
+        created, content = _dated(entry.text, today, entry.line)
         if category is Category.relationship:
             relation = _RELATION_LINE.match(content)
             if relation:
-                out.relations.append(
-                    make_relation(agent_id, relation["s"], relation["p"], relation["o"], created)
+                yield Item(
+                    "relation",
+                    where,
+                    relation_fields(relation["s"], relation["p"], relation["o"], created),
                 )
+                if ours:  # our relation lines mirror the relations table, not memories
+                    continue
                 content = f"{relation['s'].strip()} {relation['p'].strip()} {relation['o'].strip()}"
-        out.memories.append(
-            make_memory(
-                agent_id,
-                content,
-                category,
-                Layer.core,
-                created,
-                source,
-                metadata={"imported_from": Path(path).name, "line": number + 1},
-            )
+        meta = {"imported_from": name, "line": entry.line}
+        yield Item(
+            "memory",
+            where,
+            memory_fields(content, category, Layer.core, created, origin, metadata=meta),
         )
-    return out
+
+
+def _read_user_md(source: Source, now: datetime) -> Iterator[Item]:
+    return _read_memory_md(source, now, Category.identity)
+
+
+# ---- our export's memory/working, memory/archive and relations.md ----------------------------
+
+
+def _read_working(source: Source, now: datetime) -> Iterator[Item]:
+    """`- HH:MM [category] content` bullets of one day's working notes."""
+    del now
+    name = PurePosixPath(source.name).name
+    day = check_day(name[:10], 1)
+    origin = f"import:memory/working/{name}"
+    for entry in _markdown(source)[1]:
+        if entry.kind == "heading":
+            continue
+        found = _WORKING.match(entry.text)
+        clock, category, content = "00:00", Category.context.value, entry.text
+        if found:
+            clock = f"{found['h']}:{found['m']}"
+            category, content = found["category"], found["rest"]
+        fields = memory_fields(
+            content, Category.context, Layer.working, f"{day}T{clock}:00.000000Z", origin
+        )
+        fields["category"] = category
+        yield Item("memory", f"{source.name}:{entry.line}", fields)
+
+
+def _read_archive(source: Source, now: datetime) -> Iterator[Item]:
+    """Archived entries of one month (`[date] [category] content` when we wrote them);
+    the month's summary is a core memory that MEMORY.md holds, so it is not read twice."""
+    del now
+    name = PurePosixPath(source.name).name
+    month = check_day(name[:7] + "-01", 1)
+    origin = f"import:memory/archive/{name}"
+    in_summary = False
+    for entry in _markdown(source)[1]:
+        if entry.kind == "heading":
+            in_summary = entry.text.casefold().startswith("summary")
+            continue
+        if in_summary:
+            continue
+        created, content = _dated(entry.text, f"{month}T00:00:00.000000Z", entry.line)
+        category = Category.context.value
+        tagged = _CATEGORY_PREFIX.match(content)
+        if tagged:
+            category, content = tagged["category"], tagged["rest"]
+        fields = memory_fields(
+            content, Category.context, Layer.archive, created, origin, importance=0.4
+        )
+        fields["category"] = category
+        yield Item("memory", f"{source.name}:{entry.line}", fields)
+
+
+def _read_relations_md(source: Source, now: datetime) -> Iterator[Item]:
+    today = to_iso(now)
+    for entry in _markdown(source)[1]:
+        relation = _RELATION_LINE.match(entry.text) if entry.kind != "heading" else None
+        if relation:
+            yield Item(
+                "relation",
+                f"{source.name}:{entry.line}",
+                relation_fields(relation["s"], relation["p"], relation["o"], today),
+            )
 
 
 # ---- OpenClaw daily notes with ## Retain --------------------------------------------------
 
 
-def parse_daily_note(text: str, path: str, agent_id: str, now: datetime) -> ParsedFile:
+def _read_daily_note(source: Source, now: datetime) -> Iterator[Item]:
     """Retain bullets become core memories typed by their prefix; the rest of the note is
     kept in the archive, dated by the file name (and a `## HH:MM` heading when there is one)."""
     del now
-    out = ParsedFile(path)
-    day = Path(path).name[:10]
-    check_day(day, 1)
-    lines = text.splitlines()
+    name = PurePosixPath(source.name).name
+    day = check_day(name[:10], 1)
     in_retain, clock = False, "00:00"
-    source = f"import:memory/{Path(path).name}"
-    for number in range(_strip_frontmatter(lines), len(lines)):
-        line = lines[number].strip()
-        heading = _HEADING.match(line)
-        if heading:
-            title = heading.group("title")
-            in_retain = title.casefold().startswith("retain")
-            found = _TIME.match(title)
+    origin = f"import:memory/{name}"
+    for entry in _markdown(source)[1]:
+        if entry.kind == "heading":
+            in_retain = entry.text.casefold().startswith("retain")
+            found = _TIME.match(entry.text)
             clock = f"{int(found.group(1)):02d}:{found.group(2)}" if found else clock
             continue
-        bullet = _BULLET.match(line)
-        if not line or (not bullet and line.startswith(("<!--", "|", "```"))):
-            continue
-        content = bullet.group("text") if bullet else line
         created = f"{day}T{clock}:00.000000Z"
-        meta: dict[str, Any] = {"imported_from": f"memory/{Path(path).name}", "line": number + 1}
-        if in_retain and bullet:
-            out.memories.append(_retained(agent_id, content, created, source, meta, number + 1))
+        meta: dict[str, Any] = {"imported_from": f"memory/{name}", "line": entry.line}
+        where = f"{source.name}:{entry.line}"
+        if in_retain and entry.kind == "bullet":
+            yield Item("memory", where, _retained(entry.text, created, origin, meta, entry.line))
         else:
-            out.memories.append(
-                make_memory(
-                    agent_id,
-                    content,
-                    Category.context,
-                    Layer.archive,
-                    created,
-                    source,
-                    importance=0.4,
-                    metadata=meta,
-                )
+            fields = memory_fields(
+                entry.text,
+                Category.context,
+                Layer.archive,
+                created,
+                origin,
+                importance=0.4,
+                metadata=meta,
             )
-    return out
+            yield Item("memory", where, fields)
 
 
 def _retained(
-    agent_id: str, content: str, created: str, source: str, meta: dict[str, Any], line: int
-) -> Memory:
+    content: str, created: str, origin: str, meta: dict[str, Any], line: int
+) -> dict[str, Any]:
     match = _RETAIN.match(content)
     if not match:
-        return make_memory(
-            agent_id, content, Category.fact, Layer.core, created, source, metadata=meta
-        )
+        return memory_fields(content, Category.fact, Layer.core, created, origin, metadata=meta)
     kind = match.group("kind")
     confidence = 0.8
     args = (match.group("args") or "").strip()
@@ -261,13 +318,12 @@ def _retained(
     text = match.group("text").strip()
     meta = {**meta, "retain": RETAIN_NAMES[kind], "entities": entities}
     subject = f"{', '.join(entities)}: " if entities else ""
-    return make_memory(
-        agent_id,
+    return memory_fields(
         subject + text,
         RETAIN_KINDS[kind],
         Layer.core,
         created,
-        source,
+        origin,
         confidence=confidence,
         metadata=meta,
     )
@@ -276,126 +332,79 @@ def _retained(
 # ---- the MCP memory server's memory.jsonl -------------------------------------------------
 
 
-def parse_memory_jsonl(text: str, path: str, agent_id: str, now: datetime) -> ParsedFile:
-    out = ParsedFile(path)
+def _read_memory_jsonl(source: Source, now: datetime) -> Iterator[Item]:
     created = to_iso(now)
-    source = f"import:{Path(path).name}"
-    for number, raw in enumerate(text.splitlines(), start=1):
+    name = PurePosixPath(source.name).name
+    origin = f"import:{name}"
+    for number, raw in enumerate(source.lines(), start=1):
         if not raw.strip():
             continue
         try:
             item = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise BadLine(number, f"not JSON ({exc.msg})") from None
+        except (json.JSONDecodeError, RecursionError) as exc:
+            message = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+            raise BadLine(number, f"not JSON ({message})") from None
         if not isinstance(item, dict):
             raise BadLine(number, "expected a JSON object per line")
+        where = f"{source.name}:{number}"
         kind = item.get("type")
         if kind == "entity":
-            name, etype, observations = (
-                item.get("name"),
-                item.get("entityType"),
-                item.get("observations", []),
-            )
-            if not isinstance(name, str) or not name.strip():
-                raise BadLine(number, "an entity needs a non-empty string 'name'")
-            if not isinstance(observations, list) or not all(
-                isinstance(o, str) for o in observations
-            ):
-                raise BadLine(number, "'observations' must be a list of strings")
-            label = f"{name} ({etype})" if isinstance(etype, str) and etype else name
-            meta = {"entity": name, "entity_type": etype, "imported_from": Path(path).name}
-            out.memories += [
-                make_memory(
-                    agent_id,
-                    f"{label}: {o}",
-                    Category.fact,
-                    Layer.core,
-                    created,
-                    source,
-                    metadata=meta,
-                )
-                for o in observations
-                if o.strip()
-            ]
+            yield from _entity(item, where, number, created, origin, name)
         elif kind == "relation":
             parts = [item.get("from"), item.get("relationType"), item.get("to")]
             if not all(isinstance(p, str) and p.strip() for p in parts):
                 raise BadLine(number, "a relation needs string 'from', 'relationType' and 'to'")
             subject, predicate, obj = (str(p) for p in parts)
-            out.relations.append(make_relation(agent_id, subject, predicate, obj, created))
-            out.memories.append(
-                make_memory(
-                    agent_id,
-                    f"{subject} {predicate.replace('_', ' ')} {obj}",
-                    Category.relationship,
-                    Layer.core,
-                    created,
-                    source,
-                    metadata={"imported_from": Path(path).name},
-                )
+            yield Item("relation", where, relation_fields(subject, predicate, obj, created))
+            content = f"{subject} {predicate.replace('_', ' ')} {obj}"
+            meta = {"imported_from": name}
+            yield Item(
+                "memory",
+                where,
+                memory_fields(
+                    content, Category.relationship, Layer.core, created, origin, metadata=meta
+                ),
             )
         else:
             raise BadLine(number, f"'type' must be 'entity' or 'relation', got {kind!r}")
-    return out
 
 
-# ---- our own JSON export ------------------------------------------------------------------
-
-EXPORT_FORMAT = "cortex-mcp-export"
-
-
-def parse_export_json(text: str, path: str, agent_id: str, now: datetime) -> ParsedFile:
-    """Our export as written: ids, times, layers and logs kept exactly (a round trip)."""
-    del agent_id, now
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadLine(exc.lineno, f"not JSON ({exc.msg})") from None
-    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
-        raise BadLine(1, f'not a cortex-mcp export (expected "format": "{EXPORT_FORMAT}")')
-    out = ParsedFile(path)
-    for index, item in enumerate(data.get("memories", [])):
-        try:
-            out.memories.append(Memory.model_validate(item))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise BadLine(
-                _line_of(text, item, index), f"memories[{index}].{where}: {first['msg']}"
-            ) from None
-    for index, item in enumerate(data.get("relations", [])):
-        if not isinstance(item, dict) or not all(
-            isinstance(item.get(k), str) for k in ("agent_id", "subject", "predicate", "object")
-        ):
-            raise BadLine(
-                _line_of(text, item, index),
-                f"relations[{index}]: needs agent_id, subject, predicate, object",
+def _entity(
+    item: dict[str, Any], where: str, number: int, created: str, origin: str, name: str
+) -> Iterator[Item]:
+    entity, etype, observations = (
+        item.get("name"),
+        item.get("entityType"),
+        item.get("observations", []),
+    )
+    if not isinstance(entity, str) or not entity.strip():
+        raise BadLine(number, "an entity needs a non-empty string 'name'")
+    if not isinstance(observations, list) or not all(isinstance(o, str) for o in observations):
+        raise BadLine(number, "'observations' must be a list of strings")
+    label = f"{entity} ({etype})" if isinstance(etype, str) and etype else entity
+    meta = {"entity": entity, "entity_type": etype, "imported_from": name}
+    for observation in observations:
+        if observation.strip():
+            yield Item(
+                "memory",
+                where,
+                memory_fields(
+                    f"{label}: {observation}",
+                    Category.fact,
+                    Layer.core,
+                    created,
+                    origin,
+                    metadata=meta,
+                ),
             )
-        out.relations.append(item)
-    for index, item in enumerate(data.get("lifecycle_log", [])):
-        if not isinstance(item, dict) or not isinstance(item.get("memory_ids"), list):
-            raise BadLine(
-                _line_of(text, item, index),
-                f"lifecycle_log[{index}]: needs action, memory_ids, executed_at",
-            )
-        out.logs.append(item)
-    return out
 
 
-def _line_of(text: str, item: Any, index: int) -> int | None:
-    """The line an exported item sits on (exports write one item per line)."""
-    marker = item.get("id") if isinstance(item, dict) else None
-    if isinstance(marker, str) and marker:
-        position = text.find(json.dumps(marker))
-        if position >= 0:
-            return text.count("\n", 0, position) + 1
-    del index
-    return None
-
-
-_PARSERS = {
-    "memory_md": parse_memory_md,
-    "daily": parse_daily_note,
-    "jsonl": parse_memory_jsonl,
-    "json": parse_export_json,
+_READERS: dict[str, Callable[[Source, datetime], Iterator[Item]]] = {
+    "memory_md": _read_memory_md,
+    "user_md": _read_user_md,
+    "daily": _read_daily_note,
+    "working": _read_working,
+    "archive": _read_archive,
+    "relations_md": _read_relations_md,
+    "jsonl": _read_memory_jsonl,
 }

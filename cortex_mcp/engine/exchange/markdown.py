@@ -44,6 +44,16 @@ SECTIONS: list[tuple[str, set[Category]]] = [
     ("History summaries", {Category.summary}),
 ]
 DATED = {Category.decision, Category.correction}
+# In an export (lossless), the categories a section holds besides its first get a subsection,
+# so that an import gives each memory its category back.
+SUBSECTIONS: dict[Category, str] = {
+    Category.profile: "Profile summary",
+    Category.skill: "Skills",
+    Category.insight: "Insights",
+    Category.project_state: "Project state",
+    Category.todo: "To do",
+    Category.context: "Context",
+}
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 
 
@@ -74,19 +84,45 @@ def _bullet(memory: Memory) -> str:
     return f"- {_line(memory.content)}"
 
 
+def _verbatim(content: str) -> str:
+    """Content as given: further lines indented by two spaces continue the bullet."""
+    return content.replace("\r\n", "\n").replace("\n", "\n  ")
+
+
+def _exact_bullet(memory: Memory) -> str:
+    return f"- [{memory.created_at[:10]}] {_verbatim(memory.content)}"
+
+
+def _exact_section(members: list[Memory], categories: set[Category]) -> list[str]:
+    """A section of an export: the section's own category, then a subsection per other."""
+    lines = [_exact_bullet(m) for m in members if m.category not in SUBSECTIONS]
+    for category, title in SUBSECTIONS.items():
+        if category in categories:
+            chosen = [_exact_bullet(m) for m in members if m.category is category]
+            lines += [f"### {title}", "", *chosen, ""] if chosen else []
+    return lines
+
+
 def _rank(memory: Memory) -> tuple[float, int, str]:
     return (-memory.importance, -memory.access_count, memory.created_at)
 
 
 def render_memory_md(
-    core: list[Memory], relations: list[Relation], exported_at: str, word_budget: int
+    core: list[Memory],
+    relations: list[Relation],
+    exported_at: str,
+    word_budget: int,
+    *,
+    exact: bool = False,
 ) -> str:
-    """Core grouped into the seed's sections, the most important first, within the budget."""
+    """Core grouped into the seed's sections, the most important first, within the budget.
+    `exact` (an export): every memory, each dated, its content as given and its category
+    kept by a subsection, so that importing the file gives them back."""
     chosen: list[Memory] = []
     words = 0
     for memory in sorted(core, key=_rank):
         cost = count_words(_bullet(memory))
-        if words + cost > word_budget:
+        if words + cost > word_budget and not exact:
             continue
         chosen.append(memory)
         words += cost
@@ -94,13 +130,13 @@ def render_memory_md(
     for rel in relations:
         line = f"- {_line(rel.subject)} ──{_line(rel.predicate)}──▶ {_line(rel.object)}"
         cost = count_words(line)
-        if words + cost <= word_budget:
+        if words + cost <= word_budget or exact:
             relation_lines.append(line)
             words += cost
     body: list[str] = []
     for title, categories in SECTIONS:
         members = sorted((m for m in chosen if m.category in categories), key=_rank)
-        lines = [_bullet(m) for m in members]
+        lines = _exact_section(members, categories) if exact else [_bullet(m) for m in members]
         if title == "Entities and relations":
             lines += relation_lines
         if lines:
@@ -117,18 +153,26 @@ def render_memory_md(
     return "\n".join(head + body).rstrip("\n") + "\n"
 
 
-def render_working_day(day: str, memories: list[Memory], exported_at: str) -> str:
+def render_working_day(
+    day: str, memories: list[Memory], exported_at: str, *, exact: bool = False
+) -> str:
     head = _frontmatter({"exported_at": exported_at, "date": day, "entries": len(memories)})
     lines = [f"## {day}", ""]
+    show = _verbatim if exact else _line
     for memory in sorted(memories, key=lambda m: (m.created_at, m.id)):
         lines.append(
-            f"- {memory.created_at[11:16]} [{memory.category.value}] {_line(memory.content)}"
+            f"- {memory.created_at[11:16]} [{memory.category.value}] {show(memory.content)}"
         )
     return "\n".join(head + lines) + "\n"
 
 
 def render_archive_month(
-    period: str, memories: list[Memory], summaries: list[Memory], exported_at: str
+    period: str,
+    memories: list[Memory],
+    summaries: list[Memory],
+    exported_at: str,
+    *,
+    exact: bool = False,
 ) -> str:
     head = _frontmatter(
         {"type": "archive", "period": period, "entries": len(memories), "exported_at": exported_at}
@@ -137,7 +181,13 @@ def render_archive_month(
     if summaries:
         body += ["## Summary", "", *(f"- {_line(s.content)}" for s in summaries), ""]
     ordered = sorted(memories, key=lambda m: (-m.access_count, -m.importance, m.created_at))
-    body += ["## Entries (most recalled first)", "", *(f"- {_line(m.content)}" for m in ordered)]
+    if exact:
+        entries = [
+            f"- [{m.created_at[:10]}] [{m.category.value}] {_verbatim(m.content)}" for m in ordered
+        ]
+    else:
+        entries = [f"- {_line(m.content)}" for m in ordered]
+    body += ["## Entries (most recalled first)", "", *entries]
     return "\n".join(head + body) + "\n"
 
 
@@ -151,12 +201,18 @@ def render_relations(relations: list[Relation], exported_at: str) -> str:
 
 
 def render_mirrors(
-    memories: list[Memory], relations: list[Relation], exported_at: str, word_budget: int
+    memories: list[Memory],
+    relations: list[Relation],
+    exported_at: str,
+    word_budget: int,
+    *,
+    exact: bool = False,
 ) -> dict[str, str]:
-    """Every mirror file for one agent's live memories: relative path -> text."""
+    """Every mirror file for one agent's live memories: relative path -> text. `exact` for
+    an export, which an import reads back losslessly (see `render_memory_md`)."""
     files: dict[str, str] = {}
     core = [m for m in memories if m.layer is Layer.core]
-    files["MEMORY.md"] = render_memory_md(core, relations, exported_at, word_budget)
+    files["MEMORY.md"] = render_memory_md(core, relations, exported_at, word_budget, exact=exact)
     days: dict[str, list[Memory]] = defaultdict(list)
     months: dict[str, list[Memory]] = defaultdict(list)
     for memory in memories:
@@ -165,7 +221,9 @@ def render_mirrors(
         elif memory.layer is Layer.archive:
             months[memory.created_at[:7]].append(memory)
     for day, members in days.items():
-        files[f"memory/working/{day}.md"] = render_working_day(day, members, exported_at)
+        files[f"memory/working/{day}.md"] = render_working_day(
+            day, members, exported_at, exact=exact
+        )
     summaries: dict[str, list[Memory]] = defaultdict(list)
     for memory in core:
         period = memory.metadata.get("period") if memory.category is Category.summary else None
@@ -173,7 +231,7 @@ def render_mirrors(
             summaries[period].append(memory)
     for period, members in months.items():
         files[f"memory/archive/{period}.md"] = render_archive_month(
-            period, members, summaries.get(period, []), exported_at
+            period, members, summaries.get(period, []), exported_at, exact=exact
         )
     files["memory/relations.md"] = render_relations(relations, exported_at)
     return files

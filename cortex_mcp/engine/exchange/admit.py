@@ -1,0 +1,291 @@
+"""The rules an imported item passes before it is written: the same as `remember` for every
+field, applied to memories, relations and lifecycle-log entries alike.
+
+Everything is written into the importing caller's agent, whatever `agent_id` the document
+names. An id that is malformed, or that another agent's memory already uses, gets a new id
+(references to it inside the document follow); anything else that breaks a rule raises
+`BadItem` naming the item and the field, and the import writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from cortex_mcp.engine import validate
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.models import Category, Layer, Memory, new_id, to_iso
+
+MAX_METADATA_CHARS = 20_000  # a memory's metadata, as JSON
+MAX_DETAILS_CHARS = 20_000  # a lifecycle-log entry's details, as JSON
+MAX_ACTION_CHARS = 64
+MAX_LOG_IDS = 10_000  # memory ids named by one lifecycle-log entry
+MAX_ACCESS_COUNT = 10**12
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+CLOCK_SKEW = timedelta(days=1)  # how far past "now" a recorded time may lie
+LATEST_EXPIRY = timedelta(days=366 * 100)
+
+_PAST_TIMES = ("created_at", "updated_at", "last_accessed", "forgotten_at")
+
+
+class BadItem(Exception):
+    """An item that breaks a rule: `where` is `path:line` or `memories[12]`."""
+
+    def __init__(self, where: str, field: str, message: str) -> None:
+        super().__init__(f"{where}: {field}: {message}")
+        self.where = where
+        self.field = field
+        self.message = message
+
+
+@dataclass
+class Renames:
+    """Ids the import replaces, keyed by the id as the document writes it (canonical when it
+    is a UUID): malformed ids and ids another agent's memory already uses."""
+
+    memories: dict[str, str] = field(default_factory=dict)
+
+    def memory(self, key: str) -> str:
+        return self.memories.get(key, key)
+
+
+def id_key(raw: str) -> str:
+    """The form an id is compared in: a UUID canonical (lower case, hyphens), else as given."""
+    text = raw.strip()
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        return text
+
+
+def is_uuid(raw: str) -> bool:
+    try:
+        uuid.UUID(raw.strip())
+    except ValueError:
+        return False
+    return True
+
+
+class Admission:
+    """Turns raw items (dicts from any importer) into rows for `agent_id`."""
+
+    def __init__(
+        self, agent_id: str, now: datetime, max_content_chars: int, renames: Renames
+    ) -> None:
+        self.agent_id = agent_id
+        self.now = now
+        self.max_content_chars = max_content_chars
+        self.renames = renames
+        self._latest = now + CLOCK_SKEW
+        self._now_iso = to_iso(now)
+
+    # ---- memories ------------------------------------------------------------------------
+
+    def memory(self, data: dict[str, Any], where: str) -> Memory:
+        rule = _Rules(where)
+        _no_nul_in_agent(data, rule)
+        created = rule.time(data, "created_at", self._latest) or self._now_iso
+        return Memory(
+            id=self.memory_id(data.get("id"), rule),
+            agent_id=self.agent_id,
+            layer=rule.member(data, "layer", Layer),
+            category=rule.member(data, "category", Category),
+            content=rule.content(data.get("content"), self.max_content_chars),
+            source=rule.optional_text(data, "source", validate.MAX_SOURCE_CHARS),
+            importance=rule.unit(data, "importance", 0.7),
+            confidence=rule.unit(data, "confidence", 0.8),
+            decay_score=rule.unit(data, "decay_score", 1.0),
+            access_count=rule.count(data, "access_count"),
+            last_accessed=rule.time(data, "last_accessed", self._latest),
+            created_at=created,
+            updated_at=rule.time(data, "updated_at", self._latest) or created,
+            expires_at=rule.time(data, "expires_at", self.now + LATEST_EXPIRY),
+            superseded_by=self.reference(data.get("superseded_by"), rule, "superseded_by"),
+            forgotten_at=rule.time(data, "forgotten_at", self._latest),
+            metadata=rule.json_object(data, "metadata", MAX_METADATA_CHARS),
+            shared=rule.flag(data, "shared"),
+        )
+
+    def memory_id(self, raw: Any, rule: _Rules) -> str:
+        """The id to write: the document's when it is a well-formed UUID no other agent uses,
+        else a new one (decided once per import in `Renames`)."""
+        if raw is None or raw == "":
+            return new_id()
+        key = rule.id_text(raw, "id")
+        if key in self.renames.memories:
+            return self.renames.memories[key]
+        if not is_uuid(key):
+            self.renames.memories[key] = new_id()
+            return self.renames.memories[key]
+        return key
+
+    def reference(self, raw: Any, rule: _Rules, name: str) -> str | None:
+        """Another memory this one names (superseded_by, a relation's source)."""
+        if raw is None or raw == "":
+            return None
+        return self.renames.memory(rule.id_text(raw, name))
+
+    # ---- relations -----------------------------------------------------------------------
+
+    def relation(self, data: dict[str, Any], where: str) -> dict[str, Any]:
+        rule = _Rules(where)
+        _no_nul_in_agent(data, rule)
+        raw_id = data.get("id")
+        relation_id = rule.id_text(raw_id, "id") if raw_id not in (None, "") else ""
+        created = rule.time(data, "created_at", self._latest) or self._now_iso
+        return {
+            "id": relation_id if is_uuid(relation_id) else None,
+            "agent_id": self.agent_id,
+            "subject": rule.text(data, "subject", validate.MAX_RELATION_PART_CHARS),
+            "predicate": rule.text(data, "predicate", validate.MAX_PREDICATE_CHARS),
+            "object": rule.text(data, "object", validate.MAX_RELATION_PART_CHARS),
+            "confidence": rule.unit(data, "confidence", None),
+            "source_memory_id": self.reference(
+                data.get("source_memory_id"), rule, "source_memory_id"
+            ),
+            "created_at": created,
+            "updated_at": rule.time(data, "updated_at", self._latest) or created,
+        }
+
+    # ---- lifecycle log -------------------------------------------------------------------
+
+    def log(self, data: dict[str, Any], where: str) -> dict[str, Any]:
+        rule = _Rules(where)
+        ids = data.get("memory_ids")
+        if not isinstance(ids, list) or len(ids) > MAX_LOG_IDS:
+            raise BadItem(where, "memory_ids", f"must be a list of at most {MAX_LOG_IDS} ids")
+        named = [self.renames.memory(rule.id_text(i, "memory_ids")) for i in ids]
+        executed = rule.time(data, "executed_at", self._latest)
+        if executed is None:
+            raise BadItem(where, "executed_at", "is required (a time like 2026-03-01T03:00:00Z)")
+        return {
+            "action": rule.text(data, "action", MAX_ACTION_CHARS),
+            "memory_ids": named,
+            "details": rule.json_object(data, "details", MAX_DETAILS_CHARS),
+            "executed_at": executed,
+        }
+
+
+def _no_nul_in_agent(data: dict[str, Any], rule: _Rules) -> None:
+    """The document's agent is not used, but a NUL in it marks a forged document."""
+    agent = data.get("agent_id")
+    if isinstance(agent, str) and "\x00" in agent:
+        raise BadItem(rule.where, "agent_id", "contains a NUL character")
+
+
+class _Rules:
+    """Field checks for one item; each failure names the item and the field."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, name: str, message: str) -> BadItem:
+        return BadItem(self.where, name, message)
+
+    def id_text(self, raw: Any, name: str) -> str:
+        if not isinstance(raw, str):
+            raise self.fail(name, f"must be a string id, got {type(raw).__name__}")
+        if "\x00" in raw:
+            raise self.fail(name, "contains a NUL character")
+        if len(raw) > validate.MAX_ID_CHARS:
+            raise self.fail(name, f"{len(raw)} characters is too long for an id")
+        return id_key(raw)
+
+    def content(self, raw: Any, limit: int) -> str:
+        if not isinstance(raw, str):
+            raise self.fail("content", "must be a string")
+        try:
+            return validate.content(raw, limit)
+        except InvalidInput as exc:
+            raise self.fail("content", exc.message.removeprefix("content: ")) from None
+
+    def text(self, data: dict[str, Any], name: str, limit: int) -> str:
+        raw = data.get(name)
+        if not isinstance(raw, str):
+            raise self.fail(name, "must be a string")
+        try:
+            return validate.text(name, raw, limit, verbatim=True)
+        except InvalidInput as exc:
+            raise self.fail(name, exc.message.removeprefix(f"{name}: ")) from None
+
+    def optional_text(self, data: dict[str, Any], name: str, limit: int) -> str | None:
+        raw = data.get(name)
+        if raw is None:
+            return None
+        if not isinstance(raw, str):
+            raise self.fail(name, "must be a string or null")
+        if len(raw) > limit:
+            raise self.fail(name, f"{len(raw)} characters is over the limit of {limit}")
+        return raw if raw.strip() else None
+
+    def member(self, data: dict[str, Any], name: str, kind: type[Layer] | type[Category]) -> Any:
+        raw = data.get(name)
+        try:
+            return kind(raw)
+        except ValueError:
+            allowed = ", ".join(m.value for m in kind)
+            shown = validate.preview(raw) if isinstance(raw, str) else repr(raw)[:60]
+            raise self.fail(name, f"unknown value {shown}; use one of: {allowed}") from None
+
+    def unit(self, data: dict[str, Any], name: str, default: float | None) -> float:
+        raw = data.get(name, default)
+        if raw is None:
+            raise self.fail(name, "is required (a number between 0 and 1)")
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise self.fail(name, f"must be a number between 0 and 1, got {type(raw).__name__}")
+        value = float(raw)
+        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            raise self.fail(name, f"must be between 0 and 1, got {value}")
+        return value
+
+    def count(self, data: dict[str, Any], name: str) -> int:
+        raw = data.get(name, 0)
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise self.fail(name, f"must be a whole number, got {type(raw).__name__}")
+        if not 0 <= raw <= MAX_ACCESS_COUNT:
+            raise self.fail(name, f"must be between 0 and {MAX_ACCESS_COUNT}, got {raw}")
+        return raw
+
+    def flag(self, data: dict[str, Any], name: str) -> bool:
+        raw = data.get(name, False)
+        if not isinstance(raw, bool):
+            raise self.fail(name, "must be true or false")
+        return raw
+
+    def time(self, data: dict[str, Any], name: str, latest: datetime) -> str | None:
+        """An ISO 8601 time between 1970 and `latest`, written in the store's fixed-width UTC
+        form (times are compared as text in SQL)."""
+        raw = data.get(name)
+        if raw is None:
+            return None
+        if not isinstance(raw, str) or len(raw) > 40:
+            raise self.fail(name, "must be an ISO 8601 time such as 2026-03-01T03:00:00Z")
+        try:
+            moment = datetime.fromisoformat(raw.strip())
+        except ValueError:
+            raise self.fail(
+                name, f"{validate.preview(raw)} is not an ISO 8601 time (2026-03-01T03:00:00Z)"
+            ) from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        if not EARLIEST <= moment <= latest:
+            raise self.fail(name, f"{raw} is outside {EARLIEST.date()} .. {latest.date()} (UTC)")
+        return to_iso(moment)
+
+    def json_object(self, data: dict[str, Any], name: str, limit: int) -> dict[str, Any]:
+        raw = data.get(name)
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise self.fail(name, "must be a JSON object")
+        try:
+            size = len(json.dumps(raw, ensure_ascii=False, allow_nan=False))
+        except (TypeError, ValueError, RecursionError):
+            raise self.fail(name, "must be plain JSON (no NaN or infinity)") from None
+        if size > limit:
+            raise self.fail(name, f"{size} characters as JSON is over the limit of {limit}")
+        return raw

@@ -1,0 +1,237 @@
+"""The one way in: every importer's items pass the same rules and the same writer.
+
+An import reads its sources twice. The first pass checks every item (the rules of
+`admit.py`, ids other agents use, `superseded_by` targets) and writes nothing; one bad item
+refuses the whole import with a message naming the item and the field. The second pass reads
+again and writes in batches of a few thousand items per transaction, secrets redacted first.
+Memory stays bounded by a batch (plus 8 bytes per memory id for the reference check), and an
+import stopped half way is resumed by running it again: known ids and content are skipped.
+"""
+
+from __future__ import annotations
+
+import array
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from cortex_mcp.engine.exchange.admit import Admission, BadItem, Renames, id_key, is_uuid
+from cortex_mcp.engine.exchange.common import BadLine, Item
+from cortex_mcp.engine.exchange.importers import read_items
+from cortex_mcp.engine.exchange.sources import NOTHING, Source
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.models import Memory, new_id
+from cortex_mcp.store.exports import ExportStore, ImportCounts
+
+BATCH = 2000  # items per write transaction
+LOOKUP_CHUNK = 500  # ids per ownership query
+MAX_PROBLEMS_SHOWN = 1
+
+Clean = Callable[[str], Awaitable[str]]
+
+
+class Progress(Protocol):
+    def __call__(self, phase: str, done: int, total: int | None) -> Any: ...
+
+
+@dataclass
+class ImportReport:
+    files: list[str] = field(default_factory=list)
+    memories: int = 0
+    relations: int = 0
+    logs: int = 0
+    existing: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def add(self, counts: ImportCounts) -> None:
+        self.memories += counts.memories
+        self.relations += counts.relations
+        self.logs += counts.logs
+        self.existing += counts.existing
+
+
+@dataclass
+class ImportJob:
+    """One import into `agent_id`: its sources and what it needs to check and write."""
+
+    sources: list[Source]
+    agent_id: str
+    now: datetime
+    max_content_chars: int
+    store: ExportStore
+    clean: Clean
+    progress: Progress | None = None
+
+
+class _Problem(Exception):
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.message, self.field = message, field
+
+
+async def run_import(job: ImportJob) -> ImportReport:
+    renames = Renames()
+    total = await _check(job, renames)
+    return await _write(job, renames, total)
+
+
+def _items(source: Source, now: datetime) -> Iterator[Item]:
+    try:
+        yield from read_items(source, now)
+    except BadLine as exc:
+        where = f"{source.name}:{exc.line}" if exc.line else source.name
+        raise _Problem(f"{where}: {exc.message}", "content") from None
+
+
+def _admit(admission: Admission, item: Item) -> Any:
+    try:
+        if item.kind == "memory":
+            return admission.memory(item.data, item.where)
+        if item.kind == "relation":
+            return admission.relation(item.data, item.where)
+        return admission.log(item.data, item.where)
+    except BadItem as exc:
+        name = f"{item.label}.{exc.field}" if item.label else exc.field
+        shown = name if item.label not in item.where else exc.field
+        raise _Problem(f"{item.where}: {shown}: {exc.message}", name) from None
+
+
+# ---- pass 1: check everything, write nothing ----------------------------------------------
+
+
+async def _check(job: ImportJob, renames: Renames) -> int:
+    admission = Admission(job.agent_id, job.now, job.max_content_chars, renames)
+    seen = array.array("q")  # hashes of the document's memory ids
+    targets: dict[str, Item] = {}  # superseded_by target -> the first item naming it
+    unchecked: list[str] = []  # document ids whose owner is not known yet
+    count = 0
+    try:
+        for source in job.sources:
+            for item in _items(source, job.now):
+                _admit(admission, item)
+                count += 1
+                if item.kind == "memory":
+                    key = _raw_key(item.data.get("id"))
+                    if key is not None:
+                        seen.append(hash(key))
+                        if is_uuid(key):
+                            unchecked.append(key)
+                    target = _raw_key(item.data.get("superseded_by"))
+                    if target is not None:
+                        targets.setdefault(target, Item(item.kind, item.where, {}, item.label))
+                if len(unchecked) >= LOOKUP_CHUNK:
+                    await _rename_foreign(job, unchecked, renames)
+                if job.progress is not None:
+                    job.progress("checking", count, None)
+        await _rename_foreign(job, unchecked, renames)
+        if count == 0:
+            raise _Problem(NOTHING, "path")
+        await _check_targets(job, targets, seen)
+    except _Problem as problem:
+        raise InvalidInput(problem.message, field=problem.field) from None
+    return count
+
+
+def _raw_key(raw: Any) -> str | None:
+    return id_key(raw) if isinstance(raw, str) and raw.strip() else None
+
+
+async def _rename_foreign(job: ImportJob, keys: list[str], renames: Renames) -> None:
+    """Document ids another agent's memory already uses get new ids (so do references)."""
+    if keys:
+        owners = await job.store.owners(keys)
+        for key, agent in owners.items():
+            if agent != job.agent_id and key not in renames.memories:
+                renames.memories[key] = new_id()
+        keys.clear()
+
+
+async def _check_targets(job: ImportJob, targets: dict[str, Item], seen: array.array[int]) -> None:
+    """Each `superseded_by` names a memory of this import or one this agent already has."""
+    if not targets:
+        return
+    known = np.sort(np.frombuffer(seen, dtype=np.int64)) if len(seen) else np.zeros(0, np.int64)
+    outside = []
+    for target in targets:
+        position = np.searchsorted(known, hash(target))
+        if position >= len(known) or known[position] != hash(target):
+            outside.append(target)
+    mine: set[str] = set()
+    for start in range(0, len(outside), LOOKUP_CHUNK):
+        chunk = [t for t in outside[start : start + LOOKUP_CHUNK] if is_uuid(t)]
+        owners = await job.store.owners(chunk)
+        mine |= {t for t, agent in owners.items() if agent == job.agent_id}
+    for target in outside:
+        if target not in mine:
+            item = targets[target]
+            name = f"{item.label}.superseded_by" if item.label else "superseded_by"
+            shown = name if item.label not in item.where else "superseded_by"
+            raise _Problem(
+                f"{item.where}: {shown}: {target[:40]!r} is neither a memory of this import"
+                " nor one of this agent's",
+                name,
+            )
+
+
+# ---- pass 2: write in batches -------------------------------------------------------------
+
+
+class _Batch:
+    def __init__(self) -> None:
+        self.memories: list[Memory] = []
+        self.relations: list[dict[str, Any]] = []
+        self.logs: list[dict[str, Any]] = []
+
+    def __len__(self) -> int:
+        return len(self.memories) + len(self.relations) + len(self.logs)
+
+
+async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
+    admission = Admission(job.agent_id, job.now, job.max_content_chars, renames)
+    report = ImportReport()
+    batch = _Batch()
+    done = 0
+    try:
+        for source in job.sources:
+            report.files.append(source.name)
+            for item in _items(source, job.now):
+                await _add(batch, _admit(admission, item), item, job.clean)
+                if len(batch) >= BATCH:
+                    done += len(batch)
+                    report.add(
+                        await job.store.import_batch(
+                            job.agent_id, batch.memories, batch.relations, batch.logs
+                        )
+                    )
+                    batch = _Batch()
+                    if job.progress is not None:
+                        job.progress("importing", done, total)
+        done += len(batch)
+        report.add(
+            await job.store.import_batch(job.agent_id, batch.memories, batch.relations, batch.logs)
+        )
+        if job.progress is not None:
+            job.progress("importing", done, total)
+    except _Problem as problem:  # the sources changed between the passes
+        raise InvalidInput(problem.message, field=problem.field) from None
+    return report
+
+
+async def _add(batch: _Batch, admitted: Any, item: Item, clean: Clean) -> None:
+    """Into the batch, secrets redacted: one call to the redactor per text field."""
+    if item.kind == "memory":
+        content = await clean(admitted.content)
+        if content != admitted.content:
+            admitted = admitted.model_copy(update={"content": content})
+        batch.memories.append(admitted)
+    elif item.kind == "relation":
+        for key in ("subject", "predicate", "object"):
+            admitted[key] = await clean(admitted[key])
+        batch.relations.append(admitted)
+    else:
+        batch.logs.append(admitted)
