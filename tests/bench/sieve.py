@@ -1,0 +1,163 @@
+"""How well rules-only ingest picks what belongs in core memory, on labelled dialogue lines.
+
+    nice python tests/bench/sieve.py [--set PATH ...] [--show-errors]
+
+Protocol (../shared/datasets/README.md): each line alone is the user message of a turn with an
+empty assistant message, ingested without an LLM or embeddings for a fresh agent; "goes to core"
+means the turn left at least one core memory. Prints precision, recall and F1 of core against
+`label == "core"` per language and per labelled category, and how many core memories do not name
+the line's speaker. Defaults: the dev set in ../shared/datasets (when present) and the Chinese and
+Japanese sets in tests/fixtures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from cortex_mcp.config import load_settings  # noqa: E402
+from cortex_mcp.runtime import open_cortex  # noqa: E402
+
+DEV_SET = ROOT.parent / "shared" / "datasets" / "sieve_dev.jsonl"
+FIXTURES = ROOT / "tests" / "fixtures"
+DEFAULT_SETS = [
+    DEV_SET,
+    FIXTURES / "sieve_en_corrections.jsonl",
+    FIXTURES / "sieve_zh.jsonl",
+    FIXTURES / "sieve_ja.jsonl",
+]
+
+
+@dataclass(frozen=True)
+class Judged:
+    line: dict[str, Any]
+    core: list[str]  # contents of the core memories the turn left
+
+    @property
+    def predicted(self) -> bool:
+        return bool(self.core)
+
+    @property
+    def wanted(self) -> bool:
+        return self.line["label"] == "core"
+
+    @property
+    def unnamed(self) -> list[str]:
+        """Core memories that do not carry the line's speaker."""
+        speaker = self.line.get("speaker")
+        return [c for c in self.core if speaker and speaker not in c]
+
+
+def load_lines(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    lines = []
+    for path in paths:
+        with path.open(encoding="utf-8") as handle:
+            rows = [json.loads(row) for row in handle if row.strip()]
+        lines += [{**row, "set": path.stem} for row in rows]
+    return lines
+
+
+async def judge(lines: list[dict[str, Any]], **overrides: Any) -> list[Judged]:
+    """Ingest each line for its own agent (one database, no LLM unless overridden)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(
+            db_path=Path(tmp) / "sieve.db",
+            **{"embedding_provider": "none", "llm_provider": "none", **overrides},
+        )
+        judged = []
+        async with open_cortex(settings, background=False) as service:
+            for number, line in enumerate(lines):
+                result = await service.ingest(line["text"], "", agent_id=f"line-{number}")
+                core = [
+                    m.content
+                    for m in [*result.high_signals, *result.extracted]
+                    if m.layer.value == "core"
+                ]
+                judged.append(Judged(line, core))
+        return judged
+
+
+@dataclass(frozen=True)
+class Score:
+    true_pos: int
+    predicted: int
+    wanted: int
+
+    @property
+    def precision(self) -> float:
+        return self.true_pos / self.predicted if self.predicted else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.true_pos / self.wanted if self.wanted else 1.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def score(judged: Iterable[Judged]) -> Score:
+    rows = list(judged)
+    return Score(
+        true_pos=sum(j.predicted and j.wanted for j in rows),
+        predicted=sum(j.predicted for j in rows),
+        wanted=sum(j.wanted for j in rows),
+    )
+
+
+def by_language(judged: list[Judged]) -> dict[str, list[Judged]]:
+    groups: dict[str, list[Judged]] = defaultdict(list)
+    for j in judged:
+        groups[f"{j.line.get('set', '?')} ({j.line['lang']})"].append(j)
+    return dict(groups)
+
+
+def _report(judged: list[Judged], show_errors: bool) -> None:
+    print(f"{'set':<30} {'lines':>5} {'core':>5} {'->core':>6} {'P':>6} {'R':>6} {'F1':>6}")
+    for language, rows in sorted(by_language(judged).items()):
+        s = score(rows)
+        print(
+            f"{language:<30} {len(rows):>5} {s.wanted:>5} {s.predicted:>6} "
+            f"{s.precision:>6.3f} {s.recall:>6.3f} {s.f1:>6.3f}"
+        )
+        groups: dict[str, list[Judged]] = defaultdict(list)
+        for j in rows:
+            groups[f"{j.line['label']}/{j.line['category']}"].append(j)
+        for name, members in sorted(groups.items()):
+            went = sum(j.predicted for j in members)
+            print(f"  {name:<28} {len(members):>5} {'':>5} {went:>6}")
+    unnamed = [c for j in judged for c in j.unnamed]
+    print(f"core memories without their speaker: {len(unnamed)}")
+    if show_errors:
+        for j in judged:
+            if j.predicted != j.wanted:
+                kind = "FP" if j.predicted else "FN"
+                print(f"{kind} [{j.line['label']}/{j.line['category']}] {j.line['text']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", type=Path, action="append", dest="sets")
+    parser.add_argument("--show-errors", action="store_true")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)  # every line without an LLM logs its fallback
+    sets = [p for p in (args.sets or DEFAULT_SETS) if p.exists()]
+    judged = asyncio.run(judge(load_lines(sets)))
+    _report(judged, args.show_errors)
+
+
+if __name__ == "__main__":
+    main()
