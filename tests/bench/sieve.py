@@ -1,13 +1,17 @@
 """How well rules-only ingest picks what belongs in core memory, on labelled dialogue lines.
 
-    nice python tests/bench/sieve.py [--set PATH ...] [--show-errors]
+    nice python tests/bench/sieve.py [--set PATH ...] [--show-errors] [--llm-stub]
 
 Protocol (../shared/datasets/README.md): each line alone is the user message of a turn with an
 empty assistant message, ingested without an LLM or embeddings for a fresh agent; "goes to core"
 means the turn left at least one core memory. Prints precision, recall and F1 of core against
 `label == "core"` per language and per labelled category, and how many core memories do not name
 the line's speaker. Defaults: the dev set in ../shared/datasets (when present) and the Chinese and
-Japanese sets in tests/fixtures.
+Japanese sets and the English correction cases in tests/fixtures.
+
+`--llm-stub` runs the same lines with an LLM configured (the scripted stub of the tests, through
+the real OpenAI SDK): a plumbing check of the deep channel, whose memories go to working memory,
+not a measure of any model. The rules must stand on their own.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,20 +35,29 @@ sys.path.insert(0, str(ROOT))
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 
-DEV_SET = ROOT.parent / "shared" / "datasets" / "sieve_dev.jsonl"
 FIXTURES = ROOT / "tests" / "fixtures"
-DEFAULT_SETS = [
-    DEV_SET,
+OWN_SETS = [
     FIXTURES / "sieve_en_corrections.jsonl",
     FIXTURES / "sieve_zh.jsonl",
     FIXTURES / "sieve_ja.jsonl",
 ]
 
 
+def find_dev_set() -> Path | None:
+    """$CORTEX_SIEVE_DEV, else shared/datasets/sieve_dev.jsonl beside the checkout or one of its
+    parents (worktrees live one level deeper)."""
+    candidates = (
+        [Path(os.environ["CORTEX_SIEVE_DEV"])] if os.environ.get("CORTEX_SIEVE_DEV") else []
+    )
+    candidates += [p / "shared" / "datasets" / "sieve_dev.jsonl" for p in ROOT.parents[:3]]
+    return next((p for p in candidates if p.is_file()), None)
+
+
 @dataclass(frozen=True)
 class Judged:
     line: dict[str, Any]
     core: list[str]  # contents of the core memories the turn left
+    outcome: str = ""  # what the deep channel did: extracted | fallback | skipped
 
     @property
     def predicted(self) -> bool:
@@ -85,8 +99,26 @@ async def judge(lines: list[dict[str, Any]], **overrides: Any) -> list[Judged]:
                     for m in [*result.high_signals, *result.extracted]
                     if m.layer.value == "core"
                 ]
-                judged.append(Judged(line, core))
+                judged.append(Judged(line, core, result.outcome or ""))
         return judged
+
+
+def stub_extraction(_request: Any) -> Any:
+    """The scripted deep channel: one working memory per turn it is asked about."""
+    from tests.llm_stub import extraction
+
+    item = {"content": "stub: the turn", "category": "fact", "importance": 0.5, "source": "user"}
+    return extraction([item])
+
+
+async def judge_with_llm_stub(lines: list[dict[str, Any]]) -> tuple[list[Judged], int]:
+    """The same lines with the stub LLM configured; also how many requests it received."""
+    from tests.llm_stub import llm_stub
+
+    with llm_stub() as stub:
+        stub.responder = stub_extraction
+        judged = await judge(lines, llm_provider="openai", llm_base_url=stub.openai_url)
+        return judged, len(stub.received)
 
 
 @dataclass(frozen=True)
@@ -152,11 +184,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, action="append", dest="sets")
     parser.add_argument("--show-errors", action="store_true")
+    parser.add_argument("--llm-stub", action="store_true")
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # every line without an LLM logs its fallback
-    sets = [p for p in (args.sets or DEFAULT_SETS) if p.exists()]
-    judged = asyncio.run(judge(load_lines(sets)))
+    dev = find_dev_set()
+    sets = args.sets or ([dev] if dev else []) + OWN_SETS
+    if dev is None and not args.sets:
+        print("sieve_dev.jsonl not found (set CORTEX_SIEVE_DEV): own sets only")
+    lines = load_lines(sets)
+    judged = asyncio.run(judge(lines))
+    print("rules only (no LLM, no embeddings):")
     _report(judged, args.show_errors)
+    if args.llm_stub:
+        with_llm, calls = asyncio.run(judge_with_llm_stub(lines))
+        outcomes = Counter(j.outcome for j in with_llm)
+        same = sum(a.core == b.core for a, b in zip(judged, with_llm, strict=True))
+        print(f"\nwith the stub LLM (plumbing check): {calls} requests, outcomes {dict(outcomes)}")
+        print(f"core memories identical to rules-only on {same}/{len(lines)} lines")
+        _report(with_llm, show_errors=False)
 
 
 if __name__ == "__main__":

@@ -355,7 +355,8 @@ async def write_high_signals(
     metadata: dict[str, Any],
     now: str,
 ) -> list[Memory]:
-    """Write each high signal straight to core (deduplicated by content); a correction
+    """Write each high signal straight to its layer (core; a pending action to working),
+    deduplicated by content; a correction
     supersedes the newest memory that holds what it corrects, when one is found."""
     written = []
     for signal in signals:
@@ -367,15 +368,19 @@ async def write_high_signals(
             agent_id=agent_id,
             content=signal.content,
             category=Category(signal.category),
-            layer=Layer.core,
+            layer=Layer(signal.layer),
             importance=signal.importance,
             confidence=0.95,
             source="user",
             supersedes=supersedes,
-            metadata={**metadata, "signal": signal.kind},
+            metadata={**metadata, "signal": signal.kind, **_spoken_by(signal)},
         )
         written.append((await memories.remember(new, now)).memory)
     return written
+
+
+def _spoken_by(signal: HighSignal) -> dict[str, str]:
+    return {"speaker": signal.speaker} if signal.speaker else {}
 
 
 def _source_index(relation: extraction.ExtractedRelation, items: list[Any]) -> int | None:

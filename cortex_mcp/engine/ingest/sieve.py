@@ -2,7 +2,11 @@
 
 Only what the user wrote counts: fenced code, quoted lines and any paragraph that carries an
 injected instruction ("ignore previous instructions") are external content and never become the
-user's identity or preference. See `signals.py` for the patterns and importance rules.
+user's identity or preference, and neither does a pasted transcript (`dialogue.py`). A sentence
+goes to core when it states a lasting fact about its speaker: a trigger of `signals.py` matches
+and none of the vetoes of `noise.py` applies (questions, greetings, photo presentations,
+pronoun-only objects, hedges, today's plans, instructions with nothing to remember). Every
+sentence of a turn written as dialogue keeps its speaker's label ("Caroline: ...").
 """
 
 from __future__ import annotations
@@ -11,12 +15,15 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from cortex_mcp.engine.ingest import signals
+from cortex_mcp.engine.ingest import dialogue, noise, signals
+from cortex_mcp.tokenize import CJK_CHAR
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _TAGGED = re.compile(r"<(\w[\w-]*)[^>]*>.*?</\1>", re.DOTALL)
 _QUOTED_LINE = re.compile(r"^\s*>.*$", re.MULTILINE)
-_QUOTED_SPAN = re.compile(r"\"[^\"\n]{12,}\"|“[^”\n]{12,}”|「[^」\n]{12,}」|『[^』\n]{12,}』")
+_QUOTED_SPAN = re.compile(r"\"[^\"\n]{12,}\"|“[^”\n]{4,}”|「[^」\n]{4,}」|『[^』\n]{4,}』")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_LETTER = re.compile(r"[^\W\d_]")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?\n])|(?<=[.;])\s+")
 
@@ -39,12 +46,17 @@ _INSTRUCTION = re.compile(
 
 @dataclass(frozen=True)
 class HighSignal:
-    category: str  # the stored category (identity, preference, decision, correction, todo, fact)
-    kind: str  # the rule family that matched (same names, plus "important")
-    content: str  # the sentence, verbatim
+    category: str  # the stored category (identity, preference, relationship, decision, ...)
+    kind: str  # the rule family that matched (the categories, plus plan/milestone/important)
+    content: str  # the sentence, verbatim, after its speaker's label when the turn has one
     importance: float
     language: str
     corrected_term: str | None = None  # for "不是X而是Y" / "not X, but Y": X
+    speaker: str | None = None  # the speaker label of a turn written as dialogue
+
+    @property
+    def layer(self) -> str:
+        return "working" if self.kind in signals.WORKING_ONLY else "core"
 
 
 def looks_injected(text: str) -> bool:
@@ -69,14 +81,24 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
-@cache
-def _compiled(language: str, category: str) -> re.Pattern[str]:
-    return re.compile("|".join(signals.PATTERNS[language][category]), re.IGNORECASE)
+def language_of(sentence: str) -> str:
+    if _KANA.search(sentence):
+        return "ja"
+    return "zh" if CJK_CHAR.search(sentence) else "en"
 
 
 @cache
-def _guard(language: str) -> re.Pattern[str]:
-    return re.compile("|".join(signals.GUARDS[language]), re.IGNORECASE)
+def _compiled(language: str, kind: str) -> re.Pattern[str]:
+    return re.compile("|".join(signals.PATTERNS[language][kind]), re.IGNORECASE | re.MULTILINE)
+
+
+@cache
+def _pattern(source: str) -> re.Pattern[str]:
+    return re.compile(source, re.IGNORECASE)
+
+
+def _any(patterns: list[str], text: str) -> bool:
+    return any(_pattern(p).search(text) for p in patterns)
 
 
 @cache
@@ -84,61 +106,121 @@ def _explicit() -> list[tuple[re.Pattern[str], float]]:
     return [(re.compile(p, re.IGNORECASE), boost) for p, boost in signals.EXPLICIT]
 
 
-def importance(category: str, sentence: str) -> float:
+def importance(kind: str, sentence: str) -> float:
     """The seed's rule: intrinsic score + explicit signal, capped at 1.0 (floored at 0.1)."""
-    score = signals.INTRINSIC[category]
+    score = signals.INTRINSIC[kind]
     for pattern, boost in _explicit():
         if pattern.search(sentence):
             score += boost
     return round(min(1.0, max(0.1, score)), 3)
 
 
-def classify(sentence: str) -> tuple[str, str] | None:
-    """(kind, language) of the first category whose pattern matches and no guard vetoes."""
-    masked = _QUOTED_SPAN.sub('""', sentence)
-    for kind in signals.CATEGORY_ORDER:
-        for language in signals.PATTERNS:
-            if not _compiled(language, kind).search(masked):
-                continue
-            if kind != "todo" and _guard(language).search(masked):
-                continue
-            return kind, language
+def _content_free(language: str, body: str) -> bool:
+    """An instruction to remember that holds nothing to remember ("记住哦", "Remember this!")."""
+    rest = _pattern(noise.FILLER[language]).sub(" ", body)
+    return _LETTER.search(rest) is None
+
+
+def _term(language: str, raw: str) -> str | None:
+    """The corrected term of "X, not Y", when it is a value rather than an opinion or the
+    conversation itself ("It's not big, but ...", "不是我不想去，而是...")."""
+    term = raw.strip(" 　\"'“”「」")
+    tail = re.split(r"[はがをにもの、]", term)[-1] if language == "ja" else term
+    if not tail or _pattern(noise.NOT_A_TERM[language]).search(tail):
+        return None
+    return term
+
+
+def _contrast(language: str, body: str) -> str | None:
+    for source in noise.CONTRAST[language]:
+        match = _pattern(source).search(body)
+        if match:
+            return _term(language, match.group(1))
     return None
 
 
-_CORRECTED = [
-    re.compile(r"不是([^，。！？,]{1,40}?)[，,]?\s*(?:而)?是"),
-    re.compile(r"([^、。]{1,40}?)(?:ではなく|じゃなくて)"),
-    re.compile(r"\bnot ([^,.;]{1,40}), but\b", re.IGNORECASE),
-]
+def _states_something(language: str, text: str) -> bool:
+    """After a correction marker: a value (a number, a name) or CJK words beyond the marker."""
+    if language == "en":
+        return re.search(r"\d|\b(?:my|our)\b|(?<=\w )(?!I\b)[A-Z][a-z]+", text) is not None
+    return len(CJK_CHAR.findall(text)) >= 4
 
 
-def corrected_term(sentence: str) -> str | None:
-    for pattern in _CORRECTED:
-        match = pattern.search(sentence)
-        if match:
-            term = match.group(1).strip(" 　\"'“”「」")
-            return term or None
+def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
+    """Whether a trigger's match stands: the subject is the speaker (or, for a relationship,
+    someone in their life), the moment is not today's, the object is not just a pronoun."""
+    if kind in signals.TIME_BOUND and _pattern(noise.NEAR_TIME[language]).search(body):
+        return False
+    if kind == "decision" and _pattern(noise.SOON[language]).search(body):
+        return False
+    if kind == "important":  # a flag ("这个很重要：…"): what matters is what else it says
+        return _states_something(language, body[: match.start()] + " " + body[match.end() :])
+    if kind != "relationship" and _pattern(noise.OTHERS[language]).search(body):
+        return False
+    if kind == "plan" and (
+        _pattern(noise.PAST[language]).search(body)
+        or _pattern(noise.PLAN_PRONOUN[language]).search(body)
+    ):
+        return False
+    if kind != "relationship" and _pattern(noise.PRONOUN_OBJECT[language]).search(
+        body[match.end() :]
+    ):
+        return False
+    if language == "ja" and _pattern(noise.PRONOUN_SUBJECT_JA).search(body):
+        return False
+    if kind == "correction":
+        return _states_something(language, body[match.end() :])
+    return True
+
+
+def classify(sentence: str) -> tuple[str, str, str | None] | None:
+    """(rule family, language, corrected term) of a sentence that states a lasting fact about
+    its speaker, or None."""
+    language = language_of(sentence)
+    text = _QUOTED_SPAN.sub('""', sentence).replace("’", "'").strip()
+    body = _pattern(noise.LEADING[language]).sub("", text) or text
+    if _any(noise.NOISE[language], body) or _content_free(language, body):
+        return None
+    near = _pattern(noise.NEAR_TIME[language]).search(body) is not None
+    term = _contrast(language, body)
+    if term is not None and not near and not _pattern(noise.OTHERS[language]).search(body):
+        return "correction", language, term
+    revising = _pattern(noise.REVISION[language]).search(text) is not None
+    for kind in signals.CATEGORY_ORDER:
+        for match in _compiled(language, kind).finditer(body):
+            if not _counts(language, kind, body, match):
+                continue
+            if revising and kind not in {"todo", "important", "correction"}:
+                return "correction", language, None
+            return kind, language, None
     return None
 
 
 def detect_high_signals(user_message: str) -> list[HighSignal]:
-    """High-signal sentences in what the user wrote, one per sentence, deduplicated."""
+    """High-signal sentences in what the user wrote, one per sentence, deduplicated; each
+    keeps the speaker label of its turn or line. A pasted transcript yields none."""
+    own = own_words(user_message)
+    parts = dialogue.utterances(own)
+    if dialogue.is_transcript(own, parts):
+        return []
     found: dict[str, HighSignal] = {}
-    for sentence in sentences(own_words(user_message)):
-        hit = classify(sentence)
-        if hit is None:
-            continue
-        kind, language = hit
-        key = sentence.casefold()
-        if key in found:
-            continue
-        found[key] = HighSignal(
-            category=signals.STORED_AS.get(kind, kind),
-            kind=kind,
-            content=sentence,
-            importance=importance(kind, sentence),
-            language=language,
-            corrected_term=corrected_term(sentence) if kind == "correction" else None,
-        )
+    for part in parts:
+        for sentence in sentences(part.text):
+            hit = classify(sentence)
+            if hit is None:
+                continue
+            kind, language, term = hit
+            content = part.prefix + sentence
+            key = content.casefold()
+            if key in found:
+                continue
+            found[key] = HighSignal(
+                category=signals.STORED_AS.get(kind, kind),
+                kind=kind,
+                content=content,
+                importance=importance(kind, sentence),
+                language=language,
+                corrected_term=term,
+                speaker=part.speaker,
+            )
     return list(found.values())

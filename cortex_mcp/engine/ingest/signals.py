@@ -1,8 +1,11 @@
 """High-signal patterns of the fast channel (seed 000 §5.2.3), as data: one table per language.
 
-A sentence that matches a category's pattern, and none of the guards, is a high signal and goes
-straight to core memory. The table in ``tests/signal_table.py`` holds the positives and the
-look-alikes ("I am not sure" is not identity) that every change here must keep passing.
+A sentence is a high signal when a category's trigger matches, what follows the trigger is a
+concrete object (not "it" or "them"), and nothing in `noise.py` vetoes it. Triggers are built
+from the structure of a lasting statement, not from keywords alone: a first-person subject, a
+stable-state or life-event verb ("I'm allergic to", "my brother works as", "I joined"), a plan
+with a horizon beyond the coming days ("next month", "明年", "来月") or a plan noun (a trip, a
+competition, a move). The table in ``tests/signal_table.py`` holds positives and look-alikes.
 
 Importance follows the seed's rules (seed 003 "重要性评分"): an intrinsic score per category
 plus the explicit signal of how the user said it ("remember", "important", "by the way"),
@@ -11,62 +14,214 @@ capped at 1.0.
 
 from __future__ import annotations
 
-# Categories in priority order: the first that matches a sentence names it.
-CATEGORY_ORDER = ("correction", "identity", "preference", "decision", "todo", "important")
+# Rule families in priority order: the first that matches a sentence names it.
+CATEGORY_ORDER = (
+    "correction",
+    "identity",
+    "relationship",
+    "preference",
+    "decision",
+    "milestone",
+    "plan",
+    "todo",
+    "important",
+)
 
-# The category a hit is stored under ("important" alone is a fact the user flagged).
-STORED_AS = {"important": "fact"}
+# The category a hit is stored under, where the family is not itself a category.
+STORED_AS = {"important": "fact", "milestone": "fact", "plan": "fact"}
 
-# Intrinsic importance: identity/health 1.0, preferences and state changes 0.8, decisions 0.7,
-# pending actions and flagged facts 0.5 (the explicit signal then raises them).
+# Families whose statements are about a moment, not a lasting state, when a near time word
+# ("today", "明天", "明日") is in the sentence: those lines are working memory, not core.
+TIME_BOUND = {"correction", "preference", "plan", "fact", "important"}
+
+# Pending actions are short-lived: they are kept (working memory), never core.
+WORKING_ONLY = {"todo"}
+
+# Intrinsic importance: identity/health 1.0, preferences, relationships and corrections 0.8,
+# decisions 0.7, life events and plans 0.6, pending actions and flagged facts 0.5.
 INTRINSIC = {
     "identity": 1.0,
     "preference": 0.8,
+    "relationship": 0.8,
     "correction": 0.8,
     "decision": 0.7,
+    "milestone": 0.6,
+    "plan": 0.6,
+    "fact": 0.6,
     "todo": 0.5,
     "important": 0.5,
 }
+
+_EN_I = r"\bi(?:'m| am| was|'ve| have|'d| had|'ll| will)?"
+_EN_ADVERB = (
+    r"(?:(?:really|truly|absolutely|just|still|also|totally|definitely|especially|genuinely|"
+    r"kinda|kind of|sort of|do|so|generally|usually|always|much|strongly|particularly) )*"
+)
+_EN_RELATIVE = (
+    r"(?:wife|husband|partner|son|daughter|kids?|children|child|boy|girl|brother|sister|"
+    r"mom|mum|mother|dad|father|parents|grandma|grandmother|grandpa|grandfather|aunt|uncle|"
+    r"cousin|niece|nephew|fianc[eé]e?|boyfriend|girlfriend|family|fam|dog|cat|puppy|pup|"
+    r"kitten|pet|turtles?|best friend|twins?)"
+)
+_EN_PET = r"(?:puppy|pup|dog|kitten|cat|pet|turtle|rabbit|bunny|parrot|hamster|horse)"
+_EN_HOBBY_VERB = (
+    r"(?:volunteering|going to|taking|learning|practi[cs]ing|training|teaching|coaching|"
+    r"mentoring|attending|studying|playing|running|swimming|surfing|dancing|painting|hiking|"
+    r"climbing|cycling|boxing|knitting|cooking|baking|gardening|skating|skiing|singing|"
+    r"drawing|sculpting|fishing|camping|meditating|journaling)"
+)
+_EN_PLAN_NOUN = (
+    r"(?:(?:trip|vacation|holiday|tour|tournament|competition|comp|contest|championship|"
+    r"exhibition|concert|festival|wedding|conference|interview|exam|career|degree|marathon|"
+    r"race|recital|audition|retreat|graduation|surgery)s?|move to|moving (?:to|house|out)|"
+    r"relocat\w+)"
+)
+_EN_HORIZON = (
+    r"(?:\bnext (?:month|year|summer|spring|fall|autumn|winter|semester|season)\b"
+    r"|\bin the (?:next|coming) (?:few )?(?:weeks|months|years)\b"
+    r"|\bthis (?:coming )?(?:summer|fall|autumn|winter|spring|year)\b"
+    r"|\bin (?:january|february|march|april|may|june|july|august|september|october|"
+    r"november|december)\b|\bcoming up\b|\bafter (?:graduation|college|school)\b)"
+)
+_EN_FUTURE = (
+    r"(?:\b(?:i'm|i am|we're|we are) (?:\w+ ){0,2}(?:planning|thinking (?:of|about)|"
+    r"looking into|looking at|aiming|hoping|getting ready for|preparing for|putting together|"
+    r"organi[sz]ing|training for|going|heading|moving|flying|travel+ing|starting|applying)"
+    r"|\b(?:i|we)(?:'ll| will| plan to| want to| intend to| hope to)\b|\bgonna\b|\bgoing to\b"
+    r"|^(?:planning|thinking of|looking into)\b)"
+)
+# Having something is a plan only with a date beyond the coming days ("a game next month").
+_EN_HAVE = r"(?:\b(?:i|we)(?:'ve| have)? got (?:a|an|my)\b|\b(?:i|we) have (?:a|an|my)\b)"
+
+_ZH_RELATIVE = (
+    r"(?:女儿|儿子|孩子|闺女|老婆|老公|妻子|丈夫|爱人|男朋友|女朋友|对象|未婚[夫妻]|爸爸|妈妈|"
+    r"爸妈|父母|父亲|母亲|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家那位|猫咪|猫|"
+    r"狗狗|狗|宠物)"
+)
+_ZH_NUMBER = r"[\d一二三四五六七八九十两百]"
+_ZH_FAR = (
+    rf"(?:下个?月|明年|后年|年底|年末|下半年|暑假|寒假|{_ZH_NUMBER}+月份?|春天|夏天|秋天|冬天)"
+)
+_ZH_PLAN_NOUN = (
+    r"(?:旅行|旅游|出差|比赛|考试|面试|婚礼|结婚|搬家|搬到|搬回|留学|读研|考研|报到|演出|"
+    r"展览|会议|马拉松|手术|毕业|创业|开店)"
+)
+_JA_RELATIVE = (
+    r"(?:娘|息子|子供|子ども|妻|夫|嫁|旦那|彼氏|彼女|婚約者|母|父|両親|兄|姉|弟|妹|祖母|祖父|"
+    r"おばあちゃん|おじいちゃん|うちの(?:猫|犬|子|ペット))"
+)
+_JA_FAR = (
+    r"(?:来月|来年|再来年|年末|年明け|春に|夏に|秋に|冬に|今年の(?:春|夏|秋|冬)|"
+    r"[\d一二三四五六七八九十]+月(?:から|に))"
+)
+_JA_PLAN_NOUN = (
+    r"(?:旅行|出張|大会|コンクール|試験|面接|結婚式|引っ越|移転|留学|受験|発表会|手術|卒業|"
+    r"開業|起業)"
+)
 
 PATTERNS: dict[str, dict[str, list[str]]] = {
     "en": {
         "identity": [
             r"\bmy name(?:'s| is)\b",
             r"\bcall me (?-i:[A-Z])",
-            r"\bi(?:'m| am) (?:an? |the )(?!(?:bit|little|lot|fan|big fan|huge fan|bit of)\b)\w+",
-            r"\bi work (?:as|at|for|in)\b",
+            r"\bi(?:'m| am) (?:an? |the )(?!(?:bit|little|lot|fan|big|huge|total|great|good|bad|"
+            r"mess|sucker|part|kind|sort|bunch|while|ton|few|couple|mix)\b)\w+",
+            r"\bi(?:'m| am)? (?:now )?work(?:ing)? (?:as|at|for|in)\b",
             r"\bi(?:'m| am) (?:based|living) in\b",
             r"\bi live in\b",
-            r"\bi(?:'m| am) from\b",
-            r"\bi(?:'m| am) allergic to\b",
-            r"\bi(?:'m| am) \d{1,3} years old\b",
-            r"\bmy (?:job|role|title) is\b",
+            r"\bi(?:'m| am) (?:originally )?from\b",
+            r"\bi (?:grew up|was born|was raised) in\b",
+            r"\bi(?:'ve| have)? (?:just )?moved (?:to|from|here)\b",
+            r"\ballergic to\b|\ballergies to\b",
+            r"\bi(?:'m| am) \d{1,3}(?: years old\b|\s*[.!,]|$)",
+            r"\bmy (?:job|role|title|profession) is\b",
+            r"(?:^|\bi )(?:just )?(?:lost|quit|left) my job\b",
+            r"\bi (?:just )?got (?:accepted|hired|promoted|into|a job|a new job|the job)\b",
+            r"\bi(?:'m| am|'ve been| have been) (?:now )?(?:a )?(?:pregnant|retired|vegan|"
+            r"vegetarian|diabetic|student)\b",
+            r"\b(?:i )?(?:run|own|opened|started|have) my own (?:\w+ )?(?:business|studio|store|"
+            r"shop|company|restaurant|practice|bakery|cafe|gym|label|brand)\b",
+        ],
+        "relationship": [
+            rf"\bmy (?:\w+ )?{_EN_RELATIVE}(?:'s name)? (?:is (?:named|called|\d|a |an |"
+            rf"pregnant|expecting|in |at |from )|works|lives|wrote|has (?:a|an)\b|was born|"
+            rf"passed|died|just turned|turned|(?:just )?got (?:married|engaged|a job)|studies|"
+            rf"goes to|plays)",
+            r"\b(?:passed away|died|was born|gave birth|got married|got engaged|is expecting|"
+            r"are expecting|new addition to (?:the|our|my) family|marrying my)\b",
+            rf"\b(?:i|we)(?:'ve| have)? (?:just )?(?:adopted|got|have|rescued) (?:a|an|this|"
+            rf"two|three|my|our)? ?(?:new |little |cute |\w+ ){{0,2}}{_EN_PET}s?\b",
+            r"\b(?:i'?ve|i have) known (?:\w+ ){1,3}for (?:\d+|\w+) years\b",
+            rf"\b(?:i|we) have (?:a|an|two|three|four) (?:\w+ )?{_EN_RELATIVE}s?\b",
         ],
         "preference": [
-            r"\bi (?:really |strongly |much |generally |usually |always |absolutely |kind of )?"
-            r"(?:prefer|like|love|hate|dislike|enjoy|can't stand|cannot stand)\b(?! to know\b)",
-            r"\bi don't (?:really )?(?:like|enjoy|want)\b",
-            r"\bmy favou?rite\b",
+            rf"\b(?:i|we) {_EN_ADVERB}(?:prefer|like|love|hate|dislike|enjoy|adore|"
+            r"can't stand|cannot stand|can't live without)\b(?! to know\b)(?=\s*[\w\"'“])",
+            r"\b(?:i|we) (?:do not|don't|never) (?:really )?(?:like|enjoy|eat|drink)\b",
+            r"\b(?:i'?ve|i have) (?:always |long )?(?:loved|enjoyed|been into|"
+            r"been passionate about|had a (?:\w+ )?(?:respect|passion|love|soft spot) for)\b",
+            r"\bmy (?:[\w'-]+ )?favou?rite (?:[\w'-]+ ){0,2}(?:is|are|has to be)(?: th(?:is|at|ese|ose))?\b",
+            r"\bmy favou?rites? (?:is|are)(?: th(?:is|at|ese|ose))?\b",
+            r"(?:^|, )(?!(?:it|this|that|they|these|those|he|she)\b)(?:\w[\w'\"-]* ){1,5}"
+            r"(?:is|are) (?:\w+ ){0,2}(?:one of )?my (?:\w+ )?(?:favou?rites?|passion|"
+            r"escape|thing|hobby|team)\b",
+            r"\bi(?:'m| am) (?:a |an )?(?:\w+ ){0,2}fan of\b(?=\s*[\w\"'“])",
+            r"\bi(?:'m| am) (?:a |an )(?:total |big |huge |die-hard )?"
+            r"(?!(?:total|big|huge|massive|great|real)\b)\w+ (?:fan|lover|buff|nerd|"
+            r"geek|addict|enthusiast)\b",
+            r"\bi(?:'m| am) (?:really |so |totally |very )?(?:into|passionate about|obsessed with|"
+            r"addicted to|hooked on)\b(?=\s*[\w\"'“])",
+            r"\b(?:i|we) (?:started|began|took up) \w+(?:ing)? (?:\w+ ){0,3}(?:\w+ )?"
+            r"(?:years?|months?) ago\b",
+            r"\b(?:i'?ve|i have) been (?:\w+ing|into \w+)(?: \w+){0,4} (?:for (?:\w+ )?years|"
+            r"since (?:i was|childhood|high school|college))\b",
+            r"\b(?:i|we)(?:'m|'re|'ve)?(?: [\w'-]+){0,4} (?:every|each) (?:day|morning|evening|"
+            r"night|week|weekend|"
+            r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
             r"\bi'd rather\b",
-            r"\bi(?:'m| am) (?:a |a big |a huge )?fan of\b",
-            r"^(?:please )?(?:always|never) (?:use|reply|answer|write|respond|call|give|show)\b",
+            r"^(?:please )?(?:always|never) (?:use|reply|answer|write|respond|call|give|show)\b"
+            r"(?! up\b)",
+            r"\b(?:\w+ )?is (?:definitely )?on my (?:bucket )?list\b",
         ],
         "decision": [
             r"\b(?:we|i)(?:'ve| have)? (?:finally )?decided\b",
             r"\blet's (?:go with|use|stick with|pick)\b",
             r"\b(?:we|i)(?:'ll| will) (?:go with|use|stick with)\b",
-            r"\b(?:we|i) (?:chose|picked|settled on|went with|opted for)\b",
+            r"\b(?:we|i) (?:chose|picked|settled on|went with|opted for)\b(?! (?:up|to|this|that)\b)",
             r"^decision:",
+            r"\b(?:gonna|going to) (?:take a shot at |try )?(?:start|open|launch|quit|become|"
+            r"go full-time|retire|go back to school)\w*\b",
+            r"\bi(?:'m| am) (?:starting|opening|launching) (?:my own|a|an) (?:\w+ )?(?:business|"
+            r"studio|company|store|shop|restaurant|practice|bakery|cafe|brand)\b",
+            r"\bgoing full-time\b",
+        ],
+        "milestone": [
+            r"\b(?:i|we) (?:just |recently |finally |officially )?joined (?!in\b)(?:a|an|the|my|"
+            r"our)?\b",
+            r"\b(?:i|we) (?:just |recently )?(?:started|began) " + _EN_HOBBY_VERB + r"\b",
+            r"\bi(?:'m| am) (?:now )?(?:learning|studying|mentoring|coaching|volunteering|"
+            r"training) (?!how to (?:market|deal|handle|cope))\w+",
+            r"\bi (?:just )?(?:bought|got|own|have) (?:a|an|my|our) (?:new |first |own )?"
+            r"(?:car|house|home|apartment|condo|truck|motorcycle|boat|flat)\b",
+            r"\bi used to (?:\w+ ){1,8}(?:when i was|as a (?:kid|child)|growing up|back in)\b",
+            r"\bi(?:'ve| have)? got (?:lots of|a collection of) (?:[\w'-]+ ){0,2}(?:books|records|"
+            r"plants|games|vinyls?|comics|stamps|coins)\b",
+        ],
+        "plan": [
+            rf"{_EN_FUTURE}.*(?:{_EN_HORIZON}|\b{_EN_PLAN_NOUN}\b)",
+            rf"(?:{_EN_HORIZON}|\b{_EN_PLAN_NOUN}\b).*{_EN_FUTURE}",
+            rf"{_EN_HAVE}.*{_EN_HORIZON}|{_EN_HORIZON}.*{_EN_HAVE}",
+            r"\b(?:gonna|going to) (?:continue|finish|pursue) (?:my|a) \w+",
+            r"\bi(?:'m| am|'ve been| have been| started| began)? (?:\w+ )?(?:looking into|"
+            r"looking at|exploring|considering|aiming|thinking (?:of|about)) (?:[\w'-]+ ){0,8}"
+            r"(?:career|job|degree|opportunit|profession|field|industry|business)",
         ],
         "correction": [
-            r"^actually,",
             r"^correction:",
             r"\bcorrection:",
-            r"\bi meant\b",
-            r"\bthat(?:'s| is| was) (?:wrong|incorrect|not right|not true)\b",
-            r"\bi was wrong\b",
             r"\bscratch that\b",
-            r"\bnot (?!only\b)[^,.;]{1,40}, but\b",
+            r"\b(?:i meant|i was wrong|i got that wrong|i misspoke|my mistake|my bad)\b",
+            r"\bthat(?:'s| is| was) (?:wrong|incorrect|not right|not true)\b",
         ],
         "todo": [
             r"\bremind me (?!(?:of|what|who|how|why|where|which|when)\b)",
@@ -80,31 +235,67 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"^(?:please )?(?:always )?remember (?:that|this)\b",
             r"^(?:please )?keep in mind\b",
             r"^important:",
-            r"\bit(?:'s| is) (?:very |really )?important (?:that|to)\b",
         ],
     },
     "zh": {
         "identity": [
-            r"我(?:是|叫|姓)(?!不是|说|否|不|在想|觉得|真|挺|有点|了)",
+            r"我(?:是|叫|姓)(?!不是|说|否|不|在想|觉得|真|挺|有点|了|在[^，。]{0,8}(?:读书|上学)|第一次|"
+            r"刚|来|去|因为|为了|想|要|会|很|太|最|怎么|这么|那么|故意|开玩笑|认真|随便)",
             r"我的名字(?:是|叫)",
-            r"我(?:现在)?(?:住在|来自|在[^，。,]{1,15}(?:工作|上班|读书|上学))",
+            r"我(?:现在)?(?:住在(?![^，。]{0,6}(?:酒店|宾馆|旅馆|民宿|朋友家))|来自|"
+            r"在[^，。,]{1,15}(?:工作|上班|读书|上学))",
+            r"我(?:现在)?在[^，。,]{1,15}(?:做|当)[^，。,]{1,10}",
             r"我(?:今年)?\d{1,3}岁",
             r"我(?:对[^，。,]{1,15})过敏",
             r"我的(?:职业|工作)是",
+            r"我(?:是在|在)[^，。,]{1,10}长大",
+            r"我(?:的)?老家(?:在|是)",
+            r"我(?:刚)?(?:被|考上了?)[^，。,]{1,15}(?:录取|录用|聘用)?",
+            r"我(?:刚|刚刚|已经|去年|上个月)?(?:换了(?:新)?工作|辞职|失业|退休|被裁|毕业)",
+            r"(?:上个月|去年|最近|刚)?搬到[^，。,]{1,10}",
+            r"自己开了(?:一家|家)",
+        ],
+        "relationship": [
+            rf"我(?:的|家|们家)?{_ZH_RELATIVE}[^，。！]{{0,6}}?(?:{_ZH_NUMBER}+岁|是|叫|名叫|在[^，。]"
+            rf"{{1,10}}(?:工作|上班|读书|上学|当|做)|当|有[^，。]{{0,6}}(?:病|症)|去世|过世|走了|怀孕|"
+            rf"生了|"
+            rf"出生|结婚|上(?:小学|初中|高中|大学|幼儿园)|开始上)",
+            r"我养了(?:一|两|三)?(?:只|条|个)",
+            r"(?:我们?|我和[^，。]{1,6})结婚",
+            r"去世了|过世了|怀孕了|订婚了",
         ],
         "preference": [
-            r"我(?:很|非常|最|特别|比较|更|真的|一直|也|还是|不太|不)?"
-            r"(?:喜欢|讨厌|偏好|偏爱|爱吃|受不了|倾向于?|习惯用|喜爱)",
+            r"我(?:很|非常|最|特别|比较|更|真的|一直|也|还是|不太|不|太|超|挺|从小就?|都){0,2}"
+            r"(?:喜欢|讨厌|偏好|偏爱|爱吃|爱喝|爱看|爱听|爱玩|受不了|倾向于?|习惯用|喜爱|热爱)",
+            r"每(?:天|周|个?星期|个?月|年)[^，。]{0,4}(?:都|会)?[^，。]{0,4}"
+            rf"{_ZH_NUMBER}+次",
+            r"我最喜欢的|是我最喜欢的|我的最爱",
+            r"我(?:每天|每周|每个?周末|每个?月|每晚|平时|一直|经常|从小)[^，。,]{0,6}"
+            r"(?:都|会)?(?:去|做|吃|喝|起床|跑步|游泳|练|学|看|写|画|弹|打|玩|骑|不|只)",
+            r"我从[^，。,]{1,6}(?:开始|起)(?:学|练|玩|打|做|画|弹|跑|写)",
             r"(?:以后|今后)(?:都|请|一律)",
             r"我(?:更)?愿意用",
+            r"我是(?:个|一个|一名)?(?:素食|吃素)",
+            r"每个?(?:周末|星期|礼拜)都",
         ],
         "decision": [
             r"(?:^|我们?|最后|最终|那就|那)(?:已经)?(?:决定|选择了|选定|定了|敲定|确定用)",
             r"^(?:那)?就(?:用|选)[^，。,]{1,20}吧",
         ],
+        "milestone": [
+            r"我(?:已经)?戒[烟酒]",
+            r"我(?:上周|去年|上个月|刚|最近)?买了(?:一辆|辆|一套|套|一栋|栋)",
+            r"我小时候[^，。,]{0,10}(?:养过|学过|住在|住过|练过)",
+            r"我(?:们)?(?:刚|最近|已经|上周|上个月|去年)?加入了",
+            r"参加了[^，。,]{1,10}(?:俱乐部|协会|社团|乐队|球队|小组|教会|健身房|志愿|读书会)",
+        ],
+        "plan": [
+            rf"{_ZH_FAR}[^。！]{{0,20}}(?:要|打算|准备|计划|会|将|去|来|搬|参加|{_ZH_PLAN_NOUN})",
+            rf"(?:要|打算|准备|计划)[^。！]{{0,20}}{_ZH_FAR}",
+            rf"(?:下周|下星期|下礼拜)[^。！]{{0,12}}{_ZH_PLAN_NOUN}",
+            rf"(?:打算|准备|计划)[^。！]{{0,20}}{_ZH_PLAN_NOUN}",
+        ],
         "correction": [
-            r"不是[^，。！？]{1,40}[，,]?\s*(?:而)?是",
-            r"^其实",
             r"更正|纠正一下|我说错了|搞错了|正确的是",
         ],
         "todo": [
@@ -121,29 +312,64 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
     },
     "ja": {
         "identity": [
-            r"(?:私|僕|俺|わたし)(?:の名前)?は[^、。]{1,30}(?:です|だ|である|と申します|といいます)",
+            r"(?:私|僕|俺|わたし)(?:の名前)?は[^、。]{1,30}(?<!い)(?:です|だ|である|と申します|"
+            r"といいます)",
             r"と申します",
             r"に住んでいます|に住んでる",
-            r"で働いています|に勤めています",
-            r"出身です",
-            r"アレルギーがあります",
+            r"で働いています|に勤めています|として働いて|の仕事をしています|を教えています",
+            r"(?:者|師|員|士|医|官|家|手|ナー|ター)(?:をしています|をしている|をしてる|として)",
+            r"^(?:私は|僕は|俺は)?[^、。はがをにもの]{1,8}(?:者|師|員|士|医|官|家)(?:です|だ|なんです)",
+            r"出身",
+            r"アレルギー",
+            r"に引っ越し(?:た|ました|てきた)|へ引っ越し(?:た|ました)",
+            r"で育(?:った|ちました)",
+            r"実家は",
+            r"に合格(?:した|しました)",
+            r"(?:会社|仕事)を辞め|転職し|退職し|定年",
+            r"自分で[^、。]{1,10}をやって",
+        ],
+        "relationship": [
+            rf"{_JA_RELATIVE}(?:が|は|と|の名前は|に)[^、。]{{0,20}}(?:歳|です|しています|をしています|"
+            rf"通い始め|生まれ|産|出産|結婚|亡くな|名前|病|看護師|医者|先生|エンジニア)",
+            rf"{_JA_RELATIVE}(?:は|が)[^、。]{{1,10}}で",
+            r"(?:猫|犬)を飼って(?:います|いる|る)",
+            r"と結婚して",
         ],
         "preference": [
-            r"(?<!お)(?:大)?好き(?:です|だ|なんです|なの)",
+            r"(?<!お)(?:大)?好き(?:です|だ|なんです|なの|なんだ)",
+            r"一番好きな",
             r"(?:大)?嫌い(?:です|だ|なんです)",
             r"苦手(?:です|だ|なんです)",
             r"の方が(?:好き|いい|好み)",
             r"を好みます|好みです",
             r"(?:いつも|必ず)[^、。]{1,20}(?:使って|答えて|書いて)(?:ください|ほしい)",
+            r"毎(?:朝|日|週|晩|週末|月)[^、。]{0,20}(?:しています|してる|ています|ます)",
+            r"にはまって",
+            r"から[^、。]{0,10}を?習って",
+            r"(?:年前|去年|頃|歳)から[^、。]{0,10}(?:を始め|を習|をやって|を続け)",
+            r"(?:週|月|年)に?[一二三四五六七八九十\d]+回",
+            r"(?:食べて|飲んで)いません|しか(?:飲み|食べ)ません|(?:飲み|食べ)ません",
+            r"ベジタリアン|ヴィーガン",
         ],
         "decision": [
-            r"にしました|に決めました|ことにしました|に決定しました",
+            r"にしました|に決めました|ことにしました|に決定しました|ことに決めました",
             r"を選びました|で行きましょう|でいきます",
         ],
+        "milestone": [
+            r"子供の頃[、，]?[^。]{0,15}(?:飼って|住んで|習って|して)いました",
+            r"(?:車|家|マンション)を買いました|新しい車を",
+            r"(?:タバコ|たばこ|お酒|酒)を(?:やめ|辞め)",
+            r"毎週[^。]{0,15}ボランティア",
+            r"(?:クラブ|サークル|部|チーム|ジム|教会|会)に(?:入(?:りました|った)|入会しました)",
+        ],
+        "plan": [
+            rf"{_JA_FAR}[^。！]{{0,30}}(?:予定|つもり|ます|する|始め|出る|行く)",
+            rf"(?:来週|再来週)[^。！]{{0,12}}{_JA_PLAN_NOUN}",
+            rf"{_JA_PLAN_NOUN}[^。！]{{0,10}}(?:予定|つもり|準備)",
+            rf"{_JA_FAR}の[^。！]{{0,10}}{_JA_PLAN_NOUN}",
+        ],
         "correction": [
-            r"訂正|正しくは|間違えました|間違っていました",
-            r"ではなく|じゃなくて",
-            r"^実は",
+            r"訂正|正しくは|間違えました|間違っていました|言い間違え",
         ],
         "todo": [
             r"忘れずに",
@@ -152,35 +378,10 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"やることリスト|TODO",
         ],
         "important": [
-            r"覚えて(?:おいて|ください|て)",
+            r"覚えて(?:おいて|ください|て)|覚えといて",
             r"(?<!そんなに)(?:重要|大事|大切)(?:です|だ|な|なこと)",
         ],
     },
-}
-
-# Sentences that look like a signal but are not: a guard vetoes every category but "todo".
-GUARDS: dict[str, list[str]] = {
-    "en": [
-        r"\?\s*$",  # questions
-        r"\b(?:not sure|unsure|maybe|perhaps|i guess|i wonder|probably|might be)\b",
-        r"\bi(?:'m| am) not\b",
-        r"\bhaven't decided\b|\bcan't decide\b|\bundecided\b",
-        r"\bdon't remember\b|\bnot important\b",
-        r"^(?:he|she|they|you|my (?:friend|wife|husband|boss|mom|dad|brother|sister|colleague)) ",
-    ],
-    "zh": [
-        r"[?？]\s*$|[吗呢]\s*[。？]?$",
-        r"不确定|不知道|也许|可能|大概|好像|还没(?:决定|想好)|没决定",
-        r"^(?:他|她|你|他们|她们|我(?:朋友|妈妈?|爸爸?|老婆|老公|同事))",
-        r"我叫了|我是说",
-    ],
-    "ja": [
-        r"[?？か]\s*[。]?$",
-        r"わから|分から|知らな|かもしれ|たぶん|多分|まだ決め|決めていません",
-        r"^(?:彼|彼女|あなた|君|母|父|友達|妻|夫|同僚)",
-        r"(?:大丈夫|元気|平気|賛成|反対|忙しい|眠い|暇)です",
-        r"好きに|覚えていな|覚えてません|覚えていません",
-    ],
 }
 
 # Explicit signals: how strongly the user flagged it (added to the intrinsic score).

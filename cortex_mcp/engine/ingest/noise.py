@@ -1,0 +1,152 @@
+"""What looks like a high signal but is not a lasting fact about the speaker, as data per language.
+
+`sieve.py` applies these around the triggers of `signals.py`: leading interjections and
+vocatives are set aside before matching ("Hey Nate, I love ..."); a sentence that is a question,
+a photo presentation, a hedge, a statement about the listener or about someone else, or an
+instruction with nothing to remember ("Remember this, it's important!", "记住哦", "覚えといてね")
+is vetoed; a trigger whose object is only a pronoun ("I love it", "我也喜欢它") does not count;
+a near time word ("tonight", "明天", "明日") makes a plan or a liking a thing of the moment.
+"""
+
+from __future__ import annotations
+
+# Set aside before matching: "Hey Nate, ", "Wow, ", "By the way, ", "Guess what - ".
+LEADING: dict[str, str] = {
+    "en": r"^(?:(?:hey|hi|hello|oh|ohh|wow|whoa|yeah|yes|yep|yup|no|nah|nope|ok|okay|well|so|"
+    r"and|but|plus|also|haha|hah|lol|omg|aww|aw|hmm|um|uh|sure|totally|definitely|honestly|"
+    r"by the way|btw|anyway|anyways|on another note|on a different note|guess what|"
+    r"you know what|ya know|lately|now|then|thanks|thank you|sorry|oops|wait|right|true|"
+    r"cool|great|awesome|nice|man|dude|ah|hehe|gosh|absolutely|exactly|indeed|"
+    r"(?-i:[A-Z][a-z]+)(?=\s*[,!]))\b[\s,!.:;–—-]*)+",
+    "zh": r"^(?:(?:哈哈+|嗯+|哇|啊|哦+|对了|对|是的|是啊|好的|好|嗨|嘿|其实|另外|还有|顺便说一下|"
+    r"顺便|谢谢|不过|但是|而且|所以)[，,！!。~～\s]+)+",
+    "ja": r"^(?:(?:あ|ああ|うん|ええ|へえ|わあ|ねえ|そう|そうそう|実は|ちなみに|ところで|あと|"
+    r"でも|それに|ありがとう|じゃあ|まあ|えっと)[、，,！!。\s]+)+",
+}
+
+# Vetoes for every rule family.
+NOISE: dict[str, list[str]] = {
+    "en": [
+        r"\?",  # questions (the splitter ends a question at its mark)
+        r"^(?:what|how|why|where|when|who|which|do|does|did|can|could|would|will|are|is|"
+        r"have you|has|any|anything|shall|should)\b(?!.*\b(?:i|my)\b.*[.!]$)",
+        r"^(?:you|your|you're|you've|you'll)\b",  # about the listener
+        r"^(?:here(?:'s| is| are)|this is|these are|check out|check this|look at|take a look|"
+        r"see this|sharing)\b(?:[^.!]{0,40})\b(?:photo|pic|picture|snap|shot|image|selfie|"
+        r"video|drawing|painting)s?\b",
+        r"^(?:here(?:'s| is)|check (?:out|this)|look at) (?:this|that|these|my|one|a)\b",
+        r"^(?:i|we) (?:have|got|took|found|made) (?:a|this|some|these) (?:\w+ )?(?:photo|pic|"
+        r"picture|snap|shot|selfie)s?\b",
+        r"\b(?:not sure|unsure|maybe|perhaps|i guess|i wonder|i think|probably|might be(?! able)|"
+        r"might give|may have|might have|who knows|hopefully|i wish|if only)\b|\bi mean\b[,.]",
+        # feelings and reactions ("I'm so grateful to have a job I enjoy every day")
+        r"^i(?:'m| am) (?:\w+ )?(?:grateful|thankful|proud|glad|happy|excited|stoked|thrilled|"
+        r"blessed|lucky|sorry|amazed|impressed)\b",
+        r"\b(?:make sure|have a (?:safe|good|great|nice|fun|wonderful) \w+)\b",
+        r"^(?:if|unless|whenever)\b",
+        r"\bi(?:'m| am) not\b(?! allergic)",
+        r"\bhaven't decided\b|\bcan't decide\b|\bundecided\b",
+        r"\bdon't remember\b|\bnot important\b",
+        r"\bi used to (?:love|like|enjoy)\b",
+    ],
+    "zh": [
+        r"[?？]|[吗呢]\s*[。！!]?$",
+        r"^(?:你|您)",
+        r"(?:给你看|你看|看看|瞧瞧|这是|这张|分享)[^。！]{0,12}(?:照片|相片|图|合影|视频)",
+        r"不确定|不知道|也许|可能|大概|好像|还没(?:决定|想好)|没决定|希望",
+        r"我叫了|我是说|如果",
+    ],
+    "ja": [
+        r"[?？]|(?:ですか|ますか|の|か)\s*[。]?$",
+        r"^(?:あなた|君|きみ)",
+        r"(?:これ|この写真|写真)[^。！]{0,20}(?:写真|撮った|見て)",
+        r"わから|分から|知らな|かもしれ|たぶん|多分|まだ決め|決めていません|かな[。！]?$",
+        r"みたい[。！]?$|らしい[。！]?$|そうです[。！]?$",  # hearsay: about someone else
+        r"(?:大丈夫|元気|平気|賛成|反対|忙しい|眠い|暇)です",
+        r"好きに|覚えていな|覚えてません|覚えていません",
+    ],
+}
+
+# The subject is someone other than the speaker: vetoes all but relationships.
+OTHERS: dict[str, str] = {
+    "en": r"^(?:he|she|they|it|this|that|these|those|there|his|her|their|"
+    r"my (?:friend|boss|colleague|coworker|teacher|neighbo(?:u)?r)s?)\b",
+    "zh": r"^(?:他|她|它|这(?:个|些|是|位|里)|那(?:个|些|是|位|里)|我(?:朋友|同事|老板|邻居))",
+    "ja": r"^(?:彼|彼女|あの子|この子|その子|友達|同僚|上司|それ|これ|あれ)",
+}
+
+# A trigger followed only by a pronoun ("I love it", "a huge fan of them", "喜欢它").
+PRONOUN_OBJECT: dict[str, str] = {
+    "en": r"^\s*(?:(?:\w+ing |to \w+ )?(?:it|them|him|her|you|your|one|there|everything|"
+    r"all of it)\b(?!['-])|(?:this|that|these|those|is|are|was|were|not)\b|to\s*(?:[,.!;:]|$)"
+    r"|(?:\w+ing |to \w+ )(?:this|that|these|those)(?=\s*(?:[,.!;:?]|$|(?:one|ones|so|too|"
+    r"very|really|a lot|stuff|thing|kind|at|in|on|for|with|to|from)\b))|to \w+\s*(?:[,.!;:]|$))",
+    "zh": r"^(?:(?:它|这个|那个|这些|那些|他们|她们|他|她|这样|那样)(?:[了啊呀哦吧]|[！!。，,]|$)|你|您)",
+    "ja": r"^(?:それ|これ|あれ|そう)",
+}
+PRONOUN_SUBJECT_JA = r"(?:それ|これ|あれ|僕も|私も)(?:は|が|も)?[^、。]{0,4}(?:好き|嫌い)"
+
+# A past time: what the sentence tells is over, not a plan ("our camping trip last year").
+PAST: dict[str, str] = {
+    "en": r"\blast (?:year|month|week|summer|spring|fall|autumn|winter|weekend|night|time)\b"
+    r"|\bago\b|\bused to\b",
+    "zh": r"去年|上个月|上周|上星期|以前|小时候|那时候",
+    "ja": r"去年|先月|先週|昔|子供の頃|以前",
+}
+# A plan whose destination is only a pronoun ("Planning a trip there next month").
+PLAN_PRONOUN: dict[str, str] = {
+    "en": r"\b(?:there|that place)\b",
+    "zh": r"去那(?:里|儿|边)|那个地方",
+    "ja": r"そこ|あそこ",
+}
+
+# A near time ahead: a decision about tonight is not a decision about one's life.
+SOON: dict[str, str] = {
+    "en": r"\b(?:tonight|tomorrow|this (?:afternoon|evening|weekend)|for (?:lunch|dinner|breakfast))\b",
+    "zh": r"今晚|明天|后天|这周末|午饭|晚饭|早饭|午餐|晚餐",
+    "ja": r"今夜|今晩|明日|あした|今週末|昼ご飯|晩ご飯|夕飯|朝ご飯|ランチ|ディナー",
+}
+
+# A near time: what the sentence says belongs to today or the coming days.
+NEAR_TIME: dict[str, str] = {
+    "en": r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|weekend)|"
+    r"last night|right now|later today|in a bit|earlier today|later)\b",
+    "zh": r"今天|明天|后天|今晚|昨天|昨晚|刚才|这周末|这个周末|今早|待会|一会儿|下午[^，。]{0,4}点",
+    "ja": r"今日|明日|あした|明後日|今夜|今晩|昨日|昨夜|さっき|今週末|午後[^、。]{0,4}時",
+}
+
+# What an instruction to remember is made of when it holds nothing to remember.
+FILLER: dict[str, str] = {
+    "en": r"\b(?:please|pls|always|remember|keep in mind|note|don't forget|never forget|"
+    r"write (?:this|that|it) down|save|store|memori[sz]e|this|that|it's|it is|it|what i said|"
+    r"very|really|super|so|important|ok|okay|for me|for later|forever|yeah|now)\b",
+    "zh": r"请|一定要|一定|要|记住|记得|记下|这个|这一点|这些|这件事|我说的话|我的话|哦|啊|吧|了|"
+    r"呀|呢|很|非常|特别|重要|你|我|好|的",
+    "ja": r"これ|これは|それ|私の言ったこと|言ったこと|を|は|大事|大切|重要|だから|なので|"
+    r"覚えて(?:おいて|ください|て|ね|よ)?|覚えといて|おいて|ください|ね|よ|ちゃんと|絶対に?|"
+    r"です|だ|本当に",
+}
+
+# "X, not Y" and its kin: the corrected term is group 1.
+CONTRAST: dict[str, list[str]] = {
+    "en": [r"\bnot (?!only\b)([^,.;]{1,40}), but\b", r",\s*not ([^,.;!]{1,40})[.!]?$"],
+    "zh": [
+        r"不是([^，。！？,]{1,40}?)[，,]?\s*(?:而)?是",
+        r"[，,]\s*(?:而)?不是([^，。！？,]{1,20})[。！!]?$",
+    ],
+    "ja": [r"([^、。]{1,40}?)(?:ではなく|じゃなくて|じゃなく)"],
+}
+# A corrected term that is an opinion, a feeling or the conversation itself is no correction.
+NOT_A_TERM: dict[str, str] = {
+    "en": r"^(?:(?:that|what|how|why|to|the point|a big deal|really|so|too|very|quite|just|"
+    r"only|about|because|big|bad|good|great|much|many|sure|true|fair|easy|hard|that bad|"
+    r"today|tomorrow|yesterday|tonight|it|this|me|you|i)\b|.*\b(?:i|you)\b)",
+    "zh": r"[我你他她它这那不没在想要说]|开玩笑|意思|问题|故意",
+    "ja": r"そう|それ|これ|あなた|私|僕|ない|たい|冗談|意味|わけ|つもり",
+}
+# A sentence that opens like this and states something is a correction ("Actually, I ...").
+REVISION: dict[str, str] = {
+    "en": r"^(?:actually|sorry|oops|my bad|wait|to be clear|i mean|correction)\b",
+    "zh": r"^(?:其实|更正一下|纠正一下|不好意思|抱歉|对了)",
+    "ja": r"^(?:実は|ごめん|すみません|訂正です|あ、)",
+}
