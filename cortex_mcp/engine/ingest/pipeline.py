@@ -373,14 +373,10 @@ async def write_high_signals(
             confidence=0.95,
             source="user",
             supersedes=supersedes,
-            metadata={**metadata, "signal": signal.kind, **_spoken_by(signal)},
+            metadata={**metadata, **signal.metadata},
         )
         written.append((await memories.remember(new, now)).memory)
     return written
-
-
-def _spoken_by(signal: HighSignal) -> dict[str, str]:
-    return {"speaker": signal.speaker} if signal.speaker else {}
 
 
 def _source_index(relation: extraction.ExtractedRelation, items: list[Any]) -> int | None:

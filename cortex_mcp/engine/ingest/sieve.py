@@ -58,6 +58,11 @@ class HighSignal:
     def layer(self) -> str:
         return "working" if self.kind in signals.WORKING_ONLY else "core"
 
+    @property
+    def metadata(self) -> dict[str, str]:
+        spoken = {"speaker": self.speaker} if self.speaker else {}
+        return {"signal": self.kind, **spoken}
+
 
 def looks_injected(text: str) -> bool:
     return _INJECTION.search(text) is not None
