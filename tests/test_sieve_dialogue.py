@@ -186,3 +186,39 @@ async def test_with_an_llm_the_deep_channel_runs_and_core_is_the_rules_own() -> 
     assert [j.core for j in with_llm] == [j.core for j in rules]
     assert {j.outcome for j in with_llm} <= {"extracted", "skipped"}
     assert requests == sum(j.outcome == "extracted" for j in with_llm) > 0
+
+
+@pytest.mark.parametrize(
+    ("line", "core"),
+    [
+        ("Ann: I love hiking in the Alps.", True),
+        ("Ann: Hey Bob, my favorite dessert is this amazing lemon tart.", True),
+        ("Bob: I've been vegetarian for ten years.", True),
+        ("Ann: We're moving to Portland next spring.", True),
+        ("Bob: I just got engaged to Lisa!", True),
+        ("Ann: I love that idea!", False),
+        ("Ann: I love how you tell your stories.", False),
+        ("Ann: I love the colour and texture.", False),
+        ("Bob: I decided to grab pizza for dinner tonight.", False),
+        ("Bob: I'll see you at the party tomorrow!", False),
+        ("Ann: Here's a photo of my latest painting.", False),
+        ("Bob: Planning a trip there next month.", False),
+        ("小王：我有两个孩子，一儿一女。", True),
+        ("小王：我在北京一家外企当会计。", True),
+        ("小王：我下个月结婚。", True),
+        ("小王：我喜欢你送的礼物。", False),
+        ("小王：我好喜欢这张照片！", False),
+        ("小王：我决定了！", False),
+        ("小王：我决定今晚吃火锅。", False),
+        ("小王：我是你的粉丝！", False),
+        ("ゆうた：子供が二人います。", True),
+        ("ゆうた：パン屋を経営しています。", True),
+        ("ゆうた：東京の出版社で編集者をしています。", True),
+        ("ゆうた：その映画、大好きです！", False),
+        ("ゆうた：今日はラーメンにしました。", False),
+        ("ゆうた：うん、ほぼ毎日残業してるみたい。", False),
+    ],
+)
+def test_structure_decides_what_goes_to_core(line: str, core: bool) -> None:
+    hits = [h for h in detect_high_signals(line) if h.layer == "core"]
+    assert bool(hits) == core

@@ -42,7 +42,7 @@ NOISE: dict[str, list[str]] = {
         # feelings and reactions ("I'm so grateful to have a job I enjoy every day")
         r"^i(?:'m| am) (?:\w+ )?(?:grateful|thankful|proud|glad|happy|excited|stoked|thrilled|"
         r"blessed|lucky|sorry|amazed|impressed)\b",
-        r"\b(?:make sure|have a (?:safe|good|great|nice|fun|wonderful) \w+)\b",
+        r"\b(?:make sure|have a (?:safe|good|great|nice|fun|wonderful) \w+|for you)\b",
         r"^(?:if|unless|whenever)\b",
         r"\bi(?:'m| am) not\b(?! allergic)",
         r"\bhaven't decided\b|\bcan't decide\b|\bundecided\b",
@@ -53,7 +53,7 @@ NOISE: dict[str, list[str]] = {
         r"[?？]|[吗呢]\s*[。！!]?$",
         r"^(?:你|您)",
         r"(?:给你看|你看|看看|瞧瞧|这是|这张|分享)[^。！]{0,12}(?:照片|相片|图|合影|视频)",
-        r"不确定|不知道|也许|可能|大概|好像|还没(?:决定|想好)|没决定|希望",
+        r"不确定|不知道|也许|可能|大概|好像|还没(?:决定|想好)|没决定|希望|我觉得|我感觉|我猜",
         r"我叫了|我是说|如果",
     ],
     "ja": [
@@ -81,10 +81,29 @@ PRONOUN_OBJECT: dict[str, str] = {
     r"all of it)\b(?!['-])|(?:this|that|these|those|is|are|was|were|not)\b|to\s*(?:[,.!;:]|$)"
     r"|(?:\w+ing |to \w+ )(?:this|that|these|those)(?=\s*(?:[,.!;:?]|$|(?:one|ones|so|too|"
     r"very|really|a lot|stuff|thing|kind|at|in|on|for|with|to|from)\b))|to \w+\s*(?:[,.!;:]|$))",
-    "zh": r"^(?:(?:它|这个|那个|这些|那些|他们|她们|他|她|这样|那样)(?:[了啊呀哦吧]|[！!。，,]|$)|你|您)",
+    "zh": r"^(?:(?:它|他们|她们|他|她|这样|那样)(?:[了啊呀哦吧]|[！!。，,]|$)|你|您|这|那)",
     "ja": r"^(?:それ|これ|あれ|そう)",
 }
-PRONOUN_SUBJECT_JA = r"(?:それ|これ|あれ|僕も|私も)(?:は|が|も)?[^、。]{0,4}(?:好き|嫌い)"
+# A liking of something just said or shown is a reaction, not a lasting taste ("I love how you
+# ...", "I love the colour", "我喜欢你送的礼物"): stable tastes take a general object.
+REACTION_OBJECT: dict[str, str] = {
+    "en": r"^\s*(?:how|when|the way|what|why|(?:all )?the|his|her|their|its)\b",
+    "zh": r"^(?:他的|她的|他们的|那种|这种)",
+    "ja": r"^(?!)",
+}
+# A liking or a decision with nothing after it ("我决定了！", "I decided."): no object at all.
+EMPTY_OBJECT: dict[str, str] = {
+    "en": r"^\s*[.!,;:]*\s*$",
+    "zh": r"^[了啊呀哦吧]*[！!。，,~～]*$",
+}
+OBJECT_VERB = (
+    r"(?:决定|定了|选择了|选定|喜欢|讨厌|偏好|偏爱|爱吃|爱喝|爱看|爱听|爱玩|热爱|喜爱|受不了|"
+    r"decided|chose|picked|opted for|went with)$"
+)
+PRONOUN_SUBJECT_JA = (
+    r"(?:それ|これ|あれ|僕も|私も|(?:その|この|あの)[^、。]{0,6})(?:は|が|も|、)?[^、。]{0,4}"
+    r"(?:好き|嫌い)"
+)
 
 # A past time: what the sentence tells is over, not a plan ("our camping trip last year").
 PAST: dict[str, str] = {
@@ -104,7 +123,7 @@ PLAN_PRONOUN: dict[str, str] = {
 SOON: dict[str, str] = {
     "en": r"\b(?:tonight|tomorrow|this (?:afternoon|evening|weekend)|for (?:lunch|dinner|breakfast))\b",
     "zh": r"今晚|明天|后天|这周末|午饭|晚饭|早饭|午餐|晚餐",
-    "ja": r"今夜|今晩|明日|あした|今週末|昼ご飯|晩ご飯|夕飯|朝ご飯|ランチ|ディナー",
+    "ja": r"今夜|今晩|明日|あした|今週末|今日は|昼ご飯|晩ご飯|夕飯|朝ご飯|ランチ|ディナー",
 }
 
 # A near time: what the sentence says belongs to today or the coming days.

@@ -151,6 +151,15 @@ def _states_something(language: str, text: str) -> bool:
     return len(CJK_CHAR.findall(text)) >= 4
 
 
+def _object_missing(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
+    """A trigger ending on its verb with nothing after it: "我决定了！", "I decided." (Japanese
+    puts the verb last, so it is not asked.)"""
+    empty = noise.EMPTY_OBJECT.get(language)
+    if empty is None or not _pattern(noise.OBJECT_VERB).search(match.group()):
+        return False
+    return _pattern(empty).search(body[match.end() :]) is not None
+
+
 def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
     """Whether a trigger's match stands: the subject is the speaker (or, for a relationship,
     someone in their life), the moment is not today's, the object is not just a pronoun."""
@@ -170,6 +179,12 @@ def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
     if kind != "relationship" and _pattern(noise.PRONOUN_OBJECT[language]).search(
         body[match.end() :]
     ):
+        return False
+    if kind == "preference" and _pattern(noise.REACTION_OBJECT[language]).search(
+        body[match.end() :]
+    ):
+        return False
+    if _object_missing(language, kind, body, match):
         return False
     if language == "ja" and _pattern(noise.PRONOUN_SUBJECT_JA).search(body):
         return False
