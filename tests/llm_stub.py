@@ -2,7 +2,8 @@
 completions (``POST /v1/chat/completions``) and Anthropic Messages (``POST /v1/messages``).
 
 Each test scripts its replies (a queue, then a default, or a function of the request) and reads
-back what the server received. Reply kinds: text (wrapped in the caller's wire format), an HTTP
+back what the server received. An OpenAI request with `"stream": true` gets the reply as
+server-sent chunks, the way agent runtimes (OpenClaw) read a model. Reply kinds: text (wrapped in the caller's wire format), an HTTP
 error with headers (429 + retry-after, 500), a delay, and a dropped connection.
 """
 
@@ -22,7 +23,7 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -153,6 +154,23 @@ def _anthropic_body(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _openai_stream(reply: Reply, body: dict[str, Any]) -> StreamingResponse:
+    whole = _openai_body(reply, body)
+    head = {k: whole[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+
+    def chunk(delta: dict[str, Any], finish: str | None, **extra: Any) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return f"data: {json.dumps(head | {'choices': [choice]} | extra)}\n\n"
+
+    events = [
+        chunk({"role": "assistant", "content": reply.text}, None),
+        chunk({}, "stop"),
+        f"data: {json.dumps(head | {'choices': [], 'usage': whole['usage']})}\n\n",
+        "data: [DONE]\n\n",
+    ]
+    return StreamingResponse(iter(events), media_type="text/event-stream")
+
+
 class _DropConnection:
     """Starts a response, sends half of it, then fails: the server closes the socket."""
 
@@ -184,6 +202,8 @@ def _app(stub: StubLLM) -> Starlette:
             if wire == "anthropic":
                 error = {"type": "error", **error}
             return JSONResponse(error, status_code=reply.status, headers=reply.headers)
+        if wire == "openai" and received.body.get("stream"):
+            return _openai_stream(reply, received.body)
         make = _anthropic_body if wire == "anthropic" else _openai_body
         return JSONResponse(make(reply, received.body))
 

@@ -1,0 +1,293 @@
+// The plugin's hooks and tools against a real cortex-mcp server (no LLM): what they send, what
+// comes back, and that a stopped or hanging server never breaks or holds up a turn.
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import {
+  fakeHost,
+  hangingServer,
+  memoriesWhen,
+  startCortex,
+  stoppedServerUrl,
+  timed,
+  TOKEN,
+} from "./helpers.mjs";
+
+let cortex;
+before(async () => {
+  cortex = await startCortex();
+});
+after(async () => {
+  await cortex?.stop();
+});
+
+function plugin(extra = {}) {
+  return fakeHost({ baseUrl: cortex.url, apiToken: TOKEN, ...extra });
+}
+
+/** A turn as OpenClaw's agent_end hands it over: the whole history, content as block arrays. */
+function openclawTurn(userText, replyText) {
+  return [
+    { role: "user", content: [{ type: "text", text: "an earlier question" }], timestamp: 1 },
+    { role: "assistant", content: [{ type: "text", text: "an earlier answer" }] },
+    { role: "user", content: [{ type: "text", text: userText }], timestamp: 2 },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Let me look at the deploy script first." },
+        { type: "toolCall", id: "call_1", name: "read", arguments: { path: "deploy.sh" } },
+      ],
+    },
+    {
+      role: "toolResult",
+      toolCallId: "call_1",
+      toolName: "read",
+      content: [{ type: "text", text: "#!/bin/sh\nrsync -a build/ web1:/srv" }],
+      isError: false,
+    },
+    { role: "assistant", content: [{ type: "text", text: replyText }] },
+  ];
+}
+
+describe("with cortex running", () => {
+  test("a captured turn with block-array content stores the user's text only", async () => {
+    const host = plugin();
+    const ctx = { agentId: "blocks", sessionKey: "agent:blocks:main", trigger: "user" };
+    await host.fire(
+      "agent_end",
+      {
+        messages: openclawTurn("We deploy with rsync to web1.", "Understood, rsync to web1."),
+        success: true,
+      },
+      ctx,
+    );
+    const memories = await memoriesWhen(cortex, "blocks", (m) => m.length > 0);
+    assert.deepEqual(
+      memories.map((m) => m.content),
+      ["We deploy with rsync to web1."],
+    );
+    const stored = JSON.stringify(memories);
+    for (const dropped of ["thinking", "deploy script", "call_1", "#!/bin/sh", "earlier"]) {
+      assert.ok(!stored.includes(dropped), dropped);
+    }
+    assert.equal(memories[0].metadata.unextracted, true);
+    assert.equal(memories[0].metadata.session_id, "agent:blocks:main");
+  });
+
+  test("recall pastes memories framed as untrusted data, and capture never stores them", async () => {
+    await cortex.api("POST", "/memories", {
+      content: "The user's staging database is Postgres 16 on db2.internal",
+      agent_id: "framed",
+    });
+    const host = plugin();
+    const ctx = { agentId: "framed", sessionKey: "agent:framed:main", trigger: "user" };
+    const question = "Which staging database do we use?";
+    const result = await host.fire("before_prompt_build", { prompt: question, messages: [] }, ctx);
+    const block = result.prependContext;
+    assert.match(block, /^<relevant-memories>\n/);
+    assert.match(block, /untrusted historical data/);
+    assert.match(block, /Postgres 16 on db2\.internal/);
+    assert.match(block, /<\/relevant-memories>$/);
+
+    const prompted = `${block}\n\n${question}`;
+    const messages = [
+      { role: "user", content: [{ type: "text", text: prompted }] },
+      { role: "assistant", content: [{ type: "text", text: "Postgres 16, on db2.internal." }] },
+    ];
+    await host.fire("agent_end", { messages, success: true }, ctx);
+    const memories = await memoriesWhen(cortex, "framed", (m) => m.length > 1);
+    const captured = memories.filter((m) => m.metadata.unextracted);
+    assert.deepEqual(
+      captured.map((m) => m.content),
+      [question],
+    );
+    for (const memory of memories) {
+      assert.ok(!memory.content.includes("relevant-memories"), memory.content);
+      assert.ok(!memory.content.includes("untrusted"), memory.content);
+    }
+  });
+
+  test("a compaction event without messages flushes the session's buffered messages", async () => {
+    const host = plugin();
+    const session = "agent:compact:main";
+    const ctx = { agentId: "compact", sessionKey: session, trigger: "user" };
+    for (const [said, reply] of [
+      ["The release train leaves every second Tuesday.", "Noted."],
+      ["We decided to ship the billing rewrite behind a flag.", "Good call."],
+    ]) {
+      const messages = [
+        { role: "user", content: said },
+        { role: "assistant", content: [{ type: "text", text: reply }] },
+      ];
+      await host.fire("agent_end", { messages, success: true }, ctx);
+    }
+    assert.equal(host.bridge.buffers.peek(session).length, 4);
+    await host.fire("before_compaction", { messageCount: 4, tokenCount: 900 }, ctx);
+    assert.equal(host.bridge.buffers.peek(session).length, 0);
+    const memories = await memoriesWhen(cortex, "compact", (m) =>
+      m.some((x) => x.metadata.tag === "pre-compaction-flush"),
+    );
+    const flushed = memories.filter((m) => m.metadata.tag === "pre-compaction-flush");
+    assert.ok(flushed.length >= 1, JSON.stringify(memories));
+    const text = flushed.map((m) => m.content).join("\n");
+    assert.match(text, /second Tuesday/);
+    assert.match(text, /billing rewrite/);
+    assert.ok(!text.includes("Noted.") && !text.includes("Good call."), text);
+    assert.equal(flushed[0].metadata.reason, "compaction");
+  });
+
+  test("a second load of the plugin in the same process flushes what the first buffered", async () => {
+    const first = plugin();
+    const second = plugin();
+    const session = "agent:twice:main";
+    const ctx = { agentId: "twice", sessionKey: session, trigger: "user" };
+    for (const said of ["Our on-call phone moved to the ops rota sheet.", "Pager duty starts at 9."]) {
+      const messages = [
+        { role: "user", content: said },
+        { role: "assistant", content: "Got it." },
+      ];
+      await first.fire("agent_end", { messages, success: true }, ctx);
+    }
+    assert.equal(second.bridge.buffers.peek(session).length, 4);
+    await second.fire("before_reset", { reason: "new" }, ctx);
+    assert.equal(first.bridge.buffers.peek(session).length, 0);
+    const memories = await memoriesWhen(cortex, "twice", (m) =>
+      m.some((x) => x.metadata.tag === "pre-compaction-flush"),
+    );
+    const flushed = memories.find((m) => m.metadata.tag === "pre-compaction-flush");
+    assert.match(flushed.content, /ops rota sheet[\s\S]*Pager duty/);
+    assert.equal(flushed.metadata.reason, "reset: new");
+  });
+
+  test("heartbeat and cron turns and empty prompts are not recalled or captured", async () => {
+    const host = plugin();
+    const messages = [
+      { role: "user", content: "HEARTBEAT check the inbox" },
+      { role: "assistant", content: "HEARTBEAT_OK" },
+    ];
+    for (const trigger of ["heartbeat", "cron"]) {
+      const ctx = { agentId: "quiet", sessionKey: "agent:quiet:main", trigger };
+      assert.equal(await host.fire("before_prompt_build", { prompt: "inbox", messages }, ctx), undefined);
+      await host.fire("agent_end", { messages, success: true }, ctx);
+    }
+    const ctx = { agentId: "quiet", trigger: "user" };
+    assert.equal(await host.fire("before_prompt_build", { prompt: "   ", messages: [] }, ctx), undefined);
+    assert.equal(
+      await host.fire(
+        "before_prompt_build",
+        { prompt: "x", currentUserMessage: "", messages: [] },
+        ctx,
+      ),
+      undefined,
+    );
+    const { memories } = await cortex.api("GET", "/memories?agent_id=quiet");
+    assert.deepEqual(memories, []);
+  });
+
+  test("memory_search and memory_get answer from cortex for the agent", async () => {
+    const { id } = await cortex.api("POST", "/memories", {
+      content: "The office wifi password rotates on the first Monday",
+      agent_id: "tools",
+    });
+    const host = plugin();
+    const search = host.tool("memory_search", { agentId: "tools" });
+    const found = await search.execute("t1", { query: "when does the wifi password rotate?" });
+    assert.match(found.content[0].text, /first Monday/);
+    assert.match(found.content[0].text, new RegExp(id));
+    const get = host.tool("memory_get", { agentId: "tools" });
+    const memory = await get.execute("t2", { id });
+    assert.match(memory.content[0].text, new RegExp(id));
+    assert.match(memory.content[0].text, /first Monday/);
+    const other = host.tool("memory_search", { agentId: "someone-else" });
+    const nothing = await other.execute("t3", { query: "wifi password" });
+    assert.equal(nothing.content[0].text, "No memories matched.");
+    await assert.rejects(search.execute("t4", { query: " " }), /query must be non-empty/);
+  });
+
+  test("the plugin takes the memory slot and registers its tools and command", () => {
+    const host = plugin();
+    assert.deepEqual(
+      host.tools.map((t) => t.options.names[0]).sort(),
+      ["memory_get", "memory_search"],
+    );
+    const section = host.capability.promptBuilder({ availableTools: new Set(["memory_search"]) });
+    assert.match(section.join("\n"), /untrusted historical data/);
+    assert.deepEqual(host.capability.promptBuilder({ availableTools: new Set() }), []);
+    assert.equal(host.cli[0].options.descriptors[0].name, "cortex");
+    for (const hook of ["before_prompt_build", "agent_end", "before_compaction", "before_reset", "session_end"]) {
+      assert.equal(host.hooks[hook]?.length, 1, hook);
+    }
+  });
+});
+
+describe("with cortex stopped or hanging", () => {
+  const turn = [
+    { role: "user", content: [{ type: "text", text: "Remember that the VPN needs MFA." }] },
+    { role: "assistant", content: [{ type: "text", text: "Will do." }] },
+  ];
+
+  async function everyHook(host, ctx) {
+    const calls = {
+      before_prompt_build: () =>
+        host.fire("before_prompt_build", { prompt: "what about the VPN?", messages: [] }, ctx),
+      agent_end: () => host.fire("agent_end", { messages: turn, success: true }, ctx),
+      before_compaction: () => host.fire("before_compaction", { messageCount: 2 }, ctx),
+      before_reset: () => host.fire("before_reset", { messages: turn, reason: "new" }, ctx),
+      session_end: () =>
+        host.fire("session_end", { sessionId: "s", messageCount: 2, reason: "idle" }, {
+          ...ctx,
+          sessionId: "s",
+        }),
+    };
+    const results = {};
+    for (const [name, call] of Object.entries(calls)) results[name] = await timed(call);
+    return results;
+  }
+
+  test("a stopped server: every hook returns at once with nothing injected and no error", async () => {
+    const host = fakeHost({ baseUrl: await stoppedServerUrl(), recallTimeoutMs: 3000 });
+    const ctx = { agentId: "down", sessionKey: "agent:down:main", trigger: "user" };
+    const results = await everyHook(host, ctx);
+    for (const [name, { value, ms }] of Object.entries(results)) {
+      assert.equal(value, undefined, name);
+      assert.ok(ms < 3000, `${name} took ${ms} ms`);
+    }
+    const warnings = host.logs.filter(([level]) => level === "warn").map(([, m]) => m);
+    assert.ok(
+      warnings.some((m) => m.includes("is not running at") && m.includes("cortex-mcp serve")),
+      warnings.join("\n"),
+    );
+  });
+
+  test("a hanging server: each hook gives up at its own timeout, then the breaker opens", async () => {
+    const hanging = await hangingServer();
+    try {
+      const host = fakeHost({ baseUrl: hanging.url, recallTimeoutMs: 400, captureTimeoutMs: 600 });
+      const ctx = { agentId: "slow", sessionKey: "agent:slow:main", trigger: "user" };
+      const results = await everyHook(host, ctx);
+      const limits = {
+        before_prompt_build: 400,
+        agent_end: 600,
+        before_compaction: 600,
+        before_reset: 600,
+        session_end: 600,
+      };
+      for (const [name, { value, ms }] of Object.entries(results)) {
+        assert.equal(value, undefined, name);
+        assert.ok(ms < limits[name] + 1500, `${name} took ${ms} ms (timeout ${limits[name]})`);
+      }
+      // three failures opened the breaker: later hooks do not even connect
+      assert.ok(host.bridge.client.breaker.isOpen);
+      const seen = hanging.connections;
+      const again = await timed(() =>
+        host.fire("before_prompt_build", { prompt: "what about the VPN?", messages: [] }, ctx),
+      );
+      assert.equal(again.value, undefined);
+      assert.equal(hanging.connections, seen);
+      assert.ok(again.ms < 400, `with the breaker open a recall took ${again.ms} ms`);
+    } finally {
+      await hanging.close();
+    }
+  });
+});

