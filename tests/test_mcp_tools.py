@@ -245,3 +245,14 @@ async def test_search_debug_shows_every_stage(client: Client) -> None:
     for key in ("text", "vector", "fused", "layer_weight", "recency", "access", "decay", "final"):
         assert key in hit
     assert {"parse", "text", "fusion"} <= set(report["timings_ms"])
+
+
+async def test_recall_text_marks_raw_turns_as_conversation_history(
+    client: Client, settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(settings, clock=clock) as service:  # no LLM: the raw turn is kept
+        await service.ingest("The staging database moved to db2.internal.", "Noted, db2 it is.")
+    result = await client.call_tool("cortex_recall", {"query": "staging database"})
+    text = result.content[0].text
+    assert "conversation history: what user said, not a verified fact" in text
+    assert "db2.internal" in text and "Noted" not in text

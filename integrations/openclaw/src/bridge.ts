@@ -10,11 +10,17 @@ import {
   CortexClient,
   CortexUnavailable,
   MIN_SERVER_VERSION,
+  missingFeatures,
   type TextMessage,
   versionAtLeast,
 } from "./client.js";
 import type { CortexConfig } from "./config.js";
-import { conversationText, lastExchange, SessionBuffers, withoutInjectedMemories } from "./messages.js";
+import {
+  conversationText,
+  lastExchange,
+  SessionBuffers,
+  withoutInjectedMemories,
+} from "./messages.js";
 
 /** The server refuses longer queries; the start of a long message says what it is about. */
 export const MAX_QUERY_CHARS = 2000;
@@ -35,14 +41,9 @@ export interface AgentContext {
   trigger?: string;
 }
 
-export interface Timings {
-  recallMs: number[];
-}
-
 export class Bridge {
   readonly client: CortexClient;
   readonly buffers: SessionBuffers;
-  readonly timings: Timings = { recallMs: [] };
   private health: Promise<void> | undefined;
   private readonly warned = new Set<string>();
 
@@ -78,7 +79,6 @@ export class Bridge {
       );
     }).catch((error: unknown) => this.report("recall", error));
     const elapsed = performance.now() - started;
-    this.timings.recallMs.push(elapsed);
     if (!result?.context) return undefined;
     this.logger.info(
       `cortex: recalled ${result.memories.length} memories in ${elapsed.toFixed(0)} ms`,
@@ -157,8 +157,11 @@ export class Bridge {
               `${MIN_SERVER_VERSION}, which this plugin needs; update the server`,
           );
         } else {
-          this.logger.info(`cortex: connected to cortex-mcp ${health.version} at ${this.config.baseUrl}`);
+          this.logger.info(
+            `cortex: connected to cortex-mcp ${health.version} at ${this.config.baseUrl}`,
+          );
         }
+        void this.checkFeatures(health.version);
       },
       (error: unknown) => {
         this.health = undefined; // asked again on a later turn
@@ -166,6 +169,21 @@ export class Bridge {
       },
     );
     return this.health;
+  }
+
+  /** In the background (a turn never waits for it): does the server take what we send? */
+  private async checkFeatures(version: string): Promise<void> {
+    try {
+      const missing = missingFeatures(await this.client.openapi(HEALTH_TIMEOUT_MS * 2));
+      if (missing.length) {
+        this.logger.warn(
+          `cortex: cortex-mcp ${version} at ${this.config.baseUrl} is too old for this plugin ` +
+            `(its REST API lacks ${missing.join(", ")}): update the server`,
+        );
+      }
+    } catch (error) {
+      this.report("compatibility check", error);
+    }
   }
 
   private report(what: string, error: unknown): undefined {
@@ -221,7 +239,10 @@ async function sessionFileMessages(path: string, limit: number): Promise<TextMes
     const start = Math.max(0, size - SESSION_FILE_TAIL_BYTES);
     const buffer = Buffer.alloc(size - start);
     await file.read(buffer, 0, buffer.length, start);
-    const lines = buffer.toString("utf8").split("\n").slice(start > 0 ? 1 : 0);
+    const lines = buffer
+      .toString("utf8")
+      .split("\n")
+      .slice(start > 0 ? 1 : 0);
     const messages: unknown[] = [];
     for (const line of lines) {
       if (!line.trim()) continue;

@@ -25,6 +25,22 @@ export interface TextMessage {
   content: string;
 }
 
+export interface OpenApiDocument {
+  components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };
+}
+
+/** What this plugin needs of the server's REST API that older servers lack, or nothing. */
+export function missingFeatures(doc: OpenApiDocument): string[] {
+  const schemas = doc.components?.schemas ?? {};
+  const needs: Array<[string, string]> = [
+    ["RecallBody", "format"],
+    ["IngestBody", "messages"],
+  ];
+  return needs
+    .filter(([schema, field]) => !schemas[schema]?.properties?.[field])
+    .map(([schema, field]) => `${schema.replace("Body", "").toLowerCase()} ${field}`);
+}
+
 export class Breaker {
   private failures = 0;
   private openUntil = 0;
@@ -81,6 +97,10 @@ export class CortexClient {
       status: string;
       version: string;
     };
+  }
+
+  async openapi(timeoutMs: number): Promise<OpenApiDocument> {
+    return (await this.call("GET", "/openapi.json", undefined, timeoutMs)) as OpenApiDocument;
   }
 
   async recall(
@@ -155,6 +175,12 @@ export class CortexClient {
       throw new CortexUnavailable(`cortex-mcp answered ${response.status}: ${errorText(text)}`);
     }
     this.breaker.succeeded();
+    if (response.status === 401) {
+      throw new Error(
+        `cortex-mcp at ${this.config.baseUrl} refused the token: set the plugin's apiToken ` +
+          "(or CORTEX_API_TOKEN) to the server's CORTEX_API_TOKEN",
+      );
+    }
     if (!response.ok) {
       throw new Error(`cortex-mcp refused ${method} ${path.split("?")[0]}: ${errorText(text)}`);
     }
@@ -197,7 +223,11 @@ function describeNetworkError(baseUrl: string, error: unknown, timeoutMs: number
 
 /** Compares dotted versions numerically ("0.10.0" > "0.9.1"); pre-release tails are ignored. */
 export function versionAtLeast(version: string, minimum: string): boolean {
-  const parts = (v: string) => v.split(/[.+-]/).slice(0, 3).map((p) => Number.parseInt(p, 10) || 0);
+  const parts = (v: string) =>
+    v
+      .split(/[.+-]/)
+      .slice(0, 3)
+      .map((p) => Number.parseInt(p, 10) || 0);
   const [a, b] = [parts(version), parts(minimum)];
   for (let i = 0; i < 3; i += 1) {
     if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);

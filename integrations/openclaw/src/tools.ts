@@ -86,7 +86,10 @@ export function memoryGetTool(bridge: Bridge, agentId: string): MemoryTool {
         throw new Error("memory_get: id must be a memory id from memory_search");
       }
       const memory = await bridge.client.memory(id.trim(), agentId, TOOL_TIMEOUT_MS);
-      return { content: [{ type: "text", text: JSON.stringify(memory, null, 2) }], details: memory };
+      return {
+        content: [{ type: "text", text: JSON.stringify(memory, null, 2) }],
+        details: memory,
+      };
     },
   };
 }

@@ -54,11 +54,14 @@ test("a wrong setting is refused with its name and rule", () => {
     [{ agentId: "" }, /agentId must be 1 to 128 characters/],
   ];
   for (const [raw, message] of cases) {
-    assert.throws(() => resolveConfig(raw, {}), (error) => {
-      assert.ok(error instanceof ConfigError);
-      assert.match(error.message, message);
-      return true;
-    });
+    assert.throws(
+      () => resolveConfig(raw, {}),
+      (error) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, message);
+        return true;
+      },
+    );
   }
 });
 
@@ -69,7 +72,10 @@ test("the last exchange keeps text blocks only and drops a pasted memory block",
     {
       role: "user",
       content: [
-        { type: "text", text: "<relevant-memories>\nsome memory\n</relevant-memories>\n\nNew question" },
+        {
+          type: "text",
+          text: "<relevant-memories>\nsome memory\n</relevant-memories>\n\nNew question",
+        },
         { type: "image", data: "aGk=" },
       ],
     },

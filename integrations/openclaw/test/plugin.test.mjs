@@ -2,6 +2,9 @@
 // comes back, and that a stopped or hanging server never breaks or holds up a turn.
 
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import {
@@ -142,7 +145,10 @@ describe("with cortex running", () => {
     const second = plugin();
     const session = "agent:twice:main";
     const ctx = { agentId: "twice", sessionKey: session, trigger: "user" };
-    for (const said of ["Our on-call phone moved to the ops rota sheet.", "Pager duty starts at 9."]) {
+    for (const said of [
+      "Our on-call phone moved to the ops rota sheet.",
+      "Pager duty starts at 9.",
+    ]) {
       const messages = [
         { role: "user", content: said },
         { role: "assistant", content: "Got it." },
@@ -160,6 +166,34 @@ describe("with cortex running", () => {
     assert.equal(flushed.metadata.reason, "reset: new");
   });
 
+  test("a process with no buffer for the session flushes the tail of the session file", async () => {
+    const host = plugin();
+    const file = join(mkdtempSync(join(tmpdir(), "cortex-session-")), "session.jsonl");
+    const entries = [
+      { type: "session", id: "s-file" },
+      {
+        type: "message",
+        message: {
+          role: "user",
+          content: [{ type: "text", text: "The VPN moved to vpn3.example.org." }],
+        },
+      },
+      {
+        type: "message",
+        message: { role: "assistant", content: [{ type: "text", text: "Noted." }] },
+      },
+      { type: "message", message: { role: "user", content: "Backups now run at 02:00." } },
+    ];
+    writeFileSync(file, `${entries.map((e) => JSON.stringify(e)).join("\n")}\n{"type": "mess`);
+    const ctx = { agentId: "filed", sessionKey: "agent:filed:main" };
+    await host.fire("before_compaction", { messageCount: 3, sessionFile: file }, ctx);
+    const memories = await memoriesWhen(cortex, "filed", (m) => m.length > 0);
+    const text = memories.map((m) => m.content).join("\n");
+    assert.match(text, /vpn3\.example\.org[\s\S]*02:00/);
+    assert.ok(!text.includes("Noted."), text);
+    assert.ok(host.logs.some(([, m]) => m.includes("from the session file (compaction)")));
+  });
+
   test("heartbeat and cron turns and empty prompts are not recalled or captured", async () => {
     const host = plugin();
     const messages = [
@@ -168,11 +202,17 @@ describe("with cortex running", () => {
     ];
     for (const trigger of ["heartbeat", "cron"]) {
       const ctx = { agentId: "quiet", sessionKey: "agent:quiet:main", trigger };
-      assert.equal(await host.fire("before_prompt_build", { prompt: "inbox", messages }, ctx), undefined);
+      assert.equal(
+        await host.fire("before_prompt_build", { prompt: "inbox", messages }, ctx),
+        undefined,
+      );
       await host.fire("agent_end", { messages, success: true }, ctx);
     }
     const ctx = { agentId: "quiet", trigger: "user" };
-    assert.equal(await host.fire("before_prompt_build", { prompt: "   ", messages: [] }, ctx), undefined);
+    assert.equal(
+      await host.fire("before_prompt_build", { prompt: "   ", messages: [] }, ctx),
+      undefined,
+    );
     assert.equal(
       await host.fire(
         "before_prompt_build",
@@ -205,17 +245,44 @@ describe("with cortex running", () => {
     await assert.rejects(search.execute("t4", { query: " " }), /query must be non-empty/);
   });
 
+  test("a wrong token and a server too old for the plugin are each said once, clearly", async () => {
+    const host = plugin({ apiToken: "not-the-token" });
+    const ctx = { agentId: "tokens", trigger: "user" };
+    for (let i = 0; i < 2; i += 1) {
+      assert.equal(
+        await host.fire("before_prompt_build", { prompt: "anything", messages: [] }, ctx),
+        undefined,
+      );
+    }
+    const refused = () =>
+      host.logs.filter(([level, m]) => level === "warn" && m.includes("refused the token"));
+    const deadline = Date.now() + 5000; // the compatibility check runs in the background
+    while (refused().length < 2 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.equal(refused().length, 2, JSON.stringify(host.logs)); // the recall's, the check's
+    const { missingFeatures } = await import("../dist/client.js");
+    const old = { components: { schemas: { RecallBody: { properties: { query: {} } } } } };
+    assert.deepEqual(missingFeatures(old), ["recall format", "ingest messages"]);
+    assert.deepEqual(missingFeatures(await cortex.api("GET", "/openapi.json")), []);
+  });
+
   test("the plugin takes the memory slot and registers its tools and command", () => {
     const host = plugin();
-    assert.deepEqual(
-      host.tools.map((t) => t.options.names[0]).sort(),
-      ["memory_get", "memory_search"],
-    );
+    assert.deepEqual(host.tools.map((t) => t.options.names[0]).sort(), [
+      "memory_get",
+      "memory_search",
+    ]);
     const section = host.capability.promptBuilder({ availableTools: new Set(["memory_search"]) });
     assert.match(section.join("\n"), /untrusted historical data/);
     assert.deepEqual(host.capability.promptBuilder({ availableTools: new Set() }), []);
     assert.equal(host.cli[0].options.descriptors[0].name, "cortex");
-    for (const hook of ["before_prompt_build", "agent_end", "before_compaction", "before_reset", "session_end"]) {
+    for (const hook of [
+      "before_prompt_build",
+      "agent_end",
+      "before_compaction",
+      "before_reset",
+      "session_end",
+    ]) {
       assert.equal(host.hooks[hook]?.length, 1, hook);
     }
   });
@@ -235,10 +302,14 @@ describe("with cortex stopped or hanging", () => {
       before_compaction: () => host.fire("before_compaction", { messageCount: 2 }, ctx),
       before_reset: () => host.fire("before_reset", { messages: turn, reason: "new" }, ctx),
       session_end: () =>
-        host.fire("session_end", { sessionId: "s", messageCount: 2, reason: "idle" }, {
-          ...ctx,
-          sessionId: "s",
-        }),
+        host.fire(
+          "session_end",
+          { sessionId: "s", messageCount: 2, reason: "idle" },
+          {
+            ...ctx,
+            sessionId: "s",
+          },
+        ),
     };
     const results = {};
     for (const [name, call] of Object.entries(calls)) results[name] = await timed(call);

@@ -1,0 +1,89 @@
+"""Recall inside real OpenClaw turns: N turns through a loopback gateway (the plugin loaded once,
+as in production), offline with the local LLM stub as the model. Prints the plugin's recall time
+per turn (what `before_prompt_build` adds to a turn, health check and HTTP included) against the
+whole turn's wall time measured in the same run.
+
+Needs what `bash .ci/openclaw` installs (Node 24, the built plugin, the pinned OpenClaw host).
+
+    nice python tests/bench/openclaw_turns.py --turns 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx2
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.http_helpers import AUTH, ServeProcess, free_port
+from tests.llm_stub import llm_stub, text
+from tests.test_openclaw_e2e import PLUGIN, OpenClaw, _config, _missing
+
+RECALLED = re.compile(r"cortex: recalled \d+ memories in (\d+) ms")
+FACTS = [
+    "The staging database runs on db2.internal port 5433.",
+    "Deploys happen on Tuesday nights after 22:00.",
+    "The on-call rota lives in the ops wiki.",
+    "Backups go to the archive-eu bucket.",
+]
+QUESTIONS = [
+    "Where does the staging database run?",
+    "When do deploys happen?",
+    "Where is the on-call rota?",
+    "Where do the backups go?",
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=8)
+    args = parser.parse_args()
+    missing = _missing()
+    if missing:
+        print(f"cannot run: {missing}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp, llm_stub() as stub:
+        root = Path(tmp)
+        stub.responder = lambda request: text("OK.")
+        with ServeProcess(root / "brain.db") as cortex:
+            for fact in FACTS:
+                body = {"content": fact, "agent_id": "main"}
+                httpx2.post(f"{cortex.url}/api/v1/memories", json=body, headers=AUTH)
+            claw = OpenClaw(root / "home")
+            port = free_port()
+            log = root / "openclaw.log"
+            claw.write_config(_config(stub, cortex.url, port, log))
+            claw.ok("plugins", "install", "--link", str(PLUGIN), "--force", "--accept-capabilities")
+            config = claw.config()
+            config["plugins"]["entries"]["cortex"] = {
+                "enabled": True,
+                "hooks": {"allowConversationAccess": True},
+                "config": {"baseUrl": cortex.url, "apiToken": AUTH["Authorization"].split()[1]},
+            }
+            config["plugins"]["entries"]["memory-core"] = {"enabled": False}
+            claw.write_config(config)
+            walls = []
+            with claw.gateway(port):
+                for turn in range(args.turns):
+                    started = time.perf_counter()
+                    question = QUESTIONS[turn % len(QUESTIONS)]
+                    claw.ok("agent", "--session-key", f"bench-{turn}", "--message", question)
+                    walls.append((time.perf_counter() - started) * 1000)
+            recalls = [int(ms) for ms in RECALLED.findall(log.read_text(errors="replace"))]
+    print(f"OpenClaw turns through a gateway: {args.turns} (recalls logged: {len(recalls)})")
+    print(f"recall in before_prompt_build, ms: {recalls}")
+    p50, wall = statistics.median(recalls), statistics.median(walls)
+    print(f"recall p50 {p50:.0f} ms, max {max(recalls)} ms; turn wall p50 {wall:.0f} ms")
+    print(f"recall / turn (p50 ratio): {p50 / wall:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
