@@ -9,8 +9,10 @@ names. An id that is malformed, or that another agent's memory already uses, get
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -18,7 +20,7 @@ from typing import Any
 
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import Category, Layer, Memory, new_id, to_iso
+from cortex_mcp.models import Category, Layer, new_id, to_iso
 
 MAX_METADATA_CHARS = 20_000  # a memory's metadata, as JSON
 MAX_DETAILS_CHARS = 20_000  # a lifecycle-log entry's details, as JSON
@@ -29,7 +31,12 @@ EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 CLOCK_SKEW = timedelta(days=1)  # how far past "now" a recorded time may lie
 LATEST_EXPIRY = timedelta(days=366 * 100)
 
-_PAST_TIMES = ("created_at", "updated_at", "last_accessed", "forgotten_at")
+_EARLIEST_TEXT = to_iso(EARLIEST)
+
+
+@functools.lru_cache(maxsize=8)
+def _iso(moment: datetime) -> str:
+    return to_iso(moment)
 
 
 class BadItem(Exception):
@@ -53,8 +60,14 @@ class Renames:
         return self.memories.get(key, key)
 
 
+_CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_STORED_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")  # models.to_iso
+
+
 def id_key(raw: str) -> str:
     """The form an id is compared in: a UUID canonical (lower case, hyphens), else as given."""
+    if _CANONICAL_ID.fullmatch(raw):  # what our exports write: no parsing needed
+        return raw
     text = raw.strip()
     try:
         return str(uuid.UUID(text))
@@ -63,6 +76,8 @@ def id_key(raw: str) -> str:
 
 
 def is_uuid(raw: str) -> bool:
+    if _CANONICAL_ID.fullmatch(raw):
+        return True
     try:
         uuid.UUID(raw.strip())
     except ValueError:
@@ -85,30 +100,31 @@ class Admission:
 
     # ---- memories ------------------------------------------------------------------------
 
-    def memory(self, data: dict[str, Any], where: str) -> Memory:
+    def memory(self, data: dict[str, Any], where: str) -> dict[str, Any]:
+        """The memory's row (the columns of `Memory`, enums as their values)."""
         rule = _Rules(where)
         _no_nul_in_agent(data, rule)
         created = rule.time(data, "created_at", self._latest) or self._now_iso
-        return Memory(
-            id=self.memory_id(data.get("id"), rule),
-            agent_id=self.agent_id,
-            layer=rule.member(data, "layer", Layer),
-            category=rule.member(data, "category", Category),
-            content=rule.content(data.get("content"), self.max_content_chars),
-            source=rule.optional_text(data, "source", validate.MAX_SOURCE_CHARS),
-            importance=rule.unit(data, "importance", 0.7),
-            confidence=rule.unit(data, "confidence", 0.8),
-            decay_score=rule.unit(data, "decay_score", 1.0),
-            access_count=rule.count(data, "access_count"),
-            last_accessed=rule.time(data, "last_accessed", self._latest),
-            created_at=created,
-            updated_at=rule.time(data, "updated_at", self._latest) or created,
-            expires_at=rule.time(data, "expires_at", self.now + LATEST_EXPIRY),
-            superseded_by=self.reference(data.get("superseded_by"), rule, "superseded_by"),
-            forgotten_at=rule.time(data, "forgotten_at", self._latest),
-            metadata=rule.json_object(data, "metadata", MAX_METADATA_CHARS),
-            shared=rule.flag(data, "shared"),
-        )
+        return {
+            "id": self.memory_id(data.get("id"), rule),
+            "agent_id": self.agent_id,
+            "layer": rule.member(data, "layer", Layer),
+            "category": rule.member(data, "category", Category),
+            "content": rule.content(data.get("content"), self.max_content_chars),
+            "source": rule.optional_text(data, "source", validate.MAX_SOURCE_CHARS),
+            "importance": rule.unit(data, "importance", 0.7),
+            "confidence": rule.unit(data, "confidence", 0.8),
+            "decay_score": rule.unit(data, "decay_score", 1.0),
+            "access_count": rule.count(data, "access_count"),
+            "last_accessed": rule.time(data, "last_accessed", self._latest),
+            "created_at": created,
+            "updated_at": rule.time(data, "updated_at", self._latest) or created,
+            "expires_at": rule.time(data, "expires_at", self.now + LATEST_EXPIRY),
+            "superseded_by": self.reference(data.get("superseded_by"), rule, "superseded_by"),
+            "forgotten_at": rule.time(data, "forgotten_at", self._latest),
+            "metadata": rule.json_object(data, "metadata", MAX_METADATA_CHARS),
+            "shared": rule.flag(data, "shared"),
+        }
 
     def memory_id(self, raw: Any, rule: _Rules) -> str:
         """The id to write: the document's when it is a well-formed UUID no other agent uses,
@@ -177,6 +193,12 @@ def _no_nul_in_agent(data: dict[str, Any], rule: _Rules) -> None:
         raise BadItem(rule.where, "agent_id", "contains a NUL character")
 
 
+_MEMBERS: dict[type, frozenset[str]] = {
+    Layer: frozenset(m.value for m in Layer),
+    Category: frozenset(m.value for m in Category),
+}
+
+
 class _Rules:
     """Field checks for one item; each failure names the item and the field."""
 
@@ -222,10 +244,12 @@ class _Rules:
             raise self.fail(name, f"{len(raw)} characters is over the limit of {limit}")
         return raw if raw.strip() else None
 
-    def member(self, data: dict[str, Any], name: str, kind: type[Layer] | type[Category]) -> Any:
+    def member(self, data: dict[str, Any], name: str, kind: type[Layer] | type[Category]) -> str:
         raw = data.get(name)
+        if isinstance(raw, str) and raw in _MEMBERS[kind]:
+            return raw
         try:
-            return kind(raw)
+            return kind(raw).value
         except ValueError:
             allowed = ", ".join(m.value for m in kind)
             shown = validate.preview(raw) if isinstance(raw, str) else repr(raw)[:60]
@@ -262,6 +286,9 @@ class _Rules:
         raw = data.get(name)
         if raw is None:
             return None
+        stored = isinstance(raw, str) and _STORED_TIME.fullmatch(raw)
+        if stored and _EARLIEST_TEXT <= raw <= _iso(latest):  # our own form: compared as text
+            return raw
         if not isinstance(raw, str) or len(raw) > 40:
             raise self.fail(name, "must be an ISO 8601 time such as 2026-03-01T03:00:00Z")
         try:
@@ -278,7 +305,7 @@ class _Rules:
 
     def json_object(self, data: dict[str, Any], name: str, limit: int) -> dict[str, Any]:
         raw = data.get(name)
-        if raw is None:
+        if raw is None or raw == {}:
             return {}
         if not isinstance(raw, dict):
             raise self.fail(name, "must be a JSON object")

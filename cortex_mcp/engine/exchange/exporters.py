@@ -68,7 +68,7 @@ async def document_parts(
     done = 0
     async for page in store.memory_pages(agent_id, PAGE):
         for memory in page:
-            yield "memories", memory.model_dump(mode="json")
+            yield "memories", memory
         done += len(page)
         if progress is not None:
             progress("exporting", done, total)

@@ -23,7 +23,7 @@ from cortex_mcp.engine.exchange.common import BadLine, Item
 from cortex_mcp.engine.exchange.importers import read_items
 from cortex_mcp.engine.exchange.sources import NOTHING, Source
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import Memory, new_id
+from cortex_mcp.models import new_id
 from cortex_mcp.store.exports import ExportStore, ImportCounts
 
 BATCH = 2000  # items per write transaction
@@ -183,7 +183,7 @@ async def _check_targets(job: ImportJob, targets: dict[str, Item], seen: array.a
 
 class _Batch:
     def __init__(self) -> None:
-        self.memories: list[Memory] = []
+        self.memories: list[dict[str, Any]] = []
         self.relations: list[dict[str, Any]] = []
         self.logs: list[dict[str, Any]] = []
 
@@ -225,9 +225,7 @@ async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
 async def _add(batch: _Batch, admitted: Any, item: Item, clean: Clean) -> None:
     """Into the batch, secrets redacted: one call to the redactor per text field."""
     if item.kind == "memory":
-        content = await clean(admitted.content)
-        if content != admitted.content:
-            admitted = admitted.model_copy(update={"content": content})
+        admitted["content"] = await clean(admitted["content"])
         batch.memories.append(admitted)
     elif item.kind == "relation":
         for key in ("subject", "predicate", "object"):

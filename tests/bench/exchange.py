@@ -1,0 +1,163 @@
+"""Import and export at scale (issue 16): memories per second and peak RSS of the real CLI.
+
+Each case runs `cortex-mcp import` / `export` as a subprocess on a fresh database in a temp
+folder and reads that child's own peak RSS from `os.wait4` (ru_maxrss), so the figures are
+the command's, not this script's. Text only (no embedding provider), as the issue measures.
+
+    python tests/bench/exchange.py                 # the sizes of issue 16 (takes a while)
+    python tests/bench/exchange.py --scale 0.05    # a quick look
+    python tests/bench/exchange.py --cases md-200k,json-100k
+
+Prints one line per case: items, seconds, memories/s, peak RSS in MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from tests.stdio_helpers import server_command, server_env
+
+TOPICS = [
+    "green tea", "the Oracle Cloud VPS", "the router in IPv6 mode", "a trip to Kyoto",
+    "the quarterly report", "Rust lifetimes", "the gateway crash", "a 1LDK in Shinagawa",
+    "the dentist on Friday", "the new keyboard", "Harry's birthday", "the backup script",
+]  # fmt: skip
+SECTIONS = ["Profile", "Preferences", "Decisions", "Facts", "Corrections"]
+
+
+def _sentence(n: int, rng: random.Random) -> str:
+    topic = rng.choice(TOPICS)
+    return f"Note {n}: the user said something about {topic} (detail {rng.randrange(10**6)})"
+
+
+def write_memory_md(path: Path, lines: int, rng: random.Random) -> int:
+    """A MEMORY.md of `lines` lines: sections of bullets, some dated."""
+    bullets = 0
+    with path.open("w", encoding="utf-8") as out:
+        out.write("# Memory\n")
+        written = 1
+        while written < lines:
+            out.write(f"\n## {SECTIONS[written % len(SECTIONS)]}\n\n")
+            written += 3
+            for _ in range(min(500, lines - written)):
+                dated = f"[2025-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}] "
+                out.write(f"- {dated if bullets % 3 == 0 else ''}{_sentence(bullets, rng)}\n")
+                bullets += 1
+                written += 1
+    return bullets
+
+
+def write_json_export(path: Path, count: int, rng: random.Random) -> int:
+    """Our export layout with `count` memories (every layer; a few correction chains)."""
+    layers = ["core", "working", "archive"]
+    categories = ["fact", "preference", "decision", "todo", "insight", "context"]
+    with path.open("w", encoding="utf-8") as out:
+        head = {"format": "cortex-mcp-export", "version": 1, "agent_id": None}
+        head["exported_at"] = "2026-01-01T00:00:00.000000Z"
+        out.write(json.dumps(head)[:-1] + '\n, "memories": [\n')
+        previous = None
+        for n in range(count):
+            moment = f"2025-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}T10:00:00.000000Z"
+            memory_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            item = {
+                "id": memory_id,
+                "agent_id": "default",
+                "layer": layers[n % 3],
+                "category": categories[n % len(categories)],
+                "content": _sentence(n, rng),
+                "source": None,
+                "importance": round(rng.random(), 3),
+                "confidence": 0.8,
+                "decay_score": 1.0,
+                "access_count": rng.randrange(5),
+                "last_accessed": None,
+                "created_at": moment,
+                "updated_at": moment,
+                "expires_at": None,
+                "superseded_by": previous if n % 50 == 1 else None,
+                "forgotten_at": None,
+                "metadata": {},
+                "shared": False,
+            }
+            previous = memory_id
+            out.write(("" if n == 0 else ",\n") + "  " + json.dumps(item, sort_keys=True))
+        out.write('\n]\n, "relations": []\n, "lifecycle_log": []\n}\n')
+    return count
+
+
+def run(args: list[str], db: Path) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS MB) of one CLI run (the child's own usage)."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [*server_command(), *args],
+        env=server_env(db),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    stderr = child.stderr.read() if child.stderr else ""
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({child.returncode}): {stderr[-2000:]}")
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def report(name: str, items: int, seconds: float, cpu: float, rss_mb: float) -> None:
+    """Wall rate, and the rate per CPU second (what a machine not shared with others gets
+    at most: the command is one process whose SQLite work runs on a helper thread)."""
+    print(
+        f"{name:<20} {items:>9,} items  wall {seconds:7.1f} s {items / seconds:8,.0f}/s"
+        f"  cpu {cpu:7.1f} s {items / cpu:8,.0f}/s  peak RSS {rss_mb:5.0f} MB"
+    )
+    sys.stdout.flush()
+
+
+CASES = {
+    "md-200k": ("md", 200_000),
+    "json-100k": ("json", 100_000),
+    "md-1m-lines": ("md", 1_000_000),
+    "json-1m": ("json", 1_000_000),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every size")
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated")
+    parser.add_argument("--keep", help="a folder to keep the files in (else a temp folder)")
+    options = parser.parse_args()
+    rng = random.Random(16)
+    root = Path(options.keep or tempfile.mkdtemp(prefix="cortex-bench-exchange-"))
+    root.mkdir(parents=True, exist_ok=True)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    for name in options.cases.split(","):
+        kind, size = CASES[name]
+        size = max(1, int(size * options.scale))
+        source = root / (f"{name}.json" if kind == "json" else f"{name}/MEMORY.md")
+        source.parent.mkdir(parents=True, exist_ok=True)
+        items = (write_json_export if kind == "json" else write_memory_md)(source, size, rng)
+        db = root / f"{name}.db"
+        report(f"import {name}", items, *run(["import", str(source)], db))
+        if name.startswith("json-1m") or (options.scale < 1 and kind == "json"):
+            out = root / f"{name}-export.json"
+            out.unlink(missing_ok=True)
+            report(
+                f"export {name}", items, *run(["export", "--format", "json", "--out", str(out)], db)
+            )
+        for leftover in (db, source):
+            leftover.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
