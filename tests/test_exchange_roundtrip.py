@@ -17,6 +17,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from cortex_mcp.config import load_settings
+from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
@@ -264,3 +265,27 @@ def test_force_replaces_an_existing_target_of_the_right_kind(
         assert "Prefers green tea" in _cli(target, "list").stdout
     else:
         assert "Prefers green tea" in target.read_text()
+
+
+def test_a_long_import_shows_per_item_progress_only_when_asked_off_a_terminal(
+    tmp_path: Path,
+) -> None:
+    note = tmp_path / "MEMORY.md"
+    note.write_text("## Facts\n\n" + "".join(f"- Fact number {n}\n" for n in range(450)))
+    quiet = _cli(tmp_path / "quiet.db", "import", str(note))
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    shown = _cli(tmp_path / "shown.db", "import", str(note), "--progress")
+    assert shown.returncode == 0, shown.stderr
+    assert "checking" in shown.stderr and "importing" in shown.stderr
+    assert "/450" in shown.stderr and "item" in shown.stderr  # items, not files
+
+
+async def test_a_folder_with_nothing_importable_is_refused_and_an_empty_file_imports_nothing(
+    service: CortexService, tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InvalidInput, match="nothing to import"):
+        await service.import_path(str(tmp_path / "empty"))
+    (tmp_path / "MEMORY.md").write_text("# Memory\n\n## Facts\n")
+    report = await service.import_path(str(tmp_path / "MEMORY.md"))
+    assert (report.memories, report.files) == (0, [str(tmp_path / "MEMORY.md")])

@@ -97,6 +97,12 @@ async def test_a_document_naming_another_agent_writes_only_into_the_callers_agen
     [a_memory] = await service.exports.memories("A")
     assert a_memory.agent_id == "A" and a_memory.content == planted["content"]
     assert await service.lifecycle_log() == []
+    mixed = {**log, "memory_ids": [NEW_ID, victim.id], "executed_at": "2026-03-02T10:00:00Z"}
+    empty = {**log, "memory_ids": [], "executed_at": "2026-03-03T10:00:00Z"}
+    again = await _import(service, _document([planted], [], [mixed, empty]))
+    assert again["logs"] == 1
+    [entry] = await service.lifecycle_log()
+    assert entry["memory_ids"] == [NEW_ID]  # B's id is not written into A's history
 
 
 async def test_an_id_another_agent_uses_gets_a_new_id_and_references_follow_it(

@@ -168,19 +168,6 @@ class ExportStore:
         )
         return [dict(row) for row in rows]
 
-    async def lifecycle_log(self) -> list[dict[str, Any]]:
-        rows = await self.db.fetchall(
-            f"SELECT {', '.join(LOG_FIELDS)} FROM lifecycle_log ORDER BY id"
-        )
-        return [
-            {
-                **dict(row),
-                "memory_ids": json.loads(row["memory_ids"]),
-                "details": json.loads(row["details"]),
-            }
-            for row in rows
-        ]
-
     async def owners(self, ids: list[str]) -> dict[str, str]:
         """memory id -> its agent, for the ids that exist (any agent's)."""
         if not ids:
@@ -355,17 +342,16 @@ async def _insert_relation(
 async def _insert_logs(
     conn: aiosqlite.Connection, agent_id: str, logs: list[dict[str, Any]]
 ) -> int:
-    """Entries not already present, naming no other agent's memory (those ids are dropped,
-    and an entry left naming nothing is skipped)."""
+    """Entries not already present that name at least one of this agent's memories (as an
+    export of one agent selects them); ids of other agents' memories are dropped from them."""
     named = sorted({i for entry in logs for i in entry["memory_ids"]})
-    foreign: set[str] = set()
+    owners: dict[str, str] = {}
     for start in range(0, len(named), _CHUNK):
         chunk = named[start : start + _CHUNK]
-        foreign |= await _column(
-            conn,
-            f"SELECT id FROM memories WHERE id IN ({placeholders(chunk)}) AND agent_id != ?",
-            [*chunk, agent_id],
+        rows = await conn.execute_fetchall(
+            f"SELECT id, agent_id FROM memories WHERE id IN ({placeholders(chunk)})", chunk
         )
+        owners |= {str(r[0]): str(r[1]) for r in rows}
     times = sorted({entry["executed_at"] for entry in logs})
     present: set[tuple[str, str, str, str]] = set()
     for start in range(0, len(times), _CHUNK):  # one read per batch, not one per entry
@@ -378,8 +364,8 @@ async def _insert_logs(
         present |= {(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows}
     added = 0
     for entry in logs:
-        ids = [i for i in entry["memory_ids"] if i not in foreign]
-        if entry["memory_ids"] and not ids:
+        ids = [i for i in entry["memory_ids"] if owners.get(i, agent_id) == agent_id]
+        if not any(owners.get(i) == agent_id for i in ids):
             continue
         memory_ids = json.dumps(ids)
         details = json.dumps(entry.get("details") or {}, ensure_ascii=False)

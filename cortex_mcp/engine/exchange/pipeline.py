@@ -129,7 +129,7 @@ async def _check(job: ImportJob, renames: Renames) -> int:
                 if job.progress is not None:
                     job.progress("checking", count, None)
         await _rename_foreign(job, unchecked, renames)
-        if count == 0:
+        if not job.sources:
             raise _Problem(NOTHING, "path")
         await _check_targets(job, targets, seen)
     except _Problem as problem:
