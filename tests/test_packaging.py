@@ -50,6 +50,11 @@ def test_the_wheel_carries_the_prompts_folder_and_the_license(wheel: Path) -> No
     for path in (ROOT / "prompts").glob("*.md"):
         assert f"cortex_mcp/prompt_files/{path.name}" in names, f"{path.name} missing from wheel"
     assert "cortex_mcp/cli.py" in names
+    static = ROOT / "cortex_mcp" / "dashboard" / "static"
+    for path in static.rglob("*"):
+        if path.is_file():
+            assert f"cortex_mcp/{path.relative_to(ROOT / 'cortex_mcp')}" in names, path
+    assert "cortex_mcp/dashboard/static/vendor/d3-force.LICENSE" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), sorted(names)[-8:]
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "cortex-mcp = cortex_mcp.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -5,6 +5,7 @@ answers."""
 
 from __future__ import annotations
 
+from cortex_mcp.service.browse import BrowseTools
 from cortex_mcp.service.conversation import ConversationTools
 from cortex_mcp.service.exchange import ExchangeTools
 from cortex_mcp.service.memories import MemoryTools
@@ -13,7 +14,8 @@ from cortex_mcp.service.status import StatusTools
 __all__ = ["CortexService"]
 
 
-class CortexService(MemoryTools, ConversationTools, ExchangeTools, StatusTools):
+class CortexService(MemoryTools, ConversationTools, ExchangeTools, StatusTools, BrowseTools):
     """recall/remember/forget/search (memories), ingest/flush/profile (conversation),
-    lifecycle/export/import/list (exchange), details/stats/health (status); the shared state and
+    lifecycle/export/import/list (exchange), details/stats/health (status), the dashboard's
+    table, provenance, restore and system report (browse); the shared state and
     housekeeping (warm-up, drain, close) live in `ServiceCore`."""

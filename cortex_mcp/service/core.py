@@ -18,6 +18,7 @@ from cortex_mcp.engine.ingest.pipeline import Ingestor
 from cortex_mcp.engine.ingest.profile import ProfileKeeper
 from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
+from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.models import (
     Category,
@@ -113,6 +114,7 @@ class ServiceCore:
         )
         self._background: set[asyncio.Task[Any]] = set()
         self._integrity = IntegrityWatch()
+        self.recall_latency = LatencyWindow()  # the dashboard's p50/p95/p99
         self._warm_started = False
 
     async def embed_pending(self) -> int:

@@ -90,6 +90,7 @@ class MemoryTools(ServiceCore):
         )
         if len(text) == 1:
             meta.notes.append("one-character query: matched as a single character")
+        self.recall_latency.record(meta.took_ms)
         return RecallResult(context=context, memories=scored, meta=meta)
 
     async def remember(

@@ -181,6 +181,14 @@ MIGRATIONS: list[list[str]] = [
         """,
         "CREATE UNIQUE INDEX IF NOT EXISTS idx_relations_triple ON relations(agent_id, subject, predicate, object)",
     ],
+    # 7: the dashboard's memory table pages by keyset on (sort column, seq) within one agent;
+    # these keep the first view and each page turn an index walk at 100K memories
+    [
+        "CREATE INDEX IF NOT EXISTS idx_memories_agent_created ON memories(agent_id, created_at)",
+        "CREATE INDEX IF NOT EXISTS idx_memories_agent_updated ON memories(agent_id, updated_at)",
+        "CREATE INDEX IF NOT EXISTS idx_memories_agent_importance"
+        " ON memories(agent_id, importance)",
+    ],
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

@@ -11,7 +11,7 @@ import hmac
 import ipaddress
 import json
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -118,20 +118,33 @@ class HostGuard:
         )
 
 
-class BearerAuth:
-    """Every path but the public ones needs `Authorization: Bearer <CORTEX_API_TOKEN>`."""
+class Session(Protocol):
+    """The dashboard's session (transports/dashboard.py): its public paths (page, assets,
+    sign-in) and the requests its cookie authorises."""
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def is_public(self, path: str) -> bool: ...
+
+    def accepts(self, scope: Scope) -> bool: ...
+
+
+class BearerAuth:
+    """Every path but the public ones needs `Authorization: Bearer <CORTEX_API_TOKEN>`, or the
+    dashboard's session when one is given."""
+
+    def __init__(self, app: ASGIApp, token: str | None, session: Session | None = None) -> None:
         self.app = app
         self.token = token.encode() if token else None
+        self.session = session
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] == "http"
             and self.token is not None
             and scope["path"] not in PUBLIC_PATHS
+            and not (self.session is not None and self.session.is_public(scope["path"]))
             and scope["method"] != "OPTIONS"  # CORS preflight carries no credentials
             and not self._authorised(scope)
+            and not (self.session is not None and self.session.accepts(scope))
         ):
             await send_error(
                 send,

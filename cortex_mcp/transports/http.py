@@ -31,6 +31,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.errors import ConfigError
 from cortex_mcp.logs import configure_logging
 from cortex_mcp.service import CortexService
+from cortex_mcp.transports.dashboard import DashboardSession, dashboard_routes
 from cortex_mcp.transports.endpoints import error_response, route_for
 from cortex_mcp.transports.guards import (
     LOOPBACK_HOSTS,
@@ -122,9 +123,11 @@ def create_app(
                 log.info("HTTP server stopping: waiting for background writes")
 
     token = settings.api_token.get_secret_value() if settings.api_token else None
+    session = DashboardSession(token)
+    routes += dashboard_routes(session)  # the dashboard at / (transports/dashboard.py)
     middleware = [
         Middleware(HostGuard, allowed_hosts=hosts, cors_origins=settings.cors_origins),
-        Middleware(BearerAuth, token=token),
+        Middleware(BearerAuth, token=token, session=session),
         Middleware(BodyLimit, limit=settings.max_body_bytes),
     ]
     if settings.cors_origins:

@@ -12,6 +12,7 @@ from typing import Any
 from cortex_mcp import __version__
 from cortex_mcp.models import MemoryChanges, RecallResult, RememberResult
 from cortex_mcp.transports import rest_models as m
+from cortex_mcp.transports.dashboard_api import DASHBOARD_ENDPOINTS
 from cortex_mcp.transports.endpoints import Call, Endpoint, NotAvailable, openapi_document
 
 _MEMORY = "/memories/{id}"
@@ -208,3 +209,5 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("DELETE", "/relations/{id}", delete_relation, "delete_relation",
              query=m.AgentQuery, response=m.Anything, errors=_BY_ID),
 ]  # fmt: skip
+
+ENDPOINTS += DASHBOARD_ENDPOINTS  # the dashboard's routes (transports/dashboard_api.py)

@@ -1,0 +1,139 @@
+// The dashboard's shell: sign-in (when the server has a token), the agent selector, and a
+// hash router that renders one page module into <main>. One agent at a time: changing it
+// re-renders the page and drops answers still in flight for the previous one.
+
+import { api, ApiError, authState, setAgent, SignInNeeded, signIn, signOut } from "./api.js";
+import { clear, h } from "./dom.js";
+
+const PAGES = {
+  memories: () => import("./pages/memories.js"),
+  memory: () => import("./pages/memory.js"),
+};
+
+const main = document.getElementById("main");
+const picker = document.getElementById("agent");
+const statusLine = document.getElementById("status");
+
+export function announce(message) {
+  statusLine.textContent = message;
+  clearTimeout(announce.timer);
+  announce.timer = setTimeout(() => (statusLine.textContent = ""), 6000);
+}
+
+export function navigate(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+function parseHash() {
+  const [path, search] = (location.hash.replace(/^#\/?/, "") || "memories").split("?");
+  const [name, ...rest] = path.split("/");
+  return { name, arg: rest.join("/"), params: new URLSearchParams(search || "") };
+}
+
+async function route() {
+  const { name, arg, params } = parseHash();
+  const load = PAGES[name] || PAGES.memories;
+  for (const link of document.querySelectorAll("#nav a")) {
+    const current = link.getAttribute("href") === `#/${name}`;
+    if (current) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  clear(main);
+  try {
+    const page = await load();
+    await page.render(main, { arg, params });
+  } catch (error) {
+    showError(error);
+  }
+  main.focus({ preventScroll: true });
+}
+
+export function showError(error) {
+  if (error instanceof SignInNeeded) return showSignIn();
+  if (error instanceof ApiError && error.status === 0) return; // agent changed: a new render runs
+  clear(main);
+  main.append(
+    h("h1", {}, "Something went wrong"),
+    h("p", { class: "error" }, error.message || String(error)),
+  );
+}
+
+function showSignIn(message) {
+  clear(main);
+  const input = h("input", {
+    id: "token", name: "token", type: "password", autocomplete: "current-password", required: true,
+  });
+  const problem = h("p", { class: "error", id: "signin-error", role: "alert" }, message || "");
+  const form = h(
+    "form",
+    {
+      onsubmit: async (event) => {
+        event.preventDefault();
+        try {
+          await signIn(input.value);
+          await start();
+        } catch (error) {
+          problem.textContent = error.message;
+          input.focus();
+        }
+      },
+    },
+    h("label", { for: "token" }, "API token (the server's CORTEX_API_TOKEN)"),
+    input,
+    h("button", { type: "submit", class: "primary" }, "Sign in"),
+    problem,
+  );
+  main.append(
+    h("section", { class: "signin" },
+      h("h1", {}, "Sign in"),
+      h("p", {}, "This server needs its API token. It is asked for once; the browser then keeps a session that only this page can use."),
+      form),
+  );
+  input.focus();
+}
+
+async function loadAgents() {
+  const { agents, default: fallback } = await api("GET", "/agents");
+  const saved = sessionStorage.getItem("cortex.agent");
+  const chosen = agents.some((a) => a.agent_id === saved) ? saved : fallback;
+  clear(picker);
+  for (const a of agents) {
+    const option = h("option", { value: a.agent_id }, `${a.agent_id} (${a.memories})`);
+    if (a.agent_id === chosen) option.selected = true;
+    picker.append(option);
+  }
+  picker.disabled = false;
+  setAgent(chosen);
+}
+
+async function start() {
+  const auth = await authState();
+  document.getElementById("sign-out").hidden = !auth.token_required;
+  if (auth.token_required && !auth.signed_in) return showSignIn();
+  try {
+    await loadAgents();
+  } catch (error) {
+    return showError(error);
+  }
+  if (!start.listening) {
+    start.listening = true;
+    window.addEventListener("hashchange", route);
+  }
+  await route();
+}
+
+picker.addEventListener("change", () => {
+  setAgent(picker.value);
+  sessionStorage.setItem("cortex.agent", picker.value);
+  announce(`Showing agent ${picker.value}`);
+  if (parseHash().name === "memory") navigate("#/memories");
+  else route();
+});
+
+document.getElementById("sign-out").addEventListener("click", async () => {
+  await signOut();
+  showSignIn("Signed out.");
+});
+
+start();

@@ -1,0 +1,231 @@
+"""The dashboard's REST routes and its session, in-process (a real Starlette app over a real
+SQLite file): keyset pages, filters, one agent at a time, restore and correct, the system
+report's masked settings, and the cookie that only this origin's page can use."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from cortex_mcp.config import load_settings
+from cortex_mcp.transports.dashboard import CSRF_HEADER, DashboardSession
+from tests.conftest import FakeClock
+from tests.http_helpers import AUTH, TOKEN, rest_client
+
+API = "/api/v1"
+ORIGIN = "http://127.0.0.1:21100"
+
+
+@pytest.fixture
+def client(tmp_path: Path, clock: FakeClock) -> Iterator[TestClient]:
+    settings = load_settings(
+        db_path=tmp_path / "brain.db", embedding_provider="none", api_token=TOKEN
+    )
+    with rest_client(settings, clock) as c:
+        c.headers.update(AUTH)
+        yield c
+
+
+def remember(client: TestClient, content: str, agent: str = "alice", **extra: Any) -> str:
+    reply = client.post(f"{API}/memories", json={"content": content, "agent_id": agent, **extra})
+    assert reply.status_code == 201, reply.text
+    return str(reply.json()["id"])
+
+
+def browse(client: TestClient, agent: str = "alice", **query: Any) -> dict[str, Any]:
+    reply = client.get(f"{API}/browse", params=query, headers={"X-Cortex-Agent": agent})
+    assert reply.status_code == 200, reply.text
+    return dict(reply.json())
+
+
+def test_keyset_pages_cover_every_memory_once_in_order(
+    client: TestClient, clock: FakeClock
+) -> None:
+    ids = []
+    for n in range(23):
+        clock.advance(minutes=1 if n % 3 else 0)  # ties on created_at fall back to seq
+        ids.append(remember(client, f"fact number {n}", importance=(n % 5) / 5))
+    remember(client, "bob's own fact", agent="bob")
+    for sort in ("created_at", "importance", "access_count", "updated_at"):
+        for order in ("desc", "asc"):
+            seen: list[str] = []
+            first = browse(client, sort=sort, order=order, limit=5)
+            assert first["total"] == 23
+            page = first
+            while True:
+                seen += [m["id"] for m in page["memories"]]
+                if page["next_cursor"] is None:
+                    break
+                page = browse(client, sort=sort, order=order, limit=5, cursor=page["next_cursor"])
+                assert page["total"] is None  # counted on the first page only
+            assert sorted(seen) == sorted(ids), (sort, order)
+            assert len(seen) == len(set(seen))
+    newest_first = [m["id"] for m in browse(client, limit=50)["memories"]]
+    assert newest_first == list(reversed(ids))
+
+
+def test_filters_narrow_the_table(client: TestClient, clock: FakeClock) -> None:
+    todo = remember(client, "Renew the TLS certificate", category="todo", layer="working")
+    fact = remember(client, "The VPS runs on Oracle Cloud")
+    clock.advance(days=2)
+    later = remember(client, "Oracle support ticket opened")
+    assert [m["id"] for m in browse(client, layer="working")["memories"]] == [todo]
+    assert [m["id"] for m in browse(client, category="todo")["memories"]] == [todo]
+    assert {m["id"] for m in browse(client, q="oracle")["memories"]} == {fact, later}
+    assert [m["id"] for m in browse(client, q="oracle cloud")["memories"]] == [fact]
+    since = clock.now().isoformat()[:10]
+    assert [m["id"] for m in browse(client, since=since)["memories"]] == [later]
+    assert browse(client, q="???")["memories"] == []
+    forgotten = client.delete(f"{API}/memories/{fact}", headers={"X-Cortex-Agent": "alice"})
+    assert forgotten.status_code == 200
+    assert [m["id"] for m in browse(client, status="forgotten")["memories"]] == [fact]
+    assert fact not in [m["id"] for m in browse(client)["memories"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"sort": "content"}, "sort"),
+        ({"limit": 0}, "limit"),
+        ({"layer": "attic"}, "layer"),
+        ({"cursor": "not-a-cursor"}, "cursor"),
+        ({"cursor": "WyJ4IiwxXQ", "sort": "importance"}, "cursor"),  # ["x",1] for a number sort
+        ({"since": "yesterday"}, "since"),
+        ({"agent_id": ""}, "agent_id"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
+def test_bad_table_queries_get_4xx_naming_the_field(
+    client: TestClient, query: dict[str, Any], field: str
+) -> None:
+    reply = client.get(f"{API}/browse", params=query)
+    assert 400 <= reply.status_code < 500, reply.text
+    assert reply.json()["error"]["field"].startswith(field)
+
+
+def test_one_agent_never_sees_or_changes_anothers_memory(client: TestClient) -> None:
+    mine = remember(client, "Alice's secret garden is behind the shed")
+    as_bob = {"X-Cortex-Agent": "bob"}
+    assert client.get(f"{API}/memories/{mine}/detail", headers=as_bob).status_code == 404
+    assert client.post(f"{API}/memories/{mine}/restore", json={}, headers=as_bob).status_code == 404
+    fix = {"content": "Bob's version"}
+    assert (
+        client.post(f"{API}/memories/{mine}/correct", json=fix, headers=as_bob).status_code == 404
+    )
+    assert browse(client, agent="bob")["memories"] == []
+    agents = client.get(f"{API}/agents").json()
+    assert {"agent_id": "alice", "memories": 1} in agents["agents"]
+
+
+def test_forget_restore_and_correct_through_the_dashboard_routes(client: TestClient) -> None:
+    alice = {"X-Cortex-Agent": "alice"}
+    memory = remember(client, "Lives in Porto", category="identity")
+    assert client.delete(f"{API}/memories/{memory}", headers=alice).status_code == 200
+    restored = client.post(
+        f"{API}/memories/{memory}/restore", json={"layer": "working"}, headers=alice
+    )
+    assert restored.status_code == 200, restored.text
+    assert (restored.json()["forgotten_at"], restored.json()["layer"]) == (None, "working")
+    corrected = client.post(
+        f"{API}/memories/{memory}/correct",
+        json={"content": "Lives in Lisbon", "reason": "moved"},
+        headers=alice,
+    )
+    assert corrected.status_code == 200, corrected.text
+    new_id = corrected.json()["new_id"]
+    page = client.get(f"{API}/memories/{new_id}/detail", headers=alice).json()
+    assert [m["id"] for m in page["correction_chain"]] == [memory]
+    assert page["provenance"]["kind"] == "correction"
+    old = client.get(f"{API}/memories/{memory}/detail", headers=alice).json()
+    assert old["memory"]["superseded_by"] == new_id
+    assert [e["action"] for e in old["history"]][:3] == ["correct", "restore", "forget"]
+
+
+def test_the_system_report_masks_secrets(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-should-never-show")
+    settings = load_settings(
+        db_path=tmp_path / "brain.db",
+        embedding_provider="none",
+        api_token=TOKEN,
+        embedding_api_key="emb-should-never-show",
+    )
+    with rest_client(settings, clock) as c:
+        reply = c.get(f"{API}/system", params={"health": "false"}, headers=AUTH)
+    assert reply.status_code == 200, reply.text
+    text = reply.text
+    assert TOKEN not in text and "should-never-show" not in text
+    report = reply.json()
+    assert report["settings"]["api_token"] == "**********"
+    assert report["settings"]["provider_keys"]["OPENAI_API_KEY"] == "set"
+    assert set(report["recall_latency_ms"]) == {"hour", "day"}
+    assert report["storage"]["bytes"]["db"] > 0
+
+
+# ---- the session ------------------------------------------------------------------------
+
+
+def _signed_in(client: TestClient) -> TestClient:
+    client.headers.pop("Authorization", None)
+    reply = client.post("/ui/session", json={"token": TOKEN}, headers={"Origin": ORIGIN})
+    assert reply.status_code == 200, reply.text
+    cookie = reply.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+    return client
+
+
+def test_the_session_cookie_works_only_from_this_origins_page(client: TestClient) -> None:
+    _signed_in(client)
+    page = {CSRF_HEADER: "1", "Sec-Fetch-Site": "same-origin"}
+    assert client.get(f"{API}/agents", headers=page).status_code == 200
+    # the cookie without the dashboard's header (a form or <img> of another page): refused
+    assert client.get(f"{API}/agents").status_code == 401
+    # another origin on the same host (same site, so the browser sends the cookie): refused
+    other = {CSRF_HEADER: "1", "Origin": "http://127.0.0.1:8080"}
+    assert client.post(f"{API}/search/compare", json={}, headers=other).status_code in (401, 403)
+    assert (
+        client.get(
+            f"{API}/agents", headers={CSRF_HEADER: "1", "Sec-Fetch-Site": "same-site"}
+        ).status_code
+        == 401
+    )
+    # the page and its assets are public (they hold no data); the token is asked by the page
+    anonymous = TestClient(client.app, base_url="http://127.0.0.1:21100")
+    assert anonymous.get("/").status_code == 200
+    assert anonymous.get("/ui/app.js").status_code == 200
+    assert anonymous.get(f"{API}/agents", headers={CSRF_HEADER: "1"}).status_code == 401
+    assert anonymous.get("/ui/auth").json() == {"token_required": True, "signed_in": False}
+
+
+def test_a_wrong_token_or_a_forged_cookie_starts_no_session(client: TestClient) -> None:
+    client.headers.pop("Authorization", None)
+    wrong = client.post("/ui/session", json={"token": "guess"}, headers={"Origin": ORIGIN})
+    assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
+    foreign = client.post(
+        "/ui/session", json={"token": TOKEN}, headers={"Origin": "http://evil.test"}
+    )
+    assert foreign.status_code == 403
+    client.cookies.set("cortex_session", DashboardSession("another-token").issue())
+    assert client.get(f"{API}/agents", headers={CSRF_HEADER: "1"}).status_code == 401
+
+
+def test_a_session_expires_and_a_new_token_ends_it() -> None:
+    session = DashboardSession(TOKEN)
+    cookie = session.issue()
+    assert session.valid(cookie)
+    assert not DashboardSession("rotated").valid(cookie)
+    session._time = lambda: 10**10  # far in the future
+    assert not session.valid(cookie)
+    assert not session.valid("v1.abc.def") and not session.valid("")
+
+
+def test_the_openapi_document_lists_the_dashboard_routes(client: TestClient) -> None:
+    paths = client.get(f"{API}/openapi.json").json()["paths"]
+    for path in ("/browse", "/agents", "/timeline", "/memories/{id}/detail", "/system"):
+        assert f"{API}{path}" in paths
+    assert "post" in paths[f"{API}/memories/{{id}}/restore"]
