@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,9 +22,10 @@ import httpx2
 import pytest
 
 from cortex_mcp.config import load_settings
-from tests.dashboard_seed import AGENT, OTHER, Seeded, seed_database
+from tests.dashboard_seed import AGENT, KNOWN_QUERY, OTHER, RELATIONS, Seeded, seed_database
 from tests.embedding_stub import embedding_stub
 from tests.http_helpers import TOKEN, ServeProcess
+from tests.stdio_helpers import server_command, server_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +62,12 @@ PAGES = [
     "#/memories?view=timeline",
     "#/memories?view=layers",
     "#/memory/{vps}",
+    "#/search?q=Oracle+Cloud+VPS&a_mode=text&b_mode=hybrid",
+    "#/relations",
+    "#/lifecycle",
+    "#/extraction",
+    "#/profile",
+    "#/system",
 ]
 
 
@@ -319,3 +327,98 @@ def test_with_a_token_the_page_asks_once_and_nothing_is_served_without_the_sessi
         assert no_cookie.status_code == 401
     finally:
         tab.close()
+
+
+STAGE_NAMES = ["text", "vector", "fused", "layer_weight", "recency", "access", "decay", "final"]
+
+
+def test_the_search_debugger_shows_every_stage_for_a_known_query(
+    tab: Tab, server: ServeProcess, seeded: tuple[Path, Seeded]
+) -> None:
+    page = tab.open("#/search", ready="#q")
+    page.fill("#q", KNOWN_QUERY)
+    page.select_option("#a_mode", "text")
+    page.select_option("#b_mode", "hybrid")
+    page.click("form[role=search] button[type=submit]")
+    page.wait_for_selector("[data-variant=b] table.stages tbody tr[data-id]")
+    expected = _rest(server, "POST", "/search", json={"query": KNOWN_QUERY, "debug": True})
+    top = expected["debug"]["hits"][0]
+    assert top["id"] == seeded[1].ids["vps"]
+    for variant in ("a", "b"):
+        row = page.locator(f"[data-variant={variant}] table.stages tbody tr[data-id]").first
+        assert row.get_attribute("data-id") == top["id"]
+        stages = row.locator("td[data-stage]").evaluate_all(
+            "cells => cells.map(c => c.dataset.stage)"
+        )
+        assert stages == STAGE_NAMES
+        final = row.locator("td[data-stage=final]").inner_text()
+        assert f"{top['final']:.3f}" in final
+    hybrid = page.locator("[data-variant=b]").inner_text()
+    assert "channels: text + vector" in hybrid
+    vector_cell = page.locator("[data-variant=b] tbody tr[data-id] td[data-stage=vector]").first
+    assert float(vector_cell.inner_text()) > 0  # the stub embedder scored it
+    assert "channels: text ·" in page.locator("[data-variant=a]").inner_text()
+    assert tab.errors == []
+
+
+def test_the_graph_draws_the_seeded_relations_and_an_entity_opens_its_memories(
+    tab: Tab, seeded: tuple[Path, Seeded]
+) -> None:
+    page = tab.open("#/relations", ready="svg.graph .node")
+    entities = set(
+        page.locator("svg.graph .node").evaluate_all("ns => ns.map(n => n.dataset.entity)")
+    )
+    assert entities == {name for triple in RELATIONS for name in (triple[0], triple[2])}
+    assert page.locator("svg.graph line").count() == len(RELATIONS)
+    positions = page.locator("svg.graph .node").evaluate_all(
+        "ns => ns.map(n => n.getAttribute('transform'))"
+    )
+    assert len(set(positions)) == len(positions)  # laid out, not piled up
+    page.focus("svg.graph .node[data-entity=Lisbon]")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#entity-panel a")
+    panel = page.inner_text("#entity-panel")
+    assert "Alice — lives_in → Lisbon" in panel
+    assert "Lives in Lisbon" in panel  # the memory that mentions it
+    assert tab.errors == []
+
+
+def test_the_lifecycle_preview_lists_what_the_cli_preview_lists(
+    tab: Tab, seeded: tuple[Path, Seeded], server: ServeProcess, stub_url: str
+) -> None:
+    page = tab.open("#/lifecycle", ready="#preview-actions")
+    shown = page.locator("#preview-actions tbody tr[data-kind]").evaluate_all(
+        "rows => rows.map(r => [r.dataset.kind, r.dataset.ids])"
+    )
+    cli = subprocess.run(
+        [*server_command(), "lifecycle", "preview", "--agent", AGENT, "--json"],
+        capture_output=True,
+        text=True,
+        env=server_env(seeded[0], **_server_env(stub_url)),
+        timeout=120,
+        check=True,
+    )
+    listed = [[a["kind"], ",".join(a["ids"])] for a in json.loads(cli.stdout)["actions"]]
+    assert listed, "the seed gives the lifecycle work to preview"
+    assert sorted(shown) == sorted(listed)
+    assert tab.errors == []
+
+
+def test_purge_asks_first_and_says_what_it_erases(
+    tab: Tab, server: ServeProcess, seeded: tuple[Path, Seeded]
+) -> None:
+    memory_id = seeded[1].ids["archived"]
+    page = tab.open(f"#/memory/{memory_id}", ready="#purge")
+    page.click("#purge")
+    dialog = page.locator("#purge-dialog")
+    assert "erases" in dialog.inner_text() and "cannot be undone" in dialog.inner_text()
+    page.keyboard.press("Escape")  # cancel: nothing happens
+    assert _rest(server, "GET", f"/memories/{memory_id}")["memory"]["id"] == memory_id
+    page.click("#purge")
+    page.click("#purge-confirm")
+    page.wait_for_selector("#memory-table")
+    gone = httpx2.get(
+        f"{server.url}/api/v1/memories/{memory_id}", headers={"X-Cortex-Agent": AGENT}, timeout=30
+    )
+    assert gone.status_code == 404
+    assert tab.errors == []

@@ -8,6 +8,12 @@ import { clear, h } from "./dom.js";
 const PAGES = {
   memories: () => import("./pages/memories.js"),
   memory: () => import("./pages/memory.js"),
+  search: () => import("./pages/search.js"),
+  relations: () => import("./pages/relations.js"),
+  lifecycle: () => import("./pages/lifecycle.js"),
+  extraction: () => import("./pages/extraction.js"),
+  profile: () => import("./pages/profile.js"),
+  system: () => import("./pages/system.js"),
 };
 
 const main = document.getElementById("main");

@@ -1,0 +1,80 @@
+// Lifecycle: the preview of the next run (what `cortex-mcp lifecycle preview` lists), a run
+// button for the operator, and past runs with what each phase did for this agent.
+
+import { api, currentAgent } from "../api.js";
+import { announce, navigate, showError } from "../app.js";
+import { h, num, short, table, when } from "../dom.js";
+
+const KINDS = ["promote", "expire", "merge", "archive", "compress"];
+
+export async function render(root) {
+  root.append(h("h1", {}, "Lifecycle"));
+  const [preview, history] = await Promise.all([
+    api("GET", "/lifecycle/preview"),
+    api("GET", "/lifecycle/runs", { query: { limit: 20 } }),
+  ]);
+  root.append(h("section", { "aria-labelledby": "preview-h" },
+    h("h2", { id: "preview-h" }, "Next run (preview)"),
+    h("p", {}, `If it ran now for ${currentAgent()}: `, counts(preview.counts) || "nothing to do."),
+    actionsTable("Planned steps", preview.actions, "preview-actions"),
+    runButton(preview)));
+  root.append(h("section", { "aria-labelledby": "runs-h" },
+    h("h2", { id: "runs-h" }, "Past runs"),
+    history.runs.length ? runsTable(history.runs) : h("p", {}, "No run yet."),
+    history.runs.map((run) => runDetails(run))));
+}
+
+function counts(map) {
+  return Object.entries(map || {})
+    .filter(([k, v]) => v && k !== "memories_touched")
+    .map(([k, v]) => `${k} ${v}`).join(", ");
+}
+
+function ids(list) {
+  return list.slice(0, 4).map((id, i) => [i ? ", " : "", h("a", { href: `#/memory/${id}`, title: id }, `…${id.slice(-8)}`)]).concat(
+    list.length > 4 ? [` +${list.length - 4}`] : []);
+}
+
+function actionsTable(caption, actions, id) {
+  const rows = actions.map((a) => h("tr", { dataset: { kind: a.kind, ids: a.ids.join(",") } },
+    h("td", {}, a.phase), h("td", {}, a.kind), h("td", {}, ids(a.ids)),
+    h("td", { class: "num" }, a.score === null || a.score === undefined ? "—" : num(a.score, 3)),
+    h("td", {}, short(a.reason, 140))));
+  return table(`${caption} (${actions.length})`, ["Phase", "Step", "Memories", "Score", "Why"],
+    rows.length ? rows : [h("tr", {}, h("td", { colspan: 5 }, "None."))], { id });
+}
+
+function runButton(preview) {
+  const dialog = h("dialog", { id: "run-dialog", "aria-labelledby": "run-title" },
+    h("h2", { id: "run-title" }, "Run the lifecycle now?"),
+    h("p", {}, `This applies the ${preview.actions.length} planned step(s) for ${currentAgent()}: promotes, merges, archives and compresses as listed. Every change is written to the audit log with the ids it touched.`),
+    h("form", { method: "dialog", class: "controls" },
+      h("button", { value: "cancel", autofocus: true }, "Cancel"),
+      h("button", { value: "run", class: "primary", id: "run-confirm" }, "Run")));
+  dialog.addEventListener("close", async () => {
+    if (dialog.returnValue !== "run") return;
+    try {
+      const report = await api("POST", "/lifecycle/run", { body: {} });
+      announce(report.status === "busy" ? `Another run holds the lease (${report.holder}).` : `Run ${report.run_id} done: ${counts(report.counts) || "nothing to do"}.`);
+      navigate("#/lifecycle");
+    } catch (error) { showError(error); }
+  });
+  return h("div", { class: "controls" },
+    h("button", { type: "button", class: "primary", id: "run-lifecycle", onclick: () => dialog.showModal() }, "Run now…"), dialog);
+}
+
+function runsTable(runs) {
+  return table("Runs, newest first", ["Run", "For", "Run as of", "Finished", "Status", ...KINDS],
+    runs.map((run) => h("tr", {},
+      h("td", {}, h("a", { href: `#run-${run.id}` }, `#${run.id}`)), h("td", {}, run.scope === "*" ? "every agent" : run.scope),
+      h("td", {}, when(run.run_at)), h("td", {}, when(run.finished_at)), h("td", {}, run.status),
+      KINDS.map((k) => h("td", { class: "num" }, run.report.agent_counts?.[k] || 0)))));
+}
+
+function runDetails(run) {
+  const actions = run.report.actions || [];
+  if (!actions.length) return null;
+  return h("details", { id: `run-${run.id}` },
+    h("summary", {}, `Run #${run.id}: ${actions.length} step(s) for this agent`),
+    actionsTable(`Steps of run #${run.id}`, actions, null));
+}
