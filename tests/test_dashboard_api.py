@@ -12,6 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from cortex_mcp.config import load_settings
+from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.transports.dashboard import CSRF_HEADER, DashboardSession
 from tests.conftest import FakeClock
 from tests.http_helpers import AUTH, TOKEN, rest_client
@@ -229,3 +230,26 @@ def test_the_openapi_document_lists_the_dashboard_routes(client: TestClient) -> 
     for path in ("/browse", "/agents", "/timeline", "/memories/{id}/detail", "/system"):
         assert f"{API}{path}" in paths
     assert "post" in paths[f"{API}/memories/{{id}}/restore"]
+
+
+def test_recall_latency_percentiles_count_the_recalls_served(client: TestClient) -> None:
+    remember(client, "The VPS runs on Oracle Cloud")
+    for _ in range(5):
+        reply = client.post(f"{API}/recall", json={"query": "which cloud?", "agent_id": "alice"})
+        assert reply.status_code == 200
+    latency = client.get(f"{API}/system", params={"health": "false"}).json()["recall_latency_ms"]
+    assert latency["hour"]["count"] == 5 and latency["day"]["count"] == 5
+    hour = latency["hour"]
+    assert 0 <= hour["p50"] <= hour["p95"] <= hour["p99"] <= hour["max"]
+
+
+def test_latency_windows_forget_samples_older_than_the_window() -> None:
+    now = [0.0]
+    window = LatencyWindow(clock=lambda: now[0])
+    for ms in (10.0, 20.0, 30.0, 40.0):
+        window.record(ms)
+    now[0] = 2 * 3600  # two hours later
+    window.record(5.0)
+    summary = window.summary()
+    assert summary["hour"] == {"count": 1, "p50": 5.0, "p95": 5.0, "p99": 5.0, "max": 5.0}
+    assert summary["day"]["count"] == 5 and summary["day"]["p50"] == 20.0

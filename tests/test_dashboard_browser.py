@@ -422,3 +422,33 @@ def test_purge_asks_first_and_says_what_it_erases(
     )
     assert gone.status_code == 404
     assert tab.errors == []
+
+
+def test_the_keyboard_reaches_the_navigation_the_agent_selector_and_a_memory(
+    tab: Tab, seeded: tuple[Path, Seeded]
+) -> None:
+    page = tab.open("#/memories", ready="#memory-table tbody tr[data-id]")
+    assert page.evaluate("document.activeElement.id") == "main"  # a page change lands in it
+    page.focus(".skip")
+    page.keyboard.press("Enter")  # the skip link lands in the content, the page stays
+    assert page.evaluate("document.activeElement.id") == "main"
+    assert page.url.endswith("#/memories")
+    page.focus(".skip")
+    reached = []
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        reached.append(
+            page.evaluate("document.activeElement.id || document.activeElement.textContent")
+        )
+    assert "Search debugger" in reached and "System" in reached and "agent" in reached
+    # into the table: Tab until a memory link has focus, Enter opens it
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("!!document.activeElement.closest('#memory-table')"):
+            break
+    target = page.evaluate("document.activeElement.getAttribute('href')")
+    assert target.startswith("#/memory/")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#memory-content")
+    assert page.url.endswith(target)
+    assert tab.errors == []

@@ -115,7 +115,13 @@ async function loadAgents() {
 
 async function start() {
   const auth = await authState();
-  document.getElementById("sign-out").hidden = !auth.token_required;
+  // the skip link moves focus without touching the hash (the router owns it)
+document.querySelector(".skip").addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});
+
+document.getElementById("sign-out").hidden = !auth.token_required;
   if (auth.token_required && !auth.signed_in) return showSignIn();
   try {
     await loadAgents();
