@@ -14,7 +14,7 @@ from cortex_mcp.service.status import StatusTools
 __all__ = ["CortexService"]
 
 
-class CortexService(MemoryTools, ConversationTools, ExchangeTools, StatusTools, BrowseTools):
+class CortexService(BrowseTools, MemoryTools, ConversationTools, ExchangeTools, StatusTools):
     """recall/remember/forget/search (memories), ingest/flush/profile (conversation),
     lifecycle/export/import/list (exchange), details/stats/health (status), the dashboard's
     table, provenance, restore and system report (browse); the shared state and

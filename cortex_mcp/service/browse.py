@@ -17,14 +17,15 @@ from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import Category, ForgetResult, Layer, Memory, to_iso
 from cortex_mcp.search.text import build_query, quote
-from cortex_mcp.service.core import ServiceCore
+from cortex_mcp.service.memories import MemoryTools
+from cortex_mcp.service.status import StatusTools
 from cortex_mcp.store.browse import SORTS, STATUSES, BrowseStore, TableQuery
 
 SEARCH_MODES = ("hybrid", "text", "vector")
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
-class BrowseTools(ServiceCore):
+class BrowseTools(MemoryTools, StatusTools):
     """The dashboard's reads and edits (the REST routes in transports/dashboard_api.py)."""
 
     @cached_property
