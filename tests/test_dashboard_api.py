@@ -76,7 +76,10 @@ def test_filters_narrow_the_table(client: TestClient, clock: FakeClock) -> None:
     later = remember(client, "Oracle support ticket opened")
     assert [m["id"] for m in browse(client, layer="working")["memories"]] == [todo]
     assert [m["id"] for m in browse(client, category="todo")["memories"]] == [todo]
-    assert {m["id"] for m in browse(client, q="oracle")["memories"]} == {fact, later}
+    by_text = browse(client, q="oracle")
+    assert {m["id"] for m in by_text["memories"]} == {fact, later}
+    assert (by_text["total"], by_text["total_capped"]) == (2, False)
+    assert browse(client, layer="working", category="todo")["total"] == 1
     assert [m["id"] for m in browse(client, q="oracle cloud")["memories"]] == [fact]
     since = clock.now().isoformat()[:10]
     assert [m["id"] for m in browse(client, since=since)["memories"]] == [later]

@@ -52,7 +52,8 @@ class BrowseTools(MemoryTools, StatusTools):
         until: str | None = None,
         q: str | None = None,
     ) -> dict[str, Any]:
-        """One page of the agent's memories: {memories, next_cursor, total (first page only)}."""
+        """One page of the agent's memories: {memories, next_cursor, total and total_capped
+        (first page only; a text or date filter counts up to 10,000)}."""
         if sort not in SORTS:
             raise InvalidInput(f"sort: must be one of {', '.join(SORTS)}", field="sort")
         if status not in STATUSES:
@@ -71,12 +72,13 @@ class BrowseTools(MemoryTools, StatusTools):
             match=_match_all(q) if q and q.strip() else None,
         )
         if q and q.strip() and query.match is None:
-            return {"memories": [], "next_cursor": None, "total": 0}
+            return {"memories": [], "next_cursor": None, "total": 0, "total_capped": False}
         page = await self.browser.page(query, count=cursor is None)
         return {
             "memories": [m.model_dump(mode="json") for m in page.memories],
             "next_cursor": _encode_cursor(page.next_after) if page.next_after else None,
             "total": page.total,
+            "total_capped": page.total_capped,
         }
 
     async def agents(self) -> dict[str, Any]:

@@ -20,8 +20,11 @@ from cortex_mcp.models import Layer, Memory
 from cortex_mcp.store.database import Database, placeholders
 from cortex_mcp.store.memories import _COLUMNS, log_lifecycle, row_to_memory
 
+COUNT_CAP = 10_000
 SORTS = ("created_at", "updated_at", "importance", "access_count")
 STATUSES = ("live", "forgotten", "superseded", "all")
+
+LAYER_VALUES = [layer.value for layer in Layer]
 
 _STATUS_SQL = {
     "live": "forgotten_at IS NULL AND superseded_by IS NULL",
@@ -55,6 +58,7 @@ class TablePage:
     memories: list[Memory]
     next_after: tuple[Any, int] | None  # None on the last page
     total: int | None
+    total_capped: bool = False  # more than `total` match (COUNT_CAP reached)
 
 
 class BrowseStore:
@@ -82,12 +86,24 @@ class BrowseStore:
         rows = rows[: q.limit]
         last = rows[-1] if rows else None
         next_after = (last[q.sort], int(last["seq"])) if more and last is not None else None
-        total = None
-        if count:
-            total = int(
+        total, capped = (await self._count(q)) if count else (None, False)
+        return TablePage([row_to_memory(_without_seq(r)) for r in rows], next_after, total, capped)
+
+    async def _count(self, q: TableQuery) -> tuple[int, bool]:
+        """The number of rows `q` matches: exact when an index answers alone (agent, status,
+        layer, category), else counted up to COUNT_CAP (text and date filters read rows)."""
+        where, params = _table_filter(q, for_count=True)
+        if q.match is None and q.since is None and q.until is None and not q.ids:
+            return int(
                 await self.db.scalar(f"SELECT COUNT(*) FROM memories WHERE {where}", params)
+            ), False
+        found = int(
+            await self.db.scalar(
+                f"SELECT COUNT(*) FROM (SELECT 1 FROM memories WHERE {where} LIMIT ?)",
+                [*params, COUNT_CAP + 1],
             )
-        return TablePage([row_to_memory(_without_seq(r)) for r in rows], next_after, total)
+        )
+        return min(found, COUNT_CAP), found > COUNT_CAP
 
     async def agents(self) -> list[dict[str, Any]]:
         """Every agent that has memories, with its count (names and numbers only)."""
@@ -249,14 +265,20 @@ def _without_seq(row: Any) -> dict[str, Any]:
     return {k: row[k] for k in row.keys() if k != "seq"}  # noqa: SIM118 (sqlite Row)
 
 
-def _table_filter(q: TableQuery) -> tuple[str, list[Any]]:
+def _table_filter(q: TableQuery, *, for_count: bool = False) -> tuple[str, list[Any]]:
+    """WHERE for a page (unary + keeps the planner walking the sort index) or for a count
+    (layer and category seek idx_memories_live, which holds exactly the live rows)."""
     clauses = ["agent_id = ?", _STATUS_SQL[q.status]]
     params: list[Any] = [q.agent_id]
+    plus = "" if for_count else "+"
     if q.layer is not None:
-        clauses.append("+layer = ?")  # unary +: keep the planner on the sort index
+        clauses.append(f"{plus}layer = ?")
         params.append(q.layer)
+    elif for_count and q.status == "live":
+        clauses.append(f"layer IN ({placeholders(LAYER_VALUES)})")
+        params.extend(LAYER_VALUES)
     if q.category is not None:
-        clauses.append("+category = ?")
+        clauses.append(f"{plus}category = ?")
         params.append(q.category)
     if q.since is not None:
         clauses.append("created_at >= ?")

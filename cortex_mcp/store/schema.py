@@ -182,12 +182,16 @@ MIGRATIONS: list[list[str]] = [
         "CREATE UNIQUE INDEX IF NOT EXISTS idx_relations_triple ON relations(agent_id, subject, predicate, object)",
     ],
     # 7: the dashboard's memory table pages by keyset on (sort column, seq) within one agent;
-    # these keep the first view and each page turn an index walk at 100K memories
+    # these keep the first view, its count and each page turn index walks at 100K memories
     [
         "CREATE INDEX IF NOT EXISTS idx_memories_agent_created ON memories(agent_id, created_at)",
         "CREATE INDEX IF NOT EXISTS idx_memories_agent_updated ON memories(agent_id, updated_at)",
         "CREATE INDEX IF NOT EXISTS idx_memories_agent_importance"
         " ON memories(agent_id, importance)",
+        "CREATE INDEX IF NOT EXISTS idx_memories_agent_access ON memories(agent_id, access_count)",
+        # the live rows only: the table's counts by agent, layer and category from the index
+        "CREATE INDEX IF NOT EXISTS idx_memories_live ON memories(agent_id, layer, category)"
+        " WHERE forgotten_at IS NULL AND superseded_by IS NULL",
     ],
 ]
 

@@ -106,12 +106,14 @@ class AgentQuery(Body):
 
 
 class MemoryPage(BaseModel):
-    """{memories, next_cursor, total}: pass next_cursor back (same sort and filters) for the
-    next page; total is counted on the first page only."""
+    """{memories, next_cursor, total, total_capped}: pass next_cursor back (same sort and
+    filters) for the next page; total is counted on the first page only, and with a text or
+    date filter only up to 10,000 (total_capped true: more match)."""
 
     memories: list[dict[str, Any]]
     next_cursor: str | None
     total: int | None = None
+    total_capped: bool = False
 
 
 async def browse(call: Call) -> Any:

@@ -77,7 +77,7 @@ async function renderTable(root, params) {
     const started = performance.now();
     const page = await api("GET", "/browse", { query });
     const took = performance.now() - started;
-    if (page.total !== null && page.total !== undefined) total = page.total;
+    if (page.total !== null && page.total !== undefined) total = page.total_capped ? `more than ${page.total}` : page.total;
     if (page.next_cursor) cursors[index + 1] = page.next_cursor;
     clear(holder);
     const rows = page.memories.map((m) => h("tr", { dataset: { id: m.id } },
@@ -89,7 +89,7 @@ async function renderTable(root, params) {
       h("td", { class: "content" }, link(m), m.forgotten_at ? h("span", { class: "muted" }, " (forgotten)") : null),
     ));
     holder.append(table(
-      `Page ${index + 1}${total !== null ? ` of ${Math.max(1, Math.ceil(total / 50))} (${total} memories)` : ""}`,
+      `Page ${index + 1}${typeof total === "number" ? ` of ${Math.max(1, Math.ceil(total / 50))}` : ""}${total !== null ? ` (${total} memories)` : ""}`,
       ["Created (UTC)", "Layer", "Category", "Importance", "Recalled", "Content"],
       rows.length ? rows : [h("tr", {}, h("td", { colspan: 6 }, "No memories match."))],
       { id: "memory-table" },
