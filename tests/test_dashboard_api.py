@@ -256,3 +256,58 @@ def test_latency_windows_forget_samples_older_than_the_window() -> None:
     summary = window.summary()
     assert summary["hour"] == {"count": 1, "p50": 5.0, "p95": 5.0, "p99": 5.0, "max": 5.0}
     assert summary["day"]["count"] == 5 and summary["day"]["p50"] == 20.0
+
+
+def test_search_compare_reports_each_setting_side_by_side(client: TestClient) -> None:
+    remember(client, "The VPS runs on Oracle Cloud ARM")
+    remember(client, "Oracle support ticket opened")
+    body = {
+        "query": "oracle cloud",
+        "variants": [{"mode": "text", "fusion": "rrf"}, {"mode": "hybrid", "mmr": True}],
+    }
+    reply = client.post(f"{API}/search/compare", json=body, headers={"X-Cortex-Agent": "alice"})
+    assert reply.status_code == 200, reply.text
+    first, second = reply.json()["variants"]
+    assert (first["mode"], first["settings"]["fusion"]) == ("text", "rrf")
+    assert (second["mode"], second["settings"]["mmr"]) == ("hybrid", True)
+    stages = {"text", "vector", "fused", "layer_weight", "recency", "access", "decay", "final"}
+    assert stages <= set(first["hits"][0])
+    bad = client.post(f"{API}/search/compare", json={**body, "variants": [{"mode": "magic"}]})
+    assert bad.status_code == 422 and bad.json()["error"]["field"].startswith("variants")
+
+
+def test_profile_edits_and_the_extraction_log_act_for_the_chosen_agent(
+    client: TestClient,
+) -> None:
+    alice, bob = {"X-Cortex-Agent": "alice"}, {"X-Cortex-Agent": "bob"}
+    edit = {"summary": "Backend engineer in Lisbon", "domains": ["infra", "finance"]}
+    assert client.patch(f"{API}/profile", json=edit, headers=alice).status_code == 200
+    profile = client.get(f"{API}/profile", headers=alice).json()
+    assert profile["summary"] == "Backend engineer in Lisbon"
+    assert profile["manual"]["domains"] == ["infra", "finance"]
+    assert client.get(f"{API}/profile", headers=bob).json().get("summary") in (None, "")
+    wrong = client.patch(f"{API}/profile", json={"domains": "infra"}, headers=alice)
+    assert wrong.status_code == 422
+    turn = {"user_message": "I always deploy on Fridays", "assistant_message": "Noted."}
+    assert client.post(f"{API}/ingest", json=turn, headers=alice).status_code == 202
+    client.get(f"{API}/stats")  # the background extraction finishes with the drain
+    turns = client.get(f"{API}/turns", headers=alice).json()["turns"]
+    assert len(turns) == 1 and turns[0]["session_id"] is None
+    assert client.get(f"{API}/turns", headers=bob).json()["turns"] == []
+
+
+def test_lifecycle_runs_show_the_agents_share_of_each_run(
+    client: TestClient, clock: FakeClock
+) -> None:
+    alice = {"X-Cortex-Agent": "alice"}
+    remember(client, "Renew the TLS certificate", layer="working", importance=0.2)
+    clock.advance(days=10)
+    report = client.post(f"{API}/lifecycle/run", json={}, headers=alice).json()
+    assert report["status"] == "done", report
+    runs = client.get(f"{API}/lifecycle/runs", headers=alice).json()["runs"]
+    assert runs[0]["id"] == report["run_id"] and runs[0]["scope"] == "alice"
+    assert sum(runs[0]["agent_counts"].values()) == len(report["actions"]) > 0
+    assert [a["ids"] for a in runs[0]["actions"]] == [a["ids"] for a in report["actions"]]
+    assert client.get(f"{API}/lifecycle/runs", headers={"X-Cortex-Agent": "bob"}).json() == {
+        "runs": []
+    }

@@ -456,3 +456,19 @@ def test_the_keyboard_reaches_the_navigation_the_agent_selector_and_a_memory(
     page.wait_for_selector("#memory-content")
     assert page.url.endswith(target)
     assert tab.errors == []
+
+
+def test_the_run_button_runs_the_lifecycle_and_the_run_is_listed(
+    tab: Tab, server: ServeProcess
+) -> None:
+    page = tab.open("#/lifecycle", ready="#run-lifecycle")
+    planned = page.locator("#preview-actions tbody tr[data-kind]").count()
+    page.click("#run-lifecycle")
+    assert "audit log" in page.locator("#run-dialog").inner_text()
+    page.click("#run-confirm")
+    page.wait_for_selector("details[id^=run-]")
+    runs = _rest(server, "GET", "/lifecycle/runs")["runs"]
+    assert runs[0]["status"] == "done" and len(runs[0]["actions"]) == planned
+    summary = page.locator(f"#run-{runs[0]['id']} summary").inner_text()
+    assert f"{planned} planned step" in summary
+    assert tab.errors == []

@@ -181,18 +181,13 @@ class BrowseTools(MemoryTools, StatusTools):
     # ---- lifecycle and extraction -------------------------------------------------------
 
     async def lifecycle_runs(self, agent_id: str | None = None, limit: int = 20) -> dict[str, Any]:
-        """Past runs that covered this agent (its own or every agent's), with the agent's
-        share of what each phase did."""
+        """Past runs that covered this agent (its own or every agent's): when, status, the
+        run's counts, and the steps of its plan that acted on this agent (with their counts)."""
         agent = self._agent(agent_id)
-        size = validate.int_range("limit", limit, 1, 200)
-        runs = await self._engine().store.recent_runs(size * 4)
-        mine = [run for run in runs if run["scope"] in ("*", agent)][:size]
-        for run in mine:
-            report = run.get("report") or {}
-            actions = [a for a in report.get("actions", []) if a.get("agent_id") == agent]
-            report["actions"] = actions
-            report["agent_counts"] = _count_kinds(actions)
-        return {"runs": mine}
+        runs = await self.browser.runs(agent, validate.int_range("limit", limit, 1, 200))
+        for run in runs:
+            run["agent_counts"] = _count_kinds(run["actions"])
+        return {"runs": runs}
 
     async def extraction_log(
         self, agent_id: str | None = None, limit: int = 20, before: int | None = None

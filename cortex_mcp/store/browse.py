@@ -195,6 +195,25 @@ class BrowseStore:
 
         return await self.db.write(txn)
 
+    # ---- lifecycle runs -----------------------------------------------------------------
+
+    async def runs(self, agent_id: str, limit: int) -> list[dict[str, Any]]:
+        """Runs that covered `agent_id` (its own or every agent's), newest first, each with
+        the steps of its plan that acted on this agent."""
+        rows = await self.db.fetchall(
+            "SELECT id, scope, run_at, started_at, finished_at, status, next_phase, plan, report"
+            " FROM lifecycle_runs WHERE scope IN ('*', ?) ORDER BY id DESC LIMIT ?",
+            (agent_id, limit),
+        )
+        runs = []
+        for row in rows:
+            run = {k: row[k] for k in row.keys() if k != "plan"}  # noqa: SIM118 (sqlite Row)
+            run["report"] = json.loads(row["report"] or "{}")
+            plan = json.loads(row["plan"] or "[]")
+            run["actions"] = [a for a in plan if a.get("agent_id") == agent_id]
+            runs.append(run)
+        return runs
+
     # ---- extraction log -----------------------------------------------------------------
 
     async def turns(

@@ -68,13 +68,13 @@ function runsTable(runs) {
     runs.map((run) => h("tr", {},
       h("td", {}, h("a", { href: `#run-${run.id}` }, `#${run.id}`)), h("td", {}, run.scope === "*" ? "every agent" : run.scope),
       h("td", {}, when(run.run_at)), h("td", {}, when(run.finished_at)), h("td", {}, run.status),
-      KINDS.map((k) => h("td", { class: "num" }, run.report.agent_counts?.[k] || 0)))));
+      KINDS.map((k) => h("td", { class: "num" }, run.agent_counts[k] || 0)))));
 }
 
 function runDetails(run) {
-  const actions = run.report.actions || [];
+  const actions = run.actions;
   if (!actions.length) return null;
   return h("details", { id: `run-${run.id}` },
-    h("summary", {}, `Run #${run.id}: ${actions.length} step(s) for this agent`),
+    h("summary", {}, `Run #${run.id}: ${actions.length} planned step(s) for this agent`),
     actionsTable(`Steps of run #${run.id}`, actions, null));
 }
