@@ -216,6 +216,15 @@ def test_a_wrong_token_or_a_forged_cookie_starts_no_session(client: TestClient) 
     assert foreign.status_code == 403
     client.cookies.set("cortex_session", DashboardSession("another-token").issue())
     assert client.get(f"{API}/agents", headers={CSRF_HEADER: "1"}).status_code == 401
+    client.cookies.clear()
+    for raw in (
+        'cortex_session="v1.1',
+        "\x00=1; ;;",
+        "cortex_session=v1.1.\xe9".encode("latin-1"),
+        "cortex_session=" + "9" * 5000,
+    ):
+        reply = client.get(f"{API}/agents", headers={CSRF_HEADER: "1", "Cookie": raw})
+        assert reply.status_code == 401, raw
 
 
 def test_a_session_expires_and_a_new_token_ends_it() -> None:
@@ -226,6 +235,7 @@ def test_a_session_expires_and_a_new_token_ends_it() -> None:
     session._time = lambda: 10**10  # far in the future
     assert not session.valid(cookie)
     assert not session.valid("v1.abc.def") and not session.valid("")
+    assert not session.valid("v1.²." + "0" * 64) and not session.valid("v1.1.é")
 
 
 def test_the_openapi_document_lists_the_dashboard_routes(client: TestClient) -> None:

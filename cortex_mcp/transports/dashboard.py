@@ -17,7 +17,7 @@ import hashlib
 import hmac
 import json
 import time
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
 from starlette.requests import Request
@@ -71,8 +71,8 @@ class DashboardSession:
     def valid(self, value: str) -> bool:
         version, _, rest = value.partition(".")
         issued, _, signature = rest.partition(".")
-        if version != "v1" or not issued.isdigit() or self._key is None:
-            return False
+        if version != "v1" or self._key is None or not value.isascii() or not issued.isdigit():
+            return False  # (compare_digest refuses non-ASCII text; "²".isdigit() is true)
         if not hmac.compare_digest(signature, self._sign(issued)):
             return False
         return 0 <= self._time() - int(issued) <= SESSION_SECONDS
@@ -86,7 +86,7 @@ class DashboardSession:
         cookie = SimpleCookie()
         try:
             cookie.load(headers.get("cookie", ""))
-        except Exception:  # a malformed Cookie header is simply no session
+        except CookieError:  # a malformed Cookie header is simply no session
             return False
         morsel = cookie.get(COOKIE)
         return morsel is not None and self.valid(morsel.value)
