@@ -222,3 +222,19 @@ async def test_with_an_llm_the_deep_channel_runs_and_core_is_the_rules_own() -> 
 def test_structure_decides_what_goes_to_core(line: str, core: bool) -> None:
     hits = [h for h in detect_high_signals(line) if h.layer == "core"]
     assert bool(hits) == core
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Andrew: My girlfriend and I just moved into a new apartment in the city.",
+        "Sam: I was diagnosed with diabetes last year.",
+        "John: My wife's name is Emma.",
+        "Evan: I quit smoking three months ago.",
+        "Dave: I have a concert in Boston next week.",
+        "James: My favorite game is The Witcher 3.",
+        "Evan: I run a small bakery downtown.",
+    ],
+)
+def test_lasting_facts_in_other_words_go_to_core(line: str) -> None:
+    assert [h.layer for h in detect_high_signals(line)] == ["core"]

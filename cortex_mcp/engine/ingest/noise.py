@@ -85,11 +85,11 @@ PRONOUN_OBJECT: dict[str, str] = {
     "ja": r"^(?:それ|これ|あれ|そう)",
 }
 # A liking of something just said or shown is a reaction, not a lasting taste ("I love how you
-# ...", "I love the colour", "我喜欢你送的礼物"): stable tastes take a general object.
+# ...", "I love the colour", "我喜欢你送的礼物"): stable tastes take a general object. (Japanese
+# puts the object first: see PRONOUN_SUBJECT_JA.)
 REACTION_OBJECT: dict[str, str] = {
     "en": r"^\s*(?:how|when|the way|what|why|(?:all )?the|his|her|their|its)\b",
     "zh": r"^(?:他的|她的|他们的|那种|这种)",
-    "ja": r"^(?!)",
 }
 # A liking or a decision with nothing after it ("我决定了！", "I decided."): no object at all.
 EMPTY_OBJECT: dict[str, str] = {
@@ -99,6 +99,10 @@ EMPTY_OBJECT: dict[str, str] = {
 OBJECT_VERB = (
     r"(?:决定|定了|选择了|选定|喜欢|讨厌|偏好|偏爱|爱吃|爱喝|爱看|爱听|爱玩|热爱|喜爱|受不了|"
     r"decided|chose|picked|opted for|went with)$"
+)
+LIKING_VERB = (
+    r"(?:love|like|enjoy|adore|prefer|hate|dislike|stand|喜欢|喜爱|热爱|讨厌|偏爱|爱吃|爱喝|"
+    r"爱看|爱听|爱玩)$"
 )
 PRONOUN_SUBJECT_JA = (
     r"(?:それ|これ|あれ|僕も|私も|(?:その|この|あの)[^、。]{0,6})(?:は|が|も|、)?[^、。]{0,4}"

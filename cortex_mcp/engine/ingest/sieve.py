@@ -180,9 +180,9 @@ def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
         body[match.end() :]
     ):
         return False
-    if kind == "preference" and _pattern(noise.REACTION_OBJECT[language]).search(
-        body[match.end() :]
-    ):
+    reaction = noise.REACTION_OBJECT.get(language)
+    liking = _pattern(noise.LIKING_VERB).search(match.group())
+    if liking and reaction and _pattern(reaction).search(body[match.end() :]):
         return False
     if _object_missing(language, kind, body, match):
         return False

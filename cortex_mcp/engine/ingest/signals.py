@@ -14,6 +14,8 @@ capped at 1.0.
 
 from __future__ import annotations
 
+from cortex_mcp.engine.ingest import vocabulary as vocab
+
 # Rule families in priority order: the first that matches a sentence names it.
 CATEGORY_ORDER = (
     "correction",
@@ -52,73 +54,6 @@ INTRINSIC = {
     "important": 0.5,
 }
 
-_EN_I = r"\bi(?:'m| am| was|'ve| have|'d| had|'ll| will)?"
-_EN_ADVERB = (
-    r"(?:(?:really|truly|absolutely|just|still|also|totally|definitely|especially|genuinely|"
-    r"kinda|kind of|sort of|do|so|generally|usually|always|much|strongly|particularly) )*"
-)
-_EN_RELATIVE = (
-    r"(?:wife|husband|partner|son|daughter|kids?|children|child|boy|girl|brother|sister|"
-    r"mom|mum|mother|dad|father|parents|grandma|grandmother|grandpa|grandfather|aunt|uncle|"
-    r"cousin|niece|nephew|fianc[eé]e?|boyfriend|girlfriend|family|fam|dog|cat|puppy|pup|"
-    r"kitten|pet|turtles?|best friend|twins?)"
-)
-_EN_PET = r"(?:puppy|pup|dog|kitten|cat|pet|turtle|rabbit|bunny|parrot|hamster|horse)"
-_EN_HOBBY_VERB = (
-    r"(?:volunteering|going to|taking|learning|practi[cs]ing|training|teaching|coaching|"
-    r"mentoring|attending|studying|playing|running|swimming|surfing|dancing|painting|hiking|"
-    r"climbing|cycling|boxing|knitting|cooking|baking|gardening|skating|skiing|singing|"
-    r"drawing|sculpting|fishing|camping|meditating|journaling)"
-)
-_EN_PLAN_NOUN = (
-    r"(?:(?:trip|vacation|holiday|tour|tournament|competition|comp|contest|championship|"
-    r"exhibition|concert|festival|wedding|conference|interview|exam|career|degree|marathon|"
-    r"race|recital|audition|retreat|graduation|surgery)s?|move to|moving (?:to|house|out)|"
-    r"relocat\w+)"
-)
-_EN_HORIZON = (
-    r"(?:\bnext (?:month|year|summer|spring|fall|autumn|winter|semester|season)\b"
-    r"|\bin the (?:next|coming) (?:few )?(?:weeks|months|years)\b"
-    r"|\bthis (?:coming )?(?:summer|fall|autumn|winter|spring|year)\b"
-    r"|\bin (?:january|february|march|april|may|june|july|august|september|october|"
-    r"november|december)\b|\bcoming up\b|\bafter (?:graduation|college|school)\b)"
-)
-_EN_FUTURE = (
-    r"(?:\b(?:i'm|i am|we're|we are) (?:\w+ ){0,2}(?:planning|thinking (?:of|about)|"
-    r"looking into|looking at|aiming|hoping|getting ready for|preparing for|putting together|"
-    r"organi[sz]ing|training for|going|heading|moving|flying|travel+ing|starting|applying)"
-    r"|\b(?:i|we)(?:'ll| will| plan to| want to| intend to| hope to)\b|\bgonna\b|\bgoing to\b"
-    r"|^(?:planning|thinking of|looking into)\b)"
-)
-# Having something is a plan only with a date beyond the coming days ("a game next month").
-_EN_HAVE = r"(?:\b(?:i|we)(?:'ve| have)? got (?:a|an|my)\b|\b(?:i|we) have (?:a|an|my)\b)"
-
-_ZH_RELATIVE = (
-    r"(?:女儿|儿子|孩子|闺女|老婆|老公|妻子|丈夫|爱人|男朋友|女朋友|对象|未婚[夫妻]|爸爸|妈妈|"
-    r"爸妈|父母|父亲|母亲|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家那位|猫咪|猫|"
-    r"狗狗|狗|宠物)"
-)
-_ZH_NUMBER = r"[\d一二三四五六七八九十两百]"
-_ZH_FAR = (
-    rf"(?:下个?月|明年|后年|年底|年末|下半年|暑假|寒假|{_ZH_NUMBER}+月份?|春天|夏天|秋天|冬天)"
-)
-_ZH_PLAN_NOUN = (
-    r"(?:旅行|旅游|出差|比赛|考试|面试|婚礼|结婚|搬家|搬到|搬回|留学|读研|考研|报到|演出|"
-    r"展览|会议|马拉松|手术|毕业|创业|开店)"
-)
-_JA_RELATIVE = (
-    r"(?:娘|息子|子供|子ども|妻|夫|嫁|旦那|彼氏|彼女|婚約者|母|父|両親|兄|姉|弟|妹|祖母|祖父|"
-    r"おばあちゃん|おじいちゃん|うちの(?:猫|犬|子|ペット))"
-)
-_JA_FAR = (
-    r"(?:来月|来年|再来年|年末|年明け|春に|夏に|秋に|冬に|今年の(?:春|夏|秋|冬)|"
-    r"[\d一二三四五六七八九十]+月(?:から|に))"
-)
-_JA_PLAN_NOUN = (
-    r"(?:旅行|出張|大会|コンクール|試験|面接|結婚式|引っ越|移転|留学|受験|発表会|手術|卒業|"
-    r"開業|起業)"
-)
-
 PATTERNS: dict[str, dict[str, list[str]]] = {
     "en": {
         "identity": [
@@ -131,7 +66,13 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"\bi live in\b",
             r"\bi(?:'m| am) (?:originally )?from\b",
             r"\bi (?:grew up|was born|was raised) in\b",
-            r"\bi(?:'ve| have)? (?:just )?moved (?:to|from|here)\b",
+            r"\bi(?:'ve| have)? (?:just )?moved (?:to|from|here|into|in with|back)\b",
+            r"\bdiagnosed with\b|\bdoctor (?:said|says|told me) i (?:have|had)\b",
+            r"\bi (?:have|had|suffer from) (?:type \d )?(?:diabetes|asthma|adhd|autism|cancer|"
+            r"arthritis|epilepsy|celiac|high blood pressure|migraines?|anxiety|depression|"
+            r"insomnia|a heart condition)\b",
+            r"\bi (?:teach|coach|run|own|manage) (?:a |an |my )?(?:[\w'-]+ ){0,3}(?:at|in|for|"
+            r"classes|bakery|shop|store|business|company|restaurant|studio|team|downtown)\b",
             r"\ballergic to\b|\ballergies to\b",
             r"\bi(?:'m| am) \d{1,3}(?: years old\b|\s*[.!,]|$)",
             r"\bmy (?:job|role|title|profession) is\b",
@@ -143,19 +84,20 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"shop|company|restaurant|practice|bakery|cafe|gym|label|brand)\b",
         ],
         "relationship": [
-            rf"\bmy (?:\w+ )?{_EN_RELATIVE}(?:'s name)? (?:is (?:named|called|\d|a |an |"
+            rf"\bmy (?:\w+ )?{vocab.EN_RELATIVE}'s name is\b",
+            rf"\bmy (?:\w+ )?{vocab.EN_RELATIVE}(?:'s name)? (?:is (?:named|called|\d|a |an |"
             rf"pregnant|expecting|in |at |from )|works|lives|wrote|has (?:a|an)\b|was born|"
             rf"passed|died|just turned|turned|(?:just )?got (?:married|engaged|a job)|studies|"
             rf"goes to|plays)",
             r"\b(?:passed away|died|was born|gave birth|got married|got engaged|is expecting|"
             r"are expecting|new addition to (?:the|our|my) family|marrying my)\b",
             rf"\b(?:i|we)(?:'ve| have)? (?:just )?(?:adopted|got|have|rescued) (?:a|an|this|"
-            rf"two|three|my|our)? ?(?:new |little |cute |\w+ ){{0,2}}{_EN_PET}s?\b",
+            rf"two|three|my|our)? ?(?:new |little |cute |\w+ ){{0,2}}{vocab.EN_PET}s?\b",
             r"\b(?:i'?ve|i have) known (?:\w+ ){1,3}for (?:\d+|\w+) years\b",
-            rf"\b(?:i|we) have (?:a|an|two|three|four) (?:\w+ )?{_EN_RELATIVE}s?\b",
+            rf"\b(?:i|we) have (?:a|an|two|three|four) (?:\w+ )?{vocab.EN_RELATIVE}s?\b",
         ],
         "preference": [
-            rf"\b(?:i|we) {_EN_ADVERB}(?:prefer|like|love|hate|dislike|enjoy|adore|"
+            rf"\b(?:i|we) {vocab.EN_ADVERB}(?:prefer|like|love|hate|dislike|enjoy|adore|"
             r"can't stand|cannot stand|can't live without)\b(?! to know\b)(?=\s*[\w\"'“])",
             r"\b(?:i|we) (?:do not|don't|never) (?:really )?(?:like|enjoy|eat|drink)\b",
             r"\b(?:i'?ve|i have) (?:always |long )?(?:loved|enjoyed|been into|"
@@ -175,7 +117,7 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"(?:years?|months?) ago\b",
             r"\b(?:i'?ve|i have) been (?:\w+ing|into \w+)(?: \w+){0,4} (?:for (?:\w+ )?years|"
             r"since (?:i was|childhood|high school|college))\b",
-            r"\b(?:i|we)(?:'m|'re|'ve)?(?: [\w'-]+){0,4} (?:every|each) (?:day|morning|evening|"
+            r"\b(?:i|we)(?:'m|'re|'ve)?(?: [\w'-]+){0,8} (?:every|each) (?:day|morning|evening|"
             r"night|week|weekend|"
             r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
             r"\bi'd rather\b",
@@ -198,19 +140,21 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
         "milestone": [
             r"\b(?:i|we) (?:just |recently |finally |officially )?joined (?!in\b)(?:a|an|the|my|"
             r"our)?\b",
-            r"\b(?:i|we) (?:just |recently )?(?:started|began) " + _EN_HOBBY_VERB + r"\b",
+            r"\b(?:i|we) (?:just |recently )?(?:started|began) " + vocab.EN_HOBBY_VERB + r"\b",
             r"\bi(?:'m| am) (?:now )?(?:learning|studying|mentoring|coaching|volunteering|"
             r"training) (?!how to (?:market|deal|handle|cope))\w+",
             r"\bi (?:just )?(?:bought|got|own|have) (?:a|an|my|our) (?:new |first |own )?"
             r"(?:car|house|home|apartment|condo|truck|motorcycle|boat|flat)\b",
             r"\bi used to (?:\w+ ){1,8}(?:when i was|as a (?:kid|child)|growing up|back in)\b",
+            r"\bi (?:quit|stopped|gave up) (?:smoking|drinking|alcohol|caffeine|sugar|meat|vaping)\b",
             r"\bi(?:'ve| have)? got (?:lots of|a collection of) (?:[\w'-]+ ){0,2}(?:books|records|"
             r"plants|games|vinyls?|comics|stamps|coins)\b",
         ],
         "plan": [
-            rf"{_EN_FUTURE}.*(?:{_EN_HORIZON}|\b{_EN_PLAN_NOUN}\b)",
-            rf"(?:{_EN_HORIZON}|\b{_EN_PLAN_NOUN}\b).*{_EN_FUTURE}",
-            rf"{_EN_HAVE}.*{_EN_HORIZON}|{_EN_HORIZON}.*{_EN_HAVE}",
+            rf"{vocab.EN_FUTURE}.*(?:{vocab.EN_HORIZON}|\b{vocab.EN_PLAN_NOUN}\b)",
+            rf"(?:{vocab.EN_HORIZON}|\b{vocab.EN_PLAN_NOUN}\b).*{vocab.EN_FUTURE}",
+            rf"{vocab.EN_HAVE}.*{vocab.EN_HORIZON}|{vocab.EN_HORIZON}.*{vocab.EN_HAVE}",
+            rf"{vocab.EN_HAVE} (?:[\w'-]+ ){{0,2}}{vocab.EN_PLAN_NOUN}\b.*{vocab.EN_DATE}",
             r"\b(?:gonna|going to) (?:continue|finish|pursue) (?:my|a) \w+",
             r"\bi(?:'m| am|'ve been| have been| started| began)? (?:\w+ )?(?:looking into|"
             r"looking at|exploring|considering|aiming|thinking (?:of|about)) (?:[\w'-]+ ){0,8}"
@@ -257,12 +201,12 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"自己开了(?:一家|家)",
         ],
         "relationship": [
-            rf"我(?:的|家|们家)?{_ZH_RELATIVE}[^，。！]{{0,6}}?(?:{_ZH_NUMBER}+岁|是|叫|名叫|在[^，。]"
+            rf"我(?:的|家|们家)?{vocab.ZH_RELATIVE}[^，。！]{{0,6}}?(?:{vocab.ZH_NUMBER}+岁|是|叫|名叫|在[^，。]"
             rf"{{1,10}}(?:工作|上班|读书|上学|当|做)|当|有[^，。]{{0,6}}(?:病|症)|去世|过世|走了|怀孕|"
             rf"生了|"
             rf"出生|结婚|上(?:小学|初中|高中|大学|幼儿园)|开始上)",
             r"我养了(?:一|两|三)?(?:只|条|个)",
-            rf"我有{_ZH_NUMBER}?(?:个|只|条)?[^，。]{{0,3}}(?:孩子|女儿|儿子|哥哥|姐姐|弟弟|妹妹|猫|狗)",
+            rf"我有{vocab.ZH_NUMBER}?(?:个|只|条)?[^，。]{{0,3}}(?:孩子|女儿|儿子|哥哥|姐姐|弟弟|妹妹|猫|狗)",
             r"(?:我们?|我和[^，。]{1,6})结婚",
             r"去世了|过世了|怀孕了|订婚了",
         ],
@@ -270,7 +214,7 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"我(?:很|非常|最|特别|比较|更|真的|一直|也|还是|不太|不|太|超|挺|从小就?|都){0,2}"
             r"(?:喜欢|讨厌|偏好|偏爱|爱吃|爱喝|爱看|爱听|爱玩|受不了|倾向于?|习惯用|喜爱|热爱)",
             r"每(?:天|周|个?星期|个?月|年)[^，。]{0,4}(?:都|会)?[^，。]{0,4}"
-            rf"{_ZH_NUMBER}+次",
+            rf"{vocab.ZH_NUMBER}+次",
             r"我最喜欢的|是我最喜欢的|我的最爱",
             r"我(?:每天|每周|每个?周末|每个?月|每晚|平时|一直|经常|从小)[^，。,]{0,6}"
             r"(?:都|会)?(?:去|做|吃|喝|起床|跑步|游泳|练|学|看|写|画|弹|打|玩|骑|不|只)",
@@ -294,10 +238,10 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"参加了[^，。,]{1,10}(?:俱乐部|协会|社团|乐队|球队|小组|教会|健身房|志愿|读书会)",
         ],
         "plan": [
-            rf"{_ZH_FAR}[^。！]{{0,20}}(?:要|打算|准备|计划|会|将|去|来|搬|参加|{_ZH_PLAN_NOUN})",
-            rf"(?:要|打算|准备|计划)[^。！]{{0,20}}{_ZH_FAR}",
-            rf"(?:下周|下星期|下礼拜)[^。！]{{0,12}}{_ZH_PLAN_NOUN}",
-            rf"(?:打算|准备|计划)[^。！]{{0,20}}{_ZH_PLAN_NOUN}",
+            rf"{vocab.ZH_FAR}[^。！]{{0,20}}(?:要|打算|准备|计划|会|将|去|来|搬|参加|{vocab.ZH_PLAN_NOUN})",
+            rf"(?:要|打算|准备|计划)[^。！]{{0,20}}{vocab.ZH_FAR}",
+            rf"(?:下周|下星期|下礼拜)[^。！]{{0,12}}{vocab.ZH_PLAN_NOUN}",
+            rf"(?:打算|准备|计划)[^。！]{{0,20}}{vocab.ZH_PLAN_NOUN}",
         ],
         "correction": [
             r"更正|纠正一下|我说错了|搞错了|正确的是",
@@ -335,9 +279,9 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"を経営して|を営んで",
         ],
         "relationship": [
-            rf"{_JA_RELATIVE}(?:が|は|と|の名前は|に)[^、。]{{0,20}}(?:歳|です|しています|をしています|"
+            rf"{vocab.JA_RELATIVE}(?:が|は|と|の名前は|に)[^、。]{{0,20}}(?:歳|です|しています|をしています|"
             rf"通い始め|生まれ|産|出産|結婚|亡くな|名前|病|看護師|医者|先生|エンジニア)",
-            rf"{_JA_RELATIVE}(?:は|が)[^、。]{{1,10}}で",
+            rf"{vocab.JA_RELATIVE}(?:は|が)[^、。]{{1,10}}で",
             r"(?:子供|子ども|娘|息子|兄弟|姉妹|孫|猫|犬)が[一二三四五六七八九十\d]+(?:人|匹|頭)(?:います|いる)",
             r"(?:猫|犬)を飼って(?:います|いる|る)",
             r"と結婚して",
@@ -370,10 +314,10 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"(?:クラブ|サークル|部|チーム|ジム|教会|会)に(?:入(?:りました|った)|入会しました)",
         ],
         "plan": [
-            rf"{_JA_FAR}[^。！]{{0,30}}(?:予定|つもり|ます|する|始め|出る|行く)",
-            rf"(?:来週|再来週)[^。！]{{0,12}}{_JA_PLAN_NOUN}",
-            rf"{_JA_PLAN_NOUN}[^。！]{{0,10}}(?:予定|つもり|準備)",
-            rf"{_JA_FAR}の[^。！]{{0,10}}{_JA_PLAN_NOUN}",
+            rf"{vocab.JA_FAR}[^。！]{{0,30}}(?:予定|つもり|ます|する|始め|出る|行く)",
+            rf"(?:来週|再来週)[^。！]{{0,12}}{vocab.JA_PLAN_NOUN}",
+            rf"{vocab.JA_PLAN_NOUN}[^。！]{{0,10}}(?:予定|つもり|準備)",
+            rf"{vocab.JA_FAR}の[^。！]{{0,10}}{vocab.JA_PLAN_NOUN}",
         ],
         "correction": [
             r"訂正|正しくは|間違えました|間違っていました|言い間違え",
