@@ -152,12 +152,15 @@ FILLER: dict[str, str] = {
 
 # "X, not Y" and its kin: the corrected term is group 1.
 CONTRAST: dict[str, list[str]] = {
-    "en": [r"\bnot (?!only\b)([^,.;]{1,40}), but\b", r",\s*not ([^,.;!]{1,40})[.!]?$"],
-    "zh": [
-        r"不是([^，。！？,]{1,40}?)[，,]?\s*(?:而)?是",
-        r"[，,]\s*(?:而)?不是([^，。！？,]{1,20})[。！!]?$",
-    ],
+    "en": [r"\bnot (?!only\b)([^,.;]{1,40}), but\b"],
+    "zh": [r"不是([^，。！？,]{1,40}?)[，,]?\s*(?:而)?是"],
     "ja": [r"([^、。]{1,40}?)(?:ではなく|じゃなくて|じゃなく)"],
+}
+# "..., not X" at the end: a correction too, but it names nothing to supersede (a substring
+# search for "seven" could hit an unrelated memory): the new fact is stored, the old one left.
+TRAILING_CONTRAST: dict[str, str] = {
+    "en": r",\s*not ([^,.;!]{1,40})[.!]?$",
+    "zh": r"[，,]\s*(?:而)?不是([^，。！？,]{1,20})[。！!]?$",
 }
 # A corrected term that is an opinion, a feeling or the conversation itself is no correction.
 NOT_A_TERM: dict[str, str] = {

@@ -136,12 +136,16 @@ def _term(language: str, raw: str) -> str | None:
     return term
 
 
-def _contrast(language: str, body: str) -> str | None:
+def _contrast(language: str, body: str) -> tuple[bool, str | None]:
+    """(is a correction, the corrected term to supersede, if it names one)."""
     for source in noise.CONTRAST[language]:
         match = _pattern(source).search(body)
         if match:
-            return _term(language, match.group(1))
-    return None
+            term = _term(language, match.group(1))
+            return term is not None, term
+    trailing = noise.TRAILING_CONTRAST.get(language)
+    match = _pattern(trailing).search(body) if trailing else None
+    return (match is not None and _term(language, match.group(1)) is not None), None
 
 
 def _states_something(language: str, text: str) -> bool:
@@ -202,8 +206,8 @@ def classify(sentence: str) -> tuple[str, str, str | None] | None:
     if _any(noise.NOISE[language], body) or _content_free(language, body):
         return None
     near = _pattern(noise.NEAR_TIME[language]).search(body) is not None
-    term = _contrast(language, body)
-    if term is not None and not near and not _pattern(noise.OTHERS[language]).search(body):
+    corrects, term = _contrast(language, body)
+    if corrects and not near and not _pattern(noise.OTHERS[language]).search(body):
         return "correction", language, term
     revising = _pattern(noise.REVISION[language]).search(text) is not None
     for kind in signals.CATEGORY_ORDER:
