@@ -4,8 +4,8 @@ loads without a console error and passes axe-core (no serious or critical violat
 forget/restore, the search debugger, the graph and the lifecycle preview agree with REST and
 the CLI; with a token, nothing is served to a request without the session.
 
-Skipped, with the reason, only when chromium or Playwright is not installed (CI installs both:
-see .ci/run)."""
+Skipped, with the reason, only when chromium is not installed (.ci/run installs it; Playwright
+comes with the dev extra)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from cortex_mcp.config import load_settings
 from tests.dashboard_seed import AGENT, KNOWN_QUERY, OTHER, RELATIONS, Seeded, seed_database
@@ -33,19 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
 SCREENSHOT = ROOT / "docs" / "dashboard.png"
 
-try:
-    from playwright.sync_api import Browser, Page, sync_playwright
-except ImportError:  # pragma: no cover - the dev extra installs it
-    sync_playwright = None  # type: ignore[assignment]
-
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
         not CHROMIUM.exists(),
         reason="chromium is not installed (apt-get install chromium chromium-driver; .ci/run does)",
-    ),
-    pytest.mark.skipif(
-        sync_playwright is None, reason="playwright is not installed (pip install -e '.[dev]')"
     ),
 ]
 
@@ -112,7 +105,6 @@ def server(seeded: tuple[Path, Seeded], stub_url: str) -> Iterator[ServeProcess]
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert sync_playwright is not None
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
         yield launched
