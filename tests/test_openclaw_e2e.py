@@ -127,7 +127,7 @@ class OpenClaw:
                 start_new_session=True,
             )
         try:
-            _wait_for_port(port, proc, log)
+            _wait_until_ready(port, proc, log)
             yield log
         finally:
             with contextlib.suppress(ProcessLookupError):
@@ -139,15 +139,17 @@ class OpenClaw:
                 proc.wait()
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+def _wait_until_ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    """The gateway listens some seconds before it takes agent calls: wait for its `ready`."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"the gateway exited:\n{log.read_text()}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-            return
+        if "[gateway] ready" in log.read_text(errors="replace"):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                return
         time.sleep(0.5)
-    raise TimeoutError(f"the gateway did not listen:\n{log.read_text()}")
+    raise TimeoutError(f"the gateway did not get ready:\n{log.read_text()}")
 
 
 def _config(stub: StubLLM, cortex_url: str, gateway_port: int, logs: Path) -> dict[str, Any]:
@@ -227,7 +229,13 @@ def _read(path: Path) -> str:
     return path.read_text(errors="replace") if path.exists() else ""
 
 
-RECALLED = re.compile(r"cortex: recalled (\d+) memories in (\d+) ms")
+RECALLED = re.compile(r"cortex: recalled \d+ memories in (\d+) ms")
+
+
+def recall_times(log: str) -> list[int]:
+    """The plugin's recall time per turn (OpenClaw's JSONL log repeats a message in one line)."""
+    found = (RECALLED.search(line) for line in log.splitlines())
+    return [int(match.group(1)) for match in found if match]
 
 
 def test_openclaw_turns_recall_capture_and_flush_through_the_plugin(
@@ -271,7 +279,7 @@ def test_openclaw_turns_recall_capture_and_flush_through_the_plugin(
         assert "db2.internal port 5433" in block and "</relevant-memories>" in block
         assert REPLY not in block
         logged = _read(tmp_path / "openclaw.log") or second.stderr
-        timings = [int(ms) for _, ms in RECALLED.findall(logged)]
+        timings = recall_times(logged)
         assert timings, logged[-3000:]
         question = _settled(cortex, QUESTION)
         assert [m["content"] for m in question if "relevant-memories" in m["content"]] == []

@@ -11,7 +11,7 @@ Needs what `bash .ci/openclaw` installs (Node 24, the built plugin, the pinned O
 from __future__ import annotations
 
 import argparse
-import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -24,9 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.http_helpers import AUTH, ServeProcess, free_port
 from tests.llm_stub import llm_stub, text
-from tests.test_openclaw_e2e import PLUGIN, OpenClaw, _config, _missing
+from tests.test_openclaw_e2e import PLUGIN, OpenClaw, _config, _missing, recall_times
 
-RECALLED = re.compile(r"cortex: recalled \d+ memories in (\d+) ms")
 FACTS = [
     "The staging database runs on db2.internal port 5433.",
     "Deploys happen on Tuesday nights after 22:00.",
@@ -44,13 +43,30 @@ QUESTIONS = [
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=8)
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (logs)")
     args = parser.parse_args()
     missing = _missing()
     if missing:
         print(f"cannot run: {missing}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as tmp, llm_stub() as stub:
-        root = Path(tmp)
+    root = Path(tempfile.mkdtemp(prefix="openclaw-bench-"))
+    try:
+        walls, recalls = _turns(root, args.turns)
+    finally:
+        if args.keep:
+            print(f"logs kept in {root}", file=sys.stderr)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    print(f"OpenClaw turns through a gateway: {args.turns} (recalls logged: {len(recalls)})")
+    print(f"recall in before_prompt_build, ms: {recalls}")
+    p50, wall = statistics.median(recalls), statistics.median(walls)
+    print(f"recall p50 {p50:.0f} ms, max {max(recalls)} ms; turn wall p50 {wall:.0f} ms")
+    print(f"recall / turn (p50 ratio): {p50 / wall:.4f}")
+    return 0
+
+
+def _turns(root: Path, turns: int) -> tuple[list[float], list[int]]:
+    with llm_stub() as stub:
         stub.responder = lambda request: text("OK.")
         with ServeProcess(root / "brain.db") as cortex:
             for fact in FACTS:
@@ -71,18 +87,13 @@ def main() -> int:
             claw.write_config(config)
             walls = []
             with claw.gateway(port):
-                for turn in range(args.turns):
+                for turn in range(turns):
                     started = time.perf_counter()
                     question = QUESTIONS[turn % len(QUESTIONS)]
                     claw.ok("agent", "--session-key", f"bench-{turn}", "--message", question)
                     walls.append((time.perf_counter() - started) * 1000)
-            recalls = [int(ms) for ms in RECALLED.findall(log.read_text(errors="replace"))]
-    print(f"OpenClaw turns through a gateway: {args.turns} (recalls logged: {len(recalls)})")
-    print(f"recall in before_prompt_build, ms: {recalls}")
-    p50, wall = statistics.median(recalls), statistics.median(walls)
-    print(f"recall p50 {p50:.0f} ms, max {max(recalls)} ms; turn wall p50 {wall:.0f} ms")
-    print(f"recall / turn (p50 ratio): {p50 / wall:.4f}")
-    return 0
+            recalls = recall_times(log.read_text(errors="replace"))
+    return walls, recalls
 
 
 if __name__ == "__main__":
