@@ -33,8 +33,7 @@ export function registerCortexCommands(
       try {
         const health = await bridge.client.health(CLI_TIMEOUT_MS);
         print(`cortex-mcp ${health.version} at ${bridge.client.baseUrl}: ${health.status}`);
-        const stats = await bridge.client.stats(agent, CLI_TIMEOUT_MS);
-        print(`agent ${agent}: ${JSON.stringify(stats.agent ?? stats, null, 2)}`);
+        print(summary(agent, await bridge.client.stats(agent, CLI_TIMEOUT_MS)));
       } catch (error) {
         print(`cortex: ${error instanceof Error ? error.message : String(error)}`);
         process.exitCode = 1;
@@ -58,4 +57,16 @@ export function registerCortexCommands(
         process.exitCode = 1;
       }
     }) as (...args: never[]) => unknown);
+}
+
+function summary(agent: string, stats: Record<string, unknown>): string {
+  const memories = (stats.memories ?? {}) as { total?: number; by_layer?: Record<string, number> };
+  const layers = Object.entries(memories.by_layer ?? {})
+    .map(([layer, count]) => `${layer} ${count}`)
+    .join(", ");
+  const degraded = Array.isArray(stats.degraded) && stats.degraded.length ? stats.degraded : [];
+  return (
+    `agent ${agent}: ${memories.total ?? 0} memories (${layers || "none"})` +
+    (degraded.length ? `; degraded: ${degraded.join("; ")}` : "")
+  );
 }

@@ -7,6 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
+import { Command } from "commander";
+
 import {
   fakeHost,
   hangingServer,
@@ -264,6 +266,29 @@ describe("with cortex running", () => {
     const old = { components: { schemas: { RecallBody: { properties: { query: {} } } } } };
     assert.deepEqual(missingFeatures(old), ["recall format", "ingest messages"]);
     assert.deepEqual(missingFeatures(await cortex.api("GET", "/openapi.json")), []);
+  });
+
+  test("openclaw cortex status and search answer from the server", async () => {
+    await cortex.api("POST", "/memories", {
+      content: "The build cache lives on the nas-2 share",
+      agent_id: "cli",
+    });
+    const host = plugin({ agentId: "cli" });
+    const program = new Command().exitOverride();
+    await host.cli[0].registrar({ program });
+    const printed = [];
+    const write = process.stdout.write;
+    process.stdout.write = (chunk) => printed.push(String(chunk)) > 0;
+    try {
+      await program.parseAsync(["cortex", "status"], { from: "user" });
+      await program.parseAsync(["cortex", "search", "where is the build cache?"], { from: "user" });
+    } finally {
+      process.stdout.write = write;
+    }
+    const out = printed.join("");
+    assert.match(out, /cortex-mcp 0\.\d+\.\d+ at http:\/\/127\.0\.0\.1:\d+: ok/);
+    assert.match(out, /agent cli: 1 memories \(working 0, core 1, archive 0\)/);
+    assert.match(out, /nas-2 share/);
   });
 
   test("the plugin takes the memory slot and registers its tools and command", () => {
