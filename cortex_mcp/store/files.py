@@ -185,15 +185,17 @@ def _os_reason(exc: OSError) -> str:
 def _check_header(path: Path) -> int:
     """Cheap checks on the first 100 bytes: SQLite's magic string, and a file shorter than
     the page count its header records (a truncated copy). Returns the header's user_version
-    (a write still in the WAL may have changed it since: the caller asks SQLite too)."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            header = handle.read(_HEADER_SIZE)
-    except OSError as exc:
-        raise StorageError(
-            f"cannot read database {path}: {_os_reason(exc)}; check its permissions"
-        ) from None
+    (a write still in the WAL may have changed it since: the caller asks SQLite too).
+
+    Another process checkpointing its WAL writes page 1 (the new page count) before the pages
+    that extend the file, so a file that looks short while a `-wal` sits beside it is read
+    again a few times before it is called truncated."""
+    size, header = _read_header(path)
+    settle = 0.0
+    while _looks_truncated(size, header) and settle < _CHECKPOINT_SETTLE_S and _has_wal(path):
+        time.sleep(0.05)
+        settle += 0.05
+        size, header = _read_header(path)
     if size == 0:
         return 0  # a new database
     if not header.startswith(_HEADER[: min(len(header), len(_HEADER))]):
@@ -203,15 +205,46 @@ def _check_header(path: Path) -> int:
         )
     if size < _HEADER_SIZE:
         raise StorageError(f"database {path} is truncated ({size} bytes); {_MOVE_AWAY}")
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    valid = header[24:28] == header[92:96]  # the page count is trusted only when in step
-    if valid and pages and size < pages * page_size:
+    if _looks_truncated(size, header):
         raise StorageError(
-            f"database {path} is truncated ({size} of {pages * page_size} bytes); {_MOVE_AWAY}"
+            f"database {path} is truncated ({size} of {_recorded_bytes(header)} bytes);"
+            f" {_MOVE_AWAY}"
         )
     return int.from_bytes(header[60:64], "big")
+
+
+_CHECKPOINT_SETTLE_S = 2.0
+
+
+def _read_header(path: Path) -> tuple[int, bytes]:
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            return size, handle.read(_HEADER_SIZE)
+    except OSError as exc:
+        raise StorageError(
+            f"cannot read database {path}: {_os_reason(exc)}; check its permissions"
+        ) from None
+
+
+def _has_wal(path: Path) -> bool:
+    return path.with_name(path.name + "-wal").exists()
+
+
+def _recorded_bytes(header: bytes) -> int:
+    """The file size the header's page count implies (0 when the count is not in step with
+    the change counter, which older writers leave stale)."""
+    if header[24:28] != header[92:96]:
+        return 0
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    return int.from_bytes(header[28:32], "big") * page_size
+
+
+def _looks_truncated(size: int, header: bytes) -> bool:
+    if size == 0 or len(header) < _HEADER_SIZE or not header.startswith(_HEADER):
+        return False
+    return size < _recorded_bytes(header)
 
 
 def _probe(path: Path, thorough: bool) -> FileAccess:
