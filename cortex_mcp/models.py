@@ -98,6 +98,7 @@ class NewMemory(BaseModel):
     confidence: float = 0.8
     source: str | None = None
     supersedes: str | None = None
+    supersede_rule: str = "explicit"  # which rule chose `supersedes` (kept in lifecycle_log)
     metadata: dict[str, Any] = Field(default_factory=dict)
     shared: bool = False
 

@@ -60,3 +60,29 @@ def count_tokens(text: str) -> int:
     cjk = len(CJK_CHAR.findall(text))
     rest = len(text) - cjk
     return cjk + (rest + 3) // 4
+
+
+# "Caroline: ..." at the start of a line of dialogue, optionally after a raw-turn tag ("[...] ")
+# and a role label ("user: "): a capitalised name of one to three words.
+_SPEAKER = re.compile(
+    r"^(?:\[[^\]\n]{1,16}\]\s*)?(?:user:\s*)?"
+    r"([A-Z][\w.'’-]{0,30}(?: [A-Z][\w.'’-]{0,30}){0,2}):\s"
+)
+
+
+_USER_ROLES = {"", "user", "human"}  # a role, not a name: the text may still name the speaker
+
+
+def speaker_of(text: str, metadata: dict[str, object] | None = None) -> str | None:
+    """Who said it, case-folded: metadata `speaker` when it is a name, else a leading "Name: ";
+    None when neither says (the user's own words)."""
+    named = (metadata or {}).get("speaker")
+    if isinstance(named, str) and named.strip().casefold() not in _USER_ROLES:
+        return named.strip().casefold() or None
+    match = _SPEAKER.match(text)
+    return match.group(1).casefold() if match else None
+
+
+def without_speaker(text: str) -> str:
+    match = _SPEAKER.match(text)
+    return text[match.end() :] if match else text

@@ -187,6 +187,24 @@ def _forgot(d: dict[str, Any]) -> str:
     return f"{d['status']}: {d['id']}"
 
 
+# ---- restore -----------------------------------------------------------------------------
+
+
+def _restore_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help=ID_HELP + " (a superseded or forgotten memory)")
+    add_json_flag(parser)
+
+
+def run_restore(args: argparse.Namespace, settings: Settings) -> int:
+    async def work(service: Any) -> int:
+        memory_id = await service.resolve_memory_id(args.id)
+        restored = await service.restore(memory_id)
+        emit(args, restored.model_dump(), lambda d: f"restored: {d['id']} ({d['layer']})")
+        return 0
+
+    return run_with_service(settings, work)
+
+
 # ---- stats -------------------------------------------------------------------------------
 
 
@@ -229,5 +247,8 @@ COMMANDS = (
     ),
     Command("add", "remember a fact", run_add, _add_arguments),
     Command("forget", "forget a memory (soft), or --purge it", run_forget, _forget_arguments),
+    Command(
+        "restore", "bring back a superseded or forgotten memory", run_restore, _restore_arguments
+    ),
     Command("stats", "counts per layer, the database and providers", run_stats, _stats_arguments),
 )

@@ -125,7 +125,7 @@ class MemoryStore:
             await self._insert(conn, memory_id, digest, new, now)
             deduplicated = False
         if new.supersedes and new.supersedes != memory_id:
-            await _mark_superseded(conn, new.supersedes, memory_id, new.agent_id, now)
+            await _mark_superseded(conn, new, memory_id, now)
             superseded.append(new.supersedes)
         row = await _fetch_one(conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
         assert row is not None
@@ -214,16 +214,45 @@ class MemoryStore:
 
         async def txn(conn: aiosqlite.Connection) -> WriteOutcome:
             await _require(conn, memory_id, correction.agent_id)
-            outcome = await self._insert_or_bump(
-                conn, correction.model_copy(update={"supersedes": memory_id}), now
-            )
+            update = {"supersedes": memory_id, "supersede_rule": "forget_correction"}
+            outcome = await self._insert_or_bump(conn, correction.model_copy(update=update), now)
             await conn.execute(
                 "UPDATE memories SET layer = 'archive', expires_at = NULL WHERE id = ?",
                 (memory_id,),
             )
-            details = {"reason": reason, "new_id": outcome.memory.id}
-            await log_lifecycle(conn, "correct", [memory_id, outcome.memory.id], details, now)
+            if reason:
+                details = {"reason": reason, "new_id": outcome.memory.id}
+                await log_lifecycle(conn, "correct", [memory_id, outcome.memory.id], details, now)
             return outcome
+
+        return await self.db.write(txn)
+
+    async def restore(self, memory_id: str, agent_id: str, now: str) -> Memory:
+        """Undo a supersede or a soft forget: the memory is recalled again (in the layer it
+        is in; what superseded it stays too). The audit log names what it undid."""
+
+        async def txn(conn: aiosqlite.Connection) -> Memory:
+            await _require(conn, memory_id, agent_id)
+            before = await _fetch_one(
+                conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+            )
+            assert before is not None
+            await conn.execute(
+                "UPDATE memories SET superseded_by = NULL, forgotten_at = NULL, updated_at = ?"
+                " WHERE id = ?",
+                (now, memory_id),
+            )
+            details = {
+                "was_superseded_by": before["superseded_by"],
+                "was_forgotten_at": before["forgotten_at"],
+            }
+            ids = [memory_id, *([before["superseded_by"]] if before["superseded_by"] else [])]
+            await log_lifecycle(conn, "restore", ids, details, now)
+            row = await _fetch_one(
+                conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+            )
+            assert row is not None
+            return row_to_memory(row)
 
         return await self.db.write(txn)
 
@@ -401,17 +430,6 @@ class MemoryStore:
         )
         return [row_to_memory(row) for row in rows]
 
-    async def latest_containing(self, agent_id: str, needle: str, now: str) -> Memory | None:
-        """The newest live memory of `agent_id` whose content contains `needle` (what a
-        correction such as "not X but Y" corrects)."""
-        rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories WHERE agent_id = ? AND forgotten_at IS NULL"
-            " AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?)"
-            " AND instr(content, ?) > 0 ORDER BY seq DESC LIMIT 1",
-            (agent_id, now, needle),
-        )
-        return row_to_memory(rows[0]) if rows else None
-
     async def access_history(self, memory_id: str, limit: int = 20) -> list[dict[str, Any]]:
         rows = await self.db.fetchall(
             "SELECT query_hash, rank, accessed_at FROM access_log WHERE memory_id = ?"
@@ -480,12 +498,16 @@ async def _require(
 
 
 async def _mark_superseded(
-    conn: aiosqlite.Connection, old_id: str, new_id_: str, agent_id: str, now: str
+    conn: aiosqlite.Connection, new: NewMemory, new_id_: str, now: str
 ) -> None:
-    await _require(conn, old_id, agent_id, field="supersedes")
+    """Chain the old memory to the new one; the audit log names both and the rule."""
+    old_id = str(new.supersedes)
+    await _require(conn, old_id, new.agent_id, field="supersedes")
     await conn.execute(
         "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?", (new_id_, now, old_id)
     )
+    details = {"rule": new.supersede_rule, "superseded": old_id, "by": new_id_}
+    await log_lifecycle(conn, "supersede", [old_id, new_id_], details, now)
 
 
 async def _delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> None:

@@ -16,8 +16,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cortex_mcp.engine.ingest import extraction
+from cortex_mcp.engine.ingest.fast_channel import write_high_signals
 from cortex_mcp.engine.ingest.messages import Message, checked_messages
-from cortex_mcp.engine.ingest.pipeline import history_metadata, write_high_signals
+from cortex_mcp.engine.ingest.pipeline import history_metadata
 from cortex_mcp.engine.ingest.sieve import detect_high_signals
 from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.errors import ProviderError

@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cortex_mcp.engine.ingest import extraction
+from cortex_mcp.engine.ingest.fast_channel import write_high_signals
 from cortex_mcp.engine.ingest.messages import without_injected_memories
 from cortex_mcp.engine.ingest.profile import ProfileKeeper, prompt_block
 from cortex_mcp.engine.ingest.sieve import HighSignal, detect_high_signals
@@ -40,7 +41,7 @@ from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.store.memories import MemoryStore
 from cortex_mcp.store.relations import Triple
 from cortex_mcp.store.turns import Completion, Turn, TurnStore
-from cortex_mcp.tokenize import CJK_CHAR
+from cortex_mcp.tokenize import CJK_CHAR, speaker_of
 
 log = logging.getLogger(__name__)
 
@@ -274,7 +275,14 @@ class Ingestor:
 
     async def _fast_channel(self, turn: Turn, signals: list[HighSignal]) -> list[Memory]:
         meta = {"session_id": turn.session_id, "turn_id": turn.id}
-        written = await write_high_signals(self.memories, signals, turn.agent_id, meta, self._now())
+        written = await write_high_signals(
+            self.memories,
+            signals,
+            turn.agent_id,
+            meta,
+            self._now(),
+            speaker=speaker_of(turn.user_message),
+        )
         if written:
             self.on_write()
         return written
@@ -346,37 +354,6 @@ class Ingestor:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-async def write_high_signals(
-    memories: MemoryStore,
-    signals: list[HighSignal],
-    agent_id: str,
-    metadata: dict[str, Any],
-    now: str,
-) -> list[Memory]:
-    """Write each high signal straight to its layer (core; a pending action to working),
-    deduplicated by content; a correction
-    supersedes the newest memory that holds what it corrects, when one is found."""
-    written = []
-    for signal in signals:
-        supersedes = None
-        if signal.corrected_term:
-            old = await memories.latest_containing(agent_id, signal.corrected_term, now)
-            supersedes = old.id if old is not None and old.content != signal.content else None
-        new = NewMemory(
-            agent_id=agent_id,
-            content=signal.content,
-            category=Category(signal.category),
-            layer=Layer(signal.layer),
-            importance=signal.importance,
-            confidence=0.95,
-            source="user",
-            supersedes=supersedes,
-            metadata={**metadata, **signal.metadata},
-        )
-        written.append((await memories.remember(new, now)).memory)
-    return written
 
 
 def _source_index(relation: extraction.ExtractedRelation, items: list[Any]) -> int | None:

@@ -21,6 +21,7 @@ import numpy as np
 from cortex_mcp.config import LifecycleSettings
 from cortex_mcp.engine.lifecycle.similarity import TextSimilarity
 from cortex_mcp.models import Category, Layer, LifecycleAction, Memory, from_iso, to_iso
+from cortex_mcp.tokenize import speaker_of
 
 PHASES = ("promote", "merge", "archive", "compress")
 
@@ -141,11 +142,13 @@ def _merge(
     vectors: dict[str, np.ndarray],
 ) -> None:
     candidates = [m for m in _ordered(state, Layer.core) if m.category not in PERMANENT]
-    by_category: dict[Category, list[Memory]] = defaultdict(list)
+    # near-duplicates of the same category and the same speaker: two people's alike lines
+    # are two memories, never one superseding the other
+    by_kind: dict[tuple[Category, str], list[Memory]] = defaultdict(list)
     for m in candidates:
-        by_category[m.category].append(m)
-    for category in sorted(by_category):
-        group = by_category[category]
+        by_kind[(m.category, speaker_of(m.content, m.metadata) or "")].append(m)
+    for kind in sorted(by_kind):
+        group = by_kind[kind]
         index = TextSimilarity()
         for m in group:
             index.add(m.id, m.content)

@@ -1,0 +1,245 @@
+"""Corrections supersede only a memory about the same thing, every supersede is in the audit
+log with both ids and its rule, and a superseded memory can be restored (CLI and REST)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from tests.conftest import FakeClock
+from tests.http_helpers import AUTH, TOKEN, rest_client
+from tests.llm_stub import StubLLM, extraction, llm_stub
+from tests.stdio_helpers import server_command, server_env
+
+pytestmark = pytest.mark.anyio
+API = "/api/v1"
+
+
+def _cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*server_command(), *args], capture_output=True, text=True, timeout=60, env=server_env(db)
+    )
+
+
+def test_the_issue_reproduction_leaves_the_first_memory_recallable(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    added = _cli(db, "add", "Melanie: We have a big grassy area behind the house", "--json")
+    assert added.returncode == 0, added.stderr
+    grassy = json.loads(added.stdout)["id"]
+    ingested = _cli(db, "ingest", "--user", "It's not big, but we can all have fun")
+    assert ingested.returncode == 0, ingested.stderr
+    found = _cli(db, "search", "grassy area", "--json")
+    assert found.returncode == 0, found.stderr
+    assert grassy in found.stdout
+
+
+def test_a_superseded_memory_is_restored_from_the_command_line(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    old = json.loads(_cli(db, "add", "My daughter is seven", "--json").stdout)["id"]
+    assert (
+        _cli(db, "ingest", "--user", "Sorry, my daughter is not seven, but eight").returncode == 0
+    )
+    assert old not in _cli(db, "search", "daughter seven", "--json").stdout
+    restored = _cli(db, "restore", old)
+    assert restored.returncode == 0, restored.stderr
+    assert f"restored: {old}" in restored.stdout
+    assert old in _cli(db, "search", "daughter seven", "--json").stdout
+    missing = _cli(db, "restore", "01938f2e-7c4b-7d3a-9f1e-2b6c8d0e4a51")
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+
+
+# ---- the sieve's "not X, but Y" rule, per language, with near misses ---------------------
+
+
+async def _supersedes(service: CortexService) -> list[dict[str, Any]]:
+    return [e for e in await service.lifecycle_log(100) if e["action"] == "supersede"]
+
+
+async def _is_live(service: CortexService, memory_id: str) -> bool:
+    memory = (await service.memory_detail(memory_id))["memory"]
+    return memory["superseded_by"] is None and memory["forgotten_at"] is None
+
+
+@pytest.mark.parametrize(
+    ("old", "correction"),
+    [
+        ("My daughter is seven", "Sorry, my daughter is not seven, but eight"),
+        ("Caroline: My daughter is seven", "Caroline: My daughter is not seven, but eight."),
+        ("Our team meeting is on Tuesday", "Our team meeting is not on Tuesday, but Wednesday"),
+        ("用户的预算是5000万日元", "预算不是5000万，而是4000万。"),
+        ("会議は火曜日です", "会議は火曜日ではなく水曜日です"),
+    ],
+)
+async def test_a_correction_supersedes_the_same_speakers_memory_of_the_same_thing(
+    service: CortexService, old: str, correction: str
+) -> None:
+    first = await service.remember(old, category="fact")
+    result = await service.ingest(correction, "")
+    (corrected,) = [m for m in result.high_signals if m.category.value == "correction"]
+    assert not await _is_live(service, first.id)
+    (entry,) = await _supersedes(service)
+    assert entry["memory_ids"] == [first.id, corrected.id]
+    assert entry["details"]["rule"].startswith("sieve:correction:")
+
+
+@pytest.mark.parametrize(
+    ("old", "correction"),
+    [
+        # the issue: another speaker, another subject, "big" only in passing
+        ("Melanie: We have a big grassy area behind the house", "It's not big, but we can all have fun"),
+        # the same words from another speaker
+        ("Melanie: My daughter is seven", "Caroline: My daughter is not seven, but eight"),
+        # the corrected word only inside a longer word
+        ("My daughter is seventeen", "Sorry, my daughter is not seven, but eight"),
+        # the same word as the object of another predicate
+        ("I bought a big house last year", "The house is not big, but it is cosy"),
+        # nothing shared beyond the corrected word
+        ("The concert was big", "It's not big, but we can all have fun"),
+        ("我的跑步目标是5000万步", "预算不是5000万，而是4000万。"),
+        ("火曜日のジムが好きです", "火曜日ではなく水曜日に行きます"),
+    ],
+)  # fmt: skip
+async def test_a_correction_about_something_else_leaves_the_old_memory_alone(
+    service: CortexService, old: str, correction: str
+) -> None:
+    first = await service.remember(old, category="fact")
+    result = await service.ingest(correction, "")
+    assert [m.category.value for m in result.high_signals] == ["correction"]
+    assert await _is_live(service, first.id)
+    assert await _supersedes(service) == []
+
+
+async def test_the_newest_matching_memory_is_the_one_corrected(
+    service: CortexService, clock: FakeClock
+) -> None:
+    older = await service.remember("My daughter is seven years old", category="fact")
+    clock.advance(days=1)
+    newer = await service.remember("My daughter is seven and loves chess", category="fact")
+    await service.ingest("My daughter is not seven, but eight", "")
+    assert await _is_live(service, older.id) and not await _is_live(service, newer.id)
+
+
+# ---- the other rules that supersede ----------------------------------------------------
+
+
+async def test_an_explicit_supersedes_is_logged_and_can_be_restored(
+    service: CortexService,
+) -> None:
+    old = await service.remember("Deploy target is Heroku")
+    new = await service.remember("Deploy target is Fly.io", supersedes=old.id)
+    (entry,) = await _supersedes(service)
+    assert entry["memory_ids"] == [old.id, new.id] and entry["details"]["rule"] == "explicit"
+    restored = await service.restore(old.id)
+    assert restored.superseded_by is None
+    assert {m.id for m in await service.search("deploy target")} == {old.id, new.id}
+    assert (await service.lifecycle_log(1))[0]["action"] == "restore"
+
+
+async def test_forget_with_a_correction_is_logged_with_its_rule_and_can_be_restored(
+    service: CortexService,
+) -> None:
+    old = await service.remember("The office is in Shibuya")
+    done = await service.forget(old.id, correction="The office is in Shinagawa")
+    (entry,) = await _supersedes(service)
+    assert entry["memory_ids"] == [old.id, done.new_id]
+    assert entry["details"]["rule"] == "forget_correction"
+    await service.restore(old.id)
+    assert old.id in {m.id for m in await service.search("office Shibuya")}
+
+
+async def test_a_forgotten_memory_can_be_restored_and_another_agent_cannot(
+    service: CortexService,
+) -> None:
+    memory = await service.remember("Parking spot 42", agent_id="ann")
+    await service.forget(memory.id, agent_id="ann")
+    with pytest.raises(Exception, match="memory_id"):
+        await service.restore(memory.id, agent_id="bob")
+    await service.restore(memory.id, agent_id="ann")
+    assert memory.id in {m.id for m in await service.search("parking", agent_id="ann")}
+
+
+async def test_the_lifecycle_merges_one_speakers_near_duplicates_never_two_speakers(
+    service: CortexService, clock: FakeClock
+) -> None:
+    mine = [
+        await service.remember("Caroline: I really love painting sunsets by the lake"),
+        await service.remember("Caroline: I really love painting the sunsets by the lake"),
+    ]
+    theirs = await service.remember("Melanie: I really love painting sunsets by the lake")
+    clock.advance(days=1)
+    report = await service.lifecycle_run()
+    merges = [a for a in report.actions if a.kind == "merge"]
+    assert [sorted(a.ids) for a in merges] == [sorted(m.id for m in mine)]
+    assert await _is_live(service, theirs.id)
+    logged = [e for e in await service.lifecycle_log(100) if e["action"] == "merge"]
+    assert {mine[0].id, mine[1].id} <= set(logged[0]["memory_ids"])
+
+
+@pytest.fixture
+def stub() -> Iterator[StubLLM]:
+    with llm_stub() as s:
+        yield s
+
+
+@pytest.fixture
+async def with_llm(tmp_path: Path, stub: StubLLM, clock: FakeClock) -> AsyncIterator[Any]:
+    settings = load_settings(
+        db_path=tmp_path / "llm.db",
+        embedding_provider="none",
+        llm_provider="openai",
+        llm_base_url=stub.openai_url,
+    )
+    async with open_cortex(settings, clock=clock) as svc:
+        yield svc
+
+
+async def test_an_llm_correction_is_stored_beside_the_old_memory_never_over_it(
+    with_llm: CortexService, stub: StubLLM
+) -> None:
+    old = await with_llm.remember("User's favourite colour is blue")
+    item = {"content": "User's favourite colour is green", "category": "correction",
+            "importance": 0.8, "source": "user"}  # fmt: skip
+    stub.queue(extraction([item]))
+    result = await with_llm.ingest("I'd like to update my profile details", "Noted.")
+    assert [m.category.value for m in result.extracted] == ["correction"]
+    assert await _is_live(with_llm, old.id)
+    assert await _supersedes(with_llm) == []
+
+
+# ---- REST -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def client(tmp_path: Path, clock: FakeClock) -> Iterator[TestClient]:
+    settings: Settings = load_settings(
+        db_path=tmp_path / "rest.db", embedding_provider="none", api_token=TOKEN
+    )
+    with rest_client(settings, clock) as c:
+        c.headers.update(AUTH)
+        yield c
+
+
+def test_restore_over_rest_brings_a_superseded_memory_back(client: TestClient) -> None:
+    old = client.post(f"{API}/memories", json={"content": "Deploy target is Heroku"}).json()["id"]
+    client.post(f"{API}/memories", json={"content": "Deploy target is Fly.io", "supersedes": old})
+    hits = client.post(f"{API}/search", json={"query": "deploy target"}).json()["results"]
+    assert old not in [h["id"] for h in hits]
+    reply = client.post(f"{API}/memories/{old}/restore", json={})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["superseded_by"] is None
+    hits = client.post(f"{API}/search", json={"query": "deploy target"}).json()["results"]
+    assert old in [h["id"] for h in hits]
+    other = client.post(f"{API}/memories/{old}/restore", json={}, headers={"X-Cortex-Agent": "B"})
+    assert other.status_code == 404
+    assert client.post(f"{API}/memories/nope/restore", json={}).status_code in (400, 422)
+    log = client.get(f"{API}/lifecycle/log").json()["entries"]
+    assert [e["action"] for e in log][:2] == ["restore", "supersede"]
