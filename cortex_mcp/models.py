@@ -161,7 +161,6 @@ class SearchFilters(BaseModel):
     categories: list[Category] | None = None
     now: str
     include_superseded: bool = False
-    include_expired: bool = False
     include_shared: bool = False  # also memories other agents marked shared
 
 

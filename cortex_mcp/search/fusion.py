@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 
 from cortex_mcp.config import SearchSettings
-from cortex_mcp.models import Memory, from_iso
+from cortex_mcp.models import Category, Layer, Memory, from_iso
 
 
 @dataclass
@@ -130,8 +130,8 @@ def apply_signals(candidates: list[Candidate], settings: SearchSettings, now: da
         memory = c.memory
         if memory is None:
             continue
-        c.layer_weight = settings.layer_weights.get(memory.layer.value, 1.0)
-        age_days = max((now - from_iso(memory.created_at)).total_seconds() / 86400, 0.0)
+        c.layer_weight = settings.layer_weights.get(effective_layer(memory, now), 1.0)
+        age_days = max((now - dated(memory)).total_seconds() / 86400, 0.0)
         window = settings.recency_window_days
         if window > 0 and age_days < window:
             c.recency = 1.0 + settings.recency_boost * (window - age_days) / window
@@ -139,6 +139,56 @@ def apply_signals(candidates: list[Candidate], settings: SearchSettings, now: da
         if settings.temporal_decay:
             c.decay = math.exp(-math.log(2) * age_days / settings.half_life_days)
         c.final = c.fused * c.layer_weight * c.recency * c.access * c.decay
+
+
+def effective_layer(memory: Memory, now: datetime) -> str:
+    """The layer a memory is weighed as. A working note past its TTL is an archive memory
+    until the lifecycle moves it (found, never hidden by the schedule); a history summary
+    stands for the archived memories it covers and weighs what they weigh."""
+    if memory.category is Category.summary and memory.metadata.get("covers"):
+        return Layer.archive.value
+    if (
+        memory.layer is Layer.working
+        and memory.expires_at is not None
+        and from_iso(memory.expires_at) <= now
+    ):
+        return Layer.archive.value
+    return memory.layer.value
+
+
+def dated(memory: Memory) -> datetime:
+    """When what a memory says happened: a history summary is dated by the end of the period
+    it covers ("2026-03" -> 1 April), not by the night it was written."""
+    period = memory.metadata.get("period") if memory.category is Category.summary else None
+    if isinstance(period, str) and len(period) == 7:
+        try:
+            year, month = int(period[:4]), int(period[5:])
+            return datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+        except ValueError:
+            pass
+    return from_iso(memory.created_at)
+
+
+def without_covered_twice(ranked: list[Candidate], limit: int) -> list[Candidate]:
+    """The first `limit` candidates, where a summary and a memory it covers are not both
+    spent: the summary gives its place to the next candidate (the original is the exact one)."""
+    chosen = ranked[:limit]
+    rest = ranked[limit:]
+    while True:
+        present = {c.memory_id for c in chosen}
+        redundant = next((c for c in chosen if _covers(c) & present), None)
+        if redundant is None:
+            return chosen
+        chosen.remove(redundant)
+        if rest:
+            chosen.append(rest.pop(0))
+
+
+def _covers(candidate: Candidate) -> set[str]:
+    memory = candidate.memory
+    if memory is None or memory.category is not Category.summary:
+        return set()
+    return {str(i) for i in memory.metadata.get("covers", [])}
 
 
 def access_factor(memory: Memory, settings: SearchSettings, now: datetime) -> float:

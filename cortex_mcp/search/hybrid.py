@@ -25,6 +25,7 @@ from cortex_mcp.search.fusion import (
     mmr,
     token_similarity,
     vector_similarity,
+    without_covered_twice,
 )
 from cortex_mcp.search.text import TextQuery, build_query
 from cortex_mcp.search.vector import VectorIndex
@@ -163,7 +164,7 @@ class HybridSearch:
             )
             live = mmr(live, limit, s.mmr_lambda, similarity)
             watch.lap("mmr")
-        outcome.ranked = live[:limit]
+        outcome.ranked = without_covered_twice(live, limit)
         outcome.timings_ms = watch.timings
         return outcome
 

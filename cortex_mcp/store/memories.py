@@ -69,7 +69,8 @@ _CATEGORIES = {category.value: category for category in Category}
 
 
 def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
-    """WHERE clause for what a search may return."""
+    """WHERE clause for what a search may return: every live memory, whatever its age (an
+    expired working note is found, at archive weight, until the lifecycle archives it)."""
     owner = f"{alias}.agent_id = ?"
     if filters.include_shared:
         owner = f"({owner} OR {alias}.shared = 1)"
@@ -77,12 +78,13 @@ def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]
     params: list[Any] = [filters.agent_id]
     if not filters.include_superseded:
         clauses.append(f"{alias}.superseded_by IS NULL")
-    if not filters.include_expired:
-        clauses.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
-        params.append(filters.now)
     if filters.layers:
-        clauses.append(f"{alias}.layer IN ({placeholders(filters.layers)})")
-        params.extend(layer.value for layer in filters.layers)
+        # a working note past its TTL is an archive memory until the lifecycle moves it
+        clauses.append(
+            f"(CASE WHEN {alias}.layer = 'working' AND {alias}.expires_at <= ? THEN 'archive'"
+            f" ELSE {alias}.layer END) IN ({placeholders(filters.layers)})"
+        )
+        params.extend([filters.now, *(layer.value for layer in filters.layers)])
     if filters.categories:
         clauses.append(f"{alias}.category IN ({placeholders(filters.categories)})")
         params.extend(category.value for category in filters.categories)
@@ -164,14 +166,15 @@ class MemoryStore:
         self, conn: aiosqlite.Connection, memory_id: str, new: NewMemory, now: str
     ) -> None:
         """The same content again: keep one row, raise its importance, revive it if it was
-        forgotten or archived, and move it up to the requested layer."""
+        forgotten, archived or compressed into a summary (the lifecycle acts on it again), and
+        move it up to the requested layer."""
         rank = "CASE layer WHEN 'core' THEN 3 WHEN 'working' THEN 2 ELSE 1 END"
         new_rank = {Layer.core: 3, Layer.working: 2, Layer.archive: 1}[new.layer]
         await conn.execute(
             f"UPDATE memories SET importance = MAX(importance, ?), updated_at = ?,"
             f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"
             f" shared = MAX(shared, ?),"
-            f" superseded_by = NULL,"
+            f" superseded_by = NULL, metadata = json_remove(metadata, '$.compressed_into'),"
             f" expires_at = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE expires_at END,"
             f" layer = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE layer END"
             f" WHERE id = ?",
@@ -537,7 +540,7 @@ def _change_columns(changes: MemoryChanges, ttl: LayerTtl, now: str) -> tuple[li
 
 def _on_primary_key(where: str) -> str:
     """Unary + keeps the planner on the key lookup instead of scanning an agent's rows."""
-    return where.replace("m.agent_id =", "+m.agent_id =").replace("m.layer IN", "+m.layer IN")
+    return where.replace("m.agent_id =", "+m.agent_id =")
 
 
 def _like_pattern(term: str) -> str:

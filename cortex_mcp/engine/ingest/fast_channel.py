@@ -55,7 +55,7 @@ async def _corrected_memory(
     memories: MemoryStore, signal: HighSignal, agent_id: str, speaker: str | None, now: str
 ) -> str | None:
     term = signal.corrected_term or ""
-    filters = SearchFilters(agent_id=agent_id, now=now, include_expired=True)
+    filters = SearchFilters(agent_id=agent_id, now=now)
     hits = await memories.text_search(quote(index_text(term)), filters, _CORRECTION_CANDIDATES)
     found = await memories.get_many([memory_id for memory_id, _ in hits])
     verdict = choose_superseded(signal.content, term, speaker, list(found.values()))
