@@ -16,6 +16,7 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
+from tests.embedding_stub import StubState, embedding_stub
 from tests.http_helpers import AUTH, TOKEN, rest_client
 from tests.llm_stub import StubLLM, extraction, llm_stub
 from tests.stdio_helpers import server_command, server_env
@@ -243,3 +244,60 @@ def test_restore_over_rest_brings_a_superseded_memory_back(client: TestClient) -
     assert client.post(f"{API}/memories/nope/restore", json={}).status_code in (400, 422)
     log = client.get(f"{API}/lifecycle/log").json()["entries"]
     assert [e["action"] for e in log][:2] == ["restore", "supersede"]
+
+
+# ---- by meaning, when an embedding provider answers -------------------------------------
+
+
+@pytest.fixture
+def embedder() -> Iterator[tuple[str, StubState]]:
+    with embedding_stub() as served:
+        yield served
+
+
+@pytest.fixture
+async def with_vectors(
+    tmp_path: Path, embedder: tuple[str, StubState], clock: FakeClock
+) -> AsyncIterator[CortexService]:
+    settings = load_settings(
+        db_path=tmp_path / "vec.db",
+        embedding_provider="openai",
+        embedding_base_url=embedder[0],
+        embedding_model="stub-embed",
+        embedding_timeout_s=10.0,
+    )
+    async with open_cortex(settings, clock=clock) as svc:
+        yield svc
+
+
+async def test_with_vectors_the_same_subject_is_told_by_meaning(
+    with_vectors: CortexService,
+) -> None:
+    old = await with_vectors.remember("My daughter is seven")
+    await with_vectors.ingest("My daughter is not seven, but eight", "")
+    (entry,) = await _supersedes(with_vectors)
+    assert entry["memory_ids"][0] == old.id
+
+
+async def test_with_vectors_a_correction_far_in_meaning_leaves_the_old_memory(
+    with_vectors: CortexService,
+) -> None:
+    # the text measure alone would take it (they share "daughter" beyond "seven")
+    old = await with_vectors.remember("My daughter is seven")
+    await with_vectors.ingest(
+        "My daughter is not seven, but the twins turned eight and love football, chess and"
+        " long walks by the river every weekend",
+        "",
+    )
+    assert await _is_live(with_vectors, old.id)
+    assert await _supersedes(with_vectors) == []
+
+
+async def test_when_the_embedding_provider_fails_the_text_measure_decides(
+    with_vectors: CortexService, embedder: tuple[str, StubState]
+) -> None:
+    old = await with_vectors.remember("My daughter is seven")
+    embedder[1].mode = "http500"
+    await with_vectors.ingest("My daughter is not seven, but eight", "")
+    (entry,) = await _supersedes(with_vectors)
+    assert entry["memory_ids"][0] == old.id

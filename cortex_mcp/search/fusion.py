@@ -19,6 +19,7 @@ import numpy as np
 
 from cortex_mcp.config import SearchSettings
 from cortex_mcp.models import Category, Layer, Memory, from_iso
+from cortex_mcp.tokenize import without_speaker
 
 
 @dataclass
@@ -170,18 +171,34 @@ def dated(memory: Memory) -> datetime:
 
 
 def without_covered_twice(ranked: list[Candidate], limit: int) -> list[Candidate]:
-    """The first `limit` candidates, where a summary and a memory it covers are not both
-    spent: the summary gives its place to the next candidate (the original is the exact one)."""
-    chosen = ranked[:limit]
-    rest = ranked[limit:]
-    while True:
-        present = {c.memory_id for c in chosen}
-        redundant = next((c for c in chosen if _covers(c) & present), None)
-        if redundant is None:
-            return chosen
-        chosen.remove(redundant)
-        if rest:
-            chosen.append(rest.pop(0))
+    """The first `limit` candidates, where no two places go to one thing said twice.
+
+    A history summary gives way whenever a memory it covers was found at all (that memory is
+    the exact one; the summary only quotes it): it stands in for its memories where none of
+    them matches. A sentence kept from a turn and that turn's verbatim history: the one
+    ranked higher stays."""
+    found = {c.memory_id for c in ranked}
+    chosen: list[Candidate] = []
+    for candidate in ranked:
+        if len(chosen) >= limit:
+            break
+        if _covers(candidate) & found:
+            continue
+        if not any(_says_again(candidate, c) for c in chosen):
+            chosen.append(candidate)
+    return chosen
+
+
+def _says_again(a: Candidate, b: Candidate) -> bool:
+    """`a` adds nothing to `b` already chosen: both come from one turn and one holds the
+    other's text."""
+    if a.memory is None or b.memory is None:
+        return False
+    turn = a.memory.metadata.get("turn_id")
+    if turn is None or turn != b.memory.metadata.get("turn_id"):
+        return False
+    first, second = (without_speaker(m.content).strip() for m in (a.memory, b.memory))
+    return first in b.memory.content or second in a.memory.content
 
 
 def _covers(candidate: Candidate) -> set[str]:

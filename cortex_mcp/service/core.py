@@ -100,6 +100,7 @@ class ServiceCore:
             clock=clock,
             max_content_chars=settings.max_content_chars,
             on_write=self._memories_written,
+            embeddings=embeddings,
             lease=timedelta(
                 seconds=settings.llm_timeout_s * 2 * max(1, len(self.llm.providers)) + 60
             ),

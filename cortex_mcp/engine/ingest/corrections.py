@@ -8,10 +8,11 @@ the old memory left alone (a wrong supersede hides a true memory, a missed one o
 - same speaker: a memory's speaker is its metadata `speaker` or a leading "Name: "; a memory
   with no speaker is the user's own;
 - X is in it as whole words (for CJK: as the same characters), not inside another word;
-- same subject: beyond X, the correction and the memory share content words, at least half
-  of the smaller set, and (for words) X follows the same word in both, so X is the object of
-  the same predicate ("my daughter is seven" / "my daughter is not seven, but eight");
-- by meaning when vectors of both exist: their cosine reaches `SAME_SUBJECT_COSINE`.
+- X is the object of the same predicate: for words, X follows the same word in the memory as
+  "not" does in the correction ("my daughter is seven" / "my daughter is not seven, but eight");
+- same subject: by meaning when an embedding provider answers (cosine of the two texts at
+  least `SAME_SUBJECT_COSINE`), else by text: beyond X, they share content words, at least
+  half of the smaller set.
 """
 
 from __future__ import annotations
@@ -70,13 +71,14 @@ def choose_superseded(
         text = without_speaker(memory.content)
         if not _holds_phrase(text, term):
             continue
-        if not _same_subject(said, text, term, context):
-            continue
+        if not has_cjk(term) and _word_before(text, term) != _word_before_negation(said):
+            continue  # X is not the object of the same predicate
         similarity = cosine(memory) if cosine is not None else None
-        if similarity is not None and similarity < SAME_SUBJECT_COSINE:
-            continue
-        how = "by meaning" if similarity is not None else "by text"
-        return Verdict(memory, f"same speaker, same subject {how}")
+        if similarity is not None:
+            if similarity >= SAME_SUBJECT_COSINE:
+                return Verdict(memory, "same speaker, same subject by meaning")
+        elif _shares_subject(text, term, context):
+            return Verdict(memory, "same speaker, same subject by text")
     return Verdict(None, "no memory of the same speaker about the same thing")
 
 
@@ -103,14 +105,11 @@ def _holds_phrase(text: str, term: str) -> bool:
     return re.search(pattern, text, re.IGNORECASE) is not None
 
 
-def _same_subject(said: str, old: str, term: str, context: set[str]) -> bool:
+def _shares_subject(old: str, term: str, context: set[str]) -> bool:
+    """Beyond X, at least half of the smaller set of content words is shared."""
     theirs = _content(old) - _content(term)
     shared = context & theirs
-    if not shared or len(shared) < _MIN_SHARED_FRACTION * min(len(context), len(theirs)):
-        return False
-    if has_cjk(term):
-        return True
-    return _word_before(old, term) == _word_before_negation(said)
+    return bool(shared) and len(shared) >= _MIN_SHARED_FRACTION * min(len(context), len(theirs))
 
 
 def _word_before(text: str, term: str) -> str | None:

@@ -37,6 +37,7 @@ from cortex_mcp.engine.recall.gate import small_talk_reason
 from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.errors import InvalidInput, ProviderError
 from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
+from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.store.memories import MemoryStore
 from cortex_mcp.store.relations import Triple
@@ -125,6 +126,7 @@ class Ingestor:
         max_content_chars: int,
         on_write: Callable[[], None],
         lease: timedelta,
+        embeddings: EmbeddingCascade | None = None,
     ) -> None:
         self.turns = turns
         self.memories = memories
@@ -135,6 +137,7 @@ class Ingestor:
         self.max_content_chars = max_content_chars
         self.on_write = on_write
         self.lease = lease
+        self.embeddings = embeddings  # to tell by meaning what a correction is about
         self.owner = process_owner()
         self._running: dict[str, asyncio.Task[IngestResult]] = {}
         self._watchers: set[asyncio.Task[None]] = set()
@@ -282,6 +285,7 @@ class Ingestor:
             meta,
             self._now(),
             speaker=speaker_of(turn.user_message),
+            embeddings=self.embeddings,
         )
         if written:
             self.on_write()
