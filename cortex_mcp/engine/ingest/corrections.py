@@ -9,7 +9,8 @@ the old memory left alone (a wrong supersede hides a true memory, a missed one o
   with no speaker is the user's own;
 - X is in it as whole words (for CJK: as the same characters), not inside another word;
 - X is the object of the same predicate: for words, X follows the same word in the memory as
-  "not" does in the correction ("my daughter is seven" / "my daughter is not seven, but eight");
+  "not" does in the correction ("my daughter is seven" / "my daughter is not seven, but eight";
+  in "my daughter is eight, not seven" the word before the right value);
 - same subject: by meaning when an embedding provider answers (cosine of the two texts at
   least `SAME_SUBJECT_COSINE`), else by text: beyond X, they share content words, at least
   half of the smaller set.
@@ -71,7 +72,7 @@ def choose_superseded(
         text = without_speaker(memory.content)
         if not _holds_phrase(text, term):
             continue
-        if not has_cjk(term) and _word_before(text, term) != _word_before_negation(said):
+        if not has_cjk(term) and _word_before(text, term) != _predicate_in_correction(said, term):
             continue  # X is not the object of the same predicate
         similarity = cosine(memory) if cosine is not None else None
         if similarity is not None:
@@ -101,8 +102,7 @@ def _content(text: str) -> set[str]:
 def _holds_phrase(text: str, term: str) -> bool:
     if has_cjk(term):
         return normalise(term) in normalise(text)
-    pattern = r"(?<![\w])" + r"\s+".join(map(re.escape, term.split())) + r"(?![\w])"
-    return re.search(pattern, text, re.IGNORECASE) is not None
+    return re.search(_phrase(term), text, re.IGNORECASE) is not None
 
 
 def _shares_subject(old: str, term: str, context: set[str]) -> bool:
@@ -113,14 +113,27 @@ def _shares_subject(old: str, term: str, context: set[str]) -> bool:
 
 
 def _word_before(text: str, term: str) -> str | None:
-    pattern = r"(?<![\w])" + r"\s+".join(map(re.escape, term.split())) + r"(?![\w])"
-    match = re.search(pattern, text, re.IGNORECASE)
+    match = re.search(_phrase(term), text, re.IGNORECASE)
     return _last_word(text[: match.start()]) if match else None
 
 
-def _word_before_negation(sentence: str) -> str | None:
-    match = _NEGATION.search(sentence)
-    return _last_word(sentence[: match.start()]) if match else None
+def _predicate_in_correction(sentence: str, term: str) -> str | None:
+    """The word X would follow had it been right: the one before "not" in "is not X, but Y";
+    in "is Y, not X" the one before Y (Y taken as long as X)."""
+    match = re.search(r"\bnot\s+" + _phrase(term), sentence, re.IGNORECASE)
+    match = match or _NEGATION.search(sentence)
+    if match is None:
+        return None
+    before = sentence[: match.start()].rstrip()
+    if not before.endswith(","):
+        return _last_word(before)
+    words = _WORD.findall(before.casefold())
+    value = max(1, len(term.split()))
+    return _last_word(" ".join(words[:-value])) if len(words) > value else None
+
+
+def _phrase(term: str) -> str:
+    return r"(?<![\w])" + r"\s+".join(map(re.escape, term.split())) + r"(?![\w])"
 
 
 def _last_word(text: str) -> str | None:
