@@ -75,6 +75,7 @@ class Outcome:
     unfindable: list[str] = field(default_factory=list)  # every memory of it left recall
     supersedes: list[dict[str, Any]] = field(default_factory=list)
     unlogged: list[str] = field(default_factory=list)
+    corrections: list[str] = field(default_factory=list)  # spoken corrections that replaced nothing
     seconds: float = 0.0
 
     def recall_at(self, k: int = 10) -> float:
@@ -266,6 +267,12 @@ async def _audit(
                     if old != new:
                         pairs.add((old, new))
                         outcome.supersedes.append(_supersede_row("merge", [old, new], everything))
+    replacing = {row["new"] for row in outcome.supersedes}
+    outcome.corrections = [
+        m.content
+        for m in everything.values()
+        if m.metadata.get("signal") == "correction" and m.content not in replacing
+    ]
     outcome.unlogged = [
         m.id
         for m in everything.values()
@@ -307,6 +314,7 @@ def pooled(results: dict[str, dict[str, Outcome]], mode: str) -> Outcome:
         total.unfindable += o.unfindable
         total.supersedes += o.supersedes
         total.unlogged += o.unlogged
+        total.corrections += o.corrections
         total.seconds += o.seconds
     return total
 
@@ -347,7 +355,8 @@ def report(results: dict[str, dict[str, Outcome]], show_log: bool) -> list[str]:
         print(
             f"\n{mode}: turns {o.turns}, skipped as small talk {o.skipped}, untraceable"
             f" {len(o.untraceable)}, out of recall {len(o.unfindable)},"
-            f" supersedes {len(o.supersedes)} (unlogged {len(o.unlogged)})"
+            f" supersedes {len(o.supersedes)} (unlogged {len(o.unlogged)}), corrections that"
+            f" replaced nothing {len(o.corrections)}"
         )
         rules = Counter(row["rule"] for row in o.supersedes)
         for rule, n in sorted(rules.items()):
@@ -359,6 +368,8 @@ def report(results: dict[str, dict[str, Outcome]], show_log: bool) -> list[str]:
         if show_log:
             for row in o.supersedes:
                 print(f"  [{row['rule']}] {row['old']!r}\n      -> {row['new']!r}")
+            for text in o.corrections:
+                print(f"  [kept beside, no memory of the same speaker about it] {text!r}")
     aged, never = outcomes["aged"], outcomes["never"]
     if aged.recall_at() < control.recall_at() - 0.005:
         problems.append(f"aged R@10 {aged.recall_at():.3f} < control - 0.005")
