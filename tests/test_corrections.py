@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.engine.ingest.corrections import choose_superseded
+from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Category, Layer, Memory
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
@@ -64,7 +65,8 @@ def test_a_superseded_memory_is_restored_from_the_command_line(tmp_path: Path) -
 
 
 async def _supersedes(service: CortexService) -> list[dict[str, Any]]:
-    return [e for e in await service.lifecycle_log(100) if e["action"] == "supersede"]
+    entries = await service.lifecycle_log(100)
+    return [e for e in entries if e["action"] in ("supersede", "correct")]
 
 
 async def _is_live(service: CortexService, memory_id: str) -> bool:
@@ -159,8 +161,8 @@ async def test_an_explicit_supersedes_is_logged_and_can_be_restored(
     new = await service.remember("Deploy target is Fly.io", supersedes=old.id)
     (entry,) = await _supersedes(service)
     assert entry["memory_ids"] == [old.id, new.id] and entry["details"]["rule"] == "explicit"
-    restored = await service.restore(old.id)
-    assert restored.superseded_by is None
+    restored = await service.restore_memory(old.id)
+    assert restored["superseded_by"] is None
     assert {m.id for m in await service.search("deploy target")} == {old.id, new.id}
     assert (await service.lifecycle_log(1))[0]["action"] == "restore"
 
@@ -173,7 +175,7 @@ async def test_forget_with_a_correction_is_logged_with_its_rule_and_can_be_resto
     (entry,) = await _supersedes(service)
     assert entry["memory_ids"] == [old.id, done.new_id]
     assert entry["details"]["rule"] == "forget_correction"
-    await service.restore(old.id)
+    await service.restore_memory(old.id)
     assert old.id in {m.id for m in await service.search("office Shibuya")}
 
 
@@ -182,9 +184,9 @@ async def test_a_forgotten_memory_can_be_restored_and_another_agent_cannot(
 ) -> None:
     memory = await service.remember("Parking spot 42", agent_id="ann")
     await service.forget(memory.id, agent_id="ann")
-    with pytest.raises(Exception, match="memory_id"):
-        await service.restore(memory.id, agent_id="bob")
-    await service.restore(memory.id, agent_id="ann")
+    with pytest.raises(NotFound, match="no memory"):
+        await service.restore_memory(memory.id, agent_id="bob")
+    await service.restore_memory(memory.id, agent_id="ann")
     assert memory.id in {m.id for m in await service.search("parking", agent_id="ann")}
 
 

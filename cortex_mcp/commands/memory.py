@@ -192,14 +192,15 @@ def _forgot(d: dict[str, Any]) -> str:
 
 def _restore_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", help=ID_HELP + " (a superseded or forgotten memory)")
+    parser.add_argument("--layer", choices=LAYERS, default="core", help="where it comes back")
     add_json_flag(parser)
 
 
 def run_restore(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: Any) -> int:
         memory_id = await service.resolve_memory_id(args.id)
-        restored = await service.restore(memory_id)
-        emit(args, restored.model_dump(), lambda d: f"restored: {d['id']} ({d['layer']})")
+        restored = await service.restore_memory(memory_id, args.layer)
+        emit(args, restored, lambda d: f"restored: {d['id']} ({d['layer']})")
         return 0
 
     return run_with_service(settings, work)

@@ -128,7 +128,8 @@ class BrowseTools(MemoryTools, StatusTools):
     async def restore_memory(
         self, memory_id: str, layer: str = "core", agent_id: str | None = None
     ) -> dict[str, Any]:
-        """A forgotten memory live again (in `layer`); a live one is returned unchanged."""
+        """A forgotten or superseded memory live again (in `layer`); a live one is returned
+        unchanged."""
         target = validate.memory_id(memory_id, "id")
         restored = await self.browser.restore(
             target, self._agent(agent_id), validate.member("layer", layer, Layer), self._now()

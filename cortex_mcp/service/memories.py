@@ -180,16 +180,6 @@ class MemoryTools(ServiceCore):
         self._mirror()
         return ForgetResult(id=target, status=ForgetStatus.forgotten)
 
-    async def restore(self, memory_id: str, agent_id: str | None = None) -> Memory:
-        """Bring a superseded or forgotten memory back into recall (audit-logged)."""
-        target = validate.memory_id(memory_id)
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
-        restored = await self.memories.restore(target, agent, self._now())
-        if self.indexer is not None:
-            self._track(restored)
-        self._mirror()
-        return restored
-
     async def search(
         self,
         query: str,

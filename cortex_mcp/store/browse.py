@@ -170,23 +170,31 @@ class BrowseStore:
         return _turn(rows[0]) if rows else None
 
     async def restore(self, memory_id: str, agent_id: str, layer: Layer, now: str) -> Memory:
-        """Undo a forget: the memory is live again in `layer` (the audit log says so)."""
+        """Undo a forget or a supersede: the memory is live again in `layer` (what superseded
+        it stays too); the audit log names what was undone. A live memory is left as it is."""
 
         async def txn(conn: aiosqlite.Connection) -> Memory:
             async with conn.execute(
-                "SELECT forgotten_at FROM memories WHERE id = ? AND agent_id = ?",
+                "SELECT forgotten_at, superseded_by FROM memories WHERE id = ? AND agent_id = ?",
                 (memory_id, agent_id),
             ) as cursor:
                 row = await cursor.fetchone()
             if row is None:
                 raise NotFound(f"id: no memory {memory_id} for agent {agent_id!r}", field="id")
-            if row[0] is not None:
+            forgotten_at, superseded_by = row[0], row[1]
+            if forgotten_at is not None or superseded_by is not None:
                 await conn.execute(
-                    "UPDATE memories SET forgotten_at = NULL, layer = ?, expires_at = NULL,"
-                    " updated_at = ? WHERE id = ?",
+                    "UPDATE memories SET forgotten_at = NULL, superseded_by = NULL, layer = ?,"
+                    " expires_at = NULL, updated_at = ? WHERE id = ?",
                     (layer.value, now, memory_id),
                 )
-                await log_lifecycle(conn, "restore", [memory_id], {"layer": layer.value}, now)
+                details = {
+                    "layer": layer.value,
+                    "was_forgotten_at": forgotten_at,
+                    "was_superseded_by": superseded_by,
+                }
+                ids = [memory_id, *([superseded_by] if superseded_by else [])]
+                await log_lifecycle(conn, "restore", ids, details, now)
             async with conn.execute(
                 f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
             ) as cursor:

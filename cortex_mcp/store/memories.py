@@ -109,8 +109,10 @@ class MemoryStore:
         return await self._insert_or_bump(conn, new, now)
 
     async def _insert_or_bump(
-        self, conn: aiosqlite.Connection, new: NewMemory, now: str
+        self, conn: aiosqlite.Connection, new: NewMemory, now: str, *, audit: bool = True
     ) -> WriteOutcome:
+        """Insert `new`, or bump the row with the same content; with `supersedes`, chain the
+        old memory to it (audited here unless the caller writes its own log row)."""
         digest = content_hash(new.content)
         existing = await _fetch_one(
             conn,
@@ -127,7 +129,7 @@ class MemoryStore:
             await self._insert(conn, memory_id, digest, new, now)
             deduplicated = False
         if new.supersedes and new.supersedes != memory_id:
-            await _mark_superseded(conn, new, memory_id, now)
+            await _mark_superseded(conn, new, memory_id, now, audit)
             superseded.append(new.supersedes)
         row = await _fetch_one(conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
         assert row is not None
@@ -218,44 +220,19 @@ class MemoryStore:
         async def txn(conn: aiosqlite.Connection) -> WriteOutcome:
             await _require(conn, memory_id, correction.agent_id)
             update = {"supersedes": memory_id, "supersede_rule": "forget_correction"}
-            outcome = await self._insert_or_bump(conn, correction.model_copy(update=update), now)
+            new = correction.model_copy(update=update)
+            outcome = await self._insert_or_bump(conn, new, now, audit=False)
             await conn.execute(
                 "UPDATE memories SET layer = 'archive', expires_at = NULL WHERE id = ?",
                 (memory_id,),
             )
-            if reason:
-                details = {"reason": reason, "new_id": outcome.memory.id}
-                await log_lifecycle(conn, "correct", [memory_id, outcome.memory.id], details, now)
-            return outcome
-
-        return await self.db.write(txn)
-
-    async def restore(self, memory_id: str, agent_id: str, now: str) -> Memory:
-        """Undo a supersede or a soft forget: the memory is recalled again (in the layer it
-        is in; what superseded it stays too). The audit log names what it undid."""
-
-        async def txn(conn: aiosqlite.Connection) -> Memory:
-            await _require(conn, memory_id, agent_id)
-            before = await _fetch_one(
-                conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-            )
-            assert before is not None
-            await conn.execute(
-                "UPDATE memories SET superseded_by = NULL, forgotten_at = NULL, updated_at = ?"
-                " WHERE id = ?",
-                (now, memory_id),
-            )
             details = {
-                "was_superseded_by": before["superseded_by"],
-                "was_forgotten_at": before["forgotten_at"],
+                **_supersede_details(new, outcome.memory.id),
+                "reason": reason,
+                "new_id": outcome.memory.id,
             }
-            ids = [memory_id, *([before["superseded_by"]] if before["superseded_by"] else [])]
-            await log_lifecycle(conn, "restore", ids, details, now)
-            row = await _fetch_one(
-                conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-            )
-            assert row is not None
-            return row_to_memory(row)
+            await log_lifecycle(conn, "correct", [memory_id, outcome.memory.id], details, now)
+            return outcome
 
         return await self.db.write(txn)
 
@@ -501,7 +478,7 @@ async def _require(
 
 
 async def _mark_superseded(
-    conn: aiosqlite.Connection, new: NewMemory, new_id_: str, now: str
+    conn: aiosqlite.Connection, new: NewMemory, new_id_: str, now: str, audit: bool
 ) -> None:
     """Chain the old memory to the new one; the audit log names both and the rule."""
     old_id = str(new.supersedes)
@@ -509,8 +486,13 @@ async def _mark_superseded(
     await conn.execute(
         "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?", (new_id_, now, old_id)
     )
-    details = {"rule": new.supersede_rule, "superseded": old_id, "by": new_id_}
-    await log_lifecycle(conn, "supersede", [old_id, new_id_], details, now)
+    if audit:
+        details = _supersede_details(new, new_id_)
+        await log_lifecycle(conn, "supersede", [old_id, new_id_], details, now)
+
+
+def _supersede_details(new: NewMemory, new_id_: str) -> dict[str, Any]:
+    return {"rule": new.supersede_rule, "superseded": new.supersedes, "by": new_id_}
 
 
 async def _delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> None:

@@ -89,10 +89,6 @@ async def delete_memory(call: Call) -> Any:
     return await call.service.forget(call.path["id"], q.reason, None, q.purge, call.agent_id)
 
 
-async def restore_memory(call: Call) -> Any:
-    return await call.service.restore(call.path["id"], call.agent_id)
-
-
 async def list_memories(call: Call) -> Any:
     q: m.ListQuery = call.query
     lister = _capability(call, "list_memories")
@@ -194,8 +190,6 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("PATCH", _MEMORY, patch_memory, "update_memory", m.PatchBody,
              response=m.Anything, errors=_BY_ID),
     Endpoint("DELETE", _MEMORY, delete_memory, "forget_memory", query=m.ForgetQuery,
-             response=m.Anything, errors=_BY_ID),
-    Endpoint("POST", f"{_MEMORY}/restore", restore_memory, "restore_memory", m.RestoreBody,
              response=m.Anything, errors=_BY_ID),
     Endpoint("GET", "/stats", stats, "stats", query=m.AgentQuery, response=m.Anything),
     Endpoint("POST", "/lifecycle/run", lifecycle_run, "lifecycle_run", m.LifecycleBody,

@@ -138,10 +138,6 @@ class FlushBody(Body):
     reason: ShortText | None = None
 
 
-class RestoreBody(Body):
-    agent_id: AgentId | None = None
-
-
 class LifecycleBody(Body):
     """Without an agent (body or X-Cortex-Agent), the run covers every agent."""
 

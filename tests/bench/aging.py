@@ -256,7 +256,7 @@ async def _audit(
     pairs: set[tuple[str, str]] = set()
     for entry in log:
         ids = entry["memory_ids"]
-        if entry["action"] == "supersede":
+        if entry["action"] in ("supersede", "correct") and "superseded" in entry["details"]:
             details = entry["details"]
             pairs.add((details["superseded"], details["by"]))
             outcome.supersedes.append(_supersede_row(details["rule"], ids, everything))

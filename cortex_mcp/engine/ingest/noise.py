@@ -156,8 +156,8 @@ CONTRAST: dict[str, list[str]] = {
     "zh": [r"不是([^，。！？,]{1,40}?)[，,]?\s*(?:而)?是"],
     "ja": [r"([^、。]{1,40}?)(?:ではなく|じゃなくて|じゃなく)"],
 }
-# "..., not X" at the end: a correction too, but it names nothing to supersede (a substring
-# search for "seven" could hit an unrelated memory): the new fact is stored, the old one left.
+# "..., not X" at the end: a correction too; what it supersedes, if anything, is decided by
+# speaker and subject (engine/ingest/corrections.py), never by the substring X alone.
 TRAILING_CONTRAST: dict[str, str] = {
     "en": r",\s*not ([^,.;!]{1,40})[.!]?$",
     "zh": r"[，,]\s*(?:而)?不是([^，。！？,]{1,20})[。！!]?$",

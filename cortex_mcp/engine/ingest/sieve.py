@@ -145,7 +145,8 @@ def _contrast(language: str, body: str) -> tuple[bool, str | None]:
             return term is not None, term
     trailing = noise.TRAILING_CONTRAST.get(language)
     match = _pattern(trailing).search(body) if trailing else None
-    return (match is not None and _term(language, match.group(1)) is not None), None
+    term = _term(language, match.group(1)) if match else None
+    return term is not None, term
 
 
 def _states_something(language: str, text: str) -> bool:
