@@ -7,6 +7,8 @@ the command's, not this script's. Text only (no embedding provider), as the issu
     python tests/bench/exchange.py                 # the sizes of issue 16 (takes a while)
     python tests/bench/exchange.py --scale 0.05    # a quick look
     python tests/bench/exchange.py --cases md-200k,json-100k
+    git archive 2b786d1 cortex_mcp prompts | tar -x -C /tmp/old   # an older version...
+    python tests/bench/exchange.py --baseline /tmp/old             # ...on the same files, same run
 
 Prints one line per case: items, seconds, memories/s, peak RSS in MB.
 """
@@ -24,7 +26,10 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.stdio_helpers import server_command, server_env
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.stdio_helpers import server_command, server_env  # noqa: E402
 
 TOPICS = [
     "green tea", "the Oracle Cloud VPS", "the router in IPv6 mode", "a trip to Kyoto",
@@ -94,12 +99,18 @@ def write_json_export(path: Path, count: int, rng: random.Random) -> int:
     return count
 
 
-def run(args: list[str], db: Path) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds, peak RSS MB) of one CLI run (the child's own usage)."""
+def run(args: list[str], db: Path, baseline: str | None = None) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS MB) of one CLI run (the child's own usage);
+    `baseline`: the package from that folder instead of this checkout's."""
+    command = [*server_command(), *args]
+    env = server_env(db)
+    if baseline:  # -P: the current folder (a checkout of this version) is not on sys.path
+        command = [sys.executable, "-P", "-c", "from cortex_mcp.cli import main; main()", *args]
+        env["PYTHONPATH"] = baseline
     started = time.perf_counter()
     child = subprocess.Popen(
-        [*server_command(), *args],
-        env=server_env(db),
+        command,
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -136,6 +147,9 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every size")
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated")
     parser.add_argument("--keep", help="a folder to keep the files in (else a temp folder)")
+    parser.add_argument(
+        "--baseline", help="also import each file with the cortex_mcp package in this folder"
+    )
     options = parser.parse_args()
     rng = random.Random(16)
     root = Path(options.keep or tempfile.mkdtemp(prefix="cortex-bench-exchange-"))
@@ -152,10 +166,14 @@ def main() -> None:
         if name.startswith("json-1m") or (options.scale < 1 and kind == "json"):
             out = root / f"{name}-export.json"
             out.unlink(missing_ok=True)
-            report(
-                f"export {name}", items, *run(["export", "--format", "json", "--out", str(out)], db)
-            )
-        for leftover in (db, source):
+            export = ["export", "--format", "json", "--out", str(out)]
+            report(f"export {name}", items, *run(export, db))
+            out.unlink()
+        if options.baseline:
+            for stale in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+                stale.unlink(missing_ok=True)
+            report("  baseline", items, *run(["import", str(source)], db, options.baseline))
+        for leftover in (db, Path(f"{db}-wal"), Path(f"{db}-shm"), source):
             leftover.unlink(missing_ok=True)
 
 

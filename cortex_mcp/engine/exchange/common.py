@@ -4,7 +4,7 @@ and helpers that build the raw memory and relation fields the admission rules th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date
 from typing import Any, Literal
 
 from cortex_mcp.models import Category, Layer
@@ -66,8 +66,9 @@ def relation_fields(subject: str, predicate: str, obj: str, created: str) -> dic
 
 
 def check_day(text: str, line: int) -> str:
+    """`text` (YYYY-MM-DD by the caller's pattern) when it is a real date."""
     try:
-        datetime.strptime(text, "%Y-%m-%d")
+        date.fromisoformat(text)
     except ValueError:
         raise BadLine(line, f"{text!r} is not a real date (YYYY-MM-DD)") from None
     return text

@@ -105,7 +105,7 @@ def _admit(admission: Admission, item: Item) -> Any:
 
 
 async def _check(job: ImportJob, renames: Renames) -> int:
-    admission = Admission(job.agent_id, job.now, job.max_content_chars, renames)
+    admission = Admission(job.agent_id, job.now, job.max_content_chars, renames, checking=True)
     seen = array.array("q")  # hashes of the document's memory ids
     targets: dict[str, Item] = {}  # superseded_by target -> the first item naming it
     unchecked: list[str] = []  # document ids whose owner is not known yet
