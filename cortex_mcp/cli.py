@@ -26,7 +26,7 @@ from cortex_mcp.commands import (
     memory,
     serve,
 )
-from cortex_mcp.config import load_settings, setting_warnings
+from cortex_mcp.config import load_settings, setting_warnings, settings_help
 from cortex_mcp.errors import ConfigError, StorageError
 from cortex_mcp.logs import configure_logging
 
@@ -56,36 +56,23 @@ GLOBAL_OPTIONS = (
     ),
 )
 
-ENVIRONMENT_HELP = """\
-settings (environment variables; the same keys, lower case, in the TOML or JSON file
-named by CORTEX_CONFIG; the environment wins over the file, flags win over both):
-  CORTEX_CONFIG                 path of a .toml or .json settings file
-  CORTEX_DB_PATH                the memory file (default ~/.cortex/brain.db)
-  CORTEX_AGENT_ID               whose memories this process reads and writes (default "default")
-  CORTEX_MAX_CONTENT_CHARS      longest memory accepted (default 8000)
-  CORTEX_EMBEDDING_PROVIDER     auto, openai, local, none, or a comma list (default auto)
-  CORTEX_EMBEDDING_MODEL        embedding model name
-  CORTEX_EMBEDDING_BASE_URL     any OpenAI-compatible /v1 endpoint (Ollama, LM Studio, vLLM)
-  CORTEX_EMBEDDING_API_KEY      key for that endpoint (else OPENAI_API_KEY)
-  CORTEX_EMBEDDING_DIMENSIONS   ask the model for fewer dimensions
-  CORTEX_EMBEDDING_TIMEOUT_S    per call; past it recall answers from text (default 5)
-  CORTEX_HOST, CORTEX_PORT      where `serve --transport sse|http|all` listens (127.0.0.1, 21100)
-  CORTEX_API_TOKEN              bearer token the HTTP server requires (needed off loopback)
-  CORTEX_ALLOWED_HOSTS          extra Host names the HTTP server accepts (comma list)
-  CORTEX_CORS_ORIGINS           browser origins allowed to call the HTTP server (comma list)
-  CORTEX_INCLUDE_SHARED         recall also returns memories other agents marked shared
-  CORTEX_LOG_LEVEL              DEBUG, INFO, WARNING, ERROR (default INFO)
-  CORTEX_LOG_FILE               also write logs to this file
-  CORTEX_LOG_CONTENT            true: let memory contents and queries into DEBUG logs
-  CORTEX_EXPORT_DIR             keep Markdown mirrors (MEMORY.md, memory/...) in this folder
-  CORTEX_LIFECYCLE__SCHEDULE    cron (local time) of the nightly lifecycle (default "0 3 * * *")
-  CORTEX_HOST, CORTEX_PORT      where `serve --transport sse|http|all` listens (127.0.0.1:21100)
-  CORTEX_API_TOKEN              bearer token of the HTTP server (required off loopback)
-  CORTEX_SEARCH__FUSION, CORTEX_SEARCH__VECTOR_WEIGHT, ...   ranking (README, "Configuration")
-  OPENAI_API_KEY                enables OpenAI embeddings when CORTEX_EMBEDDING_PROVIDER=auto
+SETTINGS_HEADER = """\
+settings (environment variables; the same keys, lower case, in the TOML or JSON file named
+by CORTEX_CONFIG, nested ones as tables; the environment wins over the file, flags win over
+both):"""
+NO_COMMAND = (
+    "With no command, cortex-mcp runs the MCP server on stdin/stdout, as MCP clients start it."
+)
+SUBCOMMAND_EPILOG = "Settings (CORTEX_* environment variables) are listed by `cortex-mcp --help`."
 
-With no command, cortex-mcp runs the MCP server on stdin/stdout, as MCP clients start it.
-"""
+
+class _MainParser(argparse.ArgumentParser):
+    """The top-level parser: its help lists every setting, built from the settings model
+    when help is asked for (not on every start)."""
+
+    def format_help(self) -> str:
+        self.epilog = f"{SETTINGS_HEADER}\n{settings_help()}\n\n{NO_COMMAND}\n"
+        return super().format_help()
 
 
 def _global_options() -> argparse.ArgumentParser:
@@ -110,21 +97,22 @@ def commands() -> list[Command]:
 
 def build_parser() -> argparse.ArgumentParser:
     options = _global_options()
-    parser = argparse.ArgumentParser(
+    parser = _MainParser(
         prog="cortex-mcp",
         description="Long-term memory for AI agents: an MCP server over one SQLite file.",
-        epilog=ENVIRONMENT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options],
     )
     parser.add_argument("--version", action="version", version=f"cortex-mcp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=argparse.ArgumentParser
+    )
     for command in commands():
         child = sub.add_parser(
             command.name,
             help=command.help,
             description=command.description or command.help,
-            epilog=ENVIRONMENT_HELP,
+            epilog=SUBCOMMAND_EPILOG,
             formatter_class=argparse.RawDescriptionHelpFormatter,
             parents=[options],
         )

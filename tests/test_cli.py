@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from cortex_mcp.cli import GLOBAL_OPTIONS, build_parser
 from cortex_mcp.config import Settings
@@ -66,21 +67,59 @@ def test_doctor_takes_db_before_or_after_the_command(tmp_path: Path, where: str)
     assert str(tmp_path / "env.db") not in done.stdout
 
 
-def test_help_lists_the_environment_variables_and_the_config_file(tmp_path: Path) -> None:
+def _model_setting_names(model: type[BaseModel] = Settings, prefix: str = "CORTEX_") -> list[str]:
+    """Every environment name the settings model reads, walked here on its own (not by the
+    code that writes the help)."""
+    names = []
+    for name, info in model.model_fields.items():
+        nested = info.annotation
+        if isinstance(nested, type) and issubclass(nested, BaseModel):
+            names += _model_setting_names(nested, f"{prefix}{name.upper()}__")
+        else:
+            names.append(f"{prefix}{name.upper()}")
+    return names
+
+
+def test_help_lists_every_setting_of_the_model_once_with_its_meaning(tmp_path: Path) -> None:
     done = _run("--help", db=tmp_path / "x.db")
     assert done.returncode == 0
-    assert "CORTEX_CONFIG" in done.stdout and "CORTEX_DB_PATH" in done.stdout
-    for command in ("serve", "doctor"):
-        assert command in done.stdout
-    named = set(re.findall(r"CORTEX_([A-Z_]+?)(?:__|\b)", done.stdout)) - {"CONFIG"}
-    unknown = {name for name in named if name.lower() not in Settings.model_fields}
-    assert not unknown, f"--help names settings that do not exist: {unknown}"
+    listed = re.findall(r"^  ((?:CORTEX|OPENAI|ANTHROPIC)_[A-Z0-9_]+)\b", done.stdout, re.M)
+    duplicated = {name for name in listed if listed.count(name) > 1}
+    assert not duplicated, f"listed more than once: {duplicated}"
+    expected = _model_setting_names()
+    assert set(listed) == {*expected, "CORTEX_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+    for name in (
+        "CORTEX_LLM_MODEL",
+        "CORTEX_LLM_TIMEOUT_S",
+        "CORTEX_MAX_BODY_BYTES",
+        "CORTEX_LAYERS__WORKING_TTL_HOURS",
+        "CORTEX_MIRRORS__DEBOUNCE_S",
+        "CORTEX_LIFECYCLE__LEASE_SECONDS",
+        "CORTEX_SEARCH__FUSION",
+    ):
+        assert name in expected
+    # each with words after it, and the model's default where it has one
+    help_text = done.stdout
+    for name in expected:
+        entry = help_text.split(f"  {name}", 1)[1].split("\n  CORTEX_", 1)[0]
+        assert len(entry.split()) >= 3, name
+    flat = " ".join(help_text.split())
+    assert "CORTEX_PORT the port it listens on (default: 21100)" in flat
+    assert 'combine: maxnorm, minmax, weighted, rrf (default: "maxnorm")' in flat
 
 
-def test_subcommand_help_shows_the_global_options(tmp_path: Path) -> None:
-    done = _run("doctor", "--help", db=tmp_path / "x.db")
+@pytest.mark.parametrize("command", ["list", "doctor", "lifecycle", "serve"])
+def test_subcommand_help_shows_its_own_options_not_the_settings_block(
+    tmp_path: Path, command: str
+) -> None:
+    done = _run(command, "--help", db=tmp_path / "x.db")
     assert done.returncode == 0
-    assert "--db" in done.stdout and "CORTEX_CONFIG" in done.stdout
+    assert "--db" in done.stdout and "--agent-id" in done.stdout
+    assert "CORTEX_SEARCH__" not in done.stdout and "CORTEX_LIFECYCLE__" not in done.stdout
+    assert "cortex-mcp --help" in done.stdout  # says where the settings are
+    assert len(done.stdout.splitlines()) < 40
+    own = {"list": "--forgotten", "doctor": "check SQLite", "lifecycle": "--now", "serve": "--port"}
+    assert own[command] in done.stdout
 
 
 def _handshake() -> list[dict[str, Any]]:

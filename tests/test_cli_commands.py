@@ -4,6 +4,7 @@ they accept (id prefixes, future dates), what they say, and what they leave unto
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -177,3 +178,28 @@ def test_profile_refresh_without_an_llm_says_it_was_rebuilt_by_rules(tmp_path: P
     data = _json("profile", "--refresh", db=db)
     assert data["source"]["built_by"] == "rules" and "rules" in data["note"]
     assert "note" not in _json("profile", db=db)  # reading it rebuilds nothing
+
+
+def test_serve_on_a_port_in_use_says_so_in_one_line_before_anything_else(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _cli("serve", "--transport", "http", "--port", str(port), db=db)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert f"cannot listen on 127.0.0.1:{port}: address already in use" in line
+    assert "serving" not in done.stderr and "Errno" not in done.stderr
+    assert not db.exists()
+
+
+def test_serve_on_a_public_address_without_a_token_refuses_before_creating_the_database(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "new" / "brain.db"
+    done = _cli("serve", "--transport", "http", "--host", "0.0.0.0", "--port", "1", db=db)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert "refusing to listen on 0.0.0.0 without CORTEX_API_TOKEN" in line
+    assert not db.parent.exists()

@@ -242,7 +242,12 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 COMMANDS = (
     Command("list", "list memories (newest first)", run_list, _list_arguments),
-    Command("search", "search memories as an agent's recall would", run_search, _search_arguments),
+    Command(
+        "search",
+        "search memories (yours to browse: no small-talk filter, not counted as a recall)",
+        run_search,
+        _search_arguments,
+    ),
     Command(
         "show", "one memory with its correction chain and access history", run_show, _show_arguments
     ),

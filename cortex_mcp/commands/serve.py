@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import sys
 
 import anyio
@@ -53,12 +54,15 @@ def run_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 def serve_http(settings: Settings, transport: str, host: str | None, port: int | None) -> int:
     """The HTTP server: refuses to start (exit 2, one line) on a public address without a
-    token; SIGTERM drains in-flight requests."""
+    token or on a port in use, before it creates or opens the database or says it serves;
+    SIGTERM drains in-flight requests."""
     from cortex_mcp.errors import ConfigError
     from cortex_mcp.runtime import check_storage, open_cortex
-    from cortex_mcp.transports.http import run_http
+    from cortex_mcp.transports.http import check_bind, run_http
 
     try:
+        check_bind(settings, host or settings.host)
+        _check_port_free(host or settings.host, port or settings.port)
         check_storage(settings)
         run_http(
             settings,
@@ -71,6 +75,22 @@ def serve_http(settings: Settings, transport: str, host: str | None, port: int |
         sys.stderr.write(f"cortex-mcp: {exc.message}\n")
         return 2
     return 0
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """ConfigError when nothing can listen on host:port (in use, or not an address here).
+    Bound the way uvicorn binds (SO_REUSEADDR), then released for it."""
+    from cortex_mcp.errors import ConfigError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            reason = (exc.strerror or str(exc)).lower()
+            hint = " (another server? choose --port or CORTEX_PORT)" if port else ""
+            raise ConfigError(f"cannot listen on {host}:{port}: {reason}{hint}") from None
 
 
 def serve_stdio(settings: Settings) -> int:
