@@ -7,6 +7,11 @@ SDK sees it: what is not JSON gets a parse error (-32700), what is JSON but not 
 message an invalid-request error (-32600), and a well-formed request whose text is not valid
 Unicode (a lone surrogate, bytes that are not UTF-8) an invalid-params error (-32602) under its
 own id. Everything else goes to the SDK's reader and session unchanged.
+
+End of input is held back while requests are in flight: the SDK cancels every running handler
+when its input ends, so a client that writes a request and closes stdin (a script, or a host
+shutting down) would lose a remember it was promised. Here the reader waits (up to
+`DRAIN_TIMEOUT_S`) until every request it passed on has been answered or cancelled.
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ from mcp.types import (
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
+    JSONRPCResponse,
 )
 
 log = logging.getLogger(__name__)
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # the SDK's HTTP body limit; a real request is far smaller
+DRAIN_TIMEOUT_S = 30.0  # the longest an in-flight request may hold the exit after end of input
 _SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")
 _ID_NEAR_START = re.compile(rb'"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")')
 
@@ -47,8 +54,9 @@ class Refusal(Exception):
         self.request_id = request_id
 
 
-def check_line(line: bytes) -> None:
-    """Raise Refusal unless `line` is one JSON-RPC message in valid UTF-8 JSON text."""
+def check_line(line: bytes) -> dict[str, Any]:
+    """The message `line` holds; Refusal unless it is one JSON-RPC message in valid UTF-8
+    JSON text."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
@@ -73,6 +81,7 @@ def check_line(line: bytes) -> None:
             "the message holds text that is not valid Unicode (an unpaired surrogate escape)",
             request_id,
         )
+    return message
 
 
 def _loads(text: str, line: bytes) -> Any:
@@ -123,6 +132,9 @@ class GuardedLines:
         self._source = source
         self._replies: Any = None
         self._ready = anyio.Event()
+        self._in_flight: set[int | str] = set()
+        self._all_answered = anyio.Event()
+        self._all_answered.set()
 
     def answer_through(self, write_stream: Any) -> None:
         self._replies = write_stream
@@ -135,6 +147,7 @@ class GuardedLines:
         while True:
             line = await self._readline(MAX_LINE_BYTES + 1)
             if not line:
+                await self._drain()
                 return
             if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
                 await self._skip_rest_of_line()
@@ -149,11 +162,42 @@ class GuardedLines:
             if not line.strip():
                 continue
             try:
-                check_line(line)
+                message = check_line(line)
             except Refusal as refusal:
                 await self._refuse(refusal)
                 continue
+            self._note_sent(message)
             yield line.decode("utf-8")
+
+    def _note_sent(self, message: dict[str, Any]) -> None:
+        request_id = _request_id(message)
+        if "method" in message and request_id is not None:
+            self._in_flight.add(request_id)
+            self._all_answered = anyio.Event()
+        elif message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            self._settle(_request_id({"id": (params or {}).get("requestId")}))
+
+    def note_answer(self, item: Any) -> None:
+        """A message the session sends: a response or error settles its request."""
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self._settle(message.id)
+
+    def _settle(self, request_id: int | str | None) -> None:
+        if request_id is not None:
+            self._in_flight.discard(request_id)
+        if not self._in_flight:
+            self._all_answered.set()
+
+    async def _drain(self) -> None:
+        """At end of input, let the requests already passed on finish (bounded)."""
+        if self._in_flight:
+            log.info("end of input: waiting for %d request(s) in flight", len(self._in_flight))
+        with anyio.move_on_after(DRAIN_TIMEOUT_S) as scope:
+            await self._all_answered.wait()
+        if scope.cancelled_caught:
+            log.warning("end of input: %d request(s) still unanswered", len(self._in_flight))
 
     async def _readline(self, limit: int) -> bytes:
         return await anyio.to_thread.run_sync(self._source.readline, limit)
@@ -178,10 +222,35 @@ class GuardedLines:
             log.debug("the session closed before a refusal could be sent")
 
 
+class _AnswerWatch:
+    """The session's write side, telling `lines` of every answer it sends."""
+
+    def __init__(self, inner: Any, lines: GuardedLines) -> None:
+        self._inner = inner
+        self._lines = lines
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(item)
+        self._lines.note_answer(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _AnswerWatch:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
 async def serve_stdio(server: MCPServer) -> None:
     """Run `server` on this process's stdin/stdout (the SDK's transport, guarded input)."""
     lines = GuardedLines(sys.stdin.buffer)
     lowlevel = server._lowlevel_server  # the documented v2 replacement for _mcp_server
     async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
         lines.answer_through(write_stream)
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await lowlevel.run(
+            read_stream,
+            _AnswerWatch(write_stream, lines),
+            lowlevel.create_initialization_options(),
+        )
