@@ -84,6 +84,9 @@ async def test_a_failing_provider_falls_back_to_text_within_the_timeout(
     settings = _settings(tmp_path, url, timeout_s=1.0)
     async with open_cortex(settings, clock=clock, background=False) as service:
         await _fill(service)
+        started = time.perf_counter()
+        await service.recall("firewall port")  # healthy: what a recall costs here, now
+        healthy = time.perf_counter() - started
         if failure == "timeout":
             state.delay_s = 30.0
         else:
@@ -94,7 +97,9 @@ async def test_a_failing_provider_falls_back_to_text_within_the_timeout(
         assert result.memories and "firewall" in result.memories[0].content
         assert result.meta.channels == ["text"]
         assert any("embeddings unavailable" in note for note in result.meta.degraded)
-        assert elapsed < 1.0 + 0.5, f"recall took {elapsed:.2f}s with a 1s provider timeout"
+        # the 1 s timeout on top of a healthy recall measured in this run (load slows both)
+        bound = 1.0 + 0.5 + 3 * healthy
+        assert elapsed < bound, f"recall took {elapsed:.2f}s with a 1s provider timeout"
         stats = await service.stats()
         assert stats["embeddings"]["failures"]
 

@@ -191,7 +191,8 @@ async def test_every_fault_keeps_the_raw_turn_and_returns_in_time(
     user = "The staging database moved to db2.internal on port 5433."
     started = time.monotonic()
     result = await svc.ingest(user, "Got it, I will use db2.internal:5433 from now on.")
-    assert time.monotonic() - started < TIMEOUT_S + 1.5
+    # sooner than the slow fault's reply (TIMEOUT_S + 2): the timeout, not the reply, ended it
+    assert time.monotonic() - started < TIMEOUT_S + 2
     assert result.outcome == "fallback" and result.degraded
     (note,) = result.extracted
     assert note.content == user and note.metadata["unextracted"] is True
@@ -309,8 +310,9 @@ async def test_wait_false_returns_at_once_and_extracts_in_the_background(
     )
     started = time.monotonic()
     accepted = await svc.ingest("We deploy every Friday at 5pm.", "Noted.", wait=False)
-    assert time.monotonic() - started < 0.3
-    assert accepted.status == "pending"
+    # before the stub's 0.5 s reply; "pending" is the proof that it did not wait for it
+    assert time.monotonic() - started < 0.5
+    assert accepted.status == "pending" and accepted.extracted == []
     await svc.ingestor.drain()
     again = await svc.ingest("We deploy every Friday at 5pm.", "Noted.")
     assert again.duplicate and [m.content for m in again.extracted] == ["User deploys on Fridays"]

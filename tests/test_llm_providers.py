@@ -108,7 +108,7 @@ async def test_each_fault_fails_within_the_timeout_and_says_why(
     started = time.monotonic()
     with pytest.raises(ProviderError) as caught:
         await cascade.complete("s", "u")
-    assert time.monotonic() - started < 0.5 + 1.0
+    assert time.monotonic() - started < 3.0  # before the slow reply: the timeout ended it
     assert len(stub.received) == 1  # no SDK retries behind our back
     assert "openai" in caught.value.message
 

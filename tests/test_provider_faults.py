@@ -5,6 +5,7 @@ The real openai SDK talks to tests/embedding_stub.py on 127.0.0.1 in each fault 
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +58,15 @@ async def _vector_count(service: CortexService) -> int:
     return sum((await service.stats())["vectors"].values())
 
 
+async def _recall_seconds(service: CortexService, query: str, times: int) -> list[float]:
+    seconds = []
+    for _ in range(times):
+        started = time.perf_counter()
+        await service.recall(query)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
 async def _wait_for(predicate: Any, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -77,6 +87,7 @@ async def test_every_fault_mode_answers_from_text_shows_the_fault_and_backfills_
             await service.remember(fact)
         assert await service.embed_pending() == len(FACTS)
         service.start_warm_up()
+        healthy = await _recall_seconds(service, "firewall port", times=3)
 
         state.mode = mode
         await service.remember("Backups run nightly at 02:00 on the VPS")
@@ -85,7 +96,10 @@ async def test_every_fault_mode_answers_from_text_shows_the_fault_and_backfills_
         result = await service.recall("firewall port")
         elapsed = time.perf_counter() - started
 
-        assert elapsed < TIMEOUT_S + MARGIN_S, f"{mode}: recall took {elapsed:.2f} s"
+        # waits for the provider at most its timeout, on top of what a healthy recall costs
+        # on this machine right now (measured above: a loaded machine slows both alike)
+        bound = TIMEOUT_S + MARGIN_S + 3 * statistics.median(healthy)
+        assert elapsed < bound, f"{mode}: recall took {elapsed:.2f} s (bound {bound:.2f} s)"
         assert result.memories[0].content == FACTS[0]
         if mode == "mixed_dims":  # the query's own row is fine; the pending rows are not
             assert "vector" in result.meta.channels
@@ -130,6 +144,7 @@ async def test_a_hanging_provider_is_skipped_once_its_circuit_opens(
         health = (await service.stats())["embeddings"]["health"]["openai"]
         assert health["state"] == "open" and "timed out" in health["last_error"]
 
+        requests_when_opened = len(state.requests)
         skipped = []
         for _ in range(5):
             started = time.perf_counter()
@@ -137,7 +152,10 @@ async def test_a_hanging_provider_is_skipped_once_its_circuit_opens(
             skipped.append(time.perf_counter() - started)
             assert result.memories[0].content == FACTS[0]
             assert "skipped for" in result.meta.degraded[0]
-        assert max(skipped) < TIMEOUT_S / 4, skipped
+        # skipped: no call reached the provider, and (ratios in this run, so load cannot
+        # flip them) a recall took a fraction of one that waited for it
+        assert len(state.requests) == requests_when_opened
+        assert statistics.median(skipped) < min(paid) / 4, (skipped, paid)
 
 
 async def test_an_open_circuit_is_probed_in_the_background_and_closes_when_the_provider_is_back(
@@ -152,9 +170,19 @@ async def test_an_open_circuit_is_probed_in_the_background_and_closes_when_the_p
         health = service.embeddings.health["openai"]
         assert health.is_open and "HTTP 500" in (health.last_error or "")
         requests_when_opened = len(state.requests)
-        await asyncio.sleep(0.5)  # one probe after 0.2 s fails; the next waits 0.4 s more
-        assert len(state.requests) == requests_when_opened + 1
-        assert health.is_open and health.cooldown_s == pytest.approx(0.4)
+        opened_at = time.monotonic()
+
+        async def probes(count: int) -> bool:
+            return len(state.requests) >= requests_when_opened + count
+
+        # one probe after 0.2 s fails, which doubles the wait to 0.4 s before the next; load
+        # can only delay probes, so the times are lower bounds
+        assert await _wait_for(lambda: probes(1), 10.0)
+        first_probe = time.monotonic()
+        assert first_probe - opened_at >= 0.2 * 0.9
+        assert await _wait_for(lambda: probes(2), 10.0)
+        assert time.monotonic() - first_probe >= 0.4 * 0.9
+        assert health.is_open and health.cooldown_s >= 0.8 - 1e-9
         state.recover()
 
         async def closed() -> bool:
