@@ -34,10 +34,21 @@ def client_block(settings: Settings, argv0: str, executable: str) -> dict[str, A
     return {"mcpServers": {"cortex": server}}
 
 
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--entry",
+        action="store_true",
+        help="only the server object, on one line: for"
+        ' `claude mcp add-json cortex "$(cortex-mcp client-config --entry)"` (Claude Code)',
+    )
+
+
 def run_client_config(args: argparse.Namespace, settings: Settings) -> int:
-    del args
     block = client_block(settings, sys.argv[0], sys.executable)
-    sys.stdout.write(json.dumps(block, indent=2) + "\n")
+    if args.entry:
+        sys.stdout.write(json.dumps(block["mcpServers"]["cortex"]) + "\n")
+    else:
+        sys.stdout.write(json.dumps(block, indent=2) + "\n")
     command = block["mcpServers"]["cortex"]["command"]
     if "/uv/" in command or "/archive-v0/" in command:
         sys.stderr.write(
@@ -57,5 +68,6 @@ COMMANDS = (
             " memory file this command would use."
         ),
         run=run_client_config,
+        add_arguments=_arguments,
     ),
 )
