@@ -230,8 +230,10 @@ class _AnswerWatch:
         self._lines = lines
 
     async def send(self, item: SessionMessage) -> None:
-        await self._inner.send(item)
-        self._lines.note_answer(item)
+        try:
+            await self._inner.send(item)
+        finally:  # an answer that cannot be sent settles its request all the same
+            self._lines.note_answer(item)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
