@@ -8,8 +8,10 @@ import subprocess
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.engine.health import IntegrityWatch
@@ -18,6 +20,7 @@ from cortex_mcp.runtime import open_cortex, resolve_embedding_providers
 from cortex_mcp.store import Database
 from cortex_mcp.transports.mcp import build_server
 from tests.embedding_stub import embedding_stub
+from tests.http_helpers import AUTH, ServeProcess
 from tests.llm_stub import llm_stub
 from tests.stdio_helpers import server_command, server_env
 
@@ -221,3 +224,18 @@ def test_doctor_makes_one_real_llm_call_and_names_a_dead_endpoint(tmp_path: Path
     assert done.returncode == 1
     line = _line(done.stdout, "llm")
     assert " failed " in line and dead in line
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(LocalEmbedder.available(), reason="auto picks the local model here")
+@pytest.mark.anyio
+async def test_the_http_server_says_the_setup_hint_once_in_its_instructions(
+    tmp_path: Path,
+) -> None:
+    with ServeProcess(tmp_path / "brain.db", CORTEX_EMBEDDING_PROVIDER="auto") as server:
+        http = httpx2.AsyncClient(headers=AUTH, timeout=httpx2.Timeout(30, read=60))
+        async with http, Client(streamable_http_client(server.url + "/mcp", http_client=http)) as c:
+            assert "OPENAI_API_KEY" in (c.instructions or "")
+            await c.call_tool("cortex_remember", {"content": "The user keeps bees"})
+            recall = await c.call_tool("cortex_recall", {"query": "bees"})
+            assert "OPENAI_API_KEY" not in recall.content[0].text  # type: ignore[union-attr]

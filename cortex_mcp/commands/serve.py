@@ -57,7 +57,7 @@ def serve_http(settings: Settings, transport: str, host: str | None, port: int |
     token or on a port in use, before it creates or opens the database or says it serves;
     SIGTERM drains in-flight requests."""
     from cortex_mcp.errors import ConfigError
-    from cortex_mcp.runtime import check_storage, open_cortex
+    from cortex_mcp.runtime import check_storage, open_cortex, resolve_embedding_providers
     from cortex_mcp.transports.http import check_bind, run_http
 
     try:
@@ -70,6 +70,7 @@ def serve_http(settings: Settings, transport: str, host: str | None, port: int |
             transport=transport,  # type: ignore[arg-type]
             host=host,
             port=port,
+            setup_notes=resolve_embedding_providers(settings)[1],
         )
     except (ConfigError, StorageError) as exc:
         sys.stderr.write(f"cortex-mcp: {exc.message}\n")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal
 
@@ -76,8 +76,10 @@ def create_app(
     *,
     transport: Transport = "all",
     host: str = "127.0.0.1",
+    setup_notes: Sequence[str] = (),
 ) -> Starlette:
-    """A new app (and MCP session manager) per call: a session manager runs once only."""
+    """A new app (and MCP session manager) per call: a session manager runs once only.
+    `setup_notes` (no embedding provider, say) go once into the MCP server's instructions."""
     check_bind(settings, host)
     holder: dict[str, CortexService] = {}
 
@@ -86,7 +88,7 @@ def create_app(
         yield holder["service"]
 
     bus = InMemorySubscriptionBus()
-    mcp = build_server(current_service, settings, subscriptions=bus)
+    mcp = build_server(current_service, settings, subscriptions=bus, setup_notes=setup_notes)
     hosts = allowed_hosts(settings, host)
     # HostGuard checks Host and Origin for every route, MCP ones included
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -183,12 +185,15 @@ def run_http(
     transport: Transport = "all",
     host: str | None = None,
     port: int | None = None,
+    setup_notes: Sequence[str] = (),
 ) -> None:
     import uvicorn
 
     bind_host = host or settings.host
     bind_port = port or settings.port
-    app = create_app(settings, open_service, transport=transport, host=bind_host)
+    app = create_app(
+        settings, open_service, transport=transport, host=bind_host, setup_notes=setup_notes
+    )
     configure_logging(settings)  # MCPServer() may install its own root handler; keep ours
     config = uvicorn.Config(
         app,
