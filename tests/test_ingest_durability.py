@@ -124,7 +124,7 @@ def _faulty(rng: random.Random, failures: list[str]) -> object:
         "429": lambda: status(429, retry_after="30"),
         "drop": dropped,
         "invalid": lambda: text('{"memories": [{"content": '),
-        "slow": lambda: slow(3),
+        "slow": lambda: slow(8),  # well past the timeout below
     }
 
     def respond(request: Received) -> Reply:
@@ -147,7 +147,9 @@ async def test_200_ingests_with_a_provider_failing_30_percent_are_all_accounted_
         embedding_provider="none",
         llm_provider="openai",
         llm_base_url=stub.openai_url,
-        llm_timeout_s=0.5,
+        # a healthy stub reply must never time out, however loaded the machine (0.5 s did at
+        # load 11: one good reply counted as a fault); a "slow" fault still always does
+        llm_timeout_s=3.0,
         llm_max_in_flight=8,
     )
     callers = asyncio.Semaphore(20)
