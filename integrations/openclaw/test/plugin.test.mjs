@@ -2,7 +2,7 @@
 // comes back, and that a stopped or hanging server never breaks or holds up a turn.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -168,9 +168,11 @@ describe("with cortex running", () => {
     assert.equal(flushed.metadata.reason, "reset: new");
   });
 
-  test("a process with no buffer for the session flushes the tail of the session file", async () => {
+  test("a process with no buffer for the session flushes the tail of the session file", async (t) => {
     const host = plugin();
-    const file = join(mkdtempSync(join(tmpdir(), "cortex-session-")), "session.jsonl");
+    const dir = mkdtempSync(join(tmpdir(), "cortex-session-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, "session.jsonl");
     const entries = [
       { type: "session", id: "s-file" },
       {
