@@ -4,6 +4,7 @@ server on the same file, resource notifications and a SIGTERM drain."""
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import threading
@@ -16,7 +17,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -95,6 +96,82 @@ async def test_the_agent_header_scopes_mcp_tools(server: ServeProcess) -> None:
     reply = _rest(server, "POST", "/recall", json={"query": "kiwis", "agent_id": "header-agent"})
     assert [m["id"] for m in reply.json()["memories"]] == [stored["id"]]
     assert _rest(server, "POST", "/recall", json={"query": "kiwis"}).json()["memories"] == []
+
+
+async def _everything_b_sees(b: Client, a_id: str) -> str:
+    """Every tool, resource and prompt, as agent B; each reply as text."""
+    replies = []
+    for query in ("tulip bulbs", "Keukenhof", a_id):
+        for tool in ("cortex_recall", "cortex_search_debug"):
+            result = await b.call_tool(tool, {"query": query})
+            assert not result.is_error, result.content
+            replies.append(result.model_dump_json())
+    for arguments in ({"memory_id": a_id}, {"memory_id": a_id, "purge": True}):
+        refused = await b.call_tool("cortex_forget", arguments)
+        assert refused.is_error
+        replies.append(refused.model_dump_json())
+    superseding = await b.call_tool("cortex_remember", {"content": "B's", "supersedes": a_id})
+    assert superseding.is_error
+    replies.append(superseding.model_dump_json())
+    assert {t.name for t in (await b.list_tools()).tools} == TOOLS
+    for resource in (await b.list_resources()).resources:
+        replies.append((await b.read_resource(resource.uri)).model_dump_json())
+    with pytest.raises(MCPError):
+        await b.read_resource(f"cortex://memories/{a_id}")
+    for prompt in (await b.list_prompts()).prompts:
+        arguments = {a.name: "tulips" for a in prompt.arguments or [] if a.required}
+        replies.append((await b.get_prompt(prompt.name, arguments)).model_dump_json())
+    return "\n".join(replies)
+
+
+@pytest.mark.parametrize("session", [sse_session, http_session], ids=["sse", "streamable"])
+async def test_two_agents_by_header_see_and_change_only_their_own(
+    server: ServeProcess, session: Any
+) -> None:
+    """Agent A and agent B on one server, told apart only by X-Cortex-Agent: every tool,
+    resource (cortex://core, profile, stats, memories/{id}) and prompt answers B for B."""
+    a_agent, b_agent = f"A-{session.__name__}", f"B-{session.__name__}"
+    secret = f"{a_agent} keeps the Keukenhof tulip bulbs in the cellar"
+    with anyio.fail_after(120):
+        async with session(server, **{"X-Cortex-Agent": a_agent}) as a:
+            a_id = (await _tool(a, "cortex_remember", content=secret, category="preference"))["id"]
+            core_a = (await a.read_resource("cortex://core")).contents[0].text
+            assert "Keukenhof" in core_a  # the header reaches the resources, not only tools
+            stats_a = json.loads((await a.read_resource("cortex://stats")).contents[0].text)
+            assert stats_a["agent_id"] == a_agent and stats_a["memories"]["total"] == 1
+        async with session(server, **{"X-Cortex-Agent": b_agent}) as b:
+            seen = await _everything_b_sees(b, a_id)
+            stats_b = json.loads((await b.read_resource("cortex://stats")).contents[0].text)
+            profile_b = json.loads((await b.read_resource("cortex://profile")).contents[0].text)
+        async with session(server, **{"X-Cortex-Agent": a_agent}) as a:
+            detail = await a.read_resource(f"cortex://memories/{a_id}")
+    for fragment in ("cellar", "keeps the", a_agent):  # none of them in B's own queries
+        assert fragment not in seen
+    assert stats_b["agent_id"] == b_agent and stats_b["memories"]["total"] == 0
+    assert "all_agents" not in stats_b
+    assert profile_b["agent_id"] == b_agent
+    memory = json.loads(detail.contents[0].text)["memory"]
+    assert memory["content"] == secret and memory["forgotten_at"] is None
+
+
+async def test_a_stdio_server_of_another_agent_sees_nothing_of_the_http_agents(
+    server: ServeProcess,
+) -> None:
+    """stdio answers for its server's agent (CORTEX_AGENT_ID), on the same database file."""
+    secret = "A-stdio keeps the Keukenhof tulip bulbs in the cellar"
+    with anyio.fail_after(120):
+        async with http_session(server, **{"X-Cortex-Agent": "A-stdio"}) as a:
+            a_id = (await _tool(a, "cortex_remember", content=secret))["id"]
+        db = Path(server.log).parent / "brain.db"
+        command = server_command()
+        params = StdioServerParameters(
+            command=command[0], args=command[1:], env=server_env(db, CORTEX_AGENT_ID="B-stdio")
+        )
+        async with Client(params, mode="legacy") as b:
+            seen = await _everything_b_sees(b, a_id)
+            stats = json.loads((await b.read_resource("cortex://stats")).contents[0].text)
+    assert "cellar" not in seen and "keeps the" not in seen and "A-stdio" not in seen
+    assert stats["agent_id"] == "B-stdio" and stats["memories"]["total"] == 0
 
 
 def test_health_answers_without_a_token_and_everything_else_is_401(server: ServeProcess) -> None:

@@ -3,6 +3,9 @@ guards, agent isolation and the OpenAPI document."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,7 +49,10 @@ def recall_ids(client: TestClient, query: str, **body: Any) -> list[str]:
 
 
 def total(client: TestClient) -> int:
-    return int(client.get(f"{API}/stats").json()["all_agents"]["memories"])
+    """Memories of every agent, read from the database file itself (no route shows it)."""
+    db_path = client.app.state.service.settings.db_path  # type: ignore[attr-defined]
+    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
 
 def test_recall_finds_what_was_remembered_over_rest(client: TestClient) -> None:
@@ -244,14 +250,115 @@ def test_patch_and_delete_change_the_owners_memory(client: TestClient) -> None:
 def test_dns_rebinding_hosts_and_foreign_origins_are_refused(client: TestClient) -> None:
     evil = client.post(f"{API}/recall", json={"query": "x"}, headers={"Host": "evil.example"})
     assert evil.status_code == 421
-    page = client.post(
-        f"{API}/recall", json={"query": "x"}, headers={"Origin": "http://evil.example"}
+    own = client.post(
+        f"{API}/recall", json={"query": "x"}, headers={"Origin": "http://127.0.0.1:21100"}
     )
-    assert page.status_code == 403
-    local_page = client.post(
-        f"{API}/recall", json={"query": "x"}, headers={"Origin": "http://localhost:5173"}
+    assert own.status_code == 200  # the server's own origin (the dashboard), exactly
+    for origin in (
+        "http://evil.example",
+        "http://localhost:5173",  # another port on the same machine is another origin
+        "http://127.0.0.1:21101",
+        "http://127.0.0.1",
+        "https://127.0.0.1:21100",  # another scheme
+        "http://localhost:21100",  # another host name for the same socket
+        "null",  # a sandboxed frame or a file:// page
+    ):
+        page = client.post(f"{API}/recall", json={"query": "x"}, headers={"Origin": origin})
+        assert page.status_code == 403, origin
+        assert page.json()["error"]["code"] == "origin_not_allowed"
+
+
+# Every route that writes, with a body it would accept; /mcp and /messages/ too.
+_WRITES = [
+    ("POST", f"{API}/memories", {"content": "a page planted this"}),
+    ("POST", f"{API}/recall", {"query": "planted"}),
+    ("POST", f"{API}/search", {"query": "planted"}),
+    ("POST", f"{API}/ingest", {"user_message": "I live in Lyon", "assistant_message": "ok"}),
+    ("POST", f"{API}/flush", {"messages": [{"role": "user", "content": "I live in Lyon"}]}),
+    ("POST", f"{API}/lifecycle/run", {}),
+    ("POST", f"{API}/export", {}),
+    ("POST", f"{API}/import", {"content": "- the page planted this"}),
+    ("POST", f"{API}/relations", {"subject": "page", "predicate": "planted", "object": "this"}),
+    ("PATCH", f"{API}/memories/{{id}}", {"importance": 0.1}),
+    ("DELETE", f"{API}/memories/{{id}}?purge=true", None),
+    ("DELETE", f"{API}/relations/{{rel}}", None),
+    ("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+    ("POST", "/messages/?session_id=0123456789abcdef0123456789abcdef", {"jsonrpc": "2.0"}),
+]
+
+
+def _write_targets(client: TestClient) -> list[tuple[str, str, Any]]:
+    memory = remember(client, "Owner's bike lock code is kept elsewhere")
+    relation = client.post(
+        f"{API}/relations", json={"subject": "owner", "predicate": "rides", "object": "a bike"}
+    ).json()["id"]
+    return [(method, path.format(id=memory, rel=relation), body) for method, path, body in _WRITES]
+
+
+def _snapshot(client: TestClient) -> tuple[Any, ...]:
+    db_path = client.app.state.service.settings.db_path  # type: ignore[attr-defined]
+    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+        return tuple(
+            conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+            for table in ("memories", "relations", "lifecycle_log", "turns", "access_log")
+        )
+
+
+def test_a_page_from_another_origin_changes_nothing_on_any_writing_route(
+    client: TestClient,
+) -> None:
+    targets = _write_targets(client)
+    before = _snapshot(client)
+    for origin in ("http://localhost:5173", "http://127.0.0.1:8080", "http://evil.example"):
+        for method, path, body in targets:
+            reply = client.request(method, path, json=body, headers={"Origin": origin})
+            assert reply.status_code == 403, (origin, method, path, reply.text)
+        # without an Origin (a no-cors request), the browser's Sec-Fetch-Site still tells
+        for method, path, body in targets:
+            site = {"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors"}
+            reply = client.request(method, path, json=body, headers=site)
+            assert reply.status_code == 403, (method, path, reply.text)
+    assert _snapshot(client) == before
+    # a link opened in a tab may still show the page (a GET navigation changes nothing)
+    tab = client.get(
+        f"{API}/health", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}
     )
-    assert local_page.status_code == 200
+    assert tab.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        None,
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/jsonp",
+        "application/json-patch+json",
+    ],
+)
+def test_bodies_that_are_not_declared_json_get_415_and_change_nothing(
+    client: TestClient, content_type: str | None
+) -> None:
+    """What a page can send to any origin without a CORS preflight is refused."""
+    targets = _write_targets(client)
+    before = _snapshot(client)
+    for method, path, body in targets:
+        if body is None:
+            continue
+        headers = {"Content-Type": content_type} if content_type else {}
+        raw = json.dumps(body).encode()
+        reply = client.request(method, path, content=raw, headers=headers)
+        assert reply.status_code == 415, (method, path, reply.text)
+        assert reply.json()["error"]["field"] == "Content-Type"
+    assert _snapshot(client) == before
+    ok = client.post(
+        f"{API}/recall",
+        content=b'{"query": "bike"}',
+        headers={"Content-Type": "application/json; charset=utf-8"},
+    )
+    assert ok.status_code == 200
 
 
 def test_allowed_hosts_and_cors_origins_are_configurable(tmp_path: Any) -> None:
@@ -295,6 +402,54 @@ def test_lifecycle_routes_preview_run_and_log(client: TestClient) -> None:
     log = client.get(f"{API}/lifecycle/log?limit=5")
     assert log.status_code == 200 and isinstance(log.json()["entries"], list)
     assert client.get(f"{API}/lifecycle/log?limit=0").status_code == 422
+
+
+def test_lifecycle_routes_act_on_and_show_only_the_callers_agent(
+    client: TestClient, clock: FakeClock
+) -> None:
+    a_working = remember(
+        client, "Agent A: a passing note about the tulip order", "A", layer="working"
+    )
+    a_gone = remember(client, "Agent A: the old tulip supplier was Vos", "A")
+    assert client.delete(f"{API}/memories/{a_gone}?agent_id=A&reason=tulips").status_code == 200
+    remember(client, "Agent B: the orchid order is due", "B", layer="working")
+    clock.advance(days=40)  # long past the working layer's 48 hours
+
+    header_b = {"X-Cortex-Agent": "B"}
+    for run in (
+        client.post(f"{API}/lifecycle/run", json={}, headers=header_b),
+        client.post(f"{API}/lifecycle/run", json={"agent_id": "B"}),
+        client.post(f"{API}/lifecycle/run", json={}),  # no agent: the server's own, not all
+    ):
+        assert run.status_code == 200, run.text
+        assert run.json()["agent_id"] in {"B", "default"}
+        assert a_working not in str(run.json()) and "tulip" not in run.text
+    preview_b = client.get(f"{API}/lifecycle/preview", headers=header_b)
+    assert preview_b.json()["agent_id"] == "B" and a_working not in preview_b.text
+    mine = client.get(f"{API}/memories/{a_working}?agent_id=A").json()["memory"]
+    assert mine["layer"] == "working"  # no run of B's (or the default's) touched it
+
+    for log in (
+        client.get(f"{API}/lifecycle/log", headers=header_b),
+        client.get(f"{API}/lifecycle/log?agent_id=B&limit=10000"),
+        client.get(f"{API}/lifecycle/log"),
+    ):
+        assert log.status_code == 200, log.text
+        assert a_working not in log.text and a_gone not in log.text and "tulip" not in log.text
+    log_a = client.get(f"{API}/lifecycle/log?agent_id=A").json()["entries"]
+    assert [e["action"] for e in log_a] == ["forget"] and log_a[0]["memory_ids"] == [a_gone]
+
+    run_a = client.post(f"{API}/lifecycle/run", json={}, headers={"X-Cortex-Agent": "A"})
+    assert run_a.json()["agent_id"] == "A"
+    assert client.get(f"{API}/memories/{a_working}?agent_id=A").json()["memory"]["layer"] != (
+        "working"
+    )
+    assert len(client.get(f"{API}/lifecycle/log?agent_id=A").json()["entries"]) > 1
+    # a purged memory's audit entries stay its owner's, and only its owner's
+    assert client.delete(f"{API}/memories/{a_gone}?agent_id=A&purge=true").status_code == 200
+    purged = client.get(f"{API}/lifecycle/log?agent_id=A").json()["entries"]
+    assert {"purge", "forget"} <= {e["action"] for e in purged if e["memory_ids"] == [a_gone]}
+    assert a_gone not in client.get(f"{API}/lifecycle/log", headers=header_b).text
 
 
 def test_list_export_and_import_over_rest_stay_within_the_agent(client: TestClient) -> None:

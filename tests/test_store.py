@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -75,6 +76,8 @@ async def test_purge_leaves_only_a_content_free_tombstone(
         assert b"X1234567" not in path.read_bytes(), f"content left in {path.name}"
     conn = sqlite3.connect(settings.db_path)
     rows = conn.execute("SELECT action, details FROM lifecycle_log ORDER BY id").fetchall()
-    assert rows[-1] == ("purge", "{}")
+    assert rows[-1][0] == "purge"
+    # every entry about the purged memory says whose it was, and nothing more
+    assert all(json.loads(details) == {"agent_id": "default"} for _, details in rows)
     assert all("X1234567" not in details for _, details in rows)
     assert conn.execute("SELECT COUNT(*) FROM access_log").fetchone()[0] == 0

@@ -232,7 +232,7 @@ def _stats_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_stats(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: Any) -> int:
-        data = await service.stats()
+        data = await service.stats(all_agents=True)
         data["lifecycle"] = {"last_success": await service.lifecycle.last_success()}
         emit(args, data, _stats_human)
         return 0

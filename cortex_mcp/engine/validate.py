@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 import uuid
 from typing import TypeVar
 
@@ -18,7 +19,12 @@ MAX_ID_CHARS = 64  # a canonical id is 36; room for surrounding whitespace or br
 MAX_AGENT_ID_CHARS = 128
 MAX_RELATION_PART_CHARS = 500  # a relation's subject or object
 MAX_PREDICATE_CHARS = 200
+MAX_SESSION_ID_CHARS = 128
+MAX_CONTENT_CEILING = 100_000  # the highest CORTEX_MAX_CONTENT_CHARS may be set to
 PREVIEW_CHARS = 60
+CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# The same rule as a JSON-schema pattern (published in the REST document and tool schemas)
+AGENT_ID_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]+$"
 
 
 def preview(value: str, limit: int = PREVIEW_CHARS) -> str:
@@ -131,12 +137,19 @@ def _uuid(value: str, name: str, kind: str) -> str:
 
 
 def agent_id(value: str | None, default: str) -> str:
+    """An agent id as given (surrounding whitespace trimmed): 1-128 characters, none of them a
+    control character (ids reach logs, file names and SQL parameters; a NUL would cut them)."""
     if value is None:
         return default
     text = value.strip()
     if not text or len(text) > MAX_AGENT_ID_CHARS:
         raise InvalidInput(
             f"agent_id: must be 1 to {MAX_AGENT_ID_CHARS} characters", field="agent_id"
+        )
+    if CONTROL_CHARS.search(text):
+        raise InvalidInput(
+            "agent_id: must not contain control characters (U+0000-U+001F, U+007F-U+009F)",
+            field="agent_id",
         )
     return text
 

@@ -88,6 +88,7 @@ class ConversationTools(ServiceCore):
 def _session_id(value: str | None) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip() or len(value) > 128:
-        raise InvalidInput("session_id: must be 1 to 128 characters", field="session_id")
+    limit = validate.MAX_SESSION_ID_CHARS
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise InvalidInput(f"session_id: must be 1 to {limit} characters", field="session_id")
     return value.strip()

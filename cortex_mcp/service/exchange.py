@@ -46,8 +46,14 @@ class ExchangeTools(ServiceCore):
         await self.drain()
         return await self._engine().run(parse_moment(now), agent, on_phase)
 
-    async def lifecycle_log(self, limit: int = 100) -> list[dict[str, Any]]:
-        return await self._engine().store.log(validate.int_range("limit", limit, 1, 10_000))
+    async def lifecycle_log(
+        self, limit: int = 100, agent_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The audit log: one agent's entries, or every agent's when `agent_id` is None (the
+        operator's CLI; remote callers always pass their agent)."""
+        size = validate.int_range("limit", limit, 1, 10_000)
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        return await self._engine().store.log(size, agent)
 
     async def after_lifecycle(self) -> None:
         """What a finished run refreshes: vector index, embeddings of new summaries, mirrors."""

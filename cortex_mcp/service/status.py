@@ -72,13 +72,16 @@ class StatusTools(ServiceCore):
         core = await self.memories.list_layer(agent, Layer.core, self._now(), limit=500)
         return core_snapshot(core, max_tokens)
 
-    async def stats(self, agent_id: str | None = None) -> dict[str, Any]:
-        """Health and counts; memory counts are the agent's (default: this server's), plus an
-        all-agents total (a number, never contents)."""
+    async def stats(
+        self, agent_id: str | None = None, *, all_agents: bool = False
+    ) -> dict[str, Any]:
+        """Health and counts. Memory, turn and relation counts are the agent's (default: this
+        server's); `all_agents` (the operator's CLI, never a remote caller) adds the total
+        over every agent. Vector, cache and provider counters are the server's."""
         agent = validate.agent_id(agent_id, self.settings.agent_id)
         info = connector_info()
         primary = self.embeddings.primary
-        return {
+        report: dict[str, Any] = {
             "version": __version__,
             "db_path": str(self.db.path),
             "schema_version": await self.db.schema_version(),
@@ -90,7 +93,6 @@ class StatusTools(ServiceCore):
             },
             "agent_id": agent,
             "memories": await self.memories.counts(agent),
-            "all_agents": {"memories": (await self.memories.counts())["total"]},
             "vectors": await self.vectors.counts(),
             "embedding_cache_rows": await self.vectors.cache_size(),
             "embeddings": {
@@ -105,10 +107,10 @@ class StatusTools(ServiceCore):
             "degraded": list(self.provider_notes),
             "redactions": await self.counters.read("redacted"),
             "ingest": {
-                "turns": await self.turns.counts(),
+                "turns": await self.turns.counts(agent),
                 "counts": await self.counters.read("ingest"),
                 "flush": await self.counters.read("flush"),
-                "relations": await self.relations.count(self.settings.agent_id),
+                "relations": await self.relations.count(agent),
             },
             "llm": {
                 "providers": self.llm.names,
@@ -119,23 +121,14 @@ class StatusTools(ServiceCore):
             },
             "health": await self.health_check(),
         }
+        if all_agents:
+            report["all_agents"] = {"memories": (await self.memories.counts())["total"]}
+        return report
 
     def health(self) -> dict[str, Any]:
-        """For liveness probes: no query, no provider call."""
-        primary = self.embeddings.primary
-        return {
-            "status": "ok",
-            "version": __version__,
-            "db": {"path": str(self.db.path), "open": self.db.is_open},
-            "vector": {
-                "sqlite_vec": self.db.vec_loaded,
-                "model": primary.model_key if primary else None,
-            },
-            "providers": {
-                "embeddings": [p.name for p in self.embeddings.providers],
-                "degraded": list(self.provider_notes),
-            },
-        }
+        """For liveness probes, answered without a token: status and version only (no path,
+        no provider names; details are in the authenticated `stats`)."""
+        return {"status": "ok" if self.db.is_open else "unavailable", "version": __version__}
 
     async def health_check(self) -> dict[str, Any]:
         """What `cortex-mcp doctor` checks, for this running server: SQLite, the open

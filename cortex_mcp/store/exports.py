@@ -219,6 +219,8 @@ class ExportStore:
                 finally:
                     dest.close()
                     source.close()
+                with open(temp, "rb+") as handle:
+                    os.fsync(handle.fileno())  # on disk before it takes the name
                 os.replace(temp, target)
             finally:
                 for leftover in (temp, f"{temp}-wal", f"{temp}-shm", f"{temp}-journal"):

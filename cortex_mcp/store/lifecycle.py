@@ -89,12 +89,25 @@ class LifecycleStore:
         )
         return [{**dict(row), "report": json.loads(row["report"])} for row in rows]
 
-    async def log(self, limit: int = 100) -> list[dict[str, Any]]:
-        rows = await self.db.fetchall(
-            "SELECT id, action, memory_ids, details, executed_at FROM lifecycle_log"
-            " ORDER BY id DESC LIMIT ?",
-            (limit,),
-        )
+    async def log(self, limit: int = 100, agent_id: str | None = None) -> list[dict[str, Any]]:
+        """The newest entries: every agent's, or with `agent_id` those naming one of that
+        agent's memories (a purge entry, whose memory is gone, names its agent in details)."""
+        if agent_id is None:
+            rows = await self.db.fetchall(
+                "SELECT id, action, memory_ids, details, executed_at FROM lifecycle_log"
+                " ORDER BY id DESC LIMIT ?",
+                (limit,),
+            )
+        else:
+            rows = await self.db.fetchall(
+                "SELECT l.id, l.action, l.memory_ids, l.details, l.executed_at"
+                " FROM lifecycle_log AS l"
+                " WHERE json_extract(l.details, '$.agent_id') = ?"
+                " OR EXISTS (SELECT 1 FROM json_each(l.memory_ids) AS j"
+                " JOIN memories AS m ON m.id = j.value WHERE m.agent_id = ?)"
+                " ORDER BY l.id DESC LIMIT ?",
+                (agent_id, agent_id, limit),
+            )
         return [
             {
                 **dict(row),

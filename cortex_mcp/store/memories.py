@@ -244,9 +244,10 @@ class MemoryStore:
             seq, digest = row["seq"], row["content_hash"]
             await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
             await conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
-            await conn.execute(
-                "UPDATE lifecycle_log SET details = '{}' WHERE memory_ids LIKE ?",
-                (f'%"{memory_id}"%',),
+            await conn.execute(  # content-free, but still the owner's entries
+                "UPDATE lifecycle_log SET details = json_object('agent_id', ?)"
+                " WHERE memory_ids LIKE ?",
+                (agent_id, f'%"{memory_id}"%'),
             )
             await conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
             await conn.execute(
@@ -256,7 +257,7 @@ class MemoryStore:
             )
             if self.db.vec_loaded:
                 await _delete_from_vec_index(conn, memory_id)
-            await log_lifecycle(conn, "purge", [memory_id], {}, now)
+            await log_lifecycle(conn, "purge", [memory_id], {"agent_id": agent_id}, now)
             # merge FTS segments so no index page still holds the erased tokens
             await conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 

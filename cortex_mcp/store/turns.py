@@ -164,10 +164,13 @@ class TurnStore:
 
         return await self.db.write(txn)
 
-    async def counts(self) -> dict[str, Any]:
+    async def counts(self, agent_id: str | None = None) -> dict[str, Any]:
+        """Turns by status and outcome: one agent's, or every agent's with None."""
+        scope, params = (" WHERE agent_id = ?", (agent_id,)) if agent_id else ("", ())
         rows = await self.db.fetchall(
             "SELECT status, COALESCE(outcome, '') AS outcome, COUNT(*) AS n FROM turns"
-            " GROUP BY 1, 2"
+            f"{scope} GROUP BY 1, 2",
+            params,
         )
         out: dict[str, Any] = {"pending": 0, "done": {}}
         for row in rows:

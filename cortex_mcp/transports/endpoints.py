@@ -8,7 +8,6 @@ capability that has not landed yet 503. Nothing is written before validation has
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,8 +20,8 @@ from starlette.routing import Route
 
 from cortex_mcp.errors import CortexError, InvalidInput
 from cortex_mcp.service import CortexService
-from cortex_mcp.transports.guards import BodyTooLarge
-from cortex_mcp.transports.rest_models import AgentId, ErrorBody
+from cortex_mcp.transports.json_checks import MalformedJson, check_json
+from cortex_mcp.transports.rest_models import SETTING, AgentId, ErrorBody
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +91,15 @@ def _validation_response(exc: ValidationError, where: str = "") -> Response:
     return error_response(422, "invalid_input", message, problems[0][0])
 
 
-async def _json_body(request: Request) -> Any:
+async def _json_body(request: Request, model: type[BaseModel]) -> BaseModel:
+    """The body checked as JSON (bounded depth, finite numbers, valid Unicode), then against
+    `model` in strict mode: the types are as strict as the MCP tools' ("true" is not a
+    boolean, 2.0 not an integer, "1" not a number)."""
     raw = await request.body()
     if not raw.strip():
         raise BadRequest("body: send a JSON object (the body is empty)", field="body")
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"body: not valid JSON ({exc})", field="body") from None
+    check_json(raw)
+    return model.model_validate_json(raw, strict=True)
 
 
 def _agent(request: Request, parsed: Any) -> str | None:
@@ -129,7 +129,7 @@ def route_for(endpoint: Endpoint) -> Route:
         try:
             body = query = None
             if endpoint.body is not None:
-                body = endpoint.body.model_validate(await _json_body(request))
+                body = await _json_body(request, endpoint.body)
             if endpoint.query is not None:
                 query = endpoint.query.model_validate(dict(request.query_params))
             call = Call(
@@ -141,10 +141,10 @@ def route_for(endpoint: Endpoint) -> Route:
                 request=request,
             )
             result = await endpoint.handler(call)
+        except MalformedJson as exc:
+            return error_response(400, "invalid_json", f"body: {exc}", "body")
         except ValidationError as exc:
             return _validation_response(exc)
-        except BodyTooLarge as exc:
-            return error_response(413, "body_too_large", str(exc))
         except CortexError as exc:
             return error_response(exc.status, exc.code, exc.message, exc.field)
         except Exception:
@@ -158,7 +158,11 @@ def route_for(endpoint: Endpoint) -> Route:
 # ---- OpenAPI -------------------------------------------------------------------------------
 
 
-def openapi_document(endpoints: list[Endpoint], version: str) -> dict[str, Any]:
+def openapi_document(
+    endpoints: list[Endpoint], version: str, settings: Any = None
+) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of `endpoints`; a limit marked as a setting's (rest_models.
+    SETTING) is stated with `settings`' value, the one this server enforces."""
     schemas: dict[str, Any] = {}
 
     def ref(model: type[BaseModel], mode: str) -> dict[str, Any]:
@@ -206,7 +210,7 @@ def openapi_document(endpoints: list[Endpoint], version: str) -> dict[str, Any]:
         if not ep.public:
             op["security"] = [{"bearer": []}]
         paths.setdefault(ep.full_path, {})[ep.method.lower()] = op
-    return {
+    document = {
         "openapi": "3.1.0",
         "info": {"title": "cortex-mcp REST API", "version": version},
         "paths": paths,
@@ -215,6 +219,20 @@ def openapi_document(endpoints: list[Endpoint], version: str) -> dict[str, Any]:
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
     }
+    _fill_setting_limits(document, settings)
+    return document
+
+
+def _fill_setting_limits(node: Any, settings: Any) -> None:
+    if isinstance(node, dict):
+        name = node.pop(SETTING, None)
+        if name is not None and settings is not None:
+            node["maxLength"] = int(getattr(settings, name))
+        for value in node.values():
+            _fill_setting_limits(value, settings)
+    elif isinstance(node, list):
+        for value in node:
+            _fill_setting_limits(value, settings)
 
 
 def _path_names(path: str) -> list[str]:

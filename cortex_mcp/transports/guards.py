@@ -1,4 +1,5 @@
-"""Pure ASGI guards in front of every HTTP route: Host check, bearer token, body size.
+"""Pure ASGI guards in front of every HTTP route: Host and Origin checks, bearer token, body
+size, JSON bodies only.
 
 Each answers the same JSON error shape as the REST routes, so a client sees one format whether
 the refusal came from a guard or from a handler. The token is compared in constant time and
@@ -12,8 +13,9 @@ import ipaddress
 import json
 import logging
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
 
@@ -75,47 +77,98 @@ def host_allowed(host_header: str, allowed: list[str]) -> bool:
 
 
 class HostGuard:
-    """DNS-rebinding protection for every route: a request whose Host is not ours gets 421,
-    one from a browser page whose Origin is neither ours nor a configured CORS origin 403."""
+    """DNS-rebinding and cross-site protection for every route, MCP ones included.
+
+    - a request whose Host is not ours gets 421;
+    - a request with an Origin gets 403 unless the Origin is exactly this server's own
+      (scheme, host and port of the request) or one of CORTEX_CORS_ORIGINS: a page on another
+      localhost port is another origin;
+    - a browser request the browser marks as cross-site or same-site (Sec-Fetch-Site; another
+      port on localhost is "same-site") without an allowed Origin gets 403, unless it is a plain
+      GET navigation (a link opened in a tab, which cannot read or change anything here).
+    """
 
     def __init__(
         self, app: ASGIApp, allowed_hosts: list[str] | None, cors_origins: list[str]
     ) -> None:
         self.app = app
-        self.allowed = allowed_hosts  # None: protection off (a public bind with no list)
-        self.origins = set(cors_origins)
+        self.allowed = allowed_hosts  # None: Host check off (a public bind with no list)
+        self.origins = {_normal_origin(o) for o in cors_origins}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.allowed is not None:
-            host = _header(scope, b"host") or ""
-            if not host_allowed(host, self.allowed):
-                log.warning("refused a request for host %r (not in the allowed hosts)", host[:100])
-                await send_error(
-                    send,
-                    421,
-                    "host_not_allowed",
-                    "Host header is not allowed here; add it to CORTEX_ALLOWED_HOSTS",
-                )
-                return
-            origin = _header(scope, b"origin")
-            if origin is not None and not self._origin_allowed(origin):
-                log.warning("refused a request from origin %r", origin[:100])
-                await send_error(
-                    send,
-                    403,
-                    "origin_not_allowed",
-                    "Origin is not allowed here; add it to CORTEX_CORS_ORIGINS",
-                )
+        if scope["type"] == "http":
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                status, code, message = refusal
+                await send_error(send, status, code, message)
                 return
         await self.app(scope, receive, send)
 
-    def _origin_allowed(self, origin: str) -> bool:
-        if origin in self.origins:
+    def _refusal(self, scope: Scope) -> tuple[int, str, str] | None:
+        host = _header(scope, b"host") or ""
+        if self.allowed is not None and not host_allowed(host, self.allowed):
+            log.warning("refused a request for host %r (not in the allowed hosts)", host[:100])
+            return (
+                421,
+                "host_not_allowed",
+                "Host header is not allowed here; add it to CORTEX_ALLOWED_HOSTS",
+            )
+        origin = _header(scope, b"origin")
+        if origin is not None:
+            if self._origin_allowed(origin, scope, host):
+                return None
+            log.warning("refused a request from origin %r", origin[:100])
+            return (
+                403,
+                "origin_not_allowed",
+                "Origin is not allowed here (only this server's own origin, exactly, and"
+                " CORTEX_CORS_ORIGINS); add it to CORTEX_CORS_ORIGINS",
+            )
+        site = _header(scope, b"sec-fetch-site")
+        if site in ("cross-site", "same-site") and not _is_navigation(scope):
+            log.warning("refused a %s browser request without an Origin", site)
+            return (
+                403,
+                "cross_site_request",
+                "a request from another site's page is not allowed here",
+            )
+        return None
+
+    def _origin_allowed(self, origin: str, scope: Scope, host: str) -> bool:
+        """Exact: the scheme, host and port of the Origin equal this request's own, or the
+        Origin is one of the configured CORS origins."""
+        normal = _normal_origin(origin)
+        if normal in self.origins:
             return True
-        scheme, sep, netloc = origin.partition("://")
-        return (
-            bool(sep) and scheme in ("http", "https") and host_allowed(netloc, self.allowed or [])
-        )
+        own = _normal_origin(f"{scope.get('scheme', 'http')}://{host}")
+        return bool(host) and normal == own
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _normal_origin(origin: str) -> str:
+    """ "HTTP://LocalHost:80" -> "http://localhost": lower case, the scheme's default port
+    dropped; anything that is not exactly scheme://host[:port] stays as it is (so "null"
+    equals only "null", which is never our own origin)."""
+    try:
+        parts = urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:
+        return origin
+    if not parts.scheme or not parts.hostname or parts.path not in ("", "/"):
+        return origin
+    if parts.username is not None or parts.query or parts.fragment:
+        return origin
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    default = _DEFAULT_PORTS.get(parts.scheme)
+    shown_port = "" if port is None or port == default else f":{port}"
+    return f"{parts.scheme}://{host}{shown_port}"
+
+
+def _is_navigation(scope: Scope) -> bool:
+    mode = _header(scope, b"sec-fetch-mode")
+    return scope["method"] in ("GET", "HEAD") and mode == "navigate"
 
 
 class Session(Protocol):
@@ -166,37 +219,88 @@ class BearerAuth:
 
 
 class BodyLimit:
-    """Refuse bodies over `limit` bytes with 413: by Content-Length up front, and by counting
-    what arrives when the length is not declared."""
+    """Refuse bodies over `limit` bytes with 413 before any handler reads them: by
+    Content-Length up front, and a body of undeclared length (chunked) is read here, up to the
+    limit, and handed on only when it ended within it. The MCP transports parse bodies
+    themselves, so a limit enforced while they read would surface as a crash (500)."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
         self.limit = limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
         declared = _header(scope, b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+        if declared is not None:
+            if not declared.isdigit() or int(declared) > self.limit:
+                await send_error(send, 413, "body_too_large", self._message())
+                return
+            await self.app(scope, receive, send)
+            return
+        body = await self._read_within_limit(receive)
+        if body is None:
             await send_error(send, 413, "body_too_large", self._message())
             return
-        received = 0
+        await self.app(scope, _replay(body, receive), send)
 
-        async def counting_receive() -> Any:
-            nonlocal received
+    async def _read_within_limit(self, receive: Receive) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise BodyTooLarge(self._message())
-            return message
-
-        await self.app(scope, counting_receive, send)
+            if message["type"] != "http.request":
+                return b"".join(chunks)  # the client went away; the app sees an empty body
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
 
     def _message(self) -> str:
         return f"request body is over the limit of {self.limit} bytes (CORTEX_MAX_BODY_BYTES)"
 
 
-class BodyTooLarge(Exception):
-    """Raised while reading a body that grew past the limit; handlers answer 413."""
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that gives `body` once, then passes through (for http.disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+JSON_MEDIA_TYPES = frozenset({"application/json"})
+
+
+class JsonBodies:
+    """A request that carries a body (POST, PUT, PATCH) must say `Content-Type:
+    application/json`, else 415. A browser page can send text/plain or a form to another
+    origin without asking first (no CORS preflight); it cannot send application/json so."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] in ("POST", "PUT", "PATCH"):
+            declared = _header(scope, b"content-type") or ""
+            media_type = declared.partition(";")[0].strip().lower()
+            if media_type not in JSON_MEDIA_TYPES:
+                shown = repr(declared[:60]) if declared else "none"
+                await send_error(
+                    send,
+                    415,
+                    "unsupported_media_type",
+                    f"Content-Type: must be application/json (got {shown})",
+                    field="Content-Type",
+                )
+                return
+        await self.app(scope, receive, send)

@@ -2,8 +2,8 @@
 Streamable HTTP (`/mcp`) and the REST API (`/api/v1`), over one service opened in the app's
 lifespan (the SSE transport would otherwise open one per connection).
 
-Guards, outermost first: CORS (when origins are configured), Host check (DNS rebinding),
-bearer token, body limit. uvicorn drains in-flight requests on SIGTERM before the lifespan
+Guards, outermost first: CORS (when origins are configured), Host and exact Origin checks (DNS
+rebinding, other pages), bearer token, body limit, JSON bodies only (415). uvicorn drains in-flight requests on SIGTERM before the lifespan
 closes the service, which waits for its background writes: an acknowledged write is never lost.
 """
 
@@ -38,6 +38,7 @@ from cortex_mcp.transports.guards import (
     BearerAuth,
     BodyLimit,
     HostGuard,
+    JsonBodies,
     is_loopback,
 )
 from cortex_mcp.transports.mcp import build_server
@@ -131,6 +132,7 @@ def create_app(
         Middleware(HostGuard, allowed_hosts=hosts, cors_origins=settings.cors_origins),
         Middleware(BearerAuth, token=token, session=session),
         Middleware(BodyLimit, limit=settings.max_body_bytes),
+        Middleware(JsonBodies),
     ]
     if settings.cors_origins:
         middleware.insert(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextvars import ContextVar
 from typing import Any, cast
 
 from mcp import MCPError
@@ -99,7 +100,23 @@ async def _warm_up_once_answered(ctx: ServerRequestContext[Any, Any], call_next:
 def _header_agent(ctx: Context) -> str | None:
     """An HTTP client may name its agent once, in the X-Cortex-Agent header."""
     headers = ctx.headers
-    return headers.get("x-cortex-agent") if headers is not None else None
+    return headers.get(AGENT_HEADER) if headers is not None else None
+
+
+AGENT_HEADER = "x-cortex-agent"
+# The agent of the request being handled, for the static resources (cortex://core, ...),
+# which the SDK calls without a Context. None: the server's own agent (stdio, in-process).
+_request_agent: ContextVar[str | None] = ContextVar("cortex_request_agent", default=None)
+
+
+async def _agent_of_request(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+    """Middleware: remember the request's X-Cortex-Agent for the handlers it runs."""
+    headers = getattr(ctx.request, "headers", None)
+    token = _request_agent.set(headers.get(AGENT_HEADER) if headers is not None else None)
+    try:
+        return await call_next(ctx)
+    finally:
+        _request_agent.reset(token)
 
 
 MAX_NAME_CHARS = 128  # tool and prompt names (the MCP tool-name rule's limit)
@@ -172,11 +189,19 @@ def build_server(
         tools=tools,
         middleware=[
             _bounded_names,
+            _agent_of_request,
             known_prompts_only(p.name for p in prompts),
             _warm_up_once_answered,
         ],
         subscriptions=subscriptions,
     )
+
+    async def for_agent(read: Callable[[CortexService, str | None], Awaitable[str]]) -> str:
+        """Read a static resource for the request's agent (header), else the server's own."""
+        try:
+            return await read(opened[-1], _request_agent.get())
+        except CortexError as exc:
+            raise MCPError(INVALID_PARAMS, exc.message) from None
 
     @mcp.resource(
         "cortex://core",
@@ -185,7 +210,7 @@ def build_server(
         mime_type="text/markdown",
     )
     async def core() -> str:
-        return await opened[-1].core_markdown()
+        return await for_agent(lambda service, agent: service.core_markdown(agent))
 
     @mcp.resource(
         "cortex://stats",
@@ -194,7 +219,7 @@ def build_server(
         mime_type="application/json",
     )
     async def stats() -> str:
-        return json.dumps(await opened[-1].stats(), ensure_ascii=False, indent=2)
+        return await for_agent(lambda service, agent: _json(service.stats(agent)))
 
     @mcp.resource(
         "cortex://profile",
@@ -203,7 +228,7 @@ def build_server(
         mime_type="application/json",
     )
     async def profile() -> str:
-        return json.dumps(await opened[-1].profile(), ensure_ascii=False, indent=2)
+        return await for_agent(lambda service, agent: _json(service.profile(agent)))
 
     @mcp.resource(
         "cortex://memories/{id}",
@@ -221,3 +246,7 @@ def build_server(
     for prompt in prompts:
         mcp.add_prompt(prompt)
     return mcp
+
+
+async def _json(pending: Awaitable[Any]) -> str:
+    return json.dumps(await pending, ensure_ascii=False, indent=2)

@@ -30,7 +30,7 @@ async def health(call: Call) -> dict[str, Any]:
 
 
 async def openapi(call: Call) -> dict[str, Any]:
-    return openapi_document(ENDPOINTS, __version__)
+    return openapi_document(ENDPOINTS, __version__, call.service.settings)
 
 
 async def recall(call: Call) -> RecallResult:
@@ -127,24 +127,29 @@ async def flush(call: Call) -> Any:
     return await run(messages, call.agent_id, b.session_id, b.reason)
 
 
+def _own_agent(call: Call) -> str:
+    """The caller's agent, else the server's: a remote caller never acts on every agent (the
+    operator does, through the CLI)."""
+    return call.agent_id or call.service.settings.agent_id
+
+
 async def lifecycle_run(call: Call) -> Any:
-    return await _capability(call, "lifecycle_run")(agent_id=call.agent_id)
+    return await _capability(call, "lifecycle_run")(agent_id=_own_agent(call))
 
 
 async def lifecycle_preview(call: Call) -> Any:
-    return await _capability(call, "lifecycle_preview")(agent_id=call.agent_id)
+    return await _capability(call, "lifecycle_preview")(agent_id=_own_agent(call))
 
 
 async def lifecycle_log(call: Call) -> Any:
     q: m.LogQuery = call.query
-    return {"entries": await _capability(call, "lifecycle_log")(q.limit)}
+    entries = await _capability(call, "lifecycle_log")(q.limit, agent_id=_own_agent(call))
+    return {"entries": entries}
 
 
 async def export(call: Call) -> Any:
     b: m.ExportBody = call.body
-    # over HTTP an export is one agent's (the caller's, else the server's), never everyone's
-    agent = call.agent_id or call.service.settings.agent_id
-    return await _capability(call, "export_memories")(format=b.format, agent_id=agent)
+    return await _capability(call, "export_memories")(format=b.format, agent_id=_own_agent(call))
 
 
 async def import_(call: Call) -> Any:

@@ -1,4 +1,10 @@
-"""Request and response bodies of the REST API (DESIGN.md §3). Limits here match the MCP tools'."""
+"""Request and response bodies of the REST API (DESIGN.md §3).
+
+Every limit comes from `engine.validate` (the rules the service applies on every transport) or
+from a setting, so the OpenAPI document states exactly what is enforced: a limit that depends on
+a setting is marked with SETTING and filled in with the server's value when the document is
+served (tests/test_rest_limits.py compares the document with what the server accepts).
+"""
 
 from __future__ import annotations
 
@@ -6,16 +12,44 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from cortex_mcp.engine import validate
 from cortex_mcp.models import Category, Layer, Memory, ScoredMemory
 
-# 1-128 characters, no control characters (agent ids end up in logs and file names)
+SETTING = "x-cortex-setting"  # a maxLength that is the named setting's value on this server
+
+# 1-128 characters, at least one not blank, no control characters (agent ids end up in logs
+# and file names)
+_NO_CONTROL = r"[^\x00-\x1f\x7f-\x9f]"
 AgentId = Annotated[
     str,
-    Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f]*\S[^\x00-\x1f\x7f]*$"),
+    Field(
+        min_length=1,
+        max_length=validate.MAX_AGENT_ID_CHARS,
+        pattern=rf"^{_NO_CONTROL}*[^\s\x00-\x1f\x7f-\x9f]{_NO_CONTROL}*$",
+    ),
 ]
-Query = Annotated[str, Field(min_length=1, max_length=2000, description="What to look for")]
-MemoryId = Annotated[str, Field(min_length=1, max_length=64, description="A memory id (UUID)")]
-ShortText = Annotated[str, Field(max_length=2000)]
+Query = Annotated[
+    str,
+    Field(min_length=1, max_length=validate.MAX_QUERY_CHARS, description="What to look for"),
+]
+MemoryId = Annotated[
+    str,
+    Field(min_length=1, max_length=validate.MAX_ID_CHARS, description="A memory id (UUID)"),
+]
+Source = Annotated[str, Field(max_length=validate.MAX_SOURCE_CHARS)]
+Reason = Annotated[str, Field(max_length=validate.MAX_REASON_CHARS)]
+SessionId = Annotated[
+    str, Field(min_length=1, max_length=validate.MAX_SESSION_ID_CHARS, pattern=r"\S")
+]
+Content = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=validate.MAX_CONTENT_CEILING,
+        json_schema_extra={SETTING: "max_content_chars"},
+        description="One memory; at most CORTEX_MAX_CONTENT_CHARS characters",
+    ),
+]
 
 
 class Body(BaseModel):
@@ -51,12 +85,12 @@ class SearchBody(Body):
 
 
 class RememberBody(Body):
-    content: Annotated[str, Field(min_length=1, max_length=100_000)]
+    content: Content
     category: Category = Category.fact
     importance: Annotated[float, Field(ge=0, le=1)] = 0.7
     layer: Layer = Layer.core
     supersedes: MemoryId | None = None
-    source: ShortText | None = None
+    source: Source | None = None
     agent_id: AgentId | None = None
     shared: bool = False
 
@@ -71,7 +105,7 @@ class PatchBody(Body):
 
 class ForgetQuery(Body):
     agent_id: AgentId | None = None
-    reason: ShortText | None = None
+    reason: Reason | None = None
     purge: bool = False
 
 
@@ -128,18 +162,19 @@ class IngestBody(Body):
         None
     )
     agent_id: AgentId | None = None
-    session_id: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    session_id: SessionId | None = None
 
 
 class FlushBody(Body):
     messages: Annotated[list[Message], Field(min_length=1, max_length=MAX_FLUSH_MESSAGES)]
     agent_id: AgentId | None = None
-    session_id: Annotated[str, Field(min_length=1, max_length=200)] | None = None
-    reason: ShortText | None = None
+    session_id: SessionId | None = None
+    reason: Reason | None = None
 
 
 class LifecycleBody(Body):
-    """Without an agent (body or X-Cortex-Agent), the run covers every agent."""
+    """The run covers the caller's agent (body, X-Cortex-Agent, else the server's own); only
+    the operator runs it for every agent (`cortex-mcp lifecycle`, the schedule)."""
 
     agent_id: AgentId | None = None
 
@@ -150,6 +185,7 @@ class RelationsQuery(Body):
 
 
 class LogQuery(Body):
+    agent_id: AgentId | None = None
     limit: Annotated[int, Field(ge=1, le=10_000)] = 100
 
 
@@ -199,11 +235,11 @@ class ErrorBody(BaseModel):
 
 
 class Health(BaseModel):
+    """Without a token: nothing but liveness (details are in the authenticated /stats)."""
+
+    model_config = ConfigDict(extra="forbid")
     status: str
     version: str
-    db: dict[str, Any]
-    vector: dict[str, Any]
-    providers: dict[str, Any]
 
 
 class SearchResponse(BaseModel):
