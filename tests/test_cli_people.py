@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,12 @@ def test_import_twice_then_export_json_markdown_and_sqlite(tmp_path: Path) -> No
     copy = tmp_path / "copy.db"
     result = _json("export", "--format", "sqlite", "--out", str(copy), db=db)
     assert result["integrity"] == "ok" and result["memories"] == 19
+    # a backup is one self-contained file only its owner can read, as is the JSON export
+    assert sorted(p.name for p in tmp_path.glob("copy.db*")) == ["copy.db"]
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    with open(copy, "rb") as raw:
+        assert raw.read(20)[18:20] == b"\x01\x01"  # rollback journal, not WAL (file header)
     with sqlite3.connect(copy) as conn:
         assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 19
     exists = _cli("export", "--format", "sqlite", "--out", str(copy), db=db)
