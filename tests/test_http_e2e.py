@@ -190,6 +190,64 @@ def test_health_answers_without_a_token_and_everything_else_is_401(server: Serve
         assert TOKEN not in reply.text
 
 
+def _sse_messages_url(server: ServeProcess, lines: Iterator[str]) -> str:
+    """The `/messages/?session_id=...` URL an open SSE stream announces. `lines` stays open
+    (closing the line iterator would close the stream, and the session with it)."""
+    for line in lines:
+        if line.startswith("data: /messages/"):
+            return server.url + line.removeprefix("data: ")
+    raise AssertionError("the SSE stream announced no endpoint")
+
+
+MALFORMED = {
+    "nested 100k deep": b"[" * 100_000 + b"]" * 100_000,
+    "object nested 100k deep": b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+    "integer of 5000 digits": b'{"jsonrpc": "2.0", "id": 1' + b"0" * 5000 + b', "method": "ping"}',
+    "NaN": b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name":'
+    b' "cortex_remember", "arguments": {"content": "x", "importance": NaN}}}',
+    "not JSON": b"{'jsonrpc': 2.0",
+    "invalid UTF-8": b'{"jsonrpc": "2.0", "id": 1, "method": "\xff\xfe"}',
+}
+
+
+def _over_the_limit() -> Iterator[bytes]:
+    for _ in range(1100):  # 1.1 MiB in chunks, no Content-Length: the default limit is 1 MiB
+        yield b" " * 1024
+
+
+def test_malformed_and_oversized_bodies_get_4xx_on_rest_mcp_and_messages(
+    server: ServeProcess,
+) -> None:
+    json_type = {**AUTH, "Content-Type": "application/json"}
+    mcp_headers = {**json_type, "Accept": "application/json, text/event-stream"}
+    with (
+        httpx2.Client(timeout=30) as http,
+        http.stream("GET", server.url + "/sse", headers=AUTH) as stream,
+    ):
+        lines = stream.iter_lines()
+        messages = _sse_messages_url(server, lines)
+        targets = {
+            "REST": (server.url + "/api/v1/memories", json_type),
+            "/mcp": (server.url + "/mcp", mcp_headers),
+            "/messages/": (messages, json_type),
+        }
+        for where, (url, headers) in targets.items():
+            for name, body in MALFORMED.items():
+                reply = http.post(url, content=body, headers=headers)
+                assert 400 <= reply.status_code < 500, (where, name, reply.text[:200])
+            chunked = http.post(url, content=_over_the_limit(), headers=headers)
+            assert chunked.status_code == 413, (where, chunked.text[:200])
+            assert "CORTEX_MAX_BODY_BYTES" in chunked.text
+        still = http.post(
+            messages, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=json_type
+        )
+        assert still.status_code == 202  # the SSE session survived all of it
+    log = server.log.read_text()
+    assert "Traceback" not in log and "Exception in ASGI application" not in log
+    ok = _rest(server, "POST", "/memories", json={"content": "Still writable after the probe"})
+    assert ok.status_code == 201
+
+
 def test_the_openclaw_bridge_sequence(server: ServeProcess) -> None:
     agent, session = "openclaw-main", "s-1"
     _rest(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -299,3 +300,22 @@ async def test_a_crash_inside_a_tool_shows_only_a_generic_line(
         result = await client.call_tool("cortex_recall", {"query": "something"})
         assert result.is_error
         assert _text(result) == "Error executing tool cortex_recall"
+
+
+@pytest.mark.parametrize("agent", ["\u0000", "a\u0000b", "tab\tagent", "\u009fx"])
+async def test_an_agent_id_with_a_control_character_is_refused_by_every_tool(
+    client: Client, settings: Settings, agent: str
+) -> None:
+    calls = {
+        "cortex_recall": {"query": "anything"},
+        "cortex_search_debug": {"query": "anything"},
+        "cortex_remember": {"content": "A fact for a strange agent"},
+        "cortex_forget": {"memory_id": "01938f2e-7c4b-7d3a-9f1e-2b6c8d0e4a51"},
+    }
+    assert set(calls) == {t.name for t in (await client.list_tools()).tools}
+    for tool, arguments in calls.items():
+        result = await client.call_tool(tool, {**arguments, "agent_id": agent})
+        assert result.is_error, tool
+        assert "agent_id" in _text(result) and "control characters" in _text(result), tool
+    with sqlite3.connect(settings.db_path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0

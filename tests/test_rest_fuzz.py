@@ -1,17 +1,26 @@
 """Property-based fuzz of the REST API from its own OpenAPI document (schemathesis on
 hypothesis), against a real uvicorn server on loopback over a real SQLite file: valid and
-invalid requests for every operation, bounded, and never a 5xx (503 only where a capability is
-honestly "not available yet")."""
+invalid requests for every operation, bounded, never a 5xx (503 only where a capability is
+honestly "not available yet"), and no request the server accepted (2xx) breaks a limit or type
+the document states: each accepted request is checked against the document with jsonschema, as
+the server received it (query values as the strings they were sent as).
+
+CORTEX_FUZZ_EXAMPLES raises the examples per operation and mode for a longer run."""
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
+import jsonschema
 import pytest
 import schemathesis
 import uvicorn
@@ -27,7 +36,7 @@ from tests.http_helpers import AUTH, TOKEN, free_port
 
 pytestmark = pytest.mark.slow
 
-EXAMPLES_PER_MODE = 12  # per operation and generation mode: 20 operations x 2 modes x 12
+EXAMPLES_PER_MODE = int(os.environ.get("CORTEX_FUZZ_EXAMPLES", "12"))  # per operation and mode
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +63,51 @@ def _acceptable(status: int, text: str) -> bool:
     return status < 500 or (status == 503 and "not_available" in text)
 
 
+def _typed(text: str, schema: dict[str, Any]) -> Any:
+    """The query text as the JSON value the document describes, or the text itself when it
+    is not one (so that validating it fails)."""
+    kinds = {b.get("type") for b in schema.get("anyOf", [schema])}
+    if "integer" in kinds and re.fullmatch(r"-?[0-9]+", text):
+        return int(text)
+    if "boolean" in kinds and text in ("true", "false"):
+        return text == "true"
+    return text
+
+
+def _query_as_received(url: str) -> dict[str, str]:
+    """The query string as the server reads it: the last value of each name wins."""
+    return dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+
+
+def _violations(
+    case: schemathesis.Case, query: dict[str, str], document: dict[str, Any]
+) -> list[str]:
+    """What of the request, as sent, breaks the document's schema for its operation."""
+    operation = document["paths"][case.operation.path][case.method.lower()]
+    components = {"components": document["components"]}
+    problems = []
+    body = operation.get("requestBody")
+    if body is not None:
+        schema = {**body["content"]["application/json"]["schema"], **components}
+        problems += [
+            e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(case.body)
+        ]
+    for parameter in operation.get("parameters", []):
+        if parameter["in"] != "query" or parameter["name"] not in query:
+            continue
+        value = _typed(query[parameter["name"]], parameter["schema"])
+        schema = {**parameter["schema"], **components}
+        problems += [
+            f"{parameter['name']}: {e.message}"
+            for e in jsonschema.Draft202012Validator(schema).iter_errors(value)
+        ]
+    known = {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+    problems += [
+        f"unknown query parameter {name!r}" for name in (case.query or {}) if name not in known
+    ]
+    return problems
+
+
 def test_fuzzing_every_operation_from_the_openapi_document_never_gives_a_5xx(
     base_url: str,
 ) -> None:
@@ -62,6 +116,7 @@ def test_fuzzing_every_operation_from_the_openapi_document_never_gives_a_5xx(
     schema = schemathesis.openapi.from_dict(document)
     statuses: Counter[tuple[str, str, int]] = Counter()
     failures: list[str] = []
+    accepted_invalid: list[str] = []
     operations = [result.ok() for result in schema.get_all_operations()]
     for operation in operations:
         for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
@@ -82,6 +137,14 @@ def test_fuzzing_every_operation_from_the_openapi_document_never_gives_a_5xx(
                         f"{case.method} {case.formatted_path} {case.query} {case.body!r}"
                         f" -> {response.status_code} {response.text[:200]}"
                     )
+                if response.status_code < 300:
+                    query = _query_as_received(str(response.request.url))
+                    broken = _violations(case, query, document)
+                    if broken:
+                        accepted_invalid.append(
+                            f"{case.method} {case.formatted_path} {query!r:.200}"
+                            f" {case.body!r:.200} -> {response.status_code}: {broken[:3]}"
+                        )
                 # every answer is JSON; errors in the one documented shape
                 body = response.json()
                 if response.status_code >= 400:
@@ -92,10 +155,15 @@ def test_fuzzing_every_operation_from_the_openapi_document_never_gives_a_5xx(
             except Unsatisfiable:  # no inputs to get wrong (GET /health, /openapi.json)
                 assert mode is schemathesis.GenerationMode.NEGATIVE
     total = sum(statuses.values())
-    print(f"\nREST fuzz: {total} requests over {len(operations)} operations")
+    server_errors = sum(n for (_, _, status), n in statuses.items() if status >= 500)
+    print(
+        f"\nREST fuzz: {total} requests over {len(operations)} operations, {server_errors} 5xx,"
+        f" {len(accepted_invalid)} accepted requests outside the document"
+    )
     for (method, path, status), count in sorted(statuses.items()):
         print(f"  {method:6} {path:28} {status}: {count}")
     assert failures == []
+    assert accepted_invalid == []
     assert total >= len(operations) * 2
     assert any(status == 200 for (_, path, status) in statuses if path == "/api/v1/recall")
 

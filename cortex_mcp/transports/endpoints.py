@@ -99,7 +99,9 @@ async def _json_body(request: Request, model: type[BaseModel]) -> BaseModel:
     if not raw.strip():
         raise BadRequest("body: send a JSON object (the body is empty)", field="body")
     check_json(raw)
-    return model.model_validate_json(raw, strict=True)
+    settings = request.app.state.service.settings
+    limits = {"max_content_chars": settings.max_content_chars}  # the SETTING-marked limits
+    return model.model_validate_json(raw, strict=True, context=limits)
 
 
 def _agent(request: Request, parsed: Any) -> str | None:

@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from cortex_mcp.transports.json_checks import MAX_MCP_DEPTH, MalformedJson, check_json
+
 log = logging.getLogger(__name__)
 
 PUBLIC_PATHS = frozenset({"/api/v1/health"})
@@ -304,3 +306,47 @@ class JsonBodies:
                 )
                 return
         await self.app(scope, receive, send)
+
+
+class JsonRpcBodies:
+    """A body posted to the MCP transports (`/mcp`, `/messages/`) must be JSON this server
+    reads (json_checks: bounded depth, finite numbers, sane integers, valid Unicode), else 400
+    with a JSON-RPC parse error. The SSE transport would otherwise accept `NaN` with 202 and
+    the SDK's parser refuses the rest with bodies of its own."""
+
+    def __init__(self, app: ASGIApp, paths: tuple[str, ...]) -> None:
+        self.app = app
+        self.paths = paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
+            await self.app(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        try:
+            check_json(body, MAX_MCP_DEPTH)
+        except MalformedJson as exc:
+            await _send_parse_error(send, str(exc))
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+
+async def _read_body(receive: Receive) -> bytes:
+    """The whole body (BodyLimit, further out, has bounded it)."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+async def _send_parse_error(send: Send, reason: str) -> None:
+    error = {"code": -32700, "message": f"Parse error: {reason}"}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -39,6 +39,7 @@ from cortex_mcp.transports.guards import (
     BodyLimit,
     HostGuard,
     JsonBodies,
+    JsonRpcBodies,
     is_loopback,
 )
 from cortex_mcp.transports.mcp import build_server
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 Transport = Literal["sse", "http", "all"]
 ServiceFactory = Callable[[], AbstractAsyncContextManager[CortexService]]
 CORE_URI = "cortex://core"
+MCP_POST_PATHS = ("/mcp", "/messages/")
 WATCH_INTERVAL_S = 1.0
 
 
@@ -133,6 +135,7 @@ def create_app(
         Middleware(BearerAuth, token=token, session=session),
         Middleware(BodyLimit, limit=settings.max_body_bytes),
         Middleware(JsonBodies),
+        Middleware(JsonRpcBodies, paths=MCP_POST_PATHS),
     ]
     if settings.cors_origins:
         middleware.insert(

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 MAX_DEPTH = 32  # the deepest REST body is 4 levels (flush: body, messages, message, blocks)
+MAX_MCP_DEPTH = 64  # JSON-RPC envelope, params, arguments, _meta: far below this
 MAX_INT_DIGITS = 20  # every integer the API takes fits in 64 bits
 
 
@@ -29,29 +30,29 @@ def _bounded_int(digits: str) -> int:
     return int(digits)
 
 
-def check_json(raw: bytes) -> Any:
+def check_json(raw: bytes, max_depth: int = MAX_DEPTH) -> Any:
     """The parsed value of `raw`, or MalformedJson."""
     try:
         value = json.loads(raw, parse_constant=_refuse_constant, parse_int=_bounded_int)
     except MalformedJson:
         raise
     except RecursionError:
-        raise MalformedJson(f"nested deeper than {MAX_DEPTH} levels") from None
+        raise MalformedJson(f"nested deeper than {max_depth} levels") from None
     except UnicodeDecodeError:
         raise MalformedJson("not valid UTF-8") from None
     except ValueError as exc:  # JSONDecodeError and the like
         raise MalformedJson(f"not valid JSON ({_short(exc)})") from None
-    _check_tree(value)
+    _check_tree(value, max_depth)
     return value
 
 
-def _check_tree(value: Any) -> None:
+def _check_tree(value: Any, max_depth: int) -> None:
     """Depth, float range and Unicode of every node, without recursion."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise MalformedJson(f"nested deeper than {MAX_DEPTH} levels")
+        if depth > max_depth:
+            raise MalformedJson(f"nested deeper than {max_depth} levels")
         if isinstance(node, dict):
             for key, item in node.items():
                 _check_text(key)

@@ -8,9 +8,18 @@ served (tests/test_rest_limits.py compares the document with what the server acc
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    model_validator,
+)
 
 from cortex_mcp.engine import validate
 from cortex_mcp.models import Category, Layer, Memory, ScoredMemory
@@ -41,8 +50,22 @@ Reason = Annotated[str, Field(max_length=validate.MAX_REASON_CHARS)]
 SessionId = Annotated[
     str, Field(min_length=1, max_length=validate.MAX_SESSION_ID_CHARS, pattern=r"\S")
 ]
+
+
+def _within_content_setting(value: str, info: ValidationInfo) -> str:
+    """The content limit is the server's setting (the field's maxLength is its ceiling)."""
+    limit = (info.context or {}).get("max_content_chars")
+    if limit is not None and len(value) > limit:
+        raise ValueError(
+            f"{len(value)} characters is over the limit of {limit} (CORTEX_MAX_CONTENT_CHARS);"
+            " split it into separate facts"
+        )
+    return value
+
+
 Content = Annotated[
     str,
+    AfterValidator(_within_content_setting),
     Field(
         min_length=1,
         max_length=validate.MAX_CONTENT_CEILING,
@@ -50,6 +73,28 @@ Content = Annotated[
         description="One memory; at most CORTEX_MAX_CONTENT_CHARS characters",
     ),
 ]
+
+
+def _flag_text(value: object) -> object:
+    """A query-string boolean is exactly "true" or "false" (not "1", "yes" or "on")."""
+    if isinstance(value, str):
+        if value not in ("true", "false"):
+            raise ValueError('must be "true" or "false"')
+        return value == "true"
+    return value
+
+
+def _integer_text(value: object) -> object:
+    """A query-string integer is decimal digits (not "5.0", "+5" or "5_000")."""
+    if isinstance(value, str):
+        if not re.fullmatch(r"-?[0-9]{1,20}", value):
+            raise ValueError("must be an integer written in decimal digits")
+        return int(value)
+    return value
+
+
+QueryFlag = Annotated[bool, BeforeValidator(_flag_text)]
+QueryInt = Annotated[int, BeforeValidator(_integer_text)]
 
 
 class Body(BaseModel):
@@ -106,7 +151,7 @@ class PatchBody(Body):
 class ForgetQuery(Body):
     agent_id: AgentId | None = None
     reason: Reason | None = None
-    purge: bool = False
+    purge: QueryFlag = False
 
 
 class AgentQuery(Body):
@@ -117,9 +162,9 @@ class ListQuery(Body):
     agent_id: AgentId | None = None
     layer: Layer | None = None
     category: Category | None = None
-    limit: Annotated[int, Field(ge=1, le=500)] = 50
-    offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0
-    include_shared: bool | None = None
+    limit: Annotated[QueryInt, Field(ge=1, le=500)] = 50
+    offset: Annotated[QueryInt, Field(ge=0, le=1_000_000)] = 0
+    include_shared: QueryFlag | None = None
 
 
 # ---- chat messages, as agent frameworks send them (DESIGN.md §3) ----------------------------
@@ -181,12 +226,12 @@ class LifecycleBody(Body):
 
 class RelationsQuery(Body):
     agent_id: AgentId | None = None
-    limit: Annotated[int, Field(ge=1, le=10_000)] = 200
+    limit: Annotated[QueryInt, Field(ge=1, le=10_000)] = 200
 
 
 class LogQuery(Body):
     agent_id: AgentId | None = None
-    limit: Annotated[int, Field(ge=1, le=10_000)] = 100
+    limit: Annotated[QueryInt, Field(ge=1, le=10_000)] = 100
 
 
 class ExportBody(Body):
