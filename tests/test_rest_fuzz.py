@@ -66,7 +66,10 @@ def _acceptable(status: int, text: str) -> bool:
 def _typed(text: str, schema: dict[str, Any]) -> Any:
     """The query text as the JSON value the document describes, or the text itself when it
     is not one (so that validating it fails)."""
-    kinds = {b.get("type") for b in schema.get("anyOf", [schema])}
+    kinds: set[Any] = set()
+    for branch in schema.get("anyOf", [schema]):
+        kind = branch.get("type")
+        kinds.update(kind if isinstance(kind, list) else [kind])
     if "integer" in kinds and re.fullmatch(r"-?[0-9]+", text):
         return int(text)
     if "boolean" in kinds and text in ("true", "false"):

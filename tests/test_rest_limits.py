@@ -62,12 +62,19 @@ def _resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]
     return schema
 
 
+def _kind(schema: dict[str, Any]) -> Any:
+    """The JSON type of a schema; of ["number", "string"] (a number also read from decimal
+    text) the first."""
+    kind = schema.get("type")
+    return kind[0] if isinstance(kind, list) else kind
+
+
 def _sample(document: dict[str, Any], schema: dict[str, Any]) -> Any:
     """One small valid value of `schema`."""
     schema = _resolve(document, schema)
     if "enum" in schema:
         return schema["enum"][0]
-    kind = schema.get("type")
+    kind = _kind(schema)
     if kind == "object":
         return {
             name: _sample(document, prop)
@@ -89,7 +96,7 @@ def _edges(document: dict[str, Any], schema: dict[str, Any]) -> list[tuple[str, 
     """(description, value, accepted?) at and just past each published limit."""
     schema = _resolve(document, schema)
     edges: list[tuple[str, Any, bool]] = []
-    if schema.get("type") == "string" and "enum" not in schema:
+    if _kind(schema) == "string" and "enum" not in schema:
         if "maxLength" in schema:
             n = schema["maxLength"]
             edges += [
@@ -98,7 +105,7 @@ def _edges(document: dict[str, Any], schema: dict[str, Any]) -> list[tuple[str, 
             ]
         if schema.get("minLength", 0) > 0:
             edges.append(("below minLength", "", False))
-    if schema.get("type") == "array":
+    if _kind(schema) == "array":
         item = _resolve(document, schema["items"])
         if "maxItems" in schema:
             n = schema["maxItems"]
@@ -107,8 +114,8 @@ def _edges(document: dict[str, Any], schema: dict[str, Any]) -> list[tuple[str, 
             edges += [(f"maxItems {n}", at, True), (f"maxItems {n} + 1", [*at, at[0]], False)]
         if schema.get("minItems", 0) > 0:
             edges.append(("below minItems", [], False))
-    if schema.get("type") in ("integer", "number"):
-        step = 1 if schema["type"] == "integer" else 1e-6
+    if _kind(schema) in ("integer", "number"):
+        step = 1 if _kind(schema) == "integer" else 1e-6
         if "maximum" in schema:
             top = schema["maximum"]
             edges += [(f"maximum {top}", top, True), (f"maximum {top} + step", top + step, False)]
@@ -202,11 +209,15 @@ def test_every_published_query_limit_is_exactly_the_enforced_one(setup: Any) -> 
 @pytest.mark.parametrize(
     ("path", "body"),
     [
-        ("/recall", {"query": "x", "max_results": "5"}),
-        ("/recall", {"query": "x", "max_results": 5.0}),
+        ("/recall", {"query": "x", "max_results": "5.5"}),
+        ("/recall", {"query": "x", "max_results": True}),
+        ("/recall", {"query": "x", "max_results": "0x10"}),
+        ("/recall", {"query": "x", "max_results": "1e999"}),
+        ("/recall", {"query": "x", "max_tokens": "5_000"}),
         ("/recall", {"query": "x", "include_shared": "true"}),
         ("/recall", {"query": "x", "include_shared": 1}),
-        ("/memories", {"content": "x", "importance": "0.5"}),
+        ("/memories", {"content": "x", "importance": "nan"}),
+        ("/memories", {"content": "x", "importance": "1.5"}),
         ("/memories", {"content": "x", "shared": "yes"}),
         ("/memories", {"content": 7}),
         ("/search", {"query": ["x"]}),
@@ -220,6 +231,20 @@ def test_types_are_exactly_the_documented_ones(setup: Any, path: str, body: dict
     assert reply.status_code == 422, reply.text
     assert reply.json()["error"]["field"] in body
     assert _count_rows(settings) == before
+
+
+def test_numbers_are_read_as_the_tools_read_them(setup: Any) -> None:
+    """A number may come as plain decimal text ("0.9", " 5 "), as the MCP tools take it, and
+    the document says so (type [number, string] with the decimal pattern)."""
+    client, _, document = setup
+    stored = client.post(f"{API}/memories", json={"content": "Decimal", "importance": "0.9"})
+    assert stored.status_code == 201, stored.text
+    for max_results in ("2", " 2 ", 2.0, 2):
+        reply = client.post(f"{API}/recall", json={"query": "Decimal", "max_results": max_results})
+        assert reply.status_code == 200, (max_results, reply.text)
+    published = document["components"]["schemas"]["RecallBody"]["properties"]["max_results"]
+    assert published["type"] == ["integer", "string"] and "pattern" in published
+    assert (published["minimum"], published["maximum"]) == (1, 50)
 
 
 def test_limits_shared_with_the_tools_are_the_same_numbers(setup: Any) -> None:
@@ -244,7 +269,8 @@ def test_limits_shared_with_the_tools_are_the_same_numbers(setup: Any) -> None:
         (rest("RecallBody", "max_tokens"), tools["cortex_recall"]["max_tokens"]),
     ]
     for published, tool in pairs:
-        assert published.get("maxLength") == tool.max_length, tool.name
+        if tool.kind == "string":
+            assert published.get("maxLength") == tool.max_length, tool.name
         assert published.get("maximum") == tool.maximum, tool.name
         assert published.get("minimum") == tool.minimum, tool.name
     assert rest("RememberBody", "content")["maxLength"] == CONTENT_LIMIT

@@ -27,8 +27,9 @@ from cortex_mcp.errors import InvalidInput
 Kind = Literal["string", "integer", "number", "boolean", "array"]
 
 # a plain decimal: no hex, no underscores, no inf/nan, nothing a reader could take two ways
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,3})?")
-_MAX_DECIMAL_CHARS = 40
+DECIMAL_TEXT = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
+_DECIMAL = re.compile(DECIMAL_TEXT)
+MAX_DECIMAL_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,9 @@ def _check_string(param: Param, value: Any) -> str:
     return value
 
 
-def _decimal_string(value: Any) -> Any:
+def decimal_string(value: Any) -> Any:
     """The number a plain decimal string spells ("0.9" -> 0.9, " 5 " -> 5), else `value`."""
-    if not isinstance(value, str) or len(value) > _MAX_DECIMAL_CHARS:
+    if not isinstance(value, str) or len(value) > MAX_DECIMAL_CHARS:
         return value
     text = value.strip()
     if not _DECIMAL.fullmatch(text):
@@ -105,7 +106,7 @@ def _decimal_string(value: Any) -> Any:
 
 
 def _check_integer(param: Param, value: Any) -> int:
-    value = _decimal_string(value)
+    value = decimal_string(value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -115,7 +116,7 @@ def _check_integer(param: Param, value: Any) -> int:
 
 
 def _check_number(param: Param, value: Any) -> float:
-    value = _decimal_string(value)
+    value = decimal_string(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise param.refuse(f"must be a number, got {_json_type(value)}")
     if not math.isfinite(value):

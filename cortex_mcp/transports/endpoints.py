@@ -21,7 +21,13 @@ from starlette.routing import Route
 from cortex_mcp.errors import CortexError, InvalidInput
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.json_checks import MalformedJson, check_json
-from cortex_mcp.transports.rest_models import SETTING, AgentId, ErrorBody
+from cortex_mcp.transports.rest_models import (
+    DECIMAL_MARK,
+    SETTING,
+    AgentId,
+    ErrorBody,
+    or_decimal_text,
+)
 
 log = logging.getLogger(__name__)
 
@@ -226,10 +232,13 @@ def openapi_document(
 
 
 def _fill_setting_limits(node: Any, settings: Any) -> None:
+    """Fill in the marked limits (rest_models.SETTING, DECIMAL_MARK) of the document."""
     if isinstance(node, dict):
         name = node.pop(SETTING, None)
         if name is not None and settings is not None:
             node["maxLength"] = int(getattr(settings, name))
+        if node.get(DECIMAL_MARK):
+            or_decimal_text(node)
         for value in node.values():
             _fill_setting_limits(value, settings)
     elif isinstance(node, list):

@@ -23,6 +23,7 @@ from pydantic import (
 
 from cortex_mcp.engine import validate
 from cortex_mcp.models import Category, Layer, Memory, ScoredMemory
+from cortex_mcp.transports.arguments import DECIMAL_TEXT, MAX_DECIMAL_CHARS, decimal_string
 
 SETTING = "x-cortex-setting"  # a maxLength that is the named setting's value on this server
 
@@ -93,6 +94,40 @@ def _integer_text(value: object) -> object:
     return value
 
 
+def _as_number(value: object) -> object:
+    return decimal_string(value)
+
+
+def _as_integer(value: object) -> object:
+    value = decimal_string(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # 5.0 is the integer 5, in JSON Schema as in the tools
+    return value
+
+
+DECIMAL_MARK = "x-cortex-decimal-text"  # a number also read from a plain decimal string
+
+
+def or_decimal_text(schema: dict[str, Any]) -> None:
+    """Publish a marked number as it is read: a JSON number, or a plain decimal string."""
+    del schema[DECIMAL_MARK]
+    schema["type"] = [schema["type"], "string"]
+    schema["pattern"] = rf"^\s*{DECIMAL_TEXT}\s*$"
+    schema["maxLength"] = MAX_DECIMAL_CHARS
+
+
+_DECIMAL_TOO = {DECIMAL_MARK: True}
+# Body numbers read as the MCP tools read theirs (arguments.decimal_string): a JSON number, or
+# a plain decimal string as models often send; never a boolean, never "1e999" or "0x10".
+Importance = Annotated[
+    float, Field(ge=0, le=1, json_schema_extra=_DECIMAL_TOO), BeforeValidator(_as_number)
+]
+MaxResults = Annotated[
+    int, Field(ge=1, le=50, json_schema_extra=_DECIMAL_TOO), BeforeValidator(_as_integer)
+]
+MaxTokens = Annotated[
+    int, Field(ge=50, le=100_000, json_schema_extra=_DECIMAL_TOO), BeforeValidator(_as_integer)
+]
 QueryFlag = Annotated[bool, BeforeValidator(_flag_text)]
 QueryInt = Annotated[int, BeforeValidator(_integer_text)]
 
@@ -107,8 +142,8 @@ class Body(BaseModel):
 class RecallBody(Body):
     query: Query
     agent_id: AgentId | None = None
-    max_tokens: Annotated[int, Field(ge=50, le=100_000)] = 2000
-    max_results: Annotated[int, Field(ge=1, le=50)] = 5
+    max_tokens: MaxTokens = 2000
+    max_results: MaxResults = 5
     layers: Annotated[list[Layer], Field(max_length=3)] | None = None
     categories: Annotated[list[Category], Field(max_length=13)] | None = None
     include_shared: bool | None = None
@@ -122,7 +157,7 @@ class RecallBody(Body):
 class SearchBody(Body):
     query: Query
     agent_id: AgentId | None = None
-    limit: Annotated[int, Field(ge=1, le=50)] = 10
+    limit: MaxResults = 10
     layers: Annotated[list[Layer], Field(max_length=3)] | None = None
     categories: Annotated[list[Category], Field(max_length=13)] | None = None
     include_shared: bool | None = None
@@ -132,7 +167,7 @@ class SearchBody(Body):
 class RememberBody(Body):
     content: Content
     category: Category = Category.fact
-    importance: Annotated[float, Field(ge=0, le=1)] = 0.7
+    importance: Importance = 0.7
     layer: Layer = Layer.core
     supersedes: MemoryId | None = None
     source: Source | None = None
@@ -142,7 +177,7 @@ class RememberBody(Body):
 
 class PatchBody(Body):
     category: Category | None = None
-    importance: Annotated[float, Field(ge=0, le=1)] | None = None
+    importance: Importance | None = None
     layer: Layer | None = None
     shared: bool | None = None
     agent_id: AgentId | None = None
