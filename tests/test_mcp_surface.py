@@ -3,9 +3,9 @@ a model reads, replies bounded by what the caller asked for. In-process, both pr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,6 +15,7 @@ from mcp import Client, MCPError
 
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
 
@@ -317,5 +318,5 @@ async def test_an_agent_id_with_a_control_character_is_refused_by_every_tool(
         result = await client.call_tool(tool, {**arguments, "agent_id": agent})
         assert result.is_error, tool
         assert "agent_id" in _text(result) and "control characters" in _text(result), tool
-    with sqlite3.connect(settings.db_path) as conn:
+    with contextlib.closing(sqlite_module().connect(settings.db_path)) as conn:
         assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from starlette.testclient import TestClient
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.errors import ConfigError
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.transports.http import create_app
 from cortex_mcp.transports.rest import ENDPOINTS
 from tests.conftest import FakeClock
@@ -51,7 +51,7 @@ def recall_ids(client: TestClient, query: str, **body: Any) -> list[str]:
 def total(client: TestClient) -> int:
     """Memories of every agent, read from the database file itself (no route shows it)."""
     db_path = client.app.state.service.settings.db_path  # type: ignore[attr-defined]
-    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+    with contextlib.closing(sqlite_module().connect(db_path)) as conn:
         return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
 
@@ -297,7 +297,7 @@ def _write_targets(client: TestClient) -> list[tuple[str, str, Any]]:
 
 def _snapshot(client: TestClient) -> tuple[Any, ...]:
     db_path = client.app.state.service.settings.db_path  # type: ignore[attr-defined]
-    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+    with contextlib.closing(sqlite_module().connect(db_path)) as conn:
         return tuple(
             conn.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
             for table in ("memories", "relations", "lifecycle_log", "turns", "access_log")
@@ -473,6 +473,54 @@ def test_list_export_and_import_over_rest_stay_within_the_agent(client: TestClie
     assert recall_ids(client, "ramen", agent_id="A") == []
     bad = client.post(f"{API}/import", json={"format": "yaml", "content": "x"})
     assert bad.status_code == 422 and bad.json()["error"]["field"] == "format"
+
+
+def _rows_of(client: TestClient, agent: str) -> list[tuple[Any, ...]]:
+    db_path = client.app.state.service.settings.db_path  # type: ignore[attr-defined]
+    with contextlib.closing(sqlite_module().connect(db_path)) as conn:
+        memories = conn.execute(
+            "SELECT * FROM memories WHERE agent_id = ? ORDER BY id", (agent,)
+        ).fetchall()
+        relations = conn.execute(
+            "SELECT * FROM relations WHERE agent_id = ? ORDER BY id", (agent,)
+        ).fetchall()
+    return [*memories, *relations]
+
+
+def test_an_import_writes_only_into_the_callers_agent(client: TestClient) -> None:
+    """B posts A's whole export back (ids, agent ids and log entries of A's): it lands in B as
+    B's own copies; A's rows, and A's view of the audit log, stay exactly as they were."""
+    a_id = remember(client, "Agent A: the vault combination is 31-7-22", "A")
+    client.post(
+        f"{API}/relations",
+        json={"subject": "vault", "predicate": "opens with", "object": "31-7-22", "agent_id": "A"},
+    )
+    assert client.delete(f"{API}/memories/{a_id}?agent_id=A&reason=moved").status_code == 200
+    document = client.post(f"{API}/export", json={"agent_id": "A"}).json()["document"]
+    assert document["memories"] and document["relations"] and document["lifecycle_log"]
+    a_before = _rows_of(client, "A")
+    a_log = client.get(f"{API}/lifecycle/log?agent_id=A").json()["entries"]
+
+    for body in (
+        {"format": "json", "document": document},
+        {"format": "json", "content": json.dumps(document)},
+    ):
+        reply = client.post(f"{API}/import", json=body, headers={"X-Cortex-Agent": "B"})
+        assert reply.status_code == 200, reply.text
+    assert _rows_of(client, "A") == a_before
+    assert client.get(f"{API}/lifecycle/log?agent_id=A").json()["entries"] == a_log
+    copies = _rows_of(client, "B")  # the forgotten memory comes as forgotten, under a new id
+    assert copies and a_id not in {row[0] for row in copies}
+    # and A cannot plant into B by naming B in the document
+    planted = json.loads(json.dumps(document).replace('"A"', '"B"'))
+    b_before = _rows_of(client, "B")
+    reply = client.post(
+        f"{API}/import",
+        json={"format": "json", "document": planted},
+        headers={"X-Cortex-Agent": "A"},
+    )
+    assert reply.status_code in (200, 400), reply.text
+    assert _rows_of(client, "B") == b_before
 
 
 def test_relations_are_listed_per_agent(client: TestClient) -> None:

@@ -7,7 +7,6 @@ shares with the MCP tools are the same numbers."""
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.transports.tools import tool_specs
 from tests.http_helpers import AUTH, TOKEN, rest_client
 
@@ -131,7 +131,7 @@ def _passed_validation(status: int, path: str) -> bool:
 
 
 def _count_rows(settings: Settings) -> tuple[int, ...]:
-    with contextlib.closing(sqlite3.connect(settings.db_path)) as conn:
+    with contextlib.closing(sqlite_module().connect(settings.db_path)) as conn:
         return tuple(
             conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
             for table in ("memories", "relations", "turns", "lifecycle_log")
