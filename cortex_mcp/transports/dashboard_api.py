@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cortex_mcp.models import Category, ForgetResult, Layer
 from cortex_mcp.transports.endpoints import Call, Endpoint
-from cortex_mcp.transports.rest_models import AgentId, Anything, Body, Query, ShortText
+from cortex_mcp.transports.rest_models import AgentId, Anything, Body, Content, Query, Reason
 
 # a date or an ISO-8601 moment (compared as text with the stored UTC timestamps)
 Moment = Annotated[
@@ -47,8 +47,8 @@ class RestoreBody(Body):
 
 
 class CorrectBody(Body):
-    content: Annotated[str, Field(min_length=1, max_length=100_000)]
-    reason: ShortText | None = None
+    content: Content
+    reason: Reason | None = None
     agent_id: AgentId | None = None
 
 
