@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -176,10 +177,10 @@ def other_origin() -> Iterator[str]:
 
 
 def _count(server: ServeProcess) -> int:
-    reply = httpx2.get(
-        f"{server.url}/api/v1/stats", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30
-    )
-    return int(reply.json()["all_agents"]["memories"])
+    """Memories of every agent, from the server's database file (no route counts others')."""
+    db = server.log.parent / "brain.db"
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
 
 def _rest(server: ServeProcess, method: str, path: str, **kwargs: Any) -> Any:
