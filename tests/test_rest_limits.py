@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -135,9 +136,15 @@ def _passed_validation(status: int, path: str) -> bool:
 
 
 def _settled_rows(client: TestClient, settings: Settings) -> tuple[int, ...]:
-    """Row counts once the background work of earlier requests (ingest extraction) is done."""
-    client.portal.call(client.app.state.service.drain)  # type: ignore[attr-defined,union-attr]
-    return _count_rows(settings)
+    """Row counts once the background work of earlier requests is done: access counts
+    (drain) and the extraction of accepted ingest turns (no turn pending)."""
+    deadline = time.monotonic() + 60
+    while True:
+        client.portal.call(client.app.state.service.drain)  # type: ignore[attr-defined,union-attr]
+        turns = client.get(f"{API}/stats").json()["ingest"]["turns"]
+        if turns["pending"] == 0 or time.monotonic() > deadline:
+            return _count_rows(settings)
+        time.sleep(0.05)
 
 
 def _count_rows(settings: Settings) -> tuple[int, ...]:
