@@ -10,8 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from cortex_mcp import __version__
-from cortex_mcp.models import MemoryChanges, RecallResult, RememberResult
+from cortex_mcp.models import (
+    ForgetResult,
+    LifecycleReport,
+    Memory,
+    MemoryChanges,
+    RecallResult,
+    RememberResult,
+)
 from cortex_mcp.transports import rest_models as m
+from cortex_mcp.transports import rest_responses as r
 from cortex_mcp.transports.dashboard_api import DASHBOARD_ENDPOINTS
 from cortex_mcp.transports.endpoints import Call, Endpoint, NotAvailable, openapi_document
 
@@ -191,28 +199,28 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/memories", remember, "remember", m.RememberBody,
              response=RememberResult, status=201, errors=(400, 401, 404, 413, 422)),
     Endpoint("GET", _MEMORY, get_memory, "get_memory", query=m.AgentQuery,
-             response=m.Anything, errors=_BY_ID),
+             response=r.MemoryDetail, errors=_BY_ID),
     Endpoint("PATCH", _MEMORY, patch_memory, "update_memory", m.PatchBody,
-             response=m.Anything, errors=_BY_ID),
+             response=Memory, errors=_BY_ID),
     Endpoint("DELETE", _MEMORY, delete_memory, "forget_memory", query=m.ForgetQuery,
-             response=m.Anything, errors=_BY_ID),
-    Endpoint("GET", "/stats", stats, "stats", query=m.AgentQuery, response=m.Anything),
+             response=ForgetResult, errors=_BY_ID),
+    Endpoint("GET", "/stats", stats, "stats", query=m.AgentQuery, response=r.Stats),
     Endpoint("POST", "/lifecycle/run", lifecycle_run, "lifecycle_run", m.LifecycleBody,
-             response=m.Anything, errors=_LATER),
+             response=LifecycleReport, errors=_LATER),
     Endpoint("GET", "/lifecycle/preview", lifecycle_preview, "lifecycle_preview",
-             query=m.AgentQuery, response=m.Anything, errors=_LATER),
+             query=m.AgentQuery, response=LifecycleReport, errors=_LATER),
     Endpoint("GET", "/lifecycle/log", lifecycle_log, "lifecycle_log", query=m.LogQuery,
-             response=m.Anything, errors=_LATER),
+             response=r.LifecycleLog, errors=_LATER),
     Endpoint("POST", "/export", export, "export", m.ExportBody, response=m.ExportResponse,
              errors=_LATER),
     Endpoint("POST", "/import", import_, "import", m.ImportBody, response=m.ImportResponse,
              errors=_LATER),
     Endpoint("GET", "/relations", list_relations, "list_relations", query=m.RelationsQuery,
-             response=m.Anything, errors=_LATER),
+             response=r.RelationList, errors=_LATER),
     Endpoint("POST", "/relations", add_relation, "add_relation", m.RelationBody,
-             response=m.Anything, status=201, errors=(400, 401, 413, 422)),
+             response=r.StoredRelation, status=201, errors=(400, 401, 413, 422)),
     Endpoint("DELETE", "/relations/{id}", delete_relation, "delete_relation",
-             query=m.AgentQuery, response=m.Anything, errors=_BY_ID),
+             query=m.AgentQuery, response=r.DeletedRelation, errors=_BY_ID),
 ]  # fmt: skip
 
 ENDPOINTS += DASHBOARD_ENDPOINTS  # the dashboard's routes (transports/dashboard_api.py)

@@ -1,0 +1,191 @@
+"""Response bodies of the REST routes whose handlers return plain dicts (DESIGN.md §3).
+
+They only describe what the service already answers (the routes return the service's dicts as
+they are); each is strict (`additionalProperties: false`), so a key the service starts to
+return without being described here fails tests/test_openapi_responses.py. A separate module
+because rest_models.py is at its size limit.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypeAliasType
+
+from cortex_mcp.models import Memory
+
+# Any JSON value: what an imported lifecycle-log entry may carry in `details`.
+Json = TypeAliasType("Json", "str | int | float | bool | list[Json] | dict[str, Json] | None")
+HealthStatus = Literal["ok", "degraded", "failed"]
+
+
+class Described(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---- GET /stats ---------------------------------------------------------------------------
+class SqliteInfo(Described):
+    driver: str
+    version: str
+    fts5: bool
+    sqlite_vec: bool
+
+
+class MemoryCounts(Described):
+    """The agent's memories; the three *_rows counts are the whole database's."""
+
+    total: int
+    by_layer: dict[str, int]
+    forgotten: int
+    superseded: int
+    fts_rows: int
+    access_log_rows: int
+    lifecycle_log_rows: int
+
+
+class ProviderState(Described):
+    model: str
+    state: str
+    consecutive_failures: int
+    failures_total: int
+    rejected_vectors: int
+    last_error: str | None
+    last_error_at: str | None
+    last_ok_at: str | None
+    next_probe_in_s: float | None
+
+
+class IndexerState(Described):
+    running: bool
+    embedded: int
+    cache_hits: int
+    rejected_vectors: int
+    last_error: str | None
+    last_error_at: str | None
+    retry_backoff_s: float
+    tracked_pending: int
+
+
+class EmbeddingStats(Described):
+    providers: list[str]
+    model: str | None
+    ready: bool
+    failures: dict[str, str]
+    indexer_error: str | None
+    health: dict[str, ProviderState]
+    indexer: IndexerState | None
+
+
+class TurnCounts(Described):
+    """`done`: finished turns by outcome ("" for a turn without one)."""
+
+    pending: int
+    done: dict[str, int]
+
+
+class IngestStats(Described):
+    turns: TurnCounts
+    counts: dict[str, int]
+    flush: dict[str, int]
+    relations: int
+
+
+class LlmStats(Described):
+    providers: list[str]
+    notes: list[str]
+    counts: dict[str, int]
+    failures: dict[str, str]
+    in_flight: int
+
+
+class HealthPart(Described):
+    part: str
+    status: HealthStatus
+    detail: str
+
+
+class HealthCheck(Described):
+    status: HealthStatus
+    parts: list[HealthPart]
+
+
+class Stats(Described):
+    """Counts are the caller's agent's; vector, cache and provider counters the server's."""
+
+    version: str
+    db_path: str
+    schema_version: int
+    sqlite: SqliteInfo
+    agent_id: str
+    memories: MemoryCounts
+    vectors: dict[str, int]
+    embedding_cache_rows: int
+    embeddings: EmbeddingStats
+    degraded: list[str]
+    redactions: dict[str, int]
+    ingest: IngestStats
+    llm: LlmStats
+    health: HealthCheck
+
+
+# ---- /memories/{id} -----------------------------------------------------------------------
+class AccessRecord(Described):
+    query_hash: str
+    rank: int
+    accessed_at: str
+
+
+class MemoryRelation(Described):
+    """A relation extracted from this memory."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    confidence: float
+    created_at: str
+
+
+class MemoryDetail(Described):
+    memory: Memory
+    correction_chain: list[Memory]
+    access_history: list[AccessRecord]
+    relations: list[MemoryRelation]
+
+
+# ---- /lifecycle/log -----------------------------------------------------------------------
+class LifecycleLogEntry(Described):
+    id: int
+    action: str
+    memory_ids: list[str]
+    details: dict[str, Json]
+    executed_at: str
+
+
+class LifecycleLog(Described):
+    entries: list[LifecycleLogEntry]
+
+
+# ---- /relations ---------------------------------------------------------------------------
+class ListedRelation(Described):
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    confidence: float
+    source_memory_id: str | None
+    updated_at: str
+
+
+class RelationList(Described):
+    relations: list[ListedRelation]
+
+
+class StoredRelation(ListedRelation):
+    created_at: str
+
+
+class DeletedRelation(Described):
+    id: str
+    deleted: bool
