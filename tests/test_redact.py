@@ -45,3 +45,56 @@ def test_luhn_rejects_a_mistyped_card_number() -> None:
     assert luhn_valid("4111111111111111")
     assert not luhn_valid("4111111111111112")
     assert redact("4111 1111 1111 1112").text == "4111 1111 1111 1112"
+
+
+def test_detection_reads_through_zero_width_and_full_width_characters() -> None:
+    hidden = "ghp_R2d2C3poBb8Luke5Le\u200bia7Han9Solo1Chewie4"
+    result = redact(f"token: {hidden} \u200bkeep\u200b")
+    assert result.text == "token: [REDACTED:github_token] \u200bkeep\u200b"  # the rest as given
+    wide = redact("ｐａｓｓｗｏｒｄ：ｈｕｎｔｅｒ２ｘ　ｏｋ")
+    assert wide.text == "ｐａｓｓｗｏｒｄ：[REDACTED:password]　ｏｋ"
+
+
+def test_an_env_key_ending_in_token_key_or_secret_is_redacted_whatever_its_prefix() -> None:
+    text = (
+        "MY_SERVICE_TOKEN=abcd1234efgh5678\nSTRIPE_WEBHOOK_SECRET='whatever-it-is'\nsort_key=name"
+    )
+    assert redact(text).text == (
+        "MY_SERVICE_TOKEN=[REDACTED:secret]\nSTRIPE_WEBHOOK_SECRET='[REDACTED:secret]'\n"
+        "sort_key=name"
+    )
+
+
+def test_redacting_twice_changes_nothing_more() -> None:
+    once = redact("my password is hunter two; card 4111-1111-1111-1111").text
+    again = redact(once)
+    assert again.text == once and not again.changed
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("IBAN GB82 WEST 1234 5698 7654 32 please", "iban"),
+        ("ssn 219-09-9998", "national_id"),
+        ("身份证号11010519491231002X", "national_id"),
+        ("密码：芝麻开门", "password"),
+        ("パスワードは sakura2024 です", "password"),
+        ("postgres://app:p@ss/w0rd@db.internal:5432/app", "url_password"),
+    ],
+)
+def test_checksummed_numbers_and_prose_secrets_are_found(text: str, kind: str) -> None:
+    assert redact(text).counts == {kind: 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IBAN GB82 WEST 1234 5698 7654 33 (one digit off)",
+        "订单110105194912310021 (an 18-digit number with a bad check digit)",
+        "the password is the same as the old one",
+        "密码是多少？",
+        "パスワードを忘れました",
+    ],
+)
+def test_look_alikes_with_a_bad_checksum_or_no_value_stay(text: str) -> None:
+    assert redact(text).text == text

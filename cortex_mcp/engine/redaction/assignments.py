@@ -1,0 +1,150 @@
+"""Secrets written as settings: `.env`/shell/YAML/JSON assignments whose key names a secret
+(`OPENAI_API_KEY=...`, `"db_password": "..."`, `authToken: ...`), credentials inside URLs and
+DSNs (`postgres://user:p@ss/word@host`), `Authorization: Bearer ...` and passwords given as
+command-line flags (`mysql -pSECRET`, `--password=...`, `curl -u user:pass`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from cortex_mcp.engine.redaction.checks import looks_random
+from cortex_mcp.engine.redaction.rules import Rule, hinted
+from cortex_mcp.engine.redaction.words import password_like
+
+# The last word of a key that holds a secret: OPENAI_API_KEY, db.password, authToken, PGPASSWORD.
+_PASSWORD_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "pgpassword"}
+_SECRET_WORDS = {"token", "secret", "apikey", "credential", "credentials", "auth", "key"}
+# ... unless the key is one of these (a key that names something that is not secret)
+_NOT_SECRET_KEYS = {
+    "public", "primary", "sort", "partition", "foreign", "cache", "hot", "publishable",
+    "idempotency", "map", "group", "shard", "row", "lookup", "unique", "composite", "index",
+    "natural", "surrogate", "routing", "hash", "dict", "sorting", "music", "song", "minor",
+    "major", "next", "csrf", "page", "pagination", "cursor", "bypass", "boarding", "day",
+    "ssh", "gpg", "pgp", "kms", "license", "registration", "activation", "product",
+}  # fmt: skip
+_PLACEHOLDERS = {
+    "", "true", "false", "null", "none", "nil", "undefined", "yes", "no", "on", "off",
+    "required", "optional", "string", "str", "int", "todo", "tbd", "n/a", "na", "env",
+}  # fmt: skip
+
+_KEY = r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]{0,80})"
+_ASSIGNMENT = re.compile(
+    rf"(?<![A-Za-z0-9_.\-]){_KEY}[\"'\]]?\s*(?::=|=>|=|:(?!//))\s*"
+    r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\n]{1,300})(?P=q)|(?P<bare>[^\s\"'`,;}{)\]<>]{1,300}))"
+)
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+
+
+def key_words(key: str) -> list[str]:
+    """`OPENAI_API_KEY` -> [openai, api, key]; `authToken` -> [auth, token]."""
+    words: list[str] = []
+    for part in re.split(r"[_.\-]+", key):
+        words += [w.lower() for w in _CAMEL.findall(part)] if part else []
+    return words
+
+
+def secret_key_kind(key: str) -> str | None:
+    """`password`, `aws_secret_key` or `secret` when the key names a secret, else None."""
+    words = key_words(key)
+    if not words:
+        return None
+    last = words[-1]
+    if last in _PASSWORD_WORDS or last.endswith("password"):
+        return None if len(words) >= 2 and words[-2] in _NOT_SECRET_KEYS else "password"
+    if last not in _SECRET_WORDS and not last.endswith(("token", "secret", "apikey")):
+        return None
+    if last in {"key", "auth"} and len(words) >= 2 and words[-2] in _NOT_SECRET_KEYS:
+        return None
+    if last == "key" and len(words) == 1:
+        return None  # a bare `key:` is too often a map key, a musical key or a column
+    if "aws" in words and "secret" in words:
+        return "aws_secret_key"
+    return "secret"
+
+
+def _placeholder(value: str) -> bool:
+    lowered = value.strip().lower()
+    return (
+        lowered in _PLACEHOLDERS
+        or lowered.startswith(("$", "{{", "%(", "<", "[redacted", "os.", "process.", "env("))
+        or set(lowered) <= set("*x.•-_ ")
+    )
+
+
+class _AssignmentRule(Rule):
+    """Only keys that name a secret; a key ending in KEY/TOKEN needs a value that is not a
+    plain word (`sort_key = created_at` stays)."""
+
+    def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
+        for match in self.pattern.finditer(text):
+            kind = secret_key_kind(match.group("key"))
+            if kind is None:
+                continue
+            group = "quoted" if match.group("quoted") is not None else "bare"
+            value = match.group(group)
+            if _placeholder(value):
+                continue
+            named_secret = key_words(match.group("key"))[-1].endswith(("secret", "credentials"))
+            if kind == "secret" and not named_secret and not _secret_like(value):
+                continue
+            if kind == "password" and group == "bare" and not password_like(value):
+                continue
+            start, end = match.span(group)
+            yield kind, start, end
+
+
+def _secret_like(value: str) -> bool:
+    return looks_random(value, 8) or (
+        len(value) >= 8 and any(c.isdigit() for c in value) and not value.isdigit()
+    )
+
+
+ASSIGNMENT = _AssignmentRule("secret", _ASSIGNMENT)
+
+
+def _url_password(value: str) -> tuple[int, int] | None:
+    if re.fullmatch(r"\d{1,5}(?:/.*)?", value):  # https://host:8080/@user is a port, not a password
+        return None
+    return 0, len(value)
+
+
+URL_PASSWORD = Rule(
+    "url_password",
+    # the password runs to the last @ before the host, so it may hold '/', '@' and ':'
+    re.compile(
+        r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/@?#]*:"
+        r"(?P<value>[^\s?#]+)@(?=[A-Za-z0-9\[_])"
+    ),
+    groups=("value",),
+    refine=_url_password,
+)
+
+BEARER = Rule(
+    "bearer_token",
+    re.compile(
+        r"(?i)(?<![A-Za-z0-9])(?:bearer|token|basic)\s+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)"
+    ),
+    groups=("value",),
+    refine=lambda value: (0, len(value)) if looks_random(value, 16) else None,
+)
+
+CLI_PASSWORD = Rule(
+    "password",
+    re.compile(
+        r"(?<![A-Za-z0-9])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?P<mysql>[^\s\-]\S*)"
+        r"|(?<![A-Za-z0-9])sshpass\s+-p\s*(?P<sshpass>\S+)"
+        r"|\s(?:-u|--user)\s+[^\s:]+:(?P<curl>[^\s\"']+)"
+        r"|--(?:password|passwd|pass|token|api-key|secret|client-secret|auth-token)"
+        r"(?:=|\s+)[\"']?(?P<flag>[^\s\"']+)"
+    ),
+    groups=("mysql", "sshpass", "curl", "flag"),
+    refine=lambda value: None if _placeholder(value) else (0, len(value)),
+)
+
+RULES: list[Rule] = [
+    *hinted("://", [URL_PASSWORD]),
+    *hinted("bearer|token|basic", [BEARER]),
+    *hinted("mysql|mariadb|sshpass|-u |--", [CLI_PASSWORD]),
+    *hinted(r"(?:key|token|secret|pass|pwd|auth|credentials?)\w*[\"'\]]?\s*[=:]", [ASSIGNMENT]),
+]

@@ -1,0 +1,88 @@
+"""One pass over a text: fold it, let every rule find its secrets, keep the first rule's
+claim where two overlap, and cut the secrets out of the original text."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from cortex_mcp.engine.redaction import assignments, nearby, numbers, prose, providers
+from cortex_mcp.engine.redaction.rules import Rule
+from cortex_mcp.engine.redaction.text import fold
+
+# Order is priority: a provider's format names a secret better than the sentence around it.
+RULES: list[Rule] = [
+    *providers.RULES,
+    *assignments.RULES,
+    *prose.RULES,
+    *numbers.RULES,
+    nearby.NEAR_SECRET_WORD,
+]
+_MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
+
+
+def mark(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+@dataclass
+class Redacted:
+    text: str
+    counts: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.counts)
+
+
+@dataclass
+class _Claims:
+    spans: list[tuple[int, int, str | None]] = field(default_factory=list)
+
+    def take(self, start: int, end: int, kind: str | None) -> None:
+        if all(end <= s or start >= e for s, e, _ in self.spans):
+            self.spans.append((start, end, kind))
+
+
+def find(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of each secret in `text`, in order, positions in `text` itself."""
+    folded = fold(text)
+    claims = _Claims()
+    for match in _MARKER.finditer(folded.text):  # already redacted: leave the marker alone
+        claims.take(*match.span(), None)
+    lowered = folded.text.lower()
+    hints: dict[re.Pattern[str], bool] = {}
+    for rule in RULES:
+        if rule.hint is not None:
+            if rule.hint not in hints:
+                hints[rule.hint] = rule.hint.search(lowered) is not None
+            if not hints[rule.hint]:
+                continue
+        for kind, start, end in rule.spans(folded.text):
+            claims.take(start, end, kind)
+    found = [
+        (*folded.span_in_original(start, end), kind)
+        for start, end, kind in claims.spans
+        if kind is not None
+    ]
+    return sorted(found)
+
+
+def redact(text: str) -> Redacted:
+    """`text` with every secret replaced by ``[REDACTED:kind]``, and how many of each kind.
+    Everything else is kept exactly as given."""
+    if not text:
+        return Redacted(text)
+    spans = find(text)
+    if not spans:
+        return Redacted(text)
+    counts: Counter[str] = Counter()
+    parts: list[str] = []
+    cursor = 0
+    for start, end, kind in spans:
+        parts += [text[cursor:start], mark(kind)]
+        counts[kind] += 1
+        cursor = end
+    parts.append(text[cursor:])
+    return Redacted("".join(parts), counts)

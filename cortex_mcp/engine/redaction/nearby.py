@@ -1,0 +1,40 @@
+"""A random-looking string next to a word that names a secret ("the signing secret is
+8f3kQ9...", "API key: 9b1c...", "密钥 a8F3...", "トークンは Zx9...") is a secret whatever its
+format. Ids, hashes and UUIDs without such a word next to them are left alone."""
+
+from __future__ import annotations
+
+import re
+
+from cortex_mcp.engine.redaction.checks import looks_random
+from cortex_mcp.engine.redaction.rules import Rule
+
+_STRONG = (
+    r"api[\s_\-]?keys?|secrets?|tokens?|passwords?|passwd|passphrase|credentials?|"
+    r"access[\s_\-]?keys?|private[\s_\-]?keys?|client[\s_\-]?secret|auth(?:orization)?|"
+    r"license\s+key|signing\s+key|session\s+(?:id|cookie)|cookie|"
+    r"密钥|秘钥|密鑰|令牌|秘密|口令|密码|密碼|凭证|憑證|トークン|シークレット|アクセスキー|APIキー|秘密鍵|認証"
+)
+_CHARS = r"A-Za-z0-9+/=_\-.~"
+NEAR_SECRET_WORD = Rule(
+    "secret",
+    re.compile(
+        rf"(?:{_STRONG})[^\n.。!?！？]{{0,30}}?(?<![{_CHARS}])(?P<value>[{_CHARS}]{{16,300}})(?![{_CHARS}])"
+        rf"|(?<![A-Za-z])keys?\s*(?:is|was|:|=|：)\s*(?P<key>[{_CHARS}]{{16,300}})(?![{_CHARS}])",
+        re.IGNORECASE,
+    ),
+    groups=("value", "key"),
+    refine=lambda value: _random_token(value),
+    hint=re.compile(r"[a-z0-9+/=_\-.~]{16}"),
+)
+
+
+def _random_token(value: str) -> tuple[int, int] | None:
+    stripped = value.rstrip(".-_~")
+    if stripped.startswith(("/", "~", ".", "http")) or "://" in stripped:
+        return None
+    if "/" in stripped and "." in stripped:
+        return None  # a file path or a domain with a path
+    if re.match(r"\d{4}-\d{2}-\d{2}", stripped):
+        return None  # a date-based build or release name
+    return (0, len(stripped)) if looks_random(stripped) else None

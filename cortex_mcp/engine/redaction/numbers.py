@@ -1,0 +1,92 @@
+"""Numbers that identify a person's money or self: payment card numbers (any separators,
+Luhn-checked, a real issuer prefix), IBANs (country length and mod-97), US social security
+numbers, Chinese resident ID numbers (with their check digit), UK National Insurance numbers,
+and any ID number after a label that names it (passport, SSN, 身份证, マイナンバー, ...)."""
+
+from __future__ import annotations
+
+import re
+
+from cortex_mcp.engine.redaction import checks
+from cortex_mcp.engine.redaction.rules import Rule, hinted, when
+
+CARD = Rule(
+    "card_number",
+    # 13-19 digits, single or double separators of any common kind between them; a leading '+'
+    # or a digit glued on either side means a phone number or a longer id
+    re.compile(r"(?<![\d+\-.])\d(?:[ \-.\u2013\u2014_/]{0,3}\d){12,18}(?![\d])"),
+    refine=when(checks.card_number),
+)
+
+IBAN = Rule(
+    "iban",
+    re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \-]?[A-Za-z0-9]){11,30}"),
+    refine=lambda value: (0, n) if (n := checks.iban_length(value)) else None,
+)
+
+US_SSN = Rule(
+    "national_id",
+    re.compile(r"(?<![\d\-])\d{3}([\- ])\d{2}\1\d{4}(?![\d\-])"),
+    refine=when(checks.us_ssn),
+)
+
+CHINA_ID = Rule(
+    "national_id",
+    re.compile(r"(?<![0-9A-Za-z])[1-8]\d{16}[\dXx](?![0-9A-Za-z])"),
+    refine=when(checks.china_resident_id),
+)
+
+UK_NINO = Rule(
+    "national_id",
+    re.compile(
+        r"(?<![A-Za-z0-9])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+        r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])"
+    ),
+)
+
+_ID_LABEL = (
+    r"(?:ssn|social\s+security(?:\s+(?:number|no\.?|#))?|passport(?:\s+(?:number|no\.?|#))?"
+    r"|national\s+(?:id|identity|insurance)(?:\s+(?:card\s+)?(?:number|no\.?|#))?"
+    r"|(?:tax|personal|citizen)\s+id(?:\s+(?:number|no\.?))?|id\s+(?:card\s+)?(?:number|no\.?)"
+    r"|sin|tin|nino|ni\s+(?:number|no\.?)|aadhaa?r(?:\s+(?:number|no\.?))?|driver'?s\s+licen[cs]e(?:\s+(?:number|no\.?|#))?"
+    r"|身份证(?:号码|号)?|身份證(?:號碼|號)?|护照(?:号码|号)?|護照(?:號碼|號)?|社保号|"
+    r"マイナンバー|個人番号|パスポート番号|免許証番号|運転免許証番号)"
+)
+LABELLED_ID = Rule(
+    "national_id",
+    re.compile(
+        rf"(?<![A-Za-z]){_ID_LABEL}\s*(?:is|was|:|：|=|#|是|为|為|は|:)?\s*"
+        r"(?P<value>[A-Za-z0-9](?:[A-Za-z0-9]|[\- ](?=[A-Za-z0-9])){4,24})",
+        re.IGNORECASE,
+    ),
+    groups=("value",),
+    refine=lambda value: _id_number(value),
+)
+
+
+def _id_number(value: str) -> tuple[int, int] | None:
+    """The id at the start of `value`: its run of letters, digits and separators holding at
+    least five digits (the words after it are left alone)."""
+    end = 0
+    digits = 0
+    for match in re.finditer(r"[A-Za-z0-9]+", value):
+        word = match.group()
+        if match.start() > end + 1:
+            break
+        if digits >= 5 and not any(c.isdigit() for c in word) and len(word) > 1:
+            break  # the words after the number
+        digits += sum(c.isdigit() for c in word)
+        end = match.end()
+    return (0, end) if digits >= 5 else None
+
+
+_NINE_DIGITS = r"\d(?:\D{0,3}\d){8}"
+_ID_WORDS = (
+    r"\bssn|social\s+sec|passport|national\s|\bid\b|\bni\s|\bsin\b|\btin\b|nino|aadha|licen|身份|護照|护照|社保|マイナンバー|"
+    r"個人番号|パスポート|免許"
+)
+RULES: list[Rule] = [
+    *hinted(_ID_WORDS, [LABELLED_ID]),
+    *hinted(_NINE_DIGITS, [CARD, IBAN, US_SSN, CHINA_ID]),
+    *hinted(r"\d\d ?\d\d ?\d\d", [UK_NINO]),
+]
