@@ -138,6 +138,8 @@ class RememberResult(BaseModel):
     layer: Layer
     deduplicated: bool
     superseded: list[str] = Field(default_factory=list)
+    # secrets replaced by [REDACTED:kind] before storing: kind -> how many (never the values)
+    redacted: dict[str, int] = Field(default_factory=dict)
 
 
 class ForgetStatus(enum.StrEnum):

@@ -147,7 +147,9 @@ async def test_mirrors_follow_writes_in_the_background_and_a_purge_leaves_them(
     )
     async with open_cortex(settings, clock=clock) as service:
         kept = await service.remember("Harry lives in Tokyo", category="identity")
-        secret = await service.remember("The garage door code is 4711", category="fact")
+        secret = await service.remember(
+            "The garage door was repainted in shade 4711", category="fact"
+        )
         note = await service.remember(
             "Talked about garage doors", category="context", layer="working"
         )

@@ -453,8 +453,8 @@ def test_lifecycle_routes_act_on_and_show_only_the_callers_agent(
 
 
 def test_list_export_and_import_over_rest_stay_within_the_agent(client: TestClient) -> None:
-    a_id = remember(client, "Agent A: the safe code is 4711", "A")
-    b_id = remember(client, "Agent B: the bike lock code is 1234", "B")
+    a_id = remember(client, "Agent A: the safe is in locker 4711", "A")
+    b_id = remember(client, "Agent B: the bike is in rack 1234", "B")
     listed = client.get(f"{API}/memories?agent_id=B&limit=10").json()
     assert [m["id"] for m in listed["memories"]] == [b_id]
     exported = client.post(f"{API}/export", json={}, headers={"X-Cortex-Agent": "B"})

@@ -47,3 +47,34 @@ async def test_stats_count_redactions_but_never_hold_values(service: CortexServi
     stats = await service.stats()
     assert stats["redactions"] == {"github_token": 1}
     assert "ghp_" not in repr(stats)
+
+
+async def test_relations_profile_edits_and_audit_details_store_no_secret(
+    service: CortexService, settings: Settings
+) -> None:
+    key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z0AbC"
+    relation = await service.add_relation("user", "has password", "Zebra!Quasar-4471")
+    assert relation["object"] == "[REDACTED:password]"
+    await service.add_relation("openai account", "uses key", key)
+    await service.edit_profile({"summary": f"Developer; their OpenAI key is {key}"})
+    made = await service.remember("The staging box runs Debian 12")
+    await service.forget(made.id, reason=f"rotated to {key}")
+    log = await service.lifecycle_log()
+    assert any("[REDACTED:openai_key]" in str(entry["details"]) for entry in log)
+    data = raw_bytes(settings.db_path)
+    assert key.encode() not in data and b"Zebra!Quasar-4471" not in data
+
+
+async def test_metadata_values_at_any_depth_are_redacted_and_counted(
+    service: CortexService,
+) -> None:
+    result = await service.remember(
+        "Deploy notes for the api",
+        metadata={"env": {"DB_PASSWORD": "p@ss-w0rd-99"}, "links": ["postgres://a:b0b@h/db"]},
+    )
+    memory = (await service.memory_detail(result.id))["memory"]
+    assert memory["metadata"] == {
+        "env": {"DB_PASSWORD": "[REDACTED:password]"},
+        "links": ["postgres://a:[REDACTED:url_password]@h/db"],
+    }
+    assert result.redacted == {"password": 1, "url_password": 1}

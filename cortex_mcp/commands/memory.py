@@ -8,6 +8,7 @@ from typing import Any
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import add_json_flag, emit, run_with_service, short
 from cortex_mcp.config import Settings
+from cortex_mcp.transports.render import redacted_text
 
 LAYERS = ("working", "core", "archive")
 
@@ -153,7 +154,8 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
 
         def human(d: dict[str, Any]) -> str:
             verb = "already known, reinforced" if d["deduplicated"] else "remembered"
-            return f"{verb}: {d['id']} ({d['layer']})"
+            line = f"{verb}: {d['id']} ({d['layer']})"
+            return f"{line}\n{redacted_text(d['redacted'])}" if d["redacted"] else line
 
         emit(args, result.model_dump(), human)
         return 0

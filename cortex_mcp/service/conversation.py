@@ -33,7 +33,7 @@ class ConversationTools(ServiceCore):
         `wait=False` stores the raw turn durably and returns at once (extraction continues in
         the background; a crash resumes it at the next start)."""
         agent = validate.agent_id(agent_id, self.settings.agent_id)
-        session = _session_id(session_id)
+        session = await self.redactor.clean_optional(_session_id(session_id))
         if messages is not None:
             user, assistant = last_turn(checked_messages(messages))
             user_message = user if user_message is None else user_message
@@ -56,7 +56,8 @@ class ConversationTools(ServiceCore):
     ) -> FlushResult:
         """Keep a session's highlights before the client compacts its context."""
         agent = validate.agent_id(agent_id, self.settings.agent_id)
-        outcome = await self.flusher.flush(messages, agent, _session_id(session_id), reason)
+        session = await self.redactor.clean_optional(_session_id(session_id))
+        outcome = await self.flusher.flush(messages, agent, session, reason)
         self._memories_written()
         return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)
 

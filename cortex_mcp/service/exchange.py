@@ -99,7 +99,7 @@ class ExchangeTools(ServiceCore):
             now=self.clock.now(),
             max_content_chars=self.settings.max_content_chars,
             store=self.exports,
-            clean=self.redactor.clean,
+            redactor=self.redactor,
             progress=progress,
         )
         report = await run_import(job)
@@ -196,7 +196,7 @@ class ExchangeTools(ServiceCore):
                 ("object", object, validate.MAX_RELATION_PART_CHARS),
             )
         ]
-        cleaned = await self.redactor.clean_many(parts)
+        cleaned = await self.redactor.clean_relation(*parts)
         triple = Triple(cleaned[0], cleaned[1], cleaned[2], confidence=1.0)
         relation = await self.relations.add(agent, triple, self._now())
         self._mirror()

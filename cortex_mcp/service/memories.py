@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from typing import Any
 
 from cortex_mcp.engine import validate
@@ -15,6 +16,7 @@ from cortex_mcp.engine.recall.gate import (
 )
 from cortex_mcp.engine.recall.indexer import FreshVectors
 from cortex_mcp.engine.recall.report import debug_report
+from cortex_mcp.engine.redaction import redact
 from cortex_mcp.errors import InvalidInput, NotFound, StorageError
 from cortex_mcp.models import (
     Category,
@@ -54,7 +56,7 @@ class MemoryTools(ServiceCore):
         """`format="prompt"` frames the context for pasting into a prompt (a
         `<relevant-memories>` block marked as untrusted data, escaped), within the same budget."""
         started = time.perf_counter()
-        text = validate.query(query)
+        text = _query(query)
         limit = validate.int_range("max_results", max_results, 1, 50)
         budget = validate.int_range("max_tokens", max_tokens, 50, 100_000)
         framed = validate.choice("format", format, ("plain", "prompt")) == "prompt"
@@ -105,22 +107,19 @@ class MemoryTools(ServiceCore):
         metadata: dict[str, Any] | None = None,
         shared: bool = False,
     ) -> RememberResult:
-        content = await self.redactor.clean(
-            validate.content(content, self.settings.max_content_chars)
-        )
         new = NewMemory(
             agent_id=validate.agent_id(agent_id, self.settings.agent_id),
-            content=content,
+            content=validate.content(content, self.settings.max_content_chars),
             category=validate.member("category", category, Category),
             layer=validate.member("layer", layer, Layer),
             importance=validate.unit_interval("importance", importance),
             supersedes=validate.memory_id(supersedes, "supersedes") if supersedes else None,
-            source=await self.redactor.clean_optional(
-                validate.optional_text("source", source, validate.MAX_SOURCE_CHARS)
-            ),
+            source=validate.optional_text("source", source, validate.MAX_SOURCE_CHARS),
             metadata=metadata or {},
             shared=shared,
         )
+        redacted: Counter[str] = Counter()
+        new = await self.redactor.clean_memory(new, redacted)
         outcome = await self.memories.remember(new, self._now())
         if self.indexer is not None and not outcome.deduplicated:
             self._track(outcome.memory)
@@ -130,6 +129,7 @@ class MemoryTools(ServiceCore):
             layer=outcome.memory.layer,
             deduplicated=outcome.deduplicated,
             superseded=outcome.superseded,
+            redacted=dict(sorted(redacted.items())),
         )
 
     async def forget(
@@ -191,7 +191,7 @@ class MemoryTools(ServiceCore):
     ) -> list[ScoredMemory]:
         """Ranked memories for a query, without the recall gate (no small-talk skip, no
         context block, no access counting)."""
-        text = validate.query(query)
+        text = _query(query)
         size = validate.int_range("limit", limit, 1, 50)
         filters = self._filters(agent_id, layers, categories, include_shared)
         outcome = await self.searcher.search(text, filters, size, self.clock.now())
@@ -204,7 +204,7 @@ class MemoryTools(ServiceCore):
     async def search_debug(
         self, query: str, max_results: int = 10, agent_id: str | None = None
     ) -> dict[str, Any]:
-        text = validate.query(query)
+        text = _query(query)
         limit = validate.int_range("max_results", max_results, 1, 50)
         filters = self._filters(agent_id, None, None)
         outcome = await self.searcher.search(text, filters, limit, self.clock.now())
@@ -251,6 +251,12 @@ def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
     original = candidate.memory
     truncated = original is not None and original.content != kept.content
     return ScoredMemory(**fields, score=round(candidate.final, 6), truncated=truncated)
+
+
+def _query(query: str) -> str:
+    """A valid query with any secret in it replaced: queries are sent to the embedding
+    provider (and matched against memories whose secrets are already redacted)."""
+    return redact(validate.query(query)).text
 
 
 def _ms_since(started: float) -> float:

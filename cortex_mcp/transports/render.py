@@ -66,7 +66,15 @@ def remember_text(result: RememberResult) -> str:
     text = f"{verb}: id {result.id} ({result.layer.value})."
     if result.superseded:
         text += f" It supersedes {', '.join(result.superseded)}."
+    if result.redacted:
+        text += f" {redacted_text(result.redacted)}"
     return text
+
+
+def redacted_text(counts: dict[str, int]) -> str:
+    """What was cut before storing, by kind and count, never the values."""
+    kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    return f"Secrets redacted before storing: {kinds} (stored as [REDACTED:kind])."
 
 
 def forget_text(result: ForgetResult) -> str:

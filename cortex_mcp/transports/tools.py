@@ -33,7 +33,9 @@ Example: {"query": "which cloud provider did we pick for the VPS?", "max_results
 REMEMBER_DOC = """Store one durable memory (a fact, preference, decision...) in long-term memory.
 
 Write one self-contained fact per call, in the user's language, with names and numbers
-("User's Oracle Cloud VPS firewall blocks port 8080"). The content is kept exactly as given.
+("User's Oracle Cloud VPS firewall blocks port 8080"). The content is kept exactly as given,
+except secrets (API keys, tokens, passwords, card and ID numbers): those are stored as
+[REDACTED:kind], and the result's `redacted` says which kinds and how many.
 Sending the same content again is safe: it returns the existing id with deduplicated=true. To
 replace an outdated memory, pass its id as `supersedes`.
 

@@ -11,7 +11,7 @@ import stopped half way is resumed by running it again: known ids and content ar
 from __future__ import annotations
 
 import array
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -22,6 +22,7 @@ from cortex_mcp.engine.exchange.admit import Admission, BadItem, Renames, id_key
 from cortex_mcp.engine.exchange.common import BadLine, Item
 from cortex_mcp.engine.exchange.importers import read_items
 from cortex_mcp.engine.exchange.sources import NOTHING, Source
+from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import new_id
 from cortex_mcp.store.exports import ExportStore, ImportCounts
@@ -29,8 +30,6 @@ from cortex_mcp.store.exports import ExportStore, ImportCounts
 BATCH = 2000  # items per write transaction
 LOOKUP_CHUNK = 500  # ids per ownership query
 MAX_PROBLEMS_SHOWN = 1
-
-Clean = Callable[[str], Awaitable[str]]
 
 
 class Progress(Protocol):
@@ -64,7 +63,7 @@ class ImportJob:
     now: datetime
     max_content_chars: int
     store: ExportStore
-    clean: Clean
+    redactor: Redactor
     progress: Progress | None = None
 
 
@@ -200,7 +199,7 @@ async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
         for source in job.sources:
             report.files.append(source.name)
             for item in _items(source, job.now):
-                await _add(batch, _admit(admission, item), item, job.clean)
+                await _add(batch, _admit(admission, item), item, job.redactor)
                 if len(batch) >= BATCH:
                     done += len(batch)
                     report.add(
@@ -222,14 +221,18 @@ async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
     return report
 
 
-async def _add(batch: _Batch, admitted: Any, item: Item, clean: Clean) -> None:
-    """Into the batch, secrets redacted: one call to the redactor per text field."""
+async def _add(batch: _Batch, admitted: Any, item: Item, redactor: Redactor) -> None:
+    """Into the batch, secrets redacted in every text it stores: a memory's content, source and
+    metadata, a relation's texts (read together), an audit entry's details."""
     if item.kind == "memory":
-        admitted["content"] = await clean(admitted["content"])
-        batch.memories.append(admitted)
+        batch.memories.append(await redactor.clean_memory(admitted))
     elif item.kind == "relation":
-        for key in ("subject", "predicate", "object"):
-            admitted[key] = await clean(admitted[key])
+        triple = await redactor.clean_relation(
+            admitted["subject"], admitted["predicate"], admitted["object"]
+        )
+        admitted.update(zip(("subject", "predicate", "object"), triple, strict=True))
         batch.relations.append(admitted)
     else:
+        if admitted.get("details") is not None:
+            admitted["details"] = await redactor.clean_json(admitted["details"])
         batch.logs.append(admitted)

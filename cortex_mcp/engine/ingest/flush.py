@@ -136,6 +136,7 @@ class Flusher:
                 source=item.source,
                 metadata={**meta, "priority": "high" if core else "normal"},
             )
+            new = await self.redactor.clean_memory(new)  # what the model wrote is stored too
             written.append((await self.memories.remember(new, self._now())).memory)
         return written
 

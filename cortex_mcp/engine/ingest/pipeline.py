@@ -312,9 +312,13 @@ class Ingestor:
             return self._fallback(turn, exc.message, {"llm.calls": 1, "llm.failures": 1})
         personal = any(s.category in {"identity", "preference"} for s in signals)
         items, blocked = extraction.guard_injected(answer.memories, user, assistant, personal)
-        memories = [self._working(turn, item) for item in items]
+        # what the model wrote is stored too: redacted like everything else
+        memories = [await self.redactor.clean_memory(self._working(turn, i)) for i in items]
         triples = [
-            (Triple(r.subject, r.predicate, r.object), _source_index(r, items))
+            (
+                Triple(*await self.redactor.clean_relation(r.subject, r.predicate, r.object)),
+                _source_index(r, items),
+            )
             for r in answer.relations
         ]
         counts = {

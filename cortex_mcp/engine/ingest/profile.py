@@ -184,6 +184,7 @@ class ProfileKeeper:
                 generated, built_by = await self._llm_profile(core), "llm"
             except ProviderError as exc:
                 log.warning("profile synthesis by LLM failed, kept the rules: %s", exc.message)
+        generated = await self.redactor.clean_json(generated)
         await self.store.save_generated(agent_id, generated, fingerprint, built_by, self._now())
         row = await self.store.get(agent_id)
         assert row is not None

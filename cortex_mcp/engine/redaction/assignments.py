@@ -72,26 +72,28 @@ def _placeholder(value: str) -> bool:
     )
 
 
+def assigned_secret(key: str, value: str, *, quoted: bool = True) -> str | None:
+    """The kind of secret `value` is when it is assigned to `key`, or None. A key ending in
+    SECRET or PASSWORD holds a secret whatever it says; one ending in KEY or TOKEN needs a
+    value that is not a plain word (`sort_key = created_at` stays)."""
+    kind = secret_key_kind(key)
+    if kind is None or _placeholder(value):
+        return None
+    if kind == "password":
+        return kind if quoted or password_like(value) else None
+    named_secret = key_words(key)[-1].endswith(("secret", "credentials"))
+    return kind if named_secret or _secret_like(value) else None
+
+
 class _AssignmentRule(Rule):
-    """Only keys that name a secret; a key ending in KEY/TOKEN needs a value that is not a
-    plain word (`sort_key = created_at` stays)."""
+    """Only keys that name a secret, with a value that could be one."""
 
     def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
         for match in self.pattern.finditer(text):
-            kind = secret_key_kind(match.group("key"))
-            if kind is None:
-                continue
             group = "quoted" if match.group("quoted") is not None else "bare"
-            value = match.group(group)
-            if _placeholder(value):
-                continue
-            named_secret = key_words(match.group("key"))[-1].endswith(("secret", "credentials"))
-            if kind == "secret" and not named_secret and not _secret_like(value):
-                continue
-            if kind == "password" and group == "bare" and not password_like(value):
-                continue
-            start, end = match.span(group)
-            yield kind, start, end
+            kind = assigned_secret(match.group("key"), match.group(group), quoted=group == "quoted")
+            if kind is not None:
+                yield kind, *match.span(group)
 
 
 def _secret_like(value: str) -> bool:

@@ -6,13 +6,18 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-from cortex_mcp.engine.redaction.detector import Redacted, redact
+from pydantic import BaseModel
+
+from cortex_mcp.engine.redaction.assignments import assigned_secret
+from cortex_mcp.engine.redaction.detector import Redacted, find, mark, redact
 
 log = logging.getLogger(__name__)
 
 Recorder = Callable[[Mapping[str, int]], Awaitable[None]]
+Written = TypeVar("Written", BaseModel, dict[str, Any])
+_MEMORY_TEXT = ("content", "source", "metadata")  # what a memory holds that a person wrote
 
 
 def redact_all(texts: list[str]) -> tuple[list[str], Counter[str]]:
@@ -34,15 +39,51 @@ def redact_json(value: Any, counts: Counter[str] | None = None) -> tuple[Any, Co
         counts.update(result.counts)
         return result.text, counts
     if isinstance(value, Mapping):
-        return {k: redact_json(v, counts)[0] for k, v in value.items()}, counts
+        return {k: _redact_entry(k, v, counts) for k, v in value.items()}, counts
     if isinstance(value, list | tuple):
         return [redact_json(v, counts)[0] for v in value], counts
     return value, counts
 
 
+def redact_joined(parts: list[str], counts: Counter[str], glue: str = ": ") -> list[str]:
+    """Parts that read as one sentence (a relation's subject, predicate and object): found
+    together, so "has password" names the secret in the object, and cut from each part."""
+    joined = glue.join(parts)
+    bounds, start = [], 0
+    for part in parts:
+        bounds.append((start, start + len(part)))
+        start += len(part) + len(glue)
+    cuts: list[list[tuple[int, int, str]]] = [[] for _ in parts]
+    for begin, end, kind in find(joined):
+        counts[kind] += 1
+        for index, (low, high) in enumerate(bounds):
+            if begin < high and end > low:
+                cuts[index].append((max(begin, low) - low, min(end, high) - low, kind))
+    return [_cut(part, spans) for part, spans in zip(parts, cuts, strict=True)]
+
+
+def _cut(text: str, spans: list[tuple[int, int, str]]) -> str:
+    out, cursor = [], 0
+    for begin, end, kind in spans:
+        out += [text[cursor:begin], mark(kind)]
+        cursor = end
+    return "".join([*out, text[cursor:]])
+
+
+def _redact_entry(key: Any, value: Any, counts: Counter[str]) -> Any:
+    """A mapping's value; a string under a key that names a secret ({"api_key": "..."}) is a
+    secret whole."""
+    if isinstance(key, str) and isinstance(value, str) and not value.startswith("[REDACTED:"):
+        kind = assigned_secret(key, value)
+        if kind is not None:
+            counts[kind] += 1
+            return mark(kind)
+    return redact_json(value, counts)[0]
+
+
 class Redactor:
     """Redacts texts before a write and records how many secrets of each kind it removed
-    (``redacted.<kind>`` counters). `scan`/`scan_json` also hand the counts to the caller, so
+    (``redacted.<kind>`` counters). `clean_memory` also hands the counts to its caller, so
     a tool can say what it redacted."""
 
     def __init__(self, record: Recorder) -> None:
@@ -59,23 +100,38 @@ class Redactor:
         await self._recorded(counts)
         return cleaned
 
+    async def clean_relation(self, subject: str, predicate: str, object: str) -> list[str]:
+        """A relation's three texts, read together as the sentence they make."""
+        counts: Counter[str] = Counter()
+        cleaned = redact_joined([subject, predicate, object], counts)
+        await self._recorded(counts)
+        return cleaned
+
     async def clean_json(self, value: Any) -> Any:
         cleaned, counts = redact_json(value)
         await self._recorded(counts)
         return cleaned
 
-    async def scan(self, text: str, counts: Counter[str]) -> str:
-        """`text` redacted; what was removed is added to `counts` (and recorded)."""
-        result = redact(text)
-        counts.update(result.counts)
-        await self._recorded(result.counts)
-        return result.text
-
-    async def scan_json(self, value: Any, counts: Counter[str]) -> Any:
-        cleaned, found = redact_json(value)
-        counts.update(found)
+    async def clean_memory(self, memory: Written, counts: Counter[str] | None = None) -> Written:
+        """A memory (a model, or an importer's dict of fields) with its content, source and
+        every metadata value redacted; what was removed is added to `counts` when given."""
+        fields = memory if isinstance(memory, dict) else memory.__dict__
+        found: Counter[str] = Counter()
+        changes = {}
+        for name in _MEMORY_TEXT:
+            value = fields.get(name)
+            if value is not None:
+                cleaned, _ = redact_json(value, found)
+                if cleaned != value:
+                    changes[name] = cleaned
         await self._recorded(found)
-        return cleaned
+        if counts is not None:
+            counts.update(found)
+        if not changes:
+            return memory
+        if isinstance(memory, dict):
+            return {**memory, **changes}  # type: ignore[return-value]
+        return memory.model_copy(update=changes)
 
     async def _recorded(self, counts: Counter[str]) -> None:
         if counts:
