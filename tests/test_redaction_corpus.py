@@ -167,8 +167,9 @@ async def test_no_secret_of_the_corpus_reaches_disk_or_the_provider(
 async def test_ordinary_sentences_come_back_unchanged(service: CortexService) -> None:
     sentences = list(dict.fromkeys(ORDINARY + locomo_turns()))
     await service.import_memories(_export_document(sentences, "default"))
-    stored = {m["content"] for m in (await service.list_memories(limit=100_000))["memories"]}
-    changed = [s for s in sentences if s not in stored]
+    listed = (await service.list_memories(limit=100_000))["memories"]
+    stored = {m["content"] for m in listed}
+    changed = [s for s in sentences if s.strip() not in stored]  # import trims the ends
     assert len(changed) <= MAX_CHANGED * len(sentences), changed[:20]
 
 

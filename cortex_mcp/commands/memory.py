@@ -8,7 +8,7 @@ from typing import Any
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import add_json_flag, emit, run_with_service, short
 from cortex_mcp.config import Settings
-from cortex_mcp.transports.render import redacted_text
+from cortex_mcp.engine.redaction import describe_redactions
 
 LAYERS = ("working", "core", "archive")
 
@@ -155,7 +155,7 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
         def human(d: dict[str, Any]) -> str:
             verb = "already known, reinforced" if d["deduplicated"] else "remembered"
             line = f"{verb}: {d['id']} ({d['layer']})"
-            return f"{line}\n{redacted_text(d['redacted'])}" if d["redacted"] else line
+            return f"{line}\n{describe_redactions(d['redacted'])}" if d["redacted"] else line
 
         emit(args, result.model_dump(), human)
         return 0

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from cortex_mcp.engine.redaction import describe_redactions
 from cortex_mcp.models import ForgetResult, RecallResult, RememberResult, ScoredMemory
 
 
@@ -67,14 +68,8 @@ def remember_text(result: RememberResult) -> str:
     if result.superseded:
         text += f" It supersedes {', '.join(result.superseded)}."
     if result.redacted:
-        text += f" {redacted_text(result.redacted)}"
+        text += f" {describe_redactions(result.redacted)}"
     return text
-
-
-def redacted_text(counts: dict[str, int]) -> str:
-    """What was cut before storing, by kind and count, never the values."""
-    kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
-    return f"Secrets redacted before storing: {kinds} (stored as [REDACTED:kind])."
 
 
 def forget_text(result: ForgetResult) -> str:

@@ -7,12 +7,19 @@ modules (`providers`, `assignments`, `prose`, `numbers`, `nearby`) find secrets,
 resolves overlaps and cuts them out, and `redactor.Redactor` is the one door write paths use."""
 
 from cortex_mcp.engine.redaction.checks import luhn_valid
-from cortex_mcp.engine.redaction.detector import Redacted, find, mark, redact
+from cortex_mcp.engine.redaction.detector import (
+    Redacted,
+    describe_redactions,
+    find,
+    mark,
+    redact,
+)
 from cortex_mcp.engine.redaction.redactor import Redactor, redact_all, redact_json
 
 __all__ = [
     "Redacted",
     "Redactor",
+    "describe_redactions",
     "find",
     "luhn_valid",
     "mark",

@@ -86,3 +86,9 @@ def redact(text: str) -> Redacted:
         cursor = end
     parts.append(text[cursor:])
     return Redacted("".join(parts), counts)
+
+
+def describe_redactions(counts: dict[str, int]) -> str:
+    """What was cut before storing, by kind and count, never the values."""
+    kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    return f"Secrets redacted before storing: {kinds} (stored as [REDACTED:kind])."
