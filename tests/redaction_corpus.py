@@ -564,6 +564,9 @@ ORDINARY_WRITTEN: list[str] = [
     "Docker image sha256:4b825dc642cb6eb9a060e54bf8d69288fbee4904",
     "The md5 of the file is d41d8cd98f00b204e9800998ecf8427e.",
     "Your verification is complete.",
+    "I got a pass: 2 days at the festival.",
+    "The bus pass is 45 euros a month now.",
+    "My boarding pass is 12A, window seat.",
 ]
 
 _FIRST = ["Melanie", "Caroline", "Jon", "Gina", "Andrew", "Audrey", "Joanna", "Nate", "Tim", "John"]

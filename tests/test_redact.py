@@ -80,6 +80,8 @@ def test_redacting_twice_changes_nothing_more() -> None:
         ("密码：芝麻开门", "password"),
         ("パスワードは sakura2024 です", "password"),
         ("postgres://app:p@ss/w0rd@db.internal:5432/app", "url_password"),
+        ("login is bob and pass is Bobby1985", "password"),
+        ("密码我已经改成了sunshine2024", "password"),
     ],
 )
 def test_checksummed_numbers_and_prose_secrets_are_found(text: str, kind: str) -> None:

@@ -79,6 +79,8 @@ def assigned_secret(key: str, value: str, *, quoted: bool = True) -> str | None:
     kind = secret_key_kind(key)
     if kind is None or _placeholder(value):
         return None
+    if kind == "password" and key_words(key) == ["pass"]:
+        return kind if _secret_like(value) else None  # "a pass: 2 days" is not a password
     if kind == "password":
         return kind if quoted or password_like(value) else None
     named_secret = key_words(key)[-1].endswith(("secret", "credentials"))

@@ -52,6 +52,16 @@ def _strict(value: str) -> tuple[int, int] | None:
     return found
 
 
+def _mixed_word(value: str) -> tuple[int, int] | None:
+    """One word of six or more characters mixing letters and digits ("Bobby1985")."""
+    found = spoken_value(value, max_words=1)
+    if found is None:
+        return None
+    word = value[found[0] : found[1]]
+    mixed = any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+    return found if mixed and len(word) >= 6 else None
+
+
 def _rule(kind: str, pattern: str, refine: Refine) -> Rule:
     return Rule(kind, re.compile(pattern, re.IGNORECASE), groups=("value",), refine=refine)
 
@@ -86,13 +96,15 @@ ENGLISH: list[Rule] = [
     _rule("password", rf"{_A}{_USED_AS}", _whole_quoted_or_strict),
     _rule("password", rf"(?<!\S){_BEFORE}", _whole_quoted_or_strict),
     _rule("password", rf"{_A}(?:{_PASSWORD}|{_CODE})\s+{_VALUE}", _strict),
+    # "pass is Bobby1985", "pass: x9!k": the short word only before a password-shaped value
+    _rule("password", rf"{_A}pass(?:\s+is|\s*[:=])\s*{_VALUE}", _mixed_word),
 ]
 
 # --- Chinese ------------------------------------------------------------------------------
 _ZH_LABEL = r"(?:密码|密碼|口令|暗号|暗號|PIN码|PIN碼|验证码|驗證碼|取件码|门禁码|門禁碼)"
-_ZH_IS = (
-    r"\s*(?:是：|是:|是|为|為|：|:|=|＝|设为|设置为|设置成|設為|設置為|改成了|改成|改为|改為|"
-    r"换成了|换成|換成了|換成|就是|叫做|叫|用的是|依然是|还是|還是|仍然是)\s*"
+_ZH_IS = (  # "密码是", "密码改成了", "密码我已经改成了"
+    r"\s*(?:[我你他她]?(?:已经|已經|刚|剛)?(?:设为|设置为|设置成|設為|設置為|改成了|改成|改为|改為|"
+    r"换成了|换成|換成了|換成)|是：|是:|是|为|為|：|:|=|＝|就是|叫做|叫|用的是|依然是|还是|還是|仍然是)\s*"
 )
 _ZH_NOT_A_VALUE = re.compile(
     r"多少|什么|什麼|啥|哪|错|錯|对|對|正确|正確|不|没|沒|忘|一样|一樣|相同|必须|必須|需要|要|"
@@ -165,7 +177,7 @@ JAPANESE: list[Rule] = [
 ]
 
 RULES: list[Rule] = [
-    *hinted(r"pass\s?(?:w|c|p)|pwd|\bpw\b|\bpin\b|codes?\b|combo|combination", ENGLISH),
+    *hinted(r"pass|pwd|\bpw\b|\bpin\b|codes?\b|combo|combination", ENGLISH),
     *hinted("密|口令|暗号|暗號|码|碼", CHINESE),
     *hinted("パス|ぱす|暗証|合言葉|あいことば|番号|ピン|コード", JAPANESE),
 ]
