@@ -206,7 +206,7 @@ async def test_every_memory_ever_written_is_active_archived_or_cited_by_a_summar
 async def test_purging_a_memory_also_removes_its_text_from_the_summary_that_quoted_it(
     service: CortexService, clock: FakeClock
 ) -> None:
-    secret = await service.remember("The safe combination is 31-7-12", layer="archive")
+    secret = await service.remember("The safe stands behind painting 31-7-12", layer="archive")
     other = await service.remember("The bike was repaired in March", layer="archive")
     clock.advance(days=95)
     report = await service.lifecycle_run()
@@ -218,7 +218,7 @@ async def test_purging_a_memory_also_removes_its_text_from_the_summary_that_quot
     assert after is not None and "31-7-12" not in after.content
     assert "bike was repaired" in after.content
     assert after.metadata["covers"] == [other.id]
-    assert (await service.recall("safe combination")).memories == []
+    assert (await service.recall("safe behind painting")).memories == []
 
 
 async def test_late_arrivals_of_an_already_summarised_month_join_its_summary(
