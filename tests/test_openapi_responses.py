@@ -15,6 +15,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.transports.dashboard_api import DASHBOARD_ENDPOINTS
 from cortex_mcp.transports.rest import ENDPOINTS
 from tests.conftest import FakeClock
+from tests.embedding_stub import embedding_stub
 from tests.http_helpers import AUTH, TOKEN, rest_client
 
 API = "/api/v1"
@@ -112,6 +113,27 @@ def test_each_reply_matches_the_schema_the_document_publishes(
         ("DELETE", "/relations/{id}"),
     }
     assert asked_for <= replies.checked
+
+
+def test_stats_with_an_embedding_provider_match_the_schema(tmp_path: Any, clock: FakeClock) -> None:
+    """With a provider the stats carry its health and the indexer's state (null without)."""
+    with embedding_stub() as (url, _state):
+        settings = load_settings(
+            db_path=tmp_path / "brain.db",
+            api_token=TOKEN,
+            embedding_provider="openai",
+            embedding_base_url=url,
+            embedding_model="stub-embed",
+            embedding_timeout_s=10.0,
+        )
+        with rest_client(settings, clock) as client:
+            client.headers.update(AUTH)
+            replies = DocumentedReplies(client)
+            replies.call("POST", "/memories", 201, json={"content": "I live in Porto"})
+            replies.call("POST", "/recall", 200, json={"query": "where do I live"})
+            stats = replies.call("GET", "/stats", 200)
+    assert stats["embeddings"]["indexer"] is not None
+    assert stats["embeddings"]["health"], stats["embeddings"]
 
 
 def _success_schema(doc: dict[str, Any], method: str, path: str) -> dict[str, Any]:
