@@ -15,7 +15,7 @@ from typing import Any
 import httpx2
 from starlette.testclient import TestClient
 
-from cortex_mcp.config import Settings
+from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.transports.http import create_app
 from tests.stdio_helpers import server_command, server_env
@@ -28,6 +28,17 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 def rest_client(settings: Settings, clock: Any = None, **app_args: Any) -> Iterator[TestClient]:
     app = create_app(settings, lambda: open_cortex(settings, clock=clock), **app_args)
     with TestClient(app, base_url="http://127.0.0.1:21100", raise_server_exceptions=False) as c:
+        yield c
+
+
+@contextlib.contextmanager
+def authed_rest_client(
+    tmp_path: Path, clock: Any, db_name: str = "brain.db"
+) -> Iterator[TestClient]:
+    """A REST client of a token-protected app over a fresh text-only database, token sent."""
+    settings = load_settings(db_path=tmp_path / db_name, embedding_provider="none", api_token=TOKEN)
+    with rest_client(settings, clock) as c:
+        c.headers.update(AUTH)
         yield c
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.config import load_settings
 from cortex_mcp.engine.ingest.corrections import choose_superseded
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Category, Layer, Memory
@@ -20,7 +20,7 @@ from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
 from tests.embedding_stub import StubState, embedding_stub
-from tests.http_helpers import AUTH, TOKEN, rest_client
+from tests.http_helpers import authed_rest_client
 from tests.llm_stub import StubLLM, extraction, llm_stub
 from tests.stdio_helpers import server_command, server_env
 
@@ -243,11 +243,7 @@ async def test_an_llm_correction_is_stored_beside_the_old_memory_never_over_it(
 
 @pytest.fixture
 def client(tmp_path: Path, clock: FakeClock) -> Iterator[TestClient]:
-    settings: Settings = load_settings(
-        db_path=tmp_path / "rest.db", embedding_provider="none", api_token=TOKEN
-    )
-    with rest_client(settings, clock) as c:
-        c.headers.update(AUTH)
+    with authed_rest_client(tmp_path, clock, db_name="rest.db") as c:
         yield c
 
 

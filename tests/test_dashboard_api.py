@@ -15,7 +15,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.transports.dashboard import CSRF_HEADER, DashboardSession
 from tests.conftest import FakeClock
-from tests.http_helpers import AUTH, TOKEN, rest_client
+from tests.http_helpers import AUTH, TOKEN, authed_rest_client, rest_client
 
 API = "/api/v1"
 ORIGIN = "http://127.0.0.1:21100"
@@ -23,11 +23,7 @@ ORIGIN = "http://127.0.0.1:21100"
 
 @pytest.fixture
 def client(tmp_path: Path, clock: FakeClock) -> Iterator[TestClient]:
-    settings = load_settings(
-        db_path=tmp_path / "brain.db", embedding_provider="none", api_token=TOKEN
-    )
-    with rest_client(settings, clock) as c:
-        c.headers.update(AUTH)
+    with authed_rest_client(tmp_path, clock) as c:
         yield c
 
 

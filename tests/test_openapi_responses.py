@@ -16,18 +16,14 @@ from cortex_mcp.transports.dashboard_api import DASHBOARD_ENDPOINTS
 from cortex_mcp.transports.rest import ENDPOINTS
 from tests.conftest import FakeClock
 from tests.embedding_stub import embedding_stub
-from tests.http_helpers import AUTH, TOKEN, rest_client
+from tests.http_helpers import AUTH, TOKEN, authed_rest_client, rest_client
 
 API = "/api/v1"
 
 
 @pytest.fixture
 def client(tmp_path: Any, clock: FakeClock) -> Iterator[TestClient]:
-    settings = load_settings(
-        db_path=tmp_path / "brain.db", embedding_provider="none", api_token=TOKEN
-    )
-    with rest_client(settings, clock) as c:
-        c.headers.update(AUTH)
+    with authed_rest_client(tmp_path, clock) as c:
         yield c
 
 

@@ -20,18 +20,14 @@ from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.transports.http import create_app
 from cortex_mcp.transports.rest import ENDPOINTS
 from tests.conftest import FakeClock
-from tests.http_helpers import AUTH, TOKEN, rest_client
+from tests.http_helpers import authed_rest_client, rest_client
 
 API = "/api/v1"
 
 
 @pytest.fixture
 def client(tmp_path: Any, clock: FakeClock) -> Iterator[TestClient]:
-    settings = load_settings(
-        db_path=tmp_path / "brain.db", embedding_provider="none", api_token=TOKEN
-    )
-    with rest_client(settings, clock) as c:
-        c.headers.update(AUTH)
+    with authed_rest_client(tmp_path, clock) as c:
         yield c
 
 

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from cortex_mcp.config import load_settings
 from tests.conftest import FakeClock
-from tests.http_helpers import AUTH, TOKEN, rest_client
+from tests.http_helpers import authed_rest_client
 
 API = "/api/v1"
 
@@ -48,11 +47,7 @@ OPENCLAW_TURN: list[dict[str, Any]] = [
 
 @pytest.fixture
 def client(tmp_path: Any, clock: FakeClock) -> Iterator[TestClient]:
-    settings = load_settings(
-        db_path=tmp_path / "brain.db", embedding_provider="none", api_token=TOKEN
-    )
-    with rest_client(settings, clock) as c:
-        c.headers.update(AUTH)
+    with authed_rest_client(tmp_path, clock) as c:
         yield c
 
 
