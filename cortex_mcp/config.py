@@ -199,7 +199,15 @@ class Settings(BaseSettings):
     embedding_timeout_s: float = Field(
         5.0, gt=0, le=600, description="per call; past it recall answers from text"
     )
-    embedding_batch_size: int = Field(64, ge=1, le=2048, description="texts per embedding request")
+    embedding_batch_size: int | None = Field(
+        None, ge=1, le=2048, description="texts per embedding request (128 openai, 64 local)"
+    )
+    embedding_concurrency: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="embedding requests in flight while indexing (4 openai, 1 local)",
+    )
     embedding_api_key: SecretStr | None = Field(
         None, description="key for that endpoint (else OPENAI_API_KEY)"
     )

@@ -154,6 +154,7 @@ def build_embedders(settings: Settings, names: list[str]) -> list[Embedder]:
                     dimensions=settings.embedding_dimensions,
                     timeout_s=settings.embedding_timeout_s,
                     batch_size=settings.embedding_batch_size,
+                    concurrency=settings.embedding_concurrency,
                 )
             )
         elif name == "local":
@@ -161,6 +162,7 @@ def build_embedders(settings: Settings, names: list[str]) -> list[Embedder]:
                 model=settings.embedding_model or LOCAL_DEFAULT_MODEL,
                 cache_dir=settings.models_dir,
                 batch_size=settings.embedding_batch_size,
+                concurrency=settings.embedding_concurrency,
             )
             embedders.append(local)
     return embedders
@@ -218,7 +220,6 @@ async def open_cortex(
                 vectors,
                 index,
                 clock,
-                batch_size=settings.embedding_batch_size,
                 timeout_s=settings.embedding_timeout_s,
             )
         llm, llm_notes = build_llm(settings)

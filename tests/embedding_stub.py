@@ -9,16 +9,27 @@ Fault modes (`StubState.mode`), each a way real providers have been seen to brea
 ``nonjson`` (HTTP 200, an HTML body), ``empty`` (HTTP 200, no body), ``http500``, ``hang`` (no
 answer until released), ``mixed_dims`` (odd rows shorter), ``nan`` (NaN and inf in every row),
 ``nonnumeric`` (strings in the rows). `mode = None` serves normally.
+
+Like a real provider it can take time and have limits: `latency_s` per request plus
+`per_item_s` per input (requests are served in parallel, so its most is about
+``concurrency * batch / (latency_s + per_item_s * batch)`` inputs per second), `max_inputs` per
+request (more get HTTP 400 "Too many inputs", as OpenAI answers past 2,048) and
+`max_concurrent` requests at once (more get HTTP 429). It records each request's batch size
+and the most requests it held at once. Run as a script it serves until killed and prints
+``READY <port>`` (benchmarks run it in its own process).
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import contextlib
 import hashlib
 import json
 import re
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -67,8 +78,34 @@ class StubState:
     mode: str | None = None
     meaning: bool = False
     keep_alive: bool = False  # HTTP/1.1 connection reuse, as real providers do (benchmarks)
+    latency_s: float = 0.0  # per request, like a network round trip and queueing
+    per_item_s: float = 0.0  # per input, like the model's work
+    max_inputs: int | None = None
+    max_concurrent: int | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
+    served: list[list[str]] = field(default_factory=list)  # the inputs of each request served
+    refused: list[int] = field(default_factory=list)  # HTTP status of each refused request
+    in_flight: int = 0
+    peak_in_flight: int = 0
     release: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def enter(self) -> bool:
+        """Count a request in; False when it is over `max_concurrent` (answer 429)."""
+        with self.lock:
+            if self.max_concurrent is not None and self.in_flight >= self.max_concurrent:
+                return False
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            return True
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        return [len(inputs) for inputs in self.served]
 
     def recover(self) -> None:
         """Serve normally again (and let hanging requests go)."""
@@ -99,9 +136,28 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append(body)
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            if state.max_inputs is not None and len(texts) > state.max_inputs:
+                state.refused.append(400)
+                message = f"Too many inputs. The max number of inputs is {state.max_inputs}."
+                self._send(400, {"error": {"message": message, "type": "invalid_request_error"}})
+                return
+            if not state.enter():
+                state.refused.append(429)
+                message = "Rate limit reached for requests"
+                self._send(429, {"error": {"message": message, "type": "rate_limit_error"}})
+                return
+            try:
+                self._serve(body, texts)
+            finally:
+                state.leave()
+
+        def _serve(self, body: dict[str, Any], texts: list[str]) -> None:
             mode = state.mode
             if state.delay_s or mode == "hang":
                 state.release.wait(state.delay_s or 600)
+            if state.latency_s or state.per_item_s:
+                time.sleep(state.latency_s + state.per_item_s * len(texts))
             if state.fail_status or mode == "http500":
                 self._send(
                     state.fail_status or 500,
@@ -111,7 +167,6 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
             if mode in ("nonjson", "empty"):
                 self._send_raw(200, b"<html>Bad gateway</html>" if mode == "nonjson" else b"")
                 return
-            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
             dim = int(body.get("dimensions") or state.default_dim)
             data = []
             for index, text in enumerate(texts):
@@ -124,6 +179,7 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
                     embedding = vector.tolist()
                 data.append({"object": "embedding", "index": index, "embedding": embedding})
             tokens = sum(len(t.split()) for t in texts)
+            state.served.append(texts)
             self._send(
                 200,
                 {
@@ -162,3 +218,30 @@ def embedding_stub(state: StubState | None = None) -> Iterator[tuple[str, StubSt
         state.release.set()
         server.shutdown()
         server.server_close()
+
+
+def main() -> None:
+    """Serve until killed; print ``READY <port>`` once listening (for benchmarks)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--per-item-ms", type=float, default=0.0)
+    parser.add_argument("--max-inputs", type=int, default=None)
+    parser.add_argument("--max-concurrent", type=int, default=None)
+    parser.add_argument("--dim", type=int, default=64)
+    args = parser.parse_args()
+    state = StubState(
+        default_dim=args.dim,
+        keep_alive=True,
+        latency_s=args.latency_ms / 1000,
+        per_item_s=args.per_item_ms / 1000,
+        max_inputs=args.max_inputs,
+        max_concurrent=args.max_concurrent,
+    )
+    with embedding_stub(state) as (url, _):
+        print(f"READY {url.rsplit(':', 1)[1].split('/')[0]}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            sys.stdin.read()  # until the parent closes our stdin (or kills us)
+
+
+if __name__ == "__main__":
+    main()

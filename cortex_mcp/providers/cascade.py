@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from cortex_mcp.errors import ProviderError
-from cortex_mcp.providers.embeddings import Embedder
+from cortex_mcp.providers.embeddings import Embedder, ProviderBusy
 from cortex_mcp.providers.health import ProbeResult, ProviderHealth, check_vectors, short
 
 log = logging.getLogger(__name__)
@@ -147,7 +147,8 @@ class EmbeddingCascade:
                 f"timed out after {timeout:g} s"
             )
             self._failed(provider, message)
-            raise ProviderError(short(message)) from exc
+            busy = isinstance(exc, ProviderBusy | TimeoutError)  # send less, later: see indexer
+            raise (ProviderBusy if busy else ProviderError)(short(message)) from exc
         except Exception as exc:  # an embedder bug degrades like a provider fault
             log.exception("embedding provider %s raised", provider.name)
             self._failed(provider, f"{type(exc).__name__}: {exc}")

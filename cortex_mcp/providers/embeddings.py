@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -22,6 +23,20 @@ log = logging.getLogger(__name__)
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
 LOCAL_DEFAULT_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
 
+# Texts per request and requests in flight (background indexing) unless set: OpenAI takes up to
+# 2,048 inputs and 300K tokens a request (128 memories of the longest size fit), and serves
+# requests in parallel; a local model on the CPU is fastest with one moderate batch at a time.
+OPENAI_BATCH_SIZE, OPENAI_CONCURRENCY = 128, 4
+LOCAL_BATCH_SIZE, LOCAL_CONCURRENCY = 64, 1
+
+# How servers say a request held too many or too long inputs (OpenAI, vLLM, Ollama, TEI)
+_TOO_LARGE = re.compile(r"too (many|large|long)|maximum|batch size|max\S* .{0,20}input", re.I)
+
+
+class ProviderBusy(ProviderError):
+    """The provider is there but over its capacity (HTTP 429 or 5xx, or too slow): callers
+    should send less at once and back off; nothing it was sent is lost."""
+
 
 class Embedder(Protocol):
     """One embedding model. `model_key` names the vector space (model and dimensions).
@@ -31,6 +46,8 @@ class Embedder(Protocol):
 
     name: str
     model_key: str
+    batch_size: int  # texts per request
+    concurrency: int  # requests the background indexer may keep in flight
 
     async def embed(self, texts: list[str]) -> Any: ...
 
@@ -56,6 +73,26 @@ def _describe_sdk_error(exc: Exception, timeout_s: float) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+class _TooLarge(ProviderError):
+    """The server refused a request as too large (too many inputs, or too many tokens)."""
+
+
+def _sdk_error(exc: Exception, timeout_s: float) -> ProviderError:
+    """The ProviderError for an SDK failure: too large, busy (429, 5xx, timeout) or other."""
+    import openai
+
+    message = _describe_sdk_error(exc, timeout_s)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status == 413 or (status == 400 and _TOO_LARGE.search(str(exc.message))):
+            return _TooLarge(message)
+        if status == 429 or status >= 500:
+            return ProviderBusy(message)
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderBusy(message)
+    return ProviderError(message)
+
+
 class OpenAIEmbedder:
     """OpenAI's embeddings endpoint through the official SDK; `base_url` serves Ollama,
     vLLM, LM Studio, OpenRouter or Gemini's OpenAI-compatible endpoint the same way."""
@@ -70,11 +107,13 @@ class OpenAIEmbedder:
         base_url: str | None,
         dimensions: int | None,
         timeout_s: float,
-        batch_size: int,
+        batch_size: int | None = None,
+        concurrency: int | None = None,
     ) -> None:
         self.model = model
         self.dimensions = dimensions
-        self.batch_size = batch_size
+        self.batch_size = batch_size or OPENAI_BATCH_SIZE
+        self.concurrency = concurrency or OPENAI_CONCURRENCY
         self.timeout_s = timeout_s
         self.base_url = base_url
         self.model_key = f"{model}@{dimensions}" if dimensions else model
@@ -104,12 +143,34 @@ class OpenAIEmbedder:
         return True  # the cascade awaits warm_up() before timing a call
 
     async def embed(self, texts: list[str]) -> list[Any]:
+        """Requests of `batch_size` texts; one the server refuses as too large is sent again
+        in halves, and every later request is that small too."""
         await self.warm_up()
-        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         rows: list[Any] = []
-        for batch in batches:
-            rows.extend(await self._embed_batch(batch))
+        start = 0
+        while start < len(texts):
+            chunk = texts[start : start + self.batch_size]
+            try:
+                rows.extend(await self._embed_batch(chunk))
+            except _TooLarge as refused:
+                if len(chunk) == 1:
+                    raise ProviderError(refused.message) from refused
+                self._shrink(len(chunk) // 2, refused.message)
+                continue
+            start += len(chunk)
         return rows
+
+    def _shrink(self, size: int, reason: str) -> None:
+        if size < self.batch_size:  # another request in flight may have shrunk it already
+            log.warning(
+                "embedding provider %s refused %d texts in one request (%s):"
+                " sending %d per request from now on",
+                self.name,
+                size * 2,
+                reason,
+                size,
+            )
+            self.batch_size = size
 
     async def _embed_batch(self, texts: list[str]) -> list[Any]:
         extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
@@ -120,7 +181,7 @@ class OpenAIEmbedder:
                 if isinstance(item.index, int) and 0 <= item.index < len(texts):
                     rows[item.index] = item.embedding
         except Exception as exc:  # any SDK or body fault is the provider's, never a crash
-            raise ProviderError(_describe_sdk_error(exc, self.timeout_s)) from exc
+            raise _sdk_error(exc, self.timeout_s) from exc
         return rows
 
     async def close(self) -> None:
@@ -135,11 +196,19 @@ class LocalEmbedder:
 
     name = "local"
 
-    def __init__(self, *, model: str, cache_dir: Path, batch_size: int) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        cache_dir: Path,
+        batch_size: int | None = None,
+        concurrency: int | None = None,
+    ) -> None:
         self.model = model
         self.model_key = f"local:{model}"
         self.cache_dir = cache_dir
-        self.batch_size = batch_size
+        self.batch_size = batch_size or LOCAL_BATCH_SIZE
+        self.concurrency = concurrency or LOCAL_CONCURRENCY
         self._model: Any = None
         self._error: str | None = None
         self._loading = threading.Lock()

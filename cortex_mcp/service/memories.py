@@ -74,6 +74,9 @@ class MemoryTools(ServiceCore):
         if outcome.fresh and self.indexer is not None:
             self._spawn(self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh)))
         ranked = [c for c in outcome.ranked if c.memory is not None]
+        if self.indexer is not None and "vector" in outcome.channels:
+            # found by text only: embed these before the rest of the backlog
+            self.indexer.prioritise([c.memory_id for c in ranked if c.cosine is None])
         frame = framing_cost() if framed else 0
         context, kept, tokens = build_context(
             [c.memory for c in ranked if c.memory], budget - frame

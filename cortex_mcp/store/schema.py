@@ -6,6 +6,60 @@ processes starting on a fresh file do not both apply it.
 
 from __future__ import annotations
 
+# seq is memories.seq; priority is the memory's access count (kept current by a trigger)
+EMBEDDING_QUEUE: list[str] = [
+    "CREATE TABLE IF NOT EXISTS embedding_queue ("
+    "seq INTEGER PRIMARY KEY, priority INTEGER NOT NULL DEFAULT 0)",
+    "CREATE INDEX IF NOT EXISTS idx_embedding_queue_order ON embedding_queue(priority, seq)",
+    "INSERT OR IGNORE INTO embedding_queue (seq, priority)"
+    " SELECT m.seq, m.access_count FROM memories m WHERE m.forgotten_at IS NULL"
+    " AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)",
+    """
+    CREATE TRIGGER IF NOT EXISTS trg_queue_new_memory AFTER INSERT ON memories
+    WHEN NEW.forgotten_at IS NULL BEGIN
+        INSERT OR IGNORE INTO embedding_queue (seq, priority) VALUES (NEW.seq, NEW.access_count);
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS trg_queue_deleted_memory AFTER DELETE ON memories BEGIN
+        DELETE FROM embedding_queue WHERE seq = OLD.seq;
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS trg_queue_forgotten AFTER UPDATE OF forgotten_at ON memories
+    WHEN NEW.forgotten_at IS NOT NULL BEGIN
+        DELETE FROM embedding_queue WHERE seq = NEW.seq;
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS trg_queue_restored AFTER UPDATE OF forgotten_at ON memories
+    WHEN NEW.forgotten_at IS NULL AND OLD.forgotten_at IS NOT NULL BEGIN
+        INSERT OR IGNORE INTO embedding_queue (seq, priority)
+        SELECT NEW.seq, NEW.access_count
+        WHERE NOT EXISTS (SELECT 1 FROM memory_vectors WHERE memory_id = NEW.id);
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS trg_queue_recalled AFTER UPDATE OF access_count ON memories
+    BEGIN
+        UPDATE embedding_queue SET priority = NEW.access_count WHERE seq = NEW.seq;
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS trg_queue_embedded AFTER INSERT ON memory_vectors BEGIN
+        DELETE FROM embedding_queue
+        WHERE seq = (SELECT seq FROM memories WHERE id = NEW.memory_id);
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS trg_queue_vector_dropped AFTER DELETE ON memory_vectors BEGIN
+        INSERT OR IGNORE INTO embedding_queue (seq, priority)
+        SELECT seq, access_count FROM memories
+        WHERE id = OLD.memory_id AND forgotten_at IS NULL;
+    END
+    """,
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the full schema of DESIGN.md §4
     [
@@ -193,6 +247,10 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX IF NOT EXISTS idx_memories_live ON memories(agent_id, layer, category)"
         " WHERE forgotten_at IS NULL AND superseded_by IS NULL",
     ],
+    # 8: the embedding queue: live memories with no vector, most-recalled then newest first.
+    # Triggers keep it true whoever writes (remember, import, forget, purge, re-summarise), so
+    # the indexer reads its next batch from the top of one index instead of scanning memories.
+    EMBEDDING_QUEUE,
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import aiosqlite
 
-from cortex_mcp.store.database import Database, placeholders, set_meta
+from cortex_mcp.store.database import Database, Row, placeholders, set_meta
 
 log = logging.getLogger(__name__)
 
@@ -19,6 +20,10 @@ class PendingEmbedding:
     memory_id: str
     content: str
     content_hash: str
+
+
+def _pending(row: Row) -> PendingEmbedding:
+    return PendingEmbedding(str(row["id"]), str(row["content"]), str(row["content_hash"]))
 
 
 @dataclass(frozen=True)
@@ -59,27 +64,28 @@ class VectorStore:
         use_vec = await self._vec_index_matches(model, dim)
 
         async def txn(conn: aiosqlite.Connection) -> int:
-            saved = 0
-            for pending, blob in items:
-                await conn.execute(
-                    "INSERT INTO embedding_cache (content_hash, model, dim, vector, created_at)"
-                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    (pending.content_hash, model, dim, blob, now),
-                )
-                cursor = await conn.execute(
-                    "INSERT OR REPLACE INTO memory_vectors (memory_id, model, dim, vector, updated_at)"
-                    " SELECT id, ?, ?, ?, ? FROM memories WHERE id = ?",
-                    (model, dim, blob, now, pending.memory_id),
-                )
-                if cursor.rowcount and use_vec:
+            # one statement per table for the whole batch: the write lock is held briefly
+            await conn.executemany(
+                "INSERT INTO embedding_cache (content_hash, model, dim, vector, created_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [(pending.content_hash, model, dim, blob, now) for pending, blob in items],
+            )
+            cursor = await conn.executemany(
+                "INSERT OR REPLACE INTO memory_vectors (memory_id, model, dim, vector, updated_at)"
+                " SELECT id, ?, ?, ?, ? FROM memories WHERE id = ?",
+                [(model, dim, blob, now, pending.memory_id) for pending, blob in items],
+            )
+            saved = max(cursor.rowcount, 0)
+            if use_vec:
+                for pending, blob in items:
                     await conn.execute(
                         "DELETE FROM memories_vec WHERE memory_id = ?", (pending.memory_id,)
                     )
                     await conn.execute(
-                        "INSERT INTO memories_vec (memory_id, embedding) VALUES (?, ?)",
-                        (pending.memory_id, blob),
+                        "INSERT INTO memories_vec (memory_id, embedding)"
+                        " SELECT ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
+                        (pending.memory_id, blob, pending.memory_id),
                     )
-                saved += max(cursor.rowcount, 0)
             return saved
 
         return await self.db.write(txn)
@@ -115,18 +121,91 @@ class VectorStore:
 
     # ---- reads --------------------------------------------------------------------------
 
-    async def missing(self, model: str, limit: int) -> list[PendingEmbedding]:
-        """Memories with no vector from `model` (new, after an outage, or after a model switch)."""
+    async def pending(
+        self, model: str, limit: int, skip: Collection[str] = ()
+    ) -> list[PendingEmbedding]:
+        """The next memories to embed with `model`, from the top of the embedding queue (most
+        recalled first, then newest), leaving out `skip` (batches already in flight).
+
+        Queue rows that need nothing (the memory is gone or forgotten, or has a vector of
+        `model`) are dropped on the way; the triggers make them rare."""
+        rows = await self.db.fetchall(
+            "SELECT q.seq, m.id, m.content, m.content_hash, m.forgotten_at, v.model"
+            " FROM embedding_queue q LEFT JOIN memories m ON m.seq = q.seq"
+            " LEFT JOIN memory_vectors v ON v.memory_id = m.id"
+            " ORDER BY q.priority DESC, q.seq DESC LIMIT ?",
+            (limit + len(skip),),
+        )
+        found: list[PendingEmbedding] = []
+        stale: list[int] = []
+        for row in rows:
+            if row["id"] is None or row["forgotten_at"] is not None or row["model"] == model:
+                stale.append(int(row["seq"]))
+            elif str(row["id"]) not in skip and len(found) < limit:
+                found.append(_pending(row))
+        if stale and not self.db.read_only:
+            await self._unqueue(stale)
+        return found
+
+    async def pending_by_ids(self, model: str, memory_ids: list[str]) -> list[PendingEmbedding]:
+        """Those of `memory_ids` that are live and have no vector of `model`, in the given order."""
+        if not memory_ids:
+            return []
         rows = await self.db.fetchall(
             "SELECT m.id, m.content, m.content_hash FROM memories m"
             " LEFT JOIN memory_vectors v ON v.memory_id = m.id AND v.model = ?"
-            " WHERE v.memory_id IS NULL AND m.forgotten_at IS NULL ORDER BY m.seq DESC LIMIT ?",
-            (model, limit),
+            f" WHERE m.id IN ({placeholders(memory_ids)}) AND m.forgotten_at IS NULL"
+            " AND v.memory_id IS NULL",
+            [model, *memory_ids],
         )
-        return [
-            PendingEmbedding(str(row["id"]), str(row["content"]), str(row["content_hash"]))
-            for row in rows
-        ]
+        by_id = {str(row["id"]): _pending(row) for row in rows}
+        return [by_id[memory_id] for memory_id in memory_ids if memory_id in by_id]
+
+    async def requeue_other_models(self, model: str) -> int:
+        """Queue the live memories whose vector is from another model (the model or its
+        dimensions changed, or a fallback provider embedded them); return how many."""
+        others = [m for m in await self._vector_models() if m != model]
+        if not others:
+            return 0
+
+        async def txn(conn: aiosqlite.Connection) -> int:
+            queued = 0
+            for other in others:
+                cursor = await conn.execute(
+                    "INSERT OR IGNORE INTO embedding_queue (seq, priority)"
+                    " SELECT m.seq, m.access_count FROM memory_vectors v"
+                    " JOIN memories m ON m.id = v.memory_id"
+                    " WHERE v.model = ? AND m.forgotten_at IS NULL",
+                    (other,),
+                )
+                queued += max(cursor.rowcount, 0)
+            return queued
+
+        return await self.db.write(txn)
+
+    async def queued(self) -> int:
+        """Memories waiting in the embedding queue."""
+        return int(await self.db.scalar("SELECT COUNT(*) FROM embedding_queue"))
+
+    async def _vector_models(self) -> list[str]:
+        """The distinct models of stored vectors, one index probe each (not a scan)."""
+        models: list[str] = []
+        while True:
+            row = await self.db.fetchone(
+                "SELECT model FROM memory_vectors WHERE model > ? ORDER BY model LIMIT 1",
+                (models[-1] if models else "",),
+            )
+            if row is None:
+                return models
+            models.append(str(row[0]))
+
+    async def _unqueue(self, seqs: list[int]) -> None:
+        async def txn(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                f"DELETE FROM embedding_queue WHERE seq IN ({placeholders(seqs)})", seqs
+            )
+
+        await self.db.write(txn)
 
     async def load(self, model: str, dim: int, after_rowid: int) -> list[StoredVector]:
         rows = await self.db.fetchall(

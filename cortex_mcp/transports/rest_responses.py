@@ -65,6 +65,7 @@ class IndexerState(Described):
     last_error_at: str | None
     retry_backoff_s: float
     tracked_pending: int
+    requests_in_flight_limit: dict[str, int]  # per provider; lowered while it answers busy
 
 
 class EmbeddingStats(Described):

@@ -6,6 +6,13 @@ down and a fallback answers recalls, the fallback's vectors exist too. It surviv
 the last error stays in stats and it retries with a doubling backoff (the cascade's circuit
 breaker keeps those retries from calling a provider that is cooling down).
 
+It reads what to embed from the embedding queue kept in the store (most-recalled first, then
+newest), in batches of the provider's size, with up to the provider's number of requests in
+flight. A provider that answers busy (HTTP 429 or 5xx, or too slowly) gets half as many at once
+and the loop backs off; clean batches win the concurrency back one request at a time. Nothing
+leaves the queue until its vector is saved. A memory a recall found without a vector goes to
+the front (`prioritise`).
+
 It also remembers, in this process, which memories were just written and have no vector yet:
 a recall embeds the few of its agent together with its query (one provider call) and hands the
 vectors back here to be saved, so a memory is found by meaning in the very next recall.
@@ -18,14 +25,14 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from cortex_mcp.errors import ProviderError, StorageError
 from cortex_mcp.models import Clock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade, MalformedVectors
-from cortex_mcp.providers.embeddings import Embedder
+from cortex_mcp.providers.embeddings import Embedder, ProviderBusy
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
 
@@ -34,6 +41,8 @@ log = logging.getLogger(__name__)
 _FIRST_BACKOFF_S = 1.0
 _MAX_BACKOFF_S = 60.0
 _MAX_TRACKED = 256
+_MAX_URGENT = 1024
+_DEFAULT_BATCH = 64  # for an embedder that does not say
 # After a write, wait this long before embedding: a burst of writes goes in one provider call,
 # and the next recall usually embeds the new memory itself (with its query) in the meantime.
 _SETTLE_S = 0.25
@@ -47,6 +56,29 @@ class FreshVectors:
     items: list[tuple[PendingEmbedding, np.ndarray]]
 
 
+@dataclass
+class InFlightLimit:
+    """Requests kept in flight with one provider: its own setting at most, halved each time
+    it answers busy, and one more after a run of clean batches (the way TCP shares a link)."""
+
+    ceiling: int
+    current: int = 0
+    _clean: int = field(default=0, repr=False)
+
+    def __post_init__(self) -> None:
+        self.current = self.current or self.ceiling
+
+    def busy(self) -> int:
+        """Halve (not below one); return the limit it was."""
+        was, self.current, self._clean = self.current, max(1, self.current // 2), 0
+        return was
+
+    def clean(self) -> None:
+        self._clean += 1
+        if self.current < self.ceiling and self._clean >= 4 * self.current:
+            self.current, self._clean = self.current + 1, 0
+
+
 class EmbeddingIndexer:
     def __init__(
         self,
@@ -55,14 +87,12 @@ class EmbeddingIndexer:
         index: VectorIndex,
         clock: Clock,
         *,
-        batch_size: int,
         timeout_s: float,
     ) -> None:
         self.cascade = cascade
         self.vectors = vectors
         self.index = index
         self.clock = clock
-        self.batch_size = batch_size
         self.timeout_s = timeout_s
         self.last_error: str | None = None
         self.last_error_at: str | None = None
@@ -76,6 +106,9 @@ class EmbeddingIndexer:
         self._go = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._tracked: OrderedDict[str, tuple[str, PendingEmbedding]] = OrderedDict()
+        self._urgent: OrderedDict[str, None] = OrderedDict()
+        self._limits: dict[str, InFlightLimit] = {}
+        self._queued_for: str | None = None  # the model the store's queue was last filled for
         cascade.on_recover.append(self.notify)
 
     def start(self) -> None:
@@ -108,6 +141,17 @@ class EmbeddingIndexer:
 
     def discard(self, memory_id: str) -> None:
         self._tracked.pop(memory_id, None)
+
+    def prioritise(self, memory_ids: list[str]) -> None:
+        """Embed these next (a recall found them without a vector); those that have one by
+        then are skipped."""
+        for memory_id in reversed(memory_ids):
+            self._urgent[memory_id] = None
+            self._urgent.move_to_end(memory_id, last=False)
+        while len(self._urgent) > _MAX_URGENT:
+            self._urgent.popitem()
+        if memory_ids:
+            self.notify()
 
     def pending_for(self, agent_id: str, limit: int) -> list[PendingEmbedding]:
         """The newest memories of `agent_id` written here that have no vector yet."""
@@ -163,8 +207,8 @@ class EmbeddingIndexer:
     async def catch_up(self, limit: int | None = None) -> int:
         """Embed every memory that has no vector from the usable provider; return how many.
 
-        Raises ProviderError when no provider is usable or some vectors were rejected (after
-        saving the good ones), so the loop backs off before trying again."""
+        Raises ProviderError when no provider is usable or a batch failed (after saving the
+        batches that did not), so the loop backs off before trying again."""
         done = 0
         while limit is None or done < limit:
             usable = self.cascade.usable()
@@ -174,11 +218,88 @@ class EmbeddingIndexer:
                 reasons = "; ".join(f"{n}: {e}" for n, e in self.cascade.failures.items())
                 raise ProviderError(self._record_error(reasons or "no provider is ready"))
             provider = usable[0]
-            pending = await self.vectors.missing(provider.model_key, self.batch_size)
-            if not pending:
+            if self._queued_for != provider.model_key:  # a new model: old vectors need redoing
+                await self.vectors.requeue_other_models(provider.model_key)
+                self._queued_for = provider.model_key
+            embedded = await self._drain(provider, None if limit is None else limit - done)
+            if not embedded:
                 break
-            done += await self._embed_batch(provider, pending)
+            done += embedded
         return done
+
+    def limit_for(self, provider: Embedder) -> InFlightLimit:
+        limit = self._limits.get(provider.name)
+        if limit is None:
+            ceiling = max(1, int(getattr(provider, "concurrency", 1)))
+            limit = self._limits[provider.name] = InFlightLimit(ceiling)
+        return limit
+
+    async def _drain(self, provider: Embedder, limit: int | None) -> int:
+        """Keep up to the provider's limit of batches in flight until the queue is empty (or
+        `limit` memories are done); raise the first failure once the others have landed."""
+        in_flight: dict[asyncio.Task[int], list[str]] = {}
+        allowed = self.limit_for(provider)
+        done = 0
+        failure: BaseException | None = None
+        try:
+            while True:
+                while failure is None and len(in_flight) < allowed.current:
+                    queued = done + sum(len(ids) for ids in in_flight.values())
+                    if limit is not None and queued >= limit:
+                        break
+                    skip = {memory_id for ids in in_flight.values() for memory_id in ids}
+                    batch = await self._next_batch(provider, skip)
+                    if not batch:
+                        break
+                    task = asyncio.create_task(self._embed_batch(provider, batch))
+                    in_flight[task] = [p.memory_id for p in batch]
+                if not in_flight:
+                    break
+                finished, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    del in_flight[task]
+                    error = task.exception()
+                    if error is None:
+                        done += task.result()
+                        allowed.clean()
+                        continue
+                    failure = failure or error
+                    if isinstance(error, ProviderBusy):
+                        self._slow_down(provider, allowed, error)
+        finally:
+            for task in in_flight:
+                task.cancel()
+            await asyncio.gather(*in_flight, return_exceptions=True)
+        if failure is not None:
+            raise failure
+        return done
+
+    async def _next_batch(self, provider: Embedder, skip: set[str]) -> list[PendingEmbedding]:
+        """The provider's batch size of memories: those recalls asked for first, then the top
+        of the store's queue."""
+        size = max(1, int(getattr(provider, "batch_size", _DEFAULT_BATCH)))
+        batch: list[PendingEmbedding] = []
+        if self._urgent:
+            wanted = [m for m in self._urgent if m not in skip][:size]
+            for memory_id in wanted:
+                self._urgent.pop(memory_id, None)
+            batch = await self.vectors.pending_by_ids(provider.model_key, wanted)
+        if len(batch) < size:
+            taken = skip | {p.memory_id for p in batch}
+            batch += await self.vectors.pending(provider.model_key, size - len(batch), taken)
+        return batch
+
+    def _slow_down(self, provider: Embedder, allowed: InFlightLimit, error: BaseException) -> None:
+        was = allowed.busy()
+        if was != allowed.current:
+            log.warning(
+                "embedding indexer: %s answered busy (%s): %d request(s) in flight from now"
+                " on (was %d), retrying after a back-off; no memory is dropped",
+                provider.name,
+                getattr(error, "message", error),
+                allowed.current,
+                was,
+            )
 
     async def _embed_batch(self, provider: Embedder, pending: list[PendingEmbedding]) -> int:
         model = provider.model_key
@@ -238,4 +359,7 @@ class EmbeddingIndexer:
             "last_error_at": self.last_error_at,
             "retry_backoff_s": self.backoff_s,
             "tracked_pending": len(self._tracked),
+            "requests_in_flight_limit": {
+                name: limit.current for name, limit in self._limits.items()
+            },
         }

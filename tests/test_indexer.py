@@ -1,0 +1,270 @@
+"""The background indexer against the real openai SDK and a local stub that records what it is
+sent: batch sizes, requests in flight, the order of the queue, refusals and back-off."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import statistics
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cortex_mcp.config import load_settings
+from cortex_mcp.errors import ProviderError
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.store.database import Database
+from cortex_mcp.store.schema import EMBEDDING_QUEUE, MIGRATIONS
+from cortex_mcp.store.vectors import VectorStore
+from tests.conftest import FakeClock
+from tests.embedding_stub import StubState, embedding_stub
+
+pytestmark = pytest.mark.anyio
+
+EMBEDDING_QUEUE_MIGRATION = MIGRATIONS.index(EMBEDDING_QUEUE) + 1
+
+
+@pytest.fixture
+def stub() -> Iterator[tuple[str, StubState]]:
+    with embedding_stub(StubState(keep_alive=True)) as served:
+        yield served
+
+
+def _settings(tmp_path: Path, url: str, **extra: Any) -> Any:
+    return load_settings(
+        db_path=tmp_path / "brain.db",
+        embedding_provider="openai",
+        embedding_base_url=url,
+        embedding_model="stub-embed",
+        embedding_timeout_s=30.0,
+        **extra,
+    )
+
+
+async def _remember(service: CortexService, count: int, prefix: str = "fact") -> list[str]:
+    return [
+        (await service.remember(f"{prefix} number {i} about topic {i}")).id for i in range(count)
+    ]
+
+
+async def _vectors(service: CortexService) -> int:
+    return sum((await service.stats())["vectors"].values())
+
+
+async def _wait_for(predicate: Callable[[], Awaitable[bool]], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if await predicate():
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+_PROBE = ["cortex-mcp health check", "ok"]  # what stats and the breaker send
+
+
+def _batches(state: StubState) -> list[list[str]]:
+    """The inputs of each indexing request the stub served, in order (no probes)."""
+    return [inputs for inputs in state.served if inputs != _PROBE]
+
+
+def _texts(state: StubState) -> list[str]:
+    return [text for body in state.requests if body["input"] != _PROBE for text in body["input"]]
+
+
+async def test_batches_of_the_provider_size_with_several_requests_in_flight(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, state = stub
+    settings = _settings(tmp_path, url, embedding_batch_size=8, embedding_concurrency=3)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        ids = await _remember(service, 60)
+        state.latency_s = 0.3  # long enough that batches overlap however loaded the machine
+        assert await service.embed_pending() == len(ids)
+        assert await _vectors(service) == len(ids)
+    sizes = [len(batch) for batch in _batches(state)]
+    assert max(sizes) == 8 and sum(sizes) == len(ids)
+    assert sizes.count(8) == len(ids) // 8
+    assert state.peak_in_flight == 3  # never more than the setting, and the setting is used
+    assert sorted(_texts(state)) == sorted(f"fact number {i} about topic {i}" for i in range(60))
+
+
+async def test_the_defaults_follow_the_provider(
+    tmp_path: Path, stub: tuple[str, StubState]
+) -> None:
+    url, _ = stub
+    async with open_cortex(_settings(tmp_path, url), background=False) as service:
+        provider = service.embeddings.providers[0]
+        assert (provider.batch_size, provider.concurrency) == (128, 4)
+
+
+async def test_the_queue_is_read_most_recalled_first_then_newest(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, state = stub
+    settings = _settings(tmp_path, url, embedding_batch_size=4, embedding_concurrency=1)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        ids = await _remember(service, 12)
+        # memory 2 was recalled three times, memory 5 once; the rest never
+        now = clock.now().isoformat()
+        for _ in range(3):
+            await service.memories.record_access([(ids[2], 0)], "q", now)
+        await service.memories.record_access([(ids[5], 0)], "q", now)
+        await service.embed_pending()
+    order = [int(text.split()[2]) for text in _texts(state)]
+    assert order == [2, 5, 11, 10, 9, 8, 7, 6, 4, 3, 1, 0]
+    assert [len(batch) for batch in _batches(state)] == [4, 4, 4]
+
+
+async def test_a_memory_a_recall_found_without_a_vector_goes_to_the_front(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, state = stub
+    settings = _settings(tmp_path, url, embedding_batch_size=3, embedding_concurrency=1)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        old = (await service.remember("the boiler was serviced by Kowalski")).id
+        await _remember(service, 9)
+        assert service.indexer is not None
+        service.indexer._tracked.clear()  # another process wrote them: no fresh path here
+        result = await service.recall("who serviced the boiler")
+        assert result.memories[0].id == old  # found by its words, without a vector
+        before = len(state.requests)
+        await service.embed_pending()
+    first_batch = state.requests[before]["input"]
+    assert first_batch[0] == "the boiler was serviced by Kowalski"
+    assert sum(len(body["input"]) for body in state.requests[before:]) == 10  # each once
+
+
+async def test_a_batch_refused_as_too_large_is_split_and_the_smaller_size_kept(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, caplog: Any
+) -> None:
+    url, state = stub
+    state.max_inputs = 5
+    settings = _settings(tmp_path, url, embedding_batch_size=16, embedding_concurrency=1)
+    caplog.set_level(logging.WARNING)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        ids = await _remember(service, 40)
+        assert await service.embed_pending() == len(ids)
+        assert await _vectors(service) == len(ids)
+        assert service.embeddings.providers[0].batch_size == 4  # 16, 8, then 4 fits
+    assert state.refused.count(400) == 2  # it learnt once: one refusal per size tried
+    sizes = [len(batch) for batch in _batches(state)]
+    assert max(sizes) <= 5 and sum(sizes) == len(ids)
+    warned = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert any("sending 8 per request from now on" in line for line in warned), warned
+    assert any("sending 4 per request from now on" in line for line in warned), warned
+
+
+async def test_a_busy_provider_gets_fewer_requests_and_no_memory_is_lost(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, caplog: Any
+) -> None:
+    url, state = stub
+    state.max_concurrent, state.latency_s = 1, 0.2  # a second request at once gets HTTP 429
+    settings = _settings(tmp_path, url, embedding_batch_size=5, embedding_concurrency=4)
+    caplog.set_level(logging.WARNING)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        for health in service.embeddings.health.values():
+            health.base_cooldown_s = 0.1  # the breaker may open on a burst of 429s
+        ids = await _remember(service, 40)
+        assert service.indexer is not None
+        failures = 0
+        for _ in range(200):  # what the background loop does, without its waits
+            try:
+                await service.embed_pending()
+                break
+            except ProviderError:
+                failures += 1
+                await asyncio.sleep(0.1)
+        assert await _vectors(service) == len(ids)
+        assert service.indexer.report()["requests_in_flight_limit"]["openai"] <= 2
+    assert failures >= 1 and 429 in state.refused
+    assert sorted(set(_texts(state))) == sorted(
+        f"fact number {i} about topic {i}" for i in range(40)
+    )
+    served = [text for batch in _batches(state) for text in batch]
+    assert len(served) == len(ids) == len(set(served))  # each once: refused ones were retried
+    assert any(
+        "answered busy" in r.getMessage() and "(was 4)" in r.getMessage() for r in caplog.records
+    )
+
+
+async def test_the_indexer_blocks_neither_remember_nor_recall(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, state = stub
+    settings = _settings(tmp_path, url, embedding_batch_size=50, embedding_concurrency=2)
+    async with open_cortex(settings, clock=clock, background=True) as service:
+        assert service.indexer is not None
+        service.indexer.settle_s = 0.0
+        service.start_warm_up()
+        # the floor: remember and recall on this machine, now, with the indexer idle
+        await _remember(service, 20, prefix="warm")
+        assert await _wait_for(lambda: _done(service, 20), 30.0)
+        idle_remember = await _timed(lambda: service.remember(f"idle note {time.time()}"), 5)
+        idle_recall = await _timed(lambda: service.recall("warm number 3"), 5)
+        # a backlog whose every request takes 2 s (0.04 s per memory): the indexer is busy
+        state.per_item_s = 0.04
+        await _remember(service, 400, prefix="bulk")
+        assert await _wait_for(_flying(state), 30.0)
+        busy_remember = await _timed(lambda: service.remember(f"busy note {time.time()}"), 5)
+        busy_recall = await _timed(lambda: service.recall("bulk number 7"), 5)
+        assert state.in_flight > 0  # all of it happened while the indexer waited on the provider
+        state.per_item_s = 0.0
+    # waiting behind an indexer request would cost 2 s; the floors make this hold under load
+    assert max(busy_remember) < 1.0 + 3 * statistics.median(idle_remember), busy_remember
+    assert max(busy_recall) < 1.0 + 3 * statistics.median(idle_recall), busy_recall
+
+
+def _flying(state: StubState) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        return state.in_flight > 0
+
+    return check
+
+
+async def _done(service: CortexService, count: int) -> bool:
+    return await _vectors(service) >= count
+
+
+async def _timed(call: Callable[[], Awaitable[object]], times: int) -> list[float]:
+    seconds = []
+    for _ in range(times):
+        started = time.perf_counter()
+        await call()
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+async def test_an_older_database_gets_its_backlog_queued_when_it_migrates(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    async with Database(path):
+        pass
+    conn = sqlite3.connect(path)  # back to the schema before the queue
+    for (trigger,) in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'trg_queue_%'"):
+        conn.execute(f"DROP TRIGGER {trigger}")
+    conn.execute("DROP TABLE embedding_queue")
+    for n, forgotten in ((1, None), (2, None), (3, "2026-01-02")):
+        conn.execute(
+            "INSERT INTO memories (id, agent_id, layer, category, content, content_hash,"
+            " created_at, updated_at, forgotten_at) VALUES (?, 'default', 'core', 'fact', ?, ?,"
+            " '2026-01-01', '2026-01-01', ?)",
+            (f"m{n}", f"memory {n}", f"h{n}", forgotten),
+        )
+    conn.execute(
+        "INSERT INTO memory_vectors (memory_id, model, dim, vector, updated_at)"
+        " VALUES ('m1', 'stub-embed', 2, x'0000803f00000000', '2026-01-01')"
+    )
+    conn.execute(f"PRAGMA user_version = {EMBEDDING_QUEUE_MIGRATION - 1}")
+    conn.commit()
+    conn.close()
+
+    async with Database(path) as db:
+        vectors = VectorStore(db)
+        assert [p.memory_id for p in await vectors.pending("stub-embed", 10)] == ["m2"]
+        assert await vectors.requeue_other_models("another-model") == 1  # m1's vector
+        assert [p.memory_id for p in await vectors.pending("another-model", 10)] == ["m2", "m1"]
