@@ -3,7 +3,8 @@
 Memory contents and queries never reach the logs unless `CORTEX_LOG_CONTENT=true`: the
 libraries below log SQL parameters (aiosqlite, at DEBUG), request bodies (the provider SDKs and
 their HTTP clients), protocol messages (mcp) or URLs with query strings (uvicorn's access log),
-so they stay at WARNING whatever the log level. Our own modules log ids and counts only.
+so they stay at WARNING whatever the log level, as does our own SQL trace (`cortex_mcp.sql`).
+Our other modules log ids and counts only.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from cortex_mcp.config import Settings
 
 CONTENT_LOGGERS = (
     "aiosqlite",
+    "cortex_mcp.sql",  # every statement with its values (the store's trace)
     "httpx",
     "httpx2",
     "httpcore",

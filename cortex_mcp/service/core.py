@@ -17,6 +17,7 @@ from cortex_mcp.engine.ingest.flush import Flusher
 from cortex_mcp.engine.ingest.pipeline import Ingestor
 from cortex_mcp.engine.ingest.profile import ProfileKeeper
 from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
+from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.redact import Redactor
@@ -116,6 +117,7 @@ class ServiceCore:
         self._background: set[asyncio.Task[Any]] = set()
         self._integrity = IntegrityWatch()
         self.recall_latency = LatencyWindow()  # the dashboard's p50/p95/p99
+        self.access = AccessBatcher(memories)
         self._warm_started = False
 
     async def embed_pending(self) -> int:
@@ -133,9 +135,11 @@ class ServiceCore:
             self.indexer.go()
 
     async def drain(self) -> None:
-        """Wait for background writes (access counts) started by earlier calls."""
+        """Wait for background writes started by earlier calls, and write the access counts
+        recalls have left so far."""
         while self._background:
             await asyncio.gather(*list(self._background), return_exceptions=True)
+        await self.access.flush()
 
     def resume_ingest(self) -> None:
         """Finish the turns a previous process accepted but did not extract."""
@@ -157,6 +161,7 @@ class ServiceCore:
     async def close(self) -> None:
         await self.ingestor.close(grace_s=self.settings.llm_timeout_s + 1)
         await self.drain()
+        await self.access.close()
         if self.mirrors is not None:
             await self.mirrors.close()
         if self.indexer is not None:

@@ -17,7 +17,7 @@ from cortex_mcp.engine.recall.gate import (
 from cortex_mcp.engine.recall.indexer import FreshVectors
 from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.engine.redaction import redact
-from cortex_mcp.errors import InvalidInput, NotFound, StorageError
+from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import (
     Category,
     ForgetResult,
@@ -85,7 +85,7 @@ class MemoryTools(ServiceCore):
             context, tokens = frame_for_prompt(context), tokens + frame
         found = {c.memory_id: c for c in ranked}
         scored = [_scored(memory, found[memory.id]) for memory in kept]
-        self._spawn(self._record_access(scored, text))
+        self.access.record([(m.id, rank) for rank, m in enumerate(scored)], text, self._now())
         meta = RecallMeta(
             took_ms=_ms_since(started),
             degraded=self._degraded(outcome.degraded),
@@ -224,16 +224,6 @@ class MemoryTools(ServiceCore):
         if changes.importance is not None:
             validate.unit_interval("importance", changes.importance)
         return await self.memories.update(target, agent, changes, self._now())
-
-    async def _record_access(self, scored: list[ScoredMemory], query: str) -> None:
-        try:
-            await self.memories.record_access(
-                [(m.id, rank) for rank, m in enumerate(scored)], query, self._now()
-            )
-        except StorageError as exc:  # a full disk: one line, not a traceback per recall
-            log.warning("recording access failed: %s", exc.message)
-        except Exception:  # an access count must never fail a recall; the log says why
-            log.exception("recording access failed")
 
     async def _require(self, memory_id: str, agent_id: str) -> Any:
         memory = await self.memories.get(memory_id)

@@ -15,8 +15,10 @@ import aiosqlite
 from cortex_mcp.tokenize import query_key
 
 log = logging.getLogger(__name__)
+sql_log = logging.getLogger("cortex_mcp.sql")  # statements with their values: content
 
 BUSY_TIMEOUT_MS = 10_000
+RawConnection = sqlite3.Connection  # or pysqlite3's, which has the same interface
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ def open_connection(
         if use_vec:
             _load_vec(conn)
         conn.create_function("cortex_query_key", 1, _sql_query_key, deterministic=True)
+        if sql_log.isEnabledFor(logging.DEBUG):  # statements run as one trip log nothing else
+            conn.set_trace_callback(sql_log.debug)
         for pragma in pragmas:
             conn.execute(f"PRAGMA {pragma}")
         conn.row_factory = module.Row

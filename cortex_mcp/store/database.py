@@ -12,7 +12,6 @@ import aiosqlite
 
 from cortex_mcp.errors import CortexError
 from cortex_mcp.store.connection import (
-    BUSY_TIMEOUT_MS,
     integrity_error,
     open_connection,
     operational_error,
@@ -26,6 +25,7 @@ from cortex_mcp.store.files import (
     warn_if_exposed,
 )
 from cortex_mcp.store.schema import MIGRATION_NOTES, MIGRATIONS, SCHEMA_VERSION
+from cortex_mcp.store.writer import SyncWriteFn, WriteQueue, begin_immediate, on_thread, rollback
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,6 @@ T = TypeVar("T")
 Row = Any  # the driver's Row type (stdlib or pysqlite3)
 WriteFn = Callable[[aiosqlite.Connection], Awaitable[T]]
 
-_LOCK_RETRIES = 8
 _READERS = 2
 _CHECKPOINT_WAIT_MS = 100  # a checkpoint never holds the writer long; it retries instead
 _CHECKPOINT_RETRY_MAX_S = 1.0
@@ -42,9 +41,10 @@ _CHECKPOINT_RETRY_MAX_S = 1.0
 class Database:
     """Owns connections to one WAL file: a writer, and readers so that searches never queue
     behind a write (such as the access counts a recall leaves behind) and a recall's text and
-    vector channels can read at the same time. Every write goes through `write()`: one BEGIN
-    IMMEDIATE transaction, serialised within the process and retried when another process
-    holds the lock too long."""
+    vector channels can read at the same time. Every write is one BEGIN IMMEDIATE transaction,
+    serialised within the process, waiting (with short polls) while another process holds the
+    lock: `transact()` runs a synchronous function as the whole transaction in one trip to the
+    writer's thread (the hot paths use it); `write()` runs an async one, a trip per statement."""
 
     def __init__(self, path: Path, *, allow_vec: bool = True) -> None:
         self.path = path
@@ -53,10 +53,16 @@ class Database:
         self._readers: list[aiosqlite.Connection] = []
         self._busy: list[int] = []
         self._write_lock = asyncio.Lock()
+        self._queue = WriteQueue(lambda: self.conn, self._write_lock)
+        self._async_commits = 0
         self._checkpointing: asyncio.Task[None] | None = None
         self.vec_loaded = False
         self.access = FileAccess("rw", 0)
-        self.commits = 0  # this process's write transactions, for cheap change polling
+
+    @property
+    def commits(self) -> int:
+        """This process's committed write transactions, for cheap change polling."""
+        return self._queue.committed + self._async_commits
 
     @property
     def read_only(self) -> bool:
@@ -68,6 +74,8 @@ class Database:
         warn_if_exposed(self.path, self.access)
         try:
             self._conn = await self._connect()
+            if not self.read_only:  # BEGIN IMMEDIATE waits for other processes itself
+                await self._conn.execute("PRAGMA busy_timeout = 0")
             if not self.read_only and await self._migrate():
                 await self.checkpoint()  # a migration may have blanked text: no old copy
             for _ in range(_READERS):
@@ -100,6 +108,7 @@ class Database:
                 log.warning(
                     "a purged memory may remain in %s-wal until the next checkpoint", self.path
                 )
+        await self._queue.wait_idle()
         for conn in [*self._readers, self._conn]:
             if conn is not None:
                 await conn.close()
@@ -148,15 +157,25 @@ class Database:
     async def schema_version(self) -> int:
         return await self._user_version(self.conn)
 
-    async def write(self, fn: WriteFn[T]) -> T:
-        """Run `fn` inside BEGIN IMMEDIATE ... COMMIT; roll back on any error.
+    async def transact(self, fn: SyncWriteFn[T]) -> T:
+        """Run `fn(connection)` as one transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on
+        any error) in one trip to the writer's thread. `fn` is synchronous: it runs on that
+        thread and must do nothing but SQL on the connection it is given.
 
         A storage failure (disk full, read-only, corrupt, locked too long) becomes a
         StorageError whose message says what happened and that nothing was changed."""
+        return await self._guarded(lambda: self._queue.submit(fn))
+
+    async def write(self, fn: WriteFn[T]) -> T:
+        """Run the async `fn(connection)` inside BEGIN IMMEDIATE ... COMMIT; roll back on any
+        error. Each statement is a trip to the writer's thread: prefer `transact()`."""
+        return await self._guarded(lambda: self._write(fn))
+
+    async def _guarded(self, work: Callable[[], Awaitable[T]]) -> T:
         if self.read_only:
             raise read_only_error(self.path, self.access.read_only_reason)
         try:
-            return await self._write(fn)
+            return await work()
         except (CortexError, integrity_error()):
             raise
         except Exception as exc:
@@ -167,34 +186,16 @@ class Database:
             raise fault from exc
 
     async def _write(self, fn: WriteFn[T]) -> T:
-        locked = operational_error()
         async with self._write_lock:
-            for attempt in range(_LOCK_RETRIES):
-                try:
-                    await self.conn.execute("BEGIN IMMEDIATE")
-                except locked as exc:
-                    if "locked" not in str(exc) or attempt == _LOCK_RETRIES - 1:
-                        raise
-                    await asyncio.sleep(0.05 * (attempt + 1))
-                    continue
-                try:
-                    result = await fn(self.conn)
-                    await self.conn.commit()
-                except BaseException:
-                    await self._rollback()
-                    raise
-                self.commits += 1
-                return result
-        raise AssertionError("unreachable")
-
-    async def _rollback(self) -> None:
-        """Roll back what is left of a failed transaction (SQLite may already have)."""
-        if not self.conn.in_transaction:
-            return
-        try:
-            await self.conn.rollback()
-        except Exception as exc:  # the original error is the one worth reporting
-            log.warning("rollback after a failed write also failed: %s", exc)
+            try:  # a caller cancelled while BEGIN waits must still roll back after it
+                await on_thread(self.conn, begin_immediate)
+                result = await fn(self.conn)
+                await self.conn.commit()
+            except BaseException:
+                await on_thread(self.conn, rollback)
+                raise
+            self._async_commits += 1
+            return result
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         index = self._busy.index(min(self._busy))  # the least busy reader
@@ -247,7 +248,7 @@ class Database:
                 log.debug("checkpoint deferred: %s", exc)
                 return False
             finally:
-                await self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                await self.conn.execute("PRAGMA busy_timeout = 0")
         return row is not None and int(row[0]) == 0
 
     def checkpoint_soon(self) -> None:

@@ -22,7 +22,9 @@ from cortex_mcp.models import (
     new_id,
     to_iso,
 )
+from cortex_mcp.store.connection import RawConnection
 from cortex_mcp.store.database import Database, Row, placeholders
+from cortex_mcp.store.writer import on_thread
 from cortex_mcp.tokenize import content_hash, index_text, query_key
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,15 @@ class LayerTtl:
         if layer is Layer.working:
             return to_iso(from_iso(now) + self.working)
         return None  # core and archive never expire: the lifecycle compresses the archive
+
+
+@dataclass(frozen=True)
+class Accesses:
+    """What one recall returned: (memory id, rank) pairs, the query, and when."""
+
+    hits: list[tuple[str, int]]
+    query: str
+    at: str
 
 
 @dataclass(frozen=True)
@@ -97,48 +108,44 @@ class MemoryStore:
         self.ttl = ttl
 
     # ---- writes -------------------------------------------------------------------------
+    # Each write is one synchronous function run as one transaction on the writer's thread
+    # (`Database.transact`): one trip, however many statements.
 
     async def remember(self, new: NewMemory, now: str) -> WriteOutcome:
-        async def txn(conn: aiosqlite.Connection) -> WriteOutcome:
-            return await self._insert_or_bump(conn, new, now)
-
-        return await self.db.write(txn)
+        return await self.db.transact(lambda conn: self._insert_or_bump(conn, new, now))
 
     async def write_in(self, conn: aiosqlite.Connection, new: NewMemory, now: str) -> WriteOutcome:
         """`remember` inside a transaction another store method already holds."""
-        return await self._insert_or_bump(conn, new, now)
+        return await on_thread(conn, lambda raw: self._insert_or_bump(raw, new, now))
 
-    async def _insert_or_bump(
-        self, conn: aiosqlite.Connection, new: NewMemory, now: str, *, audit: bool = True
+    def _insert_or_bump(
+        self, conn: RawConnection, new: NewMemory, now: str, *, audit: bool = True
     ) -> WriteOutcome:
         """Insert `new`, or bump the row with the same content; with `supersedes`, chain the
         old memory to it (audited here unless the caller writes its own log row)."""
         digest = content_hash(new.content)
-        existing = await _fetch_one(
-            conn,
+        existing = conn.execute(
             "SELECT seq, id FROM memories WHERE agent_id = ? AND content_hash = ?",
             (new.agent_id, digest),
-        )
+        ).fetchone()
         superseded: list[str] = []
         if existing is not None:
             memory_id = str(existing["id"])
-            await self._bump(conn, memory_id, new, now)
+            self._bump(conn, memory_id, new, now)
             deduplicated = True
         else:
             memory_id = new_id()
-            await self._insert(conn, memory_id, digest, new, now)
+            self._insert(conn, memory_id, digest, new, now)
             deduplicated = False
         if new.supersedes and new.supersedes != memory_id:
-            await _mark_superseded(conn, new, memory_id, now, audit)
+            _mark_superseded(conn, new, memory_id, now, audit)
             superseded.append(new.supersedes)
-        row = await _fetch_one(conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
-        assert row is not None
-        return WriteOutcome(row_to_memory(row), deduplicated, superseded)
+        return WriteOutcome(_read_back(conn, memory_id), deduplicated, superseded)
 
-    async def _insert(
-        self, conn: aiosqlite.Connection, memory_id: str, digest: str, new: NewMemory, now: str
+    def _insert(
+        self, conn: RawConnection, memory_id: str, digest: str, new: NewMemory, now: str
     ) -> None:
-        cursor = await conn.execute(
+        cursor = conn.execute(
             "INSERT INTO memories (id, agent_id, layer, category, content, content_hash, source,"
             " importance, confidence, created_at, updated_at, expires_at, metadata, shared)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -159,20 +166,18 @@ class MemoryStore:
                 int(new.shared),
             ),
         )
-        await conn.execute(
+        conn.execute(
             "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)",
             (cursor.lastrowid, index_text(new.content)),
         )
 
-    async def _bump(
-        self, conn: aiosqlite.Connection, memory_id: str, new: NewMemory, now: str
-    ) -> None:
+    def _bump(self, conn: RawConnection, memory_id: str, new: NewMemory, now: str) -> None:
         """The same content again: keep one row, raise its importance, revive it if it was
         forgotten, archived or compressed into a summary (the lifecycle acts on it again), and
         move it up to the requested layer."""
         rank = "CASE layer WHEN 'core' THEN 3 WHEN 'working' THEN 2 ELSE 1 END"
         new_rank = {Layer.core: 3, Layer.working: 2, Layer.archive: 1}[new.layer]
-        await conn.execute(
+        conn.execute(
             f"UPDATE memories SET importance = MAX(importance, ?), updated_at = ?,"
             f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"
             f" shared = MAX(shared, ?),"
@@ -196,33 +201,29 @@ class MemoryStore:
     async def forget(self, memory_id: str, agent_id: str, reason: str | None, now: str) -> Memory:
         """Soft forget: out of recall, kept in the archive (never expiring) and the audit log."""
 
-        async def txn(conn: aiosqlite.Connection) -> Memory:
-            await _require(conn, memory_id, agent_id)
-            await conn.execute(
+        def txn(conn: RawConnection) -> Memory:
+            _require(conn, memory_id, agent_id)
+            conn.execute(
                 "UPDATE memories SET layer = 'archive', forgotten_at = ?, expires_at = NULL,"
                 " updated_at = ? WHERE id = ?",
                 (now, now, memory_id),
             )
-            await log_lifecycle(conn, "forget", [memory_id], {"reason": reason}, now)
-            row = await _fetch_one(
-                conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-            )
-            assert row is not None
-            return row_to_memory(row)
+            add_log_row(conn, "forget", [memory_id], {"reason": reason}, now)
+            return _read_back(conn, memory_id)
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def correct(
         self, memory_id: str, correction: NewMemory, reason: str | None, now: str
     ) -> WriteOutcome:
         """Store the corrected fact and chain the old one to it (`superseded_by`)."""
 
-        async def txn(conn: aiosqlite.Connection) -> WriteOutcome:
-            await _require(conn, memory_id, correction.agent_id)
+        def txn(conn: RawConnection) -> WriteOutcome:
+            _require(conn, memory_id, correction.agent_id)
             update = {"supersedes": memory_id, "supersede_rule": "forget_correction"}
             new = correction.model_copy(update=update)
-            outcome = await self._insert_or_bump(conn, new, now, audit=False)
-            await conn.execute(
+            outcome = self._insert_or_bump(conn, new, now, audit=False)
+            conn.execute(
                 "UPDATE memories SET layer = 'archive', expires_at = NULL WHERE id = ?",
                 (memory_id,),
             )
@@ -231,37 +232,38 @@ class MemoryStore:
                 "reason": reason,
                 "new_id": outcome.memory.id,
             }
-            await log_lifecycle(conn, "correct", [memory_id, outcome.memory.id], details, now)
+            add_log_row(conn, "correct", [memory_id, outcome.memory.id], details, now)
             return outcome
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def purge(self, memory_id: str, agent_id: str, now: str) -> None:
         """Erase the content everywhere; leave a content-free tombstone in the audit log."""
+        vec_loaded = self.db.vec_loaded
 
-        async def txn(conn: aiosqlite.Connection) -> None:
-            row = await _require(conn, memory_id, agent_id)
+        def txn(conn: RawConnection) -> None:
+            row = _require(conn, memory_id, agent_id)
             seq, digest = row["seq"], row["content_hash"]
-            await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-            await conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
-            await conn.execute(  # content-free, but still the owner's entries
+            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+            conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
+            conn.execute(  # content-free, but still the owner's entries
                 "UPDATE lifecycle_log SET details = json_object('agent_id', ?)"
                 " WHERE memory_ids LIKE ?",
                 (agent_id, f'%"{memory_id}"%'),
             )
-            await conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
-            await conn.execute(
+            conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            conn.execute(
                 "DELETE FROM embedding_cache WHERE content_hash = ? AND NOT EXISTS"
                 " (SELECT 1 FROM memories WHERE content_hash = ?)",
                 (digest, digest),
             )
-            if self.db.vec_loaded:
-                await _delete_from_vec_index(conn, memory_id)
-            await log_lifecycle(conn, "purge", [memory_id], {"agent_id": agent_id}, now)
+            if vec_loaded:
+                _drop_vec_row(conn, memory_id)
+            add_log_row(conn, "purge", [memory_id], {"agent_id": agent_id}, now)
             # merge FTS segments so no index page still holds the erased tokens
-            await conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
         if not await self.db.checkpoint():
             # a reader's snapshot still needs the old pages: finish when it lets go
             log.info("purge: another connection is reading; the checkpoint will follow it")
@@ -271,47 +273,53 @@ class MemoryStore:
         self, memory_id: str, agent_id: str, changes: MemoryChanges, now: str
     ) -> Memory:
         """Change an owner's memory in place (category, importance, layer, shared)."""
+        sets, params = _change_columns(changes, self.ttl, now)
 
-        async def txn(conn: aiosqlite.Connection) -> Memory:
-            await _require(conn, memory_id, agent_id)
-            sets, params = _change_columns(changes, self.ttl, now)
+        def txn(conn: RawConnection) -> Memory:
+            _require(conn, memory_id, agent_id)
             if sets:
-                await conn.execute(
+                conn.execute(
                     f"UPDATE memories SET {', '.join(sets)}, updated_at = ? WHERE id = ?",
                     [*params, now, memory_id],
                 )
                 details = changes.model_dump(mode="json", exclude_none=True)
-                await log_lifecycle(conn, "update", [memory_id], details, now)
-            row = await _fetch_one(
-                conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-            )
-            assert row is not None
-            return row_to_memory(row)
+                add_log_row(conn, "update", [memory_id], details, now)
+            return _read_back(conn, memory_id)
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
-    async def record_access(self, hits: list[tuple[str, int]], query: str, now: str) -> None:
-        """One transaction for a whole recall: counts, last access, and the access log.
+    async def record_accesses(self, recalls: list[Accesses]) -> None:
+        """One transaction for many recalls' access counts, last accesses and access log.
 
-        The log keeps a hash of the query, never its text: what the lifecycle needs (how
+        The log keeps a hash of each query, never its text: what the lifecycle needs (how
         many different queries found a memory) works from the hash, and a purged memory
         leaves no query that mentioned it behind."""
-        if not hits or self.db.read_only:
+        if not recalls or self.db.read_only:
             return
-        key = query_key(query)
+        counts: dict[str, tuple[int, str]] = {}
+        log_rows: list[tuple[str, str, int, str, str]] = []
+        for recall in recalls:
+            key = query_key(recall.query)
+            for memory_id, rank in recall.hits:
+                seen, last = counts.get(memory_id, (0, recall.at))
+                counts[memory_id] = (seen + 1, max(last, recall.at))
+                log_rows.append((memory_id, key, rank, recall.at, memory_id))
+        if not log_rows:
+            return
 
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.executemany(
-                "UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
-                [(now, memory_id) for memory_id, _ in hits],
+        def txn(conn: RawConnection) -> None:
+            conn.executemany(
+                "UPDATE memories SET access_count = access_count + ?, last_accessed = ?"
+                " WHERE id = ?",
+                [(n, last, memory_id) for memory_id, (n, last) in counts.items()],
             )
-            await conn.executemany(
+            conn.executemany(
                 "INSERT INTO access_log (memory_id, query_hash, rank, accessed_at)"
                 " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
-                [(memory_id, key, rank, now, memory_id) for memory_id, rank in hits],
+                log_rows,
             )
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
 
     # ---- reads --------------------------------------------------------------------------
 
@@ -451,56 +459,71 @@ class MemoryStore:
         }
 
 
+_LOG_ROW = (
+    "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at) VALUES (?, ?, ?, ?)"
+)
+
+
+def _log_params(action: str, ids: list[str], details: dict[str, Any], now: str) -> tuple[Any, ...]:
+    return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
+
+
 async def log_lifecycle(
     conn: aiosqlite.Connection, action: str, ids: list[str], details: dict[str, Any], now: str
 ) -> None:
-    await conn.execute(
-        "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at) VALUES (?, ?, ?, ?)",
-        (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now),
-    )
+    await conn.execute(_LOG_ROW, _log_params(action, ids, details, now))
 
 
-async def _fetch_one(conn: aiosqlite.Connection, sql: str, params: tuple[Any, ...]) -> Row | None:
-    async with conn.execute(sql, params) as cursor:
-        return await cursor.fetchone()
+def add_log_row(
+    conn: RawConnection, action: str, ids: list[str], details: dict[str, Any], now: str
+) -> None:
+    """`log_lifecycle` for a transaction running on the writer's thread."""
+    conn.execute(_LOG_ROW, _log_params(action, ids, details, now))
 
 
-async def _require(
-    conn: aiosqlite.Connection, memory_id: str, agent_id: str, field: str = "memory_id"
-) -> Row:
-    row = await _fetch_one(
-        conn,
+def _read_back(conn: RawConnection, memory_id: str) -> Memory:
+    row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    assert row is not None
+    return row_to_memory(row)
+
+
+def _require(conn: RawConnection, memory_id: str, agent_id: str, field: str = "memory_id") -> Row:
+    row = conn.execute(
         "SELECT seq, content_hash FROM memories WHERE id = ? AND agent_id = ?",
         (memory_id, agent_id),
-    )
+    ).fetchone()
     if row is None:
         raise NotFound(f"{field}: no memory {memory_id} for agent {agent_id!r}", field=field)
     return row
 
 
-async def _mark_superseded(
-    conn: aiosqlite.Connection, new: NewMemory, new_id_: str, now: str, audit: bool
+def _mark_superseded(
+    conn: RawConnection, new: NewMemory, new_id_: str, now: str, audit: bool
 ) -> None:
     """Chain the old memory to the new one; the audit log names both and the rule."""
     old_id = str(new.supersedes)
-    await _require(conn, old_id, new.agent_id, field="supersedes")
-    await conn.execute(
+    _require(conn, old_id, new.agent_id, field="supersedes")
+    conn.execute(
         "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?", (new_id_, now, old_id)
     )
     if audit:
         details = _supersede_details(new, new_id_)
-        await log_lifecycle(conn, "supersede", [old_id, new_id_], details, now)
+        add_log_row(conn, "supersede", [old_id, new_id_], details, now)
 
 
 def _supersede_details(new: NewMemory, new_id_: str) -> dict[str, Any]:
     return {"rule": new.supersede_rule, "superseded": new.supersedes, "by": new_id_}
 
 
-async def _delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> None:
-    async with conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'") as cursor:
-        exists = await cursor.fetchone()
+def _drop_vec_row(conn: RawConnection, memory_id: str) -> None:
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone()
     if exists:
-        await conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (memory_id,))
+        conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (memory_id,))
+
+
+async def _delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> None:
+    """`_drop_vec_row` for an async transaction (`Database.write`)."""
+    await on_thread(conn, lambda raw: _drop_vec_row(raw, memory_id))
 
 
 def _change_columns(changes: MemoryChanges, ttl: LayerTtl, now: str) -> tuple[list[str], list[Any]]:

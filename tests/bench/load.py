@@ -4,11 +4,14 @@
     python tests/bench/load.py                        # 20 clients x 100 calls, 1000 memories
     python tests/bench/load.py --clients 20 --calls 100 --seed-memories 1000 --stdio-writes 200
 
-Printed: errors, lost writes (every acknowledged id, HTTP and stdio, looked up in the file
-afterwards), p50/p95 per operation over HTTP (REST, bearer token, a fresh JSON body per call),
-and beside them the in-process `service.recall` of the same queries on the same file (the
-floor: no HTTP, no JSON), with the ratio. Text search only (no embedding provider), so the
-figures are the server's own cost.
+Printed: errors; lost and duplicated writes (the file read back after the run: every
+acknowledged write, HTTP and stdio, must be there once, under the id it was acknowledged
+with, with its content); lost access counts (after a clean stop, the access log must hold one
+row per memory every recall returned); p50/p95 per operation over HTTP (REST, bearer token, a
+fresh JSON body per call), remember over HTTP against recall over HTTP, and beside them the
+in-process `service.recall` of the same queries on the same file (the floor: no HTTP, no
+JSON), with the ratio. Text search only (no embedding provider), so the figures are the
+server's own cost. Exit status 1 on any error, lost or duplicated write, or lost count.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -86,13 +90,14 @@ async def http_client(
                 continue
             if is_write:
                 results["remember_ms"].append(took)
-                results["acknowledged"].append(reply.json()["id"])
+                results["acknowledged"].append((reply.json()["id"], body["content"]))
             else:
                 results["recall_ms"].append(took)
                 results["queries"].append(body["query"])
+                results["hits"] += len(reply.json()["memories"])
 
 
-async def sequential_recall(url: str, queries: list[str]) -> list[float]:
+async def sequential_recall(url: str, queries: list[str], results: dict[str, Any]) -> list[float]:
     """One client, one call at a time: the HTTP path's own cost, without queueing."""
     timings = []
     async with httpx2.AsyncClient(base_url=url + "/api/v1", headers=AUTH, timeout=30) as http:
@@ -101,6 +106,7 @@ async def sequential_recall(url: str, queries: list[str]) -> list[float]:
             reply = await http.post("/recall", json={"query": text, "agent_id": "load"})
             timings.append((time.perf_counter() - started) * 1000)
             reply.raise_for_status()
+            results["hits"] += len(reply.json()["memories"])
     return timings
 
 
@@ -109,14 +115,30 @@ async def stdio_writer(db: Path, writes: int, results: dict[str, Any]) -> None:
     params = StdioServerParameters(command=command[0], args=command[1:], env=server_env(db))
     async with Client(params) as client:
         for i in range(writes):
+            content = f"stdio writer fact number {i}"
+            started = time.perf_counter()
             reply = await client.call_tool(
-                "cortex_remember", {"content": f"stdio writer fact number {i}", "agent_id": "load"}
+                "cortex_remember", {"content": content, "agent_id": "load"}
             )
             if reply.is_error:
                 results["errors"].append(f"stdio: {reply.content}")
             else:
-                results["acknowledged"].append(reply.structured_content["id"])
+                results["stdio_ms"].append((time.perf_counter() - started) * 1000)
+                results["acknowledged"].append((reply.structured_content["id"], content))
                 results["stdio_writes"] += 1
+
+
+def read_back(db: Path, acknowledged: list[tuple[str, str]]) -> tuple[list[str], list[str], int]:
+    """Acknowledged writes missing (or stored under another id or content), those stored more
+    than once, and the access log's row count."""
+    with sqlite3.connect(db) as conn:
+        stored = dict(conn.execute("SELECT id, content FROM memories").fetchall())
+        copies = Counter(content for (content,) in conn.execute("SELECT content FROM memories"))
+        access_rows = conn.execute("SELECT COUNT(*) FROM access_log").fetchone()[0]
+    lost = [i for i, content in acknowledged if stored.get(i) != content]
+    twice = Counter(i for i, _ in acknowledged)
+    duplicated = [i for i, content in acknowledged if copies[content] > 1 or twice[i] > 1]
+    return lost, duplicated, access_rows
 
 
 async def in_process_recall(db: Path, queries: list[str]) -> list[float]:
@@ -143,7 +165,9 @@ async def run(args: argparse.Namespace) -> int:
             "recall_ms": [],
             "remember_ms": [],
             "queries": [],
+            "stdio_ms": [],
             "stdio_writes": 0,
+            "hits": 0,
         }
         with ServeProcess(db) as server:
             started = time.perf_counter()
@@ -155,10 +179,11 @@ async def run(args: argparse.Namespace) -> int:
                 ),
             )
             wall = time.perf_counter() - started
-            alone = await sequential_recall(server.url, results["queries"][: args.sequential])
-        with sqlite3.connect(db) as conn:
-            stored = {row[0] for row in conn.execute("SELECT id FROM memories")}
-        lost = [memory_id for memory_id in results["acknowledged"] if memory_id not in stored]
+            alone = await sequential_recall(
+                server.url, results["queries"][: args.sequential], results
+            )
+        # the server has stopped cleanly (SIGTERM): every count it was given is written
+        lost, duplicated, access_rows = read_back(db, results["acknowledged"])
         floor = await in_process_recall(db, results["queries"])
     http_calls = len(results["recall_ms"]) + len(results["remember_ms"])
     print(f"HTTP load: {args.clients} clients x {args.calls} calls (30% remember, 70% recall)")
@@ -167,9 +192,11 @@ async def run(args: argparse.Namespace) -> int:
     print(f"  wall {wall:.1f} s, {http_calls / wall:.0f} HTTP calls/s")
     print(f"  errors: {len(results['errors'])}")
     print(
-        f"  lost writes: {len(lost)} of {len(results['acknowledged'])} acknowledged"
-        f" ({results['stdio_writes']} over stdio)"
+        f"  lost writes: {len(lost)}, duplicated: {len(duplicated)},"
+        f" of {len(results['acknowledged'])} acknowledged ({results['stdio_writes']} over stdio)"
     )
+    lost_counts = results["hits"] - access_rows
+    print(f"  access counts lost: {lost_counts} of {results['hits']} recalled memories")
     for line in results["errors"][:5]:
         print(f"    {line}")
     print()
@@ -177,19 +204,25 @@ async def run(args: argparse.Namespace) -> int:
     rows = [
         ("HTTP recall", results["recall_ms"]),
         ("HTTP remember", results["remember_ms"]),
+        ("stdio remember (2nd proc)", results["stdio_ms"]),
         ("HTTP recall, 1 client", alone),
         ("in-process recall (floor)", floor),
     ]
     for name, values in rows:
         print(f"  {name:<26}{len(values):>6}{pct(values, 0.5):>10.2f}{pct(values, 0.95):>10.2f}")
     print()
+    remember, recall = results["remember_ms"], results["recall_ms"]
+    print(
+        f"  HTTP remember / HTTP recall under load: p50 x{pct(remember, 0.5) / pct(recall, 0.5):.2f},"
+        f" p95 x{pct(remember, 0.95) / pct(recall, 0.95):.2f}"
+    )
     for name, values in (("under load", results["recall_ms"]), ("1 client", alone)):
         p50 = statistics.median(values) / statistics.median(floor)
         p95 = pct(values, 0.95) / pct(floor, 0.95)
         print(f"  HTTP recall {name} / in-process recall: p50 x{p50:.1f}, p95 x{p95:.1f}")
     print(f"  (under load: {args.clients} clients at once on one server process, 2 shared cores,")
     print("   with the stdio writer; every recall also records its access counts, a write)")
-    return 1 if results["errors"] or lost else 0
+    return 1 if results["errors"] or lost or duplicated or lost_counts else 0
 
 
 def main() -> None:

@@ -1,0 +1,278 @@
+"""The write path: one-trip transactions, concurrent writers in one and in two processes, and
+access counts written in batches."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cortex_mcp.config import Settings
+from cortex_mcp.engine.recall.access import AccessBatcher
+from cortex_mcp.errors import StorageError
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.store import Database
+from cortex_mcp.store.connection import sqlite_module
+from cortex_mcp.store.writer import begin_immediate
+from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _meta_rows(path: Path, prefix: str) -> dict[str, str]:
+    conn = sqlite_module().connect(path)
+    try:
+        rows = conn.execute("SELECT key, value FROM meta WHERE key LIKE ?", (prefix + "%",))
+        return {str(key): str(value) for key, value in rows}
+    finally:
+        conn.close()
+
+
+async def test_a_one_trip_transaction_that_fails_midway_leaves_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "brain.db"
+    async with Database(path) as db:
+
+        def half_then_fail(conn: Any) -> None:
+            conn.execute("INSERT INTO meta(key, value) VALUES ('t:first', '1')")
+            conn.execute("INSERT INTO meta(key, value) VALUES ('t:second', '2')")
+            raise ValueError("fails after two statements")
+
+        with pytest.raises(ValueError, match="after two statements"):
+            await db.transact(half_then_fail)
+        assert _meta_rows(path, "t:") == {}
+        assert not db.conn.in_transaction
+
+        def works(conn: Any) -> int:
+            conn.execute("INSERT INTO meta(key, value) VALUES ('t:after', '3')")
+            return 3
+
+        assert await db.transact(works) == 3
+    assert _meta_rows(path, "t:") == {"t:after": "3"}
+
+
+async def test_a_failing_transaction_undoes_no_other_in_the_same_trip(tmp_path: Path) -> None:
+    path = tmp_path / "brain.db"
+    async with Database(path) as db:
+
+        def insert(key: str, fail: bool = False) -> Any:
+            def txn(conn: Any) -> str:
+                conn.execute("INSERT INTO meta(key, value) VALUES (?, 'v')", (key,))
+                if fail:
+                    raise ValueError(f"{key} fails")
+                return key
+
+            return txn
+
+        jobs = [insert(f"t:{n}", fail=n % 3 == 1) for n in range(12)]
+        outcomes = await asyncio.gather(*(db.transact(job) for job in jobs), return_exceptions=True)
+        expected_ok = {f"t:{n}" for n in range(12) if n % 3 != 1}
+        assert {o for o in outcomes if isinstance(o, str)} == expected_ok
+        failures = [o for o in outcomes if isinstance(o, ValueError)]
+        assert sorted(str(f) for f in failures) == sorted(
+            f"t:{n} fails" for n in range(12) if n % 3 == 1
+        )
+        assert db.commits >= len(expected_ok)
+    assert set(_meta_rows(path, "t:")) == expected_ok
+
+
+async def test_a_storage_fault_in_a_one_trip_write_is_a_storage_error(tmp_path: Path) -> None:
+    async with Database(tmp_path / "brain.db") as db:
+        await db.conn.execute("PRAGMA query_only = ON")
+
+        def write(conn: Any) -> None:
+            conn.execute("INSERT INTO meta(key, value) VALUES ('t:x', '1')")
+
+        with pytest.raises(StorageError, match=r"read-only: database .*nothing was changed"):
+            await db.transact(write)
+
+
+async def test_old_and_one_trip_writes_interleave_without_mixing(tmp_path: Path) -> None:
+    """`write()` (a trip per statement) and `transact()` share the writer: neither runs inside
+    the other's transaction."""
+    path = tmp_path / "brain.db"
+    async with Database(path) as db:
+
+        async def slow_async(conn: Any) -> None:
+            await conn.execute("INSERT INTO meta(key, value) VALUES ('t:async', '1')")
+            await asyncio.sleep(0.05)  # one-trip writes queue up meanwhile
+            raise ValueError("the async write fails")
+
+        def quick(n: int) -> Any:
+            return lambda conn: conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, '1')", (f"t:quick{n}",)
+            )
+
+        results = await asyncio.gather(
+            db.write(slow_async),
+            *(db.transact(quick(n)) for n in range(5)),
+            return_exceptions=True,
+        )
+        assert isinstance(results[0], ValueError)
+    assert set(_meta_rows(path, "t:")) == {f"t:quick{n}" for n in range(5)}
+
+
+async def test_concurrent_remembers_lose_nothing_and_duplicate_nothing(
+    settings: Settings, clock: FakeClock
+) -> None:
+    contents = [f"task {n} remembers that locker {n} holds {n * 3} keys" for n in range(150)]
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        made = await asyncio.gather(*(service.remember(c) for c in contents))
+        again = await asyncio.gather(*(service.remember(contents[0]) for _ in range(20)))
+    assert len({m.id for m in made}) == len(contents)
+    assert {m.id for m in again} == {made[0].id}
+    assert all(m.deduplicated for m in again)
+    conn = sqlite_module().connect(settings.db_path)
+    try:
+        stored = dict(conn.execute("SELECT id, content FROM memories").fetchall())
+        fts_rows = conn.execute("SELECT COUNT(*) FROM memories_fts").fetchone()[0]
+    finally:
+        conn.close()
+    assert stored == {m.id: c for m, c in zip(made, contents, strict=True)}
+    assert fts_rows == len(contents)
+
+
+def _worker(db: Path, prefix: str, count: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.remember_worker", str(db), prefix, str(count)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def test_two_processes_remembering_at_once_lose_and_duplicate_nothing(
+    settings: Settings,
+) -> None:
+    per_process = 120
+    async with open_cortex(settings, background=False):
+        pass  # the schema exists before both start
+    workers = [_worker(settings.db_path, prefix, per_process) for prefix in ("alpha", "beta")]
+    acknowledged: list[tuple[str, str]] = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+        assert "Traceback" not in err
+        acknowledged += [tuple(line.split(" ", 1)) for line in out.splitlines()]  # type: ignore[misc]
+    assert len(acknowledged) == 2 * per_process
+    conn = sqlite_module().connect(settings.db_path)
+    try:
+        stored = dict(conn.execute("SELECT id, content FROM memories").fetchall())
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    assert stored == dict(acknowledged)
+    assert Counter(stored.values()).most_common(1)[0][1] == 1
+
+
+def _hold_lock(path: Path, seconds: float, holding: threading.Event) -> None:
+    conn = sqlite_module().connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        holding.set()
+        time.sleep(seconds)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+async def test_a_write_waits_for_another_connection_then_goes_through(tmp_path: Path) -> None:
+    path = tmp_path / "brain.db"
+    async with Database(path) as db:
+        holding = threading.Event()
+        holder = threading.Thread(target=_hold_lock, args=(path, 0.3, holding))
+        holder.start()
+        await asyncio.to_thread(holding.wait, 5)
+
+        def write(conn: Any) -> None:
+            conn.execute("INSERT INTO meta(key, value) VALUES ('t:waited', '1')")
+
+        await db.transact(write)
+        holder.join()
+    assert _meta_rows(path, "t:") == {"t:waited": "1"}
+
+
+def test_a_lock_held_too_long_gives_up_with_the_database_locked_error(tmp_path: Path) -> None:
+    path = tmp_path / "brain.db"
+    sqlite_module().connect(path).execute("PRAGMA journal_mode=WAL").fetchall()
+    holding = threading.Event()
+    holder = threading.Thread(target=_hold_lock, args=(path, 1.0, holding))
+    holder.start()
+    holding.wait(5)
+    conn = sqlite_module().connect(path, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        with pytest.raises(sqlite_module().OperationalError, match="locked"):
+            begin_immediate(conn, timeout_s=0.1)
+    finally:
+        conn.close()
+        holder.join()
+
+
+def _access(path: Path, memory_id: str) -> tuple[int, int]:
+    conn = sqlite_module().connect(path)
+    try:
+        count = conn.execute(
+            "SELECT access_count FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()[0]
+        log_rows = conn.execute(
+            "SELECT COUNT(*) FROM access_log WHERE memory_id = ?", (memory_id,)
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    return int(count), int(log_rows)
+
+
+async def test_access_counts_arrive_after_the_flush_interval(
+    settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        made = await service.remember("The boiler is serviced every October")
+        service.access.interval_s = 1.0
+        found = await service.recall("when is the boiler serviced")
+        assert [m.id for m in found.memories] == [made.id]
+        assert _access(settings.db_path, made.id) == (0, 0)  # nothing written per recall
+        assert service.access.pending == 1
+        await service.recall("boiler October")
+        await service.recall("serviced boiler")
+        for _ in range(200):  # written within the interval, without anyone asking
+            if _access(settings.db_path, made.id) != (0, 0) and service.access.pending == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert _access(settings.db_path, made.id) == (3, 3)
+        assert service.access.pending == 0
+
+
+async def test_access_counts_are_written_on_close(settings: Settings, clock: FakeClock) -> None:
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        made = await service.remember("The boiler is serviced every October")
+        service.access.interval_s = 3600  # only closing writes them
+        await service.recall("boiler serviced")
+        await service.recall("October boiler")
+        assert _access(settings.db_path, made.id) == (0, 0)
+    assert _access(settings.db_path, made.id) == (2, 2)
+
+
+async def test_access_counts_wait_while_the_disk_refuses_and_are_written_after(
+    tmp_path: Path, settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        made = await service.remember("The boiler is serviced every October")
+        batcher = AccessBatcher(service.memories, interval_s=3600)
+        await service.db.conn.execute("PRAGMA query_only = ON")
+        batcher.record([(made.id, 0)], "boiler", "2026-11-01T12:00:00+00:00")
+        await batcher.flush()
+        assert batcher.pending == 1 and "read-only" in (batcher.last_error or "")
+        await service.db.conn.execute("PRAGMA query_only = OFF")
+        await batcher.close()
+        assert batcher.pending == 0 and batcher.last_error is None
+    assert _access(settings.db_path, made.id) == (1, 1)
