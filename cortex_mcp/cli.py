@@ -24,13 +24,14 @@ from cortex_mcp.commands import (
     ingest,
     lifecycle,
     memory,
+    migrate,
     serve,
 )
 from cortex_mcp.config import load_settings, setting_warnings, settings_help
 from cortex_mcp.errors import ConfigError, StorageError
 from cortex_mcp.logs import configure_logging
 
-COMMAND_MODULES = (serve, doctor, memory, lifecycle, exchange, ingest, client_config)
+COMMAND_MODULES = (serve, doctor, memory, lifecycle, exchange, ingest, migrate, client_config)
 DEFAULT_COMMAND = "serve"
 
 

@@ -1,0 +1,80 @@
+"""A memory store with a row in every table, and every row of a SQLite file, for the tests of
+`cortex-mcp migrate` (what a copy must carry: vectors and their cache, relations, access and
+lifecycle logs, lifecycle runs, turns, profiles, counters, forgotten and superseded rows)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from cortex_mcp.service import CortexService
+from tests.conftest import FakeClock
+
+# What a copy carries, read with this test's own SQL (not the code under test).
+TABLE_KEYS = {
+    "memories": "seq",
+    "memory_vectors": "memory_id",
+    "embedding_cache": "content_hash, model",
+    "relations": "id",
+    "access_log": "id",
+    "lifecycle_log": "id",
+    "lifecycle_runs": "id",
+    "turns": "seq",
+    "profiles": "agent_id",
+    "meta": "key",
+}
+
+
+async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str, str]:
+    """Two agents' memories of every layer, text in three scripts, metadata, a secret (a
+    redaction counter), vectors, recalls (access log), a forget, a correction, a relation,
+    a turn, a profile edit and a lifecycle run. Returns a few ids by name."""
+    ids = {}
+    ids["tea"] = (
+        await service.remember(
+            "Prefers green tea in the morning",
+            category="preference",
+            importance=0.9,
+            metadata={"b": 1, "a": [1, 2.5, "x"], "nested": {"z": None, "y": True}},
+        )
+    ).id
+    ids["zh"] = (await service.remember("用户住在上海浦东，喜欢吃小笼包", category="fact")).id
+    ids["ja"] = (await service.remember("ユーザーは東京の品川に住んでいる", category="fact")).id
+    await service.remember("My GitHub token is ghp_" + "a1B2c3D4e5" * 4, category="fact")
+    await service.remember("Harry works at Acme on the gateway", category="relationship")
+    clock.advance(hours=3)
+    await service.remember("Debugging the gateway crash", category="context", layer="working")
+    await service.remember("Old trip notes from Kyoto", category="fact", layer="archive")
+    await service.remember(
+        "Bob prefers black coffee", category="preference", agent_id="bob", shared=True
+    )
+    ids["old"] = (await service.remember("The build server runs Debian 11")).id
+    await service.forget(ids["old"], reason="moved", correction="The build server runs Debian 12")
+    await service.add_relation("Harry", "works at", "Acme")
+    await service.embed_pending()
+    clock.advance(minutes=5)
+    for query in ("green tea", "gateway crash", "上海"):
+        await service.recall(query)
+    await service.ingest("I moved to Berlin last week", "Noted, Berlin it is.", session_id="s1")
+    await service.edit_profile({"summary": "Harry, lives in Berlin", "domains": ["networking"]})
+    clock.advance(days=2)
+    await service.lifecycle_run()
+    return ids
+
+
+def table_rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every copied table's rows in key order (all columns), and the text index's rows."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = {
+            name: conn.execute(f"SELECT * FROM {name} ORDER BY {key}").fetchall()
+            for name, key in TABLE_KEYS.items()
+        }
+        rows["meta"] = [row for row in rows["meta"] if row[0] != "vec_index"]
+        rows["memories_fts"] = conn.execute(
+            "SELECT rowid, text FROM memories_fts ORDER BY rowid"
+        ).fetchall()
+        return rows
+    finally:
+        conn.close()
