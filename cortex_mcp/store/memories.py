@@ -321,6 +321,10 @@ class MemoryStore:
 
         await self.db.transact(txn)
 
+    async def record_access(self, hits: list[tuple[str, int]], query: str, now: str) -> None:
+        """One recall's access counts, written now in a transaction of their own."""
+        await self.record_accesses([Accesses(hits, query, now)])
+
     # ---- reads --------------------------------------------------------------------------
 
     async def get(self, memory_id: str) -> Memory | None:
