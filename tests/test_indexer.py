@@ -19,6 +19,7 @@ from cortex_mcp.errors import ProviderError
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.store.database import Database
+from cortex_mcp.store.memories import Accesses
 from cortex_mcp.store.schema import EMBEDDING_QUEUE, MIGRATIONS
 from cortex_mcp.store.vectors import VectorStore
 from tests.conftest import FakeClock
@@ -112,9 +113,8 @@ async def test_the_queue_is_read_most_recalled_first_then_newest(
         ids = await _remember(service, 12)
         # memory 2 was recalled three times, memory 5 once; the rest never
         now = clock.now().isoformat()
-        for _ in range(3):
-            await service.memories.record_access([(ids[2], 0)], "q", now)
-        await service.memories.record_access([(ids[5], 0)], "q", now)
+        recalls = [Accesses([(ids[2], 0)], "q", now)] * 3 + [Accesses([(ids[5], 0)], "q", now)]
+        await service.memories.record_accesses(recalls)
         await service.embed_pending()
     order = [int(text.split()[2]) for text in _texts(state)]
     assert order == [2, 5, 11, 10, 9, 8, 7, 6, 4, 3, 1, 0]
