@@ -9,6 +9,7 @@ consistent database and a `running` row: the next run resumes that plan where it
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import os
@@ -99,6 +100,7 @@ class LifecycleEngine:
         self.refresh_profile = refresh_profile  # rebuilds a stale profile by rules
         self.vector_model = vector_model  # the current embedding model's key, if any
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._running = asyncio.Lock()  # the lease is this process's: one run in it at a time
 
     async def preview(
         self, now: datetime | None = None, agent_id: str | None = None
@@ -127,20 +129,28 @@ class LifecycleEngine:
         on_phase: PhaseCallback | None = None,
     ) -> LifecycleReport:
         started = time.perf_counter()
-        busy = await self.leases.acquire(
-            LEASE_NAME, self.holder, self.settings.lease_seconds, is_stale=_holder_is_gone
-        )
-        if busy is not None:
+        if self._running.locked():  # the scheduler's run, or another request's, in this process
             return LifecycleReport(
                 status="busy",
                 now=to_iso(now or self.clock.now()),
                 agent_id=agent_id,
-                holder=f"{busy.holder} (since {busy.acquired_at})",
+                holder=f"{self.holder} (this process)",
             )
-        try:
-            report = await self._run_locked(now, agent_id, on_phase)
-        finally:
-            await self.leases.release(LEASE_NAME, self.holder)
+        async with self._running:
+            busy = await self.leases.acquire(
+                LEASE_NAME, self.holder, self.settings.lease_seconds, is_stale=_holder_is_gone
+            )
+            if busy is not None:
+                return LifecycleReport(
+                    status="busy",
+                    now=to_iso(now or self.clock.now()),
+                    agent_id=agent_id,
+                    holder=f"{busy.holder} (since {busy.acquired_at})",
+                )
+            try:
+                report = await self._run_locked(now, agent_id, on_phase)
+            finally:
+                await self.leases.release(LEASE_NAME, self.holder)
         report.took_ms = _ms_since(started)
         log.info("lifecycle run %s: %s in %.0f ms", report.run_id, report.counts, report.took_ms)
         return report
