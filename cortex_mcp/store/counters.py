@@ -7,20 +7,27 @@ from collections.abc import Mapping
 
 import aiosqlite
 
+from cortex_mcp.store.connection import RawConnection
 from cortex_mcp.store.database import Database
+from cortex_mcp.store.writer import on_thread
 
 _PREFIX = "count:"
 
 
-async def add_in(conn: aiosqlite.Connection, counts: Mapping[str, int]) -> None:
-    """Add to counters inside the caller's transaction."""
+def add_rows(conn: RawConnection, counts: Mapping[str, int]) -> None:
+    """Add to counters inside the caller's one-trip transaction (`Database.transact`)."""
     items = [(f"{_PREFIX}{name}", int(n)) for name, n in counts.items() if n]
     if items:
-        await conn.executemany(
+        conn.executemany(
             "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
             " SET value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)",
             items,
         )
+
+
+async def add_in(conn: aiosqlite.Connection, counts: Mapping[str, int]) -> None:
+    """Add to counters inside the caller's async transaction (`Database.write`)."""
+    await on_thread(conn, lambda raw: add_rows(raw, counts))
 
 
 class Counters:
@@ -31,10 +38,7 @@ class Counters:
         if not any(counts.values()):
             return
 
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await add_in(conn, counts)
-
-        await self.db.write(txn)
+        await self.db.transact(lambda conn: add_rows(conn, counts))
 
     async def read(self, group: str) -> dict[str, int]:
         """Counters named ``<group>.<name>``, as {name: total}."""

@@ -115,8 +115,12 @@ class MemoryStore:
         return await self.db.transact(lambda conn: self._insert_or_bump(conn, new, now))
 
     async def write_in(self, conn: aiosqlite.Connection, new: NewMemory, now: str) -> WriteOutcome:
-        """`remember` inside a transaction another store method already holds."""
+        """`remember` inside an async transaction another store method holds (`Database.write`)."""
         return await on_thread(conn, lambda raw: self._insert_or_bump(raw, new, now))
+
+    def remember_in(self, conn: RawConnection, new: NewMemory, now: str) -> WriteOutcome:
+        """`remember` inside a one-trip transaction another store method holds (`transact`)."""
+        return self._insert_or_bump(conn, new, now)
 
     def _insert_or_bump(
         self, conn: RawConnection, new: NewMemory, now: str, *, audit: bool = True

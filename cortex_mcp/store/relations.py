@@ -8,7 +8,9 @@ from typing import Any
 import aiosqlite
 
 from cortex_mcp.models import new_id
+from cortex_mcp.store.connection import RawConnection
 from cortex_mcp.store.database import Database
+from cortex_mcp.store.writer import on_thread
 
 
 @dataclass(frozen=True)
@@ -23,8 +25,13 @@ class Triple:
 async def add_in(
     conn: aiosqlite.Connection, agent_id: str, triples: list[Triple], now: str
 ) -> None:
+    """`add_rows` inside the caller's async transaction (`Database.write`)."""
+    await on_thread(conn, lambda raw: add_rows(raw, agent_id, triples, now))
+
+
+def add_rows(conn: RawConnection, agent_id: str, triples: list[Triple], now: str) -> None:
     """Insert triples inside the caller's transaction; a known triple is refreshed, not doubled."""
-    await conn.executemany(
+    conn.executemany(
         "INSERT INTO relations (id, agent_id, subject, predicate, object, confidence,"
         " source_memory_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT(agent_id, subject, predicate, object) DO UPDATE SET"
@@ -57,29 +64,28 @@ class RelationStore:
     async def add(self, agent_id: str, triple: Triple, now: str) -> dict[str, Any]:
         """One triple in its own transaction; a known triple is refreshed and returned as is."""
 
-        async def txn(conn: aiosqlite.Connection) -> dict[str, Any]:
-            await add_in(conn, agent_id, [triple], now)
-            cursor = await conn.execute(
+        def txn(conn: RawConnection) -> dict[str, Any]:
+            add_rows(conn, agent_id, [triple], now)
+            row = conn.execute(
                 f"SELECT {_ROW} FROM relations"
                 " WHERE agent_id = ? AND subject = ? AND predicate = ? AND object = ?",
                 (agent_id, triple.subject, triple.predicate, triple.object),
-            )
-            row = await cursor.fetchone()
+            ).fetchone()
             assert row is not None
             return dict(row)
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def delete(self, relation_id: str, agent_id: str) -> bool:
         """Delete one of `agent_id`'s relations; False when it has none with that id."""
 
-        async def txn(conn: aiosqlite.Connection) -> bool:
-            cursor = await conn.execute(
+        def txn(conn: RawConnection) -> bool:
+            cursor = conn.execute(
                 "DELETE FROM relations WHERE id = ? AND agent_id = ?", (relation_id, agent_id)
             )
             return cursor.rowcount > 0
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def for_memory(self, memory_id: str) -> list[dict[str, Any]]:
         rows = await self.db.fetchall(

@@ -13,10 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiosqlite
-
 from cortex_mcp.models import Memory, NewMemory, new_id
 from cortex_mcp.store import counters, relations
+from cortex_mcp.store.connection import RawConnection
 from cortex_mcp.store.database import Database, Row
 from cortex_mcp.store.memories import MemoryStore
 
@@ -77,8 +76,8 @@ class TurnStore:
     ) -> tuple[Turn, bool]:
         """Store the raw turn durably; (the turn, False) when the same turn is already known."""
 
-        async def txn(conn: aiosqlite.Connection) -> tuple[Turn, bool]:
-            cursor = await conn.execute(
+        def txn(conn: RawConnection) -> tuple[Turn, bool]:
+            cursor = conn.execute(
                 "INSERT INTO turns (id, agent_id, session_id, turn_hash, user_message,"
                 " assistant_message, status, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)"
@@ -95,17 +94,16 @@ class TurnStore:
                 ),
             )
             created = cursor.rowcount == 1
-            async with conn.execute(
+            row = conn.execute(
                 f"SELECT {_COLUMNS} FROM turns WHERE agent_id = ? AND turn_hash = ?",
                 (agent_id, turn_hash),
-            ) as rows:
-                row = await rows.fetchone()
+            ).fetchone()
             assert row is not None
             if created:
-                await counters.add_in(conn, {"ingest.turns": 1})
+                counters.add_rows(conn, {"ingest.turns": 1})
             return _turn(row), created
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def get(self, turn_id: str) -> Turn | None:
         row = await self.db.fetchone(f"SELECT {_COLUMNS} FROM turns WHERE id = ?", (turn_id,))
@@ -114,15 +112,15 @@ class TurnStore:
     async def claim(self, turn: Turn, owner: str, now: str) -> bool:
         """Take `turn` for `owner` if nobody else took it since it was read."""
 
-        async def txn(conn: aiosqlite.Connection) -> bool:
-            cursor = await conn.execute(
+        def txn(conn: RawConnection) -> bool:
+            cursor = conn.execute(
                 "UPDATE turns SET claimed_by = ?, claimed_at = ?, attempts = attempts + 1,"
                 " updated_at = ? WHERE id = ? AND status = 'pending' AND claimed_by IS ?",
                 (owner, now, now, turn.id, turn.claimed_by),
             )
             return cursor.rowcount == 1
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def pending(self, limit: int = 1000) -> list[Turn]:
         rows = await self.db.fetchall(
@@ -133,12 +131,11 @@ class TurnStore:
     async def complete(self, turn: Turn, done: Completion, now: str) -> list[Memory]:
         """Write the extracted memories, their relations and the turn's result at once."""
 
-        async def txn(conn: aiosqlite.Connection) -> list[Memory]:
-            async with conn.execute("SELECT status FROM turns WHERE id = ?", (turn.id,)) as cursor:
-                row = await cursor.fetchone()
+        def txn(conn: RawConnection) -> list[Memory]:
+            row = conn.execute("SELECT status FROM turns WHERE id = ?", (turn.id,)).fetchone()
             if row is None or row[0] == "done":  # another process finished it first
                 return []
-            written = [await self.memories.write_in(conn, new, now) for new in done.memories]
+            written = [self.memories.remember_in(conn, new, now) for new in done.memories]
             triples = [
                 relations.Triple(
                     t.subject,
@@ -149,20 +146,20 @@ class TurnStore:
                 for t, i in done.triples
             ]
             if triples:
-                await relations.add_in(conn, turn.agent_id, triples, now)
+                relations.add_rows(conn, turn.agent_id, triples, now)
             result = {
                 "high_signals": done.high_signal_ids,
                 "extracted": [w.memory.id for w in written],
             }
-            await conn.execute(
+            conn.execute(
                 "UPDATE turns SET status = 'done', outcome = ?, result = ?, user_message = '',"
                 " assistant_message = '', updated_at = ? WHERE id = ?",
                 (done.outcome, json.dumps(result), now, turn.id),
             )
-            await counters.add_in(conn, {f"ingest.{done.outcome}": 1, **done.counts})
+            counters.add_rows(conn, {f"ingest.{done.outcome}": 1, **done.counts})
             return [w.memory for w in written]
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def counts(self, agent_id: str | None = None) -> dict[str, Any]:
         """Turns by status and outcome: one agent's, or every agent's with None."""
