@@ -279,11 +279,13 @@ def summary_items(memories: list[Memory], limit: int = SUMMARY_ITEMS) -> list[Me
     return sorted(memories, key=lambda m: (-m.importance, -m.access_count, m.created_at))[:limit]
 
 
-def extractive_summary(period: str, memories: list[Memory]) -> str:
+def extractive_summary(period: str, memories: list[Memory], total: int | None = None) -> str:
+    """`memories` may be only the highest ranked of the `total` the summary covers."""
     items = [_clip(m.content) for m in summary_items(memories)]
-    more = len(memories) - len(items)
+    total = len(memories) if total is None else total
+    more = total - len(items)
     tail = f"; and {more} more" if more > 0 else ""
-    return f"[{period}] {len(memories)} archived memories: " + "; ".join(items) + tail
+    return f"[{period}] {total} archived memories: " + "; ".join(items) + tail
 
 
 # ---- helpers -------------------------------------------------------------------------------

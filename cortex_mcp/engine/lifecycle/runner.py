@@ -25,6 +25,7 @@ import numpy as np
 from cortex_mcp.config import LifecycleSettings
 from cortex_mcp.engine.lifecycle.plan import (
     PHASES,
+    SUMMARY_ITEMS,
     Plan,
     extractive_summary,
     plan,
@@ -230,15 +231,29 @@ class LifecycleEngine:
 
     async def _fresh_plan(self, agent_id: str | None, now: datetime | None) -> Plan:
         """What a run starting now would do (preview and run must plan alike)."""
-        snapshot = await self.store.snapshot(agent_id)
-        return plan(
+        moment = now or self.clock.now()
+        snapshot = await self.store.snapshot(
+            agent_id, archive_before=to_iso(moment - self.archive_ttl)
+        )
+        made = plan(
             snapshot,
-            now or self.clock.now(),
+            moment,
             self.settings,
             self.archive_ttl,
             llm_available=self.llm is not None,
             vectors=await self._vectors(snapshot),
         )
+        await self._redact_reasons(made.actions)
+        return made
+
+    async def _redact_reasons(self, actions: list[LifecycleAction]) -> None:
+        """Reasons go into the stored plan and the audit log: redacted like any stored text
+        (each distinct reason once; a night has a handful)."""
+        cleaned: dict[str, str] = {}
+        for action in actions:
+            if action.reason not in cleaned:
+                cleaned[action.reason] = await self.rewrite(action.reason)
+            action.reason = cleaned[action.reason]
 
     async def _vectors(self, snapshot: list[Memory]) -> dict[str, np.ndarray]:
         """Stored vectors of the current embedding model for the memories merge may compare."""
@@ -285,22 +300,23 @@ class LifecycleEngine:
         return texts
 
     async def _summary(self, action: LifecycleAction, notes: list[str]) -> NewMemory:
-        members = await self._members(action)
         covers = list(action.ids)
         if action.into is not None:  # fold into the month's summary: cover its memories too
             found = await self.store.memories.get_many([action.into])
             previous = found.get(action.into)
             if previous is not None:
-                earlier = [i for i in previous.metadata.get("covers", []) if i not in covers]
+                new = set(covers)
+                earlier = [i for i in previous.metadata.get("covers", []) if i not in new]
                 covers = [*earlier, *covers]
-                kept = await self.store.memories.get_many(earlier)
-                members = [*(kept[i] for i in earlier if i in kept), *members]
+        # a month may hold thousands: only the few a summary quotes are read
+        limit = max(SUMMARY_ITEMS, self.settings.llm_batch_items)
+        total, members = await self.store.ranked_members(covers, limit)
         period = action.period or "?"
-        content, method = extractive_summary(period, members), "extractive"
+        content, method = extractive_summary(period, members, total), "extractive"
         if action.llm and self.llm is not None:
             chosen = summary_items(members, self.settings.llm_batch_items)
             prompt = _prompt("compress.md").render(
-                period=period, count=str(len(members)), memories=_bullets(chosen)
+                period=period, count=str(total), memories=_bullets(chosen)
             )
             answer = await self._complete(prompt, notes)
             if answer:

@@ -1,9 +1,9 @@
 """Text near-duplicate measure for the lifecycle when no vectors are at hand.
 
 Dice coefficient over word unigrams and bigrams (CJK split per character, like the search
-index), so "The user lives in Tokyo" and "User lives in Tokyo." score 0.875. Candidates come
-from an inverted index over each text's rarest words, so a pass over a few thousand memories
-compares only pairs that could be near-duplicates, never all pairs.
+index), so "The user lives in Tokyo" and "User lives in Tokyo." score 0.875. Never all pairs:
+`best` looks at the texts sharing one of a text's rarest words (an inverted index), `clusters`
+at the pairs MinHash bands put in one bucket (`blocking`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from cortex_mcp.engine.lifecycle.blocking import candidate_pairs
 from cortex_mcp.tokenize import index_text
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -53,7 +54,7 @@ class TextSimilarity:
             if " " not in item:
                 self._postings[item].append(position)
 
-    def _candidates(self, items: frozenset[str], skip: int = -1) -> set[int]:
+    def _candidates(self, items: frozenset[str]) -> set[int]:
         words = [w for w in items if " " not in w and len(self._postings.get(w, ())) > 0]
         words.sort(key=lambda w: (len(self._postings[w]), w))
         found: set[int] = set()
@@ -61,7 +62,6 @@ class TextSimilarity:
             posting = self._postings[word]
             if len(posting) <= _MAX_POSTING:
                 found.update(posting)
-        found.discard(skip)
         return found
 
     def best(self, text: str) -> tuple[str | None, float]:
@@ -88,11 +88,10 @@ class TextSimilarity:
                 i = parent[i]
             return i
 
-        for i, items in enumerate(self._sets):
-            for j in self._candidates(items, skip=i):
-                both_have_vectors = i in unit and j in unit
-                if j > i and not both_have_vectors and dice(items, self._sets[j]) >= threshold:
-                    parent[root(j)] = root(i)
+        for i, j in candidate_pairs(self._sets, threshold).tolist():
+            both_have_vectors = i in unit and j in unit
+            if not both_have_vectors and dice(self._sets[i], self._sets[j]) >= threshold:
+                parent[root(j)] = root(i)
         for i, j in _cosine_pairs(unit, threshold):
             parent[root(j)] = root(i)
         groups: dict[int, list[str]] = defaultdict(list)

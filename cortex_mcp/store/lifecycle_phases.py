@@ -1,0 +1,263 @@
+"""One lifecycle phase's writes inside its transaction: every action whose memories are still
+as planned, and one audit row per applied action.
+
+Moves (promote, expire, archive) are set-based: one liveness query and one UPDATE per 500 ids,
+so a phase of 30,000 archives is a few dozen statements, not 60,000. Merges and compressions
+(a few per night, each writing a new memory) go one by one. The actions of one phase never
+share a memory, so checking them all before applying any decides exactly what checking each
+just before applying it would."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import aiosqlite
+
+from cortex_mcp.models import LifecycleAction, NewMemory
+from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.memories import MemoryStore, _delete_from_vec_index
+from cortex_mcp.tokenize import content_hash, index_text
+
+LIVE = "forgotten_at IS NULL AND superseded_by IS NULL"
+CHUNK = 500  # ids per statement, well under SQLite's bound on variables
+_MOVES = {"promote": ("working", "core"), "expire": ("working", "archive")}
+_MOVES["archive"] = ("core", "archive")
+
+
+@dataclass
+class PhaseResult:
+    applied: list[LifecycleAction]
+    skipped: list[LifecycleAction]
+    created: dict[str, str]  # action key -> new memory id
+
+
+def action_key(action: LifecycleAction) -> str:
+    return f"{action.kind}:{action.agent_id}:{action.period or ''}:{action.ids[0]}"
+
+
+async def apply_actions(
+    conn: aiosqlite.Connection,
+    memories: MemoryStore,
+    run_id: int,
+    actions: list[LifecycleAction],
+    new_memories: dict[str, NewMemory],
+    now: str,
+    vec_loaded: bool,
+) -> PhaseResult:
+    """Apply what is still as planned, audit it, and say what was applied and skipped."""
+    result = PhaseResult([], [], {})
+    live = await _live_for_moves(conn, actions)
+    moves: dict[str, list[str]] = defaultdict(list)
+    audit: list[tuple[str, str, str, str]] = []
+    for action in actions:
+        if action.kind in _MOVES:
+            done = list(action.ids) if all(i in live for i in action.ids) else None
+            if done is not None:
+                moves[_MOVES[action.kind][1]].extend(action.ids)
+        else:
+            new = new_memories.get(action_key(action))
+            done = await _apply_one(conn, memories, action, new, now, result, vec_loaded)
+        if done is None:
+            result.skipped.append(action)
+            continue
+        result.applied.append(action)
+        details = {
+            "run_id": run_id,
+            "before": action.ids,
+            "after": done,
+            "reason": action.reason,
+            "score": action.score,
+        }
+        audit.append(_audit_row(action.kind, [*action.ids, *done], details, now))
+    for layer, ids in moves.items():
+        for chunk in chunks(ids, CHUNK):
+            await conn.execute(
+                "UPDATE memories SET layer = ?, expires_at = NULL, updated_at = ?"
+                f" WHERE id IN ({placeholders(chunk)})",
+                [layer, now, *chunk],
+            )
+    await conn.executemany(
+        "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at) VALUES (?, ?, ?, ?)",
+        audit,
+    )
+    return result
+
+
+def _audit_row(action: str, ids: list[str], details: dict[str, Any], now: str) -> tuple[str, ...]:
+    """The row `memories.log_lifecycle` writes, for many at once."""
+    return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
+
+
+async def _live_for_moves(conn: aiosqlite.Connection, actions: list[LifecycleAction]) -> set[str]:
+    """Ids of the moves' memories that are still live in the layer each move starts from."""
+    by_layer: dict[str, list[str]] = defaultdict(list)
+    for action in actions:
+        if action.kind in _MOVES:
+            by_layer[_MOVES[action.kind][0]].extend(action.ids)
+    live: set[str] = set()
+    for layer, ids in by_layer.items():
+        for chunk in chunks(ids, CHUNK):
+            rows = await fetch_all(
+                conn,
+                f"SELECT id FROM memories WHERE id IN ({placeholders(chunk)}) AND +layer = ?"
+                f" AND {LIVE} AND json_extract(metadata, '$.compressed_into') IS NULL",
+                [*chunk, layer],
+            )
+            live.update(str(row[0]) for row in rows)
+    return live
+
+
+async def _apply_one(
+    conn: aiosqlite.Connection,
+    memories: MemoryStore,
+    action: LifecycleAction,
+    new: NewMemory | None,
+    now: str,
+    result: PhaseResult,
+    vec_loaded: bool,
+) -> list[str] | None:
+    """Apply a merge or a compression; its `after` ids, or None when its memories changed."""
+    expected = "core" if action.kind == "merge" else "archive"
+    if not await all_live_in(conn, action.ids, expected):
+        return None
+    if action.kind == "merge":
+        return await _merge(conn, memories, action, new, now, result)
+    if action.kind == "compress" and new is not None and action.into is not None:
+        if not await all_live_in(conn, [action.into], "core"):
+            return None
+        await rewrite_memory(conn, action.into, new.content, new.metadata, now, vec_loaded)
+        await _mark_compressed(conn, action.ids, action.into)
+        result.created[action_key(action)] = action.into
+        return [action.into]
+    if action.kind == "compress" and new is not None:
+        summary = await memories.write_in(conn, new, now)
+        await _mark_compressed(conn, action.ids, summary.memory.id)
+        result.created[action_key(action)] = summary.memory.id
+        return [summary.memory.id]
+    return None
+
+
+async def _merge(
+    conn: aiosqlite.Connection,
+    memories: MemoryStore,
+    action: LifecycleAction,
+    new: NewMemory | None,
+    now: str,
+    result: PhaseResult,
+) -> list[str]:
+    if new is not None:  # the LLM wrote one memory for the whole cluster
+        keeper = (await memories.write_in(conn, new, now)).memory.id
+        result.created[action_key(action)] = keeper
+    else:
+        keeper = action.into or action.ids[-1]
+    older = [i for i in action.ids if i != keeper]
+    stats = await fetch_all(
+        conn,
+        "SELECT MAX(importance), SUM(access_count) FROM memories"
+        f" WHERE id IN ({placeholders(older)})",
+        older,
+    )
+    importance, accesses = stats[0][0] or 0.0, stats[0][1] or 0
+    await conn.execute(
+        "UPDATE memories SET importance = MAX(importance, ?),"
+        " access_count = access_count + ? WHERE id = ?",
+        (importance, accesses, keeper),
+    )
+    await conn.execute(
+        "UPDATE memories SET superseded_by = ?, layer = 'archive', expires_at = NULL,"
+        f" updated_at = ? WHERE id IN ({placeholders(older)})",
+        [keeper, now, *older],
+    )
+    return [keeper]
+
+
+async def rewrite_memory(
+    conn: aiosqlite.Connection,
+    summary_id: str,
+    content: str,
+    metadata: dict[str, Any],
+    now: str,
+    vec_loaded: bool,
+) -> None:
+    """New text and metadata for a summary: row, FTS, hash; its vectors are dropped so the
+    indexer embeds the new text."""
+    rows = await fetch_all(conn, "SELECT seq FROM memories WHERE id = ?", [summary_id])
+    if not rows:
+        return
+    seq = rows[0][0]
+    await conn.execute(
+        "UPDATE memories SET content = ?, content_hash = ?, metadata = ?, updated_at = ?"
+        " WHERE seq = ?",
+        (
+            content,
+            f"summary:{summary_id}:{content_hash(content)}",
+            json.dumps(metadata, ensure_ascii=False),
+            now,
+            seq,
+        ),
+    )
+    await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+    await conn.execute(
+        "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, index_text(content))
+    )
+    await conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (summary_id,))
+    if vec_loaded:
+        await _delete_from_vec_index(conn, summary_id)
+
+
+async def delete_originals(
+    conn: aiosqlite.Connection, applied: list[LifecycleAction], vec_loaded: bool
+) -> None:
+    """Originals of a summary are removed; their ids stay in the summary and the log."""
+    ids = [i for a in applied if a.kind == "compress" for i in a.ids]
+    for chunk in chunks(ids, CHUNK):
+        rows = await fetch_all(
+            conn, f"SELECT seq FROM memories WHERE id IN ({placeholders(chunk)})", chunk
+        )
+        await conn.executemany(
+            "DELETE FROM memories_fts WHERE rowid = ?", [(row[0],) for row in rows]
+        )
+        await conn.execute(
+            f"UPDATE relations SET source_memory_id = NULL WHERE source_memory_id IN"
+            f" ({placeholders(chunk)})",
+            chunk,
+        )
+        await conn.execute(f"DELETE FROM memories WHERE id IN ({placeholders(chunk)})", chunk)
+        if vec_loaded:
+            for memory_id in chunk:
+                await _delete_from_vec_index(conn, memory_id)
+
+
+async def _mark_compressed(conn: aiosqlite.Connection, ids: list[str], summary_id: str) -> None:
+    for chunk in chunks(ids, CHUNK):
+        await conn.execute(
+            "UPDATE memories SET metadata = json_set(metadata, '$.compressed_into', ?)"
+            f" WHERE id IN ({placeholders(chunk)})",
+            [summary_id, *chunk],
+        )
+
+
+async def all_live_in(conn: aiosqlite.Connection, ids: list[str], layer: str) -> bool:
+    found = 0
+    unique = list(dict.fromkeys(ids))
+    for chunk in chunks(unique, CHUNK):
+        rows = await fetch_all(
+            conn,
+            f"SELECT COUNT(*) FROM memories WHERE id IN ({placeholders(chunk)}) AND +layer = ?"
+            f" AND {LIVE} AND json_extract(metadata, '$.compressed_into') IS NULL",
+            [*chunk, layer],
+        )
+        found += int(rows[0][0])
+    return found == len(unique)
+
+
+async def fetch_all(conn: aiosqlite.Connection, sql: str, params: list[Any]) -> list[Any]:
+    async with conn.execute(sql, params) as cursor:
+        return list(await cursor.fetchall())
+
+
+def chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
