@@ -86,7 +86,9 @@ async def apply_actions(
     return result
 
 
-def _audit_row(action: str, ids: list[str], details: dict[str, Any], now: str) -> tuple[str, ...]:
+def _audit_row(
+    action: str, ids: list[str], details: dict[str, Any], now: str
+) -> tuple[str, str, str, str]:
     """The row `memories.log_lifecycle` writes, for many at once."""
     return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
 

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from cortex_mcp.config import LifecycleSettings
-from cortex_mcp.engine.lifecycle.similarity import TextSimilarity
+from cortex_mcp.engine.lifecycle.similarity import TextSimilarity, shingles
 from cortex_mcp.models import Category, Layer, LifecycleAction, Memory, from_iso, to_iso
 from cortex_mcp.tokenize import speaker_of
 
@@ -84,8 +84,9 @@ def plan(
         by_agent[memory.agent_id].append(memory)  # a fresh snapshot: changed in place
     for agent in sorted(by_agent):
         state = {m.id: m for m in by_agent[agent]}
-        _promote(state, now, settings, result)
-        _merge(state, now, settings, result, budget, vectors or {})
+        texts: dict[str, frozenset[str]] = {}  # shingles by memory id: promote and merge share them
+        _promote(state, now, settings, result, texts)
+        _merge(state, now, settings, result, budget, vectors or {}, texts)
         reserve = _new_summaries(state, now, archive_ttl)  # summaries about to join core
         _archive(state, now, settings, result, reserve)
         _compress(state, now, archive_ttl, settings, result, budget)
@@ -108,23 +109,27 @@ def is_high_signal(memory: Memory) -> bool:
 
 
 def _promote(
-    state: dict[str, Memory], now: datetime, settings: LifecycleSettings, result: Plan
+    state: dict[str, Memory],
+    now: datetime,
+    settings: LifecycleSettings,
+    result: Plan,
+    texts: dict[str, frozenset[str]],
 ) -> None:
     core = TextSimilarity()
     for m in state.values():
         if m.layer is Layer.core:
-            core.add(m.id, m.content)
+            core.add(m.id, m.content, _shingles(m, texts))
     min_age = timedelta(hours=settings.promote_min_age_hours)
     for m in _ordered(state, Layer.working):
         expired = m.expires_at is not None and from_iso(m.expires_at) <= now
         if now - from_iso(m.created_at) < min_age and not expired:
             continue
-        _, similarity = core.best(m.content)
+        _, similarity = core.best(m.content, _shingles(m, texts))
         score = round(promotion_score(m, 1.0 - similarity), 4)
         if score >= settings.promote_threshold:
             _add(result, "promote", "promote", m, [m.id], score, "score >= threshold")
             _relayer(m, Layer.core, now)
-            core.add(m.id, m.content)
+            core.add(m.id, m.content, _shingles(m, texts))
         elif expired:
             _add(result, "promote", "expire", m, [m.id], score, "working TTL passed")
             _relayer(m, Layer.archive, now)
@@ -140,6 +145,7 @@ def _merge(
     result: Plan,
     budget: list[int],
     vectors: dict[str, np.ndarray],
+    texts: dict[str, frozenset[str]],
 ) -> None:
     candidates = [m for m in _ordered(state, Layer.core) if m.category not in PERMANENT]
     # near-duplicates of the same category and the same speaker: two people's alike lines
@@ -151,7 +157,7 @@ def _merge(
         group = by_kind[kind]
         index = TextSimilarity()
         for m in group:
-            index.add(m.id, m.content)
+            index.add(m.id, m.content, _shingles(m, texts))
         for cluster in index.clusters(settings.merge_threshold, vectors):
             members = sorted((state[i] for i in cluster), key=lambda x: (x.created_at, x.id))
             keeper = members[-1]  # the latest wins a conflict; the others chain to it
@@ -289,6 +295,13 @@ def extractive_summary(period: str, memories: list[Memory], total: int | None = 
 
 
 # ---- helpers -------------------------------------------------------------------------------
+
+
+def _shingles(memory: Memory, texts: dict[str, frozenset[str]]) -> frozenset[str]:
+    found = texts.get(memory.id)
+    if found is None:
+        found = texts[memory.id] = shingles(memory.content)
+    return found
 
 
 def _clip(text: str) -> str:

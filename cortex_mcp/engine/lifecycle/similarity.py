@@ -15,12 +15,12 @@ from collections import defaultdict
 import numpy as np
 
 from cortex_mcp.engine.lifecycle.blocking import candidate_pairs
+from cortex_mcp.engine.lifecycle.vector_blocking import close_pairs
 from cortex_mcp.tokenize import index_text
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PROBES = 4  # rarest words used to find candidates; a candidate must share two of them
 _MAX_POSTING = 400  # words more common than this are useless as probes
-_BLOCK = 512  # rows of the cosine matrix computed at a time
 
 
 def shingles(text: str) -> frozenset[str]:
@@ -34,22 +34,30 @@ def dice(a: frozenset[str], b: frozenset[str]) -> float:
     return 2 * len(a & b) / (len(a) + len(b))
 
 
-def _comparable(a: int, b: int, floor: float = 0.5) -> bool:
-    """Sets this different in size cannot reach a useful Dice score."""
-    return min(a, b) >= floor * max(a, b)
-
-
 class TextSimilarity:
+    """Texts indexed for `best` (rarest-word postings, Dice computed with numpy over the
+    candidates' shingle numbers) and for `clusters` (MinHash bands)."""
+
     def __init__(self) -> None:
         self._keys: list[str] = []
         self._sets: list[frozenset[str]] = []
         self._postings: dict[str, list[int]] = defaultdict(list)
+        self._numbers: dict[str, int] = {}  # shingle -> its number in `_flat`
+        self._flat = _Growing()  # every text's shingle numbers, one after another
+        self._starts = _Growing()
+        self._sizes = _Growing()
+        self._marks = np.zeros(1024, dtype=bool)  # the query's shingles, by number
 
-    def add(self, key: str, text: str) -> None:
+    def add(self, key: str, text: str, items: frozenset[str] | None = None) -> None:
+        """Index `text` (or its already computed `items`) under `key`."""
         position = len(self._keys)
-        items = shingles(text)
+        items = shingles(text) if items is None else items
         self._keys.append(key)
         self._sets.append(items)
+        numbers = self._numbers
+        self._starts.append([len(self._flat)])
+        self._sizes.append([len(items)])
+        self._flat.append([numbers.setdefault(item, len(numbers)) for item in items])
         for item in items:
             if " " not in item:
                 self._postings[item].append(position)
@@ -64,15 +72,30 @@ class TextSimilarity:
                 found.update(posting)
         return found
 
-    def best(self, text: str) -> tuple[str | None, float]:
-        """The most similar indexed text and its similarity (0 when none shares a word)."""
-        items = shingles(text)
-        best_key, best_score = None, 0.0
-        for position in sorted(self._candidates(items)):
-            score = dice(items, self._sets[position])
-            if score > best_score:
-                best_key, best_score = self._keys[position], score
-        return best_key, best_score
+    def best(self, text: str, items: frozenset[str] | None = None) -> tuple[str | None, float]:
+        """The most similar indexed text and its similarity (0 when none shares a word);
+        the first indexed of equals."""
+        items = shingles(text) if items is None else items
+        found = self._candidates(items)
+        if not found:
+            return None, 0.0
+        positions = np.array(sorted(found), dtype=np.int64)
+        scores = self._dice_with(items, positions)
+        best = int(np.argmax(scores))
+        return self._keys[positions[best]], float(scores[best])
+
+    def _dice_with(self, items: frozenset[str], positions: np.ndarray) -> np.ndarray:
+        """Dice of `items` with each indexed text at `positions`, as `dice` computes it."""
+        starts, sizes = self._starts.view()[positions], self._sizes.view()[positions]
+        segments = np.cumsum(sizes) - sizes
+        gather = np.arange(int(sizes.sum())) + np.repeat(starts - segments, sizes)
+        if len(self._marks) < len(self._numbers):
+            self._marks = np.zeros(2 * len(self._numbers), dtype=bool)
+        mine = [self._numbers[i] for i in items if i in self._numbers]
+        self._marks[mine] = True
+        hits = self._marks[self._flat.view()[gather]].astype(np.int64)
+        self._marks[mine] = False
+        return 2 * np.add.reduceat(hits, segments) / (sizes + len(items))
 
     def clusters(
         self, threshold: float, vectors: dict[str, np.ndarray] | None = None
@@ -100,6 +123,29 @@ class TextSimilarity:
         return [keys for keys in groups.values() if len(keys) > 1]
 
 
+class _Growing:
+    """An int64 array that grows by doubling (appends in amortised constant time)."""
+
+    def __init__(self) -> None:
+        self._data = np.empty(256, dtype=np.int64)
+        self._used = 0
+
+    def __len__(self) -> int:
+        return self._used
+
+    def append(self, values: list[int]) -> None:
+        end = self._used + len(values)
+        if end > len(self._data):
+            grown = np.empty(max(end, 2 * len(self._data)), dtype=np.int64)
+            grown[: self._used] = self._data[: self._used]
+            self._data = grown
+        self._data[self._used : end] = values
+        self._used = end
+
+    def view(self) -> np.ndarray:
+        return self._data[: self._used]
+
+
 def _unit_vectors(keys: list[str], vectors: dict[str, np.ndarray]) -> dict[int, np.ndarray]:
     """Positions with a vector, normalised; vectors of another size than the first are
     left out (a mixed store during a model switch compares those pairs by text)."""
@@ -123,11 +169,5 @@ def _cosine_pairs(unit: dict[int, np.ndarray], threshold: float) -> list[tuple[i
         return []
     positions = np.array(sorted(unit))
     matrix = np.stack([unit[p] for p in positions.tolist()])
-    pairs: list[tuple[int, int]] = []
-    for start in range(0, len(positions), _BLOCK):
-        block = matrix[start : start + _BLOCK] @ matrix.T
-        rows, cols = np.nonzero(block >= threshold)
-        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
-            if start + row < col:
-                pairs.append((int(positions[start + row]), int(positions[col])))
-    return pairs
+    pairs = positions[close_pairs(matrix, threshold)]
+    return [(int(i), int(j)) for i, j in pairs.tolist()]
