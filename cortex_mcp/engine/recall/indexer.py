@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cortex_mcp.engine.recall.throttle import InFlightLimit
 from cortex_mcp.errors import ProviderError, StorageError
 from cortex_mcp.models import Clock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade, MalformedVectors
@@ -57,26 +58,14 @@ class FreshVectors:
 
 
 @dataclass
-class InFlightLimit:
-    """Requests kept in flight with one provider: its own setting at most, halved each time
-    it answers busy, and one more after a run of clean batches (the way TCP shares a link)."""
+class _Fetched:
+    """A batch's vectors, from the cache or the provider, not saved yet."""
 
-    ceiling: int
-    current: int = 0
-    _clean: int = field(default=0, repr=False)
-
-    def __post_init__(self) -> None:
-        self.current = self.current or self.ceiling
-
-    def busy(self) -> int:
-        """Halve (not below one); return the limit it was."""
-        was, self.current, self._clean = self.current, max(1, self.current // 2), 0
-        return was
-
-    def clean(self) -> None:
-        self._clean += 1
-        if self.current < self.ceiling and self._clean >= 4 * self.current:
-            self.current, self._clean = self.current + 1, 0
+    pending: list[PendingEmbedding]
+    blobs: dict[str, bytes]  # content hash -> vector
+    asked: int  # how many the provider was asked for (the rest came from the cache)
+    rejected: int = 0
+    problems: list[str] = field(default_factory=list)
 
 
 class EmbeddingIndexer:
@@ -235,41 +224,57 @@ class EmbeddingIndexer:
         return limit
 
     async def _drain(self, provider: Embedder, limit: int | None) -> int:
-        """Keep up to the provider's limit of batches in flight until the queue is empty (or
-        `limit` memories are done); raise the first failure once the others have landed."""
-        in_flight: dict[asyncio.Task[int], list[str]] = {}
+        """Keep up to the provider's limit of requests in flight until the queue is empty (or
+        `limit` memories are done); raise the first failure once the others have landed.
+
+        A batch frees its request slot when the provider answers: its vectors are saved
+        while the next request is already out."""
+        requests: dict[asyncio.Task[_Fetched], list[str]] = {}
+        saves: dict[asyncio.Task[int], list[str]] = {}
         allowed = self.limit_for(provider)
         done = 0
         failure: BaseException | None = None
         try:
             while True:
-                while failure is None and len(in_flight) < allowed.current:
-                    queued = done + sum(len(ids) for ids in in_flight.values())
-                    if limit is not None and queued >= limit:
+                while failure is None and len(requests) < allowed.current:
+                    busy = [*requests.values(), *saves.values()]
+                    if len(saves) > allowed.current:  # the disk is behind: let it catch up
                         break
-                    skip = {memory_id for ids in in_flight.values() for memory_id in ids}
-                    batch = await self._next_batch(provider, skip)
+                    if limit is not None and done + sum(map(len, busy)) >= limit:
+                        break
+                    batch = await self._next_batch(provider, {m for ids in busy for m in ids})
                     if not batch:
                         break
-                    task = asyncio.create_task(self._embed_batch(provider, batch))
-                    in_flight[task] = [p.memory_id for p in batch]
-                if not in_flight:
+                    request = asyncio.create_task(self._fetch(provider, batch))
+                    requests[request] = [p.memory_id for p in batch]
+                if not requests and not saves:
                     break
-                finished, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
-                for task in finished:
-                    del in_flight[task]
-                    error = task.exception()
-                    if error is None:
-                        done += task.result()
-                        allowed.clean()
+                finished, _ = await asyncio.wait(
+                    [*requests, *saves], return_when=asyncio.FIRST_COMPLETED
+                )
+                errors: list[BaseException] = []
+                for request in finished & requests.keys():
+                    ids = requests.pop(request)
+                    if (error := request.exception()) is not None:
+                        errors.append(error)
                         continue
+                    saves[asyncio.create_task(self._store(provider, request.result()))] = ids
+                    allowed.clean()
+                for save in finished & saves.keys():
+                    saves.pop(save)
+                    if (error := save.exception()) is not None:
+                        errors.append(error)
+                        continue
+                    done += save.result()
+                for error in errors:
                     failure = failure or error
                     if isinstance(error, ProviderBusy):
                         self._slow_down(provider, allowed, error)
         finally:
-            for task in in_flight:
+            unfinished = [*requests, *saves]
+            for task in unfinished:
                 task.cancel()
-            await asyncio.gather(*in_flight, return_exceptions=True)
+            await asyncio.gather(*unfinished, return_exceptions=True)
         if failure is not None:
             raise failure
         return done
@@ -301,43 +306,48 @@ class EmbeddingIndexer:
                 was,
             )
 
-    async def _embed_batch(self, provider: Embedder, pending: list[PendingEmbedding]) -> int:
-        model = provider.model_key
-        cached = await self.vectors.cached([p.content_hash for p in pending], model)
+    async def _fetch(self, provider: Embedder, pending: list[PendingEmbedding]) -> _Fetched:
+        """Vectors for a batch: the cached ones, and one provider request for the rest."""
+        cached = await self.vectors.cached([p.content_hash for p in pending], provider.model_key)
         todo = [p for p in pending if p.content_hash not in cached]
-        blobs = dict(cached)
-        rejected = 0
-        if todo:
-            started = time.perf_counter()
-            timeout = self.timeout_s * max(1, len(todo) // 16)
-            try:
-                result = await self.cascade.embed_with(
-                    provider, [p.content for p in todo], timeout_s=timeout
-                )
-            except ProviderError as exc:
-                if isinstance(exc, MalformedVectors):
-                    self.rejected += exc.rejected
-                self._record_error(f"{provider.name}: {exc.message}")
-                raise
-            log.debug("embedded %d in %.0f ms", len(todo), (time.perf_counter() - started) * 1000)
-            for p, row, ok in zip(todo, result.vectors, result.ok, strict=True):
-                if ok:
-                    blobs[p.content_hash] = row.tobytes()
-            rejected = int((~result.ok).sum())
-        self.cache_hits += len(pending) - len(todo)
+        fetched = _Fetched(pending, dict(cached), len(todo))
+        if not todo:
+            return fetched
+        started = time.perf_counter()
+        timeout = self.timeout_s * max(1, len(todo) // 16)
+        try:
+            result = await self.cascade.embed_with(
+                provider, [p.content for p in todo], timeout_s=timeout
+            )
+        except ProviderError as exc:
+            if isinstance(exc, MalformedVectors):
+                self.rejected += exc.rejected
+            self._record_error(f"{provider.name}: {exc.message}")
+            raise
+        log.debug("embedded %d in %.0f ms", len(todo), (time.perf_counter() - started) * 1000)
+        for p, row, ok in zip(todo, result.vectors, result.ok, strict=True):
+            if ok:
+                fetched.blobs[p.content_hash] = row.tobytes()
+        fetched.rejected, fetched.problems = int((~result.ok).sum()), result.problems
+        return fetched
+
+    async def _store(self, provider: Embedder, fetched: _Fetched) -> int:
+        """Save a batch's vectors; raise ProviderError (after saving) if some were malformed."""
+        pending, blobs = fetched.pending, fetched.blobs
+        self.cache_hits += len(pending) - fetched.asked
         items = [(p, blobs[p.content_hash]) for p in pending if p.content_hash in blobs]
         dim = len(items[0][1]) // 4 if items else 0
-        saved = await self.vectors.save(items, model, dim, to_iso(self.clock.now()))
+        saved = await self.vectors.save(items, provider.model_key, dim, to_iso(self.clock.now()))
         self.index.mark_dirty()
         self.embedded += saved
         for p, _ in items:
             self.discard(p.memory_id)
-        if rejected:
-            self.rejected += rejected
+        if fetched.rejected:
+            self.rejected += fetched.rejected
             raise ProviderError(
                 self._record_error(
-                    f"{provider.name}: rejected {rejected} malformed vectors"
-                    f" ({', '.join(result.problems)})"
+                    f"{provider.name}: rejected {fetched.rejected} malformed vectors"
+                    f" ({', '.join(fetched.problems)})"
                 )
             )
         self.last_error = None
