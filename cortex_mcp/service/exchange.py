@@ -100,11 +100,26 @@ class ExchangeTools(ServiceCore):
             max_content_chars=self.settings.max_content_chars,
             store=self.exports,
             redactor=self.redactor,
-            progress=progress,
+            progress=self._embedding_as_it_goes(progress),
         )
         report = await run_import(job)
         if report.memories or report.relations:
             self._changed()
+        return report
+
+    def _embedding_as_it_goes(self, progress: Progress | None) -> Progress | None:
+        """`progress`, also waking the indexer after each batch an import commits, so a long
+        import is embedded while it runs rather than after it."""
+        if self.indexer is None:
+            return progress
+        indexer = self.indexer
+
+        def report(phase: str, done: int, total: int | None) -> None:
+            if phase == "importing":
+                indexer.notify()
+            if progress is not None:
+                progress(phase, done, total)
+
         return report
 
     async def export_json(

@@ -6,7 +6,9 @@ each request takes `--latency-ms` plus `--per-item-ms` per input, served in para
 is measured in the same run by a direct client (the real `openai` SDK) that keeps the same
 number of requests of the same size in flight as the indexer is configured to. Then a server
 (in a child process, `open_cortex` with the indexer running) imports a MEMORY.md of `--n`
-bullets, and the child samples how many memories have a vector until all do.
+bullets, and the child samples how many memories have a vector until all do: `import` with
+the indexer running during the import, `backlog` with the import done first and the indexer
+started after it (as after an outage or a model change), which times the indexer alone.
 
     python tests/bench/indexer.py                       # 10K memories
     python tests/bench/indexer.py --n 100000            # once, for the figures
@@ -56,7 +58,9 @@ def write_memory_md(path: Path, count: int) -> None:
 # ---- the child: one code version, in-process server with its indexer ----------------------
 
 
-async def measure_child(url: str, source: Path, db: Path) -> dict[str, Any]:
+async def measure_child(url: str, source: Path, db: Path, mode: str) -> dict[str, Any]:
+    """`import`: import with the indexer running, sample until every memory has a vector.
+    `backlog`: import with the indexer off (an outage, a model change), then start it."""
     from cortex_mcp.config import load_settings
     from cortex_mcp.runtime import open_cortex
 
@@ -67,6 +71,9 @@ async def measure_child(url: str, source: Path, db: Path) -> dict[str, Any]:
         embedding_model="stub-embed",
         embedding_timeout_s=60.0,
     )
+    if mode == "backlog":
+        async with open_cortex(settings, background=False) as service:
+            await service.import_path(str(source))
     async with open_cortex(settings, background=True) as service:
         indexer = service.indexer
         assert indexer is not None
@@ -85,7 +92,8 @@ async def measure_child(url: str, source: Path, db: Path) -> dict[str, Any]:
                 await asyncio.sleep(0.02)
 
         sampler = asyncio.create_task(sample())
-        await service.import_path(str(source))
+        if mode == "import":
+            await service.import_path(str(source))
         imported_at = time.perf_counter() - started
         total = int((await service.stats())["memories"]["total"])
         while indexer.embedded < total:
@@ -97,8 +105,8 @@ async def measure_child(url: str, source: Path, db: Path) -> dict[str, Any]:
     return {"config": config, "total": total, "imported_at": imported_at, "samples": samples}
 
 
-def child_main(url: str, source: str, db: str) -> None:
-    result = asyncio.run(measure_child(url, Path(source), Path(db)))
+def child_main(url: str, source: str, db: str, mode: str) -> None:
+    result = asyncio.run(measure_child(url, Path(source), Path(db), mode))
     print(json.dumps(result))
 
 
@@ -146,11 +154,14 @@ async def stub_most(url: str, batch: int, concurrency: int, requests: int) -> fl
     return requests * batch / seconds
 
 
-def run_child(url: str, source: Path, folder: Path, baseline: str | None) -> dict[str, Any]:
-    db = folder / f"brain-{'baseline' if baseline else 'current'}.db"
+def run_child(
+    url: str, source: Path, folder: Path, baseline: str | None, mode: str
+) -> dict[str, Any]:
+    db = folder / f"brain-{'baseline' if baseline else 'current'}-{mode}.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_")}
     env["CORTEX_LOG_LEVEL"] = "ERROR"
     command = [sys.executable, str(Path(__file__).resolve()), "--child", url, str(source), str(db)]
+    command.append(mode)
     if baseline:  # -P: this checkout's folder is not put on sys.path; the baseline's package is
         command.insert(1, "-P")
         env["PYTHONPATH"] = baseline
@@ -187,7 +198,7 @@ def report(name: str, result: dict[str, Any], most: float) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+    if len(sys.argv) == 6 and sys.argv[1] == "--child":
         child_main(*sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -195,6 +206,11 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=150.0, help="per request")
     parser.add_argument("--per-item-ms", type=float, default=1.0, help="per input")
     parser.add_argument("--baseline", help="also run the cortex_mcp package in this folder")
+    parser.add_argument(
+        "--modes",
+        default="import,backlog",
+        help="import: the indexer runs during the import; backlog: it starts after it",
+    )
     options = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from cortex_mcp.providers.embeddings import OPENAI_BATCH_SIZE, OPENAI_CONCURRENCY
@@ -219,9 +235,12 @@ def main() -> None:
             folder = Path(tmp)
             source = folder / "MEMORY.md"
             write_memory_md(source, options.n)
-            report("current", run_child(url, source, folder, None), most)
-            if options.baseline:
-                report("baseline", run_child(url, source, folder, options.baseline), most)
+            for mode in options.modes.split(","):
+                print(f"{mode}:")
+                report("current", run_child(url, source, folder, None, mode), most)
+                if options.baseline:
+                    baseline = run_child(url, source, folder, options.baseline, mode)
+                    report("baseline", baseline, most)
     finally:
         assert stub.stdin is not None
         stub.stdin.close()
