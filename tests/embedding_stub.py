@@ -82,6 +82,7 @@ class StubState:
     per_item_s: float = 0.0  # per input, like the model's work
     max_inputs: int | None = None
     max_concurrent: int | None = None
+    retry_after_s: float | None = None  # sent with each 429
     requests: list[dict[str, Any]] = field(default_factory=list)
     served: list[list[str]] = field(default_factory=list)  # the inputs of each request served
     refused: list[int] = field(default_factory=list)  # HTTP status of each refused request
@@ -145,7 +146,9 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
             if not state.enter():
                 state.refused.append(429)
                 message = "Rate limit reached for requests"
-                self._send(429, {"error": {"message": message, "type": "rate_limit_error"}})
+                wait = {} if state.retry_after_s is None else {"Retry-After": state.retry_after_s}
+                error = {"error": {"message": message, "type": "rate_limit_error"}}
+                self._send(429, error, headers=wait)
                 return
             try:
                 self._serve(body, texts)
@@ -190,11 +193,15 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
                 },
             )
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            self._send_raw(status, json.dumps(payload).encode())
+        def _send(
+            self, status: int, payload: dict[str, Any], headers: dict[str, Any] | None = None
+        ) -> None:
+            self._send_raw(status, json.dumps(payload).encode(), headers)
 
-        def _send_raw(self, status: int, raw: bytes) -> None:
+        def _send_raw(self, status: int, raw: bytes, headers: dict[str, Any] | None = None) -> None:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, str(value))
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()

@@ -16,6 +16,7 @@ import pytest
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.errors import ProviderError
+from cortex_mcp.providers.embeddings import ProviderBusy
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.store.database import Database
@@ -268,3 +269,17 @@ async def test_an_older_database_gets_its_backlog_queued_when_it_migrates(tmp_pa
         assert [p.memory_id for p in await vectors.pending("stub-embed", 10)] == ["m2"]
         assert await vectors.requeue_other_models("another-model") == 1  # m1's vector
         assert [p.memory_id for p in await vectors.pending("another-model", 10)] == ["m2", "m1"]
+
+
+async def test_a_retry_after_from_a_busy_provider_reaches_the_indexer(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, state = stub
+    state.max_concurrent, state.retry_after_s = 0, 7.5  # every request: 429, retry in 7.5 s
+    async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
+        await _remember(service, 3)
+        with pytest.raises(ProviderBusy) as raised:
+            await service.embed_pending()
+        assert raised.value.retry_after_s == 7.5 and "HTTP 429" in raised.value.message
+        assert service.indexer is not None and service.indexer.last_error is not None
+        assert await service.vectors.queued() == 3  # all still waiting

@@ -147,8 +147,10 @@ class EmbeddingCascade:
                 f"timed out after {timeout:g} s"
             )
             self._failed(provider, message)
-            busy = isinstance(exc, ProviderBusy | TimeoutError)  # send less, later: see indexer
-            raise (ProviderBusy if busy else ProviderError)(short(message)) from exc
+            if isinstance(exc, ProviderBusy | TimeoutError):  # send less, later: see indexer
+                wait = getattr(exc, "retry_after_s", None)
+                raise ProviderBusy(short(message), retry_after_s=wait) from exc
+            raise ProviderError(short(message)) from exc
         except Exception as exc:  # an embedder bug degrades like a provider fault
             log.exception("embedding provider %s raised", provider.name)
             self._failed(provider, f"{type(exc).__name__}: {exc}")

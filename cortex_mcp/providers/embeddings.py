@@ -37,7 +37,11 @@ _TOO_LARGE = re.compile(r"too (many|large|long)|maximum|batch size|max\S* .{0,20
 
 class ProviderBusy(ProviderError):
     """The provider is there but over its capacity (HTTP 429 or 5xx, or too slow): callers
-    should send less at once and back off; nothing it was sent is lost."""
+    should send less at once and back off (at least `retry_after_s` when it said so)."""
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class Embedder(Protocol):
@@ -103,10 +107,19 @@ def _sdk_error(exc: Exception, timeout_s: float) -> ProviderError:
         if status == 413 or (status == 400 and _TOO_LARGE.search(str(exc.message))):
             return _TooLarge(message)
         if status == 429 or status >= 500:
-            return ProviderBusy(message)
+            return ProviderBusy(message, retry_after_s=_retry_after(exc.response.headers))
     if isinstance(exc, openai.APITimeoutError):
         return ProviderBusy(message)
     return ProviderError(message)
+
+
+def _retry_after(headers: Any) -> float | None:
+    """The seconds a `Retry-After` header asks for (a date form is ignored)."""
+    try:
+        seconds = float(headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds < 3600 else None
 
 
 class OpenAIEmbedder:

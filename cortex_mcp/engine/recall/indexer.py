@@ -187,9 +187,13 @@ class EmbeddingIndexer:
                 elif not isinstance(exc, ProviderError):
                     log.exception("embedding indexer failed")
                     self._record_error(f"{type(exc).__name__}: {exc}")
-                self.backoff_s = backoff
-                with contextlib.suppress(TimeoutError):  # a recovery or a write wakes it early
-                    await asyncio.wait_for(self._wake.wait(), backoff)
+                wait = min(max(backoff, getattr(exc, "retry_after_s", None) or 0), _MAX_BACKOFF_S)
+                self.backoff_s = wait
+                if isinstance(exc, ProviderBusy):  # it asked for less: new writes do not hurry it
+                    await asyncio.sleep(wait)
+                else:
+                    with contextlib.suppress(TimeoutError):  # a recovery or a write wakes it early
+                        await asyncio.wait_for(self._wake.wait(), wait)
                 backoff = min(backoff * 2, _MAX_BACKOFF_S)
                 self._wake.set()
 
