@@ -84,6 +84,7 @@ class StubState:
     max_concurrent: int | None = None
     retry_after_s: float | None = None  # sent with each 429
     requests: list[dict[str, Any]] = field(default_factory=list)
+    arrived: list[float] = field(default_factory=list)  # time.monotonic() of each request
     served: list[list[str]] = field(default_factory=list)  # the inputs of each request served
     refused: list[int] = field(default_factory=list)  # HTTP status of each refused request
     in_flight: int = 0
@@ -136,6 +137,7 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state.arrived.append(time.monotonic())
             state.requests.append(body)
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
             if state.max_inputs is not None and len(texts) > state.max_inputs:
