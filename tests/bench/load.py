@@ -221,7 +221,7 @@ async def run(args: argparse.Namespace) -> int:
         p95 = pct(values, 0.95) / pct(floor, 0.95)
         print(f"  HTTP recall {name} / in-process recall: p50 x{p50:.1f}, p95 x{p95:.1f}")
     print(f"  (under load: {args.clients} clients at once on one server process, 2 shared cores,")
-    print("   with the stdio writer; every recall also records its access counts, a write)")
+    print("   with the stdio writer; recalls' access counts are written in batches)")
     return 1 if results["errors"] or lost or duplicated or lost_counts else 0
 
 
