@@ -276,3 +276,49 @@ async def test_access_counts_wait_while_the_disk_refuses_and_are_written_after(
         await batcher.close()
         assert batcher.pending == 0 and batcher.last_error is None
     assert _access(settings.db_path, made.id) == (1, 1)
+
+
+_HOLD_AND_HANG = """
+import sys, time
+from cortex_mcp.store.connection import sqlite_module
+conn = sqlite_module().connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("INSERT INTO meta(key, value) VALUES ('t:killed', 'never committed')")
+print("holding", flush=True)
+time.sleep(60)
+"""
+
+
+def _start_holder(path: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _HOLD_AND_HANG, str(path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    process.kill()
+    process.wait(10)
+
+
+async def test_a_write_waiting_on_a_process_that_is_killed_goes_through(tmp_path: Path) -> None:
+    path = tmp_path / "brain.db"
+    async with Database(path) as db:
+        holder = _start_holder(path)
+        try:
+            assert holder.stdout is not None
+            assert await asyncio.to_thread(holder.stdout.readline) == "holding\n"
+
+            def write(conn: Any) -> None:
+                conn.execute("INSERT INTO meta(key, value) VALUES ('t:after-kill', '1')")
+
+            waiting = asyncio.create_task(db.transact(write))
+            await asyncio.sleep(0.2)
+            assert not waiting.done()  # the other process holds the lock
+            holder.kill()  # SIGKILL: no rollback, no unlock of its own
+            await asyncio.wait_for(waiting, 10)
+        finally:
+            _stop(holder)
+    assert _meta_rows(path, "t:") == {"t:after-kill": "1"}
