@@ -70,10 +70,14 @@ class SearchSettings(BaseModel):
     mmr_lambda: float = Field(
         0.7, ge=0, le=1, description="relevance against diversity in MMR (1: relevance only)"
     )
-    vector_backend: Literal["auto", "numpy", "vec0"] = Field(
-        "auto", description="vectors searched in memory (numpy) or by sqlite-vec (vec0)"
+    vector_backend: Literal["auto", "numpy", "ivf", "vec0"] = Field(
+        "auto",
+        description="per agent: exact in memory (numpy), an approximate int8 index (ivf),"
+        " or sqlite-vec (vec0); auto: numpy within numpy_max_mb, ivf past it",
     )
-    numpy_max_mb: int = Field(512, ge=0, description="past this many MB of vectors, auto uses vec0")
+    numpy_max_mb: int = Field(
+        256, ge=0, description="an agent's vectors past this many MB: auto switches to ivf"
+    )
 
 
 class LayerSettings(BaseModel):

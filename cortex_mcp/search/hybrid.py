@@ -27,8 +27,8 @@ from cortex_mcp.search.fusion import (
     vector_similarity,
     without_covered_twice,
 )
-from cortex_mcp.search.text import TextQuery, build_query
-from cortex_mcp.search.vector import VectorIndex
+from cortex_mcp.search.text import TextQuery, build_query, within_budget
+from cortex_mcp.search.vector import IN_PROCESS, VectorIndex
 from cortex_mcp.store.memories import MemoryStore
 from cortex_mcp.store.vectors import PendingEmbedding
 from cortex_mcp.tokenize import index_text
@@ -36,6 +36,11 @@ from cortex_mcp.tokenize import index_text
 log = logging.getLogger(__name__)
 
 NO_EMBEDDINGS = "no embedding provider: text search only"
+# FTS5 computes bm25 for every row a query matches before it can sort (microseconds each):
+# past this many, a query scores its rarest terms only (search/text.py within_budget). An
+# index this small is always searched exactly, so rankings on small data never change.
+FTS_ROW_BUDGET = 4000
+LIKE_SCAN_ROWS = 50_000  # an identifier's substring scan reads at most the newest rows
 
 T = TypeVar("T")
 
@@ -85,6 +90,7 @@ class HybridSearch:
         self.index = index
         self.embeddings = embeddings
         self.settings = settings
+        self.fts_row_budget = FTS_ROW_BUDGET
 
     async def search(
         self,
@@ -115,7 +121,7 @@ class HybridSearch:
         if mode != "vector":
             outcome.channels.append("text")
             text_task = asyncio.create_task(
-                _timed(self._text_channel(query, filters, pool, limit), text_ms)
+                _timed(self.text_hits(query, filters, pool, limit), text_ms)
             )
         vector_hits: list[tuple[str, float]] = []
         query_vector: np.ndarray | None = None
@@ -147,7 +153,7 @@ class HybridSearch:
         for candidate in candidates.values():
             candidate.memory = rows.get(candidate.memory_id)
         live = [c for c in candidates.values() if c.memory is not None]
-        if query_vector is not None and outcome.providers.get("vector_backend") == "numpy":
+        if query_vector is not None and outcome.providers.get("vector_backend") in IN_PROCESS:
             await self._fill_cosines(live, model_key, query_vector)
         fuse(live, s, has_vector=query_vector is not None)
         apply_signals(live, s, now)
@@ -168,15 +174,29 @@ class HybridSearch:
         outcome.timings_ms = watch.timings
         return outcome
 
-    async def _text_channel(
+    async def text_hits(
         self, query: TextQuery, filters: SearchFilters, pool: int, limit: int
     ) -> list[tuple[str, float | None]]:
         hits: list[tuple[str, float | None]] = []
         if not query.empty:
-            hits.extend(await self.memories.text_search(query.match, filters, pool))
+            quoted = query.quoted
+            budget = self.fts_row_budget
+            size, counts = await self.memories.term_counts(quoted, budget + 1)
+            if size <= budget:  # a small index: every term, every row, exactly
+                hits.extend(await self.memories.text_search(query.match, filters, pool))
+            else:
+                bounded = within_budget(counts, budget)
+                hits.extend(
+                    await self.memories.text_search(
+                        bounded.match, filters, pool, newest=bounded.newest
+                    )
+                )
         if len(hits) < limit and query.like_patterns:
             seen = {memory_id for memory_id, _ in hits}
-            for memory_id in await self.memories.like_search(query.like_patterns, filters, pool):
+            found = await self.memories.like_search(
+                query.like_patterns, filters, pool, newest=LIKE_SCAN_ROWS
+            )
+            for memory_id in found:
                 if memory_id not in seen:
                     hits.append((memory_id, None))
         return hits
@@ -185,7 +205,7 @@ class HybridSearch:
         self, live: list[Candidate], model_key: str, query_vector: np.ndarray
     ) -> None:
         """Text hits the vector pool missed still have a meaning: score it rather than take 0
-        (the vectors are in memory on the numpy backend; past it, the pools alone decide)."""
+        (the vectors are in memory on the in-process backends; on vec0 the pools alone decide)."""
         missing = [c.memory_id for c in live if c.cosine is None]
         if missing:
             dim = int(query_vector.shape[0])
@@ -249,8 +269,8 @@ class HybridSearch:
             dim = int(query_vector.shape[0])
             ids = [c.memory_id for c in live]
             # the numpy search of this recall refreshed the matrix a moment ago
-            numpy = outcome_backend == "numpy"
-            vectors = await self.index.vectors_for(ids, model_key, dim, refresh=not numpy)
+            in_process = outcome_backend in IN_PROCESS
+            vectors = await self.index.vectors_for(ids, model_key, dim, refresh=not in_process)
             vectors.update((p.memory_id, v) for p, v in fresh)
             return vector_similarity(vectors)
         tokens = {

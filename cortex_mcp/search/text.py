@@ -109,7 +109,12 @@ class TextQuery:
 
     @property
     def match(self) -> str:
-        return " OR ".join(quote(term) for term in _unique([*self.terms, *self.phrases]))
+        return match_of(self.quoted)
+
+    @property
+    def quoted(self) -> list[str]:
+        """Each term and phrase as the FTS string literal it is matched as."""
+        return [quote(term) for term in _unique([*self.terms, *self.phrases])]
 
     @property
     def empty(self) -> bool:
@@ -119,6 +124,39 @@ class TextQuery:
 def quote(term: str) -> str:
     """An FTS5 string literal: the whole term is one phrase, never syntax."""
     return '"' + term.replace('"', '""') + '"'
+
+
+def match_of(quoted: list[str]) -> str:
+    return " OR ".join(quoted)
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """The part of a query worth scoring when the index is large: `match` over the rarest
+    terms; `newest` set when even the rarest matches more rows than the budget."""
+
+    match: str
+    newest: int | None
+    dropped: int
+
+
+def within_budget(counts: dict[str, int], budget: int) -> Bounded:
+    """Rarest terms first, while the rows they match together (a bound on the rows FTS5
+    scores) fit `budget`. A term left out matches thousands of memories, so its BM25 weight
+    is small next to the terms kept; when every term is that common, only the newest
+    `budget` matching rows are scored. With every term within budget nothing changes."""
+    ordered = sorted(counts, key=lambda term: (counts[term], term))
+    chosen: list[str] = []
+    rows = 0
+    for term in ordered:
+        if chosen and rows + counts[term] > budget:
+            break
+        chosen.append(term)
+        rows += counts[term]
+    if len(chosen) == len(ordered):
+        chosen = list(counts)  # every term: the order (and so the expression) as written
+    newest = budget if rows > budget else None
+    return Bounded(match_of(chosen), newest, len(ordered) - len(chosen))
 
 
 def build_query(text: str) -> TextQuery:

@@ -367,14 +367,33 @@ class MemoryStore:
         )
         return {str(row[0]) for row in rows}
 
+    async def term_counts(self, phrases: list[str], cap: int) -> tuple[int, dict[str, int]]:
+        """(highest memory seq, memories matching each FTS phrase, counted up to `cap`): one
+        trip, and each count stops at `cap` so a common word costs no more than a rare one."""
+        counts = ", ".join(
+            "(SELECT COUNT(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?))"
+            for _ in phrases
+        )
+        params: list[Any] = [value for phrase in phrases for value in (phrase, cap)]
+        row = await self.db.fetchone(
+            f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM memories){', ' if counts else ''}{counts}",
+            params,
+        )
+        assert row is not None
+        return int(row[0]), {phrase: int(row[i + 1]) for i, phrase in enumerate(phrases)}
+
     async def text_search(
-        self, match: str, filters: SearchFilters, limit: int
+        self, match: str, filters: SearchFilters, limit: int, *, newest: int | None = None
     ) -> list[tuple[str, float]]:
         """FTS5 BM25 hits as (id, bm25); bm25 is lower-is-better.
 
         The FTS index alone ranks its top rows first (a join per match dominated at 100K
         memories), and only those are joined and filtered. When too few of them pass
-        (another agent's memories, forgotten ones), the exact join over all matches runs."""
+        (another agent's memories, forgotten ones), the exact join over all matches runs.
+        `newest`: only the newest that many matching rows are scored (the caller's bound on
+        the work when every term of a query is common: bm25 costs microseconds per row)."""
+        if newest is not None:
+            return await self._newest_text_hits(match, filters, limit, newest)
         fetch = limit * 4
         where, params = filter_sql(filters)
         rows = await self.db.fetchall(
@@ -395,19 +414,37 @@ class MemoryStore:
         )
         return [(str(row["id"]), float(row["score"])) for row in rows]
 
+    async def _newest_text_hits(
+        self, match: str, filters: SearchFilters, limit: int, newest: int
+    ) -> list[tuple[str, float]]:
+        where, params = filter_sql(filters)
+        rows = await self.db.fetchall(
+            f"SELECT m.id, r.score FROM (SELECT rowid, bm25(memories_fts) AS score"
+            " FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) AS r"
+            f" CROSS JOIN memories m ON m.seq = r.rowid WHERE {where} ORDER BY r.score LIMIT ?",
+            [match, newest, *params, limit],
+        )
+        return [(str(row[0]), float(row[1])) for row in rows]
+
     async def like_search(
-        self, patterns: list[str], filters: SearchFilters, limit: int
+        self, patterns: list[str], filters: SearchFilters, limit: int, *, newest: int | None = None
     ) -> list[str]:
-        """Substring matches for what the FTS tokenizer cannot split (newest first)."""
+        """Substring matches for what the FTS tokenizer cannot split (newest first); with
+        `newest`, only among the newest that many memories of the file (a bound on the scan)."""
         if not patterns:
             return []
         where, params = filter_sql(filters)
         likes = " OR ".join("m.content LIKE ? ESCAPE '\\'" for _ in patterns)
+        window = ""
+        if newest is not None:
+            window = " AND m.seq > (SELECT COALESCE(MAX(seq), 0) FROM memories) - ?"
+            params = [*params, newest]
         rows = await self.db.fetchall(
-            f"SELECT m.id FROM memories m WHERE ({likes}) AND {where} ORDER BY m.seq DESC LIMIT ?",
+            f"SELECT m.id FROM memories m WHERE ({likes}) AND {where}{window}"
+            " ORDER BY m.seq DESC LIMIT ?",
             [*(_like_pattern(p) for p in patterns), *params, limit],
         )
-        return [str(row["id"]) for row in rows]
+        return [str(row[0]) for row in rows]
 
     async def list_layer(self, agent_id: str, layer: Layer, now: str, limit: int) -> list[Memory]:
         rows = await self.db.fetchall(

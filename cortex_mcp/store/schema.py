@@ -251,6 +251,14 @@ MIGRATIONS: list[list[str]] = [
     # Triggers keep it true whoever writes (remember, import, forget, purge, re-summarise), so
     # the indexer reads its next batch from the top of one index instead of scanning memories.
     EMBEDDING_QUEUE,
+    # 9: in-process vector indexes notice deletions (a purge, a cascade, another process)
+    # from one counter instead of counting a million rows (search/vector.py)
+    [
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('vector_deletions', '0')",
+        "CREATE TRIGGER IF NOT EXISTS memory_vectors_deleted AFTER DELETE ON memory_vectors"
+        " BEGIN UPDATE meta SET value = CAST(value AS INTEGER) + 1"
+        " WHERE key = 'vector_deletions'; END",
+    ],
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

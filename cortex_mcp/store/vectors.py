@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 
 import aiosqlite
+import numpy as np
 
 from cortex_mcp.store.database import Database, Row, placeholders, set_meta
 
@@ -24,13 +25,6 @@ class PendingEmbedding:
 
 def _pending(row: Row) -> PendingEmbedding:
     return PendingEmbedding(str(row["id"]), str(row["content"]), str(row["content_hash"]))
-
-
-@dataclass(frozen=True)
-class StoredVector:
-    rowid: int
-    memory_id: str
-    vector: bytes
 
 
 class VectorStore:
@@ -207,14 +201,6 @@ class VectorStore:
 
         await self.db.write(txn)
 
-    async def load(self, model: str, dim: int, after_rowid: int) -> list[StoredVector]:
-        rows = await self.db.fetchall(
-            "SELECT rowid, memory_id, vector FROM memory_vectors"
-            " WHERE model = ? AND dim = ? AND rowid > ? ORDER BY rowid",
-            (model, dim, after_rowid),
-        )
-        return [StoredVector(int(r[0]), str(r[1]), bytes(r[2])) for r in rows]
-
     async def shape(self, model: str, dim: int) -> tuple[int, int]:
         """(count, max rowid) of the vectors of one model: a cheap change detector."""
         row = await self.db.fetchone(
@@ -223,6 +209,75 @@ class VectorStore:
         )
         assert row is not None
         return int(row[0]), int(row[1])
+
+    async def watermark(self) -> tuple[int, int]:
+        """(highest vector rowid, vector deletions so far): two index lookups that change
+        whenever a vector is added, replaced or deleted, by any process. A replaced vector
+        gets a new rowid; a deletion (a purge, a cascade) counts through a trigger."""
+        row = await self.db.fetchone(
+            "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM memory_vectors),"
+            " (SELECT value FROM meta WHERE key = 'vector_deletions')"
+        )
+        assert row is not None
+        return int(row[0]), int(row[1] or 0)
+
+    async def added_since(
+        self, model: str, dim: int, after_rowid: int
+    ) -> list[tuple[int, str, str, bytes]]:
+        """(rowid, memory_id, agent_id, vector) of the vectors written after `after_rowid`."""
+        rows = await self.db.fetchall(
+            "SELECT v.rowid, v.memory_id, m.agent_id, v.vector FROM memory_vectors v"
+            " JOIN memories m ON m.id = v.memory_id"
+            " WHERE v.rowid > ? AND v.model = ? AND v.dim = ? ORDER BY v.rowid",
+            (after_rowid, model, dim),
+        )
+        return [(int(r[0]), str(r[1]), str(r[2]), bytes(r[3])) for r in rows]
+
+    async def agent_vectors(
+        self, agent_id: str, model: str, dim: int, window: int = 50_000
+    ) -> AsyncIterator[tuple[list[str], np.ndarray]]:
+        """One agent's vectors in blocks (ids, float32 matrix), a window of memory rows at a
+        time: memory stays bounded by the block, not by the agent's size."""
+        last = int(await self.db.scalar("SELECT COALESCE(MAX(seq), 0) FROM memories"))
+        for start in range(0, last, window):
+            rows = await self.db.fetchall(
+                "SELECT v.memory_id, v.vector FROM memories m"
+                " JOIN memory_vectors v ON v.memory_id = m.id"
+                " WHERE m.seq > ? AND m.seq <= ? AND +m.agent_id = ? AND v.model = ?"
+                " AND v.dim = ? ORDER BY m.seq",
+                (start, start + window, agent_id, model, dim),
+            )
+            if rows:
+                block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+                yield [str(r[0]) for r in rows], block.reshape(len(rows), dim)
+
+    async def agent_vector_ids(self, agent_id: str, model: str, dim: int) -> set[str]:
+        rows = await self.db.fetchall(
+            "SELECT v.memory_id FROM memories m JOIN memory_vectors v ON v.memory_id = m.id"
+            " WHERE m.agent_id = ? AND v.model = ? AND v.dim = ?",
+            (agent_id, model, dim),
+        )
+        return {str(row[0]) for row in rows}
+
+    async def vectors_of(self, ids: list[str], model: str, dim: int) -> dict[str, bytes]:
+        if not ids:
+            return {}
+        rows = await self.db.fetchall(
+            f"SELECT memory_id, vector FROM memory_vectors WHERE memory_id IN ({placeholders(ids)})"
+            " AND model = ? AND dim = ?",
+            [*ids, model, dim],
+        )
+        return {str(row[0]): bytes(row[1]) for row in rows}
+
+    async def shared_vectors(self, agent_id: str, model: str, dim: int) -> dict[str, bytes]:
+        """Vectors of the memories other agents marked shared (few; read at each search)."""
+        rows = await self.db.fetchall(
+            "SELECT m.id, v.vector FROM memories m JOIN memory_vectors v ON v.memory_id = m.id"
+            " WHERE m.shared = 1 AND m.agent_id != ? AND m.forgotten_at IS NULL"
+            " AND v.model = ? AND v.dim = ?",
+            (agent_id, model, dim),
+        )
+        return {str(row[0]): bytes(row[1]) for row in rows}
 
     async def knn(self, query: bytes, k: int) -> list[tuple[str, float]]:
         """Exact cosine KNN through vec0: (memory_id, cosine distance)."""

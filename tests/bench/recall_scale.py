@@ -1,0 +1,289 @@
+"""Recall at 10K, 100K and 1M memories, in-process: text only and hybrid, p50/p95.
+
+    python tests/bench/recall_scale.py                        # 10000,100000,1000000
+    python tests/bench/recall_scale.py --sizes 10000 --queries 100
+
+The databases come from tests/bench/scale_data.py (built once, cached under /tmp; six agents
+of 55% down to 0.5% of the memories, English, Chinese and Japanese, 384-dim vectors). Each
+query is asked as the agent that owns the memory it was drawn from (a few words of it, as a
+question; a fifth are generic questions of common words), through `CortexService.recall`
+with max_results=10: the whole pipeline, access counts included.
+
+Baselines, same run, same file, same queries:
+- plain FTS5: `MATCH <the same OR expression> ORDER BY rank LIMIT 10`, no agent filter;
+- numpy brute force: one float32 matrix of every vector in the file, `M @ q`, top 10.
+Also printed: the vector index build per agent (what a restart costs), RSS, recall@10 of the
+vector backend against an exact scan of the agent's vectors, and the same for the text
+channel against the exact BM25 top 10 of the full expression for that agent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as cortex_mcp does; numpy loads first here
+
+import numpy as np  # noqa: E402
+
+from cortex_mcp.config import SearchSettings, load_settings  # noqa: E402
+from cortex_mcp.models import SearchFilters, SystemClock, to_iso  # noqa: E402
+from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.search.text import EN_STOP_WORDS, build_query  # noqa: E402
+from cortex_mcp.service import CortexService  # noqa: E402
+from cortex_mcp.store.connection import sqlite_module  # noqa: E402
+from cortex_mcp.store.memories import filter_sql  # noqa: E402
+from tests.bench.scale_data import (  # noqa: E402
+    DIM,
+    JA_WORDS,
+    MODEL,
+    ZH_WORDS,
+    ScaleEmbedder,
+    ensure,
+)
+
+K = 10
+GENERIC = "like really think family time love work going great new friends good day".split()
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def make_queries(path: Path, count: int, seed: int) -> list[tuple[str, str]]:
+    """(agent, question): most drawn from a memory of that agent, a fifth generic."""
+    conn = sqlite_module().connect(f"file:{path}?mode=ro", uri=True)
+    top = conn.execute("SELECT MAX(seq) FROM memories").fetchone()[0]
+    rng = random.Random(seed)
+    out: list[tuple[str, str]] = []
+    while len(out) < count:
+        row = conn.execute(
+            "SELECT agent_id, content FROM memories WHERE seq = ?", (rng.randint(1, top),)
+        ).fetchone()
+        if row is None:
+            continue
+        agent, content = row
+        name, _, body = content.partition(": ") if ": " in content else content.partition("：")
+        if rng.random() < 0.2:
+            out.append((agent, f"what do we know about {' '.join(rng.sample(GENERIC, 3))}?"))
+        elif "：" in content:
+            words = [w for w in [*ZH_WORDS, *JA_WORDS] if w in body]
+            picked = rng.sample(words, min(2, len(words))) if words else [body[:2]]
+            out.append((agent, f"{name}说过{''.join(picked)}的什么？"))
+        else:
+            words = [w for w in re.findall(r"[a-z]+", body) if w not in EN_STOP_WORDS]
+            if len(words) < 2:
+                continue
+            picked = rng.sample(sorted(set(words)), min(len(set(words)), rng.randint(2, 4)))
+            out.append((agent, f"what did {name} say about {' '.join(picked)}?"))
+    conn.close()
+    return out
+
+
+async def timed_recalls(service: CortexService, queries: list[tuple[str, str]]) -> list[float]:
+    times = []
+    for agent, q in queries:
+        started = time.perf_counter()
+        await service.recall(q, max_results=K, agent_id=agent)
+        times.append((time.perf_counter() - started) * 1000)
+    await service.drain()
+    return times
+
+
+def plain_fts(path: Path, queries: list[tuple[str, str]]) -> list[float]:
+    conn = sqlite_module().connect(f"file:{path}?mode=ro", uri=True)
+    times = []
+    for _, q in queries:
+        match = build_query(q).match
+        started = time.perf_counter()
+        conn.execute(
+            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?",
+            (match, K),
+        ).fetchall()
+        times.append((time.perf_counter() - started) * 1000)
+    conn.close()
+    return times
+
+
+def text_agreement(path: Path, pairs: list[tuple[tuple[str, str], list[str]]]) -> float:
+    """How much of the exact BM25 top 10 (full expression, every matching row, the agent's
+    filter) the text channel's top 10 holds, averaged over queries."""
+    conn = sqlite_module().connect(f"file:{path}?mode=ro", uri=True)
+    same = 0.0
+    for (agent, q), ours in pairs:
+        where, params = filter_sql(SearchFilters(agent_id=agent, now=to_iso(SystemClock().now())))
+        rows = conn.execute(
+            "SELECT m.id FROM memories_fts CROSS JOIN memories m ON m.seq = memories_fts.rowid"
+            f" WHERE memories_fts MATCH ? AND {where} ORDER BY bm25(memories_fts) LIMIT ?",
+            [build_query(q).match, *params, K],
+        ).fetchall()
+        exact = {r[0] for r in rows}
+        same += len(exact & set(ours)) / len(exact) if exact else 1.0
+    conn.close()
+    return same / max(len(pairs), 1)
+
+
+def all_vectors(path: Path) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """Every vector of the file: (matrix, ids, agent per row, forgotten per row)."""
+    conn = sqlite_module().connect(f"file:{path}?mode=ro", uri=True)
+    n = conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchone()[0]
+    matrix = np.empty((n, DIM), dtype=np.float32)
+    ids, agents, forgotten = [], [], np.zeros(n, dtype=bool)
+    cursor = conn.execute(
+        "SELECT v.memory_id, v.vector, m.agent_id, m.forgotten_at IS NOT NULL"
+        " FROM memory_vectors v JOIN memories m ON m.id = v.memory_id"
+    )
+    i = 0
+    while rows := cursor.fetchmany(20_000):
+        for memory_id, blob, agent, gone in rows:
+            matrix[i] = np.frombuffer(blob, dtype=np.float32)
+            ids.append(memory_id)
+            agents.append(agent)
+            forgotten[i] = bool(gone)
+            i += 1
+    conn.close()
+    return matrix[:i], ids, np.array(agents), forgotten
+
+
+def brute_force(matrix: np.ndarray, vectors: np.ndarray) -> list[float]:
+    times = []
+    for q in vectors:
+        started = time.perf_counter()
+        scores = matrix @ q
+        top = np.argpartition(-scores, K)[:K]
+        top[np.argsort(-scores[top])]
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+async def ann_recall(
+    service: CortexService,
+    queries: list[tuple[str, str]],
+    vectors: np.ndarray,
+    baseline: tuple[np.ndarray, list[str], np.ndarray, np.ndarray],
+) -> dict[str, tuple[str, float, int]]:
+    """Per agent: (backend, recall@10 against the exact scan of its live vectors, queries)."""
+    matrix, ids, agents, forgotten = baseline
+    index = service.searcher.index
+    found: dict[str, list[float]] = {}
+    kinds: dict[str, str] = {}
+    now = to_iso(SystemClock().now())
+    for (agent, _), q in zip(queries, vectors, strict=True):
+        rows = np.flatnonzero((agents == agent) & ~forgotten)
+        exact_top = rows[np.argsort(-(matrix[rows] @ q))[:K]]
+        exact = {ids[i] for i in exact_top}
+        filters = SearchFilters(agent_id=agent, now=now, include_superseded=True)
+        hits, kinds[agent] = await index.search(q, MODEL, K, filters)
+        found.setdefault(agent, []).append(len(exact & {h for h, _ in hits}) / K)
+    return {a: (kinds[a], statistics.mean(v), len(v)) for a, v in found.items()}
+
+
+async def bench_size(n: int, n_queries: int) -> dict[str, Any]:
+    path = await ensure(n, vectors=True)
+    queries = make_queries(path, n_queries + 20, seed=n)
+    warm, queries = queries[:20], queries[20:]
+    settings = load_settings(
+        db_path=path,
+        embedding_provider="openai",
+        embedding_base_url="http://127.0.0.1:9/v1",  # never called: the provider is in-process
+        embedding_model=MODEL,
+        search=SearchSettings(),
+    )
+    embedder = ScaleEmbedder()
+    row: dict[str, Any] = {"n": n}
+    async with open_cortex(settings, background=False) as service:
+        service.embeddings.providers = []  # text only
+        await timed_recalls(service, warm)
+        row["text"] = await timed_recalls(service, queries)
+        filters_now = to_iso(SystemClock().now())
+        pairs = []
+        for agent, q in queries[:100]:
+            filters = SearchFilters(agent_id=agent, now=filters_now)
+            hits = await service.searcher.text_hits(build_query(q), filters, K, K)
+            pairs.append(((agent, q), [memory_id for memory_id, _ in hits]))
+        service.embeddings.providers = [embedder]
+        started = time.perf_counter()
+        for agent in sorted({a for a, _ in queries}):  # build every agent's index first
+            await service.recall("warm up", agent_id=agent)
+        row["build_s"] = time.perf_counter() - started
+        row["builds"] = list(service.searcher.index.builds)
+        await timed_recalls(service, warm)
+        row["hybrid"] = await timed_recalls(service, queries)
+        row["rss_mb"] = rss_mb()
+        vectors = await embedder.embed([q for _, q in queries])
+        baseline = all_vectors(path)
+        row["ann"] = await ann_recall(service, queries, vectors, baseline)
+    row["fts"] = plain_fts(path, queries)
+    row["agreement"] = text_agreement(path, pairs)
+    row["numpy"] = brute_force(baseline[0], vectors)
+    return row
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    print(
+        "| memories | text recall p50 / p95 | plain FTS5 p50 / p95 | hybrid recall p50 / p95"
+        " | numpy brute force p50 / p95 | vector index build | RSS |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['n']:,} | {pct(r['text'], 50):.1f} / {pct(r['text'], 95):.1f} ms"
+            f" | {pct(r['fts'], 50):.1f} / {pct(r['fts'], 95):.1f} ms"
+            f" | {pct(r['hybrid'], 50):.1f} / {pct(r['hybrid'], 95):.1f} ms"
+            f" | {pct(r['numpy'], 50):.1f} / {pct(r['numpy'], 95):.1f} ms"
+            f" | {r['build_s']:.1f} s | {r['rss_mb']:.0f} MB |"
+        )
+    for r in rows:
+        print(f"\n{r['n']:,} memories:")
+        print(
+            f"  text p95 / plain FTS5 p95: {pct(r['text'], 95) / pct(r['fts'], 95):.2f}x;"
+            f" hybrid p95 / numpy brute force p95: {pct(r['hybrid'], 95) / pct(r['numpy'], 95):.2f}x"
+        )
+        print(f"  text channel recall@10 vs the exact BM25 top 10: {r['agreement']:.3f}")
+        for b in r["builds"]:
+            print(
+                f"  index {b.agent_id}: {b.vectors:,} vectors, {b.kind}, built in {b.seconds:.1f} s"
+            )
+        for agent, (kind, recall, count) in sorted(r["ann"].items()):
+            print(
+                f"  vector recall@10 vs exact, {agent} ({kind}): {recall:.3f} over {count} queries"
+            )
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+
+
+async def run(args: argparse.Namespace) -> None:
+    rows = []
+    for n in [int(s) for s in args.sizes.split(",")]:
+        rows.append(await bench_size(n, args.queries))
+        print(f"size {n:,} done", file=sys.stderr)
+    report(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--queries", type=int, default=300)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Vector backends by size: exact numpy, the IVF index past the memory budget, and sqlite-vec.
+
+Real parts: a SQLite file, the openai SDK against the local embedding stub. A budget of 0 MB
+forces the IVF path on a small database; the same checks run on every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cortex_mcp.config import load_settings
+from cortex_mcp.models import MemoryChanges, SearchFilters
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.search.ivf import IvfIndex, quantize
+from cortex_mcp.service import CortexService
+from tests.conftest import FakeClock
+from tests.embedding_stub import StubState, embedding_stub
+
+pytestmark = pytest.mark.anyio
+
+FACTS = [
+    "Harry invests in rental apartments in Shinagawa",
+    "The VPS firewall blocks port 8080 by default",
+    "Alice adopted a golden retriever named Max",
+    "The quarterly budget review is scheduled for Friday",
+    "Kubernetes cluster upgrades happen every second Tuesday",
+]
+# (setting, the backend a search reports)
+BACKENDS = [
+    ({"vector_backend": "auto"}, "numpy"),
+    ({"vector_backend": "auto", "numpy_max_mb": 0}, "ivf"),
+    ({"vector_backend": "vec0"}, "vec0"),
+]
+
+
+@pytest.fixture
+def stub() -> Iterator[tuple[str, StubState]]:
+    with embedding_stub() as served:
+        yield served
+
+
+def _settings(tmp_path: Path, url: str, search: dict[str, object]) -> object:
+    return load_settings(
+        db_path=tmp_path / "brain.db",
+        embedding_provider="openai",
+        embedding_base_url=url,
+        embedding_model="stub-embed",
+        embedding_timeout_s=10.0,
+        search=search,
+    )
+
+
+async def _vector_hits(service: CortexService, query: str, agent: str) -> tuple[list[str], str]:
+    """The vector channel alone (no text channel to hide what it returns)."""
+    filters = SearchFilters(agent_id=agent, now="2030-01-01T00:00:00Z")
+    vector = (await service.embeddings.embed([query])).vectors[0]
+    model = service.embeddings.primary.model_key
+    hits, backend = await service.searcher.index.search(vector, model, 10, filters)
+    return [memory_id for memory_id, _ in hits], backend
+
+
+async def _filler(service: CortexService, n: int, agent: str | None = None) -> None:
+    for i in range(n):
+        await service.remember(
+            f"Filler memory number {i} about gardening and tomatoes", agent_id=agent
+        )
+
+
+@pytest.mark.parametrize(("search", "backend"), BACKENDS)
+async def test_the_backend_follows_the_budget_and_finds_the_right_memory(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, search: dict, backend: str
+) -> None:
+    url, _ = stub
+    async with open_cortex(
+        _settings(tmp_path, url, search), clock=clock, background=False
+    ) as service:
+        ids = [(await service.remember(fact)).id for fact in FACTS]
+        await _filler(service, 60)
+        await service.embed_pending()
+        report = await service.search_debug("firewall blocks port", max_results=5)
+        assert report["providers"]["vector_backend"] == backend
+        assert report["hits"][0]["id"] == ids[1]
+        hits, reported = await _vector_hits(service, "golden retriever adopted", "default")
+        assert reported == backend and hits[0] == ids[2]
+
+
+@pytest.mark.parametrize(("search", "backend"), BACKENDS)
+async def test_the_index_follows_remember_forget_restore_and_purge(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, search: dict, backend: str
+) -> None:
+    url, _ = stub
+    async with open_cortex(
+        _settings(tmp_path, url, search), clock=clock, background=False
+    ) as service:
+        await _filler(service, 30)
+        await service.embed_pending()
+        assert (await _vector_hits(service, "anything at all", "default"))[1] == backend  # built
+
+        fact = await service.remember(FACTS[2])  # after the index was built
+        await service.embed_pending()
+        assert (await _vector_hits(service, "golden retriever adopted", "default"))[0][0] == fact.id
+
+        await service.forget(fact.id)
+        assert (
+            fact.id not in (await _vector_hits(service, "golden retriever adopted", "default"))[0]
+        )
+
+        restored = await service.remember(FACTS[2])  # the same content again revives it
+        assert restored.id == fact.id
+        assert (await _vector_hits(service, "golden retriever adopted", "default"))[0][0] == fact.id
+
+        await service.forget(fact.id, purge=True)
+        assert (
+            fact.id not in (await _vector_hits(service, "golden retriever adopted", "default"))[0]
+        )
+
+
+@pytest.mark.parametrize(("search", "backend"), BACKENDS)
+async def test_one_agents_recall_never_returns_another_agents_memory(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, search: dict, backend: str
+) -> None:
+    url, _ = stub
+    async with open_cortex(
+        _settings(tmp_path, url, search), clock=clock, background=False
+    ) as service:
+        mine = {(await service.remember(fact, agent_id="a")).id for fact in FACTS[:2]}
+        theirs = {(await service.remember(fact, agent_id="b")).id for fact in FACTS}
+        await _filler(service, 40, agent="b")
+        await service.embed_pending()
+        for query in FACTS:
+            hits, reported = await _vector_hits(service, query, "a")
+            assert reported == backend
+            assert set(hits) <= mine, query
+            recalled = await service.recall(query, agent_id="a", max_results=10)
+            assert {m.id for m in recalled.memories} <= mine
+        shared = await service.remember("Team note: the staging VPS moved to Osaka", agent_id="b")
+        await service.update_memory(shared.id, MemoryChanges(shared=True), agent_id="b")
+        await service.embed_pending()
+        found = await service.recall("staging VPS Osaka", agent_id="a", include_shared=True)
+        assert shared.id in {m.id for m in found.memories}
+        assert theirs.isdisjoint({m.id for m in found.memories})
+
+
+async def test_another_process_writes_and_purges_are_seen(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, _ = stub
+    settings = _settings(tmp_path, url, {"numpy_max_mb": 0})
+    async with open_cortex(settings, clock=clock, background=False) as reader:
+        await _filler(reader, 20)
+        await reader.embed_pending()
+        assert (await _vector_hits(reader, "tomatoes", "default"))[1] == "ivf"
+        async with open_cortex(settings, clock=clock, background=False) as writer:
+            fact = await writer.remember(FACTS[0])
+            await writer.embed_pending()
+            assert (await _vector_hits(reader, FACTS[0], "default"))[0][0] == fact.id
+            await writer.forget(fact.id, purge=True)
+        assert fact.id not in (await _vector_hits(reader, FACTS[0], "default"))[0]
+
+
+def test_ivf_finds_what_an_exact_scan_finds() -> None:
+    """Recall@10 of the IVF index against the exact top 10, on clustered unit vectors."""
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((50, 64)).astype(np.float32)
+    vectors = centres[rng.integers(0, 50, 20_000)] + rng.standard_normal((20_000, 64)).astype(
+        np.float32
+    )
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"m{i}" for i in range(len(vectors))]
+    index = IvfIndex.build(ids, *quantize(vectors))
+    queries = vectors[rng.choice(len(vectors), 50, replace=False)]
+    queries = queries + 0.05 * rng.standard_normal(queries.shape).astype(np.float32)
+    found = 0
+    for query in queries:
+        exact = {ids[i] for i in np.argsort(-(vectors @ query))[:10]}
+        found += len(exact & {memory_id for memory_id, _ in index.search(query, 10)})
+    assert found / (10 * len(queries)) >= 0.9
+    index.remove(["m0"])
+    index.upsert("new", vectors[1])
+    hits = [memory_id for memory_id, _ in index.search(vectors[1], 5)]
+    assert "new" in hits and "m0" not in hits and len(index) == len(ids)
