@@ -253,11 +253,11 @@ MIGRATIONS: list[list[str]] = [
     EMBEDDING_QUEUE,
     # 9: in-process vector indexes notice deletions (a purge, a cascade, another process)
     # from one counter instead of counting a million rows (search/vector.py)
+    # (no row until the first deletion: a copy of the file carries the source's own)
     [
-        "INSERT OR IGNORE INTO meta (key, value) VALUES ('vector_deletions', '0')",
         "CREATE TRIGGER IF NOT EXISTS memory_vectors_deleted AFTER DELETE ON memory_vectors"
-        " BEGIN UPDATE meta SET value = CAST(value AS INTEGER) + 1"
-        " WHERE key = 'vector_deletions'; END",
+        " BEGIN INSERT INTO meta (key, value) VALUES ('vector_deletions', '1')"
+        " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END",
     ],
 ]
 
