@@ -96,6 +96,8 @@ class _Exact:
         scores = stacked @ query.astype(np.float32)
         want = min(want, len(scores))
         top = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(want)
+        top = np.sort(top)  # equal scores: the older vector first, whatever the partition did
+        top = top[np.argsort(-scores[top], kind="stable")]
         return [(self.ids[i], float(scores[i])) for i in top]
 
 
