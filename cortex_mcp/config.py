@@ -161,6 +161,16 @@ class Settings(BaseSettings):
     db_path: Path = Field(
         default_factory=lambda: default_home() / "brain.db", description="the memory file"
     )
+    # ---- PostgreSQL (issue 17): the shared store of several servers; unset = the SQLite file
+    database_url: SecretStr | None = Field(
+        None,
+        description="postgresql://... to keep memories in PostgreSQL (the `postgres` extra)"
+        " instead of the db_path file",
+    )
+    pool_max: int = Field(
+        10, ge=1, le=200, description="PostgreSQL connections one process opens at most"
+    )
+    # ----
     agent_id: str = Field(
         "default",
         min_length=1,
@@ -259,6 +269,16 @@ class Settings(BaseSettings):
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
+
+    @field_validator("database_url", mode="after")
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        scheme = value.get_secret_value().split("://", 1)[0].lower()
+        if "://" not in value.get_secret_value() or scheme not in ("postgresql", "postgres"):
+            raise ValueError("must be a postgresql://user:password@host/database URL")
+        return value
 
     @field_validator("allowed_hosts", "cors_origins", mode="before")
     @classmethod

@@ -34,12 +34,9 @@ from cortex_mcp.providers.llm import OPENAI_DEFAULT_MODEL as OPENAI_CHAT_DEFAULT
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.service import CortexService
-from cortex_mcp.store import Database
+from cortex_mcp.store.backend import open_database, store_classes, uses_postgres
 from cortex_mcp.store.files import check_database
-from cortex_mcp.store.lease import LeaseStore
-from cortex_mcp.store.lifecycle import LifecycleStore
-from cortex_mcp.store.memories import LayerTtl, MemoryStore
-from cortex_mcp.store.vectors import VectorStore
+from cortex_mcp.store.memories import LayerTtl
 
 log = logging.getLogger(__name__)
 
@@ -178,8 +175,10 @@ def build_embedding_cascade(settings: Settings) -> tuple[EmbeddingCascade, list[
 
 def check_storage(settings: Settings) -> None:
     """Refuse to start on a database that cannot be used: a StorageError whose message is the
-    one line to show (the path, the cause, what to do). Creates a missing database."""
-    check_database(settings.db_path, thorough=True)
+    one line to show (the path, the cause, what to do). Creates a missing database.
+    PostgreSQL is checked when it is opened."""
+    if not uses_postgres(settings):
+        check_database(settings.db_path, thorough=True)
 
 
 @asynccontextmanager
@@ -198,13 +197,14 @@ async def open_cortex(
     servers) runs the lifecycle on its cron schedule and catches up when it is overdue."""
     clock = clock or SystemClock()
     names, notes = resolve_embedding_providers(settings)
-    async with Database(settings.db_path, allow_vec=allow_vec) as db:
+    async with open_database(settings, allow_vec=allow_vec) as db:
+        stores = store_classes(db)
         ttl = LayerTtl(
             working=timedelta(hours=settings.layers.working_ttl_hours),
             archive=timedelta(days=settings.layers.archive_ttl_days),
         )
-        memories = MemoryStore(db, ttl)
-        vectors = VectorStore(db)
+        memories = stores.memories(db, ttl)
+        vectors = stores.vectors(db)
         index = VectorIndex(
             vectors,
             memories,
@@ -237,8 +237,8 @@ async def open_cortex(
             llm_notes=llm_notes,
         )
         service.lifecycle = LifecycleEngine(
-            LifecycleStore(db, memories),
-            LeaseStore(db),
+            stores.lifecycle(db, memories),
+            stores.lease(db),
             settings.lifecycle,
             ttl.archive,
             clock,

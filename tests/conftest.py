@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,3 +53,39 @@ def settings(tmp_path: Path) -> Settings:
 async def service(settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
     async with open_cortex(settings, clock=clock) as svc:
         yield svc
+
+
+# ---- PostgreSQL (issue 17) ----------------------------------------------------------------
+# `pg_url`: a fresh empty database on a real PostgreSQL with pgvector (pgserver, started once
+# per session). `backend`: run a test on both stores; `backend_settings` are `settings` for it.
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    from tests.postgres_server import PostgresServer
+
+    server = PostgresServer()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> Iterator[str]:
+    with pg_server.fresh_database() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def backend_settings(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
+    """`settings` on the backend under test (SQLite file, or a fresh PostgreSQL database)."""
+    overrides: dict[str, Any] = {"db_path": tmp_path / "brain.db", "embedding_provider": "none"}
+    if backend == "postgres":
+        overrides["database_url"] = request.getfixturevalue("pg_url")
+    return load_settings(**overrides)

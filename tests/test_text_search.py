@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from cortex_mcp.config import Settings
 from cortex_mcp.search.text import build_query
 from cortex_mcp.service import CortexService
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def settings(backend_settings: Settings) -> Settings:
+    """Every search test here runs on SQLite and on PostgreSQL."""
+    return backend_settings
+
 
 MEMORIES = [
     "我喜欢投资股票和房地产",

@@ -19,6 +19,7 @@ from cortex_mcp.models import Category, ForgetResult, Layer, Memory, to_iso
 from cortex_mcp.search.text import build_query, quote
 from cortex_mcp.service.memories import MemoryTools
 from cortex_mcp.service.status import StatusTools
+from cortex_mcp.store.backend import store_classes
 from cortex_mcp.store.browse import SORTS, STATUSES, BrowseStore, TableQuery
 
 SEARCH_MODES = ("hybrid", "text", "vector")
@@ -30,7 +31,7 @@ class BrowseTools(MemoryTools, StatusTools):
 
     @cached_property
     def browser(self) -> BrowseStore:
-        return BrowseStore(self.db)
+        return store_classes(self.db).browse(self.db)
 
     def _agent(self, agent_id: str | None) -> str:
         return validate.agent_id(agent_id, self.settings.agent_id)

@@ -33,12 +33,10 @@ from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.store import Database
+from cortex_mcp.store.backend import store_classes
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.exports import ExportStore
 from cortex_mcp.store.memories import MemoryStore
-from cortex_mcp.store.profiles import ProfileStore
-from cortex_mcp.store.relations import RelationStore
-from cortex_mcp.store.turns import TurnStore
 from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
 from cortex_mcp.tokenize import content_hash
 
@@ -67,6 +65,7 @@ class ServiceCore:
         llm: LLMCascade | None = None,
         llm_notes: list[str] | None = None,
     ) -> None:
+        stores = store_classes(db)  # SQLite's or PostgreSQL's, as the composition root opened
         self.settings = settings
         self.db = db
         self.memories = memories
@@ -76,17 +75,17 @@ class ServiceCore:
         self.indexer = indexer
         self.clock = clock
         self.provider_notes = provider_notes
-        self.counters = counters or Counters(db)
+        self.counters = counters or stores.counters(db)
         self.redactor = Redactor(self.counters.add)
         self.lifecycle = lifecycle
-        self.exports = exports or ExportStore(db)
+        self.exports = exports or stores.exports(db)
         self.mirrors = mirrors
         self.llm = llm or LLMCascade([], timeout_s=settings.llm_timeout_s)
         self.llm_notes = llm_notes or []
-        self.relations = RelationStore(db)
-        self.turns = TurnStore(db, memories)
+        self.relations = stores.relations(db)
+        self.turns = stores.turns(db, memories)
         self.profiles = ProfileKeeper(
-            store=ProfileStore(db),
+            store=stores.profiles(db),
             memories=memories,
             llm=self.llm,
             redactor=self.redactor,

@@ -1,0 +1,75 @@
+"""Which store serves: the SQLite file (the default) or PostgreSQL (CORTEX_DATABASE_URL).
+
+The composition root asks once; the service builds its stores from the classes returned here,
+so nothing above the store knows which database it talks to. The PostgreSQL classes are
+imported only when asked for (the driver is an optional extra)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cortex_mcp.config import Settings
+from cortex_mcp.store.browse import BrowseStore
+from cortex_mcp.store.counters import Counters
+from cortex_mcp.store.database import Database
+from cortex_mcp.store.exports import ExportStore
+from cortex_mcp.store.lease import LeaseStore
+from cortex_mcp.store.lifecycle import LifecycleStore
+from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.profiles import ProfileStore
+from cortex_mcp.store.relations import RelationStore
+from cortex_mcp.store.turns import TurnStore
+from cortex_mcp.store.vectors import VectorStore
+
+
+@dataclass(frozen=True)
+class StoreClasses:
+    memories: type[MemoryStore]
+    vectors: type[VectorStore]
+    lifecycle: type[LifecycleStore]
+    lease: type[LeaseStore]
+    exports: type[ExportStore]
+    browse: type[BrowseStore]
+    relations: type[RelationStore]
+    turns: type[TurnStore]
+    profiles: type[ProfileStore]
+    counters: type[Counters]
+
+
+SQLITE = StoreClasses(
+    memories=MemoryStore,
+    vectors=VectorStore,
+    lifecycle=LifecycleStore,
+    lease=LeaseStore,
+    exports=ExportStore,
+    browse=BrowseStore,
+    relations=RelationStore,
+    turns=TurnStore,
+    profiles=ProfileStore,
+    counters=Counters,
+)
+
+
+def uses_postgres(settings: Settings) -> bool:
+    return settings.database_url is not None
+
+
+def open_database(settings: Settings, *, allow_vec: bool = True) -> Any:
+    """The unopened handle (`async with` opens it): PostgreSQL when the URL is set."""
+    if settings.database_url is None:
+        return Database(settings.db_path, allow_vec=allow_vec)
+    from cortex_mcp.store.postgres.database import PgDatabase
+    from cortex_mcp.store.postgres.driver import import_driver
+
+    import_driver()  # the one-line ConfigError when the extra is missing, before anything
+    return PgDatabase(settings.database_url.get_secret_value(), pool_max=settings.pool_max)
+
+
+def store_classes(db: Any) -> StoreClasses:
+    """The store classes that work on `db`'s backend."""
+    if isinstance(db, Database):
+        return SQLITE
+    from cortex_mcp.store.postgres.stores import POSTGRES
+
+    return POSTGRES

@@ -1,0 +1,254 @@
+"""Memory rows on PostgreSQL: the SQLite store's methods, with PostgreSQL's text index.
+
+Only what differs is here; portable statements are inherited. Remember is idempotent across
+processes: the insert is `ON CONFLICT (agent_id, content_hash) DO NOTHING`, and the loser of a
+race bumps the winner's row, so the same content from two servers stores one row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from cortex_mcp.models import Layer, Memory, NewMemory, SearchFilters, new_id
+from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.memories import (
+    _COLUMNS,
+    MemoryStore,
+    WriteOutcome,
+    _fetch_one,
+    _like_pattern,
+    _mark_superseded,
+    _require,
+    filter_sql,
+    log_lifecycle,
+    row_to_memory,
+)
+from cortex_mcp.store.postgres import text
+from cortex_mcp.tokenize import content_hash
+
+
+def index_columns(content: str) -> tuple[list[str], int]:
+    """(the terms to index, the document length BM25 counts) of a memory's content."""
+    tokens = text.fts_tokens(content)
+    return text.indexable(tokens), len(tokens)
+
+
+class PgMemoryStore(MemoryStore):
+    async def _insert_or_bump(
+        self, conn: Any, new: NewMemory, now: str, *, audit: bool = True
+    ) -> WriteOutcome:
+        digest = content_hash(new.content)
+        memory_id = await self._insert_new(conn, new_id(), digest, new, now)
+        deduplicated = memory_id is None
+        if memory_id is None:  # the same content is stored (maybe by another server just now)
+            existing = await _fetch_one(
+                conn,
+                "SELECT id FROM memories WHERE agent_id = ? AND content_hash = ?",
+                (new.agent_id, digest),
+            )
+            assert existing is not None
+            memory_id = str(existing["id"])
+            await self._bump(conn, memory_id, new, now)
+        superseded: list[str] = []
+        if new.supersedes and new.supersedes != memory_id:
+            await _mark_superseded(conn, new, memory_id, now, audit)
+            superseded.append(new.supersedes)
+        row = await _fetch_one(conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        assert row is not None
+        return WriteOutcome(row_to_memory(row), deduplicated, superseded)
+
+    async def _insert_new(
+        self, conn: Any, memory_id: str, digest: str, new: NewMemory, now: str
+    ) -> str | None:
+        """Insert the row with its text index; None when the agent has this content."""
+        terms, doc_len = index_columns(new.content)
+        async with conn.execute(
+            "INSERT INTO memories (id, agent_id, layer, category, content, content_hash, source,"
+            " importance, confidence, created_at, updated_at, expires_at, metadata, shared,"
+            " tsv, doc_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            " cortex_tsvector(?::text[]), ?)"
+            " ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id",
+            (
+                memory_id,
+                new.agent_id,
+                new.layer.value,
+                new.category.value,
+                new.content,
+                digest,
+                new.source,
+                new.importance,
+                new.confidence,
+                now,
+                now,
+                self.ttl.expiry(new.layer, now),
+                json.dumps(new.metadata, ensure_ascii=False),
+                int(new.shared),
+                terms,
+                doc_len,
+            ),
+        ) as cursor:
+            row = await cursor.fetchone()
+        return str(row[0]) if row is not None else None
+
+    async def _bump(self, conn: Any, memory_id: str, new: NewMemory, now: str) -> None:
+        rank = "CASE layer WHEN 'core' THEN 3 WHEN 'working' THEN 2 ELSE 1 END"
+        new_rank = {Layer.core: 3, Layer.working: 2, Layer.archive: 1}[new.layer]
+        await conn.execute(
+            f"UPDATE memories SET importance = GREATEST(importance, ?), updated_at = ?,"
+            f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"
+            f" shared = GREATEST(shared, ?), superseded_by = NULL,"
+            f" metadata = json_remove(metadata, '$.compressed_into'),"
+            f" expires_at = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ?"
+            f" ELSE expires_at END,"
+            f" layer = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE layer END"
+            f" WHERE id = ?",
+            (
+                new.importance,
+                now,
+                now,
+                int(new.shared),
+                new_rank,
+                self.ttl.expiry(new.layer, now),
+                new_rank,
+                new.layer.value,
+                memory_id,
+            ),
+        )
+
+    async def purge(self, memory_id: str, agent_id: str, now: str) -> None:
+        """Erase the content everywhere (the text index is a column of the row)."""
+
+        async def txn(conn: Any) -> None:
+            row = await _require(conn, memory_id, agent_id)
+            seq, digest = row["seq"], row["content_hash"]
+            await conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
+            await conn.execute(
+                "UPDATE lifecycle_log SET details = json_build_object('agent_id', ?::text)::text"
+                " WHERE memory_ids LIKE ?",
+                (agent_id, f'%"{memory_id}"%'),
+            )
+            await conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            await conn.execute(
+                "DELETE FROM embedding_cache WHERE content_hash = ? AND NOT EXISTS"
+                " (SELECT 1 FROM memories WHERE content_hash = ?)",
+                (digest, digest),
+            )
+            await log_lifecycle(conn, "purge", [memory_id], {"agent_id": agent_id}, now)
+
+        await self.db.write(txn)
+
+    # ---- reads --------------------------------------------------------------------------
+
+    async def eligible(self, ids: list[str], filters: SearchFilters) -> set[str]:
+        if not ids:
+            return set()
+        where, params = filter_sql(filters)
+        rows = await self.db.fetchall(
+            f"SELECT m.id FROM memories m WHERE m.id IN ({placeholders(ids)}) AND {where}",
+            [*ids, *params],
+        )
+        return {str(row[0]) for row in rows}
+
+    async def text_search(
+        self, match: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """BM25 hits as (id, bm25), lower is better, as SQLite's FTS5 gives them."""
+        phrases = await self._lexemes(text.match_phrases(match))
+        if not phrases:
+            return []
+        query = text.tsquery_literal(phrases)
+        where, params = filter_sql(filters)
+        rows = await self.db.fetchall(
+            "WITH hits AS (SELECT m.id, m.seq, m.doc_len, m.tsv FROM memories m"
+            f" WHERE m.tsv @@ ?::tsquery AND {where}"
+            " ORDER BY ts_rank(m.tsv, ?::tsquery) DESC, m.seq LIMIT ?)"
+            " SELECT h.id, h.doc_len, u.lexeme, u.positions::text FROM hits h"
+            " LEFT JOIN LATERAL unnest(h.tsv) AS u ON u.lexeme = ANY(?::text[])",
+            [query, *params, query, text.CANDIDATES, sorted({x for p in phrases for x in p})],
+        )
+        if not rows:
+            return []
+        docs, avg_len, frequencies = await self._corpus(phrases)
+        found: dict[str, tuple[int, dict[str, tuple[int, ...]]]] = {}
+        for row in rows:
+            _, positions = found.setdefault(str(row[0]), (int(row[1]), {}))
+            if row[2] is not None:
+                positions[str(row[2])] = text.parse_positions(str(row[3]))
+        scored = [
+            (memory_id, text.bm25(phrases, frequencies, positions, doc_len, docs, avg_len))
+            for memory_id, (doc_len, positions) in found.items()
+        ]
+        scored = [hit for hit in scored if hit[1] < 0]
+        scored.sort(key=lambda hit: hit[1])
+        return scored[:limit]
+
+    async def _lexemes(self, phrases: list[list[str]]) -> list[list[str]]:
+        """Each phrase's tokens stemmed by PostgreSQL (the same dictionary as the index)."""
+        tokens = sorted({token for phrase in phrases for token in phrase})
+        if not tokens:
+            return []
+        row = await self.db.fetchone("SELECT cortex_lexemes(?::text[])", (tokens,))
+        assert row is not None
+        stems = dict(zip(tokens, row[0], strict=True))
+        return [[stems[token] for token in phrase] for phrase in phrases]
+
+    async def _corpus(self, phrases: list[list[str]]) -> tuple[int, float, list[int]]:
+        """(documents, average length, documents holding each phrase) over every memory,
+        as FTS5 counts them."""
+        literals = [text.tsquery_literal([phrase]) for phrase in phrases]
+        counts = ", ".join("COUNT(*) FILTER (WHERE tsv @@ ?::tsquery)" for _ in literals)
+        row = await self.db.fetchone(
+            f"SELECT {counts} FROM memories WHERE tsv @@ ?::tsquery",
+            [*literals, text.tsquery_literal(phrases)],
+        )
+        stats = await self.db.fetchone("SELECT SUM(docs), SUM(tokens) FROM text_stats")
+        assert row is not None and stats is not None
+        docs, tokens = int(stats[0] or 0), int(stats[1] or 0)
+        return docs, (tokens / docs if docs else 0.0), [int(n) for n in row]
+
+    async def like_search(
+        self, patterns: list[str], filters: SearchFilters, limit: int
+    ) -> list[str]:
+        """Substring matches, case-insensitive for ASCII as SQLite's LIKE is."""
+        if not patterns:
+            return []
+        where, params = filter_sql(filters)
+        likes = " OR ".join("m.content ILIKE ? ESCAPE '\\'" for _ in patterns)
+        rows = await self.db.fetchall(
+            f"SELECT m.id FROM memories m WHERE ({likes}) AND {where} ORDER BY m.seq DESC LIMIT ?",
+            [*(_like_pattern(p) for p in patterns), *params, limit],
+        )
+        return [str(row["id"]) for row in rows]
+
+    async def counts(self, agent_id: str | None = None) -> dict[str, Any]:
+        scope, params = ("WHERE agent_id = ?", [agent_id]) if agent_id else ("", [])
+        rows = await self.db.fetchall(
+            f"SELECT layer, forgotten_at IS NOT NULL AS forgotten, superseded_by IS NOT NULL AS"
+            f" superseded, COUNT(*) AS n FROM memories {scope} GROUP BY 1, 2, 3",
+            params,
+        )
+        by_layer = {layer.value: 0 for layer in Layer}
+        forgotten = superseded = 0
+        for row in rows:
+            by_layer[row["layer"]] += row["n"]
+            forgotten += row["n"] if row["forgotten"] else 0
+            superseded += row["n"] if row["superseded"] else 0
+        return {
+            "total": sum(by_layer.values()),
+            "by_layer": by_layer,
+            "forgotten": forgotten,
+            "superseded": superseded,
+            "fts_rows": int(await self.db.scalar("SELECT SUM(docs) FROM text_stats") or 0),
+            "access_log_rows": await self.db.scalar("SELECT COUNT(*) FROM access_log"),
+            "lifecycle_log_rows": await self.db.scalar("SELECT COUNT(*) FROM lifecycle_log"),
+        }
+
+    async def get_many(self, ids: Sequence[str]) -> dict[str, Memory]:  # type: ignore[override]
+        if not ids:
+            return {}
+        rows = await self.db.fetchall(
+            f"SELECT {_COLUMNS} FROM memories WHERE id = ANY(?::text[])", (list(ids),)
+        )
+        return {str(row["id"]): row_to_memory(row) for row in rows}

@@ -1,0 +1,68 @@
+"""The PostgreSQL store classes: SQLite's, where their SQL is portable, else a subclass here
+that overrides what is not (the backend-parametrised tests run every one on both)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.models import LifecycleAction
+from cortex_mcp.store.backend import SQLITE, StoreClasses
+from cortex_mcp.store.browse import BrowseStore
+from cortex_mcp.store.exports import ExportStore
+from cortex_mcp.store.lifecycle import LifecycleStore
+from cortex_mcp.store.postgres.memories import PgMemoryStore
+from cortex_mcp.store.postgres.vectors import PgVectorStore
+
+
+class PgLifecycleStore(LifecycleStore):
+    async def start_run(
+        self, scope: str, run_at: str, plan: list[LifecycleAction], started_at: str
+    ) -> int:
+        async def txn(conn: Any) -> int:
+            rows = await conn.execute_fetchall(
+                "INSERT INTO lifecycle_runs (scope, run_at, started_at, status, plan)"
+                " VALUES (?, ?, ?, 'running', ?) RETURNING id",
+                (scope, run_at, started_at, json.dumps([a.model_dump() for a in plan])),
+            )
+            return int(rows[0][0])
+
+        return await self.db.write(txn)
+
+
+class PgExportStore(ExportStore):
+    async def backup(self, target: Path) -> None:
+        raise InvalidInput(
+            "format: a SQLite copy is made from a SQLite store; this store is PostgreSQL"
+            " (export as json, or copy it with `cortex-mcp migrate`)",
+            field="format",
+        )
+
+
+class PgBrowseStore(BrowseStore):
+    async def storage(self) -> dict[str, Any]:
+        """The database's size as PostgreSQL counts it (no files of ours to measure)."""
+        size = int(await self.db.scalar("SELECT pg_database_size(current_database())") or 0)
+        return {
+            "bytes": {"db": size},
+            "page_size": 8192,
+            "pages": size // 8192,
+            "free_pages": 0,
+            "total_bytes": size,
+        }
+
+
+POSTGRES = StoreClasses(
+    memories=PgMemoryStore,
+    vectors=PgVectorStore,
+    lifecycle=PgLifecycleStore,
+    lease=SQLITE.lease,
+    exports=PgExportStore,
+    browse=PgBrowseStore,
+    relations=SQLITE.relations,
+    turns=SQLITE.turns,
+    profiles=SQLITE.profiles,
+    counters=SQLITE.counters,
+)
