@@ -33,10 +33,16 @@ def rest_client(settings: Settings, clock: Any = None, **app_args: Any) -> Itera
 
 @contextlib.contextmanager
 def authed_rest_client(
-    tmp_path: Path, clock: Any, db_name: str = "brain.db"
+    tmp_path: Path, clock: Any, db_name: str = "brain.db", database_url: str | None = None
 ) -> Iterator[TestClient]:
-    """A REST client of a token-protected app over a fresh text-only database, token sent."""
-    settings = load_settings(db_path=tmp_path / db_name, embedding_provider="none", api_token=TOKEN)
+    """A REST client of a token-protected app over a fresh text-only database (PostgreSQL's
+    with `database_url`), token sent."""
+    settings = load_settings(
+        db_path=tmp_path / db_name,
+        embedding_provider="none",
+        api_token=TOKEN,
+        database_url=database_url,
+    )
     with rest_client(settings, clock) as c:
         c.headers.update(AUTH)
         yield c

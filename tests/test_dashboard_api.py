@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from cortex_mcp.config import load_settings
+from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.transports.dashboard import CSRF_HEADER, DashboardSession
 from tests.conftest import FakeClock
@@ -22,8 +22,11 @@ ORIGIN = "http://127.0.0.1:21100"
 
 
 @pytest.fixture
-def client(tmp_path: Path, clock: FakeClock) -> Iterator[TestClient]:
-    with authed_rest_client(tmp_path, clock) as c:
+def client(tmp_path: Path, clock: FakeClock, backend_settings: Settings) -> Iterator[TestClient]:
+    """On SQLite and on PostgreSQL."""
+    url = backend_settings.database_url
+    secret = url.get_secret_value() if url is not None else None
+    with authed_rest_client(tmp_path, clock, database_url=secret) as c:
         yield c
 
 

@@ -113,8 +113,13 @@ def llm_settings(tmp_path: Path, stub: StubLLM, **extra: object) -> Settings:
 
 
 @pytest.fixture
-async def svc(tmp_path: Path, stub: StubLLM, clock: FakeClock) -> AsyncIterator[CortexService]:
-    async with open_cortex(llm_settings(tmp_path, stub), clock=clock) as service:
+async def svc(
+    tmp_path: Path, stub: StubLLM, clock: FakeClock, backend_settings: Settings
+) -> AsyncIterator[CortexService]:
+    """On SQLite and on PostgreSQL."""
+    url = backend_settings.database_url
+    extra = {"database_url": url.get_secret_value()} if url is not None else {}
+    async with open_cortex(llm_settings(tmp_path, stub, **extra), clock=clock) as service:
         await service.llm.warm_up()  # timings below measure calls, not the SDK import
         yield service
 

@@ -8,13 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from cortex_mcp.config import load_settings
+from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.models import Layer
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def settings(backend_settings: Settings) -> Settings:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return backend_settings
 
 
 async def _layer(service: CortexService, memory_id: str) -> Layer:

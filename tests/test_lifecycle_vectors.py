@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cortex_mcp.config import Settings
 from cortex_mcp.models import to_iso
 from cortex_mcp.service import CortexService
 from cortex_mcp.store.vectors import PendingEmbedding
@@ -15,6 +16,13 @@ from cortex_mcp.tokenize import content_hash
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def settings(backend_settings: Settings) -> Settings:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return backend_settings
+
 
 MODEL = "fixed-test-model"
 

@@ -18,6 +18,12 @@ from tests.conftest import FakeClock
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def settings(backend_settings: Settings) -> Settings:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return backend_settings
+
+
 @pytest.fixture(params=["auto", "legacy"])
 async def client(
     request: pytest.FixtureRequest, settings: Settings, clock: FakeClock

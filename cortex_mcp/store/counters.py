@@ -20,7 +20,7 @@ def add_rows(conn: RawConnection, counts: Mapping[str, int]) -> None:
     if items:
         conn.executemany(
             "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
-            " SET value = CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER)",
+            " SET value = CAST(meta.value AS INTEGER) + CAST(excluded.value AS INTEGER)",
             items,
         )
 

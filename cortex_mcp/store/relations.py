@@ -35,8 +35,8 @@ def add_rows(conn: RawConnection, agent_id: str, triples: list[Triple], now: str
         "INSERT INTO relations (id, agent_id, subject, predicate, object, confidence,"
         " source_memory_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT(agent_id, subject, predicate, object) DO UPDATE SET"
-        " updated_at = excluded.updated_at, confidence = MAX(confidence, excluded.confidence),"
-        " source_memory_id = COALESCE(excluded.source_memory_id, source_memory_id)",
+        " updated_at = excluded.updated_at, confidence = MAX(relations.confidence, excluded.confidence),"
+        " source_memory_id = COALESCE(excluded.source_memory_id, relations.source_memory_id)",
         [
             (
                 new_id(),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -58,9 +59,25 @@ def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], Row]:
     return lambda values: Row(values, names)
 
 
+# SQLite phrases the shared stores use, in PostgreSQL's words
+_DIALECT = [
+    # SQLite's planner hint "+column" (unary plus, skip that index) means nothing here
+    (re.compile(r"(?<=[\s(])\+(?=[A-Za-z_])"), ""),
+    (re.compile(r"\bIS NOT \?"), "IS DISTINCT FROM ?"),
+    (re.compile(r"\bIS \?"), "IS NOT DISTINCT FROM ?"),
+    (
+        re.compile(r"SELECT rowid FROM memories_fts WHERE memories_fts MATCH \?"),
+        "SELECT seq FROM memories WHERE tsv @@ cortex_match(?)",
+    ),
+]
+
+
 @lru_cache(maxsize=1024)
 def _translate(sql: str) -> str:
-    """SQLite's `?` placeholders become psycopg's `%s` (a literal `%` is doubled first)."""
+    """SQLite's `?` placeholders become psycopg's `%s` (a literal `%` is doubled first), and
+    the few SQLite phrases of the shared stores their PostgreSQL equivalent."""
+    for pattern, replacement in _DIALECT:
+        sql = pattern.sub(replacement, sql)
     return sql.replace("%", "%%").replace("?", "%s")
 
 

@@ -18,7 +18,25 @@ runs on both. Timestamps stay ISO-8601 text, as in SQLite: they sort the same wa
 
 from __future__ import annotations
 
+import unicodedata
+
 _TEXT = 'TEXT COLLATE "C"'
+
+
+def _accent_table() -> tuple[str, str]:
+    """Latin letters with diacritics and their plain letter, as FTS5's remove_diacritics
+    folds them (PostgreSQL's unaccent is an extension a server may not have)."""
+    accented, plain = [], []
+    for code in range(0xC0, 0x250):
+        char = chr(code).lower()
+        base = unicodedata.normalize("NFKD", char)[:1]
+        if char not in accented and base.isascii() and base.isalpha() and base != char:
+            accented.append(char)
+            plain.append(base)
+    return "".join(accented), "".join(plain)
+
+
+_ACCENTED, _PLAIN = _accent_table()
 
 _TABLES = [
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -217,10 +235,11 @@ _TEXT_SEARCH = [
     # text)`, `DELETE ... WHERE rowid = ?`, 'optimize'): a view whose triggers keep
     # memories.tsv. Its text is split by PostgreSQL (letters and digits, case folded, accents
     # kept); the remember path splits in Python instead (`text.fts_tokens`, accents dropped).
-    """
+    f"""
     CREATE FUNCTION cortex_tokens(body TEXT) RETURNS TEXT[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-        SELECT array_remove(regexp_split_to_array(lower(body), '[^[:alnum:]]+'), '')
+        SELECT array_remove(regexp_split_to_array(
+            translate(lower(body), '{_ACCENTED}', '{_PLAIN}'), '[^[:alnum:]]+'), '')
     $$
     """,
     "CREATE VIEW memories_fts AS SELECT seq AS rowid, NULL::text AS text,"
@@ -244,6 +263,24 @@ _TEXT_SEARCH = [
     """,
     "CREATE TRIGGER memories_fts_write INSTEAD OF INSERT OR DELETE ON memories_fts"
     " FOR EACH ROW EXECUTE FUNCTION cortex_fts_write()",
+    # an FTS5 expression of the search layer ("a b" AND "c", or OR) as a tsquery: each quoted
+    # phrase split into terms, stemmed and quoted again; nothing in it is read as syntax
+    r"""
+    CREATE FUNCTION cortex_match(expression TEXT) RETURNS TSQUERY
+    LANGUAGE sql STABLE PARALLEL SAFE AS $$
+        SELECT COALESCE(string_agg(phrase, CASE WHEN expression LIKE '%" AND "%'
+                                                THEN ' & ' ELSE ' | ' END ORDER BY n), '')::tsquery
+        FROM (
+            SELECT n, '(' || string_agg(
+                       '''' || replace(replace(l, E'\\', E'\\\\'), '''', '''''') || '''',
+                       ' <-> ' ORDER BY i) || ')' AS phrase
+            FROM regexp_matches(expression, '"((?:[^"]|"")*)"', 'g') WITH ORDINALITY AS m(p, n),
+                 unnest(cortex_lexemes(cortex_tokens(replace(m.p[1], '""', '"'))))
+                     WITH ORDINALITY AS u(l, i)
+            GROUP BY n
+        ) AS phrases
+    $$
+    """,
     # BM25's corpus totals, spread over 64 rows so concurrent writers rarely meet on one
     "CREATE TABLE text_stats (slot INTEGER PRIMARY KEY, docs BIGINT NOT NULL,"
     " tokens BIGINT NOT NULL)",
