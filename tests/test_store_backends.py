@@ -216,8 +216,8 @@ async def test_two_servers_never_claim_the_same_memories_to_embed(pg_url: str) -
         for n in range(30):
             await memories.remember(_new(f"note {n}"), "2026-11-01T00:00:00Z")
         first, second = await asyncio.gather(
-            store_classes(a).vectors(a).missing("stub", 20),
-            store_classes(b).vectors(b).missing("stub", 20),
+            store_classes(a).vectors(a).pending("stub", 20),
+            store_classes(b).vectors(b).pending("stub", 20),
         )
         one, two = {p.memory_id for p in first}, {p.memory_id for p in second}
         assert not one & two and len(one | two) == 30

@@ -78,6 +78,8 @@ def _translate(sql: str) -> str:
     the few SQLite phrases of the shared stores their PostgreSQL equivalent."""
     for pattern, replacement in _DIALECT:
         sql = pattern.sub(replacement, sql)
+    if sql.lstrip().startswith("INSERT OR IGNORE INTO"):
+        sql = sql.replace("INSERT OR IGNORE INTO", "INSERT INTO", 1) + " ON CONFLICT DO NOTHING"
     return sql.replace("%", "%%").replace("?", "%s")
 
 

@@ -357,9 +357,64 @@ _SQLITE_FUNCTIONS = [
     """,
 ]
 
+# SQLite's migration 8: the embedding queue (live memories with no vector; priority = access
+# count), kept by triggers whoever writes
+_EMBEDDING_QUEUE = [
+    "CREATE TABLE embedding_queue (seq BIGINT PRIMARY KEY, priority BIGINT NOT NULL DEFAULT 0)",
+    "CREATE INDEX idx_embedding_queue_order ON embedding_queue(priority, seq)",
+    "INSERT INTO embedding_queue (seq, priority) SELECT m.seq, m.access_count FROM memories m"
+    " WHERE m.forgotten_at IS NULL"
+    " AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)",
+    """
+    CREATE FUNCTION cortex_queue_memory() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            DELETE FROM embedding_queue WHERE seq = OLD.seq;
+        ELSIF TG_OP = 'INSERT' THEN
+            IF NEW.forgotten_at IS NULL THEN
+                INSERT INTO embedding_queue (seq, priority) VALUES (NEW.seq, NEW.access_count)
+                ON CONFLICT DO NOTHING;
+            END IF;
+        ELSIF NEW.forgotten_at IS NOT NULL AND OLD.forgotten_at IS NULL THEN
+            DELETE FROM embedding_queue WHERE seq = NEW.seq;
+        ELSIF NEW.forgotten_at IS NULL AND OLD.forgotten_at IS NOT NULL THEN
+            INSERT INTO embedding_queue (seq, priority)
+            SELECT NEW.seq, NEW.access_count
+            WHERE NOT EXISTS (SELECT 1 FROM memory_vectors WHERE memory_id = NEW.id)
+            ON CONFLICT DO NOTHING;
+        ELSIF NEW.access_count IS DISTINCT FROM OLD.access_count THEN
+            UPDATE embedding_queue SET priority = NEW.access_count WHERE seq = NEW.seq;
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+    "CREATE TRIGGER memories_embedding_queue AFTER INSERT OR DELETE"
+    " OR UPDATE OF forgotten_at, access_count ON memories"
+    " FOR EACH ROW EXECUTE FUNCTION cortex_queue_memory()",
+    """
+    CREATE FUNCTION cortex_queue_vector() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            INSERT INTO embedding_queue (seq, priority)
+            SELECT seq, access_count FROM memories
+            WHERE id = OLD.memory_id AND forgotten_at IS NULL
+            ON CONFLICT DO NOTHING;
+        ELSE
+            DELETE FROM embedding_queue
+            WHERE seq = (SELECT seq FROM memories WHERE id = NEW.memory_id);
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+    "CREATE TRIGGER memory_vectors_embedding_queue AFTER INSERT OR UPDATE OR DELETE"
+    " ON memory_vectors FOR EACH ROW EXECUTE FUNCTION cortex_queue_vector()",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *_TEXT_SEARCH, *_SQLITE_FUNCTIONS],
+    # 2: the embedding queue (SQLite's 8)
+    _EMBEDDING_QUEUE,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

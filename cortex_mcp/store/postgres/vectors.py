@@ -5,7 +5,7 @@ below convert pgvector's own format), so the search layer's numpy matrix and the
 read them unchanged. `knn` asks pgvector: exact below `HNSW_MIN_ROWS` vectors of a model,
 through an HNSW index (cosine) from there on.
 
-The embedding backfill holds across processes: `missing` claims the memories it returns
+The embedding backfill holds across processes: `pending` claims the memories it returns
 (`FOR UPDATE SKIP LOCKED`, then a claim row that expires after `CLAIM_S`), so two servers do
 not embed the same memories; `save` releases the claims.
 """
@@ -13,6 +13,7 @@ not embed the same memories; `save` releases the claims.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -104,18 +105,25 @@ class PgVectorStore(VectorStore):
 
         return await self.db.write(txn)
 
-    async def missing(self, model: str, limit: int) -> list[PendingEmbedding]:
-        """Memories with no vector from `model`, claimed for this process for CLAIM_S."""
+    async def pending(
+        self, model: str, limit: int, skip: Collection[str] = ()
+    ) -> list[PendingEmbedding]:
+        """The top of the embedding queue (most recalled, then newest) without `skip`, claimed
+        for this process for CLAIM_S: another server's indexer takes the next ones instead
+        (`FOR UPDATE SKIP LOCKED` while claiming, the claim row afterwards)."""
         now = datetime.now(UTC)
 
         async def txn(conn: Any) -> list[PendingEmbedding]:
             rows = await conn.execute_fetchall(
-                "SELECT m.id, m.content, m.content_hash FROM memories m"
-                " WHERE m.forgotten_at IS NULL AND NOT EXISTS (SELECT 1 FROM memory_vectors v"
-                " WHERE v.memory_id = m.id AND v.model = ?) AND NOT EXISTS (SELECT 1 FROM"
-                " embedding_claims c WHERE c.memory_id = m.id AND c.model = ?"
-                " AND c.expires_at > ?) ORDER BY m.seq DESC LIMIT ? FOR UPDATE OF m SKIP LOCKED",
-                (model, model, to_iso(now), limit),
+                "SELECT q.seq, m.id, m.content, m.content_hash FROM embedding_queue q"
+                " JOIN memories m ON m.seq = q.seq"
+                " WHERE m.forgotten_at IS NULL AND m.id <> ALL(?::text[])"
+                " AND NOT EXISTS (SELECT 1 FROM memory_vectors v"
+                " WHERE v.memory_id = m.id AND v.model = ?)"
+                " AND NOT EXISTS (SELECT 1 FROM embedding_claims c"
+                " WHERE c.memory_id = m.id AND c.model = ? AND c.expires_at > ?)"
+                " ORDER BY q.priority DESC, q.seq DESC LIMIT ? FOR UPDATE OF q SKIP LOCKED",
+                (list(skip), model, model, to_iso(now), limit),
             )
             if rows:
                 expires = to_iso(now + timedelta(seconds=CLAIM_S))
@@ -123,9 +131,9 @@ class PgVectorStore(VectorStore):
                     "INSERT INTO embedding_claims (memory_id, model, expires_at)"
                     " SELECT unnest(?::text[]), ?, ? ON CONFLICT (memory_id, model)"
                     " DO UPDATE SET expires_at = excluded.expires_at",
-                    ([str(row[0]) for row in rows], model, expires),
+                    ([str(row[1]) for row in rows], model, expires),
                 )
-            return [PendingEmbedding(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+            return [PendingEmbedding(str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
         return await self.db.write(txn)
 
