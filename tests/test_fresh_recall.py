@@ -22,6 +22,15 @@ from tests.stdio_helpers import server_command, server_env
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture(autouse=True)
+def _on_both_stores(backend_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here runs on SQLite and on PostgreSQL (settings read the URL from the env)."""
+    if backend_settings.database_url is not None:
+        url = backend_settings.database_url.get_secret_value()
+        monkeypatch.setenv("CORTEX_DATABASE_URL", url)
+
+
 OTHER_FACTS = [
     "The VPS firewall blocks port 8080 by default",
     "The quarterly budget review is scheduled for Friday",
