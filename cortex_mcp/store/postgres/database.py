@@ -35,6 +35,17 @@ _RETRIES = 30
 _MIGRATION_LOCK = 0x636F7274  # pg_advisory_xact_lock key: one migrating process at a time
 
 
+class _QuietRetries(logging.Filter):
+    """psycopg warns while it unwinds an executemany whose transaction failed; the failure
+    itself is raised (and a serialization failure retried), so the warning says nothing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("error ignored terminating")
+
+
+logging.getLogger("psycopg").addFilter(_QuietRetries())
+
+
 class Row(tuple[Any, ...]):
     """A result row readable by position and by column name, like sqlite3.Row."""
 
