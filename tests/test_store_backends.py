@@ -6,6 +6,7 @@ sharing one database can show (two handles stand for two servers)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,55 @@ async def test_the_same_data_ranks_the_same_on_both_stores(
                 )
                 ranked[name].append([(ids[i], round(score, 6)) for i, score in hits])
     assert ranked["postgres"] == ranked["sqlite"]
+
+
+async def test_a_hybrid_recall_gives_the_same_top_10_on_both_stores(
+    tmp_path: Path, pg_url: str, clock: FakeClock
+) -> None:
+    """Text and vector channels, fusion and ranking over the same memories and vectors."""
+    from tests.embedding_stub import StubState, embedding_stub
+
+    facts = [
+        f"{who} {does} {what}"
+        for who in ("Harry", "Maria", "The team")
+        for does in ("likes", "bought", "wrote about")
+        for what in ("rental apartments", "marathon training", "投资股票", "the firewall rules")
+    ]
+    questions = ["what does Harry like?", "investments", "marathon", "股票", "firewall", "Maria"]
+    answers: dict[str, list[list[tuple[float, list[str]]]]] = {}
+    with embedding_stub(StubState(meaning=True)) as (url, _):
+        for name, database_url in (("sqlite", None), ("postgres", pg_url)):
+            settings = load_settings(
+                db_path=tmp_path / "hybrid.db",
+                database_url=database_url,
+                embedding_provider="openai",
+                embedding_base_url=url,
+                embedding_model="stub-embed",
+                embedding_timeout_s=10.0,
+                # each recall raises what it found: a tie cut at 10 differently would then
+                # rank the next question differently, through no fault of the store
+                search={"access_boost": 0},
+            )
+            async with open_cortex(settings, clock=clock, background=False) as service:
+                for fact in facts:
+                    await service.remember(fact)
+                assert await service.embed_pending() == len(facts)
+                answers[name] = []
+                for question in questions:
+                    found = await service.recall(question, max_results=10)
+                    assert "vector" in found.meta.channels
+                    answers[name].append(_by_score((m.score, m.content) for m in found.memories))
+    assert answers["postgres"] == answers["sqlite"]
+
+
+def _by_score(ranked: Iterable[tuple[float, str]]) -> list[tuple[float, list[str]]]:
+    """The ranking with ties grouped: equal scores may come in either order (and the last
+    group may be cut at a different member, so only its score counts)."""
+    groups: dict[float, list[str]] = {}
+    for score, content in ranked:
+        groups.setdefault(round(score, 6), []).append(content)
+    ordered = [(score, sorted(contents)) for score, contents in groups.items()]
+    return [*ordered[:-1], (ordered[-1][0], [])] if ordered else []
 
 
 async def test_pgvector_knn_and_the_numpy_matrix_agree(pg_url: str) -> None:
