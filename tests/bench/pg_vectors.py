@@ -15,6 +15,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,24 +27,31 @@ from cortex_mcp.store.postgres.vectors import PgVectorStore, VectorValue
 from tests.postgres_server import PostgresServer
 
 
-async def fill(db: object, vectors: np.ndarray) -> list[str]:
+async def fill(db: Any, vectors: np.ndarray) -> list[str]:
     ids = [f"00000000-0000-7000-8000-{n:012d}" for n in range(len(vectors))]
-    async with db.pool.connection() as raw, raw.cursor() as cursor:  # type: ignore[attr-defined]
-        async with cursor.copy(
-            "COPY memories (id, agent_id, layer, category, content, content_hash,"
-            " created_at, updated_at) FROM STDIN"
-        ) as copy:
-            for n, memory_id in enumerate(ids):
-                row = (memory_id, "bench", "core", "fact", f"m{n}", f"h{n}", "t", "t")
-                await copy.write_row(row)
-        async with cursor.copy(
-            "COPY memory_vectors (memory_id, model, dim, vector, updated_at) FROM STDIN"
-        ) as copy:
-            copy.set_types(["text", "text", "int4", "vector", "text"])
-            for memory_id, vector in zip(ids, vectors, strict=True):
-                await copy.write_row(
-                    (memory_id, "bench", vectors.shape[1], VectorValue(vector.tobytes()), "t")
-                )
+
+    def copy_rows(raw: Any) -> None:
+        with raw.cursor() as cursor:
+            with cursor.copy(
+                "COPY memories (id, agent_id, layer, category, content, content_hash,"
+                " created_at, updated_at) FROM STDIN"
+            ) as copy:
+                for n, memory_id in enumerate(ids):
+                    copy.write_row((memory_id, "bench", "core", "fact", f"m{n}", f"h{n}", "t", "t"))
+            with cursor.copy(
+                "COPY memory_vectors (memory_id, model, dim, vector, updated_at) FROM STDIN"
+            ) as copy:
+                copy.set_types(["text", "text", "int4", "vector", "text"])
+                for memory_id, vector in zip(ids, vectors, strict=True):
+                    row = (memory_id, "bench", vectors.shape[1], VectorValue(vector.tobytes()), "t")
+                    copy.write_row(row)
+            raw.execute("ANALYZE memory_vectors")
+            raw.execute(
+                "INSERT INTO meta(key, value) VALUES ('vec_index', %s)",
+                (f"bench|{vectors.shape[1]}",),
+            )
+
+    await db.run(copy_rows)
     return ids
 
 
@@ -74,9 +82,6 @@ async def measure(server: PostgresServer, size: int, dim: int, queries: int) -> 
             store = store_classes(db).vectors(db)
             assert isinstance(store, PgVectorStore)
             await fill(db, vectors)
-            async with db.pool.connection() as raw:
-                await raw.execute("ANALYZE memory_vectors")
-            await db.write(_set_index_meta("bench", dim))
             exact_ms, exact = await timed_knn(store, probes)
             start = time.perf_counter()
             await store._build_hnsw(dim)
@@ -88,15 +93,6 @@ async def measure(server: PostgresServer, size: int, dim: int, queries: int) -> 
         f" p95 {p95(exact_ms):7.1f} | hnsw p50 {statistics.median(hnsw_ms):6.1f} ms"
         f" p95 {p95(hnsw_ms):6.1f} recall@10 {recall:.3f} (built in {build_s:.1f} s)"
     )
-
-
-def _set_index_meta(model: str, dim: int):  # type: ignore[no-untyped-def]
-    async def txn(conn) -> None:  # type: ignore[no-untyped-def]
-        from cortex_mcp.store.database import set_meta
-
-        await set_meta(conn, "vec_index", f"{model}|{dim}")
-
-    return txn
 
 
 def main() -> None:

@@ -17,8 +17,10 @@ import asyncio
 import logging
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
-from functools import lru_cache
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache, partial
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -104,12 +106,46 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+class SyncPgConnection:
+    """A pooled connection inside a write transaction, with sqlite3's calls, for the stores'
+    synchronous transactions (`transact`); it runs on a worker thread."""
+
+    in_transaction = True
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.raw.execute(_translate(sql), params)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        cursor = self.raw.cursor()
+        rows = list(rows)
+        if rows:
+            cursor.executemany(_translate(sql), rows)
+        return cursor
+
+
+class _AsyncCursor:
+    """aiosqlite's cursor calls over a psycopg cursor whose rows are already fetched."""
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+        self.rowcount = cursor.rowcount
+
+    async def fetchone(self) -> Row | None:
+        return self._cursor.fetchone() if self._cursor.description else None  # type: ignore[no-any-return]
+
+    async def fetchall(self) -> list[Row]:
+        return list(self._cursor.fetchall()) if self._cursor.description else []
+
+
 class _Execution:
     """What `PgConnection.execute` returns: awaitable, or `async with`, like aiosqlite's."""
 
-    def __init__(self, cursor: Any, sql: str, params: Any) -> None:
-        self._cursor = cursor
-        self._run = cursor.execute(_translate(sql), params)
+    def __init__(self, conn: PgConnection, sql: str, params: Any) -> None:
+        query = _translate(sql)
+        self._run = conn.call(lambda raw: _AsyncCursor(raw.execute(query, params)))
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self._run.__await__()
@@ -118,34 +154,41 @@ class _Execution:
         return await self._run
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._cursor.close()
+        return None
 
 
 class PgConnection:
-    """One pooled connection inside a write transaction, with aiosqlite's calls."""
+    """A pooled connection inside a write transaction, with aiosqlite's calls, for the stores'
+    async transactions (`write`): each statement runs on a worker thread."""
 
     in_transaction = True
 
-    def __init__(self, raw: Any) -> None:
+    def __init__(self, raw: Any, db: PgDatabase) -> None:
         self.raw = raw
+        self._db = db
+        self._conn = SyncPgConnection(raw)  # what store.writer.on_thread hands its function
+
+    async def call(self, fn: Callable[[Any], T]) -> T:
+        return await self._db.on_thread(fn, self.raw)
+
+    async def _execute(self, fn: Callable[..., T], *args: Any) -> T:
+        """store.writer.on_thread's way in (aiosqlite's name): `fn(*args)` on a thread."""
+        return await self._db.on_thread(fn, *args)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> _Execution:
-        return _Execution(self.raw.cursor(), sql, params)
+        return _Execution(self, sql, params)
 
-    async def executemany(self, sql: str, rows: Any) -> None:
-        rows = list(rows)
-        if rows:
-            async with self.raw.cursor() as cursor:
-                await cursor.executemany(_translate(sql), rows)
+    async def executemany(self, sql: str, rows: Any) -> Any:
+        return await self.call(lambda raw: SyncPgConnection(raw).executemany(sql, rows))
 
     async def execute_fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        async with self.raw.cursor() as cursor:
-            await cursor.execute(_translate(sql), params)
-            return list(await cursor.fetchall())
+        return await self.call(lambda raw: list(raw.execute(_translate(sql), params).fetchall()))
 
 
 class PgDatabase:
-    """A pool of at most `pool_max` connections to one PostgreSQL database."""
+    """At most `pool_max` connections to one PostgreSQL database (psycopg's pool), used from
+    worker threads: the stores' write transactions are synchronous functions (one trip each,
+    as on SQLite), and a connection is only taken when a thread is there to use it."""
 
     vec_loaded = True  # pgvector is required: the first migration creates the extension
     read_only = False
@@ -156,14 +199,16 @@ class PgDatabase:
         self.pool_max = pool_max
         self.commits = 0
         self._pool: Any = None
+        self._slots = asyncio.Semaphore(pool_max)
+        self._threads = ThreadPoolExecutor(pool_max + 1, thread_name_prefix="cortex-pg")
 
     # ---- opening ----------------------------------------------------------------------
 
     async def open(self) -> None:
         psycopg, pool_module = import_driver()
         try:
-            await self._migrate(psycopg)
-            self._pool = pool_module.AsyncConnectionPool(
+            await self.on_thread(self._migrate)
+            self._pool = pool_module.ConnectionPool(
                 self.url,
                 min_size=1,
                 max_size=self.pool_max,
@@ -171,7 +216,7 @@ class PgDatabase:
                 configure=_configure,
                 open=False,
             )
-            await self._pool.open(wait=True, timeout=30)
+            await self.on_thread(lambda: self._pool.open(wait=True, timeout=30))
         except psycopg.Error as exc:
             await self.close()
             raise StorageError(
@@ -179,32 +224,27 @@ class PgDatabase:
                 " check CORTEX_DATABASE_URL and that the server is running"
             ) from exc
 
-    async def _migrate(self, psycopg: Any) -> None:
-        conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
-        try:
-            async with conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-                await conn.execute(
-                    "CREATE TABLE IF NOT EXISTS cortex_schema (version INTEGER NOT NULL,"
-                    " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
-                )
-                cursor = await conn.execute("SELECT COALESCE(MAX(version), 0) FROM cortex_schema")
-                row = await cursor.fetchone()
-                version = int(row[0]) if row else 0
-                for number in range(version, SCHEMA_VERSION):
-                    for statement in MIGRATIONS[number]:
-                        await conn.execute(statement)
-                    await conn.execute(
-                        "INSERT INTO cortex_schema (version) VALUES (%s)", (number + 1,)
-                    )
-                    log.info("applied PostgreSQL migration %d", number + 1)
-        finally:
-            await conn.close()
+    def _migrate(self) -> None:
+        psycopg, _ = import_driver()
+        with psycopg.connect(self.url, autocommit=True) as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS cortex_schema (version INTEGER NOT NULL,"
+                " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
+            row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM cortex_schema").fetchone()
+            version = int(row[0]) if row else 0
+            for number in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[number]:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO cortex_schema (version) VALUES (%s)", (number + 1,))
+                log.info("applied PostgreSQL migration %d", number + 1)
 
     async def close(self) -> None:
         if self._pool is not None:
-            await self._pool.close()
-        self._pool = None
+            pool, self._pool = self._pool, None
+            await self.on_thread(pool.close)
+        self._threads.shutdown(wait=False)
 
     async def __aenter__(self) -> PgDatabase:
         await self.open()
@@ -223,31 +263,73 @@ class PgDatabase:
             raise RuntimeError("database is not open")
         return self._pool
 
-    # ---- writes -----------------------------------------------------------------------
+    async def on_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
 
-    async def write(self, fn: WriteFn[T]) -> T:
-        """Run `fn` in one SERIALIZABLE transaction; retried on a serialization failure.
-
-        `fn` may therefore run more than once: it must not change anything outside the
-        database before it returns (the stores' closures only issue statements)."""
+    async def run(self, fn: Callable[[Any], T]) -> T:
+        """`fn(psycopg connection)` on a pooled connection in autocommit mode, on a thread:
+        for what is not a store transaction (COPY, CREATE INDEX CONCURRENTLY, SET LOCAL)."""
         psycopg, _ = import_driver()
-        retryable = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
-        for attempt in range(_RETRIES):
+        async with self._slots:
             try:
-                async with self.pool.connection() as raw, raw.transaction():
-                    await raw.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
-                    result = await fn(PgConnection(raw))
-                self.commits += 1
-                return result
-            except retryable:
-                if attempt == _RETRIES - 1:
-                    raise
-                await asyncio.sleep(random.uniform(0, 0.005 * 2 ** min(attempt, 7)))
-            except (CortexError, psycopg.errors.IntegrityError):
-                raise
+                return await self.on_thread(self._with_connection, fn)
             except psycopg.OperationalError as exc:
                 raise self._fault(exc) from exc
-        raise AssertionError("unreachable")
+
+    def _with_connection(self, fn: Callable[[Any], T]) -> T:
+        with self.pool.connection() as raw:
+            return fn(raw)
+
+    # ---- writes -----------------------------------------------------------------------
+
+    async def transact(self, fn: Callable[[SyncPgConnection], T]) -> T:
+        """Run the synchronous `fn(connection)` as one SERIALIZABLE transaction on a worker
+        thread, retried on a serialization failure or a deadlock (so `fn` may run more than
+        once: it must do nothing but SQL on the connection it is given)."""
+        result = await self._guard(lambda: self.run(partial(_transact_sync, fn)))
+        self.commits += 1
+        return result
+
+    async def write(self, fn: WriteFn[T]) -> T:
+        """Run the async `fn(connection)` as one SERIALIZABLE transaction, retried like
+        `transact`; each statement is a trip to a worker thread: prefer `transact`."""
+        psycopg, _ = import_driver()
+        retryable = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
+
+        async def once() -> T:
+            async with self._slots:
+                raw = await self.on_thread(self.pool.getconn)
+                try:
+                    for attempt in range(_RETRIES):
+                        await self.on_thread(_begin, raw)
+                        try:
+                            result = await fn(PgConnection(raw, self))
+                            await self.on_thread(raw.execute, "COMMIT")
+                            return result
+                        except retryable:
+                            await self.on_thread(raw.execute, "ROLLBACK")
+                            if attempt == _RETRIES - 1:
+                                raise
+                            await asyncio.sleep(_backoff(attempt))
+                        except BaseException:
+                            await self.on_thread(_rollback_quietly, raw)
+                            raise
+                    raise AssertionError("unreachable")
+                finally:
+                    await self.on_thread(self.pool.putconn, raw)
+
+        result = await self._guard(once)
+        self.commits += 1
+        return result
+
+    async def _guard(self, work: Callable[[], Awaitable[T]]) -> T:
+        psycopg, _ = import_driver()
+        try:
+            return await work()
+        except (CortexError, psycopg.errors.IntegrityError):
+            raise
+        except psycopg.OperationalError as exc:
+            raise self._fault(exc) from exc
 
     def _fault(self, exc: Exception) -> StorageError:
         fault = StorageError(
@@ -259,13 +341,8 @@ class PgDatabase:
     # ---- reads ------------------------------------------------------------------------
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        psycopg, _ = import_driver()
-        try:
-            async with self.pool.connection() as raw, raw.cursor() as cursor:
-                await cursor.execute(_translate(sql), params)
-                return list(await cursor.fetchall())
-        except psycopg.OperationalError as exc:
-            raise self._fault(exc) from exc
+        query = _translate(sql)
+        return await self.run(lambda raw: list(raw.execute(query, params).fetchall()))
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
@@ -303,13 +380,44 @@ class PgDatabase:
         return "ok"
 
 
-async def _configure(conn: Any) -> None:
+def _transact_sync(fn: Callable[[SyncPgConnection], T], raw: Any) -> T:
+    """`fn` as one SERIALIZABLE transaction, retried on serialization failures (on a thread)."""
+    psycopg, _ = import_driver()
+    retryable = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
+    for attempt in range(_RETRIES):
+        try:
+            with raw.transaction():
+                raw.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+                return fn(SyncPgConnection(raw))
+        except retryable:
+            if attempt == _RETRIES - 1:
+                raise
+            time.sleep(_backoff(attempt))
+    raise AssertionError("unreachable")
+
+
+def _begin(raw: Any) -> None:
+    raw.execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+
+
+def _rollback_quietly(raw: Any) -> None:
+    try:
+        raw.execute("ROLLBACK")
+    except Exception as exc:  # the original error is the one worth reporting
+        log.warning("rollback after a failed write also failed: %s", exc)
+
+
+def _backoff(attempt: int) -> float:
+    return random.uniform(0, 0.005 * 2 ** min(attempt, 7))
+
+
+def _configure(conn: Any) -> None:
     """Every pooled connection: pgvector values as the float32 bytes the stores use."""
     from psycopg.types import TypeInfo
 
     from cortex_mcp.store.postgres.vectors import register_vector_adapters
 
-    info = await TypeInfo.fetch(conn, "vector")
+    info = TypeInfo.fetch(conn, "vector")
     if info is None:
         raise StorageError("PostgreSQL: the pgvector extension is missing; install pgvector")
     info.register(conn)

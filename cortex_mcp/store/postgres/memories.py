@@ -17,15 +17,16 @@ from cortex_mcp.store.memories import (
     _COLUMNS,
     MemoryStore,
     WriteOutcome,
-    _fetch_one,
     _like_pattern,
     _mark_superseded,
+    _read_back,
     _require,
+    add_log_row,
     filter_sql,
-    log_lifecycle,
     row_to_memory,
 )
 from cortex_mcp.store.postgres import text
+from cortex_mcp.store.postgres.database import SyncPgConnection
 from cortex_mcp.tokenize import content_hash
 
 
@@ -36,35 +37,36 @@ def index_columns(content: str) -> tuple[list[str], int]:
 
 
 class PgMemoryStore(MemoryStore):
-    async def _insert_or_bump(
+    async def write_in(self, conn: Any, new: NewMemory, now: str) -> WriteOutcome:
+        """`remember` inside another store method's transaction (`PgConnection`)."""
+        return await conn.call(lambda raw: self._insert_or_bump(SyncPgConnection(raw), new, now))
+
+    def _insert_or_bump(
         self, conn: Any, new: NewMemory, now: str, *, audit: bool = True
     ) -> WriteOutcome:
         digest = content_hash(new.content)
-        memory_id = await self._insert_new(conn, new_id(), digest, new, now)
+        memory_id = self._insert_new(conn, new_id(), digest, new, now)
         deduplicated = memory_id is None
         if memory_id is None:  # the same content is stored (maybe by another server just now)
-            existing = await _fetch_one(
-                conn,
+            existing = conn.execute(
                 "SELECT id FROM memories WHERE agent_id = ? AND content_hash = ?",
                 (new.agent_id, digest),
-            )
+            ).fetchone()
             assert existing is not None
             memory_id = str(existing["id"])
-            await self._bump(conn, memory_id, new, now)
+            self._bump(conn, memory_id, new, now)
         superseded: list[str] = []
         if new.supersedes and new.supersedes != memory_id:
-            await _mark_superseded(conn, new, memory_id, now, audit)
+            _mark_superseded(conn, new, memory_id, now, audit)
             superseded.append(new.supersedes)
-        row = await _fetch_one(conn, f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
-        assert row is not None
-        return WriteOutcome(row_to_memory(row), deduplicated, superseded)
+        return WriteOutcome(_read_back(conn, memory_id), deduplicated, superseded)
 
-    async def _insert_new(
+    def _insert_new(
         self, conn: Any, memory_id: str, digest: str, new: NewMemory, now: str
     ) -> str | None:
         """Insert the row with its text index; None when the agent has this content."""
         terms, doc_len = index_columns(new.content)
-        async with conn.execute(
+        row = conn.execute(
             "INSERT INTO memories (id, agent_id, layer, category, content, content_hash, source,"
             " importance, confidence, created_at, updated_at, expires_at, metadata, shared,"
             " tsv, doc_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
@@ -88,14 +90,13 @@ class PgMemoryStore(MemoryStore):
                 terms,
                 doc_len,
             ),
-        ) as cursor:
-            row = await cursor.fetchone()
+        ).fetchone()
         return str(row[0]) if row is not None else None
 
-    async def _bump(self, conn: Any, memory_id: str, new: NewMemory, now: str) -> None:
+    def _bump(self, conn: Any, memory_id: str, new: NewMemory, now: str) -> None:
         rank = "CASE layer WHEN 'core' THEN 3 WHEN 'working' THEN 2 ELSE 1 END"
         new_rank = {Layer.core: 3, Layer.working: 2, Layer.archive: 1}[new.layer]
-        await conn.execute(
+        conn.execute(
             f"UPDATE memories SET importance = GREATEST(importance, ?), updated_at = ?,"
             f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"
             f" shared = GREATEST(shared, ?), superseded_by = NULL,"
@@ -120,24 +121,24 @@ class PgMemoryStore(MemoryStore):
     async def purge(self, memory_id: str, agent_id: str, now: str) -> None:
         """Erase the content everywhere (the text index is a column of the row)."""
 
-        async def txn(conn: Any) -> None:
-            row = await _require(conn, memory_id, agent_id)
+        def txn(conn: Any) -> None:
+            row = _require(conn, memory_id, agent_id)
             seq, digest = row["seq"], row["content_hash"]
-            await conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
-            await conn.execute(
+            conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
+            conn.execute(
                 "UPDATE lifecycle_log SET details = json_build_object('agent_id', ?::text)::text"
                 " WHERE memory_ids LIKE ?",
                 (agent_id, f'%"{memory_id}"%'),
             )
-            await conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
-            await conn.execute(
+            conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            conn.execute(
                 "DELETE FROM embedding_cache WHERE content_hash = ? AND NOT EXISTS"
                 " (SELECT 1 FROM memories WHERE content_hash = ?)",
                 (digest, digest),
             )
-            await log_lifecycle(conn, "purge", [memory_id], {"agent_id": agent_id}, now)
+            add_log_row(conn, "purge", [memory_id], {"agent_id": agent_id}, now)
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
 
     # ---- reads --------------------------------------------------------------------------
 

@@ -21,15 +21,15 @@ class PgLifecycleStore(LifecycleStore):
     async def start_run(
         self, scope: str, run_at: str, plan: list[LifecycleAction], started_at: str
     ) -> int:
-        async def txn(conn: Any) -> int:
-            rows = await conn.execute_fetchall(
+        def txn(conn: Any) -> int:
+            row = conn.execute(
                 "INSERT INTO lifecycle_runs (scope, run_at, started_at, status, plan)"
                 " VALUES (?, ?, ?, 'running', ?) RETURNING id",
                 (scope, run_at, started_at, json.dumps([a.model_dump() for a in plan])),
-            )
-            return int(rows[0][0])
+            ).fetchone()
+            return int(row[0])
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
 
 class PgExportStore(ExportStore):

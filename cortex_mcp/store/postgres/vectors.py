@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from cortex_mcp.models import to_iso
-from cortex_mcp.store.database import set_meta
 from cortex_mcp.store.vectors import PendingEmbedding, StoredVector, VectorStore
 
 log = logging.getLogger(__name__)
@@ -80,14 +79,14 @@ class PgVectorStore(VectorStore):
         if not items:
             return 0
 
-        async def txn(conn: Any) -> int:
-            await conn.executemany(
+        def txn(conn: Any) -> int:
+            conn.executemany(
                 "INSERT INTO embedding_cache (content_hash, model, dim, vector, created_at)"
                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [(p.content_hash, model, dim, blob, now) for p, blob in items],
             )
             ids = [p.memory_id for p, _ in items]
-            async with conn.execute(
+            cursor = conn.execute(
                 "INSERT INTO memory_vectors (memory_id, model, dim, vector, updated_at)"
                 " SELECT m.id, ?, ?, v.vector, ? FROM unnest(?::text[], ?::vector[])"
                 " AS v(memory_id, vector) JOIN memories m ON m.id = v.memory_id"
@@ -95,15 +94,15 @@ class PgVectorStore(VectorStore):
                 " dim = excluded.dim, vector = excluded.vector,"
                 " updated_at = excluded.updated_at, seq = DEFAULT",
                 (model, dim, now, ids, [VectorValue(blob) for _, blob in items]),
-            ) as cursor:
-                saved = max(cursor.rowcount, 0)
-            await conn.execute(
+            )
+            saved = max(cursor.rowcount, 0)
+            conn.execute(
                 "DELETE FROM embedding_claims WHERE model = ? AND memory_id = ANY(?::text[])",
                 (model, ids),
             )
             return saved
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def pending(
         self, model: str, limit: int, skip: Collection[str] = ()
@@ -113,8 +112,8 @@ class PgVectorStore(VectorStore):
         (`FOR UPDATE SKIP LOCKED` while claiming, the claim row afterwards)."""
         now = datetime.now(UTC)
 
-        async def txn(conn: Any) -> list[PendingEmbedding]:
-            rows = await conn.execute_fetchall(
+        def txn(conn: Any) -> list[PendingEmbedding]:
+            rows = conn.execute(
                 "SELECT q.seq, m.id, m.content, m.content_hash FROM embedding_queue q"
                 " JOIN memories m ON m.seq = q.seq"
                 " WHERE m.forgotten_at IS NULL AND m.id <> ALL(?::text[])"
@@ -124,10 +123,10 @@ class PgVectorStore(VectorStore):
                 " WHERE c.memory_id = m.id AND c.model = ? AND c.expires_at > ?)"
                 " ORDER BY q.priority DESC, q.seq DESC LIMIT ? FOR UPDATE OF q SKIP LOCKED",
                 (list(skip), model, model, to_iso(now), limit),
-            )
+            ).fetchall()
             if rows:
                 expires = to_iso(now + timedelta(seconds=CLAIM_S))
-                await conn.execute(
+                conn.execute(
                     "INSERT INTO embedding_claims (memory_id, model, expires_at)"
                     " SELECT unnest(?::text[]), ?, ? ON CONFLICT (memory_id, model)"
                     " DO UPDATE SET expires_at = excluded.expires_at",
@@ -135,7 +134,7 @@ class PgVectorStore(VectorStore):
                 )
             return [PendingEmbedding(str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def load(self, model: str, dim: int, after_rowid: int) -> list[StoredVector]:
         rows = await self.db.fetchall(
@@ -164,22 +163,26 @@ class PgVectorStore(VectorStore):
             await self._build_hnsw(dim)
         if hnsw or await self.db.get_meta(_VEC_META_KEY) != key:
 
-            async def txn(conn: Any) -> None:
-                await set_meta(conn, _VEC_META_KEY, key)
-                if hnsw:
-                    await set_meta(conn, _HNSW_META_KEY, key)
+            def txn(conn: Any) -> None:
+                for name in [_VEC_META_KEY, *([_HNSW_META_KEY] if hnsw else [])]:
+                    conn.execute(
+                        "INSERT INTO meta(key, value) VALUES (?, ?)"
+                        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                        (name, key),
+                    )
 
-            await self.db.write(txn)
+            await self.db.transact(txn)
         return True
 
     async def _build_hnsw(self, dim: int) -> None:
         """One HNSW index per dimension (cosine), built without blocking writers."""
         name = f"idx_memory_vectors_hnsw_{int(dim)}"
-        async with self.db.pool.connection() as raw:  # CONCURRENTLY: outside a transaction
-            await raw.execute(
+        await self.db.run(  # CONCURRENTLY: outside a transaction, writers go on
+            lambda raw: raw.execute(
                 f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memory_vectors USING hnsw"
                 f" ((vector::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}"
             )
+        )
         log.info("built the HNSW index for %d-dimensional vectors", dim)
 
     async def knn(self, query: bytes, k: int) -> list[tuple[str, float]]:
@@ -188,15 +191,20 @@ class PgVectorStore(VectorStore):
         if not dim:
             return []
         literal = f"vector({int(dim)})"
-        async with self.db.pool.connection() as raw, raw.transaction():
-            await raw.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(k))}")
-            cursor = await raw.execute(
-                f"SELECT memory_id, (vector::{literal}) <=> %s::{literal} AS distance"
-                f" FROM memory_vectors WHERE dim = {int(dim)} AND model = %s"
-                " ORDER BY distance LIMIT %s",
-                (VectorValue(query), model, k),
-            )
-            rows = await cursor.fetchall()
+
+        def search(raw: Any) -> list[Any]:
+            with raw.transaction():
+                raw.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, int(k))}")
+                return list(
+                    raw.execute(
+                        f"SELECT memory_id, (vector::{literal}) <=> %s::{literal} AS distance"
+                        f" FROM memory_vectors WHERE dim = {int(dim)} AND model = %s"
+                        " ORDER BY distance LIMIT %s",
+                        (VectorValue(query), model, k),
+                    ).fetchall()
+                )
+
+        rows = await self.db.run(search)
         return [(str(row[0]), float(row[1])) for row in rows]
 
     async def _indexed_model(self) -> tuple[str, int]:
