@@ -7,6 +7,7 @@ race bumps the winner's row, so the same content from two servers stores one row
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +29,11 @@ from cortex_mcp.store.memories import (
 from cortex_mcp.store.postgres import text
 from cortex_mcp.store.postgres.database import SyncPgConnection
 from cortex_mcp.tokenize import content_hash
+
+# token -> PostgreSQL's stem of it (the dictionary is fixed by the schema): a query's terms are
+# stemmed once per process, not once per recall
+_STEMS: dict[str, str] = {}
+_STEMS_MAX = 50_000
 
 
 def index_columns(content: str) -> tuple[list[str], int]:
@@ -161,7 +167,7 @@ class PgMemoryStore(MemoryStore):
             return []
         query = text.tsquery_literal(phrases)
         where, params = filter_sql(filters)
-        rows = await self.db.fetchall(
+        hits = self.db.fetchall(
             "WITH hits AS (SELECT m.id, m.seq, m.doc_len, m.tsv FROM memories m"
             f" WHERE m.tsv @@ ?::tsquery AND {where}"
             " ORDER BY ts_rank(m.tsv, ?::tsquery) DESC, m.seq LIMIT ?)"
@@ -169,9 +175,9 @@ class PgMemoryStore(MemoryStore):
             " LEFT JOIN LATERAL unnest(h.tsv) AS u ON u.lexeme = ANY(?::text[])",
             [query, *params, query, text.CANDIDATES, sorted({x for p in phrases for x in p})],
         )
+        rows, (docs, avg_len, frequencies) = await asyncio.gather(hits, self._corpus(phrases))
         if not rows:
             return []
-        docs, avg_len, frequencies = await self._corpus(phrases)
         found: dict[str, tuple[int, dict[str, tuple[int, ...]]]] = {}
         for row in rows:
             _, positions = found.setdefault(str(row[0]), (int(row[1]), {}))
@@ -188,12 +194,14 @@ class PgMemoryStore(MemoryStore):
     async def _lexemes(self, phrases: list[list[str]]) -> list[list[str]]:
         """Each phrase's tokens stemmed by PostgreSQL (the same dictionary as the index)."""
         tokens = sorted({token for phrase in phrases for token in phrase})
-        if not tokens:
-            return []
-        row = await self.db.fetchone("SELECT cortex_lexemes(?::text[])", (tokens,))
-        assert row is not None
-        stems = dict(zip(tokens, row[0], strict=True))
-        return [[stems[token] for token in phrase] for phrase in phrases]
+        unknown = [token for token in tokens if token not in _STEMS]
+        if unknown:
+            row = await self.db.fetchone("SELECT cortex_lexemes(?::text[])", (unknown,))
+            assert row is not None
+            if len(_STEMS) > _STEMS_MAX:
+                _STEMS.clear()
+            _STEMS.update(zip(unknown, row[0], strict=True))
+        return [[_STEMS[token] for token in phrase] for phrase in phrases]
 
     async def _corpus(self, phrases: list[list[str]]) -> tuple[int, float, list[int]]:
         """(documents, average length, documents holding each phrase) over every memory,
@@ -201,13 +209,13 @@ class PgMemoryStore(MemoryStore):
         literals = [text.tsquery_literal([phrase]) for phrase in phrases]
         counts = ", ".join("COUNT(*) FILTER (WHERE tsv @@ ?::tsquery)" for _ in literals)
         row = await self.db.fetchone(
-            f"SELECT {counts} FROM memories WHERE tsv @@ ?::tsquery",
+            "SELECT (SELECT SUM(docs) FROM text_stats), (SELECT SUM(tokens) FROM text_stats),"
+            f" {counts} FROM memories WHERE tsv @@ ?::tsquery",
             [*literals, text.tsquery_literal(phrases)],
         )
-        stats = await self.db.fetchone("SELECT SUM(docs), SUM(tokens) FROM text_stats")
-        assert row is not None and stats is not None
-        docs, tokens = int(stats[0] or 0), int(stats[1] or 0)
-        return docs, (tokens / docs if docs else 0.0), [int(n) for n in row]
+        assert row is not None
+        docs, tokens = int(row[0] or 0), int(row[1] or 0)
+        return docs, (tokens / docs if docs else 0.0), [int(n) for n in row[2:]]
 
     async def like_search(
         self, patterns: list[str], filters: SearchFilters, limit: int
