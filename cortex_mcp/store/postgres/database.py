@@ -3,7 +3,7 @@
 It offers the surface of the SQLite `Database` the stores and the service use (`write`,
 `fetchall`, `fetchone`, `scalar`, `get_meta`, `schema_version`, `data_version`, `commits`,
 `path`, `vec_loaded`, `is_open`, `read_only`), so a store whose SQL is portable runs unchanged:
-statements keep SQLite's `?` placeholders and are translated once (`_translate`).
+statements keep SQLite's `?` placeholders and are translated once (`connection.translate`).
 
 Every write is one SERIALIZABLE transaction, retried when PostgreSQL reports a serialization
 failure or a deadlock: several processes then behave as if their writes ran one at a time,
@@ -16,84 +16,31 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import re
 import time
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from cortex_mcp.errors import CortexError, StorageError
+from cortex_mcp.store.postgres.connection import (
+    PgConnection,
+    Row,
+    SyncPgConnection,
+    row_factory,
+    translate,
+)
 from cortex_mcp.store.postgres.driver import import_driver
 from cortex_mcp.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-WriteFn = Callable[["PgConnection"], Awaitable[T]]
+WriteFn = Callable[[PgConnection], Awaitable[T]]
 
 _RETRIES = 30
 _MIGRATION_LOCK = 0x636F7274  # pg_advisory_xact_lock key: one migrating process at a time
-
-
-class _QuietRetries(logging.Filter):
-    """psycopg warns while it unwinds an executemany whose transaction failed; the failure
-    itself is raised (and a serialization failure retried), so the warning says nothing."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith("error ignored terminating")
-
-
-logging.getLogger("psycopg").addFilter(_QuietRetries())
-
-
-class Row(tuple[Any, ...]):
-    """A result row readable by position and by column name, like sqlite3.Row."""
-
-    _names: tuple[str, ...]
-
-    def __new__(cls, values: Sequence[Any], names: tuple[str, ...]) -> Row:
-        row = super().__new__(cls, values)
-        row._names = names
-        return row
-
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
-        if isinstance(key, str):
-            return super().__getitem__(self._names.index(key))
-        return super().__getitem__(key)
-
-    def keys(self) -> tuple[str, ...]:
-        return self._names
-
-
-def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], Row]:
-    names = tuple(column.name for column in cursor.description or ())
-    return lambda values: Row(values, names)
-
-
-# SQLite phrases the shared stores use, in PostgreSQL's words
-_DIALECT = [
-    # SQLite's planner hint "+column" (unary plus, skip that index) means nothing here
-    (re.compile(r"(?<=[\s(])\+(?=[A-Za-z_])"), ""),
-    (re.compile(r"\bIS NOT \?"), "IS DISTINCT FROM ?"),
-    (re.compile(r"\bIS \?"), "IS NOT DISTINCT FROM ?"),
-    (
-        re.compile(r"SELECT rowid FROM memories_fts WHERE memories_fts MATCH \?"),
-        "SELECT seq FROM memories WHERE tsv @@ cortex_match(?)",
-    ),
-]
-
-
-@lru_cache(maxsize=1024)
-def _translate(sql: str) -> str:
-    """SQLite's `?` placeholders become psycopg's `%s` (a literal `%` is doubled first), and
-    the few SQLite phrases of the shared stores their PostgreSQL equivalent."""
-    for pattern, replacement in _DIALECT:
-        sql = pattern.sub(replacement, sql)
-    if sql.lstrip().startswith("INSERT OR IGNORE INTO"):
-        sql = sql.replace("INSERT OR IGNORE INTO", "INSERT INTO", 1) + " ON CONFLICT DO NOTHING"
-    return sql.replace("%", "%%").replace("?", "%s")
 
 
 def redact_url(url: str) -> str:
@@ -104,85 +51,6 @@ def redact_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
     return urlunsplit(parts._replace(netloc=netloc))
-
-
-class SyncPgConnection:
-    """A pooled connection inside a write transaction, with sqlite3's calls, for the stores'
-    synchronous transactions (`transact`); it runs on a worker thread."""
-
-    in_transaction = True
-
-    def __init__(self, raw: Any) -> None:
-        self.raw = raw
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self.raw.execute(_translate(sql), params)
-
-    def executemany(self, sql: str, rows: Any) -> Any:
-        cursor = self.raw.cursor()
-        rows = list(rows)
-        if rows:
-            cursor.executemany(_translate(sql), rows)
-        return cursor
-
-
-class _AsyncCursor:
-    """aiosqlite's cursor calls over a psycopg cursor whose rows are already fetched."""
-
-    def __init__(self, cursor: Any) -> None:
-        self._cursor = cursor
-        self.rowcount = cursor.rowcount
-
-    async def fetchone(self) -> Row | None:
-        return self._cursor.fetchone() if self._cursor.description else None  # type: ignore[no-any-return]
-
-    async def fetchall(self) -> list[Row]:
-        return list(self._cursor.fetchall()) if self._cursor.description else []
-
-
-class _Execution:
-    """What `PgConnection.execute` returns: awaitable, or `async with`, like aiosqlite's."""
-
-    def __init__(self, conn: PgConnection, sql: str, params: Any) -> None:
-        query = _translate(sql)
-        self._run = conn.call(lambda raw: _AsyncCursor(raw.execute(query, params)))
-
-    def __await__(self) -> Generator[Any, None, Any]:
-        return self._run.__await__()
-
-    async def __aenter__(self) -> Any:
-        return await self._run
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
-class PgConnection:
-    """A pooled connection inside a write transaction, with aiosqlite's calls, for the stores'
-    async transactions (`write`): each statement runs on a worker thread."""
-
-    in_transaction = True
-
-    def __init__(self, raw: Any, db: PgDatabase) -> None:
-        self.raw = raw
-        self._db = db
-        self._conn = SyncPgConnection(raw)  # what store.writer.on_thread hands its function
-
-    async def call(self, fn: Callable[[Any], T]) -> T:
-        return await self._db.on_thread(fn, self.raw)
-
-    async def _execute(self, fn: Callable[..., T], *args: Any) -> T:
-        """store.writer.on_thread's way in (aiosqlite's name): `fn(*args)` on a thread."""
-        return await self._db.on_thread(fn, *args)
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> _Execution:
-        return _Execution(self, sql, params)
-
-    async def executemany(self, sql: str, rows: Any) -> Any:
-        return await self.call(lambda raw: SyncPgConnection(raw).executemany(sql, rows))
-
-    async def execute_fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return await self.call(lambda raw: list(raw.execute(_translate(sql), params).fetchall()))
 
 
 class PgDatabase:
@@ -212,7 +80,7 @@ class PgDatabase:
                 self.url,
                 min_size=1,
                 max_size=self.pool_max,
-                kwargs={"autocommit": True, "row_factory": _row_factory, "prepare_threshold": None},
+                kwargs={"autocommit": True, "row_factory": row_factory, "prepare_threshold": None},
                 configure=_configure,
                 open=False,
             )
@@ -341,7 +209,7 @@ class PgDatabase:
     # ---- reads ------------------------------------------------------------------------
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        query = _translate(sql)
+        query = translate(sql)
         return await self.run(lambda raw: list(raw.execute(query, params).fetchall()))
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:

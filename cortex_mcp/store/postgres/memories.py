@@ -27,7 +27,7 @@ from cortex_mcp.store.memories import (
     row_to_memory,
 )
 from cortex_mcp.store.postgres import text
-from cortex_mcp.store.postgres.database import SyncPgConnection
+from cortex_mcp.store.postgres.connection import SyncPgConnection
 from cortex_mcp.tokenize import content_hash
 
 # token -> PostgreSQL's stem of it (the dictionary is fixed by the schema): a query's terms are
