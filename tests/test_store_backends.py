@@ -214,8 +214,8 @@ async def test_pgvector_knn_and_the_numpy_matrix_agree(pg_url: str) -> None:
             pending = PendingEmbedding(outcome.memory.id, outcome.memory.content, "h")
             items.append((pending, vector.tobytes()))
         assert await vectors.save(items, "stub", 16, "2026-11-01T00:00:00Z") == 60
-        loaded = await vectors.load("stub", 16, 0)
-        assert {v.memory_id: v.vector for v in loaded} == {p.memory_id: b for p, b in items}
+        loaded = await vectors.added_since("stub", 16, 0)
+        assert {row[1]: row[3] for row in loaded} == {p.memory_id: b for p, b in items}
         assert await vectors.ensure_vec_index("stub", 16)
         query = rng.normal(size=16).astype(np.float32)
         query /= np.linalg.norm(query)
@@ -223,10 +223,13 @@ async def test_pgvector_knn_and_the_numpy_matrix_agree(pg_url: str) -> None:
         exact = [items[i][0].memory_id for i in np.argsort(-(matrix @ query))[:10]]
         found = await vectors.knn(query.tobytes(), 10)
         assert [memory_id for memory_id, _ in found] == exact
-        # a replaced vector is new to the numpy matrix (a higher row number)
-        _, before = await vectors.shape("stub", 16)
+        # a replaced vector is new to the in-process index (a higher row number), a
+        # deleted one counts
+        before, deletions = await vectors.watermark()
         await vectors.save(items[:1], "stub", 16, "2026-11-02T00:00:00Z")
-        assert (await vectors.shape("stub", 16))[1] > before
+        await memories.purge(items[1][0].memory_id, "default", "2026-11-02T00:00:00Z")
+        after, deleted = await vectors.watermark()
+        assert after > before and deleted == deletions + 1
 
 
 async def test_two_servers_remembering_the_same_content_store_one_row(pg_url: str) -> None:

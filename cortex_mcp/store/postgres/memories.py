@@ -158,22 +158,45 @@ class PgMemoryStore(MemoryStore):
         )
         return {str(row[0]) for row in rows}
 
+    async def term_counts(self, phrases: list[str], cap: int) -> tuple[int, dict[str, int]]:
+        """(highest memory seq, memories matching each quoted phrase up to `cap`): one trip."""
+        counts = ", ".join(
+            "(SELECT COUNT(*) FROM (SELECT 1 FROM memories WHERE tsv @@ cortex_match(?)"
+            " LIMIT ?) AS c)"
+            for _ in phrases
+        )
+        params: list[Any] = [value for phrase in phrases for value in (phrase, cap)]
+        row = await self.db.fetchone(
+            f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM memories){', ' if counts else ''}{counts}",
+            params,
+        )
+        assert row is not None
+        return int(row[0]), {phrase: int(row[i + 1]) for i, phrase in enumerate(phrases)}
+
     async def text_search(
-        self, match: str, filters: SearchFilters, limit: int
+        self, match: str, filters: SearchFilters, limit: int, *, newest: int | None = None
     ) -> list[tuple[str, float]]:
-        """BM25 hits as (id, bm25), lower is better, as SQLite's FTS5 gives them."""
+        """BM25 hits as (id, bm25), lower is better, as SQLite's FTS5 gives them; with
+        `newest`, only the newest that many matching memories are scored."""
         phrases = await self._lexemes(text.match_phrases(match))
         if not phrases:
             return []
         query = text.tsquery_literal(phrases)
         where, params = filter_sql(filters)
+        order = "m.seq DESC" if newest is not None else "ts_rank(m.tsv, ?::tsquery) DESC, m.seq"
+        order_params = [] if newest is not None else [query]
         hits = self.db.fetchall(
             "WITH hits AS (SELECT m.id, m.seq, m.doc_len, m.tsv FROM memories m"
-            f" WHERE m.tsv @@ ?::tsquery AND {where}"
-            " ORDER BY ts_rank(m.tsv, ?::tsquery) DESC, m.seq LIMIT ?)"
+            f" WHERE m.tsv @@ ?::tsquery AND {where} ORDER BY {order} LIMIT ?)"
             " SELECT h.id, h.doc_len, u.lexeme, u.positions::text FROM hits h"
             " LEFT JOIN LATERAL unnest(h.tsv) AS u ON u.lexeme = ANY(?::text[])",
-            [query, *params, query, text.CANDIDATES, sorted({x for p in phrases for x in p})],
+            [
+                query,
+                *params,
+                *order_params,
+                newest if newest is not None else text.CANDIDATES,
+                sorted({x for p in phrases for x in p}),
+            ],
         )
         rows, (docs, avg_len, frequencies) = await asyncio.gather(hits, self._corpus(phrases))
         if not rows:
@@ -218,15 +241,21 @@ class PgMemoryStore(MemoryStore):
         return docs, (tokens / docs if docs else 0.0), [int(n) for n in row[2:]]
 
     async def like_search(
-        self, patterns: list[str], filters: SearchFilters, limit: int
+        self, patterns: list[str], filters: SearchFilters, limit: int, *, newest: int | None = None
     ) -> list[str]:
-        """Substring matches, case-insensitive for ASCII as SQLite's LIKE is."""
+        """Substring matches, case-insensitive for ASCII as SQLite's LIKE is; with `newest`,
+        only among the newest that many memories."""
         if not patterns:
             return []
         where, params = filter_sql(filters)
+        window = ""
+        if newest is not None:
+            window = " AND m.seq > (SELECT COALESCE(MAX(seq), 0) FROM memories) - ?"
+            params = [*params, newest]
         likes = " OR ".join("m.content ILIKE ? ESCAPE '\\'" for _ in patterns)
         rows = await self.db.fetchall(
-            f"SELECT m.id FROM memories m WHERE ({likes}) AND {where} ORDER BY m.seq DESC LIMIT ?",
+            f"SELECT m.id FROM memories m WHERE ({likes}) AND {where}{window}"
+            " ORDER BY m.seq DESC LIMIT ?",
             [*(_like_pattern(p) for p in patterns), *params, limit],
         )
         return [str(row["id"]) for row in rows]

@@ -242,11 +242,26 @@ _EMBEDDING_QUEUE = [
     " ON memory_vectors FOR EACH ROW EXECUTE FUNCTION cortex_queue_vector()",
 ]
 
+_VECTOR_DELETIONS = [
+    """
+    CREATE FUNCTION cortex_count_vector_deletion() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO meta (key, value) VALUES ('vector_deletions', '1')
+        ON CONFLICT (key) DO UPDATE SET value = (CAST(meta.value AS BIGINT) + 1)::text;
+        RETURN NULL;
+    END $$
+    """,
+    "CREATE TRIGGER memory_vectors_deleted AFTER DELETE ON memory_vectors"
+    " FOR EACH ROW EXECUTE FUNCTION cortex_count_vector_deletion()",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *TEXT_SEARCH, *SQLITE_FUNCTIONS],
     # 2: the embedding queue (SQLite's 8)
     _EMBEDDING_QUEUE,
+    # 3: vector deletions counted (SQLite's 9): in-process indexes notice a purge anywhere
+    _VECTOR_DELETIONS,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

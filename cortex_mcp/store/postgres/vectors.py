@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from cortex_mcp.models import to_iso
-from cortex_mcp.store.vectors import PendingEmbedding, StoredVector, VectorStore
+from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -136,13 +136,25 @@ class PgVectorStore(VectorStore):
 
         return await self.db.transact(txn)
 
-    async def load(self, model: str, dim: int, after_rowid: int) -> list[StoredVector]:
-        rows = await self.db.fetchall(
-            "SELECT seq, memory_id, vector FROM memory_vectors"
-            " WHERE model = ? AND dim = ? AND seq > ? ORDER BY seq",
-            (model, dim, after_rowid),
+    async def watermark(self) -> tuple[int, int]:
+        """(highest vector row number, vector deletions so far), as SQLite's rowid gives it."""
+        row = await self.db.fetchone(
+            "SELECT (SELECT COALESCE(MAX(seq), 0) FROM memory_vectors),"
+            " (SELECT value FROM meta WHERE key = 'vector_deletions')"
         )
-        return [StoredVector(int(r[0]), str(r[1]), bytes(r[2])) for r in rows]
+        assert row is not None
+        return int(row[0]), int(row[1] or 0)
+
+    async def added_since(
+        self, model: str, dim: int, after_rowid: int
+    ) -> list[tuple[int, str, str, bytes]]:
+        rows = await self.db.fetchall(
+            "SELECT v.seq, v.memory_id, m.agent_id, v.vector FROM memory_vectors v"
+            " JOIN memories m ON m.id = v.memory_id"
+            " WHERE v.seq > ? AND v.model = ? AND v.dim = ? ORDER BY v.seq",
+            (after_rowid, model, dim),
+        )
+        return [(int(r[0]), str(r[1]), str(r[2]), bytes(r[3])) for r in rows]
 
     async def shape(self, model: str, dim: int) -> tuple[int, int]:
         row = await self.db.fetchone(
