@@ -7,11 +7,18 @@ from __future__ import annotations
 
 import pytest
 
+from cortex_mcp.config import Settings
 from cortex_mcp.models import SearchFilters
 from cortex_mcp.search.text import build_query, quote, within_budget
 from cortex_mcp.service import CortexService
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def settings(backend_settings: Settings) -> Settings:
+    """The service test here runs on SQLite and on PostgreSQL."""
+    return backend_settings
 
 
 def test_the_rarest_terms_are_kept_while_their_rows_fit() -> None:
