@@ -4,6 +4,7 @@ access counts written in batches."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 import sys
 import threading
@@ -22,6 +23,7 @@ from cortex_mcp.store import Database
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.writer import begin_immediate
 from tests.conftest import FakeClock
+from tests.stdio_helpers import RawStdioServer
 
 pytestmark = pytest.mark.anyio
 
@@ -322,3 +324,20 @@ async def test_a_write_waiting_on_a_process_that_is_killed_goes_through(tmp_path
         finally:
             _stop(holder)
     assert _meta_rows(path, "t:") == {"t:after-kill": "1"}
+
+
+def test_a_stdio_server_stopped_by_sigterm_writes_its_access_counts(tmp_path: Path) -> None:
+    path = tmp_path / "brain.db"
+    server = RawStdioServer(path)
+    try:
+        server.initialize()
+        made = server.call_tool("cortex_remember", {"content": "The boiler is serviced in October"})
+        memory_id = made["structuredContent"]["id"]
+        for query in ("boiler service", "when is the boiler serviced"):
+            found = server.call_tool("cortex_recall", {"query": query})
+            assert [m["id"] for m in found["structuredContent"]["memories"]] == [memory_id]
+        server.proc.send_signal(signal.SIGTERM)  # well within the flush interval
+        assert server.proc.wait(timeout=30) == 128 + signal.SIGTERM  # after a clean close
+    finally:
+        server.close()
+    assert _access(path, memory_id) == (2, 2)

@@ -1,82 +1,50 @@
-"""Memory rows: writes (remember, forget, correct, purge) and the reads search needs."""
+"""Memory rows: writes (remember, forget, correct, purge) and the reads search needs. The
+writes' transaction bodies live in memory_writes.py, the row type in memory_rows.py."""
 
 from __future__ import annotations
 
-import json
 import logging
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 import aiosqlite
 
-from cortex_mcp.errors import NotFound
 from cortex_mcp.models import (
-    Category,
     Layer,
     Memory,
     MemoryChanges,
     NewMemory,
     SearchFilters,
-    from_iso,
-    new_id,
-    to_iso,
 )
 from cortex_mcp.store.connection import RawConnection
-from cortex_mcp.store.database import Database, Row, placeholders
+from cortex_mcp.store.database import Database, placeholders
+from cortex_mcp.store.memory_rows import _COLUMNS, Accesses, LayerTtl, WriteOutcome, row_to_memory
+from cortex_mcp.store.memory_writes import (
+    _delete_from_vec_index,
+    add_log_row,
+    change_columns,
+    drop_vec_row,
+    insert_or_bump,
+    log_lifecycle,
+    read_back,
+    require_owned,
+    supersede_details,
+)
 from cortex_mcp.store.writer import on_thread
-from cortex_mcp.tokenize import content_hash, index_text, query_key
+from cortex_mcp.tokenize import query_key
 
 log = logging.getLogger(__name__)
 
-_COLUMNS = (
-    "id, agent_id, layer, category, content, source, importance, confidence, decay_score,"
-    " access_count, last_accessed, created_at, updated_at, expires_at, superseded_by,"
-    " forgotten_at, metadata, shared"
-)
-
-
-@dataclass(frozen=True)
-class LayerTtl:
-    working: timedelta
-    archive: timedelta
-
-    def expiry(self, layer: Layer, now: str) -> str | None:
-        if layer is Layer.working:
-            return to_iso(from_iso(now) + self.working)
-        return None  # core and archive never expire: the lifecycle compresses the archive
-
-
-@dataclass(frozen=True)
-class Accesses:
-    """What one recall returned: (memory id, rank) pairs, the query, and when."""
-
-    hits: list[tuple[str, int]]
-    query: str
-    at: str
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    memory: Memory
-    deduplicated: bool
-    superseded: list[str]
-
-
-def row_to_memory(row: Row) -> Memory:
-    """Rows come from our own schema (CHECKed columns), so skip re-validation: on the search
-    path pydantic validation of a few dozen rows cost more than the SQL that fetched them."""
-    data = dict(row)
-    data["layer"] = _LAYERS[data["layer"]]  # a dict lookup: Enum(value) is ~10x slower
-    data["category"] = _CATEGORIES[data["category"]]
-    metadata = data.get("metadata")
-    data["metadata"] = json.loads(metadata) if metadata and metadata != "{}" else {}
-    data["shared"] = bool(data.get("shared"))
-    return Memory.model_construct(**data)
-
-
-_LAYERS = {layer.value: layer for layer in Layer}
-_CATEGORIES = {category.value: category for category in Category}
+__all__ = [  # what other store modules import from here
+    "_COLUMNS",
+    "Accesses",
+    "LayerTtl",
+    "MemoryStore",
+    "WriteOutcome",
+    "_delete_from_vec_index",
+    "filter_sql",
+    "log_lifecycle",
+    "row_to_memory",
+]
 
 
 def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
@@ -125,95 +93,20 @@ class MemoryStore:
     def _insert_or_bump(
         self, conn: RawConnection, new: NewMemory, now: str, *, audit: bool = True
     ) -> WriteOutcome:
-        """Insert `new`, or bump the row with the same content; with `supersedes`, chain the
-        old memory to it (audited here unless the caller writes its own log row)."""
-        digest = content_hash(new.content)
-        existing = conn.execute(
-            "SELECT seq, id FROM memories WHERE agent_id = ? AND content_hash = ?",
-            (new.agent_id, digest),
-        ).fetchone()
-        superseded: list[str] = []
-        if existing is not None:
-            memory_id = str(existing["id"])
-            self._bump(conn, memory_id, new, now)
-            deduplicated = True
-        else:
-            memory_id = new_id()
-            self._insert(conn, memory_id, digest, new, now)
-            deduplicated = False
-        if new.supersedes and new.supersedes != memory_id:
-            _mark_superseded(conn, new, memory_id, now, audit)
-            superseded.append(new.supersedes)
-        return WriteOutcome(_read_back(conn, memory_id), deduplicated, superseded)
-
-    def _insert(
-        self, conn: RawConnection, memory_id: str, digest: str, new: NewMemory, now: str
-    ) -> None:
-        cursor = conn.execute(
-            "INSERT INTO memories (id, agent_id, layer, category, content, content_hash, source,"
-            " importance, confidence, created_at, updated_at, expires_at, metadata, shared)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory_id,
-                new.agent_id,
-                new.layer.value,
-                new.category.value,
-                new.content,
-                digest,
-                new.source,
-                new.importance,
-                new.confidence,
-                now,
-                now,
-                self.ttl.expiry(new.layer, now),
-                json.dumps(new.metadata, ensure_ascii=False),
-                int(new.shared),
-            ),
-        )
-        conn.execute(
-            "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)",
-            (cursor.lastrowid, index_text(new.content)),
-        )
-
-    def _bump(self, conn: RawConnection, memory_id: str, new: NewMemory, now: str) -> None:
-        """The same content again: keep one row, raise its importance, revive it if it was
-        forgotten, archived or compressed into a summary (the lifecycle acts on it again), and
-        move it up to the requested layer."""
-        rank = "CASE layer WHEN 'core' THEN 3 WHEN 'working' THEN 2 ELSE 1 END"
-        new_rank = {Layer.core: 3, Layer.working: 2, Layer.archive: 1}[new.layer]
-        conn.execute(
-            f"UPDATE memories SET importance = MAX(importance, ?), updated_at = ?,"
-            f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"
-            f" shared = MAX(shared, ?),"
-            f" superseded_by = NULL, metadata = json_remove(metadata, '$.compressed_into'),"
-            f" expires_at = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE expires_at END,"
-            f" layer = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE layer END"
-            f" WHERE id = ?",
-            (
-                new.importance,
-                now,
-                now,
-                int(new.shared),
-                new_rank,
-                self.ttl.expiry(new.layer, now),
-                new_rank,
-                new.layer.value,
-                memory_id,
-            ),
-        )
+        return insert_or_bump(conn, new, now, self.ttl, audit=audit)
 
     async def forget(self, memory_id: str, agent_id: str, reason: str | None, now: str) -> Memory:
         """Soft forget: out of recall, kept in the archive (never expiring) and the audit log."""
 
         def txn(conn: RawConnection) -> Memory:
-            _require(conn, memory_id, agent_id)
+            require_owned(conn, memory_id, agent_id)
             conn.execute(
                 "UPDATE memories SET layer = 'archive', forgotten_at = ?, expires_at = NULL,"
                 " updated_at = ? WHERE id = ?",
                 (now, now, memory_id),
             )
             add_log_row(conn, "forget", [memory_id], {"reason": reason}, now)
-            return _read_back(conn, memory_id)
+            return read_back(conn, memory_id)
 
         return await self.db.transact(txn)
 
@@ -223,7 +116,7 @@ class MemoryStore:
         """Store the corrected fact and chain the old one to it (`superseded_by`)."""
 
         def txn(conn: RawConnection) -> WriteOutcome:
-            _require(conn, memory_id, correction.agent_id)
+            require_owned(conn, memory_id, correction.agent_id)
             update = {"supersedes": memory_id, "supersede_rule": "forget_correction"}
             new = correction.model_copy(update=update)
             outcome = self._insert_or_bump(conn, new, now, audit=False)
@@ -232,7 +125,7 @@ class MemoryStore:
                 (memory_id,),
             )
             details = {
-                **_supersede_details(new, outcome.memory.id),
+                **supersede_details(new, outcome.memory.id),
                 "reason": reason,
                 "new_id": outcome.memory.id,
             }
@@ -246,7 +139,7 @@ class MemoryStore:
         vec_loaded = self.db.vec_loaded
 
         def txn(conn: RawConnection) -> None:
-            row = _require(conn, memory_id, agent_id)
+            row = require_owned(conn, memory_id, agent_id)
             seq, digest = row["seq"], row["content_hash"]
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
             conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
@@ -262,7 +155,7 @@ class MemoryStore:
                 (digest, digest),
             )
             if vec_loaded:
-                _drop_vec_row(conn, memory_id)
+                drop_vec_row(conn, memory_id)
             add_log_row(conn, "purge", [memory_id], {"agent_id": agent_id}, now)
             # merge FTS segments so no index page still holds the erased tokens
             conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
@@ -277,10 +170,10 @@ class MemoryStore:
         self, memory_id: str, agent_id: str, changes: MemoryChanges, now: str
     ) -> Memory:
         """Change an owner's memory in place (category, importance, layer, shared)."""
-        sets, params = _change_columns(changes, self.ttl, now)
+        sets, params = change_columns(changes, self.ttl, now)
 
         def txn(conn: RawConnection) -> Memory:
-            _require(conn, memory_id, agent_id)
+            require_owned(conn, memory_id, agent_id)
             if sets:
                 conn.execute(
                     f"UPDATE memories SET {', '.join(sets)}, updated_at = ? WHERE id = ?",
@@ -288,7 +181,7 @@ class MemoryStore:
                 )
                 details = changes.model_dump(mode="json", exclude_none=True)
                 add_log_row(conn, "update", [memory_id], details, now)
-            return _read_back(conn, memory_id)
+            return read_back(conn, memory_id)
 
         return await self.db.transact(txn)
 
@@ -502,91 +395,6 @@ class MemoryStore:
             "access_log_rows": await self.db.scalar("SELECT COUNT(*) FROM access_log"),
             "lifecycle_log_rows": await self.db.scalar("SELECT COUNT(*) FROM lifecycle_log"),
         }
-
-
-_LOG_ROW = (
-    "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at) VALUES (?, ?, ?, ?)"
-)
-
-
-def _log_params(action: str, ids: list[str], details: dict[str, Any], now: str) -> tuple[Any, ...]:
-    return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
-
-
-async def log_lifecycle(
-    conn: aiosqlite.Connection, action: str, ids: list[str], details: dict[str, Any], now: str
-) -> None:
-    await conn.execute(_LOG_ROW, _log_params(action, ids, details, now))
-
-
-def add_log_row(
-    conn: RawConnection, action: str, ids: list[str], details: dict[str, Any], now: str
-) -> None:
-    """`log_lifecycle` for a transaction running on the writer's thread."""
-    conn.execute(_LOG_ROW, _log_params(action, ids, details, now))
-
-
-def _read_back(conn: RawConnection, memory_id: str) -> Memory:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    assert row is not None
-    return row_to_memory(row)
-
-
-def _require(conn: RawConnection, memory_id: str, agent_id: str, field: str = "memory_id") -> Row:
-    row = conn.execute(
-        "SELECT seq, content_hash FROM memories WHERE id = ? AND agent_id = ?",
-        (memory_id, agent_id),
-    ).fetchone()
-    if row is None:
-        raise NotFound(f"{field}: no memory {memory_id} for agent {agent_id!r}", field=field)
-    return row
-
-
-def _mark_superseded(
-    conn: RawConnection, new: NewMemory, new_id_: str, now: str, audit: bool
-) -> None:
-    """Chain the old memory to the new one; the audit log names both and the rule."""
-    old_id = str(new.supersedes)
-    _require(conn, old_id, new.agent_id, field="supersedes")
-    conn.execute(
-        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?", (new_id_, now, old_id)
-    )
-    if audit:
-        details = _supersede_details(new, new_id_)
-        add_log_row(conn, "supersede", [old_id, new_id_], details, now)
-
-
-def _supersede_details(new: NewMemory, new_id_: str) -> dict[str, Any]:
-    return {"rule": new.supersede_rule, "superseded": new.supersedes, "by": new_id_}
-
-
-def _drop_vec_row(conn: RawConnection, memory_id: str) -> None:
-    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone()
-    if exists:
-        conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (memory_id,))
-
-
-async def _delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> None:
-    """`_drop_vec_row` for an async transaction (`Database.write`)."""
-    await on_thread(conn, lambda raw: _drop_vec_row(raw, memory_id))
-
-
-def _change_columns(changes: MemoryChanges, ttl: LayerTtl, now: str) -> tuple[list[str], list[Any]]:
-    sets: list[str] = []
-    params: list[Any] = []
-    if changes.category is not None:
-        sets.append("category = ?")
-        params.append(changes.category.value)
-    if changes.importance is not None:
-        sets.append("importance = ?")
-        params.append(changes.importance)
-    if changes.layer is not None:
-        sets += ["layer = ?", "expires_at = ?"]
-        params += [changes.layer.value, ttl.expiry(changes.layer, now)]
-    if changes.shared is not None:
-        sets.append("shared = ?")
-        params.append(int(changes.shared))
-    return sets, params
 
 
 def _on_primary_key(where: str) -> str:
