@@ -21,10 +21,12 @@ from cortex_mcp.store.memory_rows import _COLUMNS, Accesses, LayerTtl, WriteOutc
 from cortex_mcp.store.memory_writes import (
     _delete_from_vec_index,
     add_log_row,
+    bump_row,
     change_columns,
     drop_vec_row,
     insert_or_bump,
     log_lifecycle,
+    mark_superseded,
     read_back,
     require_owned,
     supersede_details,
@@ -34,17 +36,24 @@ from cortex_mcp.tokenize import query_key
 
 log = logging.getLogger(__name__)
 
-__all__ = [  # what other store modules import from here
+__all__ = [  # what other store modules (and the PostgreSQL store) import from here
     "_COLUMNS",
     "Accesses",
     "LayerTtl",
     "MemoryStore",
     "WriteOutcome",
     "_delete_from_vec_index",
+    "_mark_superseded",
+    "_read_back",
+    "_require",
+    "add_log_row",
     "filter_sql",
     "log_lifecycle",
     "row_to_memory",
 ]
+
+# the names these helpers had before memory_writes.py held them
+_mark_superseded, _read_back, _require = mark_superseded, read_back, require_owned
 
 
 def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
@@ -94,6 +103,9 @@ class MemoryStore:
         self, conn: RawConnection, new: NewMemory, now: str, *, audit: bool = True
     ) -> WriteOutcome:
         return insert_or_bump(conn, new, now, self.ttl, audit=audit)
+
+    def _bump(self, conn: RawConnection, memory_id: str, new: NewMemory, now: str) -> None:
+        bump_row(conn, memory_id, new, now, self.ttl)
 
     async def forget(self, memory_id: str, agent_id: str, reason: str | None, now: str) -> Memory:
         """Soft forget: out of recall, kept in the archive (never expiring) and the audit log."""

@@ -31,14 +31,14 @@ def insert_or_bump(
     superseded: list[str] = []
     if existing is not None:
         memory_id = str(existing["id"])
-        _bump(conn, memory_id, new, now, ttl)
+        bump_row(conn, memory_id, new, now, ttl)
         deduplicated = True
     else:
         memory_id = new_id()
         _insert(conn, memory_id, digest, new, now, ttl)
         deduplicated = False
     if new.supersedes and new.supersedes != memory_id:
-        _mark_superseded(conn, new, memory_id, now, audit)
+        mark_superseded(conn, new, memory_id, now, audit)
         superseded.append(new.supersedes)
     return WriteOutcome(read_back(conn, memory_id), deduplicated, superseded)
 
@@ -73,7 +73,7 @@ def _insert(
     )
 
 
-def _bump(conn: RawConnection, memory_id: str, new: NewMemory, now: str, ttl: LayerTtl) -> None:
+def bump_row(conn: RawConnection, memory_id: str, new: NewMemory, now: str, ttl: LayerTtl) -> None:
     """The same content again: keep one row, raise its importance, revive it if it was
     forgotten, archived or compressed into a summary (the lifecycle acts on it again), and
     move it up to the requested layer."""
@@ -141,7 +141,7 @@ def require_owned(
     return row
 
 
-def _mark_superseded(
+def mark_superseded(
     conn: RawConnection, new: NewMemory, new_id_: str, now: str, audit: bool
 ) -> None:
     """Chain the old memory to the new one; the audit log names both and the rule."""
