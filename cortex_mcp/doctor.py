@@ -26,8 +26,11 @@ from cortex_mcp.store.inspect import inspect_database
 
 
 async def check_health(settings: Settings) -> list[PartHealth]:
-    parts = sqlite_health(connector_info())
-    parts.append(database_health(inspect_database(settings.db_path)))
+    if settings.database_url is not None:
+        parts = await postgres_health(settings.database_url.get_secret_value(), settings.pool_max)
+    else:
+        parts = sqlite_health(connector_info())
+        parts.append(database_health(inspect_database(settings.db_path)))
     cascade, notes = build_embedding_cascade(settings)
     try:
         parts += await embedding_health(cascade, notes, embedding_endpoint(settings))
@@ -39,6 +42,24 @@ async def check_health(settings: Settings) -> list[PartHealth]:
     finally:
         await llm.close()
     return parts
+
+
+async def postgres_health(url: str, pool_max: int) -> list[PartHealth]:
+    """The PostgreSQL store (CORTEX_DATABASE_URL): reachable, pgvector, schema, indexes, pool."""
+    try:
+        from cortex_mcp.store.postgres.inspect import inspect_postgres
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("psycopg", "psycopg_pool", "pgvector"):
+            raise
+        return [
+            PartHealth(
+                "postgres",
+                "failed",
+                f"CORTEX_DATABASE_URL is set but the postgres extra is not installed ({exc.name}"
+                " is missing): pip install '/path/to/cortex-mcp[postgres]' from your checkout",
+            )
+        ]
+    return [PartHealth(c.part, c.status, c.detail) for c in await inspect_postgres(url, pool_max)]
 
 
 async def run_doctor(settings: Settings) -> int:

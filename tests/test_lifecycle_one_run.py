@@ -16,9 +16,9 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_two_runs_asked_of_one_process_at_once_run_one_after_the_other(
-    settings: Settings, clock: FakeClock
+    backend_settings: Settings, clock: FakeClock
 ) -> None:
-    async with open_cortex(settings, clock=clock) as service:
+    async with open_cortex(backend_settings, clock=clock) as service:
         for n in range(30):
             await service.remember(f"Working note {n} about the gateway", layer="working")
         clock.advance(days=3)

@@ -36,9 +36,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def source_location(settings: Settings) -> str:
-    url = getattr(settings, "database_url", None)
-    if url:
-        return str(url.get_secret_value() if hasattr(url, "get_secret_value") else url)
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value()
     return str(settings.db_path)
 
 

@@ -11,6 +11,12 @@ R@10 minus the strong baseline's on that conversation.
     python tests/bench/locomo_recall.py                  # text rows (and semantic rows if cached)
     python tests/bench/locomo_recall.py --embed-url http://127.0.0.1:8765/v1
     python tests/bench/locomo_recall.py --loco           # + leave-one-conversation-out weights
+    python tests/bench/locomo_recall.py --store both     # SQLite and PostgreSQL, R@10 compared
+
+`--store postgres` (or `both`) keeps each conversation in a fresh PostgreSQL database, on an
+embedded PostgreSQL 16 with pgvector (pgserver, in the dev extra) or on the server of
+`--database-url` (a user who may CREATE DATABASE); `both` prints each store's table and then
+the R@10 difference of every method.
 
 Data: LoCoMo's `data/locomo10.json` (snap-research/locomo on GitHub, ACL 2024); the dev split
 is five of its conversations, shipped as shared/datasets/locomo_dev.json beside the checkout.
@@ -31,7 +37,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -164,8 +171,24 @@ def cached_everything(cache_path: Path, conversations: list[Conversation]) -> bo
         cache.close()
 
 
+@contextmanager
+def conversation_store(
+    overrides: dict[str, Any], fresh: Callable[[str], str] | None, conv: Conversation
+) -> Iterator[Any]:
+    """Settings for a store of its own: a SQLite file, or (with `fresh`) a new PostgreSQL
+    database."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if fresh is not None:
+            name = "locomo_" + "".join(c if c.isalnum() else "_" for c in conv.sample_id)
+            overrides = {**overrides, "database_url": fresh(name.lower())}
+        yield load_settings(db_path=Path(tmp) / "bench.db", **overrides)
+
+
 async def measure(
-    conversations: list[Conversation], embed_url: str | None, loco: bool
+    conversations: list[Conversation],
+    embed_url: str | None,
+    loco: bool,
+    fresh: Callable[[str], str] | None = None,
 ) -> tuple[dict[str, Scores], Any]:
     overrides: dict[str, Any] = {"embedding_provider": "none"}
     if embed_url:
@@ -183,9 +206,8 @@ async def measure(
     # make a name look rare. Every ranking row runs first, then the tool path, whose recalls
     # count accesses (as in real use) that would otherwise leak into the other rows.
     for conv in conversations:
-        with tempfile.TemporaryDirectory() as tmp:
-            settings = load_settings(db_path=Path(tmp) / "bench.db", **overrides)
-            async with open_cortex(settings, background=False) as service:
+        with conversation_store(overrides, fresh, conv) as store_settings:
+            async with open_cortex(store_settings, background=False) as service:
                 started = time.perf_counter()
                 owners = await load_conversation(service, conv)
                 embedded = await service.embed_pending()
@@ -308,6 +330,8 @@ def main() -> None:
     parser.add_argument("--embed-cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--no-vectors", action="store_true", help="text rows only")
     parser.add_argument("--loco", action="store_true", help="leave-one-conversation-out table")
+    parser.add_argument("--store", choices=["sqlite", "postgres", "both"], default="sqlite")
+    parser.add_argument("--database-url", help="PostgreSQL server (default: an embedded one)")
     args = parser.parse_args()
     try:
         conversations = load_dataset(find_dataset(args.dataset, ROOT), args.split)
@@ -325,15 +349,40 @@ def main() -> None:
         )
     queries = sum(len(c.questions) for c in conversations)
     print(f"LoCoMo {args.split}: {len(conversations)} conversations, {queries} queries (cat. 1-4)")
-    if use_vectors:
-        with caching_proxy(args.embed_cache, upstream) as proxy:
+    stores = ["sqlite", "postgres"] if args.store == "both" else [args.store]
+    by_store = {}
+    with ExitStack() as stack:
+        fresh = None
+        if "postgres" in stores:
+            from tests.bench.pg import postgres_databases
+
+            fresh = stack.enter_context(postgres_databases(args.database_url))
+        url = None
+        if use_vectors:
+            proxy = stack.enter_context(caching_proxy(args.embed_cache, upstream))
             url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
-            scores, search = asyncio.run(measure(conversations, url, args.loco))
-            print(f"embeddings: {MODEL} ({proxy.misses} computed, the rest from the cache)")
-    else:
-        scores, search = asyncio.run(measure(conversations, None, args.loco))
-    print(f"default fusion: {search.fusion} {search.vector_weight}v/{search.text_weight}t")
-    print_table(scores, args.loco)
+        for store in stores:
+            chosen = fresh if store == "postgres" else None
+            scores, search = asyncio.run(measure(conversations, url, args.loco, chosen))
+            by_store[store] = scores
+            print(f"\n## store: {store}")
+            if use_vectors:
+                print(f"embeddings: {MODEL} ({proxy.misses} computed, the rest from the cache)")
+            print(f"default fusion: {search.fusion} {search.vector_weight}v/{search.text_weight}t")
+            print_table(scores, args.loco)
+    if len(by_store) == 2:
+        print_store_difference(by_store["sqlite"], by_store["postgres"])
+
+
+def print_store_difference(sqlite: dict[str, Scores], postgres: dict[str, Scores]) -> None:
+    """R@10 of each method on PostgreSQL minus on SQLite (the baselines are the same FTS5)."""
+    print("\n| method (same data, same queries) | R@10 SQLite | R@10 PostgreSQL | difference |")
+    print("|---|---|---|---|")
+    for name in sqlite:
+        if name in (STRONG, WEAK):
+            continue
+        a, b = sqlite[name].mean(1), postgres[name].mean(1)
+        print(f"| {name} | {a:.4f} | {b:.4f} | {b - a:+.4f} |")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from cortex_mcp.errors import Conflict, InvalidInput, StorageError
 from cortex_mcp.store.tables import TABLES, Row, Table, TableDigest
 
 BATCH = 5000  # rows per page read and per write
+DRIVER_MODULES = ("psycopg", "psycopg_pool", "pgvector")  # what the postgres extra installs
 
 
 class Progress(Protocol):
@@ -121,7 +122,9 @@ def open_target(location: str) -> RowTarget:
 def _postgres() -> Any:
     try:
         from cortex_mcp.store.postgres import copy
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if exc.name not in DRIVER_MODULES:
+            raise
         raise StorageError(
             f"PostgreSQL needs the postgres extra ({exc.name} is missing): install"
             " cortex-mcp with `pip install '/path/to/cortex-mcp[postgres]'` from your checkout"
