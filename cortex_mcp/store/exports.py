@@ -266,8 +266,9 @@ async def _column(conn: aiosqlite.Connection, sql: str, params: list[Any]) -> se
 async def _insert_memories(
     conn: aiosqlite.Connection, agent_id: str, memories: list[dict[str, Any]]
 ) -> tuple[int, int]:
-    """(inserted, already known): two indexed lookups for the whole batch, then one
-    executemany for the rows and one for their FTS text."""
+    """(inserted, already known): two indexed lookups per 500 rows, then one executemany for
+    the rows and one for their FTS text. The rows take the next `seq` values themselves (the
+    write lock is held), so their FTS rows need no lookup by id."""
     if not memories:
         return 0, 0
     digests = [content_hash(m["content"]) for m in memories]
@@ -285,30 +286,39 @@ async def _insert_memories(
             f" AND content_hash IN ({placeholders(hashes)})",
             [agent_id, *hashes],
         )
+    seq = int((await _column_value(conn, "SELECT COALESCE(MAX(seq), 0) FROM memories")) or 0)
     rows, texts = [], []
     for memory, digest in zip(memories, digests, strict=True):
         if memory["id"] in taken or digest in known:
             continue
         taken.add(memory["id"])
         known.add(digest)
-        rows.append(_memory_row(memory, agent_id, digest))
-        texts.append((index_text(memory["content"]), memory["id"]))
-    columns = [*MEMORY_FIELDS, "content_hash"]
-    await conn.executemany(
-        f"INSERT INTO memories ({', '.join(columns)}) VALUES ({placeholders(columns)})", rows
-    )
-    await conn.executemany(
-        "INSERT INTO memories_fts(rowid, text) SELECT seq, ? FROM memories WHERE id = ?", texts
-    )
+        seq += 1
+        rows.append(_memory_row(memory, agent_id, digest, seq))
+        texts.append((seq, index_text(memory["content"])))
+    await conn.executemany(_INSERT_MEMORY, rows)
+    await conn.executemany("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", texts)
     return len(rows), len(memories) - len(rows)
 
 
-def _memory_row(memory: dict[str, Any], agent_id: str, digest: str) -> list[Any]:
-    """A memory's fields (enums as values) as the row to insert, in MEMORY_FIELDS order."""
+_ROW_FIELDS = ["seq", *MEMORY_FIELDS, "content_hash"]
+_INSERT_MEMORY = (
+    f"INSERT INTO memories ({', '.join(_ROW_FIELDS)}) VALUES ({placeholders(_ROW_FIELDS)})"
+)
+
+
+async def _column_value(conn: aiosqlite.Connection, sql: str) -> Any:
+    rows = list(await conn.execute_fetchall(sql))
+    return rows[0][0] if rows else None
+
+
+def _memory_row(memory: dict[str, Any], agent_id: str, digest: str, seq: int) -> list[Any]:
+    """A memory's fields (enums as values) as the row to insert, in `_ROW_FIELDS` order."""
     data = {**memory, "agent_id": agent_id}
-    data["metadata"] = json.dumps(memory.get("metadata") or {}, ensure_ascii=False)
+    metadata = memory.get("metadata")
+    data["metadata"] = json.dumps(metadata, ensure_ascii=False) if metadata else "{}"
     data["shared"] = int(bool(memory.get("shared")))
-    return [*(data.get(f) for f in MEMORY_FIELDS), digest]
+    return [seq, *(data.get(f) for f in MEMORY_FIELDS), digest]
 
 
 async def _insert_relation(

@@ -192,6 +192,7 @@ class _Batch:
 
 async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
     admission = Admission(job.agent_id, job.now, job.max_content_chars, renames)
+    cleaner = _Cleaner(job.redactor)
     report = ImportReport()
     batch = _Batch()
     done = 0
@@ -199,7 +200,7 @@ async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
         for source in job.sources:
             report.files.append(source.name)
             for item in _items(source, job.now):
-                await _add(batch, _admit(admission, item), item, job.redactor)
+                await _add(batch, _admit(admission, item), item, cleaner)
                 if len(batch) >= BATCH:
                     done += len(batch)
                     report.add(
@@ -221,11 +222,12 @@ async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
     return report
 
 
-async def _add(batch: _Batch, admitted: Any, item: Item, redactor: Redactor) -> None:
+async def _add(batch: _Batch, admitted: Any, item: Item, cleaner: _Cleaner) -> None:
     """Into the batch, secrets redacted in every text it stores: a memory's content, source and
     metadata, a relation's texts (read together), an audit entry's details."""
+    redactor = cleaner.redactor
     if item.kind == "memory":
-        batch.memories.append(await redactor.clean_memory(admitted))
+        batch.memories.append(await cleaner.memory(admitted))
     elif item.kind == "relation":
         triple = await redactor.clean_relation(
             admitted["subject"], admitted["predicate"], admitted["object"]
@@ -236,3 +238,50 @@ async def _add(batch: _Batch, admitted: Any, item: Item, redactor: Redactor) -> 
         if admitted.get("details") is not None:
             admitted["details"] = await redactor.clean_json(admitted["details"])
         batch.logs.append(admitted)
+
+
+class _Cleaner:
+    """Redacts the memories of one import. A memory's source and metadata values repeat across
+    thousands of items (`import:MEMORY.md`, `{"imported_from": "MEMORY.md"}`): one found clean
+    once is clean every time (redaction depends on the text alone, and a metadata value on its
+    key too), so only its first occurrence is read. Texts with a secret are redacted (and
+    counted) every time; content is always read."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self._clean: set[str | tuple[str, str]] = set()
+
+    async def memory(self, row: dict[str, Any]) -> dict[str, Any]:
+        source, metadata = row.get("source"), row.get("metadata")
+        entries = _text_entries(metadata)
+        fields: dict[str, Any] = {"content": row["content"]}
+        if source is not None and source not in self._clean:
+            fields["source"] = source
+        if entries is None or not self._clean.issuperset(entries):
+            fields["metadata"] = metadata
+        cleaned = await self.redactor.clean_memory(fields)
+        if len(self._clean) < _MAX_REMEMBERED:
+            if "source" in fields and cleaned["source"] == source and len(source) < 500:
+                self._clean.add(source)
+            if "metadata" in fields and entries is not None and cleaned["metadata"] == metadata:
+                self._clean.update(entry for entry in entries if len(entry[1]) < 500)
+        return row if cleaned is fields else {**row, **cleaned}
+
+
+_MAX_REMEMBERED = 10_000  # distinct clean texts kept per import
+
+
+def _text_entries(metadata: Any) -> list[tuple[str, str]] | None:
+    """A flat metadata object's (key, text value) pairs; None when it holds anything nested
+    (read whole every time)."""
+    if not metadata:
+        return []
+    entries = []
+    for key, value in metadata.items():
+        if not isinstance(key, str):
+            return None
+        if isinstance(value, str):
+            entries.append((key, value))
+        elif not isinstance(value, int | float | None):
+            return None
+    return entries

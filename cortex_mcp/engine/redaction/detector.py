@@ -52,12 +52,13 @@ def find(text: str) -> list[tuple[int, int, str]]:
     for match in _MARKER.finditer(folded.text):  # already redacted: leave the marker alone
         claims.take(*match.span(), None)
     lowered = folded.text.lower()
-    hints: dict[re.Pattern[str], bool] = {}
+    hints: dict[int, bool] = {}  # by id: hashing a compiled pattern reads all of it
     for rule in RULES:
         if rule.hint is not None:
-            if rule.hint not in hints:
-                hints[rule.hint] = rule.hint.search(lowered) is not None
-            if not hints[rule.hint]:
+            hit = hints.get(id(rule.hint))
+            if hit is None:
+                hit = hints[id(rule.hint)] = rule.hint.search(lowered) is not None
+            if not hit:
                 continue
         for kind, start, end in rule.spans(folded.text):
             claims.take(start, end, kind)

@@ -177,7 +177,7 @@ JAPANESE: list[Rule] = [
 ]
 
 RULES: list[Rule] = [
-    *hinted(r"pass|pwd|\bpw\b|\bpin\b|codes?\b|combo|combination", ENGLISH),
+    *hinted(r"(?=[pc])(?:pass|pwd|\bpw\b|\bpin\b|codes?\b|combo|combination)", ENGLISH),
     *hinted("密|口令|暗号|暗號|码|碼", CHINESE),
     *hinted("パス|ぱす|暗証|合言葉|あいことば|番号|ピン|コード", JAPANESE),
 ]

@@ -28,6 +28,8 @@ class Folded:
 
 
 def fold(text: str) -> Folded:
+    if text.isascii():  # every character folded or removed lies outside ASCII
+        return Folded(text)
     folded = text.translate(_FOLD)
     if not _INVISIBLE.intersection(folded):
         return Folded(folded)
