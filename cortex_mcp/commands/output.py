@@ -67,6 +67,7 @@ class ProgressBar:
         self.force = force
         self._bar: Any = None
         self._phase = ""
+        self._terminal: bool | None = None  # asked once: a step may come per item
 
     def __call__(self, done: int, total: int) -> None:
         self.step(self.label, done, total)
@@ -78,7 +79,7 @@ class ProgressBar:
             self._phase = phase
         if self._bar is None:
             size = done if total is None else total
-            if size < PROGRESS_MIN_ITEMS or not (self.force or sys.stderr.isatty()):
+            if size < PROGRESS_MIN_ITEMS or not (self.force or self._on_terminal()):
                 return
             from tqdm import tqdm
 
@@ -93,6 +94,11 @@ class ProgressBar:
         self._bar.total = total
         self._bar.n = done
         self._bar.update(0)  # redraws at most every mininterval
+
+    def _on_terminal(self) -> bool:
+        if self._terminal is None:
+            self._terminal = sys.stderr.isatty()
+        return self._terminal
 
     def close(self) -> None:
         if self._bar is not None:

@@ -8,6 +8,7 @@ import json
 import os
 import tempfile
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ RELATION_FIELDS = [
 ]
 LOG_FIELDS = ["action", "memory_ids", "details", "executed_at"]
 _CHUNK = 500  # ids per IN (...) lookup
+IMPORT_CACHE_KIB = 64 * 1024
 
 
 @dataclass
@@ -201,6 +203,17 @@ class ExportStore:
 
         return await self.db.write(txn)
 
+    @asynccontextmanager
+    async def roomy_cache(self) -> AsyncIterator[None]:
+        """The writer's page cache at `IMPORT_CACHE_KIB` while a bulk import writes: its rows
+        go into indexes in random order (ids, content hashes), and pages read again from the
+        OS cost more than the rows. The cache shrinks back afterwards."""
+        previous = await self.db.write(lambda conn: _cache_size(conn, -IMPORT_CACHE_KIB))
+        try:
+            yield
+        finally:
+            await self.db.write(lambda conn: _cache_size(conn, previous))
+
     async def backup(self, target: Path) -> None:
         """A consistent copy while other connections keep writing (online backup API),
         self-contained (no -wal/-shm beside it), readable by its owner only (0600), and put
@@ -243,6 +256,13 @@ class ExportStore:
                 conn.close()
 
         return await asyncio.to_thread(check)
+
+
+async def _cache_size(conn: aiosqlite.Connection, size: int) -> int:
+    """Set the connection's cache size (negative: KiB; positive: pages); the one before."""
+    rows = list(await conn.execute_fetchall("PRAGMA cache_size"))
+    await conn.execute(f"PRAGMA cache_size = {int(size)}")
+    return int(rows[0][0])
 
 
 def _memory_json(row: Any) -> dict[str, Any]:
@@ -318,7 +338,7 @@ def _memory_row(memory: dict[str, Any], agent_id: str, digest: str, seq: int) ->
     metadata = memory.get("metadata")
     data["metadata"] = json.dumps(metadata, ensure_ascii=False) if metadata else "{}"
     data["shared"] = int(bool(memory.get("shared")))
-    return [seq, *(data.get(f) for f in MEMORY_FIELDS), digest]
+    return [seq, *map(data.get, MEMORY_FIELDS), digest]
 
 
 async def _insert_relation(

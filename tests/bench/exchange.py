@@ -3,14 +3,19 @@
 Each case runs `cortex-mcp import` / `export` as a subprocess on a fresh database in a temp
 folder and reads that child's own peak RSS from `os.wait4` (ru_maxrss), so the figures are
 the command's, not this script's. Text only (no embedding provider), as the issue measures.
+Rates are given per wall second and per CPU second of the command (user + sys, both of its
+threads): on a shared machine the second is the one to compare.
 
     python tests/bench/exchange.py                 # the sizes of issue 16 (takes a while)
     python tests/bench/exchange.py --scale 0.05    # a quick look
     python tests/bench/exchange.py --cases md-200k,json-100k
-    git archive 2b786d1 cortex_mcp prompts | tar -x -C /tmp/old   # an older version...
-    python tests/bench/exchange.py --baseline /tmp/old             # ...on the same files, same run
+    git archive main cortex_mcp prompts | tar -x -C /tmp/before   # an older version...
+    python tests/bench/exchange.py --baseline /tmp/before          # ...on the same files
 
-Prints one line per case: items, seconds, memories/s, peak RSS in MB.
+Prints one line per run (items, seconds, memories/s, peak RSS in MB), then a table of every
+case beside the issue's "today" figure and the baseline's (same files, same run). The
+baseline imports only files of at most --baseline-max items (the version before streaming
+needed 2 GB and more than 300 s for a million lines).
 """
 
 from __future__ import annotations
@@ -124,14 +129,16 @@ def run(args: list[str], db: Path, baseline: str | None = None) -> tuple[float, 
     return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def report(name: str, items: int, seconds: float, cpu: float, rss_mb: float) -> None:
-    """Wall rate, and the rate per CPU second (what a machine not shared with others gets
-    at most: the command is one process whose SQLite work runs on a helper thread)."""
+def report(name: str, items: int, seconds: float, cpu: float, rss_mb: float) -> str:
+    """Print one run: the wall rate, and the rate per CPU second (what a machine not shared
+    with others gets at most: the command is one process whose SQLite work runs on a helper
+    thread). Returns the figure for the closing table."""
     print(
         f"{name:<20} {items:>9,} items  wall {seconds:7.1f} s {items / seconds:8,.0f}/s"
         f"  cpu {cpu:7.1f} s {items / cpu:8,.0f}/s  peak RSS {rss_mb:5.0f} MB"
     )
     sys.stdout.flush()
+    return f"{items / cpu:,.0f}/s per CPU s ({items / seconds:,.0f}/s wall), {rss_mb:.0f} MB"
 
 
 CASES = {
@@ -140,6 +147,25 @@ CASES = {
     "md-1m-lines": ("md", 1_000_000),
     "json-1m": ("json", 1_000_000),
 }
+# issue 16's "today" (main before the streaming work, same 2-core machine)
+TODAY = {
+    "import md-200k": "57 s (3,500/s), 459 MB",
+    "import json-100k": "53 s (1,900/s), 387 MB",
+    "import md-1m-lines": "not finished after 300 s, 2.0 GB",
+    "import json-1m": "(not measured; target 5,000/s, 300 MB)",
+    "export json-1m": "(not measured; target 5,000/s, 300 MB)",
+}
+DESCRIPTIONS = {
+    "md-200k": "a 200K-bullet `MEMORY.md`",
+    "json-100k": "a 100K-memory JSON export",
+    "md-1m-lines": "a 1M-line `MEMORY.md`",
+    "json-1m": "a 1M-memory JSON export",
+}
+
+
+def _fresh(db: Path) -> None:
+    for stale in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        stale.unlink(missing_ok=True)
 
 
 def main() -> None:
@@ -148,13 +174,20 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated")
     parser.add_argument("--keep", help="a folder to keep the files in (else a temp folder)")
     parser.add_argument(
-        "--baseline", help="also import each file with the cortex_mcp package in this folder"
+        "--baseline", help="also run each case with the cortex_mcp package in this folder"
+    )
+    parser.add_argument(
+        "--baseline-max",
+        type=int,
+        default=200_000,
+        help="the baseline imports files of at most this many items (default 200000)",
     )
     options = parser.parse_args()
     rng = random.Random(16)
     root = Path(options.keep or tempfile.mkdtemp(prefix="cortex-bench-exchange-"))
     root.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    rows: list[tuple[str, int, str, str]] = []  # (what, items, this version, baseline)
     for name in options.cases.split(","):
         kind, size = CASES[name]
         size = max(1, int(size * options.scale))
@@ -162,19 +195,37 @@ def main() -> None:
         source.parent.mkdir(parents=True, exist_ok=True)
         items = (write_json_export if kind == "json" else write_memory_md)(source, size, rng)
         db = root / f"{name}.db"
-        report(f"import {name}", items, *run(["import", str(source)], db))
+        _fresh(db)
+        ours = report(f"import {name}", items, *run(["import", str(source)], db))
+        before = ""
+        if options.baseline and items <= options.baseline_max:
+            _fresh(db)
+            before = report(
+                "  baseline", items, *run(["import", str(source)], db, options.baseline)
+            )
+            _fresh(db)
+            run(["import", str(source)], db)  # the database the export reads
+        rows.append((f"import {name}", items, ours, before))
         if name.startswith("json-1m") or (options.scale < 1 and kind == "json"):
             out = root / f"{name}-export.json"
-            out.unlink(missing_ok=True)
             export = ["export", "--format", "json", "--out", str(out)]
-            report(f"export {name}", items, *run(export, db))
-            out.unlink()
-        if options.baseline:
-            for stale in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
-                stale.unlink(missing_ok=True)
-            report("  baseline", items, *run(["import", str(source)], db, options.baseline))
-        for leftover in (db, Path(f"{db}-wal"), Path(f"{db}-shm"), source):
-            leftover.unlink(missing_ok=True)
+            out.unlink(missing_ok=True)
+            ours = report(f"export {name}", items, *run(export, db))
+            before = ""
+            if options.baseline:
+                out.unlink(missing_ok=True)
+                before = report("  baseline", items, *run(export, db, options.baseline))
+            out.unlink(missing_ok=True)
+            rows.append((f"export {name}", items, ours, before))
+        _fresh(db)
+        source.unlink(missing_ok=True)
+    print(f"\nload average now {os.getloadavg()[0]:.1f}")
+    print("| case | issue's today | before (same run) | this version |\n| --- | --- | --- | --- |")
+    for what, items, ours, before in rows:
+        verb, case = what.split()
+        label = f"{verb} {DESCRIPTIONS[case]}" if verb == "import" else "export as JSON"
+        today = TODAY.get(what, "") if options.scale == 1 else ""
+        print(f"| {label} ({items:,} items) | {today} | {before or '-'} | {ours} |")
 
 
 if __name__ == "__main__":

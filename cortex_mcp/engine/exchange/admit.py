@@ -275,6 +275,8 @@ class _Rules:
 
     def unit(self, data: dict[str, Any], name: str, default: float | None) -> float:
         raw = data.get(name, default)
+        if type(raw) is float and 0.0 <= raw <= 1.0:  # the usual case (NaN fails the test)
+            return raw
         if raw is None:
             raise self.fail(name, "is required (a number between 0 and 1)")
         if isinstance(raw, bool) or not isinstance(raw, int | float):

@@ -11,6 +11,7 @@ import stopped half way is resumed by running it again: known ids and content ar
 from __future__ import annotations
 
 import array
+import asyncio
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -28,6 +29,7 @@ from cortex_mcp.models import new_id
 from cortex_mcp.store.exports import ExportStore, ImportCounts
 
 BATCH = 2000  # items per write transaction
+YIELD_EVERY = 64  # items prepared between two chances for the batch in flight to proceed
 LOOKUP_CHUNK = 500  # ids per ownership query
 MAX_PROBLEMS_SHOWN = 1
 
@@ -76,7 +78,8 @@ class _Problem(Exception):
 async def run_import(job: ImportJob) -> ImportReport:
     renames = Renames()
     total = await _check(job, renames)
-    return await _write(job, renames, total)
+    async with job.store.roomy_cache():
+        return await _write(job, renames, total)
 
 
 def _items(source: Source, now: datetime) -> Iterator[Item]:
@@ -191,35 +194,66 @@ class _Batch:
 
 
 async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
+    """Read, check, redact and write again; a batch is written on the database's thread while
+    the next one is prepared (SQLite does not hold the GIL while it works)."""
     admission = Admission(job.agent_id, job.now, job.max_content_chars, renames)
     cleaner = _Cleaner(job.redactor)
-    report = ImportReport()
+    writer = _Writer(job, total)
     batch = _Batch()
-    done = 0
     try:
         for source in job.sources:
-            report.files.append(source.name)
-            for item in _items(source, job.now):
+            writer.report.files.append(source.name)
+            for count, item in enumerate(_items(source, job.now), start=1):
                 await _add(batch, _admit(admission, item), item, cleaner)
                 if len(batch) >= BATCH:
-                    done += len(batch)
-                    report.add(
-                        await job.store.import_batch(
-                            job.agent_id, batch.memories, batch.relations, batch.logs
-                        )
-                    )
+                    await writer.send(batch)
                     batch = _Batch()
-                    if job.progress is not None:
-                        job.progress("importing", done, total)
-        done += len(batch)
-        report.add(
-            await job.store.import_batch(job.agent_id, batch.memories, batch.relations, batch.logs)
-        )
-        if job.progress is not None:
-            job.progress("importing", done, total)
+                elif count % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)  # the batch in flight takes its next step
+        await writer.send(batch)
+        await writer.drain()
     except _Problem as problem:  # the sources changed between the passes
         raise InvalidInput(problem.message, field=problem.field) from None
-    return report
+    finally:
+        await writer.settle()
+    return writer.report
+
+
+class _Writer:
+    """Writes batches in order, one at a time, each while the caller prepares the next."""
+
+    def __init__(self, job: ImportJob, total: int) -> None:
+        self.job = job
+        self.total = total
+        self.report = ImportReport()
+        self.done = 0
+        self._pending: asyncio.Task[None] | None = None
+
+    async def send(self, batch: _Batch) -> None:
+        await self.drain()
+        self._pending = asyncio.create_task(self._store(batch))
+
+    async def drain(self) -> None:
+        """Wait for the batch in flight; its failure is raised here."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            await pending
+
+    async def settle(self) -> None:
+        """After a failure elsewhere: let the batch in flight finish (or fail) quietly."""
+        if self._pending is not None:
+            await asyncio.gather(self._pending, return_exceptions=True)
+            self._pending = None
+
+    async def _store(self, batch: _Batch) -> None:
+        job = self.job
+        counts = await job.store.import_batch(
+            job.agent_id, batch.memories, batch.relations, batch.logs
+        )
+        self.report.add(counts)
+        self.done += len(batch)
+        if job.progress is not None:
+            job.progress("importing", self.done, self.total)
 
 
 async def _add(batch: _Batch, admitted: Any, item: Item, cleaner: _Cleaner) -> None:

@@ -22,6 +22,20 @@ RULES: list[Rule] = [
 _MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
 
 
+def _runs_by_hint(rules: list[Rule]) -> list[tuple[re.Pattern[str] | None, list[Rule]]]:
+    """Neighbouring rules that share a hint, in order: each hint is searched once per text."""
+    runs: list[tuple[re.Pattern[str] | None, list[Rule]]] = []
+    for rule in rules:
+        if runs and runs[-1][0] is rule.hint:
+            runs[-1][1].append(rule)
+        else:
+            runs.append((rule.hint, [rule]))
+    return runs
+
+
+_BY_HINT = _runs_by_hint(RULES)
+
+
 def mark(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
@@ -52,16 +66,12 @@ def find(text: str) -> list[tuple[int, int, str]]:
     for match in _MARKER.finditer(folded.text):  # already redacted: leave the marker alone
         claims.take(*match.span(), None)
     lowered = folded.text.lower()
-    hints: dict[int, bool] = {}  # by id: hashing a compiled pattern reads all of it
-    for rule in RULES:
-        if rule.hint is not None:
-            hit = hints.get(id(rule.hint))
-            if hit is None:
-                hit = hints[id(rule.hint)] = rule.hint.search(lowered) is not None
-            if not hit:
-                continue
-        for kind, start, end in rule.spans(folded.text):
-            claims.take(start, end, kind)
+    for hint, rules in _BY_HINT:
+        if hint is not None and hint.search(lowered) is None:
+            continue
+        for rule in rules:
+            for kind, start, end in rule.spans(folded.text):
+                claims.take(start, end, kind)
     found = [
         (*folded.span_in_original(start, end), kind)
         for start, end, kind in claims.spans
