@@ -43,10 +43,12 @@ class SystemClock:
         return datetime.now(UTC)
 
 
-def new_id() -> str:
-    """A UUIDv7 (RFC 9562): 48-bit millisecond timestamp, then random bits; sorts by time."""
+def new_id(random_bytes: bytes | None = None) -> str:
+    """A UUIDv7 (RFC 9562): 48-bit millisecond timestamp, then random bits; sorts by time.
+    `random_bytes`: 10 bytes from the OS drawn by the caller (a bulk import draws them in
+    blocks, one system call for thousands of ids)."""
     millis = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
+    rand = int.from_bytes(random_bytes or os.urandom(10), "big")
     value = (millis & ((1 << 48) - 1)) << 80
     value |= 0x7 << 76  # version
     value |= ((rand >> 68) & 0xFFF) << 64  # rand_a, 12 bits

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ CLOCK_SKEW = timedelta(days=1)  # how far past "now" a recorded time may lie
 LATEST_EXPIRY = timedelta(days=366 * 100)
 
 _EARLIEST_TEXT = to_iso(EARLIEST)
+_ID_RANDOM_BYTES = 10  # what models.new_id takes
 
 
 @functools.lru_cache(maxsize=8)
@@ -115,6 +117,7 @@ class Admission:
         self.renames = renames
         self._latest = now + CLOCK_SKEW
         self._now_iso = to_iso(now)
+        self._random, self._random_at = b"", 0
 
     # ---- memories ------------------------------------------------------------------------
 
@@ -148,14 +151,21 @@ class Admission:
         """The id to write: the document's when it is a well-formed UUID no other agent uses,
         else a new one (decided once per import in `Renames`)."""
         if raw is None or raw == "":
-            return "" if self.checking else new_id()
+            return "" if self.checking else self._new_id()
         key = rule.id_text(raw, "id")
         if key in self.renames.memories:
             return self.renames.memories[key]
         if not is_uuid(key):
-            self.renames.memories[key] = new_id()
+            self.renames.memories[key] = self._new_id()
             return self.renames.memories[key]
         return key
+
+    def _new_id(self) -> str:
+        """A new id, its random bits from a block drawn from the OS for many ids at once."""
+        if self._random_at >= len(self._random):
+            self._random, self._random_at = os.urandom(_ID_RANDOM_BYTES * 1024), 0
+        start, self._random_at = self._random_at, self._random_at + _ID_RANDOM_BYTES
+        return new_id(self._random[start : self._random_at])
 
     def reference(self, raw: Any, rule: _Rules, name: str) -> str | None:
         """Another memory this one names (superseded_by, a relation's source)."""

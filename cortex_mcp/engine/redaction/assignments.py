@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from cortex_mcp.engine.redaction.checks import looks_random
-from cortex_mcp.engine.redaction.rules import Rule, hinted
+from cortex_mcp.engine.redaction.rules import Rule, hinted, lazy_pattern
 from cortex_mcp.engine.redaction.words import password_like
 
 # The last word of a key that holds a secret: OPENAI_API_KEY, db.password, authToken, PGPASSWORD.
@@ -29,11 +29,11 @@ _PLACEHOLDERS = {
 }  # fmt: skip
 
 _KEY = r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]{0,80})"
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy_pattern(
     rf"(?<![A-Za-z0-9_.\-]){_KEY}[\"'\]]?\s*(?::=|=>|=|:(?!//))\s*"
     r"(?:(?P<q>[\"'`])(?P<quoted>[^\"'`\n]{1,300})(?P=q)|(?P<bare>[^\s\"'`,;}{)\]<>]{1,300}))"
 )
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+_CAMEL = lazy_pattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 
 
 def key_words(key: str) -> list[str]:
@@ -116,7 +116,7 @@ def _url_password(value: str) -> tuple[int, int] | None:
 URL_PASSWORD = Rule(
     "url_password",
     # the password runs to the last @ before the host, so it may hold '/', '@' and ':'
-    re.compile(
+    lazy_pattern(
         r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/@?#]*:"
         r"(?P<value>[^\s?#]+)@(?=[A-Za-z0-9\[_])"
     ),
@@ -126,7 +126,7 @@ URL_PASSWORD = Rule(
 
 BEARER = Rule(
     "bearer_token",
-    re.compile(
+    lazy_pattern(
         r"(?i)(?<![A-Za-z0-9])(?:bearer|token|basic)\s+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)"
     ),
     groups=("value",),
@@ -135,7 +135,7 @@ BEARER = Rule(
 
 CLI_PASSWORD = Rule(
     "password",
-    re.compile(
+    lazy_pattern(
         r"(?<![A-Za-z0-9])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?P<mysql>[^\s\-]\S*)"
         r"|(?<![A-Za-z0-9])sshpass\s+-p\s*(?P<sshpass>\S+)"
         r"|\s(?:-u|--user)\s+[^\s:]+:(?P<curl>[^\s\"']+)"

@@ -5,11 +5,12 @@ SSA's rules for US social security numbers, and Shannon entropy for random-looki
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from datetime import date
 
-_NON_DIGIT = re.compile(r"\D")
+from cortex_mcp.engine.redaction.rules import lazy_pattern
+
+_NON_DIGIT = lazy_pattern(r"\D")
 
 
 def digits_of(text: str) -> str:

@@ -3,12 +3,11 @@ claim where two overlap, and cut the secrets out of the original text."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from cortex_mcp.engine.redaction import assignments, nearby, numbers, prose, providers
-from cortex_mcp.engine.redaction.rules import Rule
+from cortex_mcp.engine.redaction.rules import LazyPattern, Rule, lazy_pattern
 from cortex_mcp.engine.redaction.text import fold
 
 # Order is priority: a provider's format names a secret better than the sentence around it.
@@ -19,12 +18,12 @@ RULES: list[Rule] = [
     *numbers.RULES,
     nearby.NEAR_SECRET_WORD,
 ]
-_MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
+_MARKER = lazy_pattern(r"\[REDACTED:[a-z_]+\]")
 
 
-def _runs_by_hint(rules: list[Rule]) -> list[tuple[re.Pattern[str] | None, list[Rule]]]:
+def _runs_by_hint(rules: list[Rule]) -> list[tuple[LazyPattern | None, list[Rule]]]:
     """Neighbouring rules that share a hint, in order: each hint is searched once per text."""
-    runs: list[tuple[re.Pattern[str] | None, list[Rule]]] = []
+    runs: list[tuple[LazyPattern | None, list[Rule]]] = []
     for rule in rules:
         if runs and runs[-1][0] is rule.hint:
             runs[-1][1].append(rule)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from cortex_mcp.engine.redaction.checks import looks_random
-from cortex_mcp.engine.redaction.rules import Rule
+from cortex_mcp.engine.redaction.rules import Rule, lazy_pattern
 
 _STRONG = (
     r"api[\s_\-]?keys?|secrets?|tokens?|passwords?|passwd|passphrase|credentials?|"
@@ -18,14 +18,14 @@ _STRONG = (
 _CHARS = r"A-Za-z0-9+/=_\-.~"
 NEAR_SECRET_WORD = Rule(
     "secret",
-    re.compile(
+    lazy_pattern(
         rf"(?:{_STRONG})[^\n.。!?！？]{{0,30}}?(?<![{_CHARS}])(?P<value>[{_CHARS}]{{16,300}})(?![{_CHARS}])"
         rf"|(?<![A-Za-z])keys?\s*(?:is|was|:|=|：)\s*(?P<key>[{_CHARS}]{{16,300}})(?![{_CHARS}])",
         re.IGNORECASE,
     ),
     groups=("value", "key"),
     refine=lambda value: _random_token(value),
-    hint=re.compile(r"[a-z0-9+/=_\-.~]{16}"),
+    hint=lazy_pattern(r"[a-z0-9+/=_\-.~]{16}"),
 )
 
 

@@ -8,37 +8,37 @@ from __future__ import annotations
 import re
 
 from cortex_mcp.engine.redaction import checks
-from cortex_mcp.engine.redaction.rules import Rule, hinted, when
+from cortex_mcp.engine.redaction.rules import Rule, hinted, lazy_pattern, when
 
 CARD = Rule(
     "card_number",
     # 13-19 digits, single or double separators of any common kind between them; a leading '+'
     # or a digit glued on either side means a phone number or a longer id
-    re.compile(r"(?<![\d+\-.])\d(?:[ \-.\u2013\u2014_/]{0,3}\d){12,18}(?![\d])"),
+    lazy_pattern(r"(?<![\d+\-.])\d(?:[ \-.\u2013\u2014_/]{0,3}\d){12,18}(?![\d])"),
     refine=when(checks.card_number),
 )
 
 IBAN = Rule(
     "iban",
-    re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \-]?[A-Za-z0-9]){11,30}"),
+    lazy_pattern(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \-]?[A-Za-z0-9]){11,30}"),
     refine=lambda value: (0, n) if (n := checks.iban_length(value)) else None,
 )
 
 US_SSN = Rule(
     "national_id",
-    re.compile(r"(?<![\d\-])\d{3}([\- ])\d{2}\1\d{4}(?![\d\-])"),
+    lazy_pattern(r"(?<![\d\-])\d{3}([\- ])\d{2}\1\d{4}(?![\d\-])"),
     refine=when(checks.us_ssn),
 )
 
 CHINA_ID = Rule(
     "national_id",
-    re.compile(r"(?<![0-9A-Za-z])[1-8]\d{16}[\dXx](?![0-9A-Za-z])"),
+    lazy_pattern(r"(?<![0-9A-Za-z])[1-8]\d{16}[\dXx](?![0-9A-Za-z])"),
     refine=when(checks.china_resident_id),
 )
 
 UK_NINO = Rule(
     "national_id",
-    re.compile(
+    lazy_pattern(
         r"(?<![A-Za-z0-9])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
         r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])"
     ),
@@ -54,7 +54,7 @@ _ID_LABEL = (
 )
 LABELLED_ID = Rule(
     "national_id",
-    re.compile(
+    lazy_pattern(
         rf"(?<![A-Za-z]){_ID_LABEL}\s*(?:is|was|:|：|=|#|是|为|為|は|:)?\s*"
         r"(?P<value>[A-Za-z0-9](?:[A-Za-z0-9]|[\- ](?=[A-Za-z0-9])){4,24})",
         re.IGNORECASE,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from cortex_mcp.engine.redaction.rules import Refine, Rule, hinted
+from cortex_mcp.engine.redaction.rules import LazyPattern, Refine, Rule, hinted, lazy_pattern
 from cortex_mcp.engine.redaction.words import (
     ascii_run,
     has_digit_or_symbol,
@@ -63,7 +63,7 @@ def _mixed_word(value: str) -> tuple[int, int] | None:
 
 
 def _rule(kind: str, pattern: str, refine: Refine) -> Rule:
-    return Rule(kind, re.compile(pattern, re.IGNORECASE), groups=("value",), refine=refine)
+    return Rule(kind, lazy_pattern(pattern, re.IGNORECASE), groups=("value",), refine=refine)
 
 
 _BEFORE = (
@@ -106,19 +106,19 @@ _ZH_IS = (  # "密码是", "密码改成了", "密码我已经改成了"
     r"\s*(?:[我你他她]?(?:已经|已經|刚|剛)?(?:设为|设置为|设置成|設為|設置為|改成了|改成|改为|改為|"
     r"换成了|换成|換成了|換成)|是：|是:|是|为|為|：|:|=|＝|就是|叫做|叫|用的是|依然是|还是|還是|仍然是)\s*"
 )
-_ZH_NOT_A_VALUE = re.compile(
+_ZH_NOT_A_VALUE = lazy_pattern(
     r"多少|什么|什麼|啥|哪|错|錯|对|對|正确|正確|不|没|沒|忘|一样|一樣|相同|必须|必須|需要|要|"
     r"至少|空|几|幾|加密|保存|存|在|很|太|你|我|他|她|它|怎么|怎麼|多长|位|过期|過期|弱|强|強|简单|"
     r"複雜|复杂|的|了|吗|嗎|呢|么|麼|自己|生日"
 )
-_ZH_WORD_END = re.compile(r"[\s，。、；！？,;!?）)」”’』]|了|的|啊|呀|哦|喔|吧|呢|哈|，")
+_ZH_WORD_END = lazy_pattern(r"[\s，。、；！？,;!?）)」”’』]|了|的|啊|呀|哦|喔|吧|呢|哈|，")
 
 
-_COUNTED = re.compile(r"\s*(?:文字|桁|位|个|個|字|つ|回|次|characters|chars|digits)")
+_COUNTED = lazy_pattern(r"\s*(?:文字|桁|位|个|個|字|つ|回|次|characters|chars|digits)")
 
 
 def _cjk_value(
-    value: str, not_a_value: re.Pattern[str], word_end: re.Pattern[str]
+    value: str, not_a_value: LazyPattern, word_end: LazyPattern
 ) -> tuple[int, int] | None:
     inside = quoted(value)
     if inside is not None:
@@ -157,12 +157,12 @@ _JA_LABEL = (
     r"PIN番号|ピン番号|ロック解除コード)"
 )
 _JA_IS = r"\s*(?:は|が|：|:|=|＝|って|を|、|も|は、)\s*"
-_JA_NOT_A_VALUE = re.compile(
+_JA_NOT_A_VALUE = lazy_pattern(
     r"何|なに|なん|忘れ|わから|分から|わかん|間違|正し|同じ|必要|変更|長|短|弱|強|ない|無い|空|不明|"
     r"どこ|いくつ|文字|設定|秘密|大文字|小文字|英数字|数字|記号|半角|全角|これ|それ|あれ|どれ|"
     r"自分|誕生日|教え|覚え|入力|メモ|どう|ちゃんと|まだ|もう|すでに|既に|いつ"
 )
-_JA_WORD_END = re.compile(
+_JA_WORD_END = lazy_pattern(
     r"[\s、。「」！？!?）)』]|です|でした|だよ|だね|だ|に|で|よ|ね|から|ので|って|と"
 )
 

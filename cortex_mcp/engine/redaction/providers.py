@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from cortex_mcp.engine.redaction.rules import Rule, hinted, when
+from cortex_mcp.engine.redaction.rules import Rule, hinted, lazy_pattern, when
 
 _START = r"(?<![A-Za-z0-9_\-])"  # a token starts after a separator, not inside a word
 _END = r"(?![A-Za-z0-9_\-])"
@@ -26,7 +26,7 @@ _END = r"(?![A-Za-z0-9_\-])"
 
 def _token(kind: str, *alternatives: str, flags: int = 0) -> Rule:
     body = "|".join(alternatives)
-    return Rule(kind, re.compile(rf"{_START}(?:{body})", flags))
+    return Rule(kind, lazy_pattern(rf"{_START}(?:{body})", flags))
 
 
 def _mixed(value: str) -> bool:
@@ -35,7 +35,7 @@ def _mixed(value: str) -> bool:
 
 PRIVATE_KEY = Rule(
     "private_key",
-    re.compile(
+    lazy_pattern(
         r"-{3,}\s*BEGIN\s+(?:[A-Z0-9]+\s+)*PRIVATE\s+KEY(?:\s+BLOCK)?\s*-{3,}.*?"
         r"(?:-{3,}\s*END\s+(?:[A-Z0-9]+\s+)*PRIVATE\s+KEY(?:\s+BLOCK)?\s*-{3,}|\Z)"
         r"|PuTTY-User-Key-File-\d:.*?(?:Private-MAC:\s*\S+|\Z)",
@@ -47,7 +47,7 @@ _TOKENS: list[Rule] = [
     _token("anthropic_key", r"sk-ant-[A-Za-z0-9_\-]{20,}"),
     Rule(
         "openai_key",
-        re.compile(
+        lazy_pattern(
             rf"{_START}sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{{20,}}|[A-Za-z0-9]{{20,}}{_END})"
         ),
         refine=when(_mixed),
@@ -64,14 +64,14 @@ _TOKENS: list[Rule] = [
     ),
     Rule(
         "slack_token",
-        re.compile(
+        lazy_pattern(
             rf"{_START}(?:xox[abposrec]-[A-Za-z0-9\-]{{10,}}|xapp-\d-[A-Za-z0-9\-]{{10,}})"
             r"|https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,}"
         ),
     ),
     Rule(
         "aws_access_key",
-        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
+        lazy_pattern(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
     ),
     _token(
         "google_key",
@@ -81,7 +81,7 @@ _TOKENS: list[Rule] = [
         r"1//0[A-Za-z0-9_\-]{40,}",
     ),
     _token("stripe_key", r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}", r"whsec_[A-Za-z0-9]{20,}"),
-    Rule("twilio_key", re.compile(rf"{_START}(?:SK|AC)[0-9a-f]{{32}}{_END}")),
+    Rule("twilio_key", lazy_pattern(rf"{_START}(?:SK|AC)[0-9a-f]{{32}}{_END}")),
     _token("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}"),
     _token("npm_token", r"npm_[A-Za-z0-9]{36}"),
     _token("pypi_token", r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
@@ -89,18 +89,18 @@ _TOKENS: list[Rule] = [
     _token("jwt", r"eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
     Rule(
         "discord_token",
-        re.compile(
+        lazy_pattern(
             rf"{_START}[MNO][A-Za-z0-9_\-]{{23,27}}\.[A-Za-z0-9_\-]{{6}}\.[A-Za-z0-9_\-]{{27,40}}{_END}"
             r"|https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{30,}"
         ),
     ),
     Rule(
         "telegram_token",
-        re.compile(r"(?<![A-Za-z0-9_\-:])\d{8,10}:[A-Za-z0-9_\-]{35}(?![A-Za-z0-9_\-])"),
+        lazy_pattern(r"(?<![A-Za-z0-9_\-:])\d{8,10}:[A-Za-z0-9_\-]{35}(?![A-Za-z0-9_\-])"),
     ),
     Rule(
         "azure_key",
-        re.compile(
+        lazy_pattern(
             r"(?i:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*(?P<value>[A-Za-z0-9+/]{40,}={0,2})"
             r"|[?&]sig=(?P<sig>[A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})"
             rf"|{_START}(?P<entra>[A-Za-z0-9_~.\-]{{3}}\dQ~[A-Za-z0-9_~.\-]{{31,34}}){_END}"
@@ -108,7 +108,7 @@ _TOKENS: list[Rule] = [
         groups=("value", "sig", "entra"),
     ),
     _token("digitalocean_token", r"do[por]_v1_[a-f0-9]{64}"),
-    Rule("mailchimp_key", re.compile(rf"{_START}[0-9a-f]{{32}}-us\d{{1,2}}{_END}")),
+    Rule("mailchimp_key", lazy_pattern(rf"{_START}[0-9a-f]{{32}}-us\d{{1,2}}{_END}")),
     _token("square_token", r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}", r"EAAA[A-Za-z0-9_\-+=]{60,}"),
     _token("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
     _token(

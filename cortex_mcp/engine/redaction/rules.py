@@ -7,8 +7,42 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 Refine = Callable[[str], "tuple[int, int] | None"]
+
+
+class LazyPattern:
+    """A regular expression compiled when it is first used. The detector's ~80 patterns take
+    tens of milliseconds to compile, which every command paid at start (`list` and `show`
+    never redact anything); a server pays it once, on its first write. After the first use
+    its methods are the compiled pattern's own (no extra call per search)."""
+
+    search: Callable[..., re.Match[str] | None]
+    match: Callable[..., re.Match[str] | None]
+    fullmatch: Callable[..., re.Match[str] | None]
+    finditer: Callable[..., Iterator[re.Match[str]]]
+    findall: Callable[..., list[Any]]
+    sub: Callable[..., str]
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.pattern = source
+        self.flags = flags
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _PATTERN_METHODS:
+            raise AttributeError(name)
+        compiled = re.compile(self.pattern, self.flags)
+        for method in _PATTERN_METHODS:
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
+
+
+_PATTERN_METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub")
+
+
+def lazy_pattern(source: str, flags: int = 0) -> LazyPattern:
+    return LazyPattern(source, flags)
 
 
 @dataclass(frozen=True)
@@ -20,10 +54,10 @@ class Rule:
     (the detector runs on every write)."""
 
     kind: str | Callable[[re.Match[str]], str]
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     groups: tuple[str, ...] = ()
     refine: Refine | None = None
-    hint: re.Pattern[str] | None = None  # searched in the lower-cased text; must hit to run
+    hint: LazyPattern | None = None  # searched in the lower-cased text; must hit to run
 
     def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
         """Each secret this rule finds in `text` (the caller has checked the hint)."""
@@ -51,7 +85,7 @@ class Rule:
 def hinted(hint: str, rules: list[Rule]) -> list[Rule]:
     """The same rules, run only on texts where `hint` (lower case) is found in the lower-cased
     text."""
-    pattern = re.compile(hint)
+    pattern = lazy_pattern(hint)
     return [dataclasses.replace(rule, hint=pattern) for rule in rules]
 
 

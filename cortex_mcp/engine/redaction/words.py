@@ -4,7 +4,8 @@ password instead of being it ("the password is stored hashed", "密码是多少"
 from __future__ import annotations
 
 import itertools
-import re
+
+from cortex_mcp.engine.redaction.rules import lazy_pattern
 
 # First words that describe a password rather than state it.
 _DESCRIBING = set(
@@ -42,8 +43,8 @@ _ENDS = set(
 )
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "`": "`"}
 _TRAILING = ".,;:?)]}\"'”’」』"
-_WORD = re.compile(r"\S+")
-_ASCII_RUN = re.compile(r"[!-~]+")
+_WORD = lazy_pattern(r"\S+")
+_ASCII_RUN = lazy_pattern(r"[!-~]+")
 
 
 def quoted(text: str) -> tuple[int, int] | None:
