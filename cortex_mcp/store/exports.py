@@ -11,12 +11,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import aiosqlite
+from typing import Any, NamedTuple
 
 from cortex_mcp.models import Memory, new_id
-from cortex_mcp.store.connection import sqlite_module
+from cortex_mcp.store.connection import RawConnection, sqlite_module
 from cortex_mcp.store.database import Database, placeholders
 from cortex_mcp.store.memories import _COLUMNS, row_to_memory
 from cortex_mcp.tokenize import content_hash, index_text
@@ -190,29 +188,31 @@ class ExportStore:
         by content (their FTS rows with them), relations new by id or by triple, log entries
         not already present. Running it twice adds nothing. Ids of other agents' relations
         get new ids; a relation's source and a log entry's ids never name another agent's
-        memory."""
+        memory. The rows are built here; the transaction is one trip to the writer's thread
+        that does only SQL and the checks that need it."""
+        rows = [_NewMemory(m["id"], *_memory_row(m, agent_id)) for m in memories]
 
-        async def txn(conn: aiosqlite.Connection) -> ImportCounts:
+        def txn(conn: RawConnection) -> ImportCounts:
             counts = ImportCounts()
-            counts.memories, counts.existing = await _insert_memories(conn, agent_id, memories)
+            counts.memories, counts.existing = _insert_memories(conn, agent_id, rows)
             for relation in relations:
-                counts.relations += await _insert_relation(conn, agent_id, relation)
+                counts.relations += _insert_relation(conn, agent_id, relation)
             if logs:
-                counts.logs = await _insert_logs(conn, agent_id, logs)
+                counts.logs = _insert_logs(conn, agent_id, logs)
             return counts
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     @asynccontextmanager
     async def roomy_cache(self) -> AsyncIterator[None]:
         """The writer's page cache at `IMPORT_CACHE_KIB` while a bulk import writes: its rows
         go into indexes in random order (ids, content hashes), and pages read again from the
         OS cost more than the rows. The cache shrinks back afterwards."""
-        previous = await self.db.write(lambda conn: _cache_size(conn, -IMPORT_CACHE_KIB))
+        previous = await self.db.transact(lambda conn: _cache_size(conn, -IMPORT_CACHE_KIB))
         try:
             yield
         finally:
-            await self.db.write(lambda conn: _cache_size(conn, previous))
+            await self.db.transact(lambda conn: _cache_size(conn, previous))
 
     async def backup(self, target: Path) -> None:
         """A consistent copy while other connections keep writing (online backup API),
@@ -258,11 +258,11 @@ class ExportStore:
         return await asyncio.to_thread(check)
 
 
-async def _cache_size(conn: aiosqlite.Connection, size: int) -> int:
+def _cache_size(conn: RawConnection, size: int) -> int:
     """Set the connection's cache size (negative: KiB; positive: pages); the one before."""
-    rows = list(await conn.execute_fetchall("PRAGMA cache_size"))
-    await conn.execute(f"PRAGMA cache_size = {int(size)}")
-    return int(rows[0][0])
+    previous = int(conn.execute("PRAGMA cache_size").fetchone()[0])
+    conn.execute(f"PRAGMA cache_size = {int(size)}")
+    return previous
 
 
 def _memory_json(row: Any) -> dict[str, Any]:
@@ -273,51 +273,66 @@ def _memory_json(row: Any) -> dict[str, Any]:
     return data
 
 
-async def _exists(conn: aiosqlite.Connection, sql: str, params: list[Any]) -> bool:
-    async with conn.execute(sql, params) as cursor:
-        return await cursor.fetchone() is not None
+def _exists(conn: RawConnection, sql: str, params: list[Any]) -> bool:
+    return conn.execute(sql, params).fetchone() is not None
 
 
-async def _column(conn: aiosqlite.Connection, sql: str, params: list[Any]) -> set[str]:
-    rows = await conn.execute_fetchall(sql, params)
-    return {str(r[0]) for r in rows}
+def _column(conn: RawConnection, sql: str, params: list[Any]) -> set[str]:
+    return {str(r[0]) for r in conn.execute(sql, params).fetchall()}
 
 
-async def _insert_memories(
-    conn: aiosqlite.Connection, agent_id: str, memories: list[dict[str, Any]]
+class _NewMemory(NamedTuple):
+    """A memory to insert: its row (seq left to the transaction) and FTS text."""
+
+    id: str
+    row: list[Any]
+    digest: str
+    text: str
+
+
+def _memory_row(memory: dict[str, Any], agent_id: str) -> tuple[list[Any], str, str]:
+    """A memory's row in `_ROW_FIELDS` order (its seq still 0), content hash and FTS text."""
+    data = {**memory, "agent_id": agent_id}
+    metadata = memory.get("metadata")
+    data["metadata"] = json.dumps(metadata, ensure_ascii=False) if metadata else "{}"
+    data["shared"] = int(bool(memory.get("shared")))
+    digest = content_hash(memory["content"])
+    return [0, *map(data.get, MEMORY_FIELDS), digest], digest, index_text(memory["content"])
+
+
+def _insert_memories(
+    conn: RawConnection, agent_id: str, memories: list[_NewMemory]
 ) -> tuple[int, int]:
     """(inserted, already known): two indexed lookups per 500 rows, then one executemany for
     the rows and one for their FTS text. The rows take the next `seq` values themselves (the
     write lock is held), so their FTS rows need no lookup by id."""
     if not memories:
         return 0, 0
-    digests = [content_hash(m["content"]) for m in memories]
     taken: set[str] = set()
     known: set[str] = set()
     for start in range(0, len(memories), _CHUNK):
-        ids = [m["id"] for m in memories[start : start + _CHUNK]]
-        hashes = digests[start : start + _CHUNK]
-        taken |= await _column(
-            conn, f"SELECT id FROM memories WHERE id IN ({placeholders(ids)})", ids
-        )
-        known |= await _column(
+        ids = [m.id for m in memories[start : start + _CHUNK]]
+        hashes = [m.digest for m in memories[start : start + _CHUNK]]
+        taken |= _column(conn, f"SELECT id FROM memories WHERE id IN ({placeholders(ids)})", ids)
+        known |= _column(
             conn,
             "SELECT content_hash FROM memories WHERE agent_id = ?"
             f" AND content_hash IN ({placeholders(hashes)})",
             [agent_id, *hashes],
         )
-    seq = int((await _column_value(conn, "SELECT COALESCE(MAX(seq), 0) FROM memories")) or 0)
+    seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
     rows, texts = [], []
-    for memory, digest in zip(memories, digests, strict=True):
-        if memory["id"] in taken or digest in known:
+    for memory in memories:
+        if memory.id in taken or memory.digest in known:
             continue
-        taken.add(memory["id"])
-        known.add(digest)
+        taken.add(memory.id)
+        known.add(memory.digest)
         seq += 1
-        rows.append(_memory_row(memory, agent_id, digest, seq))
-        texts.append((seq, index_text(memory["content"])))
-    await conn.executemany(_INSERT_MEMORY, rows)
-    await conn.executemany("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", texts)
+        memory.row[0] = seq
+        rows.append(memory.row)
+        texts.append((seq, memory.text))
+    conn.executemany(_INSERT_MEMORY, rows)
+    conn.executemany("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", texts)
     return len(rows), len(memories) - len(rows)
 
 
@@ -327,30 +342,14 @@ _INSERT_MEMORY = (
 )
 
 
-async def _column_value(conn: aiosqlite.Connection, sql: str) -> Any:
-    rows = list(await conn.execute_fetchall(sql))
-    return rows[0][0] if rows else None
-
-
-def _memory_row(memory: dict[str, Any], agent_id: str, digest: str, seq: int) -> list[Any]:
-    """A memory's fields (enums as values) as the row to insert, in `_ROW_FIELDS` order."""
-    data = {**memory, "agent_id": agent_id}
-    metadata = memory.get("metadata")
-    data["metadata"] = json.dumps(metadata, ensure_ascii=False) if metadata else "{}"
-    data["shared"] = int(bool(memory.get("shared")))
-    return [seq, *map(data.get, MEMORY_FIELDS), digest]
-
-
-async def _insert_relation(
-    conn: aiosqlite.Connection, agent_id: str, relation: dict[str, Any]
-) -> int:
+def _insert_relation(conn: RawConnection, agent_id: str, relation: dict[str, Any]) -> int:
     relation_id = relation.get("id") or new_id()
-    owner = await _column(conn, "SELECT agent_id FROM relations WHERE id = ?", [relation_id])
+    owner = _column(conn, "SELECT agent_id FROM relations WHERE id = ?", [relation_id])
     if agent_id in owner:
         return 0
     if owner:  # another agent's relation has this id: ours gets a new one
         relation_id = new_id()
-    if await _exists(
+    if _exists(
         conn,
         "SELECT 1 FROM relations WHERE agent_id = ? AND subject = ? AND predicate = ?"
         " AND object = ?",
@@ -358,12 +357,12 @@ async def _insert_relation(
     ):
         return 0
     source = relation.get("source_memory_id")
-    if source and not await _exists(
+    if source and not _exists(
         conn, "SELECT 1 FROM memories WHERE id = ? AND agent_id = ?", [source, agent_id]
     ):
         source = None
     values = {**relation, "id": relation_id, "agent_id": agent_id, "source_memory_id": source}
-    await conn.execute(
+    conn.execute(
         f"INSERT INTO relations ({', '.join(RELATION_FIELDS)})"
         f" VALUES ({placeholders(RELATION_FIELDS)})",
         [values.get(f) for f in RELATION_FIELDS],
@@ -371,28 +370,26 @@ async def _insert_relation(
     return 1
 
 
-async def _insert_logs(
-    conn: aiosqlite.Connection, agent_id: str, logs: list[dict[str, Any]]
-) -> int:
+def _insert_logs(conn: RawConnection, agent_id: str, logs: list[dict[str, Any]]) -> int:
     """Entries not already present that name at least one of this agent's memories (as an
     export of one agent selects them); ids of other agents' memories are dropped from them."""
     named = sorted({i for entry in logs for i in entry["memory_ids"]})
     owners: dict[str, str] = {}
     for start in range(0, len(named), _CHUNK):
         chunk = named[start : start + _CHUNK]
-        rows = await conn.execute_fetchall(
+        rows = conn.execute(
             f"SELECT id, agent_id FROM memories WHERE id IN ({placeholders(chunk)})", chunk
-        )
+        ).fetchall()
         owners |= {str(r[0]): str(r[1]) for r in rows}
     times = sorted({entry["executed_at"] for entry in logs})
     present: set[tuple[str, str, str, str]] = set()
     for start in range(0, len(times), _CHUNK):  # one read per batch, not one per entry
         chunk = times[start : start + _CHUNK]
-        rows = await conn.execute_fetchall(
+        rows = conn.execute(
             "SELECT action, memory_ids, executed_at, details FROM lifecycle_log"
             f" WHERE executed_at IN ({placeholders(chunk)})",
             chunk,
-        )
+        ).fetchall()
         present |= {(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows}
     added = 0
     for entry in logs:
@@ -405,7 +402,7 @@ async def _insert_logs(
         if key in present:
             continue
         present.add(key)
-        await conn.execute(
+        conn.execute(
             "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at)"
             " VALUES (?, ?, ?, ?)",
             (entry["action"], memory_ids, details, entry["executed_at"]),
