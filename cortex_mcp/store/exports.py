@@ -9,39 +9,23 @@ import os
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from cortex_mcp.models import Memory, new_id
+from cortex_mcp.models import Memory
 from cortex_mcp.store.connection import RawConnection, sqlite_module
 from cortex_mcp.store.database import Database, placeholders
+from cortex_mcp.store.imports import (
+    MEMORY_FIELDS,
+    RELATION_FIELDS,
+    ImportCounts,
+    new_memories,
+    write_batch,
+)
 from cortex_mcp.store.memories import _COLUMNS, row_to_memory
-from cortex_mcp.tokenize import content_hash, index_text
 
-MEMORY_FIELDS = [c.strip() for c in _COLUMNS.split(",")]
-RELATION_FIELDS = [
-    "id",
-    "agent_id",
-    "subject",
-    "predicate",
-    "object",
-    "confidence",
-    "source_memory_id",
-    "created_at",
-    "updated_at",
-]
 LOG_FIELDS = ["action", "memory_ids", "details", "executed_at"]
-_CHUNK = 500  # ids per IN (...) lookup
 IMPORT_CACHE_KIB = 64 * 1024
-
-
-@dataclass
-class ImportCounts:
-    memories: int = 0
-    relations: int = 0
-    logs: int = 0
-    existing: int = 0
 
 
 class ExportStore:
@@ -190,16 +174,10 @@ class ExportStore:
         get new ids; a relation's source and a log entry's ids never name another agent's
         memory. The rows are built here; the transaction is one trip to the writer's thread
         that does only SQL and the checks that need it."""
-        rows = [_NewMemory(m["id"], *_memory_row(m, agent_id)) for m in memories]
+        rows = new_memories(memories, agent_id)
 
         def txn(conn: RawConnection) -> ImportCounts:
-            counts = ImportCounts()
-            counts.memories, counts.existing = _insert_memories(conn, agent_id, rows)
-            for relation in relations:
-                counts.relations += _insert_relation(conn, agent_id, relation)
-            if logs:
-                counts.logs = _insert_logs(conn, agent_id, logs)
-            return counts
+            return write_batch(conn, agent_id, rows, relations, logs)
 
         return await self.db.transact(txn)
 
@@ -271,141 +249,3 @@ def _memory_json(row: Any) -> dict[str, Any]:
     data["metadata"] = json.loads(metadata) if metadata and metadata != "{}" else {}
     data["shared"] = bool(data["shared"])
     return data
-
-
-def _exists(conn: RawConnection, sql: str, params: list[Any]) -> bool:
-    return conn.execute(sql, params).fetchone() is not None
-
-
-def _column(conn: RawConnection, sql: str, params: list[Any]) -> set[str]:
-    return {str(r[0]) for r in conn.execute(sql, params).fetchall()}
-
-
-class _NewMemory(NamedTuple):
-    """A memory to insert: its row (seq left to the transaction) and FTS text."""
-
-    id: str
-    row: list[Any]
-    digest: str
-    text: str
-
-
-def _memory_row(memory: dict[str, Any], agent_id: str) -> tuple[list[Any], str, str]:
-    """A memory's row in `_ROW_FIELDS` order (its seq still 0), content hash and FTS text."""
-    data = {**memory, "agent_id": agent_id}
-    metadata = memory.get("metadata")
-    data["metadata"] = json.dumps(metadata, ensure_ascii=False) if metadata else "{}"
-    data["shared"] = int(bool(memory.get("shared")))
-    digest = content_hash(memory["content"])
-    return [0, *map(data.get, MEMORY_FIELDS), digest], digest, index_text(memory["content"])
-
-
-def _insert_memories(
-    conn: RawConnection, agent_id: str, memories: list[_NewMemory]
-) -> tuple[int, int]:
-    """(inserted, already known): two indexed lookups per 500 rows, then one executemany for
-    the rows and one for their FTS text. The rows take the next `seq` values themselves (the
-    write lock is held), so their FTS rows need no lookup by id."""
-    if not memories:
-        return 0, 0
-    taken: set[str] = set()
-    known: set[str] = set()
-    for start in range(0, len(memories), _CHUNK):
-        ids = [m.id for m in memories[start : start + _CHUNK]]
-        hashes = [m.digest for m in memories[start : start + _CHUNK]]
-        taken |= _column(conn, f"SELECT id FROM memories WHERE id IN ({placeholders(ids)})", ids)
-        known |= _column(
-            conn,
-            "SELECT content_hash FROM memories WHERE agent_id = ?"
-            f" AND content_hash IN ({placeholders(hashes)})",
-            [agent_id, *hashes],
-        )
-    seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
-    rows, texts = [], []
-    for memory in memories:
-        if memory.id in taken or memory.digest in known:
-            continue
-        taken.add(memory.id)
-        known.add(memory.digest)
-        seq += 1
-        memory.row[0] = seq
-        rows.append(memory.row)
-        texts.append((seq, memory.text))
-    conn.executemany(_INSERT_MEMORY, rows)
-    conn.executemany("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", texts)
-    return len(rows), len(memories) - len(rows)
-
-
-_ROW_FIELDS = ["seq", *MEMORY_FIELDS, "content_hash"]
-_INSERT_MEMORY = (
-    f"INSERT INTO memories ({', '.join(_ROW_FIELDS)}) VALUES ({placeholders(_ROW_FIELDS)})"
-)
-
-
-def _insert_relation(conn: RawConnection, agent_id: str, relation: dict[str, Any]) -> int:
-    relation_id = relation.get("id") or new_id()
-    owner = _column(conn, "SELECT agent_id FROM relations WHERE id = ?", [relation_id])
-    if agent_id in owner:
-        return 0
-    if owner:  # another agent's relation has this id: ours gets a new one
-        relation_id = new_id()
-    if _exists(
-        conn,
-        "SELECT 1 FROM relations WHERE agent_id = ? AND subject = ? AND predicate = ?"
-        " AND object = ?",
-        [agent_id, relation["subject"], relation["predicate"], relation["object"]],
-    ):
-        return 0
-    source = relation.get("source_memory_id")
-    if source and not _exists(
-        conn, "SELECT 1 FROM memories WHERE id = ? AND agent_id = ?", [source, agent_id]
-    ):
-        source = None
-    values = {**relation, "id": relation_id, "agent_id": agent_id, "source_memory_id": source}
-    conn.execute(
-        f"INSERT INTO relations ({', '.join(RELATION_FIELDS)})"
-        f" VALUES ({placeholders(RELATION_FIELDS)})",
-        [values.get(f) for f in RELATION_FIELDS],
-    )
-    return 1
-
-
-def _insert_logs(conn: RawConnection, agent_id: str, logs: list[dict[str, Any]]) -> int:
-    """Entries not already present that name at least one of this agent's memories (as an
-    export of one agent selects them); ids of other agents' memories are dropped from them."""
-    named = sorted({i for entry in logs for i in entry["memory_ids"]})
-    owners: dict[str, str] = {}
-    for start in range(0, len(named), _CHUNK):
-        chunk = named[start : start + _CHUNK]
-        rows = conn.execute(
-            f"SELECT id, agent_id FROM memories WHERE id IN ({placeholders(chunk)})", chunk
-        ).fetchall()
-        owners |= {str(r[0]): str(r[1]) for r in rows}
-    times = sorted({entry["executed_at"] for entry in logs})
-    present: set[tuple[str, str, str, str]] = set()
-    for start in range(0, len(times), _CHUNK):  # one read per batch, not one per entry
-        chunk = times[start : start + _CHUNK]
-        rows = conn.execute(
-            "SELECT action, memory_ids, executed_at, details FROM lifecycle_log"
-            f" WHERE executed_at IN ({placeholders(chunk)})",
-            chunk,
-        ).fetchall()
-        present |= {(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows}
-    added = 0
-    for entry in logs:
-        ids = [i for i in entry["memory_ids"] if owners.get(i, agent_id) == agent_id]
-        if not any(owners.get(i) == agent_id for i in ids):
-            continue
-        memory_ids = json.dumps(ids)
-        details = json.dumps(entry.get("details") or {}, ensure_ascii=False)
-        key = (str(entry["action"]), memory_ids, str(entry["executed_at"]), details)
-        if key in present:
-            continue
-        present.add(key)
-        conn.execute(
-            "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at)"
-            " VALUES (?, ?, ?, ?)",
-            (entry["action"], memory_ids, details, entry["executed_at"]),
-        )
-        added += 1
-    return added

@@ -26,7 +26,8 @@ from cortex_mcp.engine.exchange.sources import NOTHING, Source
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import new_id
-from cortex_mcp.store.exports import ExportStore, ImportCounts
+from cortex_mcp.store.exports import ExportStore
+from cortex_mcp.store.imports import ImportCounts
 
 BATCH = 2000  # items per write transaction
 YIELD_EVERY = 64  # items prepared between two chances for the batch in flight to proceed
