@@ -29,6 +29,8 @@ IMPORT_CACHE_KIB = 64 * 1024
 
 
 class ExportStore:
+    ASSIGNS_SEQ = True  # an import numbers its rows itself (SQLite: the write lock is held)
+
     def __init__(self, db: Database) -> None:
         self.db = db
 
@@ -177,7 +179,7 @@ class ExportStore:
         rows = new_memories(memories, agent_id)
 
         def txn(conn: RawConnection) -> ImportCounts:
-            return write_batch(conn, agent_id, rows, relations, logs)
+            return write_batch(conn, agent_id, rows, relations, logs, assign_seq=self.ASSIGNS_SEQ)
 
         return await self.db.transact(txn)
 

@@ -48,9 +48,11 @@ def write_batch(
     memories: list[NewMemory],
     relations: list[dict[str, Any]],
     logs: list[dict[str, Any]],
+    *,
+    assign_seq: bool,
 ) -> ImportCounts:
     counts = ImportCounts()
-    counts.memories, counts.existing = _insert_memories(conn, agent_id, memories)
+    counts.memories, counts.existing = _insert_memories(conn, agent_id, memories, assign_seq)
     for relation in relations:
         counts.relations += _insert_relation(conn, agent_id, relation)
     if logs:
@@ -86,11 +88,12 @@ def _memory_row(memory: dict[str, Any], agent_id: str) -> tuple[list[Any], str, 
 
 
 def _insert_memories(
-    conn: RawConnection, agent_id: str, memories: list[NewMemory]
+    conn: RawConnection, agent_id: str, memories: list[NewMemory], assign_seq: bool
 ) -> tuple[int, int]:
     """(inserted, already known): two indexed lookups per 500 rows, then one executemany for
-    the rows and one for their FTS text. The rows take the next `seq` values themselves (the
-    write lock is held), so their FTS rows need no lookup by id."""
+    the rows and one for their FTS text. With `assign_seq` (SQLite, whose write lock is held)
+    the rows take the next `seq` values themselves, so their FTS rows need no lookup by id;
+    otherwise (an identity column other writers draw from too) the database numbers them."""
     if not memories:
         return 0, 0
     taken: set[str] = set()
@@ -105,25 +108,35 @@ def _insert_memories(
             f" AND content_hash IN ({placeholders(hashes)})",
             [agent_id, *hashes],
         )
-    seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
-    rows, texts = [], []
+    fresh = []
     for memory in memories:
         if memory.id in taken or memory.digest in known:
             continue
         taken.add(memory.id)
         known.add(memory.digest)
-        seq += 1
-        memory.row[0] = seq
-        rows.append(memory.row)
-        texts.append((seq, memory.text))
-    conn.executemany(_INSERT_MEMORY, rows)
-    conn.executemany("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", texts)
-    return len(rows), len(memories) - len(rows)
+        fresh.append(memory)
+    if assign_seq:
+        last = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
+        for seq, memory in enumerate(fresh, start=last + 1):
+            memory.row[0] = seq
+        conn.executemany(_INSERT_WITH_SEQ, [m.row for m in fresh])
+        texts = [(m.row[0], m.text) for m in fresh]
+        conn.executemany("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", texts)
+    else:
+        conn.executemany(_INSERT_WITHOUT_SEQ, [m.row[1:] for m in fresh])
+        conn.executemany(
+            "INSERT INTO memories_fts(rowid, text) SELECT seq, ? FROM memories WHERE id = ?",
+            [(m.text, m.id) for m in fresh],
+        )
+    return len(fresh), len(memories) - len(fresh)
 
 
 _ROW_FIELDS = ["seq", *MEMORY_FIELDS, "content_hash"]
-_INSERT_MEMORY = (
+_INSERT_WITH_SEQ = (
     f"INSERT INTO memories ({', '.join(_ROW_FIELDS)}) VALUES ({placeholders(_ROW_FIELDS)})"
+)
+_INSERT_WITHOUT_SEQ = (
+    f"INSERT INTO memories ({', '.join(_ROW_FIELDS[1:])}) VALUES ({placeholders(_ROW_FIELDS[1:])})"
 )
 
 

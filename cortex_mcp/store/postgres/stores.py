@@ -4,6 +4,8 @@ that overrides what is not (the backend-parametrised tests run every one on both
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,13 @@ class PgLifecycleStore(LifecycleStore):
 
 
 class PgExportStore(ExportStore):
+    ASSIGNS_SEQ = False  # seq is an identity column other writers draw from at the same time
+
+    @asynccontextmanager
+    async def roomy_cache(self) -> AsyncIterator[None]:
+        """PostgreSQL keeps its own shared buffers: nothing to widen for an import."""
+        yield
+
     async def backup(self, target: Path) -> None:
         raise InvalidInput(
             "format: a SQLite copy is made from a SQLite store; this store is PostgreSQL"
