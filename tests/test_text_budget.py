@@ -9,7 +9,7 @@ import pytest
 
 from cortex_mcp.config import Settings
 from cortex_mcp.models import SearchFilters
-from cortex_mcp.search.text import build_query, quote, within_budget
+from cortex_mcp.search.text import build_query, quote, term_costs, within_budget, words_of
 from cortex_mcp.service import CortexService
 
 pytestmark = pytest.mark.anyio
@@ -70,3 +70,12 @@ async def test_a_large_index_ranks_by_its_rare_terms_and_stays_per_agent(
     assert 0 < len(newest) <= 5 and target.id in {memory_id for memory_id, _ in newest}
     result = await service.recall("weekly report zeppelin")
     assert result.memories[0].id == target.id
+
+
+def test_a_phrase_costs_what_its_words_cost() -> None:
+    """A rare phrase of common words still makes FTS5 read both words' lists."""
+    assert words_of('"video game"') == ['"video"', '"game"']
+    assert words_of('"投 资"') == ['"投"', '"资"']
+    costs = term_costs(['"video"', '"video game"'], {'"video"': 30, '"game"': 900})
+    assert costs == {'"video"': 30, '"video game"': 930}
+    assert within_budget(costs, 100).match == '"video"'

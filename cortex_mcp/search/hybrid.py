@@ -27,7 +27,7 @@ from cortex_mcp.search.fusion import (
     vector_similarity,
     without_covered_twice,
 )
-from cortex_mcp.search.text import TextQuery, build_query, within_budget
+from cortex_mcp.search.text import TextQuery, build_query, term_costs, within_budget, words_of
 from cortex_mcp.search.vector import IN_PROCESS, VectorIndex
 from cortex_mcp.store.memories import MemoryStore
 from cortex_mcp.store.vectors import PendingEmbedding
@@ -181,11 +181,12 @@ class HybridSearch:
         if not query.empty:
             quoted = query.quoted
             budget = self.fts_row_budget
-            size, counts = await self.memories.term_counts(quoted, budget + 1)
+            words = list(dict.fromkeys(w for term in quoted for w in words_of(term)))
+            size, counts = await self.memories.term_counts(words, budget + 1)
             if size <= budget:  # a small index: every term, every row, exactly
                 hits.extend(await self.memories.text_search(query.match, filters, pool))
             else:
-                bounded = within_budget(counts, budget)
+                bounded = within_budget(term_costs(quoted, counts), budget)
                 hits.extend(
                     await self.memories.text_search(
                         bounded.match, filters, pool, newest=bounded.newest

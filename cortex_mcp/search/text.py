@@ -140,6 +140,18 @@ class Bounded:
     dropped: int
 
 
+def words_of(quoted: str) -> list[str]:
+    """The single tokens of a quoted term ("video game", or a CJK bigram "投 资") as FTS
+    literals: what FTS5 reads to evaluate it (a rare phrase of common words still reads
+    both words' whole lists)."""
+    return [quote(word) for word in quoted[1:-1].replace('""', '"').split()] or [quoted]
+
+
+def term_costs(quoted: list[str], word_counts: dict[str, int]) -> dict[str, int]:
+    """Rows FTS5 reads to evaluate each term: the sum of its words' matches."""
+    return {term: sum(word_counts.get(w, 0) for w in words_of(term)) for term in quoted}
+
+
 def within_budget(counts: dict[str, int], budget: int) -> Bounded:
     """Rarest terms first, while the rows they match together (a bound on the rows FTS5
     scores) fit `budget`. A term left out matches thousands of memories, so its BM25 weight

@@ -238,6 +238,20 @@ class VectorStore:
     ) -> AsyncIterator[tuple[list[str], np.ndarray]]:
         """One agent's vectors in blocks (ids, float32 matrix), a window of memory rows at a
         time: memory stays bounded by the block, not by the agent's size."""
+        owned = int(
+            await self.db.scalar("SELECT COUNT(*) FROM memories WHERE agent_id = ?", (agent_id,))
+        )
+        if owned <= window:  # a small agent among many: through its index, not a file scan
+            rows = await self.db.fetchall(
+                "SELECT v.memory_id, v.vector FROM memories m"
+                " JOIN memory_vectors v ON v.memory_id = m.id"
+                " WHERE m.agent_id = ? AND v.model = ? AND v.dim = ? ORDER BY m.seq",
+                (agent_id, model, dim),
+            )
+            if rows:
+                block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+                yield [str(r[0]) for r in rows], block.reshape(len(rows), dim)
+            return
         last = int(await self.db.scalar("SELECT COALESCE(MAX(seq), 0) FROM memories"))
         for start in range(0, last, window):
             rows = await self.db.fetchall(
