@@ -73,13 +73,53 @@ async def main():
                            background=False) as service:
         if args["model"]:
             service.lifecycle.vector_model = lambda: args["model"]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         if args["what"] == "preview":
             report = await service.lifecycle_preview()
         else:
             report = await service.lifecycle_run()
-        seconds = time.perf_counter() - started
-    print(json.dumps({"seconds": seconds, "counts": report.counts}))
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "counts": report.counts}))
+
+asyncio.run(main())
+"""
+
+
+# A store from the data files, built by the version that will measure it (schemas differ).
+STORE_CHILD = """
+import asyncio, json, sys
+from datetime import datetime
+import numpy as np
+from cortex_mcp.config import load_settings
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.store.vectors import PendingEmbedding
+from cortex_mcp.tokenize import content_hash
+
+args = json.loads(sys.argv[1])
+
+class Clock:
+    def now(self):
+        return datetime.fromisoformat(args["now"])
+
+async def main():
+    memories = json.loads(open(args["memories"], encoding="utf-8").read())
+    settings = load_settings(db_path=args["db"], embedding_provider="none", llm_provider="none")
+    async with open_cortex(settings, clock=Clock(), background=False) as service:
+        for agent, rows in memories.items():
+            for start in range(0, len(rows), 5000):
+                await service.exports.import_batch(agent, rows[start : start + 5000], [], [])
+        if args["vectors"]:
+            ids = json.loads(open(args["vectors"] + ".ids", encoding="utf-8").read())
+            matrix = np.load(args["vectors"])
+            text = {r["id"]: r["content"] for rows in memories.values() for r in rows}
+            items = [
+                (PendingEmbedding(i, text[i], content_hash(text[i])), matrix[n].tobytes())
+                for n, i in enumerate(ids)
+            ]
+            for start in range(0, len(items), 5000):
+                await service.vectors.save(
+                    items[start : start + 5000], args["model"], matrix.shape[1], args["now"]
+                )
 
 asyncio.run(main())
 """
@@ -90,7 +130,32 @@ class FixedClock:
         return NOW
 
 
+def write_data(folder: Path, data: Dataset) -> dict[str, str]:
+    """The memories (JSON) and vectors (.npy and their ids) a store child reads."""
+    files = {"memories": str(folder / "memories.json"), "vectors": ""}
+    Path(files["memories"]).write_text(json.dumps(data.memories), encoding="utf-8")
+    if data.vectors:
+        files["vectors"] = str(folder / "vectors.npy")
+        ids = list(data.vectors)
+        np.save(files["vectors"], np.stack([data.vectors[i] for i in ids]))
+        Path(files["vectors"] + ".ids").write_text(json.dumps(ids), encoding="utf-8")
+    return files
+
+
+def make_store_with(path: Path, files: dict[str, str], baseline: str | None) -> None:
+    """Build the store with this checkout, or with the package in `baseline`."""
+    args = {**files, "db": str(path), "now": to_iso(NOW), "model": MODEL}
+    env = {**os.environ, "PYTHONPATH": baseline or str(ROOT)}
+    command = [sys.executable, "-P", "-c", STORE_CHILD, json.dumps(args)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"building the store failed ({baseline or 'this checkout'}):\n{done.stderr[-2000:]}"
+        )
+
+
 async def make_store(path: Path, data: Dataset) -> None:
+    """The same store in this process (the tests' way)."""
     settings = load_settings(db_path=path, embedding_provider="none", llm_provider="none")
     async with open_cortex(settings, clock=FixedClock(), background=False) as service:
         for agent, rows in data.memories.items():
@@ -131,6 +196,8 @@ def measure(store: Path, folder: Path, repeat: int, vectors: bool, baseline: str
     return {
         "preview": statistics.median(p["seconds"] for p in previews),
         "run": statistics.median(r["seconds"] for r in runs),
+        "preview_cpu": statistics.median(p["cpu"] for p in previews),
+        "run_cpu": statistics.median(r["cpu"] for r in runs),
         "preview_rss": max(p["rss_mb"] for p in previews),
         "run_rss": max(r["rss_mb"] for r in runs),
         "counts": runs[-1]["counts"],
@@ -218,15 +285,20 @@ def main() -> None:
     sizes = [int(x) for x in args.sizes.split(",") if x]
     rng = random.Random(11)
     mode = f"vectors {args.vectors}d" if args.vectors else "text only"
-    print(f"lifecycle at scale ({mode}); {os.cpu_count()} CPUs; medians of {args.repeat}")
+    load = os.getloadavg()[0]
+    print(
+        f"lifecycle at scale ({mode}); {os.cpu_count()} CPUs, load average {load:.1f} at the"
+        f" start; medians of {args.repeat} (wall time; CPU time of the process beside it)"
+    )
     times: dict[str, dict[int, float]] = {"preview": {}, "run": {}}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for n in sizes:
             started = time.perf_counter()
             data = build(n, NOW, dim=args.vectors)
+            files = write_data(folder, data)
             store = folder / f"store{n}.db"
-            asyncio.run(make_store(store, data))
+            make_store_with(store, files, None)
             print(f"\n{n:>7} memories (built in {time.perf_counter() - started:.0f} s)")
             new = measure(store, folder, args.repeat, bool(args.vectors), None)
             merged, planted = asyncio.run(planted_merged(new["copy"], data))
@@ -234,6 +306,8 @@ def main() -> None:
             print(f"{'':9}planted near-duplicates merged: {merged}/{planted}")
             times["preview"][n], times["run"][n] = new["preview"], new["run"]
             if args.baseline and n <= args.baseline_max:
+                store = folder / f"store{n}.baseline.db"
+                make_store_with(store, files, args.baseline)
                 old = measure(store, folder, args.repeat, bool(args.vectors), args.baseline)
                 merged_old, _ = asyncio.run(planted_merged(old["copy"], data))
                 _print("baseline", old)
@@ -268,9 +342,10 @@ def main() -> None:
 def _print(label: str, figures: dict[str, Any]) -> None:
     counts = {k: v for k, v in figures["counts"].items() if v}
     print(
-        f"  {label:<9}preview {figures['preview']:.2f} s (peak {figures['preview_rss']:.0f} MB),"
-        f" run {figures['run']:.2f} s (peak {figures['run_rss']:.0f} MB);"
-        f" run did {counts}; preview planned the same: {figures['same_plan']}"
+        f"  {label:<9}preview {figures['preview']:.2f} s ({figures['preview_cpu']:.2f} s CPU,"
+        f" peak {figures['preview_rss']:.0f} MB), run {figures['run']:.2f} s"
+        f" ({figures['run_cpu']:.2f} s CPU, peak {figures['run_rss']:.0f} MB)\n{'':11}run did"
+        f" {counts}; preview planned the same: {figures['same_plan']}"
     )
 
 

@@ -155,7 +155,7 @@ def _merge(
         by_kind[(m.category, speaker_of(m.content, m.metadata) or "")].append(m)
     for kind in sorted(by_kind):
         group = by_kind[kind]
-        index = TextSimilarity()
+        index = TextSimilarity(searchable=False)
         for m in group:
             index.add(m.id, m.content, _shingles(m, texts))
         for cluster in index.clusters(settings.merge_threshold, vectors):
@@ -334,7 +334,7 @@ def _add(
     score: float | None,
     reason: str,
 ) -> LifecycleAction:
-    action = LifecycleAction(
+    action = LifecycleAction.model_construct(  # typed values: validation would only cost
         phase=phase, kind=kind, agent_id=memory.agent_id, ids=ids, score=score, reason=reason
     )
     result.actions.append(action)

@@ -38,7 +38,8 @@ class TextSimilarity:
     """Texts indexed for `best` (rarest-word postings, Dice computed with numpy over the
     candidates' shingle numbers) and for `clusters` (MinHash bands)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, searchable: bool = True) -> None:
+        self._searchable = searchable  # False: only `clusters` is asked (no postings needed)
         self._keys: list[str] = []
         self._sets: list[frozenset[str]] = []
         self._postings: dict[str, list[int]] = defaultdict(list)
@@ -54,6 +55,8 @@ class TextSimilarity:
         items = shingles(text) if items is None else items
         self._keys.append(key)
         self._sets.append(items)
+        if not self._searchable:
+            return
         numbers = self._numbers
         self._starts.append([len(self._flat)])
         self._sizes.append([len(items)])
@@ -62,24 +65,22 @@ class TextSimilarity:
             if " " not in item:
                 self._postings[item].append(position)
 
-    def _candidates(self, items: frozenset[str]) -> set[int]:
-        words = [w for w in items if " " not in w and len(self._postings.get(w, ())) > 0]
-        words.sort(key=lambda w: (len(self._postings[w]), w))
-        found: set[int] = set()
-        for word in words[:_PROBES]:
-            posting = self._postings[word]
-            if len(posting) <= _MAX_POSTING:
-                found.update(posting)
-        return found
+    def _candidates(self, items: frozenset[str]) -> np.ndarray:
+        """Sorted positions of the texts sharing one of the `_PROBES` rarest words of `items`
+        (words in more than `_MAX_POSTING` texts count among the rarest but find nothing)."""
+        postings = self._postings
+        words = [w for w in items if " " not in w and w in postings]
+        words.sort(key=lambda w: (len(postings[w]), w))
+        chosen = [postings[w] for w in words[:_PROBES] if len(postings[w]) <= _MAX_POSTING]
+        return np.unique(np.fromiter(itertools.chain(*chosen), dtype=np.int64))
 
     def best(self, text: str, items: frozenset[str] | None = None) -> tuple[str | None, float]:
         """The most similar indexed text and its similarity (0 when none shares a word);
         the first indexed of equals."""
         items = shingles(text) if items is None else items
-        found = self._candidates(items)
-        if not found:
+        positions = self._candidates(items)
+        if not len(positions):
             return None, 0.0
-        positions = np.array(sorted(found), dtype=np.int64)
         scores = self._dice_with(items, positions)
         best = int(np.argmax(scores))
         return self._keys[positions[best]], float(scores[best])
