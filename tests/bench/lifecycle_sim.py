@@ -233,7 +233,8 @@ async def time_at_scale(n: int, folder: Path) -> dict[str, float]:
     async with open_cortex(settings, clock=SimClock(now), background=False) as service:
         rows = _synthetic(n, now, rng)
         for start in range(0, n, 5000):
-            await service.exports.import_all(rows[start : start + 5000], [], [])
+            batch = [m.model_dump(mode="json") for m in rows[start : start + 5000]]
+            await service.exports.import_batch("default", batch, [], [])
         started = time.perf_counter()
         await service.lifecycle_preview()
         preview_ms = (time.perf_counter() - started) * 1000
