@@ -385,6 +385,9 @@ class MemoryStore:
         )
         return tuple(row) if row is not None else ()
 
+    async def _fts_rows(self) -> int:
+        return int(await self.db.scalar("SELECT COUNT(*) FROM memories_fts") or 0)
+
     async def counts(self, agent_id: str | None = None) -> dict[str, Any]:
         scope, params = ("WHERE agent_id = ?", [agent_id]) if agent_id else ("", [])
         rows = await self.db.fetchall(
@@ -403,7 +406,7 @@ class MemoryStore:
             "by_layer": by_layer,
             "forgotten": forgotten,
             "superseded": superseded,
-            "fts_rows": await self.db.scalar("SELECT COUNT(*) FROM memories_fts"),
+            "fts_rows": await self._fts_rows(),
             "access_log_rows": await self.db.scalar("SELECT COUNT(*) FROM access_log"),
             "lifecycle_log_rows": await self.db.scalar("SELECT COUNT(*) FROM lifecycle_log"),
         }

@@ -260,28 +260,8 @@ class PgMemoryStore(MemoryStore):
         )
         return [str(row["id"]) for row in rows]
 
-    async def counts(self, agent_id: str | None = None) -> dict[str, Any]:
-        scope, params = ("WHERE agent_id = ?", [agent_id]) if agent_id else ("", [])
-        rows = await self.db.fetchall(
-            f"SELECT layer, forgotten_at IS NOT NULL AS forgotten, superseded_by IS NOT NULL AS"
-            f" superseded, COUNT(*) AS n FROM memories {scope} GROUP BY 1, 2, 3",
-            params,
-        )
-        by_layer = {layer.value: 0 for layer in Layer}
-        forgotten = superseded = 0
-        for row in rows:
-            by_layer[row["layer"]] += row["n"]
-            forgotten += row["n"] if row["forgotten"] else 0
-            superseded += row["n"] if row["superseded"] else 0
-        return {
-            "total": sum(by_layer.values()),
-            "by_layer": by_layer,
-            "forgotten": forgotten,
-            "superseded": superseded,
-            "fts_rows": int(await self.db.scalar("SELECT SUM(docs) FROM text_stats") or 0),
-            "access_log_rows": await self.db.scalar("SELECT COUNT(*) FROM access_log"),
-            "lifecycle_log_rows": await self.db.scalar("SELECT COUNT(*) FROM lifecycle_log"),
-        }
+    async def _fts_rows(self) -> int:
+        return int(await self.db.scalar("SELECT SUM(docs) FROM text_stats") or 0)
 
     async def get_many(self, ids: Sequence[str]) -> dict[str, Memory]:  # type: ignore[override]
         if not ids:
