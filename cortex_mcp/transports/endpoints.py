@@ -21,13 +21,8 @@ from starlette.routing import Route
 from cortex_mcp.errors import CortexError, InvalidInput
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.json_checks import MalformedJson, check_json
-from cortex_mcp.transports.rest_models import (
-    DECIMAL_MARK,
-    SETTING,
-    AgentId,
-    ErrorBody,
-    or_decimal_text,
-)
+from cortex_mcp.transports.rest_models import DECIMAL_MARK, SETTING, AgentId, or_decimal_text
+from cortex_mcp.transports.rest_responses import ErrorBody
 
 log = logging.getLogger(__name__)
 

@@ -55,7 +55,7 @@ async def recall(call: Call) -> RecallResult:
     )
 
 
-async def search(call: Call) -> m.SearchResponse:
+async def search(call: Call) -> r.SearchResponse:
     b: m.SearchBody = call.body
     layers = [str(layer) for layer in b.layers] if b.layers else None
     categories = [str(c) for c in b.categories] if b.categories else None
@@ -65,7 +65,7 @@ async def search(call: Call) -> m.SearchResponse:
     debug = None
     if b.debug:
         debug = await call.service.search_debug(b.query, b.limit, call.agent_id)
-    return m.SearchResponse(results=results, debug=debug)
+    return r.SearchResponse(results=results, debug=debug)
 
 
 async def remember(call: Call) -> RememberResult:
@@ -186,16 +186,16 @@ _LATER = (400, 401, 413, 422, 503)
 _BY_ID = (400, 401, 404, 413, 422)
 
 ENDPOINTS: list[Endpoint] = [
-    Endpoint("GET", "/health", health, "health", response=m.Health, public=True),
+    Endpoint("GET", "/health", health, "health", response=r.Health, public=True),
     Endpoint("GET", "/openapi.json", openapi, "openapi", errors=(401,)),
     Endpoint("POST", "/recall", recall, "recall", m.RecallBody, response=RecallResult),
-    Endpoint("POST", "/search", search, "search", m.SearchBody, response=m.SearchResponse),
-    Endpoint("POST", "/ingest", ingest, "ingest", m.IngestBody, response=m.IngestResponse,
+    Endpoint("POST", "/search", search, "search", m.SearchBody, response=r.SearchResponse),
+    Endpoint("POST", "/ingest", ingest, "ingest", m.IngestBody, response=r.IngestResponse,
              status=202, errors=_LATER),
-    Endpoint("POST", "/flush", flush, "flush", m.FlushBody, response=m.FlushResponse,
+    Endpoint("POST", "/flush", flush, "flush", m.FlushBody, response=r.FlushResponse,
              errors=_LATER),
     Endpoint("GET", "/memories", list_memories, "list_memories", query=m.ListQuery,
-             response=m.MemoryList, errors=_LATER),
+             response=r.MemoryList, errors=_LATER),
     Endpoint("POST", "/memories", remember, "remember", m.RememberBody,
              response=RememberResult, status=201, errors=(400, 401, 404, 413, 422)),
     Endpoint("GET", _MEMORY, get_memory, "get_memory", query=m.AgentQuery,
@@ -211,9 +211,9 @@ ENDPOINTS: list[Endpoint] = [
              query=m.AgentQuery, response=LifecycleReport, errors=_LATER),
     Endpoint("GET", "/lifecycle/log", lifecycle_log, "lifecycle_log", query=m.LogQuery,
              response=r.LifecycleLog, errors=_LATER),
-    Endpoint("POST", "/export", export, "export", m.ExportBody, response=m.ExportResponse,
+    Endpoint("POST", "/export", export, "export", m.ExportBody, response=r.ExportResponse,
              errors=_LATER),
-    Endpoint("POST", "/import", import_, "import", m.ImportBody, response=m.ImportResponse,
+    Endpoint("POST", "/import", import_, "import", m.ImportBody, response=r.ImportResponse,
              errors=_LATER),
     Endpoint("GET", "/relations", list_relations, "list_relations", query=m.RelationsQuery,
              response=r.RelationList, errors=_LATER),

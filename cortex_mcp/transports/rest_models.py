@@ -1,4 +1,4 @@
-"""Request and response bodies of the REST API (DESIGN.md §3).
+"""Request bodies of the REST API (DESIGN.md §3); the responses are in rest_responses.py.
 
 Every limit comes from `engine.validate` (the rules the service applies on every transport) or
 from a setting, so the OpenAPI document states exactly what is enforced: a limit that depends on
@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from cortex_mcp.engine import validate
-from cortex_mcp.models import Category, Layer, Memory, ScoredMemory
+from cortex_mcp.models import Category, Layer
 from cortex_mcp.transports.arguments import DECIMAL_TEXT, MAX_DECIMAL_CHARS, decimal_string
 
 SETTING = "x-cortex-setting"  # a maxLength that is the named setting's value on this server
@@ -299,104 +299,3 @@ class RelationBody(Body):
     predicate: Annotated[str, Field(min_length=1, max_length=200)]
     object: Annotated[str, Field(min_length=1, max_length=500)]
     agent_id: AgentId | None = None
-
-
-# ---- responses (documented in the OpenAPI document) ---------------------------------------
-
-
-class ErrorDetail(BaseModel):
-    code: str
-    message: str
-    field: str | None = None
-
-
-class ErrorBody(BaseModel):
-    error: ErrorDetail
-
-
-class Health(BaseModel):
-    """Without a token: nothing but liveness (details are in the authenticated /stats)."""
-
-    model_config = ConfigDict(extra="forbid")
-    status: str
-    version: str
-
-
-class SearchResponse(BaseModel):
-    results: list[ScoredMemory]
-    debug: dict[str, Any] | None = None
-
-
-class MemoryList(BaseModel):
-    memories: list[Memory]
-    limit: int
-    offset: int
-
-
-class IngestResponse(BaseModel):
-    """With fire-and-forget (REST), `status` is "pending": the raw turn is stored, extraction
-    runs in the background, and `extracted` fills in later (visible to recall, not here)."""
-
-    extracted: list[Memory]
-    high_signals: list[Memory]
-    turn_id: str
-    status: str
-    outcome: str | None = None
-    duplicate: bool = False
-    degraded: list[str] = []
-
-
-class FlushResponse(BaseModel):
-    flushed: list[Memory]
-    degraded: list[str] = []
-
-
-class Relation(BaseModel):
-    id: str
-    agent_id: str
-    subject: str
-    predicate: str
-    object: str
-    confidence: float
-    source_memory_id: str | None = None
-    created_at: str
-    updated_at: str
-
-
-class LogEntry(BaseModel):
-    action: str
-    memory_ids: list[str]
-    details: dict[str, Any]
-    executed_at: str
-
-
-class ExportDocument(BaseModel):
-    format: Literal["cortex-mcp-export"]
-    version: int
-    exported_at: str
-    agent_id: str | None
-    memories: list[Memory]
-    relations: list[Relation]
-    lifecycle_log: list[LogEntry]
-
-
-class ExportResponse(BaseModel):
-    """json: `document`; markdown: `files` (relative path -> text). Post it to /import."""
-
-    format: Literal["json", "markdown"]
-    document: ExportDocument | None = None
-    files: dict[str, str] | None = None
-
-
-class ImportResponse(BaseModel):
-    files: list[str]
-    memories: int
-    relations: int
-    logs: int
-    existing: int
-
-
-class Anything(BaseModel):
-    """A JSON object whose keys the route's description lists."""
-
-    model_config = ConfigDict(extra="allow")

@@ -1,19 +1,19 @@
-"""Response bodies of the REST routes whose handlers return plain dicts (DESIGN.md §3).
+"""Response bodies of the REST routes, as published in the OpenAPI document (DESIGN.md §3).
 
-They only describe what the service already answers (the routes return the service's dicts as
-they are); each is strict (`additionalProperties: false`), so a key the service starts to
-return without being described here fails tests/test_openapi_responses.py. A separate module
-because rest_models.py is at its size limit.
+The first group describes routes whose handlers return the service's plain dicts as they are;
+each of those is strict (`additionalProperties: false`), so a key the service starts to return
+without being described here fails tests/test_openapi_responses.py. The second group is the
+other routes' responses. Request bodies are in rest_models.py.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeAliasType
 
-from cortex_mcp.models import Memory
+from cortex_mcp.models import Memory, ScoredMemory
 
 # Any JSON value: what an imported lifecycle-log entry may carry in `details`.
 Json = TypeAliasType("Json", "str | int | float | bool | list[Json] | dict[str, Json] | None")
@@ -190,3 +190,104 @@ class StoredRelation(ListedRelation):
 class DeletedRelation(Described):
     id: str
     deleted: bool
+
+
+# ---- the other routes' responses ----------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    field: str | None = None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    """Without a token: nothing but liveness (details are in the authenticated /stats)."""
+
+    model_config = ConfigDict(extra="forbid")
+    status: str
+    version: str
+
+
+class SearchResponse(BaseModel):
+    results: list[ScoredMemory]
+    debug: dict[str, Any] | None = None
+
+
+class MemoryList(BaseModel):
+    memories: list[Memory]
+    limit: int
+    offset: int
+
+
+class IngestResponse(BaseModel):
+    """With fire-and-forget (REST), `status` is "pending": the raw turn is stored, extraction
+    runs in the background, and `extracted` fills in later (visible to recall, not here)."""
+
+    extracted: list[Memory]
+    high_signals: list[Memory]
+    turn_id: str
+    status: str
+    outcome: str | None = None
+    duplicate: bool = False
+    degraded: list[str] = []
+
+
+class FlushResponse(BaseModel):
+    flushed: list[Memory]
+    degraded: list[str] = []
+
+
+class Relation(BaseModel):
+    id: str
+    agent_id: str
+    subject: str
+    predicate: str
+    object: str
+    confidence: float
+    source_memory_id: str | None = None
+    created_at: str
+    updated_at: str
+
+
+class LogEntry(BaseModel):
+    action: str
+    memory_ids: list[str]
+    details: dict[str, Any]
+    executed_at: str
+
+
+class ExportDocument(BaseModel):
+    format: Literal["cortex-mcp-export"]
+    version: int
+    exported_at: str
+    agent_id: str | None
+    memories: list[Memory]
+    relations: list[Relation]
+    lifecycle_log: list[LogEntry]
+
+
+class ExportResponse(BaseModel):
+    """json: `document`; markdown: `files` (relative path -> text). Post it to /import."""
+
+    format: Literal["json", "markdown"]
+    document: ExportDocument | None = None
+    files: dict[str, str] | None = None
+
+
+class ImportResponse(BaseModel):
+    files: list[str]
+    memories: int
+    relations: int
+    logs: int
+    existing: int
+
+
+class Anything(BaseModel):
+    """A JSON object whose keys the route's description lists."""
+
+    model_config = ConfigDict(extra="allow")
