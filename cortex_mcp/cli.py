@@ -27,7 +27,8 @@ from cortex_mcp.commands import (
     migrate,
     serve,
 )
-from cortex_mcp.config import load_settings, setting_warnings, settings_help
+from cortex_mcp.config import load_settings
+from cortex_mcp.config_help import setting_warnings, settings_help
 from cortex_mcp.errors import ConfigError, StorageError
 from cortex_mcp.logs import configure_logging
 

@@ -1,21 +1,17 @@
 """Settings: one pydantic-settings class, env prefix ``CORTEX_``, optional TOML/JSON file.
 
-Built once in the entry point and passed down; never read at import time.
+Built once in the entry point and passed down; never read at import time. The nested groups
+are in config_groups.py (re-exported here); the help text and the warnings about settings
+nothing reads are in config_help.py.
 """
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
-import textwrap
-import tomllib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
-from pydantic.fields import FieldInfo
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     JsonConfigSettingsSource,
@@ -25,6 +21,12 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from cortex_mcp.config_groups import (
+    LayerSettings,
+    LifecycleSettings,
+    MirrorSettings,
+    SearchSettings,
+)
 from cortex_mcp.errors import ConfigError
 
 LLM_PROVIDERS = {"auto", "openai", "anthropic", "none"}
@@ -34,120 +36,6 @@ LOG_LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
 
 def default_home() -> Path:
     return Path.home() / ".cortex"
-
-
-class SearchSettings(BaseModel):
-    """Ranking knobs (env: ``CORTEX_SEARCH__FUSION=rrf`` and so on)."""
-
-    fusion: Literal["maxnorm", "minmax", "weighted", "rrf"] = Field(
-        "maxnorm", description="how the text and vector rankings combine"
-    )
-    # equal on purpose: see search/fusion.py and tests/bench/locomo_recall.py
-    vector_weight: float = Field(0.5, ge=0, le=1, description="weight of the vector ranking")
-    text_weight: float = Field(0.5, ge=0, le=1, description="weight of the text (BM25) ranking")
-    rrf_k: int = Field(60, ge=1, description="k of reciprocal-rank fusion (fusion=rrf)")
-    pool_factor: int = Field(
-        4, ge=1, le=20, description="candidates per channel, as a multiple of max_results"
-    )
-    layer_weights: dict[str, float] = Field(
-        {"core": 1.0, "working": 0.8, "archive": 0.5},
-        description="score multiplier per layer (a JSON object)",
-    )
-    recency_window_days: float = Field(
-        7.0, ge=0, description="memories younger than this get the recency boost"
-    )
-    recency_boost: float = Field(0.1, ge=0, description="the most recency adds to a score")
-    # the most a memory's recall history can add (a tie-breaker: see fusion.access_factor)
-    access_boost: float = Field(
-        0.05, ge=0, le=1, description="the most a memory's recall history adds (tie-breaker)"
-    )
-    access_boost_cap: int = Field(
-        10, ge=0, description="accesses at which that boost is reached (log scale)"
-    )
-    temporal_decay: bool = Field(False, description="true: older memories score less")
-    half_life_days: float = Field(30.0, gt=0, description="half-life of that decay")
-    mmr: bool = Field(False, description="true: diversify results (maximal marginal relevance)")
-    mmr_lambda: float = Field(
-        0.7, ge=0, le=1, description="relevance against diversity in MMR (1: relevance only)"
-    )
-    vector_backend: Literal["auto", "numpy", "ivf", "vec0"] = Field(
-        "auto",
-        description="per agent: exact in memory (numpy), an approximate int8 index (ivf),"
-        " or sqlite-vec (vec0); auto: numpy within numpy_max_mb, ivf past it",
-    )
-    numpy_max_mb: int = Field(
-        256, ge=0, description="an agent's vectors past this many MB: auto switches to ivf"
-    )
-
-
-class LayerSettings(BaseModel):
-    working_ttl_hours: float = Field(
-        48.0, gt=0, description="a memory stored in the working layer leaves recall after this"
-    )
-    archive_ttl_days: float = Field(
-        90.0,
-        gt=0,
-        description="one stored in the archive layer after this (forgotten ones never expire)",
-    )
-
-
-class LifecycleSettings(BaseModel):
-    """The nightly lifecycle (env: ``CORTEX_LIFECYCLE__SCHEDULE="0 4 * * *"`` and so on)."""
-
-    schedule: str = Field(
-        "0 3 * * *", description='cron (local time) of the nightly lifecycle, or "off"'
-    )
-    catch_up_hours: float = Field(
-        48.0, gt=0, description="a server started this long after the last run runs one soon"
-    )
-    catch_up_delay_s: float = Field(60.0, ge=0, description="how soon: seconds after the start")
-    promote_threshold: float = Field(
-        0.6, ge=0, le=1, description="score a working memory needs to be promoted to core"
-    )
-    promote_min_age_hours: float = Field(
-        24.0, ge=0, description="working memories younger than this are not promoted"
-    )
-    merge_threshold: float = Field(
-        0.85, gt=0, le=1, description="similarity at which two memories merge (cosine)"
-    )
-    archive_threshold: float = Field(
-        0.2, ge=0, le=1, description="decay score under which a core memory is archived"
-    )
-    decay_lambda: float = Field(0.03, ge=0, description="daily rate of that decay")
-    core_max_entries: int = Field(
-        2000, ge=10, description="most core memories; the lowest scored are archived past it"
-    )
-    delete_compressed_archive: bool = Field(
-        False, description="true: delete archive memories once a monthly summary covers them"
-    )
-    llm_max_calls: int = Field(
-        20, ge=0, description="LLM calls one run may make (merge and compress)"
-    )
-    llm_batch_items: int = Field(60, ge=2, description="memories per LLM summary call")
-    lease_seconds: float = Field(
-        600.0, ge=5, description="a run's lease across processes (renewed while it runs)"
-    )
-
-    @field_validator("schedule", mode="after")
-    @classmethod
-    def _cron_or_off(cls, value: str) -> str:
-        text = " ".join(value.split())
-        if text.lower() not in ("", "off") and len(text.split()) != 5:
-            raise ValueError(
-                "must be a 5-field cron expression (minute hour day month weekday) or off"
-            )
-        return text
-
-
-class MirrorSettings(BaseModel):
-    """Markdown mirrors written under ``CORTEX_EXPORT_DIR``."""
-
-    memory_md_words: int = Field(
-        3000, ge=100, description="MEMORY.md is cut to about this many words"
-    )
-    debounce_s: float = Field(
-        2.0, ge=0, description="mirrors are rewritten this long after the last change"
-    )
 
 
 class Settings(BaseSettings):
@@ -351,152 +239,3 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError("invalid settings: " + "; ".join(problems)) from None
     except ValueError as exc:  # malformed TOML/JSON in the config file
         raise ConfigError(f"CORTEX_CONFIG: {exc}", field="CORTEX_CONFIG") from None
-
-
-def _setting_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    """Every settable key path of `model`: ("db_path",), ("search",), ("search", "mmr") ..."""
-    paths = []
-    for name, info in model.model_fields.items():
-        paths.append((*prefix, name))
-        nested = info.annotation
-        if isinstance(nested, type) and issubclass(nested, BaseModel):
-            paths.extend(_setting_paths(nested, (*prefix, name)))
-    return paths
-
-
-def _env_name(path: tuple[str, ...]) -> str:
-    return "CORTEX_" + "__".join(path).upper()
-
-
-def _suggest(unknown: str, valid: list[str]) -> str:
-    """The closest valid CORTEX_ name, compared without the prefix every name shares."""
-    bare = {name.removeprefix("CORTEX_"): name for name in valid}
-    close = difflib.get_close_matches(unknown.removeprefix("CORTEX_"), list(bare), n=1, cutoff=0.6)
-    return f" (did you mean {bare[close[0]]}?)" if close else ""
-
-
-def unknown_env_settings(environ: Mapping[str, str]) -> list[str]:
-    """A warning for every CORTEX_* variable no setting reads, naming the closest valid one."""
-    valid = [_env_name(path) for path in _setting_paths(Settings)] + ["CORTEX_CONFIG"]
-    known = set(valid)
-    return [
-        f"unknown setting {name} is ignored{_suggest(name.upper(), valid)}"
-        for name in sorted(environ)
-        if name.upper().startswith("CORTEX_") and name.upper() not in known
-    ]
-
-
-def _unknown_keys(
-    data: Mapping[str, Any], model: type[BaseModel], prefix: tuple[str, ...]
-) -> list[str]:
-    problems = []
-    valid = list(model.model_fields)
-    for key, value in data.items():
-        dotted = ".".join((*prefix, key))
-        if key not in model.model_fields:
-            close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
-            hint = f" (did you mean {'.'.join((*prefix, close[0]))}?)" if close else ""
-            problems.append(f"unknown key {dotted} is ignored{hint}")
-            continue
-        nested = model.model_fields[key].annotation
-        if (
-            isinstance(value, Mapping)
-            and isinstance(nested, type)
-            and issubclass(nested, BaseModel)
-        ):
-            problems.extend(_unknown_keys(value, nested, (*prefix, key)))
-    return problems
-
-
-def unknown_file_settings(environ: Mapping[str, str]) -> list[str]:
-    """A warning for every key of the CORTEX_CONFIG file no setting reads (call after
-    `load_settings` succeeded: it has already refused a missing or malformed file)."""
-    config_file = environ.get("CORTEX_CONFIG")
-    if not config_file:
-        return []
-    path = Path(config_file).expanduser()
-    try:
-        if path.suffix.lower() == ".toml":
-            data = tomllib.loads(path.read_text("utf-8"))
-        else:
-            data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(data, Mapping):
-        return []
-    return [f"{path}: {problem}" for problem in _unknown_keys(data, Settings, ())]
-
-
-def setting_warnings(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Settings given but read by nothing (misspelled, most likely), each with a suggestion."""
-    env = os.environ if environ is None else environ
-    return unknown_env_settings(env) + unknown_file_settings(env)
-
-
-# ---- help: every setting once, from the model (`cortex-mcp --help`) ------------------------
-
-OTHER_ENVIRONMENT = (
-    ("CORTEX_CONFIG", "path of a .toml or .json settings file (the same keys, lower case)"),
-    ("OPENAI_API_KEY", "enables OpenAI embeddings and extraction when their provider is auto"),
-    ("ANTHROPIC_API_KEY", "enables Anthropic extraction when CORTEX_LLM_PROVIDER is auto"),
-)
-_NAME_COLUMN = 34
-_HELP_WIDTH = 98
-
-
-def setting_entries() -> list[tuple[str, str]]:
-    """(environment name, description and default) of every setting, nested ones included,
-    in the model's order; a field without a description is a bug the help test catches."""
-    entries = []
-    for path in _setting_paths(Settings):
-        info = _field_info(path)
-        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
-            continue  # a group: its fields are listed one by one
-        entries.append((_env_name(path), _describe(info)))
-    return entries
-
-
-def _field_info(path: tuple[str, ...]) -> FieldInfo:
-    model: type[BaseModel] = Settings
-    for name in path[:-1]:
-        model = model.model_fields[name].annotation  # type: ignore[assignment]
-    return model.model_fields[path[-1]]
-
-
-def _describe(info: FieldInfo) -> str:
-    text = info.description or ""
-    choices = get_args(info.annotation) if get_origin(info.annotation) is Literal else ()
-    if choices:
-        text += f": {', '.join(map(str, choices))}"
-    default = _shown_default(info)
-    return f"{text} (default: {default})" if default else text
-
-
-def _shown_default(info: FieldInfo) -> str:
-    value = info.get_default(call_default_factory=True)
-    if value is None or value == [] or isinstance(value, SecretStr):
-        return ""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, dict):
-        return json.dumps(value, separators=(",", ":"))
-    if isinstance(value, Path):
-        return str(value).replace(str(Path.home()), "~", 1)
-    if isinstance(value, str):
-        return f'"{value}"'
-    return str(value)
-
-
-def settings_help() -> str:
-    """The settings block of `cortex-mcp --help`: one line (or two) per setting."""
-    lines = []
-    indent = " " * _NAME_COLUMN
-    for name, text in [*OTHER_ENVIRONMENT[:1], *setting_entries(), *OTHER_ENVIRONMENT[1:]]:
-        wrapped = textwrap.wrap(text, _HELP_WIDTH - _NAME_COLUMN) or [""]
-        if len(name) + 3 <= _NAME_COLUMN:
-            lines.append(f"  {name:<{_NAME_COLUMN - 2}}{wrapped[0]}")
-            wrapped = wrapped[1:]
-        else:
-            lines.append(f"  {name}")
-        lines += [indent + line for line in wrapped]
-    return "\n".join(lines)

@@ -37,7 +37,14 @@ FORBIDDEN = {
     "cortex_mcp.transports": ["cortex_mcp.store", "cortex_mcp.search", "cortex_mcp.providers"],
     "cortex_mcp.commands": ["cortex_mcp.store", "cortex_mcp.search", "cortex_mcp.providers"],
 }
-LEAVES = ["cortex_mcp.models", "cortex_mcp.errors", "cortex_mcp.config", "cortex_mcp.tokenize"]
+LEAVES = [
+    "cortex_mcp.models",
+    "cortex_mcp.errors",
+    "cortex_mcp.config",
+    "cortex_mcp.config_groups",
+    "cortex_mcp.config_help",
+    "cortex_mcp.tokenize",
+]
 SQL = re.compile(
     r"\b(SELECT\s+.+\s+FROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|"
     r"VIRTUAL)|DROP\s+TABLE|PRAGMA\s+\w+)\b",

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from cortex_mcp.cli import main
-from cortex_mcp.config import load_settings, setting_warnings
+from cortex_mcp.config import load_settings
+from cortex_mcp.config_help import setting_warnings
 from cortex_mcp.errors import ConfigError
 from tests.stdio_helpers import server_command, server_env
 
