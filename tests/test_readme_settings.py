@@ -1,0 +1,141 @@
+"""README names exactly the settings the code reads, with their real defaults, and every
+`cortex-mcp COMMAND --flag` it shows is a command and a flag the CLI has."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, SecretStr
+from pydantic.fields import FieldInfo
+
+from cortex_mcp.config import Settings
+from cortex_mcp.config_help import _field_info, _setting_paths
+from tests.stdio_helpers import server_command, server_env
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text("utf-8")
+
+# CORTEX_ names README shows that are not fields of Settings, and the file that reads each.
+NOT_FIELDS = {
+    "CORTEX_CONFIG": "cortex_mcp/config.py",  # the settings file itself
+    "CORTEX_AUTH": "claude_desktop_config.example.json",  # mcp-remote's header, set by the user
+    "CORTEX_LOCOMO": "tests/bench/locomo_data.py",  # where the LoCoMo bench finds its data
+}
+# a table whose first header cell is "setting (`CORTEX_LIFECYCLE__…`)" lists the bare keys
+_TABLE_PREFIX = re.compile(r"`(CORTEX_[A-Z]+__)…`")
+_CORTEX_NAME = re.compile(r"\bCORTEX_[A-Z0-9_]*[A-Z0-9]\b")
+
+
+def _fields() -> dict[str, FieldInfo]:
+    """Environment name -> field of every leaf setting (a group's fields, not the group)."""
+    fields = {}
+    for path in _setting_paths(Settings):
+        info = _field_info(path)
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel):
+            continue
+        fields["CORTEX_" + "__".join(path).upper()] = info
+    return fields
+
+
+def _table_rows() -> list[tuple[list[str], str]]:
+    """(environment names, default cell) of every settings-table row in README."""
+    rows = []
+    prefix = ""
+    for line in README.splitlines():
+        if not line.startswith("|"):
+            prefix = ""
+            continue
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        if found := _TABLE_PREFIX.search(cells[0]):
+            prefix = found.group(1)
+            continue
+        names = [prefix + name for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cells[0])]
+        names = [name for name in names if name.startswith("CORTEX_")]
+        if names and len(cells) >= 3:
+            rows.append((names, cells[1]))
+    return rows
+
+
+def _documented() -> set[str]:
+    names = set(_CORTEX_NAME.findall(README))
+    names -= {name for name in names if name.endswith("_")}
+    return names | {name for row, _ in _table_rows() for name in row}
+
+
+def test_every_setting_the_code_reads_is_in_the_readme() -> None:
+    missing = sorted(set(_fields()) - _documented())
+    assert missing == [], f"settings README does not mention: {missing}"
+
+
+def test_every_setting_the_readme_names_is_read_by_the_code() -> None:
+    unknown = sorted(_documented() - set(_fields()) - set(NOT_FIELDS))
+    assert unknown == [], f"README names settings nothing reads: {unknown}"
+    for name, reader in NOT_FIELDS.items():
+        assert name in (ROOT / reader).read_text("utf-8"), (name, reader)
+
+
+def _same_default(shown: str, info: FieldInfo) -> bool:
+    default = info.get_default(call_default_factory=True)
+    if shown == "unset":
+        return default is None or default == [] or isinstance(default, SecretStr)
+    if isinstance(default, bool):
+        return shown == str(default).lower()
+    if isinstance(default, int | float):
+        return float(shown) == default
+    if isinstance(default, Path):
+        return shown == str(default).replace(str(Path.home()), "~", 1)
+    if isinstance(default, dict):
+        return shown.replace(" ", "") == str(default).replace("'", '"').replace(" ", "")
+    return shown == str(default)
+
+
+def test_the_readme_tables_show_each_settings_real_default() -> None:
+    fields = _fields()
+    checked = 0
+    for names, cell in _table_rows():
+        if "(" in cell:  # a default per provider, e.g. `128` (openai), `64` (local)
+            continue
+        shown = [code or word for code, word in re.findall(r"`([^`]*)`|\b(unset)\b", cell)]
+        if len(shown) != len(names):
+            continue  # prose, not one default per name
+        for name, value in zip(names, shown, strict=True):
+            assert _same_default(value, fields[name]), (name, value)
+            checked += 1
+    assert checked >= 40, checked  # the parse found the tables
+
+
+def _shown_commands() -> list[tuple[str, list[str]]]:
+    """(subcommand, --flags) of every `cortex-mcp SUBCOMMAND ...` in README's code."""
+    blocks = re.findall(r"```[a-z]*\n(.*?)```", README, re.S)
+    prose = re.sub(r"```[a-z]*\n.*?```", "", README, flags=re.S)
+    code = blocks + re.findall(r"`([^`\n]+)`", prose)
+    shown = []
+    for chunk in code:
+        for line in chunk.splitlines():
+            line = line.split(" #", 1)[0]
+            for found in re.finditer(r"(?:^|(?<=[\s(]))cortex-mcp ([a-z][a-z-]*)(.*)", line):
+                shown.append((found.group(1), re.findall(r"--[a-z][a-z-]*", found.group(2))))
+    return shown
+
+
+def test_the_readme_shows_the_cli_commands() -> None:
+    shown = {command for command, _ in _shown_commands()}
+    assert {"serve", "doctor", "list", "migrate", "client-config"} <= shown, shown
+
+
+@pytest.mark.parametrize("command", sorted({command for command, _ in _shown_commands()}))
+def test_each_command_readme_shows_has_the_flags_it_shows(command: str, tmp_path: Path) -> None:
+    helped = subprocess.run(
+        [*server_command(), command, "--help"],
+        capture_output=True,
+        text=True,
+        env=server_env(tmp_path / "brain.db"),
+        timeout=120,
+    )
+    assert helped.returncode == 0, helped.stderr
+    flags = {flag for name, shown in _shown_commands() if name == command for flag in shown}
+    missing = sorted(flag for flag in flags if not re.search(rf"{flag}\b", helped.stdout))
+    assert missing == [], f"README shows `cortex-mcp {command}` with {missing}"
