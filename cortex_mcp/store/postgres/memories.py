@@ -7,7 +7,6 @@ race bumps the winner's row, so the same content from two servers stores one row
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -159,25 +158,31 @@ class PgMemoryStore(MemoryStore):
         return {str(row[0]) for row in rows}
 
     async def term_counts(self, phrases: list[str], cap: int) -> tuple[int, dict[str, int]]:
-        """(highest memory seq, memories matching each quoted phrase up to `cap`): one trip."""
-        counts = ", ".join(
-            "(SELECT COUNT(*) FROM (SELECT 1 FROM memories WHERE tsv @@ cortex_match(?)"
-            " LIMIT ?) AS c)"
-            for _ in phrases
+        """(highest memory seq, memories matching each quoted phrase up to `cap`): one trip
+        (two the first time a term is seen: PostgreSQL stems it once per process)."""
+        queries = {}
+        for phrase in phrases:
+            lexemes = await self._lexemes(text.match_phrases(phrase))
+            queries[phrase] = text.tsquery_literal(lexemes) if lexemes else None
+        counted = [phrase for phrase, query in queries.items() if query is not None]
+        counts = "".join(
+            ", (SELECT COUNT(*) FROM (SELECT 1 FROM memories WHERE tsv @@ ?::tsquery LIMIT ?) AS c)"
+            for _ in counted
         )
-        params: list[Any] = [value for phrase in phrases for value in (phrase, cap)]
+        params: list[Any] = [value for p in counted for value in (queries[p], cap)]
         row = await self.db.fetchone(
-            f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM memories){', ' if counts else ''}{counts}",
-            params,
+            f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM memories){counts}", params
         )
         assert row is not None
-        return int(row[0]), {phrase: int(row[i + 1]) for i, phrase in enumerate(phrases)}
+        found = dict(zip(counted, (int(n) for n in row[1:]), strict=True))
+        return int(row[0]), {phrase: found.get(phrase, 0) for phrase in phrases}
 
     async def text_search(
         self, match: str, filters: SearchFilters, limit: int, *, newest: int | None = None
     ) -> list[tuple[str, float]]:
         """BM25 hits as (id, bm25), lower is better, as SQLite's FTS5 gives them; with
-        `newest`, only the newest that many matching memories are scored."""
+        `newest`, only the newest that many matching memories are scored. One statement
+        reads the candidates' term positions and the corpus figures BM25 needs."""
         phrases = await self._lexemes(text.match_phrases(match))
         if not phrases:
             return []
@@ -185,34 +190,27 @@ class PgMemoryStore(MemoryStore):
         where, params = filter_sql(filters)
         order = "m.seq DESC" if newest is not None else "ts_rank(m.tsv, ?::tsquery) DESC, m.seq"
         order_params = [] if newest is not None else [query]
-        hits = self.db.fetchall(
+        literals = [text.tsquery_literal([phrase]) for phrase in phrases]
+        frequencies = "".join(", COUNT(*) FILTER (WHERE tsv @@ ?::tsquery)" for _ in literals)
+        rows = await self.db.fetchall(
             "WITH hits AS (SELECT m.id, m.seq, m.doc_len, m.tsv FROM memories m"
             f" WHERE m.tsv @@ ?::tsquery AND {where} ORDER BY {order} LIMIT ?)"
-            " SELECT h.id, h.doc_len, u.lexeme, u.positions::text FROM hits h"
-            " LEFT JOIN LATERAL unnest(h.tsv) AS u ON u.lexeme = ANY(?::text[])",
+            " SELECT h.id, h.doc_len, u.lexeme, u.positions::int8[] FROM hits h"
+            " LEFT JOIN LATERAL unnest(h.tsv) AS u ON u.lexeme = ANY(?::text[])"
+            " UNION ALL SELECT NULL, NULL, NULL, ARRAY[(SELECT SUM(docs) FROM text_stats),"
+            f" (SELECT SUM(tokens) FROM text_stats){frequencies}]::int8[]"
+            " FROM memories WHERE tsv @@ ?::tsquery",
             [
                 query,
                 *params,
                 *order_params,
                 newest if newest is not None else text.CANDIDATES,
                 sorted({x for p in phrases for x in p}),
+                *literals,
+                query,
             ],
         )
-        rows, (docs, avg_len, frequencies) = await asyncio.gather(hits, self._corpus(phrases))
-        if not rows:
-            return []
-        found: dict[str, tuple[int, dict[str, tuple[int, ...]]]] = {}
-        for row in rows:
-            _, positions = found.setdefault(str(row[0]), (int(row[1]), {}))
-            if row[2] is not None:
-                positions[str(row[2])] = text.parse_positions(str(row[3]))
-        scored = [
-            (memory_id, text.bm25(phrases, frequencies, positions, doc_len, docs, avg_len))
-            for memory_id, (doc_len, positions) in found.items()
-        ]
-        scored = [hit for hit in scored if hit[1] < 0]
-        scored.sort(key=lambda hit: hit[1])
-        return scored[:limit]
+        return text.rank(phrases, rows)[:limit]
 
     async def _lexemes(self, phrases: list[list[str]]) -> list[list[str]]:
         """Each phrase's tokens stemmed by PostgreSQL (the same dictionary as the index)."""
@@ -225,20 +223,6 @@ class PgMemoryStore(MemoryStore):
                 _STEMS.clear()
             _STEMS.update(zip(unknown, row[0], strict=True))
         return [[_STEMS[token] for token in phrase] for phrase in phrases]
-
-    async def _corpus(self, phrases: list[list[str]]) -> tuple[int, float, list[int]]:
-        """(documents, average length, documents holding each phrase) over every memory,
-        as FTS5 counts them."""
-        literals = [text.tsquery_literal([phrase]) for phrase in phrases]
-        counts = ", ".join("COUNT(*) FILTER (WHERE tsv @@ ?::tsquery)" for _ in literals)
-        row = await self.db.fetchone(
-            "SELECT (SELECT SUM(docs) FROM text_stats), (SELECT SUM(tokens) FROM text_stats),"
-            f" {counts} FROM memories WHERE tsv @@ ?::tsquery",
-            [*literals, text.tsquery_literal(phrases)],
-        )
-        assert row is not None
-        docs, tokens = int(row[0] or 0), int(row[1] or 0)
-        return docs, (tokens / docs if docs else 0.0), [int(n) for n in row[2:]]
 
     async def like_search(
         self, patterns: list[str], filters: SearchFilters, limit: int, *, newest: int | None = None

@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from functools import lru_cache
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from cortex_mcp.tokenize import index_text
 
@@ -67,39 +68,61 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-@lru_cache(maxsize=4096)
-def parse_positions(text: str) -> tuple[int, ...]:
-    """PostgreSQL's text form of a positions array ('{1,5}') as numbers."""
-    return tuple(int(p) for p in text.strip("{}").split(",") if p)
-
-
-def phrase_frequency(phrase: list[str], positions: dict[str, tuple[int, ...]]) -> int:
-    """How often the lexemes of `phrase` stand next to each other, in order."""
-    first = positions.get(phrase[0], ())
-    if len(phrase) == 1:
-        return len(first)
-    rest = [set(positions.get(lexeme, ())) for lexeme in phrase[1:]]
-    return sum(1 for p in first if all(p + i + 1 in rest[i] for i in range(len(rest))))
-
-
 def idf(docs: int, with_term: int) -> float:
     value = math.log((docs - with_term + 0.5) / (with_term + 0.5))
     return value if value > 0 else 1e-6
 
 
-def bm25(
-    phrases: list[list[str]],
-    frequencies: list[int],
-    positions: dict[str, tuple[int, ...]],
-    doc_len: int,
-    docs: int,
-    avg_len: float,
-) -> float:
-    """FTS5's bm25(): negative, lower is better."""
-    score = 0.0
-    norm = K1 * (1 - B + B * doc_len / avg_len) if avg_len > 0 else K1
+def rank(phrases: list[list[str]], rows: Iterable[Sequence[Any]]) -> list[tuple[str, float]]:
+    """(id, bm25) of the memories matching, best (lowest) first, from the rows of the text
+    query: per candidate (id, doc_len, lexeme, positions), one row per query lexeme it holds,
+    and one row (NULL, NULL, NULL, [documents, tokens, documents holding each phrase]).
+
+    FTS5's bm25() with its arithmetic in its order, computed phrase by phrase over the
+    candidates holding the phrase's first lexeme (a recall scores hundreds of candidates)."""
+    lengths: dict[str, int] = {}
+    holders: dict[str, dict[str, list[int]]] = {}  # lexeme -> memory id -> positions
+    corpus: list[int] = []
+    for memory_id, doc_len, lexeme, positions in rows:
+        if memory_id is None:
+            corpus = [int(n or 0) for n in positions]
+            continue
+        lengths[memory_id] = doc_len
+        if lexeme is not None:
+            holders.setdefault(lexeme, {})[memory_id] = positions
+    if not lengths or not corpus:
+        return []
+    docs, tokens, frequencies = corpus[0], corpus[1], corpus[2:]
+    avg_len = tokens / docs if docs else 0.0
+    norms = {
+        memory_id: K1 * (1 - B + B * doc_len / avg_len) if avg_len > 0 else K1
+        for memory_id, doc_len in lengths.items()
+    }
+    scores = dict.fromkeys(lengths, 0.0)
     for phrase, with_term in zip(phrases, frequencies, strict=True):
-        tf = phrase_frequency(phrase, positions)
-        if tf:
-            score += idf(docs, with_term) * tf * (K1 + 1) / (tf + norm)
-    return -score
+        weight = idf(docs, with_term)
+        for memory_id, tf in phrase_frequencies(phrase, holders).items():
+            scores[memory_id] += weight * ((tf * (K1 + 1)) / (tf + norms[memory_id]))
+    ranked = [(str(memory_id), -score) for memory_id, score in scores.items() if score > 0]
+    ranked.sort(key=lambda hit: hit[1])
+    return ranked
+
+
+def phrase_frequencies(
+    phrase: list[str], holders: dict[str, dict[str, list[int]]]
+) -> dict[str, int]:
+    """memory id -> how often the lexemes of `phrase` stand next to each other, in order."""
+    first = holders.get(phrase[0], {})
+    if len(phrase) == 1:
+        return {memory_id: len(positions) for memory_id, positions in first.items()}
+    rest = [holders.get(lexeme, {}) for lexeme in phrase[1:]]
+    found = {}
+    for memory_id, positions in first.items():
+        following = [set(other.get(memory_id, ())) for other in rest]
+        if all(following):
+            tf = sum(
+                1 for p in positions if all(p + i + 1 in following[i] for i in range(len(rest)))
+            )
+            if tf:
+                found[memory_id] = tf
+    return found
