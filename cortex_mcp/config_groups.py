@@ -46,7 +46,8 @@ class SearchSettings(BaseModel):
     vector_backend: Literal["auto", "numpy", "ivf", "vec0"] = Field(
         "auto",
         description="per agent: exact in memory (numpy), an approximate int8 index (ivf),"
-        " or sqlite-vec (vec0); auto: numpy within numpy_max_mb, ivf past it",
+        " or sqlite-vec (vec0); auto: numpy within numpy_max_mb, ivf past it; on PostgreSQL,"
+        " auto is pgvector per agent (exact, then the agent's own HNSW index past 10,000)",
     )
     numpy_max_mb: int = Field(
         256, ge=0, description="an agent's vectors past this many MB: auto switches to ivf"

@@ -32,6 +32,7 @@ from cortex_mcp.providers.llm import (
 )
 from cortex_mcp.providers.llm import OPENAI_DEFAULT_MODEL as OPENAI_CHAT_DEFAULT
 from cortex_mcp.search.hybrid import HybridSearch
+from cortex_mcp.search.pgvector import PgVectorIndex
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.service import CortexService
 from cortex_mcp.store.backend import open_database, store_classes, uses_postgres
@@ -181,6 +182,13 @@ def check_storage(settings: Settings) -> None:
         check_database(settings.db_path, thorough=True)
 
 
+def _vector_index_type(settings: Settings) -> type[VectorIndex]:
+    """On PostgreSQL, `auto` searches each agent's vectors with pgvector, where they are."""
+    if settings.search.vector_backend == "auto" and uses_postgres(settings):
+        return PgVectorIndex
+    return VectorIndex
+
+
 @asynccontextmanager
 async def open_cortex(
     settings: Settings,
@@ -205,7 +213,7 @@ async def open_cortex(
         )
         memories = stores.memories(db, ttl)
         vectors = stores.vectors(db)
-        index = VectorIndex(
+        index = _vector_index_type(settings)(
             vectors,
             memories,
             backend=settings.search.vector_backend,

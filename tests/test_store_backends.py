@@ -16,6 +16,7 @@ import pytest
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.errors import ConfigError, InvalidInput
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.search.pgvector import PgVectorIndex
 from cortex_mcp.search.text import build_query
 from cortex_mcp.store.backend import open_database, store_classes
 from cortex_mcp.store.lease import Lease
@@ -179,13 +180,18 @@ async def test_a_hybrid_recall_gives_the_same_top_10_on_both_stores(
                 search={"access_boost": 0},
             )
             async with open_cortex(settings, clock=clock, background=False) as service:
+                # on PostgreSQL pgvector searches the table; on SQLite a per-agent matrix
+                assert isinstance(service.searcher.index, PgVectorIndex) == (name == "postgres")
                 for fact in facts:
                     await service.remember(fact)
-                assert await service.embed_pending() == len(facts)
+                    # another agent's near-copies: in no answer of this agent, on either store
+                    await service.remember(f"{fact} (noted by the other agent)", agent_id="other")
+                assert await service.embed_pending() == 2 * len(facts)
                 answers[name] = []
                 for question in questions:
                     found = await service.recall(question, max_results=10)
                     assert "vector" in found.meta.channels
+                    assert not any("other agent" in m.content for m in found.memories)
                     answers[name].append(_by_score((m.score, m.content) for m in found.memories))
     assert answers["postgres"] == answers["sqlite"]
 

@@ -153,7 +153,7 @@ class HybridSearch:
         for candidate in candidates.values():
             candidate.memory = rows.get(candidate.memory_id)
         live = [c for c in candidates.values() if c.memory is not None]
-        if query_vector is not None and outcome.providers.get("vector_backend") in IN_PROCESS:
+        if query_vector is not None and outcome.providers.get("vector_backend") != "vec0":
             await self._fill_cosines(live, model_key, query_vector)
         fuse(live, s, has_vector=query_vector is not None)
         apply_signals(live, s, now)
@@ -206,7 +206,8 @@ class HybridSearch:
         self, live: list[Candidate], model_key: str, query_vector: np.ndarray
     ) -> None:
         """Text hits the vector pool missed still have a meaning: score it rather than take 0
-        (the vectors are in memory on the in-process backends; on vec0 the pools alone decide)."""
+        (the vectors are in memory on the in-process backends, one read away on pgvector; on
+        vec0 the pools alone decide)."""
         missing = [c.memory_id for c in live if c.cosine is None]
         if missing:
             dim = int(query_vector.shape[0])

@@ -25,6 +25,11 @@ is five of its conversations, shipped as shared/datasets/locomo_dev.json beside 
 Semantic rows: bash tests/bench/setup_bench_env.sh, then serve all-MiniLM-L6-v2 offline with
 `nice ~/.cortex-bench-venv/bin/python tests/bench/embed_server.py --port 8765`. Vectors are
 cached on disk (--embed-cache), so later runs need no server at all.
+
+`--stub-embeddings` runs the vector rows without any model: the local embedding stub
+(tests/embedding_stub.py, 384 dimensions of hashed word stems) serves every vector, nothing is
+cached. Its R@10 says nothing of semantic recall; with `--store both` it shows that the two
+stores rank the same vectors the same way (fusion, pgvector against the in-process index).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ from tests.bench.locomo_data import (  # noqa: E402
     strong_match,
     weak_match,
 )
+from tests.embedding_stub import StubState, embedding_stub  # noqa: E402
 
 MODEL = "all-MiniLM-L6-v2"
 STRONG = "FTS5 BM25, stop words dropped (strong)"
@@ -329,6 +335,11 @@ def main() -> None:
     parser.add_argument("--embed-url", help="OpenAI-compatible /v1 base URL serving " + MODEL)
     parser.add_argument("--embed-cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--no-vectors", action="store_true", help="text rows only")
+    parser.add_argument(
+        "--stub-embeddings",
+        action="store_true",
+        help="vectors from the local embedding stub (hashed word stems), not a model",
+    )
     parser.add_argument("--loco", action="store_true", help="leave-one-conversation-out table")
     parser.add_argument("--store", choices=["sqlite", "postgres", "both"], default="sqlite")
     parser.add_argument("--database-url", help="PostgreSQL server (default: an embedded one)")
@@ -339,7 +350,9 @@ def main() -> None:
         sys.exit(str(exc))
     upstream = args.embed_url
     use_vectors = not args.no_vectors and (
-        upstream is not None or cached_everything(args.embed_cache, conversations)
+        args.stub_embeddings
+        or upstream is not None
+        or cached_everything(args.embed_cache, conversations)
     )
     if not use_vectors and not args.no_vectors:
         print(
@@ -357,8 +370,12 @@ def main() -> None:
             from tests.bench.pg import postgres_databases
 
             fresh = stack.enter_context(postgres_databases(args.database_url))
-        url = None
-        if use_vectors:
+        url, proxy = None, None
+        if use_vectors and args.stub_embeddings:
+            url, _ = stack.enter_context(
+                embedding_stub(StubState(default_dim=384, keep_alive=True))
+            )
+        elif use_vectors:
             proxy = stack.enter_context(caching_proxy(args.embed_cache, upstream))
             url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
         for store in stores:
@@ -366,8 +383,10 @@ def main() -> None:
             scores, search = asyncio.run(measure(conversations, url, args.loco, chosen))
             by_store[store] = scores
             print(f"\n## store: {store}")
-            if use_vectors:
+            if proxy is not None:
                 print(f"embeddings: {MODEL} ({proxy.misses} computed, the rest from the cache)")
+            elif use_vectors:
+                print("embeddings: the local stub (hashed word stems, 384 dims), not a model")
             print(f"default fusion: {search.fusion} {search.vector_weight}v/{search.text_weight}t")
             print_table(scores, args.loco)
     if len(by_store) == 2:

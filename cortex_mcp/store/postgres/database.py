@@ -283,13 +283,14 @@ def _configure(conn: Any) -> None:
     """Every pooled connection: pgvector values as the float32 bytes the stores use."""
     from psycopg.types import TypeInfo
 
-    from cortex_mcp.store.postgres.vectors import register_vector_adapters
+    from cortex_mcp.store.postgres.vectors import HNSW_EF_SEARCH, register_vector_adapters
 
     info = TypeInfo.fetch(conn, "vector")
     if info is None:
         raise StorageError("PostgreSQL: the pgvector extension is missing; install pgvector")
     info.register(conn)
     register_vector_adapters(conn, info.oid)
+    conn.execute(f"SET hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
 
 
 def _first_line(exc: Exception) -> str:

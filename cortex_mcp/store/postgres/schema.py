@@ -263,6 +263,24 @@ _TEXT_INDEX_UPDATES = [
     "SELECT gin_clean_pending_list('idx_memories_tsv'::regclass)",
 ]
 
+# Each vector row names its agent (kept by a trigger from its memory, whose agent never
+# changes): an agent's vectors are scanned through (agent_id, model, dim) exactly, and an agent
+# past vectors.HNSW_MIN_ROWS gets an HNSW index of its own (partial: WHERE agent_id = ...).
+_VECTOR_AGENTS = [
+    'ALTER TABLE memory_vectors ADD COLUMN agent_id TEXT COLLATE "C"',
+    "UPDATE memory_vectors v SET agent_id = m.agent_id FROM memories m WHERE m.id = v.memory_id",
+    """
+    CREATE FUNCTION cortex_vector_agent() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        NEW.agent_id := (SELECT agent_id FROM memories WHERE id = NEW.memory_id);
+        RETURN NEW;
+    END $$
+    """,
+    "CREATE TRIGGER memory_vectors_agent BEFORE INSERT OR UPDATE OF memory_id ON memory_vectors"
+    " FOR EACH ROW EXECUTE FUNCTION cortex_vector_agent()",
+    "CREATE INDEX idx_memory_vectors_agent ON memory_vectors(agent_id, model, dim)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *TEXT_SEARCH, *SQLITE_FUNCTIONS],
@@ -270,8 +288,9 @@ MIGRATIONS: list[list[str]] = [
     _EMBEDDING_QUEUE,
     # 3: vector deletions counted (SQLite's 9): in-process indexes notice a purge anywhere
     _VECTOR_DELETIONS,
-    # 4: the text index without GIN's pending list, which every search scanned in full
-    _TEXT_INDEX_UPDATES,
+    # 4: the text index without GIN's pending list, which every search scanned in full; each
+    # vector row names its agent (exact scans and HNSW indexes per agent)
+    [*_TEXT_INDEX_UPDATES, *_VECTOR_AGENTS],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -2,8 +2,11 @@
 
 Vectors travel as the little-endian float32 bytes the rest of cortex-mcp uses (the adapters
 below convert pgvector's own format), so the search layer's numpy matrix and the lifecycle
-read them unchanged. `knn` asks pgvector: exact below `HNSW_MIN_ROWS` vectors of a model,
-through an HNSW index (cosine) from there on.
+read them unchanged. By default a recall asks for the agent's own nearest vectors
+(`agent_knn`): an exact scan of the agent's rows, or, once the agent has `HNSW_MIN_ROWS`
+vectors, its own HNSW index (partial: `WHERE agent_id = ...`, so other agents' vectors never
+crowd its candidates out), built in the background (`build_agent_hnsw`). With
+`vector_backend=vec0`, `knn` searches every agent's vectors through one HNSW index instead.
 
 The embedding backfill holds across processes: `pending` claims the memories it returns
 (`FOR UPDATE SKIP LOCKED`, then a claim row that expires after `CLAIM_S`), so two servers do
@@ -12,6 +15,7 @@ not embed the same memories; `save` releases the claims.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
@@ -24,8 +28,14 @@ from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
 
 log = logging.getLogger(__name__)
 
-HNSW_MIN_ROWS = 20_000  # below it an exact scan answers within a few ms (see the README)
-HNSW_EF_SEARCH = 200
+# an agent's vectors from which its own HNSW index serves it: the crossover measured by
+# tests/bench/pg_vectors.py (384 dims, 150 candidates, load 8-11: exact 13 ms and HNSW 15 ms at 5K,
+# 25 and 18 ms at 10K, 51 and 19 ms at 20K; recall@10 1.000 against exact)
+HNSW_MIN_ROWS = 10_000
+# the candidates an HNSW search keeps (pgvector returns at most this many; set on every pooled
+# connection); a search for more scans exactly
+HNSW_EF_SEARCH = 400
+_BUILD_LOCK = 0x63767864  # pg_try_advisory_lock key: one HNSW build at a time, any server
 CLAIM_S = 120.0
 _VEC_META_KEY = "vec_index"  # "model|dim" knn searches (the search layer reads it too)
 _HNSW_META_KEY = "vec_index_hnsw"  # "model|dim" once its HNSW index exists
@@ -223,3 +233,77 @@ class PgVectorStore(VectorStore):
         value = await self.db.get_meta(_VEC_META_KEY) or "|0"
         model, dim = value.rsplit("|", 1)
         return model, int(dim)
+
+    # ---- per agent (the default on PostgreSQL) ----------------------------------------
+
+    async def agent_knn(
+        self, agent_id: str, model: str, dim: int, query: bytes, k: int
+    ) -> list[tuple[str, bytes]]:
+        """The agent's `k` nearest vectors (id, float32 bytes), nearest first: through its HNSW
+        index when it has one (PostgreSQL's planner takes it), else exactly; a search for
+        more than HNSW_EF_SEARCH is exact (HNSW would stop short)."""
+        dim = int(dim)
+        distance = f"(vector::vector({dim})) <=> %s::vector({dim})"
+        if k > HNSW_EF_SEARCH:
+            distance += " + 0"  # an expression no index serves: an exact scan
+        sql = (
+            f"SELECT memory_id, vector FROM memory_vectors WHERE agent_id = %s AND model = %s"
+            f" AND dim = {dim} ORDER BY {distance} LIMIT %s"
+        )
+        params = (agent_id, model, VectorValue(query), k)
+        rows = await self.db.run(lambda raw: raw.execute(sql, params, binary=True).fetchall())
+        return [(str(row[0]), bytes(row[1])) for row in rows]
+
+    async def agent_count(self, agent_id: str, model: str, dim: int) -> int:
+        return int(
+            await self.db.scalar(
+                "SELECT COUNT(*) FROM memory_vectors WHERE agent_id = ? AND model = ? AND dim = ?",
+                (agent_id, model, dim),
+            )
+        )
+
+    async def build_agent_hnsw(self, agent_id: str, model: str, dim: int) -> bool:
+        """The agent's own HNSW index (cosine), built without blocking writers; one build at a
+        time across servers (False when another is building). An interrupted build's invalid
+        index is dropped and built again."""
+        from psycopg import sql
+
+        name = hnsw_index_name(agent_id, model, dim)
+        create = sql.SQL(
+            "CREATE INDEX CONCURRENTLY {} ON memory_vectors USING hnsw"
+            " ((vector::vector({})) vector_cosine_ops)"
+            " WHERE agent_id = {} AND model = {} AND dim = {}"
+        ).format(
+            sql.Identifier(name),
+            sql.Literal(int(dim)),
+            sql.Literal(agent_id),
+            sql.Literal(model),
+            sql.Literal(int(dim)),
+        )
+
+        def build(raw: Any) -> bool:
+            if not raw.execute("SELECT pg_try_advisory_lock(%s)", (_BUILD_LOCK,)).fetchone()[0]:
+                return False
+            try:
+                state = raw.execute(
+                    "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+                    " WHERE c.relname = %s",
+                    (name,),
+                ).fetchone()
+                if state is not None and state[0]:
+                    return True
+                if state is not None:
+                    raw.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(name)))
+                raw.execute(create)
+                log.info("built the HNSW index of agent %s (%d dimensions)", agent_id, dim)
+                return True
+            finally:
+                raw.execute("SELECT pg_advisory_unlock(%s)", (_BUILD_LOCK,))
+
+        return await self.db.run(build)
+
+
+def hnsw_index_name(agent_id: str, model: str, dim: int) -> str:
+    """A fixed name per (agent, model, dim): any server finds the index another one built."""
+    digest = hashlib.sha256(f"{agent_id}\x00{model}\x00{dim}".encode()).hexdigest()[:16]
+    return f"idx_memory_vectors_hnsw_a{digest}"

@@ -1,0 +1,167 @@
+"""Recall latency on PostgreSQL, before and after a change, in one run (issue 17).
+
+    python tests/bench/pg_recall.py --before /path/to/older/checkout [--size 10000]
+
+The same memories (tests/bench/stores.py's: one agent's facts, 384-dim stub vectors) go into
+one fresh PostgreSQL database per checkout, each copied by that checkout's own `migrate`
+(so each has its own schema), then `VACUUM ANALYZE` as autovacuum would soon do (`--raw`
+skips it: the state right after a copy). Then rounds alternate between the checkouts and a
+SQLite file (the simple baseline): each round is a fresh process of that checkout opening the
+service (`open_cortex`) and timing `--queries` recalls after a warm-up, text only and hybrid
+(the query embedded by the local stub over HTTP, the same cost everywhere). Alternating
+rounds share the machine's load fairly; the table gives p50/p95 over all rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.bench.pg import postgres_databases  # noqa: E402
+from tests.bench.stores import build_sqlite  # noqa: E402
+from tests.embedding_stub import StubState, embedding_stub  # noqa: E402
+
+DIM = 384
+
+# run by each checkout's python with that checkout first on sys.path
+_COPY = """
+import asyncio, sys
+from cortex_mcp.engine.exchange.migrate import migrate
+asyncio.run(migrate(sys.argv[1], sys.argv[2], batch=5000))
+"""
+
+_MEASURE = """
+import asyncio, json, random, sys, time
+from pathlib import Path
+from cortex_mcp.config import load_settings
+from cortex_mcp.runtime import open_cortex
+SUBJECTS = {subjects!r}
+TOPICS = {topics!r}
+location, embed, mode, queries, seed = sys.argv[1:6]
+extra = {{"database_url": location}} if location.startswith("postgres") else {{}}
+settings = load_settings(
+    db_path=Path(location) if not extra else Path("unused.db"),
+    embedding_provider="openai" if mode == "hybrid" else "none",
+    embedding_base_url=embed, embedding_model="stub-embed", embedding_dimensions={dim},
+    embedding_timeout_s=60.0, **extra,
+)
+rng = random.Random(int(seed))
+def question():
+    return f"when did {{rng.choice(SUBJECTS)}} look at the {{rng.choice(TOPICS)}}"
+async def main():
+    async with open_cortex(settings, background=False) as service:
+        for _ in range(5):
+            await service.recall(question(), agent_id="bench", max_results=10)
+        took = []
+        for _ in range(int(queries)):
+            started = time.perf_counter()
+            await service.recall(question(), agent_id="bench", max_results=10)
+            took.append((time.perf_counter() - started) * 1000)
+    print(json.dumps(took))
+asyncio.run(main())
+"""
+
+
+def python_of(tree: Path) -> str:
+    venv = tree / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def run_in(tree: Path, code: str, *args: str) -> str:
+    wrapped = f"import sys; sys.path.insert(0, {str(tree)!r})\n{code}"
+    done = subprocess.run(
+        [python_of(tree), "-c", wrapped, *args],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{tree}: {done.stderr.strip().splitlines()[-1:]}")
+    return done.stdout
+
+
+def vacuum(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--before", type=Path, help="a checkout of the code before the change")
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--queries", type=int, default=50, help="timed recalls per round")
+    parser.add_argument("--modes", default="text,hybrid")
+    parser.add_argument("--raw", action="store_true", help="no VACUUM ANALYZE after the copy")
+    parser.add_argument("--database-url", help="a PostgreSQL server (default: embedded)")
+    args = parser.parse_args()
+    from tests.bench import stores
+
+    measure = _MEASURE.format(subjects=stores.SUBJECTS, topics=stores.TOPICS, dim=DIM)
+    trees = {"after": ROOT, **({"before": args.before.resolve()} if args.before else {})}
+    times: dict[tuple[str, str], list[float]] = {}
+    with ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        fresh = stack.enter_context(postgres_databases(args.database_url))
+        embed, _ = stack.enter_context(embedding_stub(StubState(keep_alive=True)))
+        source = folder / "source.db"
+        asyncio.run(build_sqlite(source, args.size, DIM))
+        stores_at: dict[str, str] = {"sqlite": str(folder / "work.db")}
+        run_in(ROOT, _COPY, str(source), stores_at["sqlite"])
+        for name, tree in trees.items():
+            url = fresh(f"cortex_recall_{name}")
+            run_in(tree, _COPY, str(source), url)
+            if not args.raw:
+                vacuum(url)
+            stores_at[f"postgres {name}"] = url
+        for round_number in range(args.rounds):
+            for mode in args.modes.split(","):
+                for store, location in stores_at.items():
+                    tree = trees[store.split()[-1]] if store != "sqlite" else ROOT
+                    took = json.loads(
+                        run_in(
+                            tree,
+                            measure,
+                            location,
+                            embed,
+                            mode,
+                            str(args.queries),
+                            str(round_number),
+                        )
+                    )
+                    times.setdefault((mode, store), []).extend(took)
+                    print(f"  round {round_number} {mode} {store}", file=sys.stderr)
+    print(
+        f"\nrecall of one agent's {args.size:,} memories, {args.rounds} alternating rounds x"
+        f" {args.queries} recalls ({'right after the copy' if args.raw else 'VACUUM ANALYZE'})"
+    )
+    print("| mode | store | p50 ms | p95 ms | p50 / SQLite |")
+    print("|---|---|---|---|---|")
+    for (mode, store), took in times.items():
+        base = statistics.median(times[(mode, "sqlite")])
+        p50 = statistics.median(took)
+        print(f"| {mode} | {store} | {p50:.1f} | {pct(took, 0.95):.1f} | {p50 / base:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
