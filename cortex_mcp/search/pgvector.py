@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 
 import numpy as np
 
@@ -25,6 +26,10 @@ log = logging.getLogger(__name__)
 
 BACKEND = "pgvector"
 SIZE_CHECK_S = 60.0  # how often an agent's vector count is looked at (for its HNSW index)
+# candidates' vectors kept for the same recall's fusion and MMR: how many, how long (a
+# summary's text, and so its vector, may be rewritten by the lifecycle)
+RECENT_VECTORS = 4096
+RECENT_S = 5.0
 
 
 class PgVectorIndex(VectorIndex):
@@ -35,6 +40,9 @@ class PgVectorIndex(VectorIndex):
         self._sized: dict[tuple[str, str, int], float] = {}  # when each agent was counted
         self._building: asyncio.Task[None] | None = None
         self.hnsw_min_rows = HNSW_MIN_ROWS
+        # (model, id) -> (when, vector) of recent candidates: a recall's fusion and MMR read
+        # the vectors its search has just returned
+        self._recent: OrderedDict[tuple[str, str], tuple[float, np.ndarray]] = OrderedDict()
 
     async def backend_for(self, agent_id: str, model_key: str, dim: int) -> str:
         return BACKEND
@@ -53,7 +61,7 @@ class PgVectorIndex(VectorIndex):
             rows = await self.vectors.agent_knn(
                 filters.agent_id, model_key, dim, query.tobytes(), want
             )
-            found = _scored(rows, query, dim)
+            found = self._scored(rows, query, model_key, dim)
             found.extend((i, float(v @ query)) for i, v in shared.items())
             found.sort(key=lambda hit: -hit[1])
             allowed = await self.memories.eligible([i for i, _ in found], filters)
@@ -66,9 +74,38 @@ class PgVectorIndex(VectorIndex):
     async def vectors_for(
         self, ids: list[str], model_key: str, dim: int, *, refresh: bool = True
     ) -> dict[str, np.ndarray]:
-        """Vectors of these memories, from the table (one statement)."""
-        blobs = await self.vectors.vectors_of(ids, model_key, dim)
-        return {i: np.frombuffer(blob, dtype=np.float32) for i, blob in blobs.items()}
+        """Vectors of these memories: those of recent candidates at hand, the others from
+        the table (one statement)."""
+        fresh_after = time.monotonic() - RECENT_S
+        found = {}
+        for memory_id in ids:
+            seen = self._recent.get((model_key, memory_id))
+            if seen is not None and seen[0] > fresh_after:
+                found[memory_id] = seen[1]
+        missing = [i for i in ids if i not in found]
+        for memory_id, blob in (await self.vectors.vectors_of(missing, model_key, dim)).items():
+            found[memory_id] = self._remember(model_key, memory_id, blob)
+        return found
+
+    def _scored(
+        self, rows: list[tuple[str, bytes]], query: np.ndarray, model_key: str, dim: int
+    ) -> list[tuple[str, float]]:
+        """(id, cosine) as the in-process index computes it: one float32 matrix product."""
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
+        scores = matrix.reshape(len(rows), dim) @ query
+        for memory_id, blob in rows:
+            self._remember(model_key, memory_id, blob)
+        return [(i, float(score)) for (i, _), score in zip(rows, scores, strict=True)]
+
+    def _remember(self, model_key: str, memory_id: str, blob: bytes) -> np.ndarray:
+        vector = np.frombuffer(blob, dtype=np.float32)
+        self._recent[(model_key, memory_id)] = (time.monotonic(), vector)
+        self._recent.move_to_end((model_key, memory_id))
+        while len(self._recent) > RECENT_VECTORS:
+            self._recent.popitem(last=False)
+        return vector
 
     # ---- an HNSW index per large agent --------------------------------------------------
 
@@ -99,12 +136,3 @@ class PgVectorIndex(VectorIndex):
                     log.info("HNSW index of agent %s ready in %.1f s", agent_id, seconds)
         except Exception as exc:  # the exact scan keeps answering; the next check retries
             log.warning("HNSW index of agent %s not built: %s", agent_id, exc)
-
-
-def _scored(rows: list[tuple[str, bytes]], query: np.ndarray, dim: int) -> list[tuple[str, float]]:
-    """(id, cosine) as the in-process index computes it: one float32 matrix product."""
-    if not rows:
-        return []
-    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
-    scores = matrix.reshape(len(rows), dim) @ query
-    return [(memory_id, float(score)) for (memory_id, _), score in zip(rows, scores, strict=True)]
