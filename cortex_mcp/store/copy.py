@@ -43,7 +43,7 @@ class SqliteRows:
 
     @property
     def label(self) -> str:
-        return str(self.path)
+        return str(self.path.resolve())
 
     async def open(self) -> None:
         if not self.path.is_file():
@@ -103,6 +103,9 @@ class SqliteTarget:
         self._db = Database(self._temp, allow_vec=False)
         await self._db.open()
 
+    async def unfinished(self) -> None:
+        """Never: an interrupted copy leaves no file behind (it only had a temporary name)."""
+
     async def existing_rows(self) -> int:
         """Rows already in the file this copy would replace (0 when there is none)."""
         if not self.path.exists():
@@ -111,6 +114,12 @@ class SqliteTarget:
 
     async def clear(self) -> None:
         """Nothing to clear: the copy is a new file and `commit` replaces the old one whole."""
+
+    async def start(self, source: str) -> None:
+        """Nothing to prepare: the new file has its schema and indexes already."""
+
+    async def resume_after(self, spec: Table) -> None:
+        """Nothing to resume: every copy into SQLite starts over."""
 
     async def write(self, spec: Table, rows: list[Row]) -> None:
         assert self._db is not None

@@ -8,7 +8,7 @@ representation: text, int, float, bytes (a vector as float32 little-endian), Non
 types to and from that form.
 
 Not copied: `leases` (they name live processes of the source's machine) and the meta keys a
-backend keeps about its own indexes (`DERIVED_META`)."""
+backend keeps about its own indexes and an unfinished copy (`DERIVED_META`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 Kind = Literal["text", "int", "real", "flag", "time", "json", "vector"]
 
-DERIVED_META = frozenset({"vec_index", "vec_index_hnsw"})
+# the vector index in use and its HNSW index; a copy in progress (`postgres.target.MARK`)
+DERIVED_META = frozenset({"vec_index", "vec_index_hnsw", "copy_unfinished"})
 
 
 @dataclass(frozen=True)

@@ -1,82 +1,60 @@
-"""SQLite and PostgreSQL side by side (issue 17, acceptance 3): recall p50/p95 and remember
-throughput on each store at a few sizes, on the same memories and the same queries.
+"""SQLite and PostgreSQL side by side (issue 17, acceptance 3): recall p50/p95, text only and
+with vectors, and remember throughput, one after another and from concurrent clients, at
+10K and 1M memories, with the same data and the same queries on both stores.
 
-    python tests/bench/stores.py --sizes 10000
-    python tests/bench/stores.py --sizes 10000,1000000 --keep ~/cortex-bench   # build once, reuse
+    python tests/bench/stores.py                                  # 10000,1000000
+    python tests/bench/stores.py --sizes 10000 --queries 50
     python tests/bench/stores.py --database-url postgresql://u:p@host/postgres  # your server
 
-Each size is built once as a SQLite file through the store's bulk row writer (the one
-`cortex-mcp migrate` uses): one agent's memories of every layer dated over a year, each with
-a vector of `--dim` dimensions from the local embedding stub (hashed word stems: texts sharing
-words are close). PostgreSQL gets the same rows with `cortex-mcp migrate`'s engine, into a
-fresh database on an embedded PostgreSQL 16 with pgvector (pgserver; the dev extra brings it)
-or on the server of `--database-url` (a user who may CREATE DATABASE).
+The data is tests/bench/scale_data.py's cached database of each size (six agents from 55% to
+0.5% of the memories, English, Chinese and Japanese, 384-dim vectors of its deterministic
+model; built once under /tmp/cortex-scale and only read here). SQLite is measured on a copy
+of it (SQLite's backup API: the remembers and access counts must not change the cache);
+PostgreSQL gets the same rows with `cortex-mcp migrate`'s engine (timed: the bulk copy at that
+size) into a fresh database on an embedded PostgreSQL 16 with pgvector (pgserver, in a
+temporary folder removed at the end; its default settings) or on the server of
+`--database-url` (a user who may CREATE DATABASE).
 
-Then, through the service (`open_cortex`, the path every transport takes), on each store:
-- the first recall, which builds or loads the vector index (vec0 or numpy on SQLite, exact
-  scan or HNSW past its size on PostgreSQL);
-- recall p50/p95 over `--queries` hybrid recalls (the query embedded by the stub over HTTP,
-  the same cost on both stores);
-- remember throughput: `--remembers` new memories one after the other, and again from 8 tasks
-  at once (PostgreSQL writes in parallel through its pool; SQLite has one writer).
+The queries are recall_scale.py's (a few words of a memory, asked as the agent that owns it; a
+fifth generic), the same list on both stores. Through the service (`open_cortex`, the path
+every transport takes), on each store in turn:
+- text recall p50/p95: recalls with no embedding provider;
+- the first recall with vectors of each agent (it builds the agent's vector index), summed;
+- hybrid recall p50/p95: the query embedded in-process by the data's own model (no network);
+- remember/s: `--remembers` new memories one after another, then the same number from
+  `--clients` concurrent tasks (PostgreSQL writes through its pool; SQLite has one writer).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as cortex_mcp does; numpy loads first here
 
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.engine.exchange.migrate import migrate  # noqa: E402
-from cortex_mcp.models import new_id, to_iso  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
-from cortex_mcp.store.copy import SqliteTarget  # noqa: E402
-from cortex_mcp.store.tables import table  # noqa: E402
-from cortex_mcp.tokenize import content_hash  # noqa: E402
+from cortex_mcp.service import CortexService  # noqa: E402
 from tests.bench.pg import postgres_databases  # noqa: E402
-from tests.embedding_stub import StubState, embedding_stub, stub_vector  # noqa: E402
+from tests.bench.recall_scale import make_queries  # noqa: E402
+from tests.bench.scale_data import MODEL, ScaleEmbedder, ensure  # noqa: E402
 
-MODEL = "stub-embed"
-AGENT = "bench"
-BATCH = 5000
-SUBJECTS = (
-    "Harry Alice Bob Mei Kenji Sofia Omar Lena Priya Tomas Yuki Chen Grace Ivan Nadia Pablo"
-    " the-team the-landlord our-client the-dentist the-bank the-school"
-).split()
-VERBS = (
-    "prefers bought deployed fixed reviewed scheduled moved cancelled planned visited sold"
-    " painted booked repaired renewed returned ordered shipped audited upgraded"
-).split()
-TOPICS = (
-    "budget firewall vps apartment meeting invoice kubernetes travel cat dentist garden"
-    " router laptop lease insurance passport concert recipe bicycle piano backup printer"
-    " contract mortgage holiday wedding newsletter database certificate subscription"
-).split()
+WARM = 10
+TOPICS = "garden invoice router passport piano mortgage backup concert lease".split()
 PLACES = "Berlin Tokyo Lisbon Osaka Austin Nairobi Oslo Lyon Seoul Quito".split()
-
-
-def fact(rng: random.Random, n: int) -> str:
-    return (
-        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} the {rng.choice(TOPICS)} in"
-        f" {rng.choice(PLACES)} (note {n}) on day {rng.randint(1, 28)}"
-    )
-
-
-def question(rng: random.Random) -> str:
-    return f"when did {rng.choice(SUBJECTS)} look at the {rng.choice(TOPICS)}"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -84,130 +62,102 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def memory_pages(size: int, dim: int) -> Iterator[tuple[list[Any], list[Any]]]:
-    """Memory rows and vector rows, in pages, as `store.tables` describes them."""
-    rng = random.Random(size)
-    first = datetime(2025, 11, 1, tzinfo=UTC)
-    layers = ["core"] * 6 + ["archive"] * 3 + ["working"]
-    for offset in range(0, size, BATCH):
-        memories, vectors = [], []
-        for n in range(offset, min(size, offset + BATCH)):
-            content = fact(rng, n)
-            moment = to_iso(first + timedelta(minutes=n * 525_600 // size))
-            memory_id = new_id()
-            memories.append(
-                (
-                    n + 1,
-                    memory_id,
-                    AGENT,
-                    rng.choice(layers),
-                    "fact",
-                    content,
-                    content_hash(content),
-                    None,
-                    0.5,
-                    0.8,
-                    1.0,
-                    0,
-                    None,
-                    moment,
-                    moment,
-                    None,
-                    None,
-                    None,
-                    "{}",
-                    0,
-                )
-            )
-            blob = stub_vector(content, dim).astype("<f4").tobytes()
-            vectors.append((memory_id, MODEL, dim, blob, moment))
-        yield memories, vectors
+def new_fact(rng: random.Random, n: int) -> str:
+    return f"Bench note {n}: the {rng.choice(TOPICS)} in {rng.choice(PLACES)} on day {n % 28 + 1}"
 
 
-async def build_sqlite(path: Path, size: int, dim: int) -> float:
+def copy_sqlite(source: Path, target: Path) -> float:
+    """A consistent copy of the cached file (another process may be reading or writing it)."""
     started = time.perf_counter()
-    target = SqliteTarget(path)
-    await target.open()
+    os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o600))  # private, as cortex-mcp makes it
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    dst = sqlite3.connect(target)
     try:
-        for done, (memories, vectors) in enumerate(memory_pages(size, dim), 1):
-            await target.write(table("memories"), memories)
-            await target.write(table("memory_vectors"), vectors)
-            print(f"\r  building {min(done * BATCH, size):,}/{size:,}", end="", file=sys.stderr)
-        await target.commit()
-    except BaseException:
-        await target.abort()
-        raise
-    print(file=sys.stderr)
+        src.backup(dst, pages=65_536)
+    finally:
+        dst.close()
+        src.close()
     return time.perf_counter() - started
 
 
-def settings_for(store: str, location: str, embed_url: str, dim: int) -> Any:
+def settings_for(store: str, location: str) -> Any:
     extra: dict[str, Any] = {"database_url": location} if store == "postgres" else {}
     return load_settings(
         db_path=Path(location) if store == "sqlite" else Path("unused.db"),
         embedding_provider="openai",
-        embedding_base_url=embed_url,
+        embedding_base_url="http://127.0.0.1:9/v1",  # never called: the provider is in-process
         embedding_model=MODEL,
-        embedding_dimensions=dim,
-        embedding_timeout_s=60.0,
         **extra,
     )
 
 
-async def measure(settings: Any, queries: int, remembers: int, size: int) -> dict[str, float]:
-    rng = random.Random(7)
+async def timed_recalls(service: CortexService, queries: list[tuple[str, str]]) -> list[float]:
+    took = []
+    for agent, question in queries:
+        started = time.perf_counter()
+        await service.recall(question, agent_id=agent, max_results=10)
+        took.append((time.perf_counter() - started) * 1000)
+    await service.drain()
+    return took
+
+
+async def remembers(service: CortexService, count: int, clients: int, first: int) -> float:
+    """Remembers per second of `count` new memories from `clients` concurrent tasks."""
+    rng = random.Random(first)
+    per_client = count // clients
+
+    async def client(k: int) -> None:
+        for n in range(per_client):
+            await service.remember(new_fact(rng, first + k * per_client + n), agent_id="main")
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client(k) for k in range(clients)))
+    return per_client * clients / (time.perf_counter() - started)
+
+
+async def measure(settings: Any, queries: list[tuple[str, str]], args: Any) -> dict[str, float]:
     figures: dict[str, float] = {}
+    warm, timed = queries[:WARM], queries[WARM:]
     async with open_cortex(settings, background=False) as service:
-        t0 = time.perf_counter()
-        first = await service.recall(question(rng), agent_id=AGENT, max_results=10)
-        figures["first_ms"] = (time.perf_counter() - t0) * 1000
-        if first.meta.degraded:
-            print(f"  degraded: {first.meta.skipped_reason}", file=sys.stderr)
-        took = []
-        for _ in range(queries):
-            t0 = time.perf_counter()
-            await service.recall(question(rng), agent_id=AGENT, max_results=10)
-            took.append((time.perf_counter() - t0) * 1000)
-        figures["p50"], figures["p95"] = statistics.median(took), pct(took, 0.95)
-        t0 = time.perf_counter()
-        for n in range(remembers):
-            await service.remember(fact(rng, size + n), agent_id=AGENT)
-        figures["serial"] = remembers / (time.perf_counter() - t0)
-
-        async def writer(k: int) -> None:
-            for n in range(remembers // 8):
-                await service.remember(fact(rng, size * 2 + k * remembers + n), agent_id=AGENT)
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(writer(k) for k in range(8)))
-        figures["parallel"] = (remembers // 8 * 8) / (time.perf_counter() - t0)
+        service.embeddings.providers = []  # text only
+        await timed_recalls(service, warm)
+        text = await timed_recalls(service, timed)
+        figures["text_p50"], figures["text_p95"] = statistics.median(text), pct(text, 0.95)
+        service.embeddings.providers = [ScaleEmbedder()]
+        started = time.perf_counter()
+        for agent in sorted({agent for agent, _ in queries}):  # each agent's vector index
+            await service.recall("warm up", agent_id=agent)
+        figures["index_s"] = time.perf_counter() - started
+        await timed_recalls(service, warm)
+        hybrid = await timed_recalls(service, timed)
+        figures["hybrid_p50"], figures["hybrid_p95"] = statistics.median(hybrid), pct(hybrid, 0.95)
+        figures["serial"] = await remembers(service, args.remembers, 1, 10_000_000)
+        figures["parallel"] = await remembers(service, args.remembers, args.clients, 20_000_000)
     return figures
 
 
-async def run_size(
-    size: int, args: argparse.Namespace, folder: Path, fresh: Callable[[str], str], embed: str
-) -> list[tuple[str, dict[str, float]]]:
-    path = folder / f"stores-{size}-{args.dim}.db"
-    rows: list[tuple[str, dict[str, float]]] = []
-    if not path.exists():
-        print(f"{size:,}: built SQLite in {await build_sqlite(path, size, args.dim):.0f} s")
+async def run_size(size: int, args: Any, folder: Path, fresh: Any) -> list[tuple[str, Any]]:
+    cache = await ensure(size, vectors=True)
+    queries = make_queries(cache, args.queries + WARM, seed=size)
+    work = folder / f"work-{size}.db"
+    print(f"{size:,}: SQLite copy in {copy_sqlite(cache, work):.0f} s", file=sys.stderr)
     pg_url = fresh(f"cortex_bench_{size}")
     started = time.perf_counter()
-    report = await migrate(str(path), pg_url, batch=BATCH)
+    report = await migrate(str(cache), pg_url)
     seconds = time.perf_counter() - started
+    memories = next(t.rows for t in report.tables if t.table == "memories")
     print(
         f"{size:,}: migrate to PostgreSQL {report.rows:,} rows in {seconds:.0f} s"
-        f" ({report.rows / seconds:,.0f} rows/s)"
+        f" ({memories / seconds:,.0f} memories/s, load {os.getloadavg()[0]:.1f})"
     )
-    work = folder / f"work-{size}.db"  # the measured copy: remembers must not grow the kept file
-    await migrate(str(path), str(work), replace=True, batch=BATCH)
+    rows = []
     for store, location in (("sqlite", str(work)), ("postgres", pg_url)):
-        figures = await measure(
-            settings_for(store, location, embed, args.dim), args.queries, args.remembers, size
-        )
+        figures = await measure(settings_for(store, location), queries, args)
+        figures["load"] = os.getloadavg()[0]
         rows.append((store, figures))
         print(f"  {store}: {figures}", file=sys.stderr)
     work.unlink(missing_ok=True)
+    fresh(f"cortex_bench_{size}")  # emptied again: the next size has the disk
     return rows
 
 
@@ -215,36 +165,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", default="10000", help="comma-separated memory counts")
-    parser.add_argument("--dim", type=int, default=384, help="vector dimensions")
+    parser.add_argument("--sizes", default="10000,1000000", help="comma-separated memory counts")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--remembers", type=int, default=400)
+    parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--database-url", help="a PostgreSQL server (default: embedded)")
-    parser.add_argument("--keep", type=Path, help="a folder for the built SQLite files")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
     results = []
     with ExitStack() as stack:
-        folder = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cortex-stores-")))
         fresh = stack.enter_context(postgres_databases(args.database_url))
-        embed, _ = stack.enter_context(embedding_stub(StubState(keep_alive=True)))
-        for size in sizes:
-            for store, figures in asyncio.run(run_size(size, args, folder, fresh, embed)):
+        for size in [int(s) for s in args.sizes.split(",")]:
+            for store, figures in asyncio.run(run_size(size, args, folder, fresh)):
                 results.append((size, store, figures))
     print(
-        f"\nhybrid recall of one agent's memories ({args.dim}-dim vectors), {args.queries}"
-        f" queries; remember of new memories ({args.remembers})"
+        f"\n{args.queries} recalls of 10 (the same queries on both stores); {args.remembers}"
+        f" remembers one after another, then {args.remembers} from {args.clients} clients;"
+        f" {os.cpu_count()} CPUs"
     )
     print(
-        "| memories | store | first recall ms | recall p50 ms | p95 ms | remember/s (1) |"
-        " remember/s (8 tasks) |"
+        "| memories | store | text p50 / p95 ms | hybrid p50 / p95 ms | vector indexes built s"
+        f" | remember/s (1) | remember/s ({args.clients}) | load |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for size, store, f in results:
         print(
-            f"| {size:,} | {store} | {f['first_ms']:.0f} | {f['p50']:.1f} | {f['p95']:.1f}"
-            f" | {f['serial']:.0f} | {f['parallel']:.0f} |"
+            f"| {size:,} | {store} | {f['text_p50']:.1f} / {f['text_p95']:.1f}"
+            f" | {f['hybrid_p50']:.1f} / {f['hybrid_p95']:.1f} | {f['index_s']:.1f}"
+            f" | {f['serial']:.0f} | {f['parallel']:.0f} | {f['load']:.1f} |"
         )
 
 

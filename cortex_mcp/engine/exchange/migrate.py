@@ -7,17 +7,25 @@ Only the indexes are derived again by the target (its text index and vector inde
 
 While it copies, each table gets a count and an order-free checksum (`TableDigest`); the
 target is then read back and must give the same count and checksum for every table before the
-copy becomes visible. The copy is atomic: a new SQLite file takes its name only after that
-check; on PostgreSQL everything happens in one transaction committed after it. A copy that
-fails or is interrupted leaves the target as it was, and running it again starts over.
+copy is declared whole (`commit`).
 
-A target that already holds rows is refused unless `replace` is given."""
+How a copy that fails or is interrupted ends depends on the target:
+- a SQLite file is new and takes its name only at `commit`: the old target is left as it was,
+  and running the copy again starts over;
+- PostgreSQL commits each page (COPY, one transaction) and marks the store unfinished until
+  `commit`: running the same copy again goes on after the last row each table holds (the
+  whole source is still read for its checksums), and servers should not use the store before.
+
+A target that already holds rows is refused unless `replace` is given; so is a PostgreSQL
+store a copy from another source left unfinished."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from dataclasses import asdict, dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -45,8 +53,11 @@ class RowTarget(Protocol):
     label: str
 
     async def open(self) -> None: ...
+    async def unfinished(self) -> str | None: ...
     async def existing_rows(self) -> int: ...
     async def clear(self) -> None: ...
+    async def start(self, source: str) -> None: ...
+    async def resume_after(self, spec: Table) -> Row | None: ...
     async def write(self, spec: Table, rows: list[Row]) -> None: ...
     async def finish(self) -> None: ...
     def reader(self) -> RowSource: ...
@@ -68,6 +79,7 @@ class MigrationReport:
     tables: list[TableCopy] = field(default_factory=list)
     seconds: float = 0.0
     replaced: int = 0  # rows the target held before (only with `replace`)
+    resumed: int = 0  # rows an unfinished copy of the same source had written already
 
     @property
     def rows(self) -> int:
@@ -105,7 +117,7 @@ def describe(location: str) -> str:
 
 def open_source(location: str) -> RowSource:
     if is_database_url(location):
-        return _postgres().PostgresRows(location)
+        return _postgres().copy.PostgresRows(location)
     from cortex_mcp.store.copy import SqliteRows
 
     return SqliteRows(sqlite_path(location))
@@ -113,15 +125,17 @@ def open_source(location: str) -> RowSource:
 
 def open_target(location: str) -> RowTarget:
     if is_database_url(location):
-        return _postgres().PostgresTarget(location)
+        return _postgres().target.PostgresTarget(location)
     from cortex_mcp.store.copy import SqliteTarget
 
     return SqliteTarget(sqlite_path(location))
 
 
 def _postgres() -> Any:
+    """The `cortex_mcp.store.postgres` package with its copy modules loaded."""
     try:
-        from cortex_mcp.store.postgres import copy
+        from cortex_mcp.store import postgres
+        from cortex_mcp.store.postgres import copy, target  # noqa: F401
     except ModuleNotFoundError as exc:
         if exc.name not in DRIVER_MODULES:
             raise
@@ -129,7 +143,7 @@ def _postgres() -> Any:
             f"PostgreSQL needs the postgres extra ({exc.name} is missing): install"
             " cortex-mcp with `pip install '/path/to/cortex-mcp[postgres]'` from your checkout"
         ) from exc
-    return copy
+    return postgres
 
 
 def _same_store(source: str, target: str) -> bool:
@@ -159,10 +173,13 @@ async def migrate(
     try:
         await target.open()
         try:
-            report.replaced = await _make_room(target, replace=replace)
-            digests = await _copy_tables(source, target, batch, progress)
+            resuming = await _make_room(target, source.label, report, replace=replace)
+            digests = await _copy_tables(source, target, batch, progress, resuming=resuming)
+            report.resumed = sum(d.skipped for d in digests)
+            _step(progress, "deriving", 0, None)
             await target.finish()
             await _verify(target.reader(), digests, batch, progress)
+            _step(progress, "indexing", 0, None)
             await target.commit()
         except BaseException:
             await target.abort()
@@ -174,37 +191,78 @@ async def migrate(
     return report
 
 
-async def _make_room(target: RowTarget, *, replace: bool) -> int:
+async def _make_room(
+    target: RowTarget, source: str, report: MigrationReport, *, replace: bool
+) -> bool:
+    """Clear or refuse what the target holds; True when an unfinished copy of the same
+    source goes on where it stopped."""
+    unfinished = await target.unfinished()
+    if unfinished == source and not replace:
+        return True
+    if unfinished is not None and not replace:
+        raise Conflict(
+            f"{target.label} holds an unfinished copy of {unfinished}; run migrate from that"
+            " store again to finish it, or pass --force to replace everything in it"
+        )
     existing = await target.existing_rows()
-    if existing and not replace:
+    if existing and unfinished is None and not replace:
         raise Conflict(
             f"{target.label} already holds {existing} rows; copy into an empty store, or pass"
             " --force to replace everything in it"
         )
     if existing:
         await target.clear()
-    return existing
+    report.replaced = existing
+    await target.start(source)
+    return False
+
+
+def _step(progress: Progress | None, phase: str, done: int, total: int | None) -> None:
+    if progress is not None:
+        progress(phase, done, total)
 
 
 async def _copy_tables(
-    source: RowSource, target: RowTarget, batch: int, progress: Progress | None
-) -> list[TableDigest]:
+    source: RowSource,
+    target: RowTarget,
+    batch: int,
+    progress: Progress | None,
+    *,
+    resuming: bool,
+) -> list[_Digest]:
     digests = []
     for spec in TABLES:
         total = await source.count(spec)
-        digest = TableDigest(spec)
-        async for rows in source.pages(spec, batch):
-            digest.add(rows)
-            await target.write(spec, rows)
-            if progress is not None:
-                progress(spec.name, digest.count, total)
+        digest = _Digest(spec)
+        after = await target.resume_after(spec) if resuming else None
+        _step(progress, spec.name, 0, total)
+        key = itemgetter(*[spec.names.index(name) for name in spec.key])
+        async with aclosing(source.pages(spec, batch)) as pages:
+            async for rows in pages:
+                digest.add(rows)
+                if after is not None:  # the unfinished copy wrote the keys up to `after`
+                    new = [row for row in rows if _key(key, row) > after]
+                    digest.skipped += len(rows) - len(new)
+                    rows = new
+                if rows:
+                    await target.write(spec, rows)
+                _step(progress, spec.name, digest.count, total)
         if digest.count != total:  # the snapshot moved: should never happen
             raise StorageError(
                 f"{source.label} changed during the copy ({spec.name}: {total} rows counted,"
-                f" {digest.count} read); nothing was written, run migrate again"
+                f" {digest.count} read); run migrate again"
             )
         digests.append(digest)
     return digests
+
+
+class _Digest(TableDigest):
+    skipped = 0  # rows an unfinished copy had written already
+
+
+def _key(key: Callable[[Row], Any], row: Row) -> Row:
+    value = key(row)
+    return value if isinstance(value, tuple) else (value,)
 
 
 async def _verify(
@@ -215,15 +273,16 @@ async def _verify(
     try:
         for wanted in expected:
             found = TableDigest(wanted.spec)
-            async for rows in copy.pages(wanted.spec, batch):
-                found.add(rows)
-                if progress is not None:
-                    progress(f"verify {wanted.spec.name}", found.count, wanted.count)
+            async with aclosing(copy.pages(wanted.spec, batch)) as pages:
+                async for rows in pages:
+                    found.add(rows)
+                    _step(progress, f"verify {wanted.spec.name}", found.count, wanted.count)
             if (found.count, found.checksum) != (wanted.count, wanted.checksum):
                 raise StorageError(
                     f"the copy of {wanted.spec.name} does not match its source ({wanted.count}"
                     f" rows, {found.count} read back, checksums {wanted.checksum[:12]} and"
-                    f" {found.checksum[:12]}); nothing was committed"
+                    f" {found.checksum[:12]}); the copy is not finished: run migrate again"
+                    " with --force to start it over"
                 )
     finally:
         await copy.close()

@@ -1,11 +1,8 @@
-"""Raw rows in and out of a PostgreSQL memory store, for a copy between stores (`migrate`).
+"""Raw rows out of a PostgreSQL memory store, for a copy between stores (`migrate`), and the
+connection both directions use (`target.py` writes a PostgreSQL store).
 
 The source is read in one REPEATABLE READ, READ ONLY transaction through server-side cursors:
-one snapshot for every table, and memory bounded by a page whatever the table's size. The
-target is written in one transaction that first locks every copied table against writers,
-so the whole copy (and its verification, read back in the same transaction) becomes visible
-at once or not at all. A memory's text index (`tsv`, `doc_len`) is computed as the remember
-path computes it; the identity counters are moved past the copied keys at the end."""
+one snapshot for every table, and memory bounded by a page whatever the table's size."""
 
 from __future__ import annotations
 
@@ -15,12 +12,8 @@ from typing import Any
 from cortex_mcp.errors import StorageError
 from cortex_mcp.store.postgres.database import PgDatabase, redact_url
 from cortex_mcp.store.postgres.driver import import_driver
-from cortex_mcp.store.postgres.memories import index_columns
-from cortex_mcp.store.postgres.vectors import VectorValue, register_vector_adapters
-from cortex_mcp.store.tables import DERIVED_META, TABLES, Row, Table
-
-# What a copy clears with --force besides the copied tables: claims name the old memories.
-_CLEARED_TOO = ("embedding_claims",)
+from cortex_mcp.store.postgres.vectors import register_vector_adapters
+from cortex_mcp.store.tables import DERIVED_META, Row, Table
 
 
 def _select(spec: Table) -> tuple[str, list[Any]]:
@@ -31,7 +24,7 @@ def _select(spec: Table) -> tuple[str, list[Any]]:
     return f"SELECT {columns} FROM {spec.name}{where} ORDER BY {', '.join(spec.key)}", params
 
 
-async def _connect(url: str) -> Any:
+async def connect(url: str) -> Any:
     """A connection of our own (not the pool's): pgvector values as float32 bytes."""
     psycopg, _ = import_driver()
     from psycopg.types import TypeInfo
@@ -41,7 +34,7 @@ async def _connect(url: str) -> Any:
         conn = await psycopg.AsyncConnection.connect(url, autocommit=True, prepare_threshold=None)
     except psycopg.Error as exc:
         raise StorageError(
-            f"PostgreSQL at {redact_url(url)} cannot be used: {_first_line(exc)}"
+            f"PostgreSQL at {redact_url(url)} cannot be used: {first_line(exc)}"
         ) from exc
     info = await TypeInfo.fetch(conn, "vector")
     if info is None:
@@ -52,30 +45,38 @@ async def _connect(url: str) -> Any:
     return conn
 
 
-async def _bring_up_to_date(url: str) -> None:
+async def bring_up_to_date(url: str) -> None:
     """Apply the migrations the database lacks (creating the schema in an empty one)."""
     async with PgDatabase(url, pool_max=1):
         pass
 
 
+UNFINISHED = "copy_unfinished"  # meta key marking a store a copy is filling (`target.py`)
+
+
 class PostgresRows:
     """Reads every copied table of one PostgreSQL store in one snapshot."""
 
-    def __init__(self, url: str, *, conn: Any = None) -> None:
+    def __init__(self, url: str, *, unfinished: bool = False) -> None:
         self.url = url
         self.label = redact_url(url)
-        self._conn = conn
-        self._owned = conn is None
+        self.unfinished = unfinished  # may read a store a copy is still filling (verification)
+        self._conn: Any = None
 
     async def open(self) -> None:
-        if not self._owned:
-            return  # reading inside a writer's transaction (verification)
-        await _bring_up_to_date(self.url)
-        self._conn = await _connect(self.url)
+        await bring_up_to_date(self.url)
+        self._conn = await connect(self.url)
         await self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        cursor = await self._conn.execute("SELECT 1 FROM meta WHERE key = %s", [UNFINISHED])
+        if not self.unfinished and await cursor.fetchone() is not None:
+            await self.close()
+            raise StorageError(
+                f"{self.label} holds an unfinished copy (cortex-mcp migrate was interrupted);"
+                " run that copy again to finish it before copying from this store"
+            )
 
     async def close(self) -> None:
-        if self._owned and self._conn is not None:
+        if self._conn is not None:
             conn, self._conn = self._conn, None
             await conn.execute("ROLLBACK")
             await conn.close()
@@ -89,7 +90,7 @@ class PostgresRows:
     async def pages(self, spec: Table, size: int) -> AsyncIterator[list[Row]]:
         sql, params = _select(spec)
         flags = spec.kinds("vector")
-        async with self._conn.cursor(name=f"copy_{spec.name}") as cursor:
+        async with self._conn.cursor(name=f"copy_{spec.name}", binary=True) as cursor:
             cursor.itersize = size
             await cursor.execute(sql, params)
             while rows := await cursor.fetchmany(size):
@@ -106,91 +107,6 @@ def _bytes_at(row: Any, positions: list[int]) -> tuple[Any, ...]:
     return tuple(values)
 
 
-class PostgresTarget:
-    """One transaction that fills an empty PostgreSQL store; committed by `commit`."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.label = redact_url(url)
-        self._conn: Any = None
-
-    async def open(self) -> None:
-        await _bring_up_to_date(self.url)
-        self._conn = await _connect(self.url)
-        await self._conn.execute("BEGIN")
-        names = ", ".join(spec.name for spec in TABLES)
-        # writers wait until the copy commits; readers go on seeing the old rows
-        await self._conn.execute(f"LOCK TABLE {names} IN EXCLUSIVE MODE")
-
-    async def existing_rows(self) -> int:
-        total = 0
-        for spec in TABLES:
-            sql, params = _select(spec)
-            cursor = await self._conn.execute(f"SELECT COUNT(*) FROM ({sql}) AS rows", params)
-            total += int((await cursor.fetchone())[0])
-        return total
-
-    async def clear(self) -> None:
-        copied = [spec.name for spec in TABLES if spec.name != "meta"]
-        await self._conn.execute(f"TRUNCATE {', '.join([*copied, *_CLEARED_TOO])}")
-        await self._conn.execute(
-            "DELETE FROM meta WHERE NOT (key = ANY(%s))", [sorted(DERIVED_META)]
-        )
-        await self._conn.execute("UPDATE text_stats SET docs = 0, tokens = 0")
-
-    async def write(self, spec: Table, rows: list[Row]) -> None:
-        names = spec.names
-        values = ["%s"] * len(names)
-        if spec.name == "memory_vectors":  # a pgvector column (the cache keeps bytea)
-            i = names.index("vector")
-            rows = [(*row[:i], VectorValue(row[i]), *row[i + 1 :]) for row in rows]
-        if spec.name == "memories":
-            names = [*names, "tsv", "doc_len"]
-            values += ["cortex_tsvector(%s::text[])", "%s"]
-            content = spec.names.index("content")
-            rows = [(*row, *index_columns(row[content])) for row in rows]
-        sql = f"INSERT INTO {spec.name} ({', '.join(names)}) VALUES ({', '.join(values)})"
-        psycopg, _ = import_driver()
-        try:
-            async with self._conn.cursor() as cursor:
-                await cursor.executemany(sql, rows)
-        except (psycopg.Error, ValueError) as exc:  # psycopg refuses NUL in text itself
-            raise StorageError(
-                f"PostgreSQL refused a row of {spec.name} ({_first_line(exc)}); nothing was"
-                " committed: fix that row in the source and run migrate again"
-            ) from exc
-
-    async def finish(self) -> None:
-        """Move each identity counter past the largest copied key."""
-        for spec in TABLES:
-            if spec.serial is None:
-                continue
-            await self._conn.execute(
-                f"SELECT setval(pg_get_serial_sequence('{spec.name}', '{spec.serial}'),"
-                f" COALESCE((SELECT MAX({spec.serial}) FROM {spec.name}), 0) + 1, false)"
-            )
-
-    def reader(self) -> PostgresRows:
-        """The rows written so far, read back inside this transaction."""
-        return PostgresRows(self.url, conn=self._conn)
-
-    async def commit(self) -> None:
-        await self._conn.execute("COMMIT")
-        await self._close()
-
-    async def abort(self) -> None:
-        if self._conn is not None:
-            try:
-                await self._conn.execute("ROLLBACK")
-            finally:
-                await self._close()
-
-    async def _close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await conn.close()
-
-
-def _first_line(exc: Exception) -> str:
+def first_line(exc: Exception) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__

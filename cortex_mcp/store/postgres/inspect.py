@@ -6,6 +6,7 @@ says what to do about it."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -131,6 +132,19 @@ async def _store(conn: Any, where: str) -> list[Check]:
             " INSERT, UPDATE, DELETE on the tables to it)",
         )
     )
+    unfinished = await _one(conn, "SELECT value FROM meta WHERE key = 'copy_unfinished'")
+    if unfinished is not None:
+        source = json.loads(unfinished[0]).get("source", "another store")
+        return [
+            database,
+            Check(
+                "copy",
+                "failed",
+                f"an unfinished copy of {source} (`cortex-mcp migrate` was stopped): run the same"
+                " migrate again to finish it (its indexes are built at the end); until then the"
+                " store is incomplete",
+            ),
+        ]
     return [database, await _indexes(conn, version)]
 
 
