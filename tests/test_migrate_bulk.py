@@ -92,6 +92,25 @@ async def test_the_bulk_text_index_is_the_one_remember_stores_byte_for_byte(
         assert sorted(_pg(second_pg_url, derived)) == sorted(_pg(pg_url, derived))
 
 
+async def test_an_import_into_postgres_indexes_each_memory_as_remember_does(
+    pg_url: str, second_pg_url: str, tmp_path: Path, clock: FakeClock
+) -> None:
+    await _remember_all(pg_url, clock)
+    exported = tmp_path / "memories.json"
+    async with open_cortex(_pg_settings(pg_url), clock=clock, background=False) as svc:
+        await svc.export_json(str(exported))
+    async with open_cortex(_pg_settings(second_pg_url), clock=clock, background=False) as svc:
+        report = await svc.import_path(str(exported))
+    assert report.memories == len(CONTENTS)
+    index = "SELECT content, encode(tsvectorsend(tsv), 'hex'), doc_len FROM memories ORDER BY 1"
+    assert _pg(second_pg_url, index) == _pg(pg_url, index)
+    for derived in (
+        "SELECT * FROM text_stats ORDER BY slot",
+        "SELECT COUNT(*) FROM embedding_queue",
+    ):
+        assert _pg(second_pg_url, derived) == _pg(pg_url, derived)
+
+
 async def test_search_answers_the_same_on_the_bulk_copy_as_on_the_store_it_came_from(
     pg_url: str, second_pg_url: str, tmp_path: Path, clock: FakeClock
 ) -> None:

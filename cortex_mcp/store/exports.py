@@ -19,6 +19,7 @@ from cortex_mcp.store.imports import (
     MEMORY_FIELDS,
     RELATION_FIELDS,
     ImportCounts,
+    InsertFresh,
     new_memories,
     write_batch,
 )
@@ -179,9 +180,21 @@ class ExportStore:
         rows = new_memories(memories, agent_id)
 
         def txn(conn: RawConnection) -> ImportCounts:
-            return write_batch(conn, agent_id, rows, relations, logs, assign_seq=self.ASSIGNS_SEQ)
+            return write_batch(
+                conn,
+                agent_id,
+                rows,
+                relations,
+                logs,
+                assign_seq=self.ASSIGNS_SEQ,
+                insert=self.fresh_memories_insert(),
+            )
 
         return await self.db.transact(txn)
+
+    def fresh_memories_insert(self) -> InsertFresh | None:
+        """How an import inserts its new memories, if not as rows plus FTS rows."""
+        return None
 
     @asynccontextmanager
     async def roomy_cache(self) -> AsyncIterator[None]:

@@ -5,6 +5,7 @@ the caller's one transaction."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -50,9 +51,14 @@ def write_batch(
     logs: list[dict[str, Any]],
     *,
     assign_seq: bool,
+    insert: InsertFresh | None = None,
 ) -> ImportCounts:
+    """`insert`: how the new memories' rows and text index go in, when the backend does it
+    its own way (PostgreSQL); else rows and FTS rows, with `assign_seq` as below."""
     counts = ImportCounts()
-    counts.memories, counts.existing = _insert_memories(conn, agent_id, memories, assign_seq)
+    counts.memories, counts.existing = _insert_memories(
+        conn, agent_id, memories, assign_seq, insert
+    )
     for relation in relations:
         counts.relations += _insert_relation(conn, agent_id, relation)
     if logs:
@@ -77,8 +83,11 @@ class NewMemory(NamedTuple):
     text: str
 
 
+InsertFresh = Callable[[RawConnection, list[NewMemory]], None]
+
+
 def _memory_row(memory: dict[str, Any], agent_id: str) -> tuple[list[Any], str, str]:
-    """A memory's row in `_ROW_FIELDS` order (its seq still 0), content hash and FTS text."""
+    """A memory's row in `ROW_FIELDS` order (its seq still 0), content hash and FTS text."""
     data = {**memory, "agent_id": agent_id}
     metadata = memory.get("metadata")
     data["metadata"] = json.dumps(metadata, ensure_ascii=False) if metadata else "{}"
@@ -88,7 +97,11 @@ def _memory_row(memory: dict[str, Any], agent_id: str) -> tuple[list[Any], str, 
 
 
 def _insert_memories(
-    conn: RawConnection, agent_id: str, memories: list[NewMemory], assign_seq: bool
+    conn: RawConnection,
+    agent_id: str,
+    memories: list[NewMemory],
+    assign_seq: bool,
+    insert: InsertFresh | None,
 ) -> tuple[int, int]:
     """(inserted, already known): two indexed lookups per 500 rows, then one executemany for
     the rows and one for their FTS text. With `assign_seq` (SQLite, whose write lock is held)
@@ -115,7 +128,9 @@ def _insert_memories(
         taken.add(memory.id)
         known.add(memory.digest)
         fresh.append(memory)
-    if assign_seq:
+    if insert is not None:
+        insert(conn, fresh)
+    elif assign_seq:
         last = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0])
         for seq, memory in enumerate(fresh, start=last + 1):
             memory.row[0] = seq
@@ -131,12 +146,12 @@ def _insert_memories(
     return len(fresh), len(memories) - len(fresh)
 
 
-_ROW_FIELDS = ["seq", *MEMORY_FIELDS, "content_hash"]
+ROW_FIELDS = ["seq", *MEMORY_FIELDS, "content_hash"]  # `NewMemory.row`
 _INSERT_WITH_SEQ = (
-    f"INSERT INTO memories ({', '.join(_ROW_FIELDS)}) VALUES ({placeholders(_ROW_FIELDS)})"
+    f"INSERT INTO memories ({', '.join(ROW_FIELDS)}) VALUES ({placeholders(ROW_FIELDS)})"
 )
 _INSERT_WITHOUT_SEQ = (
-    f"INSERT INTO memories ({', '.join(_ROW_FIELDS[1:])}) VALUES ({placeholders(_ROW_FIELDS[1:])})"
+    f"INSERT INTO memories ({', '.join(ROW_FIELDS[1:])}) VALUES ({placeholders(ROW_FIELDS[1:])})"
 )
 
 

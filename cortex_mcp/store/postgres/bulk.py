@@ -9,13 +9,19 @@ brings that were not seen before), and the `tsvector` is written as the same tex
 stores, byte for byte (`tests/test_migrate_bulk.py` compares them).
 
 Vectors travel in pgvector's binary form (a text form of 384 floats costs more than the row);
-every other table goes through COPY's text form, each value as psycopg dumps it."""
+every other table goes through COPY's text form, each value as psycopg dumps it.
+
+An import (`cortex-mcp import` on PostgreSQL) inserts its memories with the same text index
+(`insert_indexed`) rather than through the `memories_fts` view, whose trigger splits text in
+SQL: slower, and not quite as remember splits it (Cyrillic, Greek and Vietnamese accents)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.imports import MEMORY_FIELDS, ROW_FIELDS, NewMemory
 from cortex_mcp.store.postgres.memories import index_columns
 from cortex_mcp.store.postgres.vectors import VectorValue
 from cortex_mcp.store.tables import Row, Table
@@ -32,17 +38,28 @@ class Stems:
         self._stems: dict[str, str] = {}
 
     async def learn(self, conn: Any, terms: Iterable[str]) -> None:
+        """Ask for the terms not known yet (`conn`: an async psycopg connection)."""
+        if unknown := self._unknown(terms):
+            cursor = await conn.execute(_STEM, [unknown])
+            self._stems.update(zip(unknown, (await cursor.fetchone())[0], strict=True))
+
+    def learn_in(self, conn: Any, terms: Iterable[str]) -> None:
+        """The same inside a store transaction (`conn`: a `SyncPgConnection`)."""
+        if unknown := self._unknown(terms):
+            row = conn.execute(_STEM.replace("%s", "?"), (unknown,)).fetchone()
+            self._stems.update(zip(unknown, row[0], strict=True))
+
+    def _unknown(self, terms: Iterable[str]) -> list[str]:
         unknown = sorted({term for term in terms if term not in self._stems})
-        if not unknown:
-            return
         if len(self._stems) + len(unknown) > _STEMS_MAX:
             self._stems.clear()
-        cursor = await conn.execute("SELECT cortex_lexemes(%s::text[])", [unknown])
-        row = await cursor.fetchone()
-        self._stems.update(zip(unknown, row[0], strict=True))
+        return unknown
 
     def of(self, terms: list[str]) -> list[str]:
         return [self._stems[term] for term in terms]
+
+
+_STEM = "SELECT cortex_lexemes(%s::text[])"
 
 
 def tsvector_text(lexemes: Sequence[str]) -> str:
@@ -68,6 +85,31 @@ async def memory_rows(conn: Any, stems: Stems, spec: Table, rows: list[Row]) -> 
         (*row, tsvector_text(stems.of(terms)), doc_len)
         for row, (terms, doc_len) in zip(rows, indexed, strict=True)
     ]
+
+
+def insert_indexed(stems: Stems) -> Callable[[Any, list[NewMemory]], None]:
+    """An import's insert of new memories with their text index in the row (`tsv`, `doc_len`,
+    as remember stores them), instead of one `memories_fts` trigger call per row."""
+
+    def insert(conn: Any, fresh: list[NewMemory]) -> None:
+        indexed = [index_columns(memory.row[_CONTENT]) for memory in fresh]
+        stems.learn_in(conn, (term for terms, _ in indexed for term in terms))
+        conn.executemany(
+            _INSERT_INDEXED,
+            [
+                [*memory.row[1:], tsvector_text(stems.of(terms)), doc_len]
+                for memory, (terms, doc_len) in zip(fresh, indexed, strict=True)
+            ],
+        )
+
+    return insert
+
+
+_CONTENT = 1 + MEMORY_FIELDS.index("content")  # in `NewMemory.row` (seq first)
+_INSERT_INDEXED = (
+    f"INSERT INTO memories ({', '.join(ROW_FIELDS[1:])}, tsv, doc_len)"
+    f" VALUES ({placeholders(ROW_FIELDS[1:])}, ?::tsvector, ?)"
+)
 
 
 def copy_statement(spec: Table) -> tuple[str, list[str] | None]:

@@ -14,7 +14,9 @@ from cortex_mcp.models import LifecycleAction
 from cortex_mcp.store.backend import SQLITE, StoreClasses
 from cortex_mcp.store.browse import BrowseStore
 from cortex_mcp.store.exports import ExportStore
+from cortex_mcp.store.imports import InsertFresh
 from cortex_mcp.store.lifecycle import LifecycleStore
+from cortex_mcp.store.postgres.bulk import Stems, insert_indexed
 from cortex_mcp.store.postgres.memories import PgMemoryStore
 from cortex_mcp.store.postgres.vectors import PgVectorStore
 
@@ -36,6 +38,11 @@ class PgLifecycleStore(LifecycleStore):
 
 class PgExportStore(ExportStore):
     ASSIGNS_SEQ = False  # seq is an identity column other writers draw from at the same time
+    _stems = Stems()  # per process: the dictionary is fixed by the schema
+
+    def fresh_memories_insert(self) -> InsertFresh:
+        """Rows with their text index computed as remember computes it (`bulk`)."""
+        return insert_indexed(self._stems)
 
     @asynccontextmanager
     async def roomy_cache(self) -> AsyncIterator[None]:
