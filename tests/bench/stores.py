@@ -136,6 +136,19 @@ async def measure(settings: Any, queries: list[tuple[str, str]], args: Any) -> d
     return figures
 
 
+class PhaseLog:
+    """Each phase of the copy as it starts, with the seconds since the copy began."""
+
+    def __init__(self, started: float) -> None:
+        self.started, self.phase = started, ""
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if phase != self.phase:
+            self.phase = phase
+            took = time.perf_counter() - self.started
+            print(f"  {took:7.1f} s  {phase} ({total or 0:,} rows)", file=sys.stderr, flush=True)
+
+
 async def run_size(size: int, args: Any, folder: Path, fresh: Any) -> list[tuple[str, Any]]:
     cache = await ensure(size, vectors=True)
     queries = make_queries(cache, args.queries + WARM, seed=size)
@@ -143,7 +156,7 @@ async def run_size(size: int, args: Any, folder: Path, fresh: Any) -> list[tuple
     print(f"{size:,}: SQLite copy in {copy_sqlite(cache, work):.0f} s", file=sys.stderr)
     pg_url = fresh(f"cortex_bench_{size}")
     started = time.perf_counter()
-    report = await migrate(str(cache), pg_url)
+    report = await migrate(str(cache), pg_url, progress=PhaseLog(started))
     seconds = time.perf_counter() - started
     memories = next(t.rows for t in report.tables if t.table == "memories")
     print(
