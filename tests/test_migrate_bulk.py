@@ -184,6 +184,8 @@ async def test_a_copy_that_fails_in_a_batch_keeps_the_batches_before_and_a_rerun
     assert table_rows(back) == table_rows(source)
     assert _index_names(pg_url) == indexes  # dropped for the load, built again at the end
     assert not _pg(pg_url, "SELECT 1 FROM meta WHERE key = 'copy_unfinished'")
+    analyzed = "SELECT reltuples FROM pg_class WHERE relname = 'memories'"  # -1: never
+    assert _pg(pg_url, analyzed) == [(23.0,)]  # the planner knows the copy's size
     checks = await inspect_postgres(pg_url, pool_max=2)
     assert {c.part: c.status for c in checks}["indexes"] == "ok"
     assert "copy" not in {c.part for c in checks}

@@ -6,12 +6,13 @@ source): running the same copy again goes on after the last row each table holds
 another source is refused until `--force` starts it over.
 
 Into an empty store the load is cheaper: the secondary indexes are dropped first (their
-definitions kept in the mark) and built once at the end; if the user owns the tables, their
-row triggers (text statistics, the embedding queue) are switched off inside each batch's own
-transaction, and what they keep is computed once from the copied rows instead. The last
-transaction builds the indexes and removes the mark: a marked store is unfinished, a store
-without the mark is whole. HNSW indexes are not rebuilt here; a server builds one again when
-the vectors need it (`vectors.ensure_vec_index`).
+definitions kept in the mark) and built once at the end; if the user owns the tables, the row
+triggers that keep other tables (text statistics, the embedding queue) are switched off inside
+each batch's own transaction, and what they keep is computed once from the copied rows
+instead. The last transaction builds the indexes and removes the mark: a marked store is
+unfinished, a store without the mark is whole; a VACUUM (ANALYZE) then gives the planner its
+statistics. HNSW indexes are not rebuilt here; a server builds one again when the vectors
+need it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,12 @@ _HNSW_PREFIX = "idx_memory_vectors_hnsw"
 # What a copy clears with --force besides the copied tables: claims name the old memories,
 # the queue is derived from the memories and vectors.
 _CLEARED_TOO = ("embedding_claims", "embedding_queue")
-_TRIGGERED = ("memories", "memory_vectors")  # their row triggers keep derived tables
+# Row triggers a load may skip, because `_DERIVED` computes what they keep from all the rows
+# at the end; any other trigger (one keeping a column of the row itself) still runs.
+_SKIPPED_TRIGGERS = {
+    "memories": ("memories_text_stats", "memories_embedding_queue"),
+    "memory_vectors": ("memory_vectors_embedding_queue",),
+}
 
 
 class PostgresTarget:
@@ -135,13 +141,16 @@ class PostgresTarget:
         return PostgresRows(self.url, unfinished=True)
 
     async def commit(self) -> None:
-        """Build the dropped indexes and remove the mark, in one transaction."""
+        """Build the dropped indexes and remove the mark, in one transaction; then gather
+        the planner's statistics (a fresh copy has none: its first recalls would scan)."""
         mark = await self._mark() or {}
         async with self._conn.transaction():
             await self._conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
             for _, definition in mark.get("indexes", []):
                 await self._conn.execute(definition)
             await self._conn.execute("DELETE FROM meta WHERE key = %s", [MARK])
+        tables = ", ".join(spec.name for spec in TABLES)
+        await self._conn.execute(f"VACUUM (ANALYZE) {tables}")  # tables of others: skipped
         await self._close()
 
     async def abort(self) -> None:
@@ -176,10 +185,13 @@ class PostgresTarget:
         return [(str(name), str(definition)) for name, definition in await cursor.fetchall()]
 
     async def _switch_triggers(self, spec: Table, *, on: bool) -> None:
-        """Row triggers off for this transaction only (a failed batch rolls it back too)."""
-        if spec.name in _TRIGGERED and await self._may_switch_triggers():
+        """The derived-table triggers off for this transaction only (a failed batch rolls
+        that back too)."""
+        names = _SKIPPED_TRIGGERS.get(spec.name, ())
+        if names and await self._may_switch_triggers():
+            switch = "ENABLE" if on else "DISABLE"
             await self._conn.execute(
-                f"ALTER TABLE {spec.name} {'ENABLE' if on else 'DISABLE'} TRIGGER USER"
+                f"ALTER TABLE {spec.name} " + ", ".join(f"{switch} TRIGGER {n}" for n in names)
             )
 
     async def _may_switch_triggers(self) -> bool:
@@ -188,7 +200,7 @@ class PostgresTarget:
             cursor = await self._conn.execute(
                 "SELECT bool_and(pg_has_role(t.tableowner, 'USAGE')) FROM pg_tables t"
                 " WHERE t.tablename = ANY(%s) AND t.schemaname = current_schema()",
-                [list(_TRIGGERED)],
+                [list(_SKIPPED_TRIGGERS)],
             )
             self._triggers_off = bool((await cursor.fetchone())[0])
         return self._triggers_off
