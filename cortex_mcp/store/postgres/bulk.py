@@ -67,12 +67,21 @@ def tsvector_text(lexemes: Sequence[str]) -> str:
     quoted once with the positions (1, 2, ...) it stands at."""
     positions: dict[str, list[str]] = {}
     for i, lexeme in enumerate(lexemes, 1):
-        if 1 <= len(lexeme.encode("utf-8")) <= MAX_LEXEME_BYTES:
-            positions.setdefault(lexeme, []).append(str(min(i, MAX_POSITION)))
+        if lexeme and (len(lexeme) * 4 <= MAX_LEXEME_BYTES or _fits(lexeme)):
+            positions.setdefault(lexeme, []).append(str(i) if i < MAX_POSITION else _LAST)
     return " ".join(f"{_quote(lexeme)}:{','.join(at)}" for lexeme, at in positions.items())
 
 
+_LAST = str(MAX_POSITION)
+
+
+def _fits(lexeme: str) -> bool:
+    return len(lexeme.encode("utf-8")) <= MAX_LEXEME_BYTES
+
+
 def _quote(lexeme: str) -> str:
+    if "'" not in lexeme and "\\" not in lexeme:
+        return f"'{lexeme}'"
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
