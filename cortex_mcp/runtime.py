@@ -7,6 +7,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from pathlib import Path
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.exchange.exporters import mirror_files
@@ -33,6 +34,7 @@ from cortex_mcp.providers.llm import (
 from cortex_mcp.providers.llm import OPENAI_DEFAULT_MODEL as OPENAI_CHAT_DEFAULT
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.pgvector import PgVectorIndex
+from cortex_mcp.search.saved_index import index_dir as saved_index_dir
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.service import CortexService
 from cortex_mcp.store.backend import open_database, store_classes, uses_postgres
@@ -202,7 +204,8 @@ async def open_cortex(
 
     `background=False` keeps the embedding indexer from running on its own (benchmarks and
     tests then call `embed_pending()` when they want vectors). `scheduler=True` (long-running
-    servers) runs the lifecycle on its cron schedule and catches up when it is overdue."""
+    servers) runs the lifecycle on its cron schedule and catches up when it is overdue, and
+    starts loading the saved vector indexes in the background."""
     clock = clock or SystemClock()
     names, notes = resolve_embedding_providers(settings)
     async with open_database(settings, allow_vec=allow_vec) as db:
@@ -218,6 +221,7 @@ async def open_cortex(
             memories,
             backend=settings.search.vector_backend,
             numpy_max_mb=settings.search.numpy_max_mb,
+            saved_dir=_saved_index_dir(settings, db),
         )
         embedders = build_embedders(settings, names)
         cascade = EmbeddingCascade(embedders, timeout_s=settings.embedding_timeout_s)
@@ -265,12 +269,26 @@ async def open_cortex(
         if background and not db.read_only:
             service.resume_ingest()
         nightly = _scheduler(settings, service, clock) if scheduler else None
+        model = _embedding_model(service.embeddings)
+        if scheduler and background and model is not None:  # a server: nothing waits for it
+            index.warm_saved(model)
         try:
             yield service
         finally:
             if nightly is not None:
                 await nightly.stop()
             await service.close()
+            await index.close()
+
+
+def _saved_index_dir(settings: Settings, db: object) -> Path | None:
+    """Where built vector indexes are saved: beside the SQLite file, when it is writable.
+    PostgreSQL (no file of ours beside it; several servers) rebuilds them after a restart."""
+    if uses_postgres(settings) or getattr(db, "read_only", True):
+        return None
+    if settings.db_path.name == ":memory:":
+        return None
+    return saved_index_dir(settings.db_path)
 
 
 def _mirrors(settings: Settings, service: CortexService, clock: Clock) -> MirrorWriter:

@@ -15,6 +15,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.models import MemoryChanges, SearchFilters
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.ivf import IvfIndex, quantize
+from cortex_mcp.search.vector import IndexNotReady
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
 from tests.embedding_stub import StubState, embedding_stub
@@ -58,7 +59,12 @@ async def _vector_hits(service: CortexService, query: str, agent: str) -> tuple[
     filters = SearchFilters(agent_id=agent, now="2030-01-01T00:00:00Z")
     vector = (await service.embeddings.embed([query])).vectors[0]
     model = service.embeddings.primary.model_key
-    hits, backend = await service.searcher.index.search(vector, model, 10, filters)
+    index = service.searcher.index
+    try:
+        hits, backend = await index.search(vector, model, 10, filters)
+    except IndexNotReady:  # being built in the background: wait, as a later recall would
+        await index.settled()
+        hits, backend = await index.search(vector, model, 10, filters)
     return [memory_id for memory_id, _ in hits], backend
 
 
@@ -80,6 +86,7 @@ async def test_the_backend_follows_the_budget_and_finds_the_right_memory(
         ids = [(await service.remember(fact)).id for fact in FACTS]
         await _filler(service, 60)
         await service.embed_pending()
+        await _vector_hits(service, "firewall", "default")  # the index is ready
         report = await service.search_debug("firewall blocks port", max_results=5)
         assert report["providers"]["vector_backend"] == backend
         assert report["hits"][0]["id"] == ids[1]

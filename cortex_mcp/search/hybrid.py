@@ -28,7 +28,7 @@ from cortex_mcp.search.fusion import (
     without_covered_twice,
 )
 from cortex_mcp.search.text import TextQuery, build_query, term_costs, within_budget, words_of
-from cortex_mcp.search.vector import IN_PROCESS, VectorIndex
+from cortex_mcp.search.vector import IN_PROCESS, IndexNotReady, VectorIndex
 from cortex_mcp.store.memories import MemoryStore
 from cortex_mcp.store.vectors import PendingEmbedding
 from cortex_mcp.tokenize import index_text
@@ -130,9 +130,14 @@ class HybridSearch:
             if mode != "text":
                 query_vector, model_key = await self._embed_query(text, pending, outcome, watch)
                 if query_vector is not None:
-                    vector_hits, backend = await self.index.search(
-                        query_vector, model_key, pool, filters
-                    )
+                    try:
+                        vector_hits, backend = await self.index.search(
+                            query_vector, model_key, pool, filters
+                        )
+                    except IndexNotReady as building:  # it goes on in the background
+                        outcome.degraded.append(building.note)
+                        query_vector = None
+                if query_vector is not None:
                     if outcome.fresh:
                         vector_hits = await self._with_fresh(
                             vector_hits, outcome.fresh, query_vector, pool, filters

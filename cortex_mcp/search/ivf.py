@@ -13,7 +13,7 @@ an HNSW graph took minutes on the same machine.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -22,6 +22,7 @@ SAMPLE_PER_CLUSTER = 48
 MIN_SCANNED = 4096  # a search reads at least this many vectors (all of a small index)
 SCANNED_FRACTION = 0.03  # ...and at least this share of a large one
 _CHUNK = 16384
+KMEANS_SHARE = 0.5  # of a build's time, about (the rest assigns every vector to a cluster)
 
 
 class IvfIndex:
@@ -43,25 +44,34 @@ class IvfIndex:
 
     @classmethod
     def build(
-        cls, ids: list[str], codes: np.ndarray, scales: np.ndarray, seed: int = 0
+        cls,
+        ids: list[str],
+        codes: np.ndarray,
+        scales: np.ndarray,
+        seed: int = 0,
+        progress: Callable[[float], None] | None = None,
     ) -> IvfIndex:
-        """From int8 codes and their scales (see `quantize`), ids in the same order."""
+        """From int8 codes and their scales (see `quantize`), ids in the same order.
+        `progress` hears the share done (0 to 1) as the build goes."""
         index = cls(codes.shape[1])
         n = len(ids)
         if n == 0:
             return index
+        told = progress or (lambda share: None)
         rng = np.random.default_rng(seed)
         clusters = max(1, min(4096, round(math.sqrt(n))))
         sample = rng.choice(n, size=min(n, clusters * SAMPLE_PER_CLUSTER), replace=False)
         index.centroids = _kmeans(
-            _decode(codes[np.sort(sample)], scales[np.sort(sample)]), clusters, rng
+            _decode(codes[np.sort(sample)], scales[np.sort(sample)]),
+            clusters,
+            rng,
+            lambda share: told(KMEANS_SHARE * share),
         )
-        assignment = np.concatenate(
-            [
-                index._nearest(_decode(codes[i : i + _CHUNK], scales[i : i + _CHUNK]))
-                for i in range(0, n, _CHUNK)
-            ]
-        )
+        parts = []
+        for i in range(0, n, _CHUNK):
+            parts.append(index._nearest(_decode(codes[i : i + _CHUNK], scales[i : i + _CHUNK])))
+            told(KMEANS_SHARE + (1 - KMEANS_SHARE) * min(1.0, (i + _CHUNK) / n))
+        assignment = np.concatenate(parts)
         order = np.argsort(assignment, kind="stable")
         index.codes = codes[order]
         index.scales = scales[order]
@@ -175,11 +185,17 @@ def _decode(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     return codes.astype(np.float32) * scales[:, None]
 
 
-def _kmeans(sample: np.ndarray, clusters: int, rng: np.random.Generator) -> np.ndarray:
+def _kmeans(
+    sample: np.ndarray,
+    clusters: int,
+    rng: np.random.Generator,
+    progress: Callable[[float], None],
+) -> np.ndarray:
     """Spherical k-means (cosine): centroids are normalised means."""
     sample = _normalised(sample)
     centroids = sample[rng.choice(len(sample), size=clusters, replace=False)].copy()
-    for _ in range(KMEANS_ROUNDS):
+    for round_ in range(KMEANS_ROUNDS):
+        progress(round_ / KMEANS_ROUNDS)
         assignment = np.concatenate(
             [
                 np.argmax(sample[i : i + _CHUNK] @ centroids.T, axis=1)

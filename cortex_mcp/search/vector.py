@@ -18,12 +18,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from cortex_mcp.models import SearchFilters
-from cortex_mcp.search.ivf import IvfIndex, quantize
+from cortex_mcp.search import saved_index
+from cortex_mcp.search.index_build import (
+    BuildReport,
+    BuildState,
+    BuildStopped,
+    IndexBuilder,
+    IndexNotReady,
+    failure_note,
+)
+from cortex_mcp.search.partitions import IvfPartition, Partition
 from cortex_mcp.store.memories import MemoryStore
 from cortex_mcp.store.vectors import VectorStore
 
@@ -31,151 +41,46 @@ log = logging.getLogger(__name__)
 
 MB = 1024 * 1024
 IN_PROCESS = ("numpy", "ivf")  # backends whose vectors are in memory (no table read)
-
-
-@dataclass
-class _Exact:
-    """An agent's vectors as one float32 matrix (rows appended; replaced rows overwritten)."""
-
-    dim: int
-    ids: list[str] = field(default_factory=list)
-    rows: list[np.ndarray] = field(default_factory=list)
-    positions: dict[str, int] = field(default_factory=dict)
-    matrix: np.ndarray | None = None
-
-    kind = "numpy"
-
-    def __len__(self) -> int:
-        return len(self.positions)
-
-    @property
-    def nbytes(self) -> int:
-        return len(self.ids) * self.dim * 4
-
-    def add_block(self, ids: list[str], block: np.ndarray) -> None:
-        for memory_id, row in zip(ids, block, strict=True):
-            self.upsert(memory_id, row)
-
-    def upsert(self, memory_id: str, vector: np.ndarray) -> None:
-        position = self.positions.get(memory_id)
-        if position is not None:
-            self.stacked()[position] = vector
-            return
-        self.positions[memory_id] = len(self.ids)
-        self.ids.append(memory_id)
-        self.rows.append(np.asarray(vector, dtype=np.float32).reshape(1, self.dim))
-        self.matrix = None
-
-    def remove(self, ids: set[str]) -> None:
-        keep = [i for i, memory_id in enumerate(self.ids) if memory_id not in ids]
-        stacked = self.stacked()
-        self.ids = [self.ids[i] for i in keep]
-        self.matrix = stacked[keep] if keep else np.zeros((0, self.dim), dtype=np.float32)
-        self.rows = [self.matrix]
-        self.positions = {memory_id: i for i, memory_id in enumerate(self.ids)}
-
-    def live_ids(self) -> list[str]:
-        return list(self.ids)
-
-    def stacked(self) -> np.ndarray:
-        if self.matrix is None or self.matrix.shape[0] != len(self.ids):
-            self.matrix = (
-                np.vstack(self.rows) if self.rows else np.zeros((0, self.dim), dtype=np.float32)
-            )
-            self.rows = [self.matrix]
-        return self.matrix
-
-    def vector(self, memory_id: str) -> np.ndarray | None:
-        position = self.positions.get(memory_id)
-        return None if position is None else self.stacked()[position]
-
-    def search(self, query: np.ndarray, want: int, widen: int = 1) -> list[tuple[str, float]]:
-        stacked = self.stacked()
-        if stacked.shape[0] == 0:
-            return []
-        scores = stacked @ query.astype(np.float32)
-        want = min(want, len(scores))
-        top = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(want)
-        top = np.sort(top)  # equal scores: the older vector first, whatever the partition did
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(self.ids[i], float(scores[i])) for i in top]
-
-
-class _Ivf:
-    """IvfIndex with the partition interface; rebuilt when its exact tail grows large."""
-
-    kind = "ivf"
-
-    def __init__(self, index: IvfIndex) -> None:
-        self.index = index
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-    @property
-    def nbytes(self) -> int:
-        return self.index.nbytes
-
-    def upsert(self, memory_id: str, vector: np.ndarray) -> None:
-        self.index.upsert(memory_id, vector)
-
-    def remove(self, ids: set[str]) -> None:
-        self.index.remove(ids)
-
-    def live_ids(self) -> list[str]:
-        return self.index.live_ids()
-
-    def vector(self, memory_id: str) -> np.ndarray | None:
-        return self.index.vector(memory_id)
-
-    def search(self, query: np.ndarray, want: int, widen: int = 1) -> list[tuple[str, float]]:
-        return self.index.search(query, want, widen)
-
-    def needs_rebuild(self) -> bool:
-        return self.index.tail_size > max(20_000, len(self.index) // 4)
-
-
-_Partition = _Exact | _Ivf
-
-
-@dataclass
-class BuildReport:
-    agent_id: str
-    kind: str
-    vectors: int
-    seconds: float
+INLINE_VECTORS = 20_000  # an exact index this small is read while the search waits (~30 MB)
+RETRY_S = 30.0  # after a failed build, the next attempt waits this long
 
 
 class VectorIndex:
     def __init__(
-        self, vectors: VectorStore, memories: MemoryStore, *, backend: str, numpy_max_mb: int
+        self,
+        vectors: VectorStore,
+        memories: MemoryStore,
+        *,
+        backend: str,
+        numpy_max_mb: int,
+        saved_dir: Path | None = None,
     ) -> None:
         self.vectors = vectors
         self.memories = memories
         self.backend_setting = backend
         self.numpy_max_bytes = numpy_max_mb * MB
+        self.builder = IndexBuilder(vectors, saved_dir, self._wants_ivf)
         self._model: tuple[str, int] | None = None
-        self._partitions: dict[str, _Partition] = {}
+        self._partitions: dict[str, Partition] = {}
+        self._builds: dict[str, BuildState] = {}
+        self._failures: dict[str, tuple[str, float]] = {}
         self._watermark: tuple[int, int] = (-1, -1)
         self._dirty = True
         self._data_version = -1
         self._lock = asyncio.Lock()
-        self.builds: list[BuildReport] = []  # what was built, for stats and benchmarks
+        self._warming: asyncio.Task[None] | None = None
+        self._scrubs: dict[str, asyncio.Task[None]] = {}
+        self.builds: list[BuildReport] = []  # what was built or loaded, for stats and benchmarks
 
     def mark_dirty(self) -> None:
         """Our own writes do not change the data_version counter; say so explicitly."""
         self._dirty = True
 
-    async def backend_for(self, agent_id: str, model_key: str, dim: int) -> str:
-        if self.backend_setting == "vec0" and self.vectors.db.vec_loaded:
-            return "vec0"
-        partition = await self._partition(agent_id, model_key, dim)
-        return partition.kind
-
     async def search(
         self, query: np.ndarray, model_key: str, k: int, filters: SearchFilters
     ) -> tuple[list[tuple[str, float]], str]:
-        """Top-k (id, cosine similarity) among the memories `filters` allow, and the backend."""
+        """Top-k (id, cosine similarity) among the memories `filters` allow, and the backend.
+        IndexNotReady while the agent's index is being built (the build goes on meanwhile)."""
         dim = int(query.shape[0])
         if (
             self.backend_setting == "vec0"
@@ -218,21 +123,165 @@ class VectorIndex:
             found[memory_id] = np.frombuffer(blob, dtype=np.float32)
         return found
 
-    # ---- keeping the indexes current ----------------------------------------------------
+    def describe(self, agent_id: str) -> dict[str, Any]:
+        """The agent's index as cortex_search_debug shows it."""
+        state = self._builds.get(agent_id)
+        partition = self._partitions.get(agent_id)
+        described: dict[str, Any] = {"state": "not loaded"}
+        if partition is not None:
+            described = {"state": "ready", "kind": partition.kind, "vectors": len(partition)}
+            last = next((b for b in reversed(self.builds) if b.agent_id == agent_id), None)
+            if last is not None:
+                described.update(source=last.source, seconds=round(last.seconds, 3))
+        if state is not None:
+            doing = "rebuilding" if state.replacing else state.phase
+            described.update(build={"state": doing, "progress": round(state.done, 3)})
+            if partition is None:
+                described["state"] = state.phase
+        elif agent_id in self._failures:
+            described["failed"] = self._failures[agent_id][0]
+        return described
 
-    async def _partition(self, agent_id: str, model_key: str, dim: int) -> _Partition:
+    async def settled(self) -> None:
+        """Wait until no build or save is running (benchmarks and tests: like `embed_pending`)."""
+        if self._warming is not None:
+            await asyncio.gather(self._warming, return_exceptions=True)
+        while self._builds or self._scrubs:
+            running = [s.task for s in list(self._builds.values()) if s.task]
+            await asyncio.gather(*running, *self._scrubs.values(), return_exceptions=True)
+            self._scrubs = {a: t for a, t in self._scrubs.items() if not t.done()}
+
+    async def warm(self, model_key: str, dim: int, agents: list[str]) -> None:
+        """Start loading (or building) these agents' indexes in the background."""
+        await self._sync(model_key, dim)
+        for agent_id in agents:
+            if agent_id not in self._partitions and agent_id not in self._builds:
+                self._start(agent_id)
+
+    def warm_saved(self, model_key: str) -> None:
+        """At server start: load the indexes saved for this model in the background, so the
+        first recall of each agent is hybrid sooner (nothing waits for this)."""
+        if self.builder.saved_dir is None or self.backend_setting in ("numpy", "vec0"):
+            return
+        self._warming = asyncio.create_task(self._warm_saved(model_key), name="cortex-warm-index")
+
+    async def _warm_saved(self, model_key: str) -> None:
+        directory = self.builder.saved_dir
+        assert directory is not None
+        try:
+            found = await asyncio.to_thread(saved_index.saved_agents, directory, model_key)
+            dims = {dim for _, dim in found}
+            if len(dims) == 1 and self._model in (None, (model_key, *dims)):
+                await self.warm(model_key, dims.pop(), [agent for agent, _ in found])
+        except Exception as exc:  # only a slower first recall
+            log.warning("saved vector indexes not loaded at start: %r", exc)
+
+    async def close(self) -> None:
+        """Stop the builds (a k-means thread stops at its next step) and wait for them."""
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
+        for state in self._builds.values():
+            state.stopped = True
+        await self.settled()
+
+    # ---- building in the background -----------------------------------------------------
+
+    async def _partition(self, agent_id: str, model_key: str, dim: int) -> Partition:
         await self._sync(model_key, dim)
         partition = self._partitions.get(agent_id)
-        if partition is None or self._outgrown(partition):
-            async with self._lock:
-                partition = self._partitions.get(agent_id)
-                if partition is None or self._outgrown(partition):
-                    partition = await self._load(agent_id, model_key, dim)
-                    self._partitions[agent_id] = partition
-        return partition
+        if partition is not None:
+            if self._outgrown(partition) and agent_id not in self._builds:
+                self._start(agent_id, replacing=True)  # the current one serves meanwhile
+            return partition
+        state = self._builds.get(agent_id)
+        if state is None:
+            failed = self._failures.get(agent_id)
+            if failed is not None and time.monotonic() - failed[1] < RETRY_S:
+                raise IndexNotReady(failure_note(failed[0]))
+            inline = await self._fits_inline(agent_id, dim)
+            if agent_id in self._partitions:  # installed while we counted
+                return self._partitions[agent_id]
+            state = self._builds.get(agent_id) or self._start(agent_id, inline=inline)
+        if state.inline and state.task is not None:
+            await asyncio.shield(state.task)
+            if agent_id in self._partitions:
+                return self._partitions[agent_id]
+            if agent_id in self._failures:
+                raise IndexNotReady(failure_note(self._failures[agent_id][0]))
+        raise IndexNotReady(state.note())
 
-    def _outgrown(self, partition: _Partition) -> bool:
-        if isinstance(partition, _Ivf):
+    async def _fits_inline(self, agent_id: str, dim: int) -> bool:
+        if self.backend_setting == "ivf":
+            return False
+        size = await self.vectors.agent_size(agent_id)
+        return size <= INLINE_VECTORS and not self._wants_ivf(size, dim)
+
+    def _start(self, agent_id: str, *, inline: bool = False, replacing: bool = False) -> BuildState:
+        assert self._model is not None
+        state = BuildState(agent_id, self._model, inline=inline, replacing=replacing)
+        if not inline and self.builder.has_saved(agent_id, *self._model):
+            state.phase = "loading"  # said from the first answer on, before the task runs
+        self._builds[agent_id] = state
+        state.task = asyncio.create_task(self._run(state), name=f"cortex-vector-index-{agent_id}")
+        return state
+
+    async def _run(self, state: BuildState) -> None:
+        agent_id = state.agent_id
+        try:
+            since = await self.vectors.watermark()
+            built = await self.builder.build(state)
+            await self._install(state, built.partition, since)
+            if state.save is not None and not state.stopped:
+                state.phase = "saving"
+                await asyncio.to_thread(state.save)
+            seconds = time.perf_counter() - state.started
+            report = BuildReport(agent_id, built.partition.kind, len(built.partition), seconds)
+            report.source = built.source
+            self.builds.append(report)
+            self._failures.pop(agent_id, None)
+            if seconds > 1:
+                log.info(
+                    "vector index for agent %s: %d vectors (%s, %s) in %.1f s",
+                    agent_id,
+                    report.vectors,
+                    report.kind,
+                    report.source,
+                    seconds,
+                )
+        except BuildStopped:
+            pass
+        except Exception as exc:  # the text channel still answers; the log and debug say why
+            log.warning("vector index for agent %s could not be built: %r", agent_id, exc)
+            self._failures[agent_id] = (type(exc).__name__, time.monotonic())
+        finally:
+            if self._builds.get(agent_id) is state:
+                del self._builds[agent_id]
+
+    async def _install(
+        self, state: BuildState, partition: Partition, since: tuple[int, int]
+    ) -> None:
+        """Bring a finished partition up to the table (what was written while it was built
+        or loaded), then let searches use it."""
+        async with self._lock:
+            if state.stopped or self._model != state.model:
+                return  # closed, or the model changed meanwhile: that index is no use
+            model_key, dim = state.model
+            max_rowid, deletions = await self.vectors.watermark()
+            if max_rowid > since[0]:
+                for _, memory_id, agent_id, blob in await self.vectors.added_since(
+                    model_key, dim, since[0]
+                ):
+                    if agent_id == state.agent_id:
+                        partition.upsert(memory_id, np.frombuffer(blob, dtype=np.float32))
+            if deletions != since[1] or max_rowid < since[0]:
+                await self._reconcile_one(state.agent_id, partition, model_key, dim)
+            self._partitions[state.agent_id] = partition
+
+    # ---- keeping the indexes current ----------------------------------------------------
+
+    def _outgrown(self, partition: Partition) -> bool:
+        if isinstance(partition, IvfPartition):
             return self.backend_setting != "numpy" and partition.needs_rebuild()
         return self._wants_ivf(len(partition), partition.dim)
 
@@ -243,50 +292,15 @@ class VectorIndex:
             return True
         return count * dim * 4 > self.numpy_max_bytes
 
-    async def _load(self, agent_id: str, model_key: str, dim: int) -> _Partition:
-        """Read an agent's vectors from the table; past the budget, build an IVF index
-        (the float32 blocks are turned into int8 codes as they arrive)."""
-        started = time.perf_counter()
-        exact = _Exact(dim)
-        codes: list[np.ndarray] = []
-        scales: list[np.ndarray] = []
-        ids: list[str] = []
-        async for block_ids, block in self.vectors.agent_vectors(agent_id, model_key, dim):
-            if not codes and not self._wants_ivf(len(exact) + len(block_ids), dim):
-                exact.add_block(block_ids, block)
-                continue
-            if len(exact):  # past the budget: what was exact becomes codes too
-                codes.append(quantize(exact.stacked())[0])
-                scales.append(quantize(exact.stacked())[1])
-                ids.extend(exact.ids)
-                exact = _Exact(dim)
-            block_codes, block_scales = quantize(block)
-            codes.append(block_codes)
-            scales.append(block_scales)
-            ids.extend(block_ids)
-        partition: _Partition = exact
-        if codes:
-            all_codes, all_scales = np.concatenate(codes), np.concatenate(scales)
-            index = await asyncio.to_thread(IvfIndex.build, ids, all_codes, all_scales)
-            partition = _Ivf(index)
-        seconds = time.perf_counter() - started
-        self.builds.append(BuildReport(agent_id, partition.kind, len(partition), seconds))
-        if seconds > 1:
-            log.info(
-                "vector index for agent %s: %d vectors (%s) in %.1f s",
-                agent_id,
-                len(partition),
-                partition.kind,
-                seconds,
-            )
-        return partition
-
     async def _sync(self, model_key: str, dim: int) -> None:
         """Apply what changed since the last search: new and replaced vectors by rowid, and
         deletions (rare: purges) by comparing each loaded agent's ids with the table."""
         if self._model != (model_key, dim):
             self._model = (model_key, dim)
             self._partitions = {}
+            for state in self._builds.values():
+                state.stopped = True  # their install sees the model changed
+            self._failures = {}
             self._watermark = await self.vectors.watermark()
             self._dirty = False
             return
@@ -313,12 +327,37 @@ class VectorIndex:
 
     async def _reconcile(self, model_key: str, dim: int) -> None:
         for agent_id, partition in self._partitions.items():
-            stored = await self.vectors.agent_vector_ids(agent_id, model_key, dim)
-            held = set(partition.live_ids())
-            partition.remove(held - stored)
-            missing = list(stored - held)
-            for memory_id, blob in (await self.vectors.vectors_of(missing, model_key, dim)).items():
-                partition.upsert(memory_id, np.frombuffer(blob, dtype=np.float32))
+            await self._reconcile_one(agent_id, partition, model_key, dim)
+
+    async def _reconcile_one(
+        self, agent_id: str, partition: Partition, model_key: str, dim: int
+    ) -> None:
+        stored = await self.vectors.agent_vector_ids(agent_id, model_key, dim)
+        held = set(partition.live_ids())
+        removed = held - stored
+        partition.remove(removed)
+        if removed and isinstance(partition, IvfPartition) and partition.versions is not None:
+            self._scrub(agent_id, partition, model_key, dim)
+        missing = list(stored - held)
+        for memory_id, blob in (await self.vectors.vectors_of(missing, model_key, dim)).items():
+            partition.upsert(memory_id, np.frombuffer(blob, dtype=np.float32))
+
+    def _scrub(self, agent_id: str, partition: IvfPartition, model_key: str, dim: int) -> None:
+        """Write the agent's saved index again without what was just removed (a purged
+        memory's vector must not stay on disk); several in a row write once or twice."""
+        path = self.builder.saved_path(agent_id, model_key, dim)
+        if path is None or not path.exists():
+            return
+        save = self.builder.saver(path, agent_id, model_key, partition)
+        previous = self._scrubs.get(agent_id)
+
+        async def scrub() -> None:
+            if previous is not None:
+                await asyncio.gather(previous, return_exceptions=True)
+            if self._scrubs.get(agent_id) is asyncio.current_task():  # else a later one will
+                await asyncio.to_thread(save)
+
+        self._scrubs[agent_id] = asyncio.create_task(scrub(), name="cortex-vector-index-scrub")
 
     async def _shared(
         self, filters: SearchFilters, model_key: str, dim: int

@@ -214,6 +214,7 @@ class MemoryTools(ServiceCore):
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)
         report["degraded"] = self._degraded(outcome.degraded)
+        report["vector_index"] = self.searcher.index.describe(filters.agent_id)
         return report
 
     async def update_memory(

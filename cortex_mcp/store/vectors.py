@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import zlib
 from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 
@@ -25,6 +27,20 @@ class PendingEmbedding:
 
 def _pending(row: Row) -> PendingEmbedding:
     return PendingEmbedding(str(row["id"]), str(row["content"]), str(row["content_hash"]))
+
+
+def row_version(rowid: int, updated_at: str) -> int:
+    """What changes whenever a vector row is written again: its rowid (a replaced row gets a
+    new one) and a stamp of its write time (in case a deleted last rowid is reused)."""
+    return (int(rowid) << 32) | zlib.crc32(updated_at.encode())
+
+
+def _vector_block(
+    rows: list[Row], dim: int, versioned: bool
+) -> tuple[list[str], list[int], np.ndarray]:
+    block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
+    versions = [row_version(int(r[2]), str(r[3])) for r in rows] if versioned else []
+    return [str(r[0]) for r in rows], versions, block.reshape(len(rows), dim)
 
 
 class VectorStore:
@@ -234,36 +250,54 @@ class VectorStore:
         return [(int(r[0]), str(r[1]), str(r[2]), bytes(r[3])) for r in rows]
 
     async def agent_vectors(
-        self, agent_id: str, model: str, dim: int, window: int = 50_000
-    ) -> AsyncIterator[tuple[list[str], np.ndarray]]:
-        """One agent's vectors in blocks (ids, float32 matrix), a window of memory rows at a
-        time: memory stays bounded by the block, not by the agent's size."""
+        self, agent_id: str, model: str, dim: int, *, versioned: bool = False, window: int = 50_000
+    ) -> AsyncIterator[tuple[list[str], list[int], np.ndarray]]:
+        """One agent's vectors in blocks (ids, row versions, float32 matrix), a window of memory
+        rows at a time: memory stays bounded by the block, not by the agent's size.
+
+        `versioned` (SQLite only) reads each row's version (search/saved_index.row_version),
+        in the same read as its vector; otherwise the versions are empty."""
+        columns = "v.memory_id, v.vector" + (", v.rowid, v.updated_at" if versioned else "")
         owned = int(
             await self.db.scalar("SELECT COUNT(*) FROM memories WHERE agent_id = ?", (agent_id,))
         )
         if owned <= window:  # a small agent among many: through its index, not a file scan
             rows = await self.db.fetchall(
-                "SELECT v.memory_id, v.vector FROM memories m"
+                f"SELECT {columns} FROM memories m"
                 " JOIN memory_vectors v ON v.memory_id = m.id"
                 " WHERE m.agent_id = ? AND v.model = ? AND v.dim = ? ORDER BY m.seq",
                 (agent_id, model, dim),
             )
             if rows:
-                block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
-                yield [str(r[0]) for r in rows], block.reshape(len(rows), dim)
+                yield await asyncio.to_thread(_vector_block, rows, dim, versioned)
             return
         last = int(await self.db.scalar("SELECT COALESCE(MAX(seq), 0) FROM memories"))
         for start in range(0, last, window):
             rows = await self.db.fetchall(
-                "SELECT v.memory_id, v.vector FROM memories m"
+                f"SELECT {columns} FROM memories m"
                 " JOIN memory_vectors v ON v.memory_id = m.id"
                 " WHERE m.seq > ? AND m.seq <= ? AND +m.agent_id = ? AND v.model = ?"
                 " AND v.dim = ? ORDER BY m.seq",
                 (start, start + window, agent_id, model, dim),
             )
             if rows:
-                block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
-                yield [str(r[0]) for r in rows], block.reshape(len(rows), dim)
+                yield await asyncio.to_thread(_vector_block, rows, dim, versioned)
+
+    async def agent_size(self, agent_id: str) -> int:
+        """The agent's memories (live or not): an upper bound of its vectors, from an index."""
+        return int(
+            await self.db.scalar("SELECT COUNT(*) FROM memories WHERE agent_id = ?", (agent_id,))
+        )
+
+    async def agent_versions(self, agent_id: str, model: str, dim: int) -> dict[str, int]:
+        """memory id -> row version of every vector the agent has of this model (SQLite)."""
+        rows = await self.db.fetchall(
+            "SELECT v.memory_id, v.rowid, v.updated_at FROM memories m"
+            " JOIN memory_vectors v ON v.memory_id = m.id"
+            " WHERE m.agent_id = ? AND v.model = ? AND v.dim = ?",
+            (agent_id, model, dim),
+        )
+        return {str(r[0]): row_version(int(r[1]), str(r[2])) for r in rows}
 
     async def agent_vector_ids(self, agent_id: str, model: str, dim: int) -> set[str]:
         rows = await self.db.fetchall(

@@ -1,0 +1,294 @@
+"""The vector index after a restart: built in the background (recall answers from text
+meanwhile and says so), saved beside the database, read back on the next start with what
+changed since applied, and ignored when the file is not right.
+
+Real parts: SQLite files in a tmp dir, the openai SDK against the local embedding stub. A
+budget of 0 MB puts every agent on the IVF path (the one that is built and saved)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cortex_mcp.config import load_settings
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.search.saved_index import index_dir, index_path, load
+from cortex_mcp.service import CortexService
+from tests.conftest import FakeClock
+from tests.embedding_stub import StubState, embedding_stub
+
+pytestmark = pytest.mark.anyio
+
+BUILDING = "vector index for this agent is building"
+LOADING = "vector index for this agent is loading from its saved copy"
+FACTS = [
+    "Harry invests in rental apartments in Shinagawa",
+    "The VPS firewall blocks port 8080 by default",
+    "Alice adopted a golden retriever named Max",
+    "The quarterly budget review is scheduled for Friday",
+    "Kubernetes cluster upgrades happen every second Tuesday",
+]
+
+
+@pytest.fixture
+def stub() -> Iterator[tuple[str, StubState]]:
+    with embedding_stub() as served:
+        yield served
+
+
+def _settings(db: Path, url: str, **search: Any) -> Any:
+    return load_settings(
+        db_path=db,
+        embedding_provider="openai",
+        embedding_base_url=url,
+        embedding_model="stub-embed",
+        embedding_timeout_s=10.0,
+        search={"vector_backend": "auto", "numpy_max_mb": 0, **search},
+    )
+
+
+async def _fill(service: CortexService, agent: str = "default", n: int = 40) -> list[str]:
+    """Every id remembered, the FACTS first in their order."""
+    ids = [(await service.remember(fact, agent_id=agent)).id for fact in FACTS]
+    for i in range(n):
+        filler = f"Filler note {i} of {agent} on gardening and tomatoes"
+        ids.append((await service.remember(filler, agent_id=agent)).id)
+    await service.embed_pending()
+    return ids
+
+
+async def _ready(service: CortexService, agent: str = "default") -> dict[str, Any]:
+    """Ask once (that starts the build or load), wait for it, and return the debug view."""
+    await service.recall("anything", agent_id=agent)
+    await service.searcher.index.settled()
+    report = await service.search_debug("anything", agent_id=agent)
+    assert report["vector_index"]["state"] == "ready", report["vector_index"]
+    return report["vector_index"]
+
+
+def _sources(service: CortexService, agent: str) -> list[str]:
+    return [b.source for b in service.searcher.index.builds if b.agent_id == agent]
+
+
+async def test_a_recall_during_the_build_answers_from_text_and_says_so_then_is_hybrid(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, _ = stub
+    async with open_cortex(
+        _settings(tmp_path / "a.db", url), clock=clock, background=False
+    ) as service:
+        ids = await _fill(service)
+        first = await service.recall("firewall blocks port", agent_id="default")
+        assert ids[1] in {m.id for m in first.memories}  # the text channel found it
+        assert any(line.startswith(BUILDING) for line in first.meta.degraded), first.meta.degraded
+        await service.searcher.index.settled()
+        report = await service.search_debug("firewall blocks port")
+        assert "vector" in report["channels"] and report["providers"]["vector_backend"] == "ivf"
+        assert not [line for line in report["degraded"] if "vector index" in line]
+        assert report["vector_index"]["state"] == "ready"
+        assert report["vector_index"]["source"] == "built"
+
+
+async def test_concurrent_recalls_start_one_build(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, _ = stub
+    async with open_cortex(
+        _settings(tmp_path / "a.db", url), clock=clock, background=False
+    ) as service:
+        await _fill(service)
+        answers = await asyncio.gather(
+            *(service.recall(fact, agent_id="default") for fact in FACTS * 2)
+        )
+        assert all(answer.memories for answer in answers)
+        await service.searcher.index.settled()
+        assert _sources(service, "default") == ["built"]
+
+
+async def test_a_restart_reads_the_saved_index_instead_of_building_it(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, _ = stub
+    settings = _settings(tmp_path / "a.db", url)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        ids = await _fill(service)
+        assert (await _ready(service))["source"] == "built"
+    assert list(index_dir(tmp_path / "a.db").glob("*.npz"))
+
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        first = await service.recall("golden retriever adopted", agent_id="default")
+        assert any(line.startswith(LOADING) for line in first.meta.degraded), first.meta.degraded
+        described = await _ready(service)
+        assert described["source"] == "saved" and described["kind"] == "ivf"
+        assert _sources(service, "default") == ["saved"]  # no k-means ran in this process
+        report = await service.search_debug("golden retriever adopted", max_results=5)
+        assert report["hits"][0]["id"] == ids[2]
+        assert report["hits"][0]["vector"]["rank"] == 0
+
+
+async def test_what_changed_after_the_save_is_seen_and_what_was_removed_is_not(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, _ = stub
+    settings = _settings(tmp_path / "a.db", url)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        ids = await _fill(service)
+        await _ready(service)
+    async with open_cortex(settings, clock=clock, background=False) as service:  # no recall
+        added = (await service.remember("Bob keeps bees on the roof in Kyoto")).id
+        await service.embed_pending()
+        await service.forget(ids[2], purge=True)  # its vector is deleted
+        await service.forget(ids[3])  # forgotten: the vector stays, recall must not show it
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        assert (await _ready(service))["source"] == "saved"
+        index = service.searcher.index
+        live = set(index._partitions["default"].live_ids())
+        assert added in live and ids[2] not in live
+        for query, gone in [(FACTS[2], ids[2]), (FACTS[3], ids[3])]:
+            report = await service.search_debug(query, max_results=10)
+            assert gone not in {hit["id"] for hit in report["hits"]}
+        report = await service.search_debug("bees on the roof", max_results=3)
+        assert report["hits"][0]["id"] == added and report["hits"][0]["vector"]["rank"] == 0
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage"])
+async def test_a_corrupt_saved_index_is_ignored_and_rebuilt(
+    tmp_path: Path,
+    stub: tuple[str, StubState],
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+    damage: str,
+) -> None:
+    url, _ = stub
+    settings = _settings(tmp_path / "a.db", url)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        ids = await _fill(service)
+        await _ready(service)
+    [saved] = index_dir(tmp_path / "a.db").glob("*.npz")
+    data = bytearray(saved.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "flip":
+        data[len(data) // 2] ^= 0xFF  # inside the arrays: only the checksum can tell
+    else:
+        data = bytearray(b"not an index at all")
+    saved.write_bytes(bytes(data))
+
+    caplog.set_level(logging.WARNING, logger="cortex_mcp")
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        assert (await _ready(service))["source"] == "built"
+        report = await service.search_debug("golden retriever adopted", max_results=5)
+        assert report["hits"][0]["id"] == ids[2]
+    ignored = [r.getMessage() for r in caplog.records if "ignored" in r.getMessage()]
+    assert len(ignored) == 1 and "rebuilt" in ignored[0], ignored
+
+
+async def test_two_agents_never_mix_even_through_a_swapped_or_foreign_file(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, _ = stub
+    settings = _settings(tmp_path / "a.db", url)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        mine = set(await _fill(service, "a", n=20))
+        theirs = set(await _fill(service, "b", n=30))
+        await _ready(service, "a")
+        await _ready(service, "b")
+    saved = index_dir(tmp_path / "a.db")
+    a_file = index_path(saved, "a", "stub-embed", 64)
+    b_file = index_path(saved, "b", "stub-embed", 64)
+    shutil.copy(b_file, a_file)  # b's index where a's belongs
+    # and another database's index for the same agent name, model and dimensions
+    other = _settings(tmp_path / "other.db", url)
+    async with open_cortex(other, clock=clock, background=False) as service:
+        await _fill(service, "b", n=25)
+        await _ready(service, "b")
+    shutil.copy(index_path(index_dir(tmp_path / "other.db"), "b", "stub-embed", 64), b_file)
+
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        assert (await _ready(service, "a"))["source"] == "built"  # the header names b: ignored
+        assert (await _ready(service, "b"))["source"] == "built"  # other.db's: ignored
+        index = service.searcher.index
+        assert set(index._partitions["a"].live_ids()) >= mine
+        for agent, own in [("a", mine), ("b", theirs)]:
+            live = set(index._partitions[agent].live_ids())
+            others = mine | theirs
+            assert not (live & (others - own)), agent
+            for fact in FACTS:
+                recalled = await service.recall(fact, agent_id=agent, max_results=10)
+                assert {m.id for m in recalled.memories} <= own, (agent, fact)
+                assert not recalled.meta.degraded
+
+
+async def test_closing_during_a_build_stops_it(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, _ = stub
+    settings = _settings(tmp_path / "a.db", url)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        await _fill(service)
+        first = await service.recall("firewall", agent_id="default")
+        assert any(line.startswith(BUILDING) for line in first.meta.degraded)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        await _ready(service)  # whatever the first run left, this one is right
+        report = await service.search_debug("firewall blocks port", max_results=3)
+        assert report["hits"][0]["content"] == FACTS[1]
+
+
+def _on_disk(db: Path, agent: str = "default") -> tuple[set[str], dict[str, int]]:
+    """(ids live in the saved file, id -> nonzero int8 codes of each row in it)."""
+    path = index_path(index_dir(db), agent, "stub-embed", 64)
+    saved = load(path, agent, "stub-embed", 64)
+    assert saved is not None
+    index = saved.index
+    nonzero = {i: int(np.count_nonzero(index.codes[p])) for p, i in enumerate(index.ids)}
+    return set(index.positions), nonzero
+
+
+async def test_a_purged_memory_leaves_the_saved_file_too(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, _ = stub
+    db = tmp_path / "a.db"
+    settings = _settings(db, url)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        ids = await _fill(service)
+        await _ready(service)
+        await service.forget(ids[2], purge=True)  # while its index is loaded
+        await service.recall("anything", agent_id="default")  # the index sees it
+        await service.searcher.index.settled()
+    live, nonzero = _on_disk(db)
+    assert ids[2] not in live and nonzero[ids[2]] == 0 and nonzero[ids[1]] > 0
+
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        await service.forget(ids[1], purge=True)  # while no index is loaded
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        assert (await _ready(service))["source"] == "saved"
+    live, nonzero = _on_disk(db)
+    assert ids[1] not in live and nonzero[ids[1]] == 0 and ids[3] in live
+
+
+async def test_a_server_loads_the_saved_indexes_at_start_before_any_recall(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    url, _ = stub
+    settings = _settings(tmp_path / "a.db", url)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        await _fill(service, "a", n=10)
+        await _fill(service, "b", n=10)
+        await _ready(service, "a")
+        await _ready(service, "b")
+    async with open_cortex(settings, clock=clock, scheduler=True) as service:
+        index = service.searcher.index
+        await index.settled()
+        for agent in ("a", "b"):
+            assert index.describe(agent)["state"] == "ready"
+            assert index.describe(agent)["source"] == "saved"
+        first = await service.recall(FACTS[2], agent_id="a")
+        assert not first.meta.degraded
