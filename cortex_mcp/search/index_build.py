@@ -72,6 +72,7 @@ class BuildState:
     done: float = 0.0
     started: float = field(default_factory=time.perf_counter)
     stopped: bool = False
+    queued: bool = False  # waiting for the build slot (one build at a time)
     task: asyncio.Task[None] | None = None
     save: Callable[[], None] | None = None  # writes the built index's file (in a thread)
 
@@ -82,6 +83,11 @@ class BuildState:
         self.done = max(self.done, min(share, 1.0))
 
     def note(self) -> str:
+        if self.queued:
+            return (
+                "vector index for this agent is queued behind another agent's build:"
+                " text search only until it is ready"
+            )
         doing = "loading from its saved copy" if self.phase == "loading" else "building"
         return (
             f"vector index for this agent is {doing} ({int(self.done * 100)}%):"

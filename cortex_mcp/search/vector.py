@@ -16,6 +16,7 @@ deletion counter) and are rebuilt from the BLOB table, the source of truth, afte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from pathlib import Path
@@ -68,6 +69,9 @@ class VectorIndex:
         self._dirty = True
         self._data_version = -1
         self._lock = asyncio.Lock()
+        # one build or load at a time: of 2 cores, one keeps serving (and they would only
+        # share the disk and the readers); FIFO, so an agent a recall asked for waits for one
+        self._slot = asyncio.Lock()
         self._warming: asyncio.Task[None] | None = None
         self._scrubs: dict[str, asyncio.Task[None]] = {}
         self.builds: list[BuildReport] = []  # what was built or loaded, for stats and benchmarks
@@ -134,7 +138,7 @@ class VectorIndex:
             if last is not None:
                 described.update(source=last.source, seconds=round(last.seconds, 3))
         if state is not None:
-            doing = "rebuilding" if state.replacing else state.phase
+            doing = "queued" if state.queued else "rebuilding" if state.replacing else state.phase
             described.update(build={"state": doing, "progress": round(state.done, 3)})
             if partition is None:
                 described["state"] = state.phase
@@ -152,11 +156,15 @@ class VectorIndex:
             self._scrubs = {a: t for a, t in self._scrubs.items() if not t.done()}
 
     async def warm(self, model_key: str, dim: int, agents: list[str]) -> None:
-        """Start loading (or building) these agents' indexes in the background."""
+        """Load (or build) these agents' indexes one after another; an agent a recall asks
+        for meanwhile goes next."""
         await self._sync(model_key, dim)
         for agent_id in agents:
+            if self._model != (model_key, dim):
+                return
             if agent_id not in self._partitions and agent_id not in self._builds:
-                self._start(agent_id)
+                task = self._start(agent_id).task
+                await asyncio.gather(task, return_exceptions=True)
 
     def warm_saved(self, model_key: str) -> None:
         """At server start: load the indexes saved for this model in the background, so the
@@ -220,6 +228,7 @@ class VectorIndex:
     def _start(self, agent_id: str, *, inline: bool = False, replacing: bool = False) -> BuildState:
         assert self._model is not None
         state = BuildState(agent_id, self._model, inline=inline, replacing=replacing)
+        state.queued = not inline and self._slot.locked()
         if not inline and self.builder.has_saved(agent_id, *self._model):
             state.phase = "loading"  # said from the first answer on, before the task runs
         self._builds[agent_id] = state
@@ -229,13 +238,15 @@ class VectorIndex:
     async def _run(self, state: BuildState) -> None:
         agent_id = state.agent_id
         try:
-            since = await self.vectors.watermark()
-            built = await self.builder.build(state)
-            await self._install(state, built.partition, since)
-            if state.save is not None and not state.stopped:
-                state.phase = "saving"
-                await asyncio.to_thread(state.save)
-            seconds = time.perf_counter() - state.started
+            async with self._slot if not state.inline else contextlib.nullcontext():
+                state.queued = False
+                since = await self.vectors.watermark()
+                built = await self.builder.build(state)
+                await self._install(state, built.partition, since)
+                seconds = time.perf_counter() - state.started  # from now on it serves
+                if state.save is not None and not state.stopped:
+                    state.phase = "saving"
+                    await asyncio.to_thread(state.save)
             report = BuildReport(agent_id, built.partition.kind, len(built.partition), seconds)
             report.source = built.source
             self.builds.append(report)

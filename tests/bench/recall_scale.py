@@ -295,7 +295,7 @@ async def restart_once(path: Path, question: tuple[str, str]) -> dict[str, Any]:
         out["answer_ms"] = (time.perf_counter() - started) * 1000
         out["first_degraded"] = first.meta.degraded
         during = []
-        while index.describe(agent)["state"] != "ready":  # people keep asking meanwhile
+        while index.describe(agent)["state"] not in ("ready", "not loaded"):  # people ask on
             begun = time.perf_counter()
             await service.recall(q, max_results=K, agent_id=agent)
             during.append((time.perf_counter() - begun) * 1000)
