@@ -123,8 +123,11 @@ async def test_the_same_data_ranks_the_same_on_both_stores(
         "東京で寿司を食べた",
         "E_CONN_REFUSED appears after deploys on port 8080",
         "Nate won the video game tournament; the video was long",
+        # equal scores: both stores give them oldest first
+        *(f"marathon notes page {n}" for n in ("one", "two", "three", "four", "five")),
     ]
     queries = [
+        "marathon notes",
         "How many marathons did Harry run?",
         "running",
         "投资股票",

@@ -195,9 +195,9 @@ class PgMemoryStore(MemoryStore):
         rows = await self.db.fetchall(
             "WITH hits AS (SELECT m.id, m.seq, m.doc_len, m.tsv FROM memories m"
             f" WHERE m.tsv @@ ?::tsquery AND {where} ORDER BY {order} LIMIT ?)"
-            " SELECT h.id, h.doc_len, u.lexeme, u.positions::int8[] FROM hits h"
+            " SELECT h.id, h.seq, h.doc_len, u.lexeme, u.positions::int8[] FROM hits h"
             " LEFT JOIN LATERAL unnest(h.tsv) AS u ON u.lexeme = ANY(?::text[])"
-            " UNION ALL SELECT NULL, NULL, NULL, ARRAY[(SELECT SUM(docs) FROM text_stats),"
+            " UNION ALL SELECT NULL, NULL, NULL, NULL, ARRAY[(SELECT SUM(docs) FROM text_stats),"
             f" (SELECT SUM(tokens) FROM text_stats){frequencies}]::int8[]"
             " FROM memories WHERE tsv @@ ?::tsquery",
             [

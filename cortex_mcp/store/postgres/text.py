@@ -74,20 +74,23 @@ def idf(docs: int, with_term: int) -> float:
 
 
 def rank(phrases: list[list[str]], rows: Iterable[Sequence[Any]]) -> list[tuple[str, float]]:
-    """(id, bm25) of the memories matching, best (lowest) first, from the rows of the text
-    query: per candidate (id, doc_len, lexeme, positions), one row per query lexeme it holds,
-    and one row (NULL, NULL, NULL, [documents, tokens, documents holding each phrase]).
+    """(id, bm25) of the memories matching, best (lowest) first and equal scores oldest first
+    (as FTS5 gives them), from the rows of the text query: per candidate (id, seq, doc_len,
+    lexeme, positions), one row per query lexeme it holds, and one row (NULL, NULL, NULL,
+    NULL, [documents, tokens, documents holding each phrase]).
 
     FTS5's bm25() with its arithmetic in its order, computed phrase by phrase over the
     candidates holding the phrase's first lexeme (a recall scores hundreds of candidates)."""
     lengths: dict[str, int] = {}
+    order: dict[str, int] = {}
     holders: dict[str, dict[str, list[int]]] = {}  # lexeme -> memory id -> positions
     corpus: list[int] = []
-    for memory_id, doc_len, lexeme, positions in rows:
+    for memory_id, seq, doc_len, lexeme, positions in rows:
         if memory_id is None:
             corpus = [int(n or 0) for n in positions]
             continue
         lengths[memory_id] = doc_len
+        order[memory_id] = seq
         if lexeme is not None:
             holders.setdefault(lexeme, {})[memory_id] = positions
     if not lengths or not corpus:
@@ -103,9 +106,9 @@ def rank(phrases: list[list[str]], rows: Iterable[Sequence[Any]]) -> list[tuple[
         weight = idf(docs, with_term)
         for memory_id, tf in phrase_frequencies(phrase, holders).items():
             scores[memory_id] += weight * ((tf * (K1 + 1)) / (tf + norms[memory_id]))
-    ranked = [(str(memory_id), -score) for memory_id, score in scores.items() if score > 0]
-    ranked.sort(key=lambda hit: hit[1])
-    return ranked
+    ranked = [(memory_id, -score) for memory_id, score in scores.items() if score > 0]
+    ranked.sort(key=lambda hit: (hit[1], order[hit[0]]))
+    return [(str(memory_id), score) for memory_id, score in ranked]
 
 
 def phrase_frequencies(
