@@ -195,17 +195,15 @@ class PgMemoryStore(MemoryStore):
         rows = await self.db.fetchall(
             "WITH hits AS (SELECT m.id, m.seq, m.doc_len, m.tsv FROM memories m"
             f" WHERE m.tsv @@ ?::tsquery AND {where} ORDER BY {order} LIMIT ?)"
-            " SELECT h.id, h.seq, h.doc_len, u.lexeme, u.positions::int8[] FROM hits h"
-            " LEFT JOIN LATERAL unnest(h.tsv) AS u ON u.lexeme = ANY(?::text[])"
-            " UNION ALL SELECT NULL, NULL, NULL, NULL, ARRAY[(SELECT SUM(docs) FROM text_stats),"
-            f" (SELECT SUM(tokens) FROM text_stats){frequencies}]::int8[]"
+            " SELECT h.id, h.seq, h.doc_len, h.tsv::text FROM hits h"
+            " UNION ALL SELECT NULL, NULL, NULL, ARRAY[(SELECT SUM(docs) FROM text_stats),"
+            f" (SELECT SUM(tokens) FROM text_stats){frequencies}]::text"
             " FROM memories WHERE tsv @@ ?::tsquery",
             [
                 query,
                 *params,
                 *order_params,
                 newest if newest is not None else text.CANDIDATES,
-                sorted({x for p in phrases for x in p}),
                 *literals,
                 query,
             ],

@@ -76,23 +76,24 @@ def idf(docs: int, with_term: int) -> float:
 def rank(phrases: list[list[str]], rows: Iterable[Sequence[Any]]) -> list[tuple[str, float]]:
     """(id, bm25) of the memories matching, best (lowest) first and equal scores oldest first
     (as FTS5 gives them), from the rows of the text query: per candidate (id, seq, doc_len,
-    lexeme, positions), one row per query lexeme it holds, and one row (NULL, NULL, NULL,
-    NULL, [documents, tokens, documents holding each phrase]).
+    its tsvector as text), and one row (NULL, NULL, NULL, '{documents, tokens, documents
+    holding each phrase}').
 
     FTS5's bm25() with its arithmetic in its order, computed phrase by phrase over the
     candidates holding the phrase's first lexeme (a recall scores hundreds of candidates)."""
+    lexemes = sorted({lexeme for phrase in phrases for lexeme in phrase})
     lengths: dict[str, int] = {}
     order: dict[str, int] = {}
-    holders: dict[str, dict[str, list[int]]] = {}  # lexeme -> memory id -> positions
+    holders: dict[str, dict[str, list[int]]] = {lexeme: {} for lexeme in lexemes}
     corpus: list[int] = []
-    for memory_id, seq, doc_len, lexeme, positions in rows:
+    for memory_id, seq, doc_len, vector in rows:
         if memory_id is None:
-            corpus = [int(n or 0) for n in positions]
+            corpus = [int(n) if n.isdigit() else 0 for n in vector.strip("{}").split(",")]
             continue
         lengths[memory_id] = doc_len
         order[memory_id] = seq
-        if lexeme is not None:
-            holders.setdefault(lexeme, {})[memory_id] = positions
+        for lexeme, positions in lexeme_positions(vector, lexemes).items():
+            holders[lexeme][memory_id] = positions
     if not lengths or not corpus:
         return []
     docs, tokens, frequencies = corpus[0], corpus[1], corpus[2:]
@@ -109,6 +110,22 @@ def rank(phrases: list[list[str]], rows: Iterable[Sequence[Any]]) -> list[tuple[
     ranked = [(memory_id, -score) for memory_id, score in scores.items() if score > 0]
     ranked.sort(key=lambda hit: (hit[1], order[hit[0]]))
     return [(str(memory_id), score) for memory_id, score in ranked]
+
+
+def lexeme_positions(vector: str, lexemes: list[str]) -> dict[str, list[int]]:
+    """The positions of these lexemes in a tsvector's text form (`'a':1,4 'b':2`). Lexemes
+    are runs of letters and digits, so each is written quoted as it is, never escaped."""
+    found = {}
+    text = " " + vector
+    for lexeme in lexemes:
+        key = f" '{lexeme}':"
+        start = text.find(key)
+        if start < 0:
+            continue
+        start += len(key)
+        end = text.find(" ", start)
+        found[lexeme] = [int(p) for p in text[start : end if end >= 0 else None].split(",")]
+    return found
 
 
 def phrase_frequencies(
