@@ -20,6 +20,7 @@ import numpy as np
 
 from cortex_mcp.models import SearchFilters
 from cortex_mcp.search.vector import VectorIndex
+from cortex_mcp.store.memories import MemoryStore
 from cortex_mcp.store.postgres.vectors import HNSW_MIN_ROWS, PgVectorStore
 
 log = logging.getLogger(__name__)
@@ -35,8 +36,10 @@ RECENT_S = 5.0
 class PgVectorIndex(VectorIndex):
     vectors: PgVectorStore
 
-    def __init__(self, vectors: PgVectorStore, *args: object, **kwargs: object) -> None:
-        super().__init__(vectors, *args, **kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self, vectors: PgVectorStore, memories: MemoryStore, *, backend: str, numpy_max_mb: int
+    ) -> None:
+        super().__init__(vectors, memories, backend=backend, numpy_max_mb=numpy_max_mb)
         self._sized: dict[tuple[str, str, int], float] = {}  # when each agent was counted
         self._building: asyncio.Task[None] | None = None
         self.hnsw_min_rows = HNSW_MIN_ROWS
