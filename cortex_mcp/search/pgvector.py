@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
+from pathlib import Path
 
 import numpy as np
 
@@ -37,8 +38,15 @@ class PgVectorIndex(VectorIndex):
     vectors: PgVectorStore
 
     def __init__(
-        self, vectors: PgVectorStore, memories: MemoryStore, *, backend: str, numpy_max_mb: int
+        self,
+        vectors: PgVectorStore,
+        memories: MemoryStore,
+        *,
+        backend: str,
+        numpy_max_mb: int,
+        saved_dir: Path | None = None,
     ) -> None:
+        # no index file: the vectors and their HNSW indexes live in PostgreSQL
         super().__init__(vectors, memories, backend=backend, numpy_max_mb=numpy_max_mb)
         self._sized: dict[tuple[str, str, int], float] = {}  # when each agent was counted
         self._building: asyncio.Task[None] | None = None
@@ -111,6 +119,14 @@ class PgVectorIndex(VectorIndex):
         return vector
 
     # ---- an HNSW index per large agent --------------------------------------------------
+
+    async def close(self) -> None:
+        """Stop waiting for a size check or HNSW build (a build under way finishes in the
+        server; an interrupted one is dropped and built again by the next check)."""
+        if self._building is not None and not self._building.done():
+            self._building.cancel()
+            await asyncio.gather(self._building, return_exceptions=True)
+        await super().close()
 
     async def index_builds_done(self) -> None:
         """Wait for the background size check (and build) under way, if any."""
