@@ -253,7 +253,9 @@ class VectorStore:
         self, agent_id: str, model: str, dim: int, *, versioned: bool = False, window: int = 50_000
     ) -> AsyncIterator[tuple[list[str], list[int], np.ndarray]]:
         """One agent's vectors in blocks (ids, row versions, float32 matrix), a window of memory
-        rows at a time: memory stays bounded by the block, not by the agent's size.
+        rows at a time: memory stays bounded by the block, not by the agent's size. The
+        memories drive every agent-scoped read ("+v.model": the planner otherwise walks every
+        vector of the model through its index, for each window).
 
         `versioned` (SQLite only) reads each row's version (search/saved_index.row_version),
         in the same read as its vector; otherwise the versions are empty."""
@@ -265,7 +267,7 @@ class VectorStore:
             rows = await self.db.fetchall(
                 f"SELECT {columns} FROM memories m"
                 " JOIN memory_vectors v ON v.memory_id = m.id"
-                " WHERE m.agent_id = ? AND v.model = ? AND v.dim = ? ORDER BY m.seq",
+                " WHERE m.agent_id = ? AND +v.model = ? AND +v.dim = ? ORDER BY m.seq",
                 (agent_id, model, dim),
             )
             if rows:
@@ -276,8 +278,8 @@ class VectorStore:
             rows = await self.db.fetchall(
                 f"SELECT {columns} FROM memories m"
                 " JOIN memory_vectors v ON v.memory_id = m.id"
-                " WHERE m.seq > ? AND m.seq <= ? AND +m.agent_id = ? AND v.model = ?"
-                " AND v.dim = ? ORDER BY m.seq",
+                " WHERE m.seq > ? AND m.seq <= ? AND +m.agent_id = ? AND +v.model = ?"
+                " AND +v.dim = ? ORDER BY m.seq",
                 (start, start + window, agent_id, model, dim),
             )
             if rows:
@@ -294,7 +296,7 @@ class VectorStore:
         rows = await self.db.fetchall(
             "SELECT v.memory_id, v.rowid, v.updated_at FROM memories m"
             " JOIN memory_vectors v ON v.memory_id = m.id"
-            " WHERE m.agent_id = ? AND v.model = ? AND v.dim = ?",
+            " WHERE m.agent_id = ? AND +v.model = ? AND +v.dim = ?",
             (agent_id, model, dim),
         )
         return {str(r[0]): row_version(int(r[1]), str(r[2])) for r in rows}
@@ -302,7 +304,7 @@ class VectorStore:
     async def agent_vector_ids(self, agent_id: str, model: str, dim: int) -> set[str]:
         rows = await self.db.fetchall(
             "SELECT v.memory_id FROM memories m JOIN memory_vectors v ON v.memory_id = m.id"
-            " WHERE m.agent_id = ? AND v.model = ? AND v.dim = ?",
+            " WHERE m.agent_id = ? AND +v.model = ? AND +v.dim = ?",
             (agent_id, model, dim),
         )
         return {str(row[0]) for row in rows}
