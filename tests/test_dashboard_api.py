@@ -300,6 +300,8 @@ def test_profile_edits_and_the_extraction_log_act_for_the_chosen_agent(
     turns = client.get(f"{API}/turns", headers=alice).json()["turns"]
     assert len(turns) == 1 and turns[0]["session_id"] is None
     assert client.get(f"{API}/turns", headers=bob).json()["turns"] == []
+    past_any_row = client.get(f"{API}/turns", params={"before": 2**63}, headers=alice)
+    assert past_any_row.status_code == 422 and past_any_row.json()["error"]["field"] == "before"
 
 
 def test_lifecycle_runs_show_the_agents_share_of_each_run(

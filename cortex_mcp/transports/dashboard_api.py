@@ -73,10 +73,13 @@ class RunsQuery(Body):
     limit: Annotated[int, Field(ge=1, le=200)] = 20
 
 
+_LARGEST_ROW_ID = 2**63 - 1  # SQLite's largest integer (and PostgreSQL's bigint)
+
+
 class TurnsQuery(Body):
     agent_id: AgentId | None = None
     limit: Annotated[int, Field(ge=1, le=200)] = 20
-    before: Annotated[int, Field(ge=1)] | None = None
+    before: Annotated[int, Field(ge=1, le=_LARGEST_ROW_ID)] | None = None
 
 
 ProfileText = Annotated[str, Field(max_length=2000)]
