@@ -14,7 +14,8 @@ Like a real provider it can take time and have limits: `latency_s` per request p
 `per_item_s` per input (requests are served in parallel, so its most is about
 ``concurrency * batch / (latency_s + per_item_s * batch)`` inputs per second), `max_inputs` per
 request (more get HTTP 400 "Too many inputs", as OpenAI answers past 2,048) and
-`max_concurrent` requests at once (more get HTTP 429). It records each request's batch size
+`max_concurrent` requests at once (more get HTTP 429). A request whose inputs `hold` accepts
+is held until `release` is set (a busy provider, deterministically). It records each request's batch size
 and the most requests it held at once. Run as a script it serves until killed and prints
 ``READY <port>`` (benchmarks run it in its own process).
 """
@@ -30,7 +31,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -83,6 +84,9 @@ class StubState:
     max_inputs: int | None = None
     max_concurrent: int | None = None
     retry_after_s: float | None = None  # sent with each 429
+    # a request whose inputs this accepts waits until `release` is set
+    hold: Callable[[list[str]], bool] | None = None
+    held: int = 0  # requests waiting for `release` now
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrived: list[float] = field(default_factory=list)  # time.monotonic() of each request
     served: list[list[str]] = field(default_factory=list)  # the inputs of each request served
@@ -157,10 +161,21 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
             finally:
                 state.leave()
 
+        def _hold(self) -> None:
+            with state.lock:
+                state.held += 1
+            try:
+                state.release.wait(600)
+            finally:
+                with state.lock:
+                    state.held -= 1
+
         def _serve(self, body: dict[str, Any], texts: list[str]) -> None:
             mode = state.mode
             if state.delay_s or mode == "hang":
                 state.release.wait(state.delay_s or 600)
+            if state.hold is not None and state.hold(texts):
+                self._hold()
             if state.latency_s or state.per_item_s:
                 time.sleep(state.latency_s + state.per_item_s * len(texts))
             if state.fail_status or mode == "http500":
