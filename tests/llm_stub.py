@@ -221,24 +221,22 @@ def _app(stub: StubLLM) -> Starlette:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def llm_stub() -> Iterator[StubLLM]:
     """Serve a fresh stub on 127.0.0.1 in a thread for the duration of the block."""
     stub = StubLLM()
-    port = _free_port()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))  # bound here, so no other process can take the port meanwhile
+    port = int(sock.getsockname()[1])
     config = uvicorn.Config(
         _app(stub), host="127.0.0.1", port=port, log_level="critical", lifespan="off"
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="llm-stub", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="llm-stub", daemon=True
+    )
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # bounds a hang; a loaded machine starts it slowly
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("LLM stub did not start")
@@ -249,3 +247,4 @@ def llm_stub() -> Iterator[StubLLM]:
     finally:
         server.should_exit = True
         thread.join(timeout=5)
+        sock.close()
