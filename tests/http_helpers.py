@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.transports.http import create_app
-from tests.stdio_helpers import server_command, server_env
+from tests.stdio_helpers import HANG_S, server_command, server_env
 
 TOKEN = "test-token-8c1f2e"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -58,31 +58,44 @@ class ServeProcess:
     """`cortex-mcp serve --transport all` on a free loopback port, as users start it."""
 
     def __init__(self, db_path: Path, *args: str, token: str | None = TOKEN, **env: str) -> None:
+        extra = {"CORTEX_API_TOKEN": token} if token else {}
+        self._db_path, self._args, self._env = db_path, args, server_env(db_path, **extra, **env)
+        self._start()
+
+    def _start(self) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        extra = {"CORTEX_API_TOKEN": token} if token else {}
-        self.log = db_path.parent / f"serve-{self.port}.log"
+        self.log = self._db_path.parent / f"serve-{self.port}.log"
         self._log_file = self.log.open("wb")
+        command = [*server_command(), "serve", "--transport", "all", "--port", str(self.port)]
         self.proc = subprocess.Popen(
-            [*server_command(), "serve", "--transport", "all", "--port", str(self.port), *args],
+            [*command, *self._args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self._log_file,
-            env=server_env(db_path, **extra, **env),
+            env=self._env,
         )
 
-    def wait_ready(self, timeout: float = 60) -> None:
+    def wait_ready(self, timeout: float = 2 * HANG_S) -> None:
+        """Until /health answers (the timeout bounds a hang). The free port can be taken by
+        another process before the server binds it: then it starts again on another one."""
         deadline = time.monotonic() + timeout
+        retries = 3
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"serve exited early:\n{self.log.read_text()}")
+                log = self.log.read_text()
+                if "cannot listen on" not in log or retries == 0:
+                    raise RuntimeError(f"serve exited early:\n{log}")
+                retries -= 1
+                self._log_file.close()
+                self._start()
             with contextlib.suppress(httpx2.TransportError):
                 if httpx2.get(self.url + "/api/v1/health", timeout=1).status_code == 200:
                     return
             time.sleep(0.1)
         raise TimeoutError(f"serve did not answer:\n{self.log.read_text()}")
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = HANG_S) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:

@@ -16,6 +16,11 @@ from typing import Any
 LEGACY_PROTOCOL = "2025-11-25"
 
 
+# Bounds a hang, never a speed: on a loaded 2-core machine a server takes tens of seconds to
+# start, and a test that waits less fails for the load, not for the code.
+HANG_S = 90.0
+
+
 def server_command() -> list[str]:
     """The installed console script, as README tells users to run it."""
     script = Path(sys.executable).parent / "cortex-mcp"
@@ -77,7 +82,7 @@ class RawStdioServer:
         self.proc.stdin.flush()
 
     def request(
-        self, method: str, params: dict[str, Any] | None = None, timeout: float = 20
+        self, method: str, params: dict[str, Any] | None = None, timeout: float = HANG_S
     ) -> Any:
         self._next_id += 1
         wanted = self._next_id
@@ -112,7 +117,7 @@ class RawStdioServer:
         if self.proc.stdin:
             self.proc.stdin.close()
         try:
-            return self.proc.wait(timeout=10)
+            return self.proc.wait(timeout=HANG_S)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return self.proc.wait()

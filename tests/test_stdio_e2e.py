@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.stdio_helpers import RawStdioServer, server_command, server_env
+from tests.stdio_helpers import HANG_S, RawStdioServer, server_command, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -23,7 +23,7 @@ def _params(db: Path) -> StdioServerParameters:
 
 
 async def test_a_client_remembers_recalls_by_paraphrase_and_forgets(tmp_path: Path) -> None:
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_S):
         async with Client(_params(tmp_path / "brain.db"), mode="legacy") as client:
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert tools == {
@@ -102,7 +102,7 @@ def _sdk_import_floor() -> float:
 
 
 def test_initialize_is_answered_quickly_after_spawn(tmp_path: Path) -> None:
-    floor = _sdk_import_floor()
+    before = _sdk_import_floor()
     started = time.perf_counter()
     server = RawStdioServer(tmp_path / "brain.db")
     try:
@@ -112,6 +112,8 @@ def test_initialize_is_answered_quickly_after_spawn(tmp_path: Path) -> None:
         server.close()
     assert reply["result"]["serverInfo"]["name"] == "cortex"
     # 5 s on an idle machine; on a loaded one the bound scales with what importing the SDK
-    # costs right now, so only work added before `initialize` can fail this
+    # costs right now (measured on both sides of the start, as the load comes and goes), so
+    # only work added before `initialize` can fail this
+    floor = max(before, _sdk_import_floor())
     bound = max(5.0, 3.0 * floor)
     assert elapsed < bound, f"initialize took {elapsed:.2f}s (SDK import alone {floor:.2f}s)"

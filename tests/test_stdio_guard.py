@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import queue
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.stdio_helpers import RawStdioServer
+from tests.stdio_helpers import HANG_S, RawStdioServer
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +32,7 @@ CASES: list[tuple[bytes, int, int | None]] = [
 ]
 
 
-def _next_reply(server: RawStdioServer, timeout: float = 5) -> dict:
+def _next_reply(server: RawStdioServer, timeout: float = HANG_S) -> dict:
     line = server._queue.get(timeout=timeout)
     return json.loads(line)
 
@@ -44,15 +43,13 @@ def test_every_malformed_line_gets_an_error_and_the_server_keeps_serving(tmp_pat
         server.initialize()
         assert server.proc.stdin is not None
         for line, code, request_id in CASES:
-            started = time.monotonic()
             server.proc.stdin.write(line + b"\n")
             server.proc.stdin.flush()
-            reply = _next_reply(server)
-            assert time.monotonic() - started < 2
+            reply = _next_reply(server)  # the SDK answered none of these: clients waited
             assert reply["error"]["code"] == code, (line[:60], reply)
             assert reply["id"] == request_id, (line[:60], reply)
             assert len(json.dumps(reply)) < 300
-            assert server.request("ping", timeout=5)["result"] == {}
+            assert server.request("ping")["result"] == {}
 
         emoji = server.request(
             "tools/call",
@@ -74,8 +71,8 @@ def test_an_oversized_line_is_refused_and_skipped(tmp_path: Path) -> None:
         huge = b'{"jsonrpc":"2.0","id":77,"method":"ping","params":{"pad":"' + b"x" * (5 << 20)
         server.proc.stdin.write(huge + b'"}}\n')
         server.proc.stdin.flush()
-        reply = _next_reply(server, timeout=20)
+        reply = _next_reply(server)
         assert reply["id"] == 77 and reply["error"]["code"] == -32600
-        assert server.request("ping", timeout=5)["result"] == {}
+        assert server.request("ping")["result"] == {}
     finally:
         server.close()
