@@ -4,7 +4,8 @@ completions (``POST /v1/chat/completions``) and Anthropic Messages (``POST /v1/m
 Each test scripts its replies (a queue, then a default, or a function of the request) and reads
 back what the server received. An OpenAI request with `"stream": true` gets the reply as
 server-sent chunks, the way agent runtimes (OpenClaw) read a model. Reply kinds: text (wrapped in the caller's wire format), an HTTP
-error with headers (429 + retry-after, 500), a delay, and a dropped connection.
+error with headers (429 + retry-after, 500), a delay, a reply held until released, and a
+dropped connection.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     drop: bool = False
+    held: bool = False  # sent only once the stub's `release` is set (at the latest, at its end)
 
 
 def text(value: str, delay_s: float = 0.0) -> Reply:
@@ -63,6 +65,11 @@ def dropped() -> Reply:
     return Reply(drop=True)
 
 
+def held(value: str = '{"memories": []}') -> Reply:
+    """A reply that waits for `StubLLM.release`: slower than any timeout, whatever the load."""
+    return Reply(text=value, held=True)
+
+
 @dataclass
 class Received:
     wire: str  # "openai" or "anthropic"
@@ -88,6 +95,7 @@ class StubLLM:
     responder: Callable[[Received], Reply] | None = None
     received: list[Received] = field(default_factory=list)
     raw: bytearray = field(default_factory=bytearray)
+    release: threading.Event = field(default_factory=threading.Event)  # held replies go
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def queue(self, *replies: Reply) -> None:
@@ -195,6 +203,8 @@ def _app(stub: StubLLM) -> Starlette:
         reply = stub.next_reply(received)
         if reply.delay_s:
             await anyio.sleep(reply.delay_s)
+        if reply.held:
+            await anyio.to_thread.run_sync(stub.release.wait, abandon_on_cancel=True)
         if reply.drop:
             return _DropConnection()
         if reply.status != 200:
@@ -245,6 +255,7 @@ def llm_stub() -> Iterator[StubLLM]:
     try:
         yield stub
     finally:
+        stub.release.set()
         server.should_exit = True
         thread.join(timeout=5)
         sock.close()

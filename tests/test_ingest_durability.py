@@ -23,8 +23,8 @@ from tests.llm_stub import (
     StubLLM,
     dropped,
     extraction,
+    held,
     llm_stub,
-    slow,
     status,
     text,
 )
@@ -99,7 +99,7 @@ def _start_extracting_then_kill(env: dict[str, str], stub: StubLLM) -> None:
 async def test_a_process_killed_during_extraction_loses_no_accepted_turn(
     tmp_path: Path, stub: StubLLM
 ) -> None:
-    stub.default = slow(60)  # every extraction hangs until the child is killed
+    stub.default = held()  # every extraction hangs until the child is killed
     _start_extracting_then_kill({**os.environ, **_env(tmp_path, stub, timeout_s=120)}, stub)
     stub.default = Reply()
     stub.responder = _echo_extraction
@@ -124,7 +124,7 @@ def _faulty(rng: random.Random, failures: list[str]) -> object:
         "429": lambda: status(429, retry_after="30"),
         "drop": dropped,
         "invalid": lambda: text('{"memories": [{"content": '),
-        "slow": lambda: slow(8),  # well past the timeout below
+        "slow": held,  # never answers while the test runs: past any timeout
     }
 
     def respond(request: Received) -> Reply:
@@ -148,8 +148,8 @@ async def test_200_ingests_with_a_provider_failing_30_percent_are_all_accounted_
         llm_provider="openai",
         llm_base_url=stub.openai_url,
         # a healthy stub reply must never time out, however loaded the machine (0.5 s did at
-        # load 11: one good reply counted as a fault); a "slow" fault still always does
-        llm_timeout_s=3.0,
+        # load 11: one good reply counted as a fault); a "slow" fault is held, so it always does
+        llm_timeout_s=10.0,
         llm_max_in_flight=8,
     )
     callers = asyncio.Semaphore(20)
