@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from cortex_mcp.cli import GLOBAL_OPTIONS, build_parser
 from cortex_mcp.config import Settings
-from tests.stdio_helpers import LEGACY_PROTOCOL, server_command, server_env
+from tests.stdio_helpers import HANG_S, LEGACY_PROTOCOL, server_command, server_env
 
 
 def _run(*args: str, db: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -159,7 +159,7 @@ def test_no_command_and_serve_both_run_the_stdio_server(tmp_path: Path, command:
     assert db.exists() and not (tmp_path / "env.db").exists()
 
 
-def _wait_for_line(stream: Any, needle: str, timeout: float = 30) -> str:
+def _wait_for_line(stream: Any, needle: str, timeout: float = HANG_S) -> str:
     """Read stderr lines until one contains `needle` (bounded: the test fails, never hangs)."""
     deadline = time.monotonic() + timeout
     seen = ""
@@ -190,7 +190,7 @@ def test_one_ctrl_c_on_a_terminal_ends_the_server_cleanly(tmp_path: Path) -> Non
     try:
         seen = _wait_for_line(proc.stderr, "serving stdio")
         proc.send_signal(signal.SIGINT)
-        _, rest = proc.communicate(timeout=15)
+        _, rest = proc.communicate(timeout=HANG_S)
     finally:
         os.close(controller)
         if proc.poll() is None:
@@ -221,7 +221,7 @@ def test_sigint_mid_session_exits_cleanly_and_keeps_what_was_written(tmp_path: P
         replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
         assert replies[1]["id"] == 2 and not replies[1]["result"]["isError"]
         proc.send_signal(signal.SIGINT)  # the client keeps stdin open: only the signal ends it
-        _, stderr = proc.communicate(timeout=15)
+        _, stderr = proc.communicate(timeout=HANG_S)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -18,7 +18,7 @@ from cortex_mcp.service import CortexService
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
 from tests.embedding_stub import StubState, embedding_stub
-from tests.stdio_helpers import server_command, server_env
+from tests.stdio_helpers import HANG_S, server_command, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -118,7 +118,7 @@ async def test_over_stdio_the_next_recall_finds_a_paraphrase_of_what_was_just_re
         CORTEX_EMBEDDING_BASE_URL=url,
         CORTEX_EMBEDDING_MODEL="stub-embed",
     )
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_S):
         async with Client(
             StdioServerParameters(command=command, args=args, env=env), mode="legacy"
         ) as client:
@@ -146,12 +146,12 @@ async def test_providers_warm_up_after_initialize_and_not_before(
             services.append(service)
             yield service
 
-    with anyio.fail_after(30):
+    with anyio.fail_after(2 * HANG_S):  # bounds a hang: the SDK's import is slow under load
         async with Client(build_server(open_service)) as client:
             await client.list_tools()
             embedder = services[0].embeddings.primary
             assert isinstance(embedder, OpenAIEmbedder)
-            for _ in range(500):
+            for _ in range(int(HANG_S / 0.02)):
                 if embedder._client is not None:
                     break
                 await anyio.sleep(0.02)

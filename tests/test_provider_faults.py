@@ -20,7 +20,7 @@ from cortex_mcp.runtime import build_embedders, open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
 from tests.embedding_stub import FAULT_MODES, StubState, embedding_stub, stub_vector
-from tests.stdio_helpers import RawStdioServer
+from tests.stdio_helpers import HANG_S, RawStdioServer
 
 pytestmark = pytest.mark.anyio
 
@@ -113,14 +113,14 @@ async def test_every_fault_mode_answers_from_text_shows_the_fault_and_backfills_
             health = embeddings["health"]["openai"]
             return bool(health["last_error"] or health["rejected_vectors"])
 
-        assert await _wait_for(fault_in_stats, 5.0), (await service.stats())["embeddings"]
+        assert await _wait_for(fault_in_stats, HANG_S), (await service.stats())["embeddings"]
 
         state.recover()
 
         async def backfilled() -> bool:
             return await _vector_count(service) == len(FACTS) + 2
 
-        assert await _wait_for(backfilled, 10.0), (await service.stats())["embeddings"]
+        assert await _wait_for(backfilled, HANG_S), (await service.stats())["embeddings"]
         after = await service.recall("firewall port")
         assert after.meta.channels == ["text", "vector"] and after.meta.degraded == []
 
@@ -177,7 +177,7 @@ async def test_an_open_circuit_is_probed_in_the_background_and_closes_when_the_p
         # one probe after 0.2 s fails, which doubles the wait to 0.4 s before the next; load
         # can only delay probes, so the times (when the stub received each request) are
         # lower bounds
-        assert await _wait_for(lambda: probes(2), 10.0)
+        assert await _wait_for(lambda: probes(2), HANG_S)
         last_recall, first_probe, second_probe = state.arrived[requests_when_opened - 1 :][:3]
         assert first_probe - last_recall >= 0.2 * 0.9
         assert second_probe - first_probe >= 0.4 * 0.9
@@ -185,14 +185,14 @@ async def test_an_open_circuit_is_probed_in_the_background_and_closes_when_the_p
         async def second_probe_failed() -> bool:  # the stub has the request before we see its 500
             return health.cooldown_s >= 0.8 - 1e-9
 
-        assert await _wait_for(second_probe_failed, 10.0)
+        assert await _wait_for(second_probe_failed, HANG_S)
         assert health.is_open
         state.recover()
 
         async def closed() -> bool:
             return not health.is_open
 
-        assert await _wait_for(closed, 10.0)  # a deadline: the next probe is due within 1.6 s
+        assert await _wait_for(closed, HANG_S)  # a deadline: the next probe is due within 1.6 s
         assert (await service.recall("firewall port")).meta.degraded == []
 
 
@@ -235,7 +235,7 @@ async def test_the_background_indexer_survives_a_provider_that_crashes_its_parse
         async def failed() -> bool:
             return bool((await service.stats())["embeddings"]["indexer"]["last_error"])
 
-        assert await _wait_for(failed, 5.0)
+        assert await _wait_for(failed, HANG_S)
         indexer = (await service.stats())["embeddings"]["indexer"]
         assert indexer["running"] and "not JSON" in indexer["last_error"]
         state.recover()
@@ -243,7 +243,7 @@ async def test_the_background_indexer_survives_a_provider_that_crashes_its_parse
         async def embedded() -> bool:
             return await _vector_count(service) == 1
 
-        assert await _wait_for(embedded, 10.0)
+        assert await _wait_for(embedded, HANG_S)
         assert (await service.stats())["embeddings"]["indexer"]["last_error"] is None
 
 
