@@ -89,3 +89,12 @@ def backend_settings(backend: str, tmp_path: Path, request: pytest.FixtureReques
     if backend == "postgres":
         overrides["database_url"] = request.getfixturevalue("pg_url")
     return load_settings(**overrides)
+
+
+@pytest.fixture
+def on_both_stores(backend_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test runs on SQLite and on PostgreSQL: settings it loads itself read the URL from the
+    environment (`pytest.mark.usefixtures("on_both_stores")` on a module)."""
+    if backend_settings.database_url is not None:
+        url = backend_settings.database_url.get_secret_value()
+        monkeypatch.setenv("CORTEX_DATABASE_URL", url)

@@ -8,21 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
 from tests.embedding_stub import StubState, embedding_stub
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _on_both_stores(backend_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test here runs on SQLite and on PostgreSQL (settings read the URL from the env)."""
-    if backend_settings.database_url is not None:
-        url = backend_settings.database_url.get_secret_value()
-        monkeypatch.setenv("CORTEX_DATABASE_URL", url)
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("on_both_stores")]
 
 
 FACTS = [

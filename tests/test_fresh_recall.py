@@ -20,15 +20,7 @@ from tests.conftest import FakeClock
 from tests.embedding_stub import StubState, embedding_stub
 from tests.stdio_helpers import HANG_S, server_command, server_env
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _on_both_stores(backend_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test here runs on SQLite and on PostgreSQL (settings read the URL from the env)."""
-    if backend_settings.database_url is not None:
-        url = backend_settings.database_url.get_secret_value()
-        monkeypatch.setenv("CORTEX_DATABASE_URL", url)
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("on_both_stores")]
 
 
 OTHER_FACTS = [
@@ -53,7 +45,8 @@ def _settings(tmp_path: Path, url: str) -> Settings:
         embedding_provider="openai",
         embedding_base_url=url,
         embedding_model="stub-embed",
-        embedding_timeout_s=1.0,
+        # generous: a query embedding timed out on a loaded machine finds no paraphrase
+        embedding_timeout_s=30.0,
     )
 
 
@@ -117,6 +110,7 @@ async def test_over_stdio_the_next_recall_finds_a_paraphrase_of_what_was_just_re
         CORTEX_EMBEDDING_PROVIDER="openai",
         CORTEX_EMBEDDING_BASE_URL=url,
         CORTEX_EMBEDDING_MODEL="stub-embed",
+        CORTEX_EMBEDDING_TIMEOUT_S="30",  # as above: the paraphrase needs the vector channel
     )
     with anyio.fail_after(HANG_S):
         async with Client(
