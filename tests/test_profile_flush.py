@@ -36,7 +36,7 @@ def llm_settings(tmp_path: Path, stub: StubLLM) -> Settings:
         embedding_provider="none",
         llm_provider="openai",
         llm_base_url=stub.openai_url,
-        llm_timeout_s=2,
+        llm_timeout_s=30,  # no test here is about timeouts: a loaded machine must not make one
     )
 
 
