@@ -121,17 +121,18 @@ async def test_json_export_imports_into_an_empty_database_and_exports_identicall
 async def test_the_sqlite_backup_is_consistent_while_a_writer_is_busy(
     service: CortexService, tmp_path: Path
 ) -> None:
-    stop = asyncio.Event()
+    stop, writing = asyncio.Event(), asyncio.Event()
 
     async def writer() -> int:
         n = 0
         while not stop.is_set():
             await service.remember(f"Busy writer memory number {n}")
             n += 1
+            writing.set()
         return n
 
     task = asyncio.create_task(writer())
-    await asyncio.sleep(0.2)
+    await writing.wait()  # the writer is under way, however slowly this machine runs it
     copy = tmp_path / "copy.db"
     result = await service.export_sqlite(str(copy))
     stop.set()

@@ -23,7 +23,7 @@ from cortex_mcp.store import Database
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.writer import begin_immediate
 from tests.conftest import FakeClock
-from tests.stdio_helpers import RawStdioServer
+from tests.stdio_helpers import HANG_S, RawStdioServer
 
 pytestmark = pytest.mark.anyio
 
@@ -320,7 +320,7 @@ async def test_a_write_waiting_on_a_process_that_is_killed_goes_through(tmp_path
             await asyncio.sleep(0.2)
             assert not waiting.done()  # the other process holds the lock
             holder.kill()  # SIGKILL: no rollback, no unlock of its own
-            await asyncio.wait_for(waiting, 10)
+            await asyncio.wait_for(waiting, HANG_S)
         finally:
             _stop(holder)
     assert _meta_rows(path, "t:") == {"t:after-kill": "1"}
@@ -337,7 +337,7 @@ def test_a_stdio_server_stopped_by_sigterm_writes_its_access_counts(tmp_path: Pa
             found = server.call_tool("cortex_recall", {"query": query})
             assert [m["id"] for m in found["structuredContent"]["memories"]] == [memory_id]
         server.proc.send_signal(signal.SIGTERM)  # well within the flush interval
-        assert server.proc.wait(timeout=30) == 128 + signal.SIGTERM  # after a clean close
+        assert server.proc.wait(timeout=HANG_S) == 128 + signal.SIGTERM  # after a clean close
     finally:
         server.close()
     assert _access(path, memory_id) == (2, 2)
