@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 
 from tests.conftest import FakeClock
 from tests.http_helpers import authed_rest_client
+from tests.stdio_helpers import HANG_S
 
 API = "/api/v1"
 
@@ -59,7 +60,7 @@ def memories(client: TestClient, agent: str = "default") -> list[dict[str, Any]]
 
 def settled(client: TestClient, count: int, agent: str = "default") -> list[dict[str, Any]]:
     """The agent's memories once at least `count` exist (extraction runs in the background)."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + HANG_S  # bounds a hang; a loaded machine extracts slowly
     while True:
         found = memories(client, agent)
         if len(found) >= count or time.monotonic() > deadline:

@@ -30,7 +30,7 @@ from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.schema import SCHEMA_VERSION
 from cortex_mcp.transports.mcp import build_server
 from tests.embedding_stub import StubState, embedding_stub
-from tests.stdio_helpers import RawStdioServer, server_command, server_env, unprivileged
+from tests.stdio_helpers import HANG_S, RawStdioServer, server_command, server_env, unprivileged
 
 pytestmark = pytest.mark.anyio
 
@@ -396,7 +396,7 @@ async def test_a_full_disk_stops_the_indexer_with_one_line_and_stats_say_why(
             with caplog.at_level(logging.WARNING):
                 indexer.start()
                 indexer.go()
-                for _ in range(100):
+                for _ in range(int(HANG_S / 0.05)):  # bounds a hang, not the indexer's speed
                     if indexer.last_error:
                         break
                     await asyncio.sleep(0.05)
