@@ -28,6 +28,7 @@ import pytest
 
 from tests.http_helpers import AUTH, ServeProcess, free_port
 from tests.llm_stub import Received, StubLLM, llm_stub, text
+from tests.stdio_helpers import HANG_S
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -217,7 +218,7 @@ def _flushes(cortex: ServeProcess) -> int:
 
 
 def _settled(cortex: ServeProcess, needle: str) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + HANG_S  # bounds a hang; a loaded machine extracts slowly
     while True:
         found = _memories(cortex, AGENT)
         if any(needle in m["content"] for m in found) or time.monotonic() > deadline:
@@ -291,7 +292,7 @@ def test_openclaw_turns_recall_capture_and_flush_through_the_plugin(
             before = _flushes(cortex)
             compacted = claw.ok("sessions", "compact", COMPACT_KEY, "--json")
             assert json.loads(compacted.stdout)["compacted"] is True
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + HANG_S
             while _flushes(cortex) == before and time.monotonic() < deadline:
                 time.sleep(0.2)
             assert _flushes(cortex) == before + 1
