@@ -28,7 +28,7 @@ from cortex_mcp.config import load_settings
 from tests.dashboard_seed import AGENT, KNOWN_QUERY, OTHER, RELATIONS, Seeded, seed_database
 from tests.embedding_stub import embedding_stub
 from tests.http_helpers import TOKEN, ServeProcess
-from tests.stdio_helpers import server_command, server_env
+from tests.stdio_helpers import HANG_S, server_command, server_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,6 +117,7 @@ class Tab:
 
     def __init__(self, browser: Browser, base: str, agent: str = AGENT) -> None:
         self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context.set_default_timeout(HANG_S * 1000)  # a hang bound, not 30 s
         self.context.add_init_script(f"sessionStorage.setItem('cortex.agent', {json.dumps(agent)})")
         self.page: Page = self.context.new_page()
         self.base = base

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +46,12 @@ def _settings(tmp_path: Path, url: str, timeout_s: float = 10.0, **extra: object
     )
 
 
+async def _timed_recall(service: CortexService, query: str) -> float:
+    started = time.perf_counter()
+    await service.recall(query)
+    return time.perf_counter() - started
+
+
 async def _fill(service: CortexService) -> list[str]:
     ids = [(await service.remember(fact)).id for fact in FACTS]
     assert await service.embed_pending() == len(FACTS)
@@ -85,9 +92,9 @@ async def test_a_failing_provider_falls_back_to_text_within_the_timeout(
     settings = _settings(tmp_path, url, timeout_s=1.0)
     async with open_cortex(settings, clock=clock, background=False) as service:
         await _fill(service)
-        started = time.perf_counter()
-        await service.recall("firewall port")  # healthy: what a recall costs here, now
-        healthy = time.perf_counter() - started
+        healthy = statistics.median(  # what a healthy recall costs here, now
+            [await _timed_recall(service, "firewall port") for _ in range(3)]
+        )
         if failure == "timeout":
             state.delay_s = 30.0
         else:
