@@ -1,10 +1,12 @@
-"""README names exactly the settings the code reads, with their real defaults, and every
-`cortex-mcp COMMAND --flag` it shows is a command and a flag the CLI has."""
+"""README names exactly the settings the code reads, with their real defaults; every
+`cortex-mcp COMMAND --flag` it shows is a command and a flag the CLI has; every bench script it
+shows exists and takes the flags shown."""
 
 from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,30 @@ def test_each_command_readme_shows_has_the_flags_it_shows(command: str, tmp_path
     flags = {flag for name, shown in _shown_commands() if name == command for flag in shown}
     missing = sorted(flag for flag in flags if not re.search(rf"{flag}\b", helped.stdout))
     assert missing == [], f"README shows `cortex-mcp {command}` with {missing}"
+
+
+def _shown_benches() -> dict[str, set[str]]:
+    """script -> the --flags README shows it with (quoted arguments are the script's values)."""
+    shown: dict[str, set[str]] = {}
+    for line in README.splitlines():
+        for found in re.finditer(r"tests/bench/([a-z_]+\.py)([^`#|]*)", line):
+            arguments = re.sub(r'"[^"]*"?', "", found.group(2))
+            flags = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", arguments))
+            shown.setdefault(found.group(1), set()).update(flags)
+    return shown
+
+
+@pytest.mark.parametrize("script", sorted(_shown_benches()))
+def test_each_bench_readme_shows_exists_and_has_the_flags_it_shows(script: str) -> None:
+    path = ROOT / "tests" / "bench" / script
+    assert path.is_file(), f"README names tests/bench/{script}, which does not exist"
+    helped = subprocess.run(
+        [sys.executable, str(path), "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert helped.returncode == 0, helped.stderr[-2000:]
+    missing = sorted(f for f in _shown_benches()[script] if not re.search(rf"{f}\b", helped.stdout))
+    assert missing == [], f"README shows tests/bench/{script} with {missing}"
