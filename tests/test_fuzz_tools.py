@@ -23,12 +23,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.stdio_helpers import RawStdioServer
+from tests.stdio_helpers import HANG_S, RawStdioServer
 
 pytestmark = pytest.mark.slow
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "400"))
-ANSWER_WITHIN_S = 2.0
+ANSWER_WITHIN_S = (
+    HANG_S  # every call is answered: bounds a hang, not speed (the slowest is printed)
+)
 
 PARAMS = {
     "cortex_recall": ["query", "max_results", "layers", "categories", "max_tokens", "agent_id"],
