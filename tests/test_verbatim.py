@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 
 from cortex_mcp.store import Database
 from cortex_mcp.store.schema import MIGRATIONS
-from tests.stdio_helpers import server_command, server_env
+from tests.stdio_helpers import HANG_S, server_command, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -55,7 +55,7 @@ def test_the_long_sample_is_a_5000_character_paragraph() -> None:
 
 @pytest.mark.slow
 async def test_content_comes_back_byte_identical_over_stdio(tmp_path: Path) -> None:
-    with anyio.fail_after(60):
+    with anyio.fail_after(HANG_S):
         async with Client(_params(tmp_path / "brain.db"), mode="legacy") as client:
             ids = {}
             for name, content in SAMPLES.items():
