@@ -37,9 +37,13 @@ log = logging.getLogger(__name__)
 
 NO_EMBEDDINGS = "no embedding provider: text search only"
 # FTS5 computes bm25 for every row a query matches before it can sort (microseconds each):
-# past this many, a query scores its rarest terms only (search/text.py within_budget). An
-# index this small is always searched exactly, so rankings on small data never change.
+# past this many, a query's candidates are the memories matching its rarest terms only
+# (search/text.py within_budget). An index this small is always searched exactly, so
+# rankings on small data never change.
 FTS_ROW_BUDGET = 4000
+# The other terms still score every candidate when the index entries FTS5 reads to count
+# them (tens of nanoseconds each, read twice) fit this: a common word, not a CJK character.
+FTS_SCAN_BUDGET = 60_000
 LIKE_SCAN_ROWS = 50_000  # an identifier's substring scan reads at most the newest rows
 
 T = TypeVar("T")
@@ -91,6 +95,7 @@ class HybridSearch:
         self.embeddings = embeddings
         self.settings = settings
         self.fts_row_budget = FTS_ROW_BUDGET
+        self.fts_scan_budget = FTS_SCAN_BUDGET
 
     async def search(
         self,
@@ -185,16 +190,15 @@ class HybridSearch:
         hits: list[tuple[str, float | None]] = []
         if not query.empty:
             quoted = query.quoted
-            budget = self.fts_row_budget
-            words = list(dict.fromkeys(w for term in quoted for w in words_of(term)))
-            size, counts = await self.memories.term_counts(words, budget + 1)
+            budget, scan = self.fts_row_budget, self.fts_scan_budget
+            size, rows, costs = await self._term_counts(quoted, max(budget, scan) + 1)
             if size <= budget:  # a small index: every term, every row, exactly
                 hits.extend(await self.memories.text_search(query.match, filters, pool))
             else:
-                bounded = within_budget(term_costs(quoted, counts), budget)
+                bounded = within_budget(rows, budget, costs, scan)
                 hits.extend(
                     await self.memories.text_search(
-                        bounded.match, filters, pool, newest=bounded.newest
+                        bounded.match, filters, pool, newest=bounded.newest, rest=bounded.rest
                     )
                 )
         if len(hits) < limit and query.like_patterns:
@@ -206,6 +210,22 @@ class HybridSearch:
                 if memory_id not in seen:
                     hits.append((memory_id, None))
         return hits
+
+    async def _term_counts(
+        self, quoted: list[str], cap: int
+    ) -> tuple[int, dict[str, int], dict[str, int]]:
+        """(index size, rows each term matches, index entries FTS5 reads to count it). A phrase
+        ("video game", a CJK bigram) matches far fewer rows than its words, but reading it
+        reads both words' lists: its rows are counted only up to what the row budget needs."""
+        words = list(dict.fromkeys(w for term in quoted for w in words_of(term)))
+        size, word_counts = await self.memories.term_counts(words, cap)
+        phrases = [term for term in quoted if term not in word_counts]
+        rows = dict(word_counts)
+        if phrases and size > self.fts_row_budget:
+            _, phrase_counts = await self.memories.term_counts(phrases, self.fts_row_budget + 1)
+            rows.update(phrase_counts)
+        costs = term_costs(quoted, word_counts)
+        return size, {term: rows.get(term, 0) for term in quoted}, costs
 
     async def _fill_cosines(
         self, live: list[Candidate], model_key: str, query_vector: np.ndarray

@@ -132,12 +132,16 @@ def match_of(quoted: list[str]) -> str:
 
 @dataclass(frozen=True)
 class Bounded:
-    """The part of a query worth scoring when the index is large: `match` over the rarest
-    terms; `newest` set when even the rarest matches more rows than the budget."""
+    """The part of a query worth reading when the index is large. Candidates are the memories
+    matching `match` (the rarest terms), or only the newest `newest` of them when even the
+    rarest matches more rows than the budget. The terms of `rest` add to each candidate's
+    score without adding candidates, so a candidate scores what the whole expression gives
+    it; `dropped` terms (too costly for FTS5 to count) are in neither."""
 
     match: str
     newest: int | None
     dropped: int
+    rest: str = ""
 
 
 def words_of(quoted: str) -> list[str]:
@@ -152,23 +156,40 @@ def term_costs(quoted: list[str], word_counts: dict[str, int]) -> dict[str, int]
     return {term: sum(word_counts.get(w, 0) for w in words_of(term)) for term in quoted}
 
 
-def within_budget(counts: dict[str, int], budget: int) -> Bounded:
-    """Rarest terms first, while the rows they match together (a bound on the rows FTS5
-    scores) fit `budget`. A term left out matches thousands of memories, so its BM25 weight
-    is small next to the terms kept; when every term is that common, only the newest
-    `budget` matching rows are scored. With every term within budget nothing changes."""
-    ordered = sorted(counts, key=lambda term: (counts[term], term))
-    chosen: list[str] = []
-    rows = 0
-    for term in ordered:
-        if chosen and rows + counts[term] > budget:
-            break
-        chosen.append(term)
-        rows += counts[term]
+def within_budget(
+    rows: dict[str, int], budget: int, costs: dict[str, int] | None = None, scan_budget: int = 0
+) -> Bounded:
+    """Rarest terms first, while the rows they match together (`rows`: a bound on the rows
+    FTS5 scores) fit `budget`; when every term is more common than that, only the newest
+    `budget` rows matching the rarest are scored. The other terms, cheapest first while the
+    index entries FTS5 reads to count them (`costs`) fit `scan_budget`, still score every
+    candidate (`rest`), so candidates rank by their exact BM25 over those terms too. With
+    every term within budget nothing changes."""
+    ordered = sorted(rows, key=lambda term: (rows[term], term))
+    chosen = _prefix_within(ordered, rows, budget, at_least_one=True)
+    newest = budget if sum(rows[term] for term in chosen) > budget else None
     if len(chosen) == len(ordered):
-        chosen = list(counts)  # every term: the order (and so the expression) as written
-    newest = budget if rows > budget else None
-    return Bounded(match_of(chosen), newest, len(ordered) - len(chosen))
+        chosen = list(rows)  # every term: the order (and so the expression) as written
+    costs = rows if costs is None else costs
+    others = sorted(ordered[len(chosen) :], key=lambda term: (costs[term], term))
+    scanned = set(_prefix_within(others, costs, scan_budget))
+    rest = [term for term in rows if term in scanned]  # as written
+    dropped = len(ordered) - len(chosen) - len(rest)
+    return Bounded(match_of(chosen), newest, dropped, match_of(rest))
+
+
+def _prefix_within(
+    ordered: list[str], sizes: dict[str, int], budget: int, *, at_least_one: bool = False
+) -> list[str]:
+    """The longest prefix of `ordered` whose sizes sum to at most `budget`."""
+    taken: list[str] = []
+    total = 0
+    for term in ordered:
+        if (taken or not at_least_one) and total + sizes[term] > budget:
+            break
+        taken.append(term)
+        total += sizes[term]
+    return taken
 
 
 def build_query(text: str) -> TextQuery:

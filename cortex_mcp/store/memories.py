@@ -31,6 +31,7 @@ from cortex_mcp.store.memory_writes import (
     require_owned,
     supersede_details,
 )
+from cortex_mcp.store.text_reads import TextReads, _like_pattern, _on_primary_key, filter_sql
 from cortex_mcp.store.writer import on_thread
 from cortex_mcp.tokenize import query_key
 
@@ -43,6 +44,7 @@ __all__ = [  # what other store modules (and the PostgreSQL store) import from h
     "MemoryStore",
     "WriteOutcome",
     "_delete_from_vec_index",
+    "_like_pattern",
     "_mark_superseded",
     "_read_back",
     "_require",
@@ -56,30 +58,7 @@ __all__ = [  # what other store modules (and the PostgreSQL store) import from h
 _mark_superseded, _read_back, _require = mark_superseded, read_back, require_owned
 
 
-def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
-    """WHERE clause for what a search may return: every live memory, whatever its age (an
-    expired working note is found, at archive weight, until the lifecycle archives it)."""
-    owner = f"{alias}.agent_id = ?"
-    if filters.include_shared:
-        owner = f"({owner} OR {alias}.shared = 1)"
-    clauses = [owner, f"{alias}.forgotten_at IS NULL"]
-    params: list[Any] = [filters.agent_id]
-    if not filters.include_superseded:
-        clauses.append(f"{alias}.superseded_by IS NULL")
-    if filters.layers:
-        # a working note past its TTL is an archive memory until the lifecycle moves it
-        clauses.append(
-            f"(CASE WHEN {alias}.layer = 'working' AND {alias}.expires_at <= ? THEN 'archive'"
-            f" ELSE {alias}.layer END) IN ({placeholders(filters.layers)})"
-        )
-        params.extend([filters.now, *(layer.value for layer in filters.layers)])
-    if filters.categories:
-        clauses.append(f"{alias}.category IN ({placeholders(filters.categories)})")
-        params.extend(category.value for category in filters.categories)
-    return " AND ".join(clauses), params
-
-
-class MemoryStore:
+class MemoryStore(TextReads):
     def __init__(self, db: Database, ttl: LayerTtl) -> None:
         self.db = db
         self.ttl = ttl
@@ -272,85 +251,6 @@ class MemoryStore:
         )
         return {str(row[0]) for row in rows}
 
-    async def term_counts(self, phrases: list[str], cap: int) -> tuple[int, dict[str, int]]:
-        """(highest memory seq, memories matching each FTS phrase, counted up to `cap`): one
-        trip, and each count stops at `cap` so a common word costs no more than a rare one."""
-        counts = ", ".join(
-            "(SELECT COUNT(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?))"
-            for _ in phrases
-        )
-        params: list[Any] = [value for phrase in phrases for value in (phrase, cap)]
-        row = await self.db.fetchone(
-            f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM memories){', ' if counts else ''}{counts}",
-            params,
-        )
-        assert row is not None
-        return int(row[0]), {phrase: int(row[i + 1]) for i, phrase in enumerate(phrases)}
-
-    async def text_search(
-        self, match: str, filters: SearchFilters, limit: int, *, newest: int | None = None
-    ) -> list[tuple[str, float]]:
-        """FTS5 BM25 hits as (id, bm25); bm25 is lower-is-better.
-
-        The FTS index alone ranks its top rows first (a join per match dominated at 100K
-        memories), and only those are joined and filtered. When too few of them pass
-        (another agent's memories, forgotten ones), the exact join over all matches runs.
-        `newest`: only the newest that many matching rows are scored (the caller's bound on
-        the work when every term of a query is common: bm25 costs microseconds per row)."""
-        if newest is not None:
-            return await self._newest_text_hits(match, filters, limit, newest)
-        fetch = limit * 4
-        where, params = filter_sql(filters)
-        rows = await self.db.fetchall(
-            f"SELECT m.id, r.score, ({where}) AS allowed FROM (SELECT rowid,"
-            " bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ?"
-            " ORDER BY score LIMIT ?) AS r CROSS JOIN memories m ON m.seq = r.rowid"
-            " ORDER BY r.score",
-            [*params, match, fetch],
-        )
-        hits = [(str(row[0]), float(row[1])) for row in rows if row[2]]
-        if len(hits) >= limit or len(rows) < fetch:
-            return hits[:limit]
-        rows = await self.db.fetchall(
-            "SELECT m.id, bm25(memories_fts) AS score FROM memories_fts"
-            " CROSS JOIN memories m ON m.seq = memories_fts.rowid"  # FTS drives the join
-            f" WHERE memories_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
-            [match, *params, limit],
-        )
-        return [(str(row["id"]), float(row["score"])) for row in rows]
-
-    async def _newest_text_hits(
-        self, match: str, filters: SearchFilters, limit: int, newest: int
-    ) -> list[tuple[str, float]]:
-        where, params = filter_sql(filters)
-        rows = await self.db.fetchall(
-            f"SELECT m.id, r.score FROM (SELECT rowid, bm25(memories_fts) AS score"
-            " FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) AS r"
-            f" CROSS JOIN memories m ON m.seq = r.rowid WHERE {where} ORDER BY r.score LIMIT ?",
-            [match, newest, *params, limit],
-        )
-        return [(str(row[0]), float(row[1])) for row in rows]
-
-    async def like_search(
-        self, patterns: list[str], filters: SearchFilters, limit: int, *, newest: int | None = None
-    ) -> list[str]:
-        """Substring matches for what the FTS tokenizer cannot split (newest first); with
-        `newest`, only among the newest that many memories of the file (a bound on the scan)."""
-        if not patterns:
-            return []
-        where, params = filter_sql(filters)
-        likes = " OR ".join("m.content LIKE ? ESCAPE '\\'" for _ in patterns)
-        window = ""
-        if newest is not None:
-            window = " AND m.seq > (SELECT COALESCE(MAX(seq), 0) FROM memories) - ?"
-            params = [*params, newest]
-        rows = await self.db.fetchall(
-            f"SELECT m.id FROM memories m WHERE ({likes}) AND {where}{window}"
-            " ORDER BY m.seq DESC LIMIT ?",
-            [*(_like_pattern(p) for p in patterns), *params, limit],
-        )
-        return [str(row[0]) for row in rows]
-
     async def list_layer(self, agent_id: str, layer: Layer, now: str, limit: int) -> list[Memory]:
         rows = await self.db.fetchall(
             f"SELECT {_COLUMNS} FROM memories WHERE agent_id = ? AND layer = ?"
@@ -410,13 +310,3 @@ class MemoryStore:
             "access_log_rows": await self.db.scalar("SELECT COUNT(*) FROM access_log"),
             "lifecycle_log_rows": await self.db.scalar("SELECT COUNT(*) FROM lifecycle_log"),
         }
-
-
-def _on_primary_key(where: str) -> str:
-    """Unary + keeps the planner on the key lookup instead of scanning an agent's rows."""
-    return where.replace("m.agent_id =", "+m.agent_id =")
-
-
-def _like_pattern(term: str) -> str:
-    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"

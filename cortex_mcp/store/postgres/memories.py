@@ -178,15 +178,23 @@ class PgMemoryStore(MemoryStore):
         return int(row[0]), {phrase: found.get(phrase, 0) for phrase in phrases}
 
     async def text_search(
-        self, match: str, filters: SearchFilters, limit: int, *, newest: int | None = None
+        self,
+        match: str,
+        filters: SearchFilters,
+        limit: int,
+        *,
+        newest: int | None = None,
+        rest: str = "",
     ) -> list[tuple[str, float]]:
         """BM25 hits as (id, bm25), lower is better, as SQLite's FTS5 gives them; with
         `newest`, only the newest that many matching memories are scored. One statement
-        reads the candidates' term positions and the corpus figures BM25 needs."""
-        phrases = await self._lexemes(text.match_phrases(match))
-        if not phrases:
+        reads the candidates' term positions and the corpus figures BM25 needs. The phrases
+        of `rest` add to the candidates' scores without adding candidates."""
+        candidates = await self._lexemes(text.match_phrases(match))
+        if not candidates:
             return []
-        query = text.tsquery_literal(phrases)
+        query = text.tsquery_literal(candidates)
+        phrases = candidates + (await self._lexemes(text.match_phrases(rest)) if rest else [])
         where, params = filter_sql(filters)
         order = "m.seq DESC" if newest is not None else "ts_rank(m.tsv, ?::tsquery) DESC, m.seq"
         order_params = [] if newest is not None else [query]
@@ -205,7 +213,7 @@ class PgMemoryStore(MemoryStore):
                 *order_params,
                 newest if newest is not None else text.CANDIDATES,
                 *literals,
-                query,
+                text.tsquery_literal(phrases),  # every phrase's document count, rest's too
             ],
         )
         return text.rank(phrases, rows)[:limit]
