@@ -48,6 +48,8 @@ async def corpus(service: CortexService) -> list[str]:
             await service.update_memory(memory.id, MemoryChanges(shared=True), agent_id="other")
         elif rng.random() < 0.05:
             await service.forget(memory.id, agent_id=agent)
+    for i in range(15):  # an agent with few memories among the others'
+        await service.remember(f"{zipf_text(rng, words)} t{i}", agent_id="tiny")
     return words
 
 
@@ -175,3 +177,25 @@ async def test_a_cjk_question_finds_its_memory_on_a_large_index(
     assert hits and hits[0][0] == wanted.id
     result = await service.recall(question)
     assert result.memories[0].id == wanted.id
+
+
+@pytest.mark.parametrize("include_shared", [False, True])
+async def test_an_agent_with_few_memories_in_a_large_file_is_searched_exactly(
+    service: CortexService, corpus: list[str], include_shared: bool
+) -> None:
+    """Its own rows fit the budget, so all of them are scored, with every term: the top 10 is
+    the unbounded search's, however common its terms are among the other agents' rows."""
+    searcher = service.searcher
+    searcher.fts_row_budget = 25 if include_shared else 20
+    filters = SearchFilters(agent_id="tiny", now=NOW, include_shared=include_shared)
+    assert await service.memories.own_rows(filters, 1000) < searcher.fts_row_budget
+    rng = random.Random(4)
+    found = 0
+    for _ in range(40):
+        query = build_query(" ".join(rng.sample(corpus, rng.randint(1, 4))))
+        hits = await searcher.text_hits(query, filters, 10, 10)
+        scores = await exact_scores(service, query.match, filters)
+        assert_ranked_as(hits, scores, set(scores))
+        assert len(hits) == min(10, len(scores))
+        found += bool(hits)
+    assert found > 20

@@ -194,6 +194,9 @@ class HybridSearch:
             size, rows, costs = await self._term_counts(quoted, max(budget, scan) + 1)
             if size <= budget:  # a small index: every term, every row, exactly
                 hits.extend(await self.memories.text_search(query.match, filters, pool))
+            elif await self.memories.own_rows(filters, budget + 1) <= budget:
+                # an agent with few memories in a large file: all of them, exactly
+                hits.extend(await self.memories.own_text_search(query.match, filters, pool))
             else:
                 bounded = within_budget(rows, budget, costs, scan)
                 hits.extend(

@@ -61,6 +61,39 @@ class TextReads:
         assert row is not None
         return int(row[0]), {phrase: int(row[i + 1]) for i, phrase in enumerate(phrases)}
 
+    async def own_rows(self, filters: SearchFilters, cap: int) -> int:
+        """How many rows the agent owns (plus the shared ones when the filters take them),
+        counted up to `cap` on the agent index: a bound on the rows a search of its own scores."""
+        counts = ["(SELECT COUNT(*) FROM (SELECT 1 FROM memories WHERE agent_id = ? LIMIT ?) AS a)"]
+        params: list[Any] = [filters.agent_id, cap]
+        if filters.include_shared:
+            counts.append(
+                "(SELECT COUNT(*) FROM (SELECT 1 FROM memories WHERE shared = 1 LIMIT ?) AS s)"
+            )
+            params.append(cap)
+        return int(await self.db.scalar(f"SELECT {' + '.join(counts)}", params) or 0)
+
+    async def own_text_search(
+        self, match: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """Exact BM25 hits among the agent's own rows (and the shared ones when asked for), for
+        an agent with few of them: FTS5 walks the matches and checks each rowid against the
+        agent's set (the unary + keeps that a filter, not one FTS lookup per rowid, which
+        would recount every phrase each time), and bm25 runs on the rows that pass."""
+        where, params = filter_sql(filters)
+        owned = "SELECT seq FROM memories WHERE agent_id = ?"
+        owned_params: list[Any] = [filters.agent_id]
+        if filters.include_shared:
+            owned += " UNION ALL SELECT seq FROM memories WHERE shared = 1"
+        rows = await self.db.fetchall(
+            "SELECT m.id, r.score FROM (SELECT rowid, bm25(memories_fts) AS score"
+            f" FROM memories_fts WHERE memories_fts MATCH ? AND +rowid IN ({owned})) AS r"
+            f" CROSS JOIN memories m ON m.seq = r.rowid WHERE {where}"
+            " ORDER BY r.score, m.seq DESC LIMIT ?",
+            [match, *owned_params, *params, limit],
+        )
+        return [(str(row[0]), float(row[1])) for row in rows]
+
     async def text_search(
         self,
         match: str,

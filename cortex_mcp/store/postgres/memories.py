@@ -218,6 +218,12 @@ class PgMemoryStore(MemoryStore):
         )
         return text.rank(phrases, rows)[:limit]
 
+    async def own_text_search(
+        self, match: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """The candidates of `text_search` are already the agent's own rows here."""
+        return await self.text_search(match, filters, limit)
+
     async def _lexemes(self, phrases: list[list[str]]) -> list[list[str]]:
         """Each phrase's tokens stemmed by PostgreSQL (the same dictionary as the index)."""
         tokens = sorted({token for phrase in phrases for token in phrase})
