@@ -218,7 +218,9 @@ class LifecycleStore:
         its vectors go, to be embedded again from the new text."""
 
         async def txn(conn: aiosqlite.Connection) -> None:
-            await rewrite_memory(conn, summary_id, content, metadata, now, self.db.vec_loaded)
+            await rewrite_memory(
+                conn, self.memories, summary_id, content, metadata, now, self.db.vec_loaded
+            )
             await conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
         await self.db.write(txn)

@@ -19,7 +19,7 @@ import aiosqlite
 from cortex_mcp.models import LifecycleAction, NewMemory
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.memories import MemoryStore, _delete_from_vec_index
-from cortex_mcp.tokenize import content_hash, index_text
+from cortex_mcp.tokenize import content_hash
 
 LIVE = "forgotten_at IS NULL AND superseded_by IS NULL"
 CHUNK = 500  # ids per statement, well under SQLite's bound on variables
@@ -130,7 +130,9 @@ async def _apply_one(
     if action.kind == "compress" and new is not None and action.into is not None:
         if not await all_live_in(conn, [action.into], "core"):
             return None
-        await rewrite_memory(conn, action.into, new.content, new.metadata, now, vec_loaded)
+        await rewrite_memory(
+            conn, memories, action.into, new.content, new.metadata, now, vec_loaded
+        )
         await _mark_compressed(conn, action.ids, action.into)
         result.created[action_key(action)] = action.into
         return [action.into]
@@ -178,14 +180,15 @@ async def _merge(
 
 async def rewrite_memory(
     conn: aiosqlite.Connection,
+    memories: MemoryStore,
     summary_id: str,
     content: str,
     metadata: dict[str, Any],
     now: str,
     vec_loaded: bool,
 ) -> None:
-    """New text and metadata for a summary: row, FTS, hash; its vectors are dropped so the
-    indexer embeds the new text."""
+    """New text and metadata for a summary: row, text index (the memory store's own, as
+    remember writes it), hash; its vectors are dropped so the indexer embeds the new text."""
     rows = await fetch_all(conn, "SELECT seq FROM memories WHERE id = ?", [summary_id])
     if not rows:
         return
@@ -201,10 +204,7 @@ async def rewrite_memory(
             seq,
         ),
     )
-    await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-    await conn.execute(
-        "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, index_text(content))
-    )
+    await memories.reindex_in(conn, seq, content)
     await conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (summary_id,))
     if vec_loaded:
         await _delete_from_vec_index(conn, summary_id)

@@ -33,7 +33,7 @@ from cortex_mcp.store.memory_writes import (
 )
 from cortex_mcp.store.text_reads import TextReads, _like_pattern, _on_primary_key, filter_sql
 from cortex_mcp.store.writer import on_thread
-from cortex_mcp.tokenize import query_key
+from cortex_mcp.tokenize import index_text, query_key
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,13 @@ class MemoryStore(TextReads):
     def remember_in(self, conn: RawConnection, new: NewMemory, now: str) -> WriteOutcome:
         """`remember` inside a one-trip transaction another store method holds (`transact`)."""
         return self._insert_or_bump(conn, new, now)
+
+    async def reindex_in(self, conn: aiosqlite.Connection, seq: int, content: str) -> None:
+        """A memory's text index for its new content, inside the caller's `write`."""
+        await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+        await conn.execute(
+            "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, index_text(content))
+        )
 
     def _insert_or_bump(
         self, conn: RawConnection, new: NewMemory, now: str, *, audit: bool = True

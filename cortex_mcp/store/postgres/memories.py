@@ -33,6 +33,7 @@ from cortex_mcp.tokenize import content_hash
 # stemmed once per process, not once per recall
 _STEMS: dict[str, str] = {}
 _STEMS_MAX = 50_000
+_TSVECTOR = "cortex_tsvector(?::text[])"  # a memory's index from its terms (`index_columns`)
 
 
 def index_columns(content: str) -> tuple[list[str], int]:
@@ -66,6 +67,15 @@ class PgMemoryStore(MemoryStore):
             superseded.append(new.supersedes)
         return WriteOutcome(_read_back(conn, memory_id), deduplicated, superseded)
 
+    async def reindex_in(self, conn: Any, seq: int, content: str) -> None:
+        """The row's text index for its new content, built exactly as remember builds it
+        (terms split in Python; never through the `memories_fts` view's SQL split)."""
+        terms, doc_len = index_columns(content)
+        await conn.execute(
+            f"UPDATE memories SET tsv = {_TSVECTOR}, doc_len = ? WHERE seq = ?",
+            (terms, doc_len, seq),
+        )
+
     def _insert_new(
         self, conn: Any, memory_id: str, digest: str, new: NewMemory, now: str
     ) -> str | None:
@@ -75,7 +85,7 @@ class PgMemoryStore(MemoryStore):
             "INSERT INTO memories (id, agent_id, layer, category, content, content_hash, source,"
             " importance, confidence, created_at, updated_at, expires_at, metadata, shared,"
             " tsv, doc_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-            " cortex_tsvector(?::text[]), ?)"
+            f" {_TSVECTOR}, ?)"
             " ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id",
             (
                 memory_id,
