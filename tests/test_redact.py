@@ -100,3 +100,27 @@ def test_checksummed_numbers_and_prose_secrets_are_found(text: str, kind: str) -
 )
 def test_look_alikes_with_a_bad_checksum_or_no_value_stay(text: str) -> None:
     assert redact(text).text == text
+
+
+# Random ids whose hex holds a run that passes a card's Luhn test and issuer prefix, or an
+# IBAN's country length and mod-97 (about one UUID in 800 does): ids in audit entries and
+# memories must come back exactly as given.
+UUIDS_WITH_LOOK_ALIKES = [
+    "0b06975b-26e9-4e60-8735-20084419535e",  # a card number across 4e60-8735-2008...
+    "ee041ace-c0b0-4d61-9ccc-c7da74eced5f",  # an IBAN
+]
+
+
+@pytest.mark.parametrize("uuid", UUIDS_WITH_LOOK_ALIKES)
+def test_a_uuid_is_never_read_as_a_card_number_or_an_iban(uuid: str) -> None:
+    for text in (uuid, f"merged {uuid} into another", f'{{"memory_ids": ["{uuid}"]}}'):
+        assert redact(text).text == text
+
+
+def test_a_card_number_or_iban_next_to_a_uuid_is_still_redacted() -> None:
+    uuid = UUIDS_WITH_LOOK_ALIKES[0]
+    text = f"request {uuid}: card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00"
+    redacted = redact(text)
+    assert uuid in redacted.text
+    assert "4111" not in redacted.text and "DE89" not in redacted.text
+    assert redacted.counts == {"card_number": 1, "iban": 1}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from cortex_mcp.engine.redaction import checks
-from cortex_mcp.engine.redaction.rules import Rule, hinted, lazy_pattern, when
+from cortex_mcp.engine.redaction.rules import Rule, hinted, lazy_pattern, not_inside, when
 
 CARD = Rule(
     "card_number",
@@ -85,8 +85,13 @@ _ID_WORDS = (  # the lookahead names every word's first letter: most places fail
     r"(?=[spnital身護护社マ個パ免])(?:\bssn|social\s+sec|passport|national\s|\bid\b|\bni\s|\bsin\b"
     r"|\btin\b|nino|aadha|licen|身份|護照|护照|社保|マイナンバー|個人番号|パスポート|免許)"
 )
+# A UUID (a memory's id in an audit entry, a request id) is hex in 8-4-4-4-12 groups: about one
+# in 800 random ones holds a run that passes a card's Luhn test or an IBAN's mod-97.
+_UUID = lazy_pattern(
+    r"(?<![0-9A-Za-z])[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}(?![0-9A-Za-z])"
+)
 RULES: list[Rule] = [
     *hinted(_ID_WORDS, [LABELLED_ID]),
-    *hinted(_NINE_DIGITS, [CARD, IBAN, US_SSN, CHINA_ID]),
-    *hinted(r"\d\d ?\d\d ?\d\d", [UK_NINO]),
+    *hinted(_NINE_DIGITS, not_inside(_UUID, [CARD, IBAN, US_SSN, CHINA_ID])),
+    *hinted(r"\d\d ?\d\d ?\d\d", not_inside(_UUID, [UK_NINO])),
 ]

@@ -58,13 +58,21 @@ class Rule:
     groups: tuple[str, ...] = ()
     refine: Refine | None = None
     hint: LazyPattern | None = None  # searched in the lower-cased text; must hit to run
+    # a secret that starts inside a match of this is part of something else (an id), not one
+    not_inside: LazyPattern | None = None
 
     def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
         """Each secret this rule finds in `text` (the caller has checked the hint)."""
+        hosts: list[tuple[int, int]] | None = None
         for match in self.pattern.finditer(text):
             start, end = self._secret_span(match)
             if start >= end:
                 continue
+            if self.not_inside is not None:
+                if hosts is None:
+                    hosts = [m.span() for m in self.not_inside.finditer(text)]
+                if any(s <= start < e for s, e in hosts):
+                    continue
             if self.refine is not None:
                 found = self.refine(text[start:end])
                 if found is None:
@@ -87,6 +95,11 @@ def hinted(hint: str, rules: list[Rule]) -> list[Rule]:
     text."""
     pattern = lazy_pattern(hint)
     return [dataclasses.replace(rule, hint=pattern) for rule in rules]
+
+
+def not_inside(pattern: LazyPattern, rules: list[Rule]) -> list[Rule]:
+    """The same rules, ignoring what starts inside a match of `pattern`."""
+    return [dataclasses.replace(rule, not_inside=pattern) for rule in rules]
 
 
 def whole(value: str) -> tuple[int, int]:
