@@ -1,7 +1,8 @@
-"""A memory the lifecycle rewrites (merge, compress, a summary's new text) is indexed as
+"""One text split on both stores (issue 17). A memory the lifecycle rewrites (merge, compress, a summary's new text) is indexed as
 remember indexes it, on both stores: on PostgreSQL its `tsv` and `doc_len` are the ones
 remember stores for that content, never the `memories_fts` view's SQL split (which keeps
-'ё' and Greek accents that the query split drops, so such words found nothing)."""
+'ё' and Greek accents that the query split drops, so such words found nothing). The memory table's text filter is split in Python too, and
+PostgreSQL refuses text written through the view."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 
 from cortex_mcp.config import Settings
 from cortex_mcp.models import Layer, LifecycleAction, NewMemory, SearchFilters
-from cortex_mcp.search.text import build_query
+from cortex_mcp.search.text import build_query, quote
 from cortex_mcp.store.backend import open_database, store_classes
+from cortex_mcp.store.browse import TableQuery
 from cortex_mcp.store.lifecycle_phases import action_key
 from cortex_mcp.store.memories import LayerTtl
 
@@ -105,3 +107,36 @@ async def test_a_rewritten_summary_is_indexed_as_remember_indexes_it(stores: Any
     staging = SearchFilters(agent_id="a", now=NOW)
     assert await memories.text_search(build_query("staging").match, staging, 10) == []
     assert await _index_of(db, summary) == await _remembered_index(db, memories, REWRITTEN)
+
+
+async def test_the_memory_table_filter_splits_words_as_the_index_does(stores: Any) -> None:
+    db, memories, _ = stores
+    wanted = await _remember(memories, REWRITTEN)
+    await _remember(memories, "Hedgehogs and iodine, in English")
+    browse = store_classes(db).browse(db)
+    for word in [*WORDS, "ЁЖ ЙОД"]:
+        match = " AND ".join(quote(term) for term in build_query(word).terms)
+        page = await browse.page(TableQuery(agent_id="a", match=match), count=True)
+        assert [m.id for m in page.memories] == [wanted], word
+        assert page.total == 1
+
+
+async def test_postgresql_refuses_text_written_through_the_fts_view(
+    backend_settings: Settings,
+) -> None:
+    if backend_settings.database_url is None:
+        pytest.skip("SQLite's FTS5 table takes text: it is SQLite's index")
+    async with open_database(backend_settings) as db:
+        memories = store_classes(db).memories(db, LayerTtl(timedelta(hours=24), timedelta(days=30)))
+        seq = await db.scalar(
+            "SELECT seq FROM memories WHERE id = ?", (await _remember(memories, "x y"),)
+        )
+
+        async def via_view(conn: Any) -> None:
+            await conn.execute("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, "ёж"))
+
+        with pytest.raises(Exception, match="memories_fts takes no text"):
+            await db.write(via_view)
+        assert await db.fetchone(
+            "SELECT tsv::text, doc_len FROM memories WHERE seq = ?", (seq,)
+        ) == ("'x':1 'y':2", 2)

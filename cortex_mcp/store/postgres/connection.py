@@ -59,7 +59,7 @@ _DIALECT = [
     (re.compile(r"\bIS \?"), "IS NOT DISTINCT FROM ?"),
     (
         re.compile(r"SELECT rowid FROM memories_fts WHERE memories_fts MATCH \?"),
-        "SELECT seq FROM memories WHERE tsv @@ cortex_match(?)",
+        "SELECT seq FROM memories WHERE tsv @@ ?::tsquery",  # `memories.match_query`
     ),
 ]
 

@@ -52,6 +52,8 @@ TEXT_SEARCH = [
     # text)`, `DELETE ... WHERE rowid = ?`, 'optimize'): a view whose triggers keep
     # memories.tsv. Its text is split by PostgreSQL (letters and digits, case folded, accents
     # kept); the remember path splits in Python instead (`text.fts_tokens`, accents dropped).
+    # Migration 5 (schema.py `_ONE_SPLIT`) drops this split and `cortex_match`: only
+    # Python's remains.
     f"""
     CREATE FUNCTION cortex_tokens(body TEXT) RETURNS TEXT[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$

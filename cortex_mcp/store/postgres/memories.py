@@ -235,16 +235,7 @@ class PgMemoryStore(MemoryStore):
         return await self.text_search(match, filters, limit)
 
     async def _lexemes(self, phrases: list[list[str]]) -> list[list[str]]:
-        """Each phrase's tokens stemmed by PostgreSQL (the same dictionary as the index)."""
-        tokens = sorted({token for phrase in phrases for token in phrase})
-        unknown = [token for token in tokens if token not in _STEMS]
-        if unknown:
-            row = await self.db.fetchone("SELECT cortex_lexemes(?::text[])", (unknown,))
-            assert row is not None
-            if len(_STEMS) > _STEMS_MAX:
-                _STEMS.clear()
-            _STEMS.update(zip(unknown, row[0], strict=True))
-        return [[_STEMS[token] for token in phrase] for phrase in phrases]
+        return await lexemes(self.db, phrases)
 
     async def like_search(
         self, patterns: list[str], filters: SearchFilters, limit: int, *, newest: int | None = None
@@ -276,3 +267,25 @@ class PgMemoryStore(MemoryStore):
             f"SELECT {_COLUMNS} FROM memories WHERE id = ANY(?::text[])", (list(ids),)
         )
         return {str(row["id"]): row_to_memory(row) for row in rows}
+
+
+async def lexemes(db: Any, phrases: list[list[str]]) -> list[list[str]]:
+    """Each phrase's tokens stemmed by PostgreSQL (the same dictionary as the index)."""
+    tokens = sorted({token for phrase in phrases for token in phrase})
+    unknown = [token for token in tokens if token not in _STEMS]
+    if unknown:
+        row = await db.fetchone("SELECT cortex_lexemes(?::text[])", (unknown,))
+        assert row is not None
+        if len(_STEMS) > _STEMS_MAX:
+            _STEMS.clear()
+        _STEMS.update(zip(unknown, row[0], strict=True))
+    return [[_STEMS[token] for token in phrase] for phrase in phrases]
+
+
+async def match_query(db: Any, match: str) -> str:
+    """A `search.text` FTS5 expression ("a" AND "b c", or OR) as a tsquery literal, split in
+    Python as the index is; a phrase with no indexable term is left out, as FTS5 leaves it."""
+    literals = [
+        text.tsquery_literal([phrase]) for phrase in await lexemes(db, text.match_phrases(match))
+    ]
+    return (" & " if '" AND "' in match else " | ").join(literals)

@@ -281,6 +281,29 @@ _VECTOR_AGENTS = [
     "CREATE INDEX idx_memory_vectors_agent ON memory_vectors(agent_id, model, dim)",
 ]
 
+# One split of text, Python's (`text.fts_tokens`, as remember and queries split): the SQL
+# split of the `memories_fts` view kept 'ё' and Greek/Vietnamese accents, so what it indexed
+# was not found by those words. The view keeps its deletes and FTS5 commands ('optimize');
+# a text written through it is refused (every writer fills `tsv`, `doc_len` itself).
+_ONE_SPLIT = [
+    "DROP FUNCTION cortex_match(TEXT)",
+    """
+    CREATE OR REPLACE FUNCTION cortex_fts_write() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            UPDATE memories SET tsv = ''::tsvector, doc_len = 0 WHERE seq = OLD.rowid;
+            RETURN OLD;
+        END IF;
+        IF NEW.memories_fts IS NULL THEN  -- not a command such as 'optimize'
+            RAISE EXCEPTION 'memories_fts takes no text on PostgreSQL: write memories.tsv'
+                ' and doc_len as remember does (store/postgres/memories.index_columns)';
+        END IF;
+        RETURN NEW;
+    END $$
+    """,
+    "DROP FUNCTION cortex_tokens(TEXT)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *TEXT_SEARCH, *SQLITE_FUNCTIONS],
@@ -291,6 +314,8 @@ MIGRATIONS: list[list[str]] = [
     # 4: the text index without GIN's pending list, which every search scanned in full; each
     # vector row names its agent (exact scans and HNSW indexes per agent)
     [*_TEXT_INDEX_UPDATES, *_VECTOR_AGENTS],
+    # 5: text split in Python only (the SQL split of `memories_fts` and `cortex_match` go)
+    _ONE_SPLIT,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -6,18 +6,19 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import LifecycleAction
 from cortex_mcp.store.backend import SQLITE, StoreClasses
-from cortex_mcp.store.browse import BrowseStore
+from cortex_mcp.store.browse import BrowseStore, TablePage, TableQuery
 from cortex_mcp.store.exports import ExportStore
 from cortex_mcp.store.imports import InsertFresh
 from cortex_mcp.store.lifecycle import LifecycleStore
 from cortex_mcp.store.postgres.bulk import Stems, insert_indexed
-from cortex_mcp.store.postgres.memories import PgMemoryStore
+from cortex_mcp.store.postgres.memories import PgMemoryStore, match_query
 from cortex_mcp.store.postgres.vectors import PgVectorStore
 
 
@@ -58,6 +59,12 @@ class PgExportStore(ExportStore):
 
 
 class PgBrowseStore(BrowseStore):
+    async def page(self, q: TableQuery, *, count: bool) -> TablePage:
+        """The text filter as a tsquery split in Python, as the text index is."""
+        if q.match is not None:
+            q = replace(q, match=await match_query(self.db, q.match))
+        return await super().page(q, count=count)
+
     async def storage(self) -> dict[str, Any]:
         """The database's size as PostgreSQL counts it (no files of ours to measure)."""
         size = int(await self.db.scalar("SELECT pg_database_size(current_database())") or 0)
