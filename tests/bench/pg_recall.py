@@ -17,96 +17,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from contextlib import ExitStack
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from cortex_mcp.models import new_id, to_iso  # noqa: E402
 from cortex_mcp.store.copy import SqliteTarget  # noqa: E402
 from cortex_mcp.store.tables import table  # noqa: E402
-from cortex_mcp.tokenize import content_hash  # noqa: E402
+from tests.bench.migrate import BATCH, SUBJECTS, TOPICS, memory_pages  # noqa: E402
 from tests.bench.pg import postgres_databases  # noqa: E402
-from tests.embedding_stub import StubState, embedding_stub, stub_vector  # noqa: E402
+from tests.embedding_stub import StubState, embedding_stub  # noqa: E402
 
 DIM = 384
-MODEL = "stub-embed"
-AGENT = "bench"
-BATCH = 5000
-
-# One agent's facts of every layer, dated over a year, each with a stub vector (texts sharing
-# words are close); written as rows through the store's bulk writer.
-SUBJECTS = (
-    "Harry Alice Bob Mei Kenji Sofia Omar Lena Priya Tomas Yuki Chen Grace Ivan Nadia Pablo"
-    " the-team the-landlord our-client the-dentist the-bank the-school"
-).split()
-VERBS = (
-    "prefers bought deployed fixed reviewed scheduled moved cancelled planned visited sold"
-    " painted booked repaired renewed returned ordered shipped audited upgraded"
-).split()
-TOPICS = (
-    "budget firewall vps apartment meeting invoice kubernetes travel cat dentist garden"
-    " router laptop lease insurance passport concert recipe bicycle piano backup printer"
-    " contract mortgage holiday wedding newsletter database certificate subscription"
-).split()
-PLACES = "Berlin Tokyo Lisbon Osaka Austin Nairobi Oslo Lyon Seoul Quito".split()
-
-
-def fact(rng: random.Random, n: int) -> str:
-    return (
-        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} the {rng.choice(TOPICS)} in"
-        f" {rng.choice(PLACES)} (note {n}) on day {rng.randint(1, 28)}"
-    )
-
-
-def memory_pages(size: int, dim: int) -> Iterator[tuple[list[Any], list[Any]]]:
-    """Memory rows and vector rows, in pages, as `store.tables` describes them."""
-    rng = random.Random(size)
-    first = datetime(2025, 11, 1, tzinfo=UTC)
-    layers = ["core"] * 6 + ["archive"] * 3 + ["working"]
-    for offset in range(0, size, BATCH):
-        memories, vectors = [], []
-        for n in range(offset, min(size, offset + BATCH)):
-            content = fact(rng, n)
-            moment = to_iso(first + timedelta(minutes=n * 525_600 // size))
-            memory_id = new_id()
-            memories.append(
-                (
-                    n + 1,
-                    memory_id,
-                    AGENT,
-                    rng.choice(layers),
-                    "fact",
-                    content,
-                    content_hash(content),
-                    None,
-                    0.5,
-                    0.8,
-                    1.0,
-                    0,
-                    None,
-                    moment,
-                    moment,
-                    None,
-                    None,
-                    None,
-                    "{}",
-                    0,
-                )
-            )
-            blob = stub_vector(content, dim).astype("<f4").tobytes()
-            vectors.append((memory_id, MODEL, dim, blob, moment))
-        yield memories, vectors
 
 
 async def build_sqlite(path: Path, size: int, dim: int) -> float:
