@@ -34,22 +34,26 @@ def _json(*args: str, db: Path) -> Any:
 
 
 SERVER_STACK = ("mcp", "starlette", "uvicorn", "sse_starlette", "httpx2", "openai", "anthropic")
+# What `list` and `show` do not need: they read the database through `MemoryReading` alone.
+ENGINES = (
+    "numpy",
+    "cortex_mcp.service.facade",
+    "cortex_mcp.search",
+    "cortex_mcp.providers",
+    "cortex_mcp.engine.ingest",
+    "cortex_mcp.engine.lifecycle",
+    "cortex_mcp.engine.recall",
+    "cortex_mcp.engine.exchange",
+)
 
 
-@pytest.mark.parametrize("command", ["list", "show", "stats", "search"])
-def test_commands_that_do_not_serve_mcp_do_not_import_the_mcp_sdk_or_the_http_stack(
-    tmp_path: Path, command: str
-) -> None:
-    db = tmp_path / "brain.db"
-    added = _json("add", "the user drinks green tea", db=db)
-    argv = {"list": ["list"], "show": ["show", added["id"]], "stats": ["stats"]}.get(
-        command, ["search", "green tea"]
-    )
+def _modules_loaded_by(argv: list[str], watched: tuple[str, ...], db: Path) -> list[str]:
+    """Which of `watched` a fresh interpreter has imported once `cortex-mcp argv` is done."""
     probe = (
         "import sys\n"
         "from cortex_mcp.cli import main\n"
         f"code = main({argv!r})\n"
-        f"loaded = sorted(m for m in {SERVER_STACK!r} if m in sys.modules)\n"
+        f"loaded = sorted(m for m in {watched!r} if m in sys.modules)\n"
         "sys.stderr.write('LOADED ' + ','.join(loaded) + '\\n')\n"
         "raise SystemExit(code)\n"
     )
@@ -61,7 +65,29 @@ def test_commands_that_do_not_serve_mcp_do_not_import_the_mcp_sdk_or_the_http_st
         env=server_env(db),
     )
     assert done.returncode == 0, done.stderr
-    assert "LOADED \n" in done.stderr, done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("LOADED ")]
+    return [m for m in line.removeprefix("LOADED ").split(",") if m]
+
+
+@pytest.mark.parametrize("command", ["list", "show", "stats", "search"])
+def test_commands_that_do_not_serve_mcp_do_not_import_the_mcp_sdk_or_the_http_stack(
+    tmp_path: Path, command: str
+) -> None:
+    db = tmp_path / "brain.db"
+    added = _json("add", "the user drinks green tea", db=db)
+    argv = {"list": ["list"], "show": ["show", added["id"]], "stats": ["stats"]}.get(
+        command, ["search", "green tea"]
+    )
+    assert _modules_loaded_by(argv, SERVER_STACK, db) == []
+
+
+def test_list_and_show_read_the_database_without_the_engines_or_numpy(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    added = _json("add", "the user drinks green tea", db=db)
+    assert _modules_loaded_by(["list"], ENGINES, db) == []
+    assert _modules_loaded_by(["show", added["id"][:8]], ENGINES, db) == []
+    # the same probe sees them when a command does need them
+    assert "numpy" in _modules_loaded_by(["search", "green tea"], ENGINES, db)
 
 
 def _common_prefix(a: str, b: str) -> str:

@@ -6,7 +6,13 @@ import argparse
 from typing import Any
 
 from cortex_mcp.commands import Command
-from cortex_mcp.commands.output import add_json_flag, emit, run_with_service, short
+from cortex_mcp.commands.output import (
+    add_json_flag,
+    emit,
+    run_with_reader,
+    run_with_service,
+    short,
+)
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.redaction import describe_redactions
 
@@ -52,7 +58,7 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
             emit(args, page["memories"], _table)
         return 0
 
-    return run_with_service(settings, work)
+    return run_with_reader(settings, work)
 
 
 # ---- search ------------------------------------------------------------------------------
@@ -128,7 +134,7 @@ def run_show(args: argparse.Namespace, settings: Settings) -> int:
         emit(args, await service.memory_detail(memory_id), _detail)
         return 0
 
-    return run_with_service(settings, work)
+    return run_with_reader(settings, work)
 
 
 # ---- add ---------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -42,16 +42,37 @@ def run_with_service(
     was degraded (`reports_degradation`) does not also get the log's WARNING line for it."""
     from cortex_mcp.runtime import open_cortex
 
-    if settings.log_level == "INFO":  # a person reads the output: progress lines are noise
-        quiet = logging.ERROR if reports_degradation else logging.WARNING
-        logging.getLogger().setLevel(quiet)
+    _quiet_progress_logs(settings, logging.ERROR if reports_degradation else logging.WARNING)
 
     async def main() -> int:
         async with open_cortex(settings, background=False, scheduler=scheduler) as service:
             return await work(service)
 
+    return _run_reporting_errors(main())
+
+
+def run_with_reader(settings: Settings, work: Callable[[Any], Awaitable[int]]) -> int:
+    """`run_with_service` for commands that only read stored memories (`list`, `show`): they
+    get a `MemoryReading` over the database alone, which starts in a fraction of the time."""
+    from cortex_mcp.reader import open_reader
+
+    _quiet_progress_logs(settings, logging.WARNING)
+
+    async def main() -> int:
+        async with open_reader(settings) as reader:
+            return await work(reader)
+
+    return _run_reporting_errors(main())
+
+
+def _quiet_progress_logs(settings: Settings, level: int) -> None:
+    if settings.log_level == "INFO":  # a person reads the output: progress lines are noise
+        logging.getLogger().setLevel(level)
+
+
+def _run_reporting_errors(main: Coroutine[Any, Any, int]) -> int:
     try:
-        return asyncio.run(main())
+        return asyncio.run(main)
     except CortexError as exc:
         sys.stderr.write(f"cortex-mcp: {exc.message}\n")
         return 2 if exc.status == 400 else 1

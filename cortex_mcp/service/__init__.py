@@ -5,17 +5,19 @@ answers."""
 
 from __future__ import annotations
 
-from cortex_mcp.service.browse import BrowseTools
-from cortex_mcp.service.conversation import ConversationTools
-from cortex_mcp.service.exchange import ExchangeTools
-from cortex_mcp.service.memories import MemoryTools
-from cortex_mcp.service.status import StatusTools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cortex_mcp.service.facade import CortexService
 
 __all__ = ["CortexService"]
 
 
-class CortexService(BrowseTools, MemoryTools, ConversationTools, ExchangeTools, StatusTools):
-    """recall/remember/forget/search (memories), ingest/flush/profile (conversation),
-    lifecycle/export/import/list (exchange), details/stats/health (status), the dashboard's
-    table, provenance, restore and system report (browse); the shared state and
-    housekeeping (warm-up, drain, close) live in `ServiceCore`."""
+def __getattr__(name: str) -> object:
+    """The facade is imported when first asked for, so that importing one group alone
+    (`service.reading`, for the CLI's `list` and `show`) does not import every engine."""
+    if name == "CortexService":
+        from cortex_mcp.service.facade import CortexService
+
+        return CortexService
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,6 +32,7 @@ from cortex_mcp.models import (
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.search.hybrid import HybridSearch
+from cortex_mcp.service.reading import MemoryReading
 from cortex_mcp.store import Database
 from cortex_mcp.store.backend import store_classes
 from cortex_mcp.store.counters import Counters
@@ -43,8 +44,8 @@ from cortex_mcp.tokenize import content_hash
 log = logging.getLogger(__name__)
 
 
-class ServiceCore:
-    """What every capability group shares. Holds no capability of its own."""
+class ServiceCore(MemoryReading):
+    """What every capability group shares, and the reads of stored memories."""
 
     def __init__(
         self,
@@ -66,9 +67,13 @@ class ServiceCore:
         llm_notes: list[str] | None = None,
     ) -> None:
         stores = store_classes(db)  # SQLite's or PostgreSQL's, as the composition root opened
-        self.settings = settings
+        super().__init__(
+            settings=settings,
+            memories=memories,
+            exports=exports or stores.exports(db),
+            relations=stores.relations(db),
+        )
         self.db = db
-        self.memories = memories
         self.vectors = vectors
         self.searcher = search
         self.embeddings = embeddings
@@ -78,11 +83,9 @@ class ServiceCore:
         self.counters = counters or stores.counters(db)
         self.redactor = Redactor(self.counters.add)
         self.lifecycle = lifecycle
-        self.exports = exports or stores.exports(db)
         self.mirrors = mirrors
         self.llm = llm or LLMCascade([], timeout_s=settings.llm_timeout_s)
         self.llm_notes = llm_notes or []
-        self.relations = stores.relations(db)
         self.turns = stores.turns(db, memories)
         self.profiles = ProfileKeeper(
             store=stores.profiles(db),

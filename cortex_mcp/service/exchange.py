@@ -19,8 +19,6 @@ from cortex_mcp.engine.exchange.sources import Source, find_sources, inline_sour
 from cortex_mcp.engine.lifecycle.runner import PhaseCallback, parse_moment
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import (
-    Category,
-    Layer,
     LifecycleReport,
 )
 from cortex_mcp.service.core import ServiceCore
@@ -163,33 +161,6 @@ class ExchangeTools(ServiceCore):
         agent = validate.agent_id(agent_id, "*") if agent_id else None
         document = await export_document(self.exports, agent, self._now())
         return {"format": "json", "document": document}
-
-    async def list_memories(
-        self,
-        layer: str | None = None,
-        category: str | None = None,
-        limit: int = 50,
-        agent_id: str | None = None,
-        offset: int = 0,
-        include_shared: bool | None = None,
-        forgotten: bool = False,
-    ) -> dict[str, Any]:
-        """Live memories, newest first (or, with `forgotten`, the forgotten ones, most recently
-        forgotten first): {memories, limit, offset}."""
-        limit = validate.int_range("limit", limit, 1, 100_000)
-        offset = validate.int_range("offset", offset, 0, 10**9)
-        shared = self.settings.include_shared if include_shared is None else include_shared
-        rows = await self.exports.list_memories(
-            validate.agent_id(agent_id, self.settings.agent_id),
-            validate.member("layer", layer, Layer).value if layer else None,
-            validate.member("category", category, Category).value if category else None,
-            limit,
-            offset,
-            shared,
-            forgotten,
-        )
-        memories = [m.model_dump(mode="json") for m in rows]
-        return {"memories": memories, "limit": limit, "offset": offset}
 
     async def list_relations(self, agent_id: str | None = None, limit: int = 200) -> dict[str, Any]:
         """The agent's relations (subject, predicate, object), most recently updated first."""

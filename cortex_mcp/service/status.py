@@ -14,58 +14,13 @@ from cortex_mcp.engine.health import (
     worst,
 )
 from cortex_mcp.engine.recall.report import core_snapshot
-from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import Layer
 from cortex_mcp.service.core import ServiceCore
 from cortex_mcp.store import connector_info
 
-_CANDIDATES = 5  # ids listed when a prefix is ambiguous
-
 
 class StatusTools(ServiceCore):
     """What resources and probes read: memory details, core snapshot, stats, health."""
-
-    async def memory_detail(self, memory_id: str, agent_id: str | None = None) -> dict[str, Any]:
-        """One memory of `agent_id` (default: this server's) with its correction chain and access
-        history. Another agent's memory is "not found", exactly like a missing one, unless that
-        agent marked it shared and shared recall is on (CORTEX_INCLUDE_SHARED)."""
-        await self.drain()
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
-        target = validate.memory_id(memory_id, "id")
-        memory = await self.memories.get(target)
-        visible = memory is not None and (
-            memory.agent_id == agent or (memory.shared and self.settings.include_shared)
-        )
-        if memory is None or not visible:
-            raise NotFound(f"id: no memory {target} for agent {agent!r}", field="id")
-        chain = [m for m in await self.memories.chain(memory) if m.agent_id == memory.agent_id]
-        return {
-            "memory": memory.model_dump(),
-            "correction_chain": [m.model_dump() for m in chain],
-            "access_history": await self.memories.access_history(memory.id),
-            "relations": await self.relations.for_memory(memory.id),
-        }
-
-    async def resolve_memory_id(
-        self, text: str, agent_id: str | None = None, include_shared: bool | None = None
-    ) -> str:
-        """The one id of the agent's memories (forgotten ones too) that starts with `text`, as
-        git resolves a short commit id: NotFound when none does, InvalidInput listing the
-        candidates when several do."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
-        prefix = validate.id_prefix(text)
-        shared = self.settings.include_shared if include_shared is None else include_shared
-        found = await self.memories.ids_starting_with(prefix, agent, shared, _CANDIDATES + 1)
-        if not found:
-            raise NotFound(f"id: no memory starts with {prefix} for agent {agent!r}", field="id")
-        if len(found) > 1:
-            count = str(len(found)) if len(found) <= _CANDIDATES else f"more than {_CANDIDATES}"
-            raise InvalidInput(
-                f"id: {prefix} is ambiguous: {count} memories start with it"
-                f" ({', '.join(found[:_CANDIDATES])}); type more of the id",
-                field="id",
-            )
-        return found[0]
 
     async def core_markdown(self, agent_id: str | None = None, max_tokens: int = 2000) -> str:
         agent = validate.agent_id(agent_id, self.settings.agent_id)

@@ -7,11 +7,14 @@ import logging
 import zlib
 from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import aiosqlite
-import numpy as np
 
 from cortex_mcp.store.database import Database, Row, placeholders, set_meta
+
+if TYPE_CHECKING:  # numpy is imported where arrays are built: `list`/`show` start without it
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,8 @@ def row_version(rowid: int, updated_at: str) -> int:
 def _vector_block(
     rows: list[Row], dim: int, versioned: bool
 ) -> tuple[list[str], list[int], np.ndarray]:
+    import numpy as np
+
     block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32)
     versions = [row_version(int(r[2]), str(r[3])) for r in rows] if versioned else []
     return [str(r[0]) for r in rows], versions, block.reshape(len(rows), dim)

@@ -1,0 +1,107 @@
+"""Reading one agent's memories: the listing, an id from its first characters, one memory with
+its correction chain. It needs the settings and three stores, nothing else: the facade inherits
+it, and the people's `list` and `show` open it alone (`cortex_mcp.reader`), so that a scripted
+command starts without the engines, providers or numpy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cortex_mcp.config import Settings
+from cortex_mcp.engine import validate
+from cortex_mcp.errors import InvalidInput, NotFound
+from cortex_mcp.models import Category, Layer
+from cortex_mcp.store.exports import ExportStore
+from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.relations import RelationStore
+
+_CANDIDATES = 5  # ids listed when a prefix is ambiguous
+
+
+class MemoryReading:
+    """The reads a person or a client makes of stored memories, each validated."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        memories: MemoryStore,
+        exports: ExportStore,
+        relations: RelationStore,
+    ) -> None:
+        self.settings = settings
+        self.memories = memories
+        self.exports = exports
+        self.relations = relations
+
+    async def drain(self) -> None:
+        """Wait for writes still in flight; a reader alone starts none (the facade does)."""
+
+    async def list_memories(
+        self,
+        layer: str | None = None,
+        category: str | None = None,
+        limit: int = 50,
+        agent_id: str | None = None,
+        offset: int = 0,
+        include_shared: bool | None = None,
+        forgotten: bool = False,
+    ) -> dict[str, Any]:
+        """Live memories, newest first (or, with `forgotten`, the forgotten ones, most recently
+        forgotten first): {memories, limit, offset}."""
+        limit = validate.int_range("limit", limit, 1, 100_000)
+        offset = validate.int_range("offset", offset, 0, 10**9)
+        shared = self.settings.include_shared if include_shared is None else include_shared
+        rows = await self.exports.list_memories(
+            validate.agent_id(agent_id, self.settings.agent_id),
+            validate.member("layer", layer, Layer).value if layer else None,
+            validate.member("category", category, Category).value if category else None,
+            limit,
+            offset,
+            shared,
+            forgotten,
+        )
+        memories = [m.model_dump(mode="json") for m in rows]
+        return {"memories": memories, "limit": limit, "offset": offset}
+
+    async def memory_detail(self, memory_id: str, agent_id: str | None = None) -> dict[str, Any]:
+        """One memory of `agent_id` (default: this server's) with its correction chain and access
+        history. Another agent's memory is "not found", exactly like a missing one, unless that
+        agent marked it shared and shared recall is on (CORTEX_INCLUDE_SHARED)."""
+        await self.drain()
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        target = validate.memory_id(memory_id, "id")
+        memory = await self.memories.get(target)
+        visible = memory is not None and (
+            memory.agent_id == agent or (memory.shared and self.settings.include_shared)
+        )
+        if memory is None or not visible:
+            raise NotFound(f"id: no memory {target} for agent {agent!r}", field="id")
+        chain = [m for m in await self.memories.chain(memory) if m.agent_id == memory.agent_id]
+        return {
+            "memory": memory.model_dump(),
+            "correction_chain": [m.model_dump() for m in chain],
+            "access_history": await self.memories.access_history(memory.id),
+            "relations": await self.relations.for_memory(memory.id),
+        }
+
+    async def resolve_memory_id(
+        self, text: str, agent_id: str | None = None, include_shared: bool | None = None
+    ) -> str:
+        """The one id of the agent's memories (forgotten ones too) that starts with `text`, as
+        git resolves a short commit id: NotFound when none does, InvalidInput listing the
+        candidates when several do."""
+        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        prefix = validate.id_prefix(text)
+        shared = self.settings.include_shared if include_shared is None else include_shared
+        found = await self.memories.ids_starting_with(prefix, agent, shared, _CANDIDATES + 1)
+        if not found:
+            raise NotFound(f"id: no memory starts with {prefix} for agent {agent!r}", field="id")
+        if len(found) > 1:
+            count = str(len(found)) if len(found) <= _CANDIDATES else f"more than {_CANDIDATES}"
+            raise InvalidInput(
+                f"id: {prefix} is ambiguous: {count} memories start with it"
+                f" ({', '.join(found[:_CANDIDATES])}); type more of the id",
+                field="id",
+            )
+        return found[0]
