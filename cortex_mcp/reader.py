@@ -14,17 +14,21 @@ from cortex_mcp.store.backend import open_database, store_classes
 from cortex_mcp.store.memories import LayerTtl
 
 
+def layer_ttl(settings: Settings) -> LayerTtl:
+    """How long a memory stays in the working layer and in the archive."""
+    return LayerTtl(
+        working=timedelta(hours=settings.layers.working_ttl_hours),
+        archive=timedelta(days=settings.layers.archive_ttl_days),
+    )
+
+
 @asynccontextmanager
 async def open_reader(settings: Settings) -> AsyncIterator[MemoryReading]:
     async with open_database(settings, allow_vec=False) as db:
         stores = store_classes(db)
-        ttl = LayerTtl(
-            working=timedelta(hours=settings.layers.working_ttl_hours),
-            archive=timedelta(days=settings.layers.archive_ttl_days),
-        )
         yield MemoryReading(
             settings=settings,
-            memories=stores.memories(db, ttl),
+            memories=stores.memories(db, layer_ttl(settings)),
             exports=stores.exports(db),
             relations=stores.relations(db),
         )

@@ -6,7 +6,6 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from pathlib import Path
 
 from cortex_mcp.config import Settings
@@ -32,6 +31,7 @@ from cortex_mcp.providers.llm import (
     OpenAIChat,
 )
 from cortex_mcp.providers.llm import OPENAI_DEFAULT_MODEL as OPENAI_CHAT_DEFAULT
+from cortex_mcp.reader import layer_ttl
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.pgvector import PgVectorIndex
 from cortex_mcp.search.saved_index import index_dir as saved_index_dir
@@ -39,7 +39,6 @@ from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.service import CortexService
 from cortex_mcp.store.backend import open_database, store_classes, uses_postgres
 from cortex_mcp.store.files import check_database
-from cortex_mcp.store.memories import LayerTtl
 
 log = logging.getLogger(__name__)
 
@@ -210,10 +209,7 @@ async def open_cortex(
     names, notes = resolve_embedding_providers(settings)
     async with open_database(settings, allow_vec=allow_vec) as db:
         stores = store_classes(db)
-        ttl = LayerTtl(
-            working=timedelta(hours=settings.layers.working_ttl_hours),
-            archive=timedelta(days=settings.layers.archive_ttl_days),
-        )
+        ttl = layer_ttl(settings)
         memories = stores.memories(db, ttl)
         vectors = stores.vectors(db)
         index = _vector_index_type(settings)(
