@@ -229,3 +229,29 @@ def test_serve_on_a_public_address_without_a_token_refuses_before_creating_the_d
     (line,) = done.stderr.splitlines()
     assert "refusing to listen on 0.0.0.0 without CORTEX_API_TOKEN" in line
     assert not db.parent.exists()
+
+
+def test_list_and_show_read_postgresql_and_keep_to_their_agent(tmp_path: Path, pg_url: str) -> None:
+    unused = tmp_path / "brain.db"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return _cli(*args, db=unused, CORTEX_DATABASE_URL=pg_url)
+
+    def added(text: str, agent: str) -> str:
+        done = cli("add", text, "--agent-id", agent, "--json")
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["id"])
+
+    bike = added("The user's bike is a blue Brompton", "alice")
+    car = added("The user's car is a red Fiat", "alice")
+    other = added("Bob keeps his keys in the blue bowl", "bob")
+
+    listed = cli("list", "--agent-id", "alice", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [m["id"] for m in json.loads(listed.stdout)] == [car, bike]
+    shown = cli("show", bike, "--agent-id", "alice")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("The user's bike is a blue Brompton\n")
+    hidden = cli("show", other, "--agent-id", "alice")
+    assert hidden.returncode == 1 and "no memory starts with" in hidden.stderr
+    assert not unused.exists()  # everything went to PostgreSQL
