@@ -24,6 +24,7 @@ from cortex_mcp.store.files import (
     storage_fault,
     warn_if_exposed,
 )
+from cortex_mcp.store.handle import DatabaseHandle
 from cortex_mcp.store.schema import MIGRATION_NOTES, MIGRATIONS, SCHEMA_VERSION
 from cortex_mcp.store.writer import SyncWriteFn, WriteQueue, begin_immediate, on_thread, rollback
 
@@ -38,7 +39,7 @@ _CHECKPOINT_WAIT_MS = 100  # a checkpoint never holds the writer long; it retrie
 _CHECKPOINT_RETRY_MAX_S = 1.0
 
 
-class Database:
+class Database(DatabaseHandle):
     """Owns connections to one WAL file: a writer, and readers so that searches never queue
     behind a write (such as the access counts a recall leaves behind) and a recall's text and
     vector channels can read at the same time. Every write is one BEGIN IMMEDIATE transaction,
@@ -114,13 +115,6 @@ class Database:
                 await conn.close()
         self._conn = None
         self._readers, self._busy = [], []
-
-    async def __aenter__(self) -> Database:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     @property
     def is_open(self) -> bool:
@@ -211,18 +205,6 @@ class Database:
             raise fault from exc
         finally:
             self._busy[index] -= 1
-
-    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        rows = await self.fetchall(sql, params)
-        return rows[0] if rows else None
-
-    async def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = await self.fetchone(sql, params)
-        return row[0] if row is not None else None
-
-    async def get_meta(self, key: str) -> str | None:
-        value = await self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
-        return str(value) if value is not None else None
 
     async def data_version(self) -> int:
         """Changes whenever another process commits: the signal that in-process caches must

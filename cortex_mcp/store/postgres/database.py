@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from cortex_mcp.errors import CortexError, StorageError
+from cortex_mcp.store.handle import DatabaseHandle
 from cortex_mcp.store.postgres.connection import (
     PgConnection,
     Row,
@@ -53,7 +54,7 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class PgDatabase:
+class PgDatabase(DatabaseHandle):
     """At most `pool_max` connections to one PostgreSQL database (psycopg's pool), used from
     worker threads: the stores' write transactions are synchronous functions (one trip each,
     as on SQLite), and a connection is only taken when a thread is there to use it."""
@@ -113,13 +114,6 @@ class PgDatabase:
             pool, self._pool = self._pool, None
             await self.on_thread(pool.close)
         self._threads.shutdown(wait=False)
-
-    async def __aenter__(self) -> PgDatabase:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     @property
     def is_open(self) -> bool:
@@ -211,18 +205,6 @@ class PgDatabase:
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         query = translate(sql)
         return await self.run(lambda raw: list(raw.execute(query, params).fetchall()))
-
-    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        rows = await self.fetchall(sql, params)
-        return rows[0] if rows else None
-
-    async def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = await self.fetchone(sql, params)
-        return row[0] if row is not None else None
-
-    async def get_meta(self, key: str) -> str | None:
-        value = await self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
-        return str(value) if value is not None else None
 
     async def schema_version(self) -> int:
         return int(await self.scalar("SELECT COALESCE(MAX(version), 0) FROM cortex_schema"))

@@ -1,0 +1,41 @@
+"""What the SQLite and PostgreSQL database handles share above their drivers: `async with`
+opening and closing, and the one-row, one-value and meta reads built on `fetchall`."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, Self
+
+
+class DatabaseHandle(ABC):
+    """A handle answers `fetchall` its own way (a least-busy SQLite reader, a pooled
+    PostgreSQL connection); every smaller read is one `fetchall`."""
+
+    @abstractmethod
+    async def open(self) -> None: ...
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    @abstractmethod
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = await self.fetchone(sql, params)
+        return row[0] if row is not None else None
+
+    async def get_meta(self, key: str) -> str | None:
+        value = await self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(value) if value is not None else None
