@@ -32,6 +32,19 @@ def _pending(row: Row) -> PendingEmbedding:
     return PendingEmbedding(str(row["id"]), str(row["content"]), str(row["content_hash"]))
 
 
+CACHE_INSERT = (
+    "INSERT INTO embedding_cache (content_hash, model, dim, vector, created_at)"
+    " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
+
+
+def cache_rows(
+    items: list[tuple[PendingEmbedding, bytes]], model: str, dim: int, now: str
+) -> list[tuple[str, str, int, bytes, str]]:
+    """The `CACHE_INSERT` rows of a batch of new vectors."""
+    return [(pending.content_hash, model, dim, blob, now) for pending, blob in items]
+
+
 def row_version(rowid: int, updated_at: str) -> int:
     """What changes whenever a vector row is written again: its rowid (a replaced row gets a
     new one) and a stamp of its write time (in case a deleted last rowid is reused)."""
@@ -49,6 +62,10 @@ def _vector_block(
 
 
 class VectorStore:
+    # numbers vector rows in write order (a replaced row gets a new one): the change detectors'
+    # column (`shape`, `watermark`, `added_since`)
+    ROW_NUMBER = "rowid"
+
     def __init__(self, db: Database) -> None:
         self.db = db
 
@@ -80,11 +97,7 @@ class VectorStore:
 
         async def txn(conn: aiosqlite.Connection) -> int:
             # one statement per table for the whole batch: the write lock is held briefly
-            await conn.executemany(
-                "INSERT INTO embedding_cache (content_hash, model, dim, vector, created_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                [(pending.content_hash, model, dim, blob, now) for pending, blob in items],
-            )
+            await conn.executemany(CACHE_INSERT, cache_rows(items, model, dim, now))
             cursor = await conn.executemany(
                 "INSERT OR REPLACE INTO memory_vectors (memory_id, model, dim, vector, updated_at)"
                 " SELECT id, ?, ?, ?, ? FROM memories WHERE id = ?",
@@ -223,20 +236,21 @@ class VectorStore:
         await self.db.write(txn)
 
     async def shape(self, model: str, dim: int) -> tuple[int, int]:
-        """(count, max rowid) of the vectors of one model: a cheap change detector."""
+        """(count, highest row number) of the vectors of one model: a cheap change detector."""
         row = await self.db.fetchone(
-            "SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM memory_vectors WHERE model = ? AND dim = ?",
+            f"SELECT COUNT(*), COALESCE(MAX({self.ROW_NUMBER}), 0) FROM memory_vectors"
+            " WHERE model = ? AND dim = ?",
             (model, dim),
         )
         assert row is not None
         return int(row[0]), int(row[1])
 
     async def watermark(self) -> tuple[int, int]:
-        """(highest vector rowid, vector deletions so far): two index lookups that change
+        """(highest vector row number, vector deletions so far): two index lookups that change
         whenever a vector is added, replaced or deleted, by any process. A replaced vector
-        gets a new rowid; a deletion (a purge, a cascade) counts through a trigger."""
+        gets a new row number; a deletion (a purge, a cascade) counts through a trigger."""
         row = await self.db.fetchone(
-            "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM memory_vectors),"
+            f"SELECT (SELECT COALESCE(MAX({self.ROW_NUMBER}), 0) FROM memory_vectors),"
             " (SELECT value FROM meta WHERE key = 'vector_deletions')"
         )
         assert row is not None
@@ -245,11 +259,12 @@ class VectorStore:
     async def added_since(
         self, model: str, dim: int, after_rowid: int
     ) -> list[tuple[int, str, str, bytes]]:
-        """(rowid, memory_id, agent_id, vector) of the vectors written after `after_rowid`."""
+        """(row number, memory_id, agent_id, vector) of the vectors written after `after_rowid`."""
+        row_number = f"v.{self.ROW_NUMBER}"
         rows = await self.db.fetchall(
-            "SELECT v.rowid, v.memory_id, m.agent_id, v.vector FROM memory_vectors v"
+            f"SELECT {row_number}, v.memory_id, m.agent_id, v.vector FROM memory_vectors v"
             " JOIN memories m ON m.id = v.memory_id"
-            " WHERE v.rowid > ? AND v.model = ? AND v.dim = ? ORDER BY v.rowid",
+            f" WHERE {row_number} > ? AND v.model = ? AND v.dim = ? ORDER BY {row_number}",
             (after_rowid, model, dim),
         )
         return [(int(r[0]), str(r[1]), str(r[2]), bytes(r[3])) for r in rows]

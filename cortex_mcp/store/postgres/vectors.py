@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 
 from cortex_mcp.models import to_iso
-from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
+from cortex_mcp.store.vectors import (
+    CACHE_INSERT,
+    PendingEmbedding,
+    VectorStore,
+    _pending,
+    cache_rows,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +88,8 @@ def register_vector_adapters(conn: Any, oid: int) -> None:
 
 
 class PgVectorStore(VectorStore):
+    ROW_NUMBER = "seq"  # SQLite's rowid here: an identity column `save` draws again on a replace
+
     async def save(
         self, items: list[tuple[PendingEmbedding, bytes]], model: str, dim: int, now: str
     ) -> int:
@@ -90,11 +98,7 @@ class PgVectorStore(VectorStore):
             return 0
 
         def txn(conn: Any) -> int:
-            conn.executemany(
-                "INSERT INTO embedding_cache (content_hash, model, dim, vector, created_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                [(p.content_hash, model, dim, blob, now) for p, blob in items],
-            )
+            conn.executemany(CACHE_INSERT, cache_rows(items, model, dim, now))
             ids = [p.memory_id for p, _ in items]
             cursor = conn.execute(
                 "INSERT INTO memory_vectors (memory_id, model, dim, vector, updated_at)"
@@ -142,37 +146,9 @@ class PgVectorStore(VectorStore):
                     " DO UPDATE SET expires_at = excluded.expires_at",
                     ([str(row[1]) for row in rows], model, expires),
                 )
-            return [PendingEmbedding(str(r[1]), str(r[2]), str(r[3])) for r in rows]
+            return [_pending(row) for row in rows]
 
         return await self.db.transact(txn)
-
-    async def watermark(self) -> tuple[int, int]:
-        """(highest vector row number, vector deletions so far), as SQLite's rowid gives it."""
-        row = await self.db.fetchone(
-            "SELECT (SELECT COALESCE(MAX(seq), 0) FROM memory_vectors),"
-            " (SELECT value FROM meta WHERE key = 'vector_deletions')"
-        )
-        assert row is not None
-        return int(row[0]), int(row[1] or 0)
-
-    async def added_since(
-        self, model: str, dim: int, after_rowid: int
-    ) -> list[tuple[int, str, str, bytes]]:
-        rows = await self.db.fetchall(
-            "SELECT v.seq, v.memory_id, m.agent_id, v.vector FROM memory_vectors v"
-            " JOIN memories m ON m.id = v.memory_id"
-            " WHERE v.seq > ? AND v.model = ? AND v.dim = ? ORDER BY v.seq",
-            (after_rowid, model, dim),
-        )
-        return [(int(r[0]), str(r[1]), str(r[2]), bytes(r[3])) for r in rows]
-
-    async def shape(self, model: str, dim: int) -> tuple[int, int]:
-        row = await self.db.fetchone(
-            "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM memory_vectors WHERE model = ? AND dim = ?",
-            (model, dim),
-        )
-        assert row is not None
-        return int(row[0]), int(row[1])
 
     async def ensure_vec_index(self, model: str, dim: int) -> bool:
         """pgvector always answers; past HNSW_MIN_ROWS vectors an HNSW index serves them."""
