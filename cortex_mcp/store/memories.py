@@ -24,9 +24,9 @@ from cortex_mcp.store.memory_writes import (
     bump_row,
     change_columns,
     drop_vec_row,
+    erase_row,
     insert_or_bump,
     log_lifecycle,
-    mark_superseded,
     read_back,
     require_owned,
     supersede_details,
@@ -45,17 +45,11 @@ __all__ = [  # what other store modules (and the PostgreSQL store) import from h
     "WriteOutcome",
     "_delete_from_vec_index",
     "_like_pattern",
-    "_mark_superseded",
-    "_read_back",
-    "_require",
     "add_log_row",
     "filter_sql",
     "log_lifecycle",
     "row_to_memory",
 ]
-
-# the names these helpers had before memory_writes.py held them
-_mark_superseded, _read_back, _require = mark_superseded, read_back, require_owned
 
 
 class MemoryStore(TextReads):
@@ -146,12 +140,7 @@ class MemoryStore(TextReads):
                 " WHERE memory_ids LIKE ?",
                 (agent_id, f'%"{memory_id}"%'),
             )
-            conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
-            conn.execute(
-                "DELETE FROM embedding_cache WHERE content_hash = ? AND NOT EXISTS"
-                " (SELECT 1 FROM memories WHERE content_hash = ?)",
-                (digest, digest),
-            )
+            erase_row(conn, seq, digest)
             if vec_loaded:
                 drop_vec_row(conn, memory_id)
             add_log_row(conn, "purge", [memory_id], {"agent_id": agent_id}, now)

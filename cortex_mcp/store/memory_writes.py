@@ -28,44 +28,67 @@ def insert_or_bump(
         "SELECT seq, id FROM memories WHERE agent_id = ? AND content_hash = ?",
         (new.agent_id, digest),
     ).fetchone()
-    superseded: list[str] = []
     if existing is not None:
         memory_id = str(existing["id"])
         bump_row(conn, memory_id, new, now, ttl)
-        deduplicated = True
     else:
         memory_id = new_id()
         _insert(conn, memory_id, digest, new, now, ttl)
-        deduplicated = False
+    return written(conn, new, memory_id, existing is not None, now, audit=audit)
+
+
+def written(
+    conn: RawConnection,
+    new: NewMemory,
+    memory_id: str,
+    deduplicated: bool,
+    now: str,
+    *,
+    audit: bool,
+) -> WriteOutcome:
+    """The end of every remember, once `new` is stored as `memory_id` (a new row or a bumped
+    one): chain the memory it supersedes to it, and read the row back."""
+    superseded: list[str] = []
     if new.supersedes and new.supersedes != memory_id:
         mark_superseded(conn, new, memory_id, now, audit)
         superseded.append(new.supersedes)
     return WriteOutcome(read_back(conn, memory_id), deduplicated, superseded)
 
 
+# the columns a new memory is inserted with, and `insert_values` their values
+INSERT_COLUMNS = (
+    "id, agent_id, layer, category, content, content_hash, source, importance, confidence,"
+    " created_at, updated_at, expires_at, metadata, shared"
+)
+
+
+def insert_values(
+    memory_id: str, digest: str, new: NewMemory, now: str, ttl: LayerTtl
+) -> tuple[Any, ...]:
+    return (
+        memory_id,
+        new.agent_id,
+        new.layer.value,
+        new.category.value,
+        new.content,
+        digest,
+        new.source,
+        new.importance,
+        new.confidence,
+        now,
+        now,
+        ttl.expiry(new.layer, now),
+        json.dumps(new.metadata, ensure_ascii=False),
+        int(new.shared),
+    )
+
+
 def _insert(
     conn: RawConnection, memory_id: str, digest: str, new: NewMemory, now: str, ttl: LayerTtl
 ) -> None:
     cursor = conn.execute(
-        "INSERT INTO memories (id, agent_id, layer, category, content, content_hash, source,"
-        " importance, confidence, created_at, updated_at, expires_at, metadata, shared)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            memory_id,
-            new.agent_id,
-            new.layer.value,
-            new.category.value,
-            new.content,
-            digest,
-            new.source,
-            new.importance,
-            new.confidence,
-            now,
-            now,
-            ttl.expiry(new.layer, now),
-            json.dumps(new.metadata, ensure_ascii=False),
-            int(new.shared),
-        ),
+        f"INSERT INTO memories ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        insert_values(memory_id, digest, new, now, ttl),
     )
     conn.execute(
         "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)",
@@ -73,31 +96,42 @@ def _insert(
     )
 
 
+# a layer's rank (core above working above archive): a bump only ever moves a memory up
+LAYER_RANK = "CASE layer WHEN 'core' THEN 3 WHEN 'working' THEN 2 ELSE 1 END"
+
+
+def bump_values(memory_id: str, new: NewMemory, now: str, ttl: LayerTtl) -> tuple[Any, ...]:
+    """The parameters of a bump statement (`bump_row`'s, and PostgreSQL's that has the same
+    placeholders in the same order)."""
+    new_rank = {Layer.core: 3, Layer.working: 2, Layer.archive: 1}[new.layer]
+    expires_at = ttl.expiry(new.layer, now)
+    return (
+        new.importance,
+        now,
+        now,
+        int(new.shared),
+        new_rank,
+        expires_at,
+        new_rank,
+        new.layer.value,
+        memory_id,
+    )
+
+
 def bump_row(conn: RawConnection, memory_id: str, new: NewMemory, now: str, ttl: LayerTtl) -> None:
     """The same content again: keep one row, raise its importance, revive it if it was
     forgotten, archived or compressed into a summary (the lifecycle acts on it again), and
     move it up to the requested layer."""
-    rank = "CASE layer WHEN 'core' THEN 3 WHEN 'working' THEN 2 ELSE 1 END"
-    new_rank = {Layer.core: 3, Layer.working: 2, Layer.archive: 1}[new.layer]
     conn.execute(
         f"UPDATE memories SET importance = MAX(importance, ?), updated_at = ?,"
         f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"
         f" shared = MAX(shared, ?),"
         f" superseded_by = NULL, metadata = json_remove(metadata, '$.compressed_into'),"
-        f" expires_at = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE expires_at END,"
-        f" layer = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE layer END"
+        f" expires_at = CASE WHEN {LAYER_RANK} < ? OR forgotten_at IS NOT NULL THEN ?"
+        f" ELSE expires_at END,"
+        f" layer = CASE WHEN {LAYER_RANK} < ? OR forgotten_at IS NOT NULL THEN ? ELSE layer END"
         f" WHERE id = ?",
-        (
-            new.importance,
-            now,
-            now,
-            int(new.shared),
-            new_rank,
-            ttl.expiry(new.layer, now),
-            new_rank,
-            new.layer.value,
-            memory_id,
-        ),
+        bump_values(memory_id, new, now, ttl),
     )
 
 
@@ -157,6 +191,17 @@ def mark_superseded(
 
 def supersede_details(new: NewMemory, new_id_: str) -> dict[str, Any]:
     return {"rule": new.supersede_rule, "superseded": new.supersedes, "by": new_id_}
+
+
+def erase_row(conn: RawConnection, seq: int, digest: str) -> None:
+    """Delete a purged memory's row, and its cached embedding unless another row has the
+    same content."""
+    conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+    conn.execute(
+        "DELETE FROM embedding_cache WHERE content_hash = ? AND NOT EXISTS"
+        " (SELECT 1 FROM memories WHERE content_hash = ?)",
+        (digest, digest),
+    )
 
 
 def drop_vec_row(conn: RawConnection, memory_id: str) -> None:

@@ -7,23 +7,28 @@ race bumps the winner's row, so the same content from two servers stores one row
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from cortex_mcp.models import Layer, Memory, NewMemory, SearchFilters, new_id
+from cortex_mcp.models import Memory, NewMemory, SearchFilters, new_id
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.memories import (
     _COLUMNS,
     MemoryStore,
     WriteOutcome,
     _like_pattern,
-    _mark_superseded,
-    _read_back,
-    _require,
-    add_log_row,
     filter_sql,
     row_to_memory,
+)
+from cortex_mcp.store.memory_writes import (
+    INSERT_COLUMNS,
+    LAYER_RANK,
+    add_log_row,
+    bump_values,
+    erase_row,
+    insert_values,
+    require_owned,
+    written,
 )
 from cortex_mcp.store.postgres import text
 from cortex_mcp.store.postgres.connection import SyncPgConnection
@@ -61,11 +66,7 @@ class PgMemoryStore(MemoryStore):
             assert existing is not None
             memory_id = str(existing["id"])
             self._bump(conn, memory_id, new, now)
-        superseded: list[str] = []
-        if new.supersedes and new.supersedes != memory_id:
-            _mark_superseded(conn, new, memory_id, now, audit)
-            superseded.append(new.supersedes)
-        return WriteOutcome(_read_back(conn, memory_id), deduplicated, superseded)
+        return written(conn, new, memory_id, deduplicated, now, audit=audit)
 
     async def reindex_in(self, conn: Any, seq: int, content: str) -> None:
         """The row's text index for its new content, built exactly as remember builds it
@@ -82,62 +83,32 @@ class PgMemoryStore(MemoryStore):
         """Insert the row with its text index; None when the agent has this content."""
         terms, doc_len = index_columns(new.content)
         row = conn.execute(
-            "INSERT INTO memories (id, agent_id, layer, category, content, content_hash, source,"
-            " importance, confidence, created_at, updated_at, expires_at, metadata, shared,"
-            " tsv, doc_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-            f" {_TSVECTOR}, ?)"
+            f"INSERT INTO memories ({INSERT_COLUMNS}, tsv, doc_len)"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {_TSVECTOR}, ?)"
             " ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id",
-            (
-                memory_id,
-                new.agent_id,
-                new.layer.value,
-                new.category.value,
-                new.content,
-                digest,
-                new.source,
-                new.importance,
-                new.confidence,
-                now,
-                now,
-                self.ttl.expiry(new.layer, now),
-                json.dumps(new.metadata, ensure_ascii=False),
-                int(new.shared),
-                terms,
-                doc_len,
-            ),
+            (*insert_values(memory_id, digest, new, now, self.ttl), terms, doc_len),
         ).fetchone()
         return str(row[0]) if row is not None else None
 
     def _bump(self, conn: Any, memory_id: str, new: NewMemory, now: str) -> None:
-        rank = "CASE layer WHEN 'core' THEN 3 WHEN 'working' THEN 2 ELSE 1 END"
-        new_rank = {Layer.core: 3, Layer.working: 2, Layer.archive: 1}[new.layer]
+        """`memory_writes.bump_row` with PostgreSQL's GREATEST for SQLite's two-argument MAX."""
         conn.execute(
             f"UPDATE memories SET importance = GREATEST(importance, ?), updated_at = ?,"
             f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"
             f" shared = GREATEST(shared, ?), superseded_by = NULL,"
             f" metadata = json_remove(metadata, '$.compressed_into'),"
-            f" expires_at = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ?"
+            f" expires_at = CASE WHEN {LAYER_RANK} < ? OR forgotten_at IS NOT NULL THEN ?"
             f" ELSE expires_at END,"
-            f" layer = CASE WHEN {rank} < ? OR forgotten_at IS NOT NULL THEN ? ELSE layer END"
+            f" layer = CASE WHEN {LAYER_RANK} < ? OR forgotten_at IS NOT NULL THEN ? ELSE layer END"
             f" WHERE id = ?",
-            (
-                new.importance,
-                now,
-                now,
-                int(new.shared),
-                new_rank,
-                self.ttl.expiry(new.layer, now),
-                new_rank,
-                new.layer.value,
-                memory_id,
-            ),
+            bump_values(memory_id, new, now, self.ttl),
         )
 
     async def purge(self, memory_id: str, agent_id: str, now: str) -> None:
         """Erase the content everywhere (the text index is a column of the row)."""
 
         def txn(conn: Any) -> None:
-            row = _require(conn, memory_id, agent_id)
+            row = require_owned(conn, memory_id, agent_id)
             seq, digest = row["seq"], row["content_hash"]
             conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
             conn.execute(
@@ -145,12 +116,7 @@ class PgMemoryStore(MemoryStore):
                 " WHERE memory_ids LIKE ?",
                 (agent_id, f'%"{memory_id}"%'),
             )
-            conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
-            conn.execute(
-                "DELETE FROM embedding_cache WHERE content_hash = ? AND NOT EXISTS"
-                " (SELECT 1 FROM memories WHERE content_hash = ?)",
-                (digest, digest),
-            )
+            erase_row(conn, seq, digest)
             add_log_row(conn, "purge", [memory_id], {"agent_id": agent_id}, now)
 
         await self.db.transact(txn)
