@@ -11,6 +11,7 @@ import asyncio
 import logging
 import shutil
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,12 @@ def stub() -> Iterator[tuple[str, StubState]]:
         yield served
 
 
+@pytest.fixture
+def settings(tmp_path: Path, stub: tuple[str, StubState]) -> Any:
+    """The store of every test here: `a.db` in the tmp dir, embedded by the stub."""
+    return _settings(tmp_path / "a.db", stub[0])
+
+
 def _settings(db: Path, url: str, **search: Any) -> Any:
     return load_settings(
         db_path=db,
@@ -52,6 +59,24 @@ def _settings(db: Path, url: str, **search: Any) -> Any:
         embedding_timeout_s=10.0,
         search={"vector_backend": "auto", "numpy_max_mb": 0, **search},
     )
+
+
+def _open(settings: Any, clock: FakeClock) -> AbstractAsyncContextManager[CortexService]:
+    """A server on `settings` whose tests embed when they choose (`embed_pending`)."""
+    return open_cortex(settings, clock=clock, background=False)
+
+
+async def _first_run(settings: Any, clock: FakeClock, **agents: int) -> dict[str, list[str]]:
+    """A first server on `settings`: each agent's memories (the FACTS, then `n` fillers)
+    embedded and its index built, which saves it. The ids by agent (`default`: 40 fillers)."""
+    async with _open(settings, clock) as service:
+        ids = {
+            agent: await _fill(service, agent, n)
+            for agent, n in (agents or {"default": 40}).items()
+        }
+        for agent in ids:
+            assert (await _ready(service, agent))["source"] == "built"
+    return ids
 
 
 async def _fill(service: CortexService, agent: str = "default", n: int = 40) -> list[str]:
@@ -78,12 +103,9 @@ def _sources(service: CortexService, agent: str) -> list[str]:
 
 
 async def test_a_recall_during_the_build_answers_from_text_and_says_so_then_is_hybrid(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+    settings: Any, clock: FakeClock
 ) -> None:
-    url, _ = stub
-    async with open_cortex(
-        _settings(tmp_path / "a.db", url), clock=clock, background=False
-    ) as service:
+    async with _open(settings, clock) as service:
         ids = await _fill(service)
         first = await service.recall("firewall blocks port", agent_id="default")
         assert ids[1] in {m.id for m in first.memories}  # the text channel found it
@@ -96,13 +118,8 @@ async def test_a_recall_during_the_build_answers_from_text_and_says_so_then_is_h
         assert report["vector_index"]["source"] == "built"
 
 
-async def test_concurrent_recalls_start_one_build(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
-) -> None:
-    url, _ = stub
-    async with open_cortex(
-        _settings(tmp_path / "a.db", url), clock=clock, background=False
-    ) as service:
+async def test_concurrent_recalls_start_one_build(settings: Any, clock: FakeClock) -> None:
+    async with _open(settings, clock) as service:
         await _fill(service)
         answers = await asyncio.gather(
             *(service.recall(fact, agent_id="default") for fact in FACTS * 2)
@@ -113,16 +130,12 @@ async def test_concurrent_recalls_start_one_build(
 
 
 async def test_a_restart_reads_the_saved_index_instead_of_building_it(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+    tmp_path: Path, settings: Any, clock: FakeClock
 ) -> None:
-    url, _ = stub
-    settings = _settings(tmp_path / "a.db", url)
-    async with open_cortex(settings, clock=clock, background=False) as service:
-        ids = await _fill(service)
-        assert (await _ready(service))["source"] == "built"
+    ids = (await _first_run(settings, clock))["default"]
     assert list(index_dir(tmp_path / "a.db").glob("*.npz"))
 
-    async with open_cortex(settings, clock=clock, background=False) as service:
+    async with _open(settings, clock) as service:
         first = await service.recall("golden retriever adopted", agent_id="default")
         assert any(line.startswith(LOADING) for line in first.meta.degraded), first.meta.degraded
         described = await _ready(service)
@@ -134,19 +147,15 @@ async def test_a_restart_reads_the_saved_index_instead_of_building_it(
 
 
 async def test_what_changed_after_the_save_is_seen_and_what_was_removed_is_not(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+    settings: Any, clock: FakeClock
 ) -> None:
-    url, _ = stub
-    settings = _settings(tmp_path / "a.db", url)
-    async with open_cortex(settings, clock=clock, background=False) as service:
-        ids = await _fill(service)
-        await _ready(service)
-    async with open_cortex(settings, clock=clock, background=False) as service:  # no recall
+    ids = (await _first_run(settings, clock))["default"]
+    async with _open(settings, clock) as service:  # no recall
         added = (await service.remember("Bob keeps bees on the roof in Kyoto")).id
         await service.embed_pending()
         await service.forget(ids[2], purge=True)  # its vector is deleted
         await service.forget(ids[3])  # forgotten: the vector stays, recall must not show it
-    async with open_cortex(settings, clock=clock, background=False) as service:
+    async with _open(settings, clock) as service:
         assert (await _ready(service))["source"] == "saved"
         index = service.searcher.index
         live = set(index._partitions["default"].live_ids())
@@ -161,16 +170,12 @@ async def test_what_changed_after_the_save_is_seen_and_what_was_removed_is_not(
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage"])
 async def test_a_corrupt_saved_index_is_ignored_and_rebuilt(
     tmp_path: Path,
-    stub: tuple[str, StubState],
+    settings: Any,
     clock: FakeClock,
     caplog: pytest.LogCaptureFixture,
     damage: str,
 ) -> None:
-    url, _ = stub
-    settings = _settings(tmp_path / "a.db", url)
-    async with open_cortex(settings, clock=clock, background=False) as service:
-        ids = await _fill(service)
-        await _ready(service)
+    ids = (await _first_run(settings, clock))["default"]
     [saved] = index_dir(tmp_path / "a.db").glob("*.npz")
     data = bytearray(saved.read_bytes())
     if damage == "truncate":
@@ -182,7 +187,7 @@ async def test_a_corrupt_saved_index_is_ignored_and_rebuilt(
     saved.write_bytes(bytes(data))
 
     caplog.set_level(logging.WARNING, logger="cortex_mcp")
-    async with open_cortex(settings, clock=clock, background=False) as service:
+    async with _open(settings, clock) as service:
         assert (await _ready(service))["source"] == "built"
         report = await service.search_debug("golden retriever adopted", max_results=5)
         assert report["hits"][0]["id"] == ids[2]
@@ -191,27 +196,19 @@ async def test_a_corrupt_saved_index_is_ignored_and_rebuilt(
 
 
 async def test_two_agents_never_mix_even_through_a_swapped_or_foreign_file(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+    tmp_path: Path, stub: tuple[str, StubState], settings: Any, clock: FakeClock
 ) -> None:
-    url, _ = stub
-    settings = _settings(tmp_path / "a.db", url)
-    async with open_cortex(settings, clock=clock, background=False) as service:
-        mine = set(await _fill(service, "a", n=20))
-        theirs = set(await _fill(service, "b", n=30))
-        await _ready(service, "a")
-        await _ready(service, "b")
+    ids = await _first_run(settings, clock, a=20, b=30)
+    mine, theirs = set(ids["a"]), set(ids["b"])
     saved = index_dir(tmp_path / "a.db")
     a_file = index_path(saved, "a", "stub-embed", 64)
     b_file = index_path(saved, "b", "stub-embed", 64)
     shutil.copy(b_file, a_file)  # b's index where a's belongs
     # and another database's index for the same agent name, model and dimensions
-    other = _settings(tmp_path / "other.db", url)
-    async with open_cortex(other, clock=clock, background=False) as service:
-        await _fill(service, "b", n=25)
-        await _ready(service, "b")
+    await _first_run(_settings(tmp_path / "other.db", stub[0]), clock, b=25)
     shutil.copy(index_path(index_dir(tmp_path / "other.db"), "b", "stub-embed", 64), b_file)
 
-    async with open_cortex(settings, clock=clock, background=False) as service:
+    async with _open(settings, clock) as service:
         assert (await _ready(service, "a"))["source"] == "built"  # the header names b: ignored
         assert (await _ready(service, "b"))["source"] == "built"  # other.db's: ignored
         index = service.searcher.index
@@ -226,16 +223,12 @@ async def test_two_agents_never_mix_even_through_a_swapped_or_foreign_file(
                 assert not recalled.meta.degraded
 
 
-async def test_closing_during_a_build_stops_it(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
-) -> None:
-    url, _ = stub
-    settings = _settings(tmp_path / "a.db", url)
-    async with open_cortex(settings, clock=clock, background=False) as service:
+async def test_closing_during_a_build_stops_it(settings: Any, clock: FakeClock) -> None:
+    async with _open(settings, clock) as service:
         await _fill(service)
         first = await service.recall("firewall", agent_id="default")
         assert any(line.startswith(BUILDING) for line in first.meta.degraded)
-    async with open_cortex(settings, clock=clock, background=False) as service:
+    async with _open(settings, clock) as service:
         await _ready(service)  # whatever the first run left, this one is right
         report = await service.search_debug("firewall blocks port", max_results=3)
         assert report["hits"][0]["content"] == FACTS[1]
@@ -252,12 +245,10 @@ def _on_disk(db: Path, agent: str = "default") -> tuple[set[str], dict[str, int]
 
 
 async def test_a_purged_memory_leaves_the_saved_file_too(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+    tmp_path: Path, settings: Any, clock: FakeClock
 ) -> None:
-    url, _ = stub
     db = tmp_path / "a.db"
-    settings = _settings(db, url)
-    async with open_cortex(settings, clock=clock, background=False) as service:
+    async with _open(settings, clock) as service:
         ids = await _fill(service)
         await _ready(service)
         await service.forget(ids[2], purge=True)  # while its index is loaded
@@ -266,24 +257,18 @@ async def test_a_purged_memory_leaves_the_saved_file_too(
     live, nonzero = _on_disk(db)
     assert ids[2] not in live and nonzero[ids[2]] == 0 and nonzero[ids[1]] > 0
 
-    async with open_cortex(settings, clock=clock, background=False) as service:
+    async with _open(settings, clock) as service:
         await service.forget(ids[1], purge=True)  # while no index is loaded
-    async with open_cortex(settings, clock=clock, background=False) as service:
+    async with _open(settings, clock) as service:
         assert (await _ready(service))["source"] == "saved"
     live, nonzero = _on_disk(db)
     assert ids[1] not in live and nonzero[ids[1]] == 0 and ids[3] in live
 
 
 async def test_a_server_loads_the_saved_indexes_at_start_before_any_recall(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+    settings: Any, clock: FakeClock
 ) -> None:
-    url, _ = stub
-    settings = _settings(tmp_path / "a.db", url)
-    async with open_cortex(settings, clock=clock, background=False) as service:
-        await _fill(service, "a", n=10)
-        await _fill(service, "b", n=10)
-        await _ready(service, "a")
-        await _ready(service, "b")
+    await _first_run(settings, clock, a=10, b=10)
     async with open_cortex(settings, clock=clock, scheduler=True) as service:
         index = service.searcher.index
         await index.settled()
