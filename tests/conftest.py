@@ -11,6 +11,7 @@ import pytest
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from tests.embedding_stub import StubState, embedding_stub
 
 # Tests never use the developer's real keys, endpoints or config file.
 for _name in list(os.environ):
@@ -98,3 +99,37 @@ def on_both_stores(backend_settings: Settings, monkeypatch: pytest.MonkeyPatch) 
     if backend_settings.database_url is not None:
         url = backend_settings.database_url.get_secret_value()
         monkeypatch.setenv("CORTEX_DATABASE_URL", url)
+
+
+# ---- the embedding stub (tests/embedding_stub.py) for the vector tests --------------------
+# `stub`: the stub on a free local port, as (base URL, its state); `stub_settings`: settings
+# that embed through it with the real openai SDK. A module with another stub overrides `stub`.
+
+# what the vector tests remember and then look for
+FACTS = [
+    "Harry invests in rental apartments in Shinagawa",
+    "The VPS firewall blocks port 8080 by default",
+    "Alice adopted a golden retriever named Max",
+    "The quarterly budget review is scheduled for Friday",
+    "Kubernetes cluster upgrades happen every second Tuesday",
+]
+
+
+@pytest.fixture
+def stub() -> Iterator[tuple[str, StubState]]:
+    with embedding_stub() as served:
+        yield served
+
+
+def stub_settings(db_path: Path, url: str, *, timeout_s: float = 10.0, **extra: Any) -> Settings:
+    """A store at `db_path` embedded by the stub at `url`. The timeout is generous unless a
+    test is about timeouts: a loaded machine must not turn a healthy stub into a degraded
+    recall."""
+    return load_settings(
+        db_path=db_path,
+        embedding_provider="openai",
+        embedding_base_url=url,
+        embedding_model="stub-embed",
+        embedding_timeout_s=timeout_s,
+        **extra,
+    )

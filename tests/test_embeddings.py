@@ -4,46 +4,22 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cortex_mcp.config import load_settings
+from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from tests.conftest import FakeClock
-from tests.embedding_stub import StubState, embedding_stub
+from tests.conftest import FACTS, FakeClock, stub_settings
+from tests.embedding_stub import StubState
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("on_both_stores")]
 
 
-FACTS = [
-    "Harry invests in rental apartments in Shinagawa",
-    "The VPS firewall blocks port 8080 by default",
-    "Alice adopted a golden retriever named Max",
-    "The quarterly budget review is scheduled for Friday",
-    "Kubernetes cluster upgrades happen every second Tuesday",
-]
-
-
-@pytest.fixture
-def stub() -> Iterator[tuple[str, StubState]]:
-    with embedding_stub() as served:
-        yield served
-
-
-def _settings(tmp_path: Path, url: str, timeout_s: float = 10.0, **extra: object) -> object:
-    # a generous timeout unless the test is about timeouts: a loaded machine must not turn a
-    # healthy stub into a "degraded" recall
-    return load_settings(
-        db_path=tmp_path / "brain.db",
-        embedding_provider="openai",
-        embedding_base_url=url,
-        embedding_model="stub-embed",
-        embedding_timeout_s=timeout_s,
-        **extra,
-    )
+def _settings(tmp_path: Path, url: str, timeout_s: float = 10.0, **extra: Any) -> Settings:
+    return stub_settings(tmp_path / "brain.db", url, timeout_s=timeout_s, **extra)
 
 
 async def _timed_recall(service: CortexService, query: str) -> float:

@@ -11,12 +11,12 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.config import Settings
 from cortex_mcp.providers.embeddings import OpenAIEmbedder
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.mcp import build_server
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, stub_settings
 from tests.embedding_stub import StubState, embedding_stub
 from tests.stdio_helpers import HANG_S, server_command, server_env
 
@@ -40,14 +40,8 @@ def meaning_stub() -> Iterator[tuple[str, StubState]]:
 
 
 def _settings(tmp_path: Path, url: str) -> Settings:
-    return load_settings(
-        db_path=tmp_path / "brain.db",
-        embedding_provider="openai",
-        embedding_base_url=url,
-        embedding_model="stub-embed",
-        # generous: a query embedding timed out on a loaded machine finds no paraphrase
-        embedding_timeout_s=30.0,
-    )
+    # generous: a query embedding timed out on a loaded machine finds no paraphrase
+    return stub_settings(tmp_path / "brain.db", url, timeout_s=30.0)
 
 
 def test_the_paraphrase_shares_no_word_with_the_memory() -> None:

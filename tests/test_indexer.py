@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cortex_mcp.config import load_settings
+from cortex_mcp.config import Settings
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.providers.embeddings import ProviderBusy
 from cortex_mcp.runtime import open_cortex
@@ -22,7 +22,7 @@ from cortex_mcp.store.database import Database
 from cortex_mcp.store.memories import Accesses
 from cortex_mcp.store.schema import EMBEDDING_QUEUE, MIGRATIONS
 from cortex_mcp.store.vectors import VectorStore
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, stub_settings
 from tests.embedding_stub import StubState, embedding_stub
 
 pytestmark = pytest.mark.anyio
@@ -36,15 +36,8 @@ def stub() -> Iterator[tuple[str, StubState]]:
         yield served
 
 
-def _settings(tmp_path: Path, url: str, **extra: Any) -> Any:
-    return load_settings(
-        db_path=tmp_path / "brain.db",
-        embedding_provider="openai",
-        embedding_base_url=url,
-        embedding_model="stub-embed",
-        embedding_timeout_s=30.0,
-        **extra,
-    )
+def _settings(tmp_path: Path, url: str, **extra: Any) -> Settings:
+    return stub_settings(tmp_path / "brain.db", url, timeout_s=30.0, **extra)
 
 
 async def _remember(service: CortexService, count: int, prefix: str = "fact") -> list[str]:

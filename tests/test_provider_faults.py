@@ -7,19 +7,18 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.config import Settings
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.runtime import build_embedders, open_cortex
 from cortex_mcp.service import CortexService
-from tests.conftest import FakeClock
-from tests.embedding_stub import FAULT_MODES, StubState, embedding_stub, stub_vector
+from tests.conftest import FakeClock, stub_settings
+from tests.embedding_stub import FAULT_MODES, StubState, stub_vector
 from tests.stdio_helpers import HANG_S, RawStdioServer
 
 pytestmark = pytest.mark.anyio
@@ -33,20 +32,8 @@ FACTS = [
 ]
 
 
-@pytest.fixture
-def stub() -> Iterator[tuple[str, StubState]]:
-    with embedding_stub() as served:
-        yield served
-
-
 def _settings(tmp_path: Path, url: str) -> Settings:
-    return load_settings(
-        db_path=tmp_path / "brain.db",
-        embedding_provider="openai",
-        embedding_base_url=url,
-        embedding_model="stub-embed",
-        embedding_timeout_s=TIMEOUT_S,
-    )
+    return stub_settings(tmp_path / "brain.db", url, timeout_s=TIMEOUT_S)
 
 
 def _fast_breaker(service: CortexService, cooldown_s: float = 0.3) -> None:

@@ -5,30 +5,22 @@ forces the IVF path on a small database; the same checks run on every backend.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cortex_mcp.config import load_settings
+from cortex_mcp.config import Settings
 from cortex_mcp.models import MemoryChanges, SearchFilters
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.ivf import IvfIndex, quantize
 from cortex_mcp.search.vector import IndexNotReady
 from cortex_mcp.service import CortexService
-from tests.conftest import FakeClock
-from tests.embedding_stub import StubState, embedding_stub
+from tests.conftest import FACTS, FakeClock, stub_settings
+from tests.embedding_stub import StubState
 
 pytestmark = pytest.mark.anyio
 
-FACTS = [
-    "Harry invests in rental apartments in Shinagawa",
-    "The VPS firewall blocks port 8080 by default",
-    "Alice adopted a golden retriever named Max",
-    "The quarterly budget review is scheduled for Friday",
-    "Kubernetes cluster upgrades happen every second Tuesday",
-]
 # (setting, the backend a search reports)
 BACKENDS = [
     ({"vector_backend": "auto"}, "numpy"),
@@ -37,21 +29,8 @@ BACKENDS = [
 ]
 
 
-@pytest.fixture
-def stub() -> Iterator[tuple[str, StubState]]:
-    with embedding_stub() as served:
-        yield served
-
-
-def _settings(tmp_path: Path, url: str, search: dict[str, object]) -> object:
-    return load_settings(
-        db_path=tmp_path / "brain.db",
-        embedding_provider="openai",
-        embedding_base_url=url,
-        embedding_model="stub-embed",
-        embedding_timeout_s=10.0,
-        search=search,
-    )
+def _settings(tmp_path: Path, url: str, search: dict[str, object]) -> Settings:
+    return stub_settings(tmp_path / "brain.db", url, search=search)
 
 
 async def _vector_hits(service: CortexService, query: str, agent: str) -> tuple[list[str], str]:

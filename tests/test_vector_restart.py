@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
-from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -18,30 +17,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cortex_mcp.config import load_settings
+from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.saved_index import index_dir, index_path, load
 from cortex_mcp.service import CortexService
-from tests.conftest import FakeClock
-from tests.embedding_stub import StubState, embedding_stub
+from tests.conftest import FACTS, FakeClock, stub_settings
+from tests.embedding_stub import StubState
 
 pytestmark = pytest.mark.anyio
 
 BUILDING = "vector index for this agent is building"
 LOADING = "vector index for this agent is loading from its saved copy"
-FACTS = [
-    "Harry invests in rental apartments in Shinagawa",
-    "The VPS firewall blocks port 8080 by default",
-    "Alice adopted a golden retriever named Max",
-    "The quarterly budget review is scheduled for Friday",
-    "Kubernetes cluster upgrades happen every second Tuesday",
-]
-
-
-@pytest.fixture
-def stub() -> Iterator[tuple[str, StubState]]:
-    with embedding_stub() as served:
-        yield served
 
 
 @pytest.fixture
@@ -50,15 +36,8 @@ def settings(tmp_path: Path, stub: tuple[str, StubState]) -> Any:
     return _settings(tmp_path / "a.db", stub[0])
 
 
-def _settings(db: Path, url: str, **search: Any) -> Any:
-    return load_settings(
-        db_path=db,
-        embedding_provider="openai",
-        embedding_base_url=url,
-        embedding_model="stub-embed",
-        embedding_timeout_s=10.0,
-        search={"vector_backend": "auto", "numpy_max_mb": 0, **search},
-    )
+def _settings(db: Path, url: str) -> Settings:
+    return stub_settings(db, url, search={"vector_backend": "auto", "numpy_max_mb": 0})
 
 
 def _open(settings: Any, clock: FakeClock) -> AbstractAsyncContextManager[CortexService]:
