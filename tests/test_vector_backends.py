@@ -5,6 +5,7 @@ forces the IVF path on a small database; the same checks run on every backend.""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,17 @@ def _settings(tmp_path: Path, url: str, search: dict[str, object]) -> Settings:
     return stub_settings(tmp_path / "brain.db", url, search=search)
 
 
+@pytest.fixture(params=BACKENDS, ids=[backend for _, backend in BACKENDS])
+async def on_each_backend(
+    request: pytest.FixtureRequest, tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> AsyncIterator[tuple[CortexService, str]]:
+    """A service on each backend's settings, and the backend its searches must report."""
+    search, backend = request.param
+    settings = _settings(tmp_path, stub[0], search)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        yield service, backend
+
+
 async def _vector_hits(service: CortexService, query: str, agent: str) -> tuple[list[str], str]:
     """The vector channel alone (no text channel to hide what it returns)."""
     filters = SearchFilters(agent_id=agent, now="2030-01-01T00:00:00Z")
@@ -54,80 +66,64 @@ async def _filler(service: CortexService, n: int, agent: str | None = None) -> N
         )
 
 
-@pytest.mark.parametrize(("search", "backend"), BACKENDS)
 async def test_the_backend_follows_the_budget_and_finds_the_right_memory(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, search: dict, backend: str
+    on_each_backend: tuple[CortexService, str],
 ) -> None:
-    url, _ = stub
-    async with open_cortex(
-        _settings(tmp_path, url, search), clock=clock, background=False
-    ) as service:
-        ids = [(await service.remember(fact)).id for fact in FACTS]
-        await _filler(service, 60)
-        await service.embed_pending()
-        await _vector_hits(service, "firewall", "default")  # the index is ready
-        report = await service.search_debug("firewall blocks port", max_results=5)
-        assert report["providers"]["vector_backend"] == backend
-        assert report["hits"][0]["id"] == ids[1]
-        hits, reported = await _vector_hits(service, "golden retriever adopted", "default")
-        assert reported == backend and hits[0] == ids[2]
+    service, backend = on_each_backend
+    ids = [(await service.remember(fact)).id for fact in FACTS]
+    await _filler(service, 60)
+    await service.embed_pending()
+    await _vector_hits(service, "firewall", "default")  # the index is ready
+    report = await service.search_debug("firewall blocks port", max_results=5)
+    assert report["providers"]["vector_backend"] == backend
+    assert report["hits"][0]["id"] == ids[1]
+    hits, reported = await _vector_hits(service, "golden retriever adopted", "default")
+    assert reported == backend and hits[0] == ids[2]
 
 
-@pytest.mark.parametrize(("search", "backend"), BACKENDS)
 async def test_the_index_follows_remember_forget_restore_and_purge(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, search: dict, backend: str
+    on_each_backend: tuple[CortexService, str],
 ) -> None:
-    url, _ = stub
-    async with open_cortex(
-        _settings(tmp_path, url, search), clock=clock, background=False
-    ) as service:
-        await _filler(service, 30)
-        await service.embed_pending()
-        assert (await _vector_hits(service, "anything at all", "default"))[1] == backend  # built
+    service, backend = on_each_backend
+    await _filler(service, 30)
+    await service.embed_pending()
+    assert (await _vector_hits(service, "anything at all", "default"))[1] == backend  # built
 
-        fact = await service.remember(FACTS[2])  # after the index was built
-        await service.embed_pending()
-        assert (await _vector_hits(service, "golden retriever adopted", "default"))[0][0] == fact.id
+    fact = await service.remember(FACTS[2])  # after the index was built
+    await service.embed_pending()
+    assert (await _vector_hits(service, "golden retriever adopted", "default"))[0][0] == fact.id
 
-        await service.forget(fact.id)
-        assert (
-            fact.id not in (await _vector_hits(service, "golden retriever adopted", "default"))[0]
-        )
+    await service.forget(fact.id)
+    assert fact.id not in (await _vector_hits(service, "golden retriever adopted", "default"))[0]
 
-        restored = await service.remember(FACTS[2])  # the same content again revives it
-        assert restored.id == fact.id
-        assert (await _vector_hits(service, "golden retriever adopted", "default"))[0][0] == fact.id
+    restored = await service.remember(FACTS[2])  # the same content again revives it
+    assert restored.id == fact.id
+    assert (await _vector_hits(service, "golden retriever adopted", "default"))[0][0] == fact.id
 
-        await service.forget(fact.id, purge=True)
-        assert (
-            fact.id not in (await _vector_hits(service, "golden retriever adopted", "default"))[0]
-        )
+    await service.forget(fact.id, purge=True)
+    assert fact.id not in (await _vector_hits(service, "golden retriever adopted", "default"))[0]
 
 
-@pytest.mark.parametrize(("search", "backend"), BACKENDS)
 async def test_one_agents_recall_never_returns_another_agents_memory(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, search: dict, backend: str
+    on_each_backend: tuple[CortexService, str],
 ) -> None:
-    url, _ = stub
-    async with open_cortex(
-        _settings(tmp_path, url, search), clock=clock, background=False
-    ) as service:
-        mine = {(await service.remember(fact, agent_id="a")).id for fact in FACTS[:2]}
-        theirs = {(await service.remember(fact, agent_id="b")).id for fact in FACTS}
-        await _filler(service, 40, agent="b")
-        await service.embed_pending()
-        for query in FACTS:
-            hits, reported = await _vector_hits(service, query, "a")
-            assert reported == backend
-            assert set(hits) <= mine, query
-            recalled = await service.recall(query, agent_id="a", max_results=10)
-            assert {m.id for m in recalled.memories} <= mine
-        shared = await service.remember("Team note: the staging VPS moved to Osaka", agent_id="b")
-        await service.update_memory(shared.id, MemoryChanges(shared=True), agent_id="b")
-        await service.embed_pending()
-        found = await service.recall("staging VPS Osaka", agent_id="a", include_shared=True)
-        assert shared.id in {m.id for m in found.memories}
-        assert theirs.isdisjoint({m.id for m in found.memories})
+    service, backend = on_each_backend
+    mine = {(await service.remember(fact, agent_id="a")).id for fact in FACTS[:2]}
+    theirs = {(await service.remember(fact, agent_id="b")).id for fact in FACTS}
+    await _filler(service, 40, agent="b")
+    await service.embed_pending()
+    for query in FACTS:
+        hits, reported = await _vector_hits(service, query, "a")
+        assert reported == backend
+        assert set(hits) <= mine, query
+        recalled = await service.recall(query, agent_id="a", max_results=10)
+        assert {m.id for m in recalled.memories} <= mine
+    shared = await service.remember("Team note: the staging VPS moved to Osaka", agent_id="b")
+    await service.update_memory(shared.id, MemoryChanges(shared=True), agent_id="b")
+    await service.embed_pending()
+    found = await service.recall("staging VPS Osaka", agent_id="a", include_shared=True)
+    assert shared.id in {m.id for m in found.memories}
+    assert theirs.isdisjoint({m.id for m in found.memories})
 
 
 async def test_another_process_writes_and_purges_are_seen(
