@@ -102,8 +102,9 @@ def on_both_stores(backend_settings: Settings, monkeypatch: pytest.MonkeyPatch) 
 
 
 # ---- the embedding stub (tests/embedding_stub.py) for the vector tests --------------------
-# `stub`: the stub on a free local port, as (base URL, its state); `stub_settings`: settings
-# that embed through it with the real openai SDK. A module with another stub overrides `stub`.
+# `stub`: the stub on a free local port, as (base URL, its state), `embeddings_url` its URL;
+# `stub_settings`: settings that embed through it with the real openai SDK. A module with
+# another stub overrides `stub`.
 
 # what the vector tests remember and then look for
 FACTS = [
@@ -119,6 +120,11 @@ FACTS = [
 def stub() -> Iterator[tuple[str, StubState]]:
     with embedding_stub() as served:
         yield served
+
+
+@pytest.fixture
+def embeddings_url(stub: tuple[str, StubState]) -> str:
+    return stub[0]
 
 
 def stub_settings(db_path: Path, url: str, *, timeout_s: float = 10.0, **extra: Any) -> Settings:

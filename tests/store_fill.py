@@ -8,8 +8,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, stub_settings
 
 # What a copy carries, read with this test's own SQL (not the code under test).
 TABLE_KEYS = {
@@ -24,6 +25,15 @@ TABLE_KEYS = {
     "profiles": "agent_id",
     "meta": "key",
 }
+
+
+async def filled_store(path: Path, embeddings_url: str, clock: FakeClock) -> Path:
+    """A SQLite store at `path` with a row in every table (`fill_every_table`), embedded by
+    the stub at `embeddings_url`."""
+    settings = stub_settings(path, embeddings_url)
+    async with open_cortex(settings, clock=clock, background=False) as service:
+        await fill_every_table(service, clock)
+    return path
 
 
 async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str, str]:

@@ -14,9 +14,8 @@ from cortex_mcp.engine.exchange.migrate import migrate
 from cortex_mcp.errors import Conflict, InvalidInput, StorageError
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.store.tables import TableDigest, table
-from tests.conftest import FakeClock
-from tests.embedding_stub import embedding_stub
-from tests.store_fill import fill_every_table, table_rows
+from tests.conftest import FakeClock, stub_settings
+from tests.store_fill import filled_store, table_rows
 
 pytestmark = pytest.mark.anyio
 
@@ -24,27 +23,8 @@ CLI = str(Path(sys.executable).with_name("cortex-mcp"))
 
 
 @pytest.fixture
-def embeddings_url() -> object:
-    with embedding_stub() as (url, _state):
-        yield url
-
-
-def _settings(path: Path, url: str) -> object:
-    return load_settings(
-        db_path=path,
-        embedding_provider="openai",
-        embedding_base_url=url,
-        embedding_model="stub-embed",
-        embedding_timeout_s=10.0,
-    )
-
-
-@pytest.fixture
 async def filled(tmp_path: Path, embeddings_url: str, clock: FakeClock) -> Path:
-    path = tmp_path / "source.db"
-    async with open_cortex(_settings(path, embeddings_url), clock=clock, background=False) as svc:
-        await fill_every_table(svc, clock)
-    return path
+    return await filled_store(tmp_path / "source.db", embeddings_url, clock)
 
 
 def _sealed(path: Path) -> bool:
@@ -89,7 +69,7 @@ async def test_the_copy_serves_the_same_recall_as_the_source(
     await migrate(str(filled), str(target))
     results = []
     for path in (filled, target):
-        settings = _settings(path, embeddings_url)
+        settings = stub_settings(path, embeddings_url)
         async with open_cortex(settings, clock=clock, background=False) as svc:
             found = []
             for query in ("green tea", "小笼包", "品川", "gateway", "coffee"):
@@ -105,7 +85,7 @@ async def test_a_target_that_holds_rows_is_refused_unless_forced(
     filled: Path, tmp_path: Path, embeddings_url: str, clock: FakeClock
 ) -> None:
     target = tmp_path / "busy.db"
-    async with open_cortex(_settings(target, embeddings_url), clock=clock) as svc:
+    async with open_cortex(stub_settings(target, embeddings_url), clock=clock) as svc:
         await svc.remember("A memory that must not be lost by accident")
     before = table_rows(target)
     refused = _migrate(filled, "--to", str(target))

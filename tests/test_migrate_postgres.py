@@ -7,19 +7,16 @@ import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from cortex_mcp.config import load_settings
+from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.engine.exchange.migrate import migrate
 from cortex_mcp.errors import Conflict, StorageError
 from cortex_mcp.runtime import open_cortex
-from tests.conftest import FakeClock
-from tests.embedding_stub import embedding_stub
-from tests.store_fill import fill_every_table, table_rows
+from tests.conftest import FakeClock, stub_settings
+from tests.store_fill import filled_store, table_rows
 
 pytestmark = pytest.mark.anyio
 
@@ -27,29 +24,13 @@ CLI = str(Path(sys.executable).with_name("cortex-mcp"))
 QUERIES = ("green tea", "小笼包", "品川", "gateway crash", "coffee", "Berlin")
 
 
-@pytest.fixture
-def embeddings_url() -> Iterator[str]:
-    with embedding_stub() as (url, _state):
-        yield url
-
-
-def _settings(url: str, path: Path | None = None, database_url: str | None = None) -> Any:
-    return load_settings(
-        db_path=path or Path("unused.db"),
-        database_url=database_url,
-        embedding_provider="openai",
-        embedding_base_url=url,
-        embedding_model="stub-embed",
-        embedding_timeout_s=10.0,
-    )
+def _settings(url: str, path: Path | None = None, database_url: str | None = None) -> Settings:
+    return stub_settings(path or Path("unused.db"), url, database_url=database_url)
 
 
 @pytest.fixture
 async def filled(tmp_path: Path, embeddings_url: str, clock: FakeClock) -> Path:
-    path = tmp_path / "source.db"
-    async with open_cortex(_settings(embeddings_url, path), clock=clock, background=False) as svc:
-        await fill_every_table(svc, clock)
-    return path
+    return await filled_store(tmp_path / "source.db", embeddings_url, clock)
 
 
 def _cli(*args: str, database_url: str | None = None) -> subprocess.CompletedProcess[str]:
