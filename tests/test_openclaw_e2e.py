@@ -115,6 +115,20 @@ class OpenClaw:
         assert done.returncode == 0, f"openclaw {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
         return done
 
+    def install_cortex(self, base_url: str) -> dict[str, Any]:
+        """Install our plugin as README says and turn it on with conversation access (its
+        hooks need it) and our API token, memory-core off; the config it leaves."""
+        self.ok("plugins", "install", "--link", str(PLUGIN), "--force", "--accept-capabilities")
+        config = self.config()
+        config["plugins"]["entries"]["cortex"] = {
+            "enabled": True,
+            "hooks": {"allowConversationAccess": True},
+            "config": {"baseUrl": base_url, "apiToken": AUTH["Authorization"].split()[1]},
+        }
+        config["plugins"]["entries"]["memory-core"] = {"enabled": False}
+        self.write_config(config)
+        return config
+
     @contextlib.contextmanager
     def gateway(self, port: int) -> Iterator[Path]:
         log = self.home / "gateway.log"
@@ -249,16 +263,8 @@ def test_openclaw_turns_recall_capture_and_flush_through_the_plugin(
         claw.write_config(_config(stub, cortex.url, gateway_port, tmp_path / "openclaw.log"))
 
         # installed as README says; the hooks need conversation access
-        claw.ok("plugins", "install", "--link", str(PLUGIN), "--force", "--accept-capabilities")
-        config = claw.config()
+        config = claw.install_cortex(cortex.url)
         assert config["plugins"]["slots"]["memory"] == "cortex"
-        config["plugins"]["entries"]["cortex"] = {
-            "enabled": True,
-            "hooks": {"allowConversationAccess": True},
-            "config": {"baseUrl": cortex.url, "apiToken": AUTH["Authorization"].split()[1]},
-        }
-        config["plugins"]["entries"]["memory-core"] = {"enabled": False}
-        claw.write_config(config)
 
         # session one: a fact is told and captured under OpenClaw's agent id
         first = claw.ok("agent", "--local", "--session-id", "e2e-one", "--message", FACT)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.http_helpers import AUTH, ServeProcess, free_port
 from tests.llm_stub import llm_stub, text
-from tests.test_openclaw_e2e import PLUGIN, OpenClaw, _config, _missing, recall_times
+from tests.test_openclaw_e2e import OpenClaw, _config, _missing, recall_times
 
 FACTS = [
     "The staging database runs on db2.internal port 5433.",
@@ -76,15 +76,7 @@ def _turns(root: Path, turns: int) -> tuple[list[float], list[int]]:
             port = free_port()
             log = root / "openclaw.log"
             claw.write_config(_config(stub, cortex.url, port, log))
-            claw.ok("plugins", "install", "--link", str(PLUGIN), "--force", "--accept-capabilities")
-            config = claw.config()
-            config["plugins"]["entries"]["cortex"] = {
-                "enabled": True,
-                "hooks": {"allowConversationAccess": True},
-                "config": {"baseUrl": cortex.url, "apiToken": AUTH["Authorization"].split()[1]},
-            }
-            config["plugins"]["entries"]["memory-core"] = {"enabled": False}
-            claw.write_config(config)
+            claw.install_cortex(cortex.url)
             walls = []
             with claw.gateway(port):
                 for turn in range(turns):
