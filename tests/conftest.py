@@ -12,6 +12,7 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.embedding_stub import StubState, embedding_stub
+from tests.llm_stub import StubLLM
 
 # Tests never use the developer's real keys, endpoints or config file.
 for _name in list(os.environ):
@@ -137,5 +138,17 @@ def stub_settings(db_path: Path, url: str, *, timeout_s: float = 10.0, **extra: 
         embedding_base_url=url,
         embedding_model="stub-embed",
         embedding_timeout_s=timeout_s,
+        **extra,
+    )
+
+
+def llm_stub_settings(db_path: Path, stub: StubLLM, **extra: Any) -> Settings:
+    """A store at `db_path` whose LLM is the stub (tests/llm_stub.py) through the openai SDK,
+    with no embeddings."""
+    return load_settings(
+        db_path=db_path,
+        embedding_provider="none",
+        llm_provider="openai",
+        llm_base_url=stub.openai_url,
         **extra,
     )

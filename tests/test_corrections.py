@@ -18,7 +18,7 @@ from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Category, Layer, Memory
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, llm_stub_settings
 from tests.embedding_stub import StubState, embedding_stub
 from tests.http_helpers import authed_rest_client
 from tests.llm_stub import StubLLM, extraction, llm_stub
@@ -215,13 +215,7 @@ def stub() -> Iterator[StubLLM]:
 
 @pytest.fixture
 async def with_llm(tmp_path: Path, stub: StubLLM, clock: FakeClock) -> AsyncIterator[Any]:
-    settings = load_settings(
-        db_path=tmp_path / "llm.db",
-        embedding_provider="none",
-        llm_provider="openai",
-        llm_base_url=stub.openai_url,
-    )
-    async with open_cortex(settings, clock=clock) as svc:
+    async with open_cortex(llm_stub_settings(tmp_path / "llm.db", stub), clock=clock) as svc:
         yield svc
 
 

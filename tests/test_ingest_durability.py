@@ -17,6 +17,7 @@ import pytest
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
+from tests.conftest import llm_stub_settings
 from tests.llm_stub import (
     Received,
     Reply,
@@ -142,11 +143,9 @@ async def test_200_ingests_with_a_provider_failing_30_percent_are_all_accounted_
 ) -> None:
     failures: list[str] = []
     stub.responder = _faulty(random.Random(7), failures)  # type: ignore[assignment]
-    settings = load_settings(
-        db_path=tmp_path / "brain.db",
-        embedding_provider="none",
-        llm_provider="openai",
-        llm_base_url=stub.openai_url,
+    settings = llm_stub_settings(
+        tmp_path / "brain.db",
+        stub,
         # a healthy stub reply must never time out, however loaded the machine (0.5 s did at
         # load 11: one good reply counted as a fault); a "slow" fault is held, so it always does
         llm_timeout_s=10.0,

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.config import Settings
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.mcp import build_server
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, llm_stub_settings
 from tests.llm_stub import StubLLM, extraction, llm_stub, status, text
 from tests.redaction_table import POSITIVES
 from tests.test_secrets_never_stored import leaked, raw_bytes
@@ -31,13 +31,8 @@ def stub() -> Iterator[StubLLM]:
 
 @pytest.fixture
 def llm_settings(tmp_path: Path, stub: StubLLM) -> Settings:
-    return load_settings(
-        db_path=tmp_path / "brain.db",
-        embedding_provider="none",
-        llm_provider="openai",
-        llm_base_url=stub.openai_url,
-        llm_timeout_s=30,  # no test here is about timeouts: a loaded machine must not make one
-    )
+    # no test here is about timeouts: a loaded machine must not make one
+    return llm_stub_settings(tmp_path / "brain.db", stub, llm_timeout_s=30)
 
 
 @pytest.fixture

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.config import Settings
 from cortex_mcp.engine.redaction import redact
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, llm_stub_settings
 from tests.llm_stub import Received, Reply, StubLLM, extraction, llm_stub
 from tests.redaction_corpus import ORDINARY, SECRETS, Secret, locomo_turns, needle
 
@@ -65,13 +65,7 @@ def stub() -> Iterator[StubLLM]:
 
 @pytest.fixture
 def llm_settings(tmp_path: Path, stub: StubLLM) -> Settings:
-    return load_settings(
-        db_path=tmp_path / "brain.db",
-        embedding_provider="none",
-        llm_provider="openai",
-        llm_base_url=stub.openai_url,
-        llm_timeout_s=30,
-    )
+    return llm_stub_settings(tmp_path / "brain.db", stub, llm_timeout_s=30)
 
 
 @pytest.fixture
