@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Literal
 
@@ -78,7 +79,9 @@ def _candidates(text: str) -> list[str]:
     return [*fenced, text]
 
 
-def _first_object(text: str) -> dict[str, Any] | None:
+def _json_objects(text: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects of an answer, fenced ones first, each found at any `{` (so prose
+    around them is tolerated), lazily: a caller stops at the first that serves it."""
     decoder = json.JSONDecoder()
     for candidate in _candidates(text):
         for start in (i for i, ch in enumerate(candidate) if ch == "{"):
@@ -86,9 +89,12 @@ def _first_object(text: str) -> dict[str, Any] | None:
                 value, _ = decoder.raw_decode(candidate, start)
             except json.JSONDecodeError:
                 continue
-            if isinstance(value, dict) and "memories" in value:
-                return value
-    return None
+            if isinstance(value, dict):
+                yield value
+
+
+def _first_object(text: str) -> dict[str, Any] | None:
+    return next((value for value in _json_objects(text) if "memories" in value), None)
 
 
 def parse_answer(text: str) -> Extraction:
@@ -121,15 +127,9 @@ def parse_answer(text: str) -> Extraction:
 
 def parse_object(text: str, required: set[str]) -> dict[str, Any]:
     """One JSON object with `required` keys from an answer (fences and prose tolerated)."""
-    decoder = json.JSONDecoder()
-    for candidate in _candidates(text):
-        for start in (i for i, ch in enumerate(candidate) if ch == "{"):
-            try:
-                value, _ = decoder.raw_decode(candidate, start)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict) and required <= value.keys():
-                return value
+    for value in _json_objects(text):
+        if required <= value.keys():
+            return value
     raise ExtractionError(f"answer holds no JSON object with {sorted(required)}")
 
 
