@@ -22,6 +22,8 @@ from cortex_mcp.store.memories import MemoryStore, _delete_from_vec_index
 from cortex_mcp.tokenize import content_hash
 
 LIVE = "forgotten_at IS NULL AND superseded_by IS NULL"
+# a memory a move or a compression may still take: live, in the given layer, not compressed
+_TAKEABLE = f"+layer = ? AND {LIVE} AND json_extract(metadata, '$.compressed_into') IS NULL"
 CHUNK = 500  # ids per statement, well under SQLite's bound on variables
 _MOVES = {"promote": ("working", "core"), "expire": ("working", "archive")}
 _MOVES["archive"] = ("core", "archive")
@@ -104,8 +106,7 @@ async def _live_for_moves(conn: aiosqlite.Connection, actions: list[LifecycleAct
         for chunk in chunks(ids, CHUNK):
             rows = await fetch_all(
                 conn,
-                f"SELECT id FROM memories WHERE id IN ({placeholders(chunk)}) AND +layer = ?"
-                f" AND {LIVE} AND json_extract(metadata, '$.compressed_into') IS NULL",
+                f"SELECT id FROM memories WHERE id IN ({placeholders(chunk)}) AND {_TAKEABLE}",
                 [*chunk, layer],
             )
             live.update(str(row[0]) for row in rows)
@@ -248,8 +249,7 @@ async def all_live_in(conn: aiosqlite.Connection, ids: list[str], layer: str) ->
     for chunk in chunks(unique, CHUNK):
         rows = await fetch_all(
             conn,
-            f"SELECT COUNT(*) FROM memories WHERE id IN ({placeholders(chunk)}) AND +layer = ?"
-            f" AND {LIVE} AND json_extract(metadata, '$.compressed_into') IS NULL",
+            f"SELECT COUNT(*) FROM memories WHERE id IN ({placeholders(chunk)}) AND {_TAKEABLE}",
             [*chunk, layer],
         )
         found += int(rows[0][0])
