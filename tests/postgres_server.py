@@ -61,24 +61,22 @@ class PostgresServer:
     def fresh_database(self) -> Iterator[str]:
         """The URL of a new database holding the current schema and no memories, dropped
         afterwards (connections and all). `empty_database` is one without the schema."""
-        import psycopg
-
-        name = f"cortex_test_{next(_names)}"
-        with psycopg.connect(self.url(), autocommit=True) as admin:
-            admin.execute(f"CREATE DATABASE {name} TEMPLATE {self._template} STRATEGY FILE_COPY")
-        try:
-            yield self.url(name)
-        finally:
-            with psycopg.connect(self.url(), autocommit=True) as admin:
-                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        with self._database(f" TEMPLATE {self._template} STRATEGY FILE_COPY") as url:
+            yield url
 
     @contextmanager
     def empty_database(self) -> Iterator[str]:
+        with self._database("") as url:
+            yield url
+
+    @contextmanager
+    def _database(self, options: str) -> Iterator[str]:
+        """A new database (`CREATE DATABASE name` + `options`) dropped afterwards."""
         import psycopg
 
         name = f"cortex_test_{next(_names)}"
         with psycopg.connect(self.url(), autocommit=True) as admin:
-            admin.execute(f"CREATE DATABASE {name}")
+            admin.execute(f"CREATE DATABASE {name}{options}")
         try:
             yield self.url(name)
         finally:
