@@ -183,19 +183,16 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _check_header(path: Path) -> int:
-    """Cheap checks on the first 100 bytes: SQLite's magic string, and a file shorter than
-    the page count its header records (a truncated copy). Returns the header's user_version
-    (a write still in the WAL may have changed it since: the caller asks SQLite too).
+    """Cheap checks on the first 100 bytes, before SQLite opens the file: SQLite's magic
+    string, and a file that ends inside a page (a copy cut short). Returns the header's
+    user_version (a write still in the WAL may have changed it since: the caller asks SQLite
+    too).
 
-    Another process checkpointing its WAL writes page 1 (the new page count) before the pages
-    that extend the file, so a file that looks short while a `-wal` sits beside it is read
-    again a few times before it is called truncated."""
+    A file shorter than the page count its header records is not refused here: another
+    process's checkpoint writes page 1 (the new count) before the pages that extend the file,
+    and a checkpoint stopped midway (a full disk, a kill) leaves it so, with the pages in the
+    WAL. Only SQLite, under its locks, can tell that from a copy cut short (`_probe`)."""
     size, header = _read_header(path)
-    settle = 0.0
-    while _looks_truncated(size, header) and settle < _CHECKPOINT_SETTLE_S and _has_wal(path):
-        time.sleep(0.05)
-        settle += 0.05
-        size, header = _read_header(path)
     if size == 0:
         return 0  # a new database
     if not header.startswith(_HEADER[: min(len(header), len(_HEADER))]):
@@ -203,17 +200,27 @@ def _check_header(path: Path) -> int:
             f"database {path} is not a SQLite database (it holds other data); point {_WHERE}"
             " at another file, or move this one away"
         )
-    if size < _HEADER_SIZE:
-        raise StorageError(f"database {path} is truncated ({size} bytes); {_MOVE_AWAY}")
-    if _looks_truncated(size, header):
-        raise StorageError(
-            f"database {path} is truncated ({size} of {_recorded_bytes(header)} bytes);"
-            f" {_MOVE_AWAY}"
-        )
+    if size < _HEADER_SIZE or size % _write_grain(header):
+        raise _truncated(path, size, _recorded_bytes(header) if size >= _HEADER_SIZE else 0)
     return int.from_bytes(header[60:64], "big")
 
 
-_CHECKPOINT_SETTLE_S = 2.0
+# SQLite writes and truncates its file in whole pages, and a page of up to 4 KiB lands at
+# once (the kernel grows a file one memory page at a time): a size that is not a multiple
+# of this is a file cut short, never a write seen halfway.
+_ATOMIC_WRITE = 4096
+
+
+def _write_grain(header: bytes) -> int:
+    page_size = _page_size(header)
+    if page_size & (page_size - 1) or not 512 <= page_size <= 65536:
+        return 1  # not a page size: SQLite calls the file corrupt when it opens it
+    return min(page_size, _ATOMIC_WRITE)
+
+
+def _page_size(header: bytes) -> int:
+    page_size = int.from_bytes(header[16:18], "big")
+    return 65536 if page_size == 1 else page_size
 
 
 def _read_header(path: Path) -> tuple[int, bytes]:
@@ -227,24 +234,27 @@ def _read_header(path: Path) -> tuple[int, bytes]:
         ) from None
 
 
-def _has_wal(path: Path) -> bool:
-    return path.with_name(path.name + "-wal").exists()
-
-
 def _recorded_bytes(header: bytes) -> int:
     """The file size the header's page count implies (0 when the count is not in step with
     the change counter, which older writers leave stale)."""
     if header[24:28] != header[92:96]:
         return 0
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    return int.from_bytes(header[28:32], "big") * page_size
+    return int.from_bytes(header[28:32], "big") * _page_size(header)
 
 
-def _looks_truncated(size: int, header: bytes) -> bool:
-    if size == 0 or len(header) < _HEADER_SIZE or not header.startswith(_HEADER):
-        return False
-    return size < _recorded_bytes(header)
+def _truncation(path: Path) -> StorageError | None:
+    """The "truncated" line for a file SQLite has just called corrupt, when the file holds
+    fewer bytes than its header records (else SQLite's own word, "corrupt", stands)."""
+    size, header = _read_header(path)
+    if len(header) < _HEADER_SIZE or not header.startswith(_HEADER):
+        return None
+    recorded = _recorded_bytes(header)
+    return _truncated(path, size, recorded) if size < recorded else None
+
+
+def _truncated(path: Path, size: int, recorded: int) -> StorageError:
+    held = f"{size} of {recorded} bytes" if size < recorded else f"{size} bytes"
+    return StorageError(f"database {path} is truncated ({held}); {_MOVE_AWAY}")
 
 
 def _probe(path: Path, thorough: bool) -> FileAccess:
@@ -262,6 +272,8 @@ def _probe(path: Path, thorough: bool) -> FileAccess:
                 last = exc
                 continue  # not allowed to write beside it: try reading only
             fault = storage_fault(exc, path)
+            if code in (_CORRUPT, _NOTADB):
+                fault = _truncation(path) or fault
             raise fault or StorageError(f"cannot use database {path} ({exc})") from None
         return FileAccess(mode, version, reason if mode != "rw" else None)
     raise StorageError(f"cannot open database {path} ({last}); check {_WHERE}")
