@@ -89,6 +89,29 @@ async def test_a_failed_write_changes_nothing(backend_settings: Settings) -> Non
         assert (await memories.counts())["total"] == 0
 
 
+async def test_a_vector_written_after_the_top_one_was_deleted_is_above_every_row_seen(
+    backend_settings: Settings,
+) -> None:
+    """In-process vector indexes apply the rows above the highest row number they saw
+    (search/vector.py). SQLite numbers a new row the highest rowid + 1, so after the top row
+    was deleted the next one took its number back, below what an index had seen."""
+    now = "2026-11-01T00:00:00Z"
+    async with open_database(backend_settings) as db:
+        stores = store_classes(db)
+        memories, vectors = stores.memories(db, _ttl()), stores.vectors(db)
+        a, b, c = [(await memories.remember(_new(text), now)).memory for text in "abc"]
+        pending = {m.id: PendingEmbedding(m.id, m.content, m.content) for m in (a, b, c)}
+        blob = np.ones(4, dtype=np.float32).tobytes()
+        await vectors.save([(pending[a.id], blob), (pending[b.id], blob)], "stub", 4, now)
+        seen, _ = await vectors.watermark()
+
+        await memories.purge(b.id, "default", now)  # b's vector was the top row
+        await vectors.save([(pending[c.id], blob)], "stub", 4, now)
+
+        assert [row[1] for row in await vectors.added_since("stub", 4, seen)] == [c.id]
+        assert (await vectors.watermark())[0] > seen
+
+
 async def test_hostile_text_is_searched_as_words_never_as_query_syntax(
     backend_settings: Settings,
 ) -> None:

@@ -164,3 +164,48 @@ def test_ivf_finds_what_an_exact_scan_finds() -> None:
     index.upsert("new", vectors[1])
     hits = [memory_id for memory_id, _ in index.search(vectors[1], 5)]
     assert "new" in hits and "m0" not in hits and len(index) == len(ids)
+
+
+async def _similarity(service: CortexService, query: str, memory_id: str) -> float:
+    """The cosine the vector index gives this memory for `query`."""
+    filters = SearchFilters(agent_id="default", now="2030-01-01T00:00:00Z")
+    vector = (await service.embeddings.embed([query])).vectors[0]
+    model = service.embeddings.primary.model_key
+    await _vector_hits(service, query, "default")  # built, if it was not
+    hits, _ = await service.searcher.index.search(vector, model, 50, filters)
+    return dict(hits)[memory_id]
+
+
+async def _stored_similarity(service: CortexService, query: str, memory_id: str) -> float:
+    """The cosine of `query` with the memory's vector as the table holds it now."""
+    vector = (await service.embeddings.embed([query])).vectors[0]
+    model = service.embeddings.primary.model_key
+    stored = await service.vectors.vectors_of([memory_id], model, len(vector))
+    return float(np.frombuffer(stored[memory_id], dtype=np.float32) @ vector)
+
+
+async def test_a_summary_embedded_again_after_a_purge_is_searched_by_its_new_vector(
+    on_each_backend: tuple[CortexService, str], clock: FakeClock
+) -> None:
+    """Purging a memory a summary quotes rewrites the summary and drops its vector; the
+    indexer embeds the new text. The summary's vector was the newest row, so the new one
+    may land on the same rowid: the index must still hold the new vector, not the old one
+    (which was made from the purged text)."""
+    service, _ = on_each_backend
+    secret = await service.remember("The safe stands behind painting 31-7-12", layer="archive")
+    await service.remember("The bike was repaired in March", layer="archive")
+    await service.embed_pending()
+    clock.advance(days=95)
+    report = await service.lifecycle_run()
+    summary_id = next(iter(report.created.values()))
+    await service.embed_pending()
+    query = "safe stands behind painting"
+    before = await _similarity(service, query, summary_id)
+    assert before > 0.3  # the summary quotes the secret: close to the query
+
+    await service.forget(secret.id, purge=True)
+    assert await service.embed_pending() == 1  # the summary's new text
+
+    after = await _stored_similarity(service, query, summary_id)
+    assert after < before - 0.2
+    assert await _similarity(service, query, summary_id) == pytest.approx(after, abs=0.02)

@@ -60,6 +60,21 @@ EMBEDDING_QUEUE: list[str] = [
     """,
 ]
 
+VECTOR_ROWID_TOP = "vector_rowid_top"  # meta: the highest vector rowid deleted from the top
+_ROWID_TOP = (
+    f"(SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = '{VECTOR_ROWID_TOP}')"
+)
+
+VECTOR_ROWIDS_NEVER_REUSED: list[str] = [
+    "CREATE TRIGGER IF NOT EXISTS memory_vectors_top_deleted AFTER DELETE ON memory_vectors"
+    " WHEN OLD.rowid > COALESCE((SELECT MAX(rowid) FROM memory_vectors), 0)"
+    f" BEGIN INSERT INTO meta (key, value) VALUES ('{VECTOR_ROWID_TOP}', OLD.rowid)"
+    " ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(value AS INTEGER), excluded.value); END",
+    "CREATE TRIGGER IF NOT EXISTS memory_vectors_fresh_rowid AFTER INSERT ON memory_vectors"
+    f" WHEN NEW.rowid <= {_ROWID_TOP} BEGIN UPDATE memory_vectors SET rowid = {_ROWID_TOP} + 1"
+    " WHERE rowid = NEW.rowid; END",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the full schema of DESIGN.md §4
     [
@@ -259,6 +274,12 @@ MIGRATIONS: list[list[str]] = [
         " BEGIN INSERT INTO meta (key, value) VALUES ('vector_deletions', '1')"
         " ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1; END",
     ],
+    # 10: a vector row's rowid is never used twice, as PostgreSQL's sequence never is. SQLite
+    # gives a new row the highest rowid + 1, so a vector deleted from the top and written again
+    # (a summary's new text) took its old rowid back, and an in-process index that had seen that
+    # rowid kept the old vector (search/vector.py reads the rows above the highest it saw).
+    # The highest rowid deleted from the top is kept; a row given one at or below it moves above.
+    VECTOR_ROWIDS_NEVER_REUSED,
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

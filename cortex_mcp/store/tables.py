@@ -20,8 +20,9 @@ from typing import Any, Literal
 
 Kind = Literal["text", "int", "real", "flag", "time", "json", "vector"]
 
-# the vector index in use and its HNSW index; a copy in progress (`postgres.target.MARK`)
-DERIVED_META = frozenset({"vec_index", "vec_index_hnsw", "copy_unfinished"})
+# the vector index in use and its HNSW index; a copy in progress (`postgres.target.MARK`); the
+# highest vector rowid SQLite deleted (schema.VECTOR_ROWID_TOP: the copy numbers rows anew)
+DERIVED_META = frozenset({"vec_index", "vec_index_hnsw", "copy_unfinished", "vector_rowid_top"})
 
 
 @dataclass(frozen=True)
