@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,6 +118,36 @@ async def test_a_process_killed_during_extraction_loses_no_accepted_turn(
         assert {
             f"extracted: Turn {i}: the build server is ci-{i}.example" for i in range(5)
         } <= contents
+
+
+async def test_a_turn_sent_while_the_start_resumes_pending_turns_is_answered_as_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At start a server resumes, in the background, the turns a previous process left
+    pending. A turn a client sends then is pending too, from its acceptance until its caller
+    starts it, and the resume could start it first: the caller's own start then lost the
+    claim and answered "pending, duplicate" for a new turn, without the correction it held
+    (test_ingest's correction test failed about once in 1,000 runs). Here the resume runs
+    exactly in that gap: right after the turn is accepted."""
+    settings = load_settings(db_path=tmp_path / "brain.db", embedding_provider="none")
+    async with open_cortex(settings, background=False) as service:
+        ingestor = service.ingestor
+        accept = ingestor.turns.accept
+
+        async def accept_then_resume(**turn: Any) -> Any:
+            accepted = await accept(**turn)
+            assert await ingestor.resume_pending() == 1  # it took the new turn for an old one
+            return accepted
+
+        monkeypatch.setattr(ingestor.turns, "accept", accept_then_resume)
+        result = await service.ingest("预算不是5000万，而是4000万。", "好的，已更新为4000万。")
+        assert (result.status, result.duplicate) == ("done", False)
+        assert [m.category.value for m in result.high_signals] == ["correction"]
+        await ingestor.drain()
+        assert (await service.stats())["ingest"]["turns"] == {
+            "pending": 0,
+            "done": {"fallback": 1},
+        }
 
 
 def _faulty(rng: random.Random, failures: list[str]) -> object:

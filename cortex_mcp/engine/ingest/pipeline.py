@@ -191,6 +191,12 @@ class Ingestor:
     # ---- the work -------------------------------------------------------------------------
 
     def _start(self, turn: Turn) -> asyncio.Task[IngestResult]:
+        """The turn's extraction, one per turn in this process: the resume at start can find
+        a turn this process has just accepted, before its caller starts it. A second task
+        would lose the claim to the first and answer its caller "pending, duplicate"."""
+        running = self._running.get(turn.id)
+        if running is not None:
+            return running
         task = asyncio.get_running_loop().create_task(self._process(turn))
         self._running[turn.id] = task
 
