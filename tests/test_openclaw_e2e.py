@@ -130,28 +130,60 @@ class OpenClaw:
         return config
 
     @contextlib.contextmanager
-    def gateway(self, port: int) -> Iterator[Path]:
-        log = self.home / "gateway.log"
-        with log.open("w") as out:
-            proc = subprocess.Popen(
-                [str(NODE_BIN / "node"), str(OPENCLAW), "gateway", "run"],
-                env=self.env,
-                cwd=self.home,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+    def gateway(self, first_port: int | None = None) -> Iterator[Path]:
+        """`openclaw gateway run` on a free loopback port, written into the config the CLI
+        reads; yields the gateway's log once it takes agent calls. A port is free when it is
+        chosen and can be taken before the gateway binds it: the gateway then exits with
+        EADDRINUSE, and starts again on another port. `first_port`: the port to try first."""
+        proc, log = self._start_gateway(first_port)
         try:
-            _wait_until_ready(port, proc, log)
             yield log
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
+            _stop(proc)
+
+    def _start_gateway(self, first_port: int | None) -> tuple[subprocess.Popen[bytes], Path]:
+        for attempt in range(1, GATEWAY_ATTEMPTS + 1):
+            port = first_port if attempt == 1 and first_port is not None else free_port()
+            config = self.config()
+            config["gateway"]["port"] = port
+            self.write_config(config)
+            log = self.home / f"gateway-{attempt}.log"
+            with log.open("w") as out:
+                proc = subprocess.Popen(
+                    [str(NODE_BIN / "node"), str(OPENCLAW), "gateway", "run"],
+                    env=self.env,
+                    cwd=self.home,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                _wait_until_ready(port, proc, log)
+                return proc, log
+            except GatewayExited:
+                if "EADDRINUSE" not in _read(log) or attempt == GATEWAY_ATTEMPTS:
+                    raise
+            except BaseException:
+                _stop(proc)
+                raise
+        raise AssertionError("unreachable")
+
+
+GATEWAY_ATTEMPTS = 5  # each new port is free when chosen: one taken again is rare, five never
+
+
+class GatewayExited(RuntimeError):
+    """The gateway stopped before it was ready (its log says why)."""
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def _wait_until_ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -159,7 +191,7 @@ def _wait_until_ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> No
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the gateway exited:\n{log.read_text()}")
+            raise GatewayExited(f"the gateway exited:\n{log.read_text()}")
         if "[gateway] ready" in log.read_text(errors="replace"):
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
                 return
@@ -167,7 +199,7 @@ def _wait_until_ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> No
     raise TimeoutError(f"the gateway did not get ready:\n{log.read_text()}")
 
 
-def _config(stub: StubLLM, cortex_url: str, gateway_port: int, logs: Path) -> dict[str, Any]:
+def _config(stub: StubLLM, logs: Path) -> dict[str, Any]:
     model = {
         "id": "mock-model",
         "name": "Mock",
@@ -197,8 +229,7 @@ def _config(stub: StubLLM, cortex_url: str, gateway_port: int, logs: Path) -> di
             }
         },
         "gateway": {
-            "mode": "local",
-            "port": gateway_port,
+            "mode": "local",  # the port: OpenClaw.gateway() chooses it
             "bind": "loopback",
             "auth": {"mode": "token", "token": "e2e-gateway-token"},
         },
@@ -259,8 +290,7 @@ def test_openclaw_turns_recall_capture_and_flush_through_the_plugin(
     with llm_stub() as stub, ServeProcess(tmp_path / "brain.db") as cortex:
         stub.responder = lambda request: text(REPLY)
         claw = OpenClaw(tmp_path / "home")
-        gateway_port = free_port()
-        claw.write_config(_config(stub, cortex.url, gateway_port, tmp_path / "openclaw.log"))
+        claw.write_config(_config(stub, tmp_path / "openclaw.log"))
 
         # installed as README says; the hooks need conversation access
         config = claw.install_cortex(cortex.url)
@@ -291,20 +321,31 @@ def test_openclaw_turns_recall_capture_and_flush_through_the_plugin(
         question = _settled(cortex, QUESTION)
         assert [m["content"] for m in question if "relevant-memories" in m["content"]] == []
 
-        # a turn through the gateway, then a compaction there flushes what it buffered
-        with claw.gateway(gateway_port) as gateway_log:
-            claw.ok("agent", "--session-key", COMPACT_KEY, "--message", LATER)
-            _settled(cortex, LATER)
-            before = _flushes(cortex)
-            compacted = claw.ok("sessions", "compact", COMPACT_KEY, "--json")
-            assert json.loads(compacted.stdout)["compacted"] is True
-            deadline = time.monotonic() + HANG_S
-            while _flushes(cortex) == before and time.monotonic() < deadline:
-                time.sleep(0.2)
-            assert _flushes(cortex) == before + 1
-            flushed = (
-                f"flushed 2 messages from this process's buffer (compaction) for {COMPACT_KEY}"
-            )
-            logs = gateway_log.read_text() + _read(tmp_path / "openclaw.log")
-            assert flushed in logs, logs[-5000:]
+        # a turn through the gateway, then a compaction there flushes what it buffered; the
+        # port it is given first was taken meanwhile (held here): it starts on another one
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            with claw.gateway(first_port=taken.getsockname()[1]) as gateway_log:
+                assert "EADDRINUSE" in _read(claw.home / "gateway-1.log")
+                _gateway_turn_and_compaction(claw, cortex, gateway_log, tmp_path)
         print(f"\nrecall inside a real turn: {timings} ms (median {statistics.median(timings)})")
+
+
+def _gateway_turn_and_compaction(
+    claw: OpenClaw, cortex: ServeProcess, gateway_log: Path, tmp_path: Path
+) -> None:
+    """A turn through the gateway, then `sessions compact` there: the plugin's
+    before_compaction hook flushes what the gateway process buffered."""
+    claw.ok("agent", "--session-key", COMPACT_KEY, "--message", LATER)
+    _settled(cortex, LATER)
+    before = _flushes(cortex)
+    compacted = claw.ok("sessions", "compact", COMPACT_KEY, "--json")
+    assert json.loads(compacted.stdout)["compacted"] is True
+    deadline = time.monotonic() + HANG_S
+    while _flushes(cortex) == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _flushes(cortex) == before + 1
+    flushed = f"flushed 2 messages from this process's buffer (compaction) for {COMPACT_KEY}"
+    logs = gateway_log.read_text() + _read(tmp_path / "openclaw.log")
+    assert flushed in logs, logs[-5000:]

@@ -22,7 +22,7 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.http_helpers import AUTH, ServeProcess, free_port
+from tests.http_helpers import AUTH, ServeProcess
 from tests.llm_stub import llm_stub, text
 from tests.test_openclaw_e2e import OpenClaw, _config, _missing, recall_times
 
@@ -73,12 +73,11 @@ def _turns(root: Path, turns: int) -> tuple[list[float], list[int]]:
                 body = {"content": fact, "agent_id": "main"}
                 httpx2.post(f"{cortex.url}/api/v1/memories", json=body, headers=AUTH)
             claw = OpenClaw(root / "home")
-            port = free_port()
             log = root / "openclaw.log"
-            claw.write_config(_config(stub, cortex.url, port, log))
+            claw.write_config(_config(stub, log))
             claw.install_cortex(cortex.url)
             walls = []
-            with claw.gateway(port):
+            with claw.gateway():
                 for turn in range(turns):
                     started = time.perf_counter()
                     question = QUESTIONS[turn % len(QUESTIONS)]
