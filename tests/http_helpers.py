@@ -57,13 +57,21 @@ def free_port() -> int:
 class ServeProcess:
     """`cortex-mcp serve --transport all` on a free loopback port, as users start it."""
 
-    def __init__(self, db_path: Path, *args: str, token: str | None = TOKEN, **env: str) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        *args: str,
+        token: str | None = TOKEN,
+        first_port: int | None = None,
+        **env: str,
+    ) -> None:
+        """`first_port`: the port to try first (a test of a taken port), else a free one."""
         extra = {"CORTEX_API_TOKEN": token} if token else {}
         self._db_path, self._args, self._env = db_path, args, server_env(db_path, **extra, **env)
-        self._start()
+        self._start(first_port)
 
-    def _start(self) -> None:
-        self.port = free_port()
+    def _start(self, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = self._db_path.parent / f"serve-{self.port}.log"
         self._log_file = self.log.open("wb")
@@ -77,20 +85,23 @@ class ServeProcess:
         )
 
     def wait_ready(self, timeout: float = 2 * HANG_S) -> None:
-        """Until /health answers (the timeout bounds a hang). The free port can be taken by
-        another process before the server binds it: then it starts again on another one."""
+        """Until this server says it listens and /health answers (the timeout bounds a hang).
+        The free port can be taken by another process before the server binds it: then it
+        exits and starts again on another one. Another server on that port is never taken
+        for this one: only this server's own log says it bound the port."""
         deadline = time.monotonic() + timeout
         retries = 3
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 log = self.log.read_text()
-                if "cannot listen on" not in log or retries == 0:
+                if not _port_was_taken(log) or retries == 0:
                     raise RuntimeError(f"serve exited early:\n{log}")
                 retries -= 1
                 self._log_file.close()
                 self._start()
             with contextlib.suppress(httpx2.TransportError):
-                if httpx2.get(self.url + "/api/v1/health", timeout=1).status_code == 200:
+                listening = f"running on {self.url} " in self.log.read_text(errors="replace")
+                if listening and httpx2.get(self.url + "/api/v1/health", timeout=1).is_success:
                     return
             time.sleep(0.1)
         raise TimeoutError(f"serve did not answer:\n{self.log.read_text()}")
@@ -116,6 +127,11 @@ class ServeProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _port_was_taken(log: str) -> bool:
+    """Our check before serving found it taken, or uvicorn's bind after it did."""
+    return "cannot listen on" in log or "address already in use" in log.lower()
 
 
 def env_without_cortex() -> dict[str, str]:

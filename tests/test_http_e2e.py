@@ -382,3 +382,17 @@ def test_sigterm_drains_in_flight_writes(tmp_path: Path) -> None:
     with sqlite3.connect(db) as conn:
         stored = {row[0] for row in conn.execute("SELECT id FROM memories")}
     assert set(acknowledged) <= stored
+
+
+def test_a_server_whose_port_was_taken_starts_on_another_and_is_not_taken_for_the_other(
+    server: ServeProcess, tmp_path: Path
+) -> None:
+    """The helper's guarantee, that every HTTP test here rests on: a server given a port
+    another server took meanwhile exits, and starts again on another port. Meanwhile the other
+    server answers /health on the first port: that is not this server being ready."""
+    with ServeProcess(tmp_path / "brain.db", first_port=server.port) as second:
+        assert second.port != server.port
+        assert "cannot listen on" in (tmp_path / f"serve-{server.port}.log").read_text()
+        mine = httpx2.get(second.url + "/api/v1/stats", headers=AUTH).json()
+        theirs = httpx2.get(server.url + "/api/v1/stats", headers=AUTH).json()
+        assert mine["db_path"] == str(tmp_path / "brain.db") != theirs["db_path"]
