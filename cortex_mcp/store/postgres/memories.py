@@ -136,22 +136,22 @@ class PgMemoryStore(MemoryStore):
     async def term_counts(self, phrases: list[str], cap: int) -> tuple[int, dict[str, int]]:
         """(highest memory seq, memories matching each quoted phrase up to `cap`): one trip
         (two the first time a term is seen: PostgreSQL stems it once per process)."""
-        queries = {}
+        lexemes = {}
         for phrase in phrases:
-            lexemes = await self._lexemes(text.match_phrases(phrase))
-            queries[phrase] = text.tsquery_literal(lexemes) if lexemes else None
-        counted = [phrase for phrase, query in queries.items() if query is not None]
-        counts = "".join(
-            ", (SELECT COUNT(*) FROM (SELECT 1 FROM memories WHERE tsv @@ ?::tsquery LIMIT ?) AS c)"
-            for _ in counted
-        )
-        params: list[Any] = [value for p in counted for value in (queries[p], cap)]
+            found = await self._lexemes(text.match_phrases(phrase))
+            if found:
+                lexemes[phrase] = found
+        counts, params = [], []
+        for found in lexemes.values():
+            sql, values = _documents_with(found, cap)
+            counts.append(f", {sql}")
+            params.extend(values)
         row = await self.db.fetchone(
-            f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM memories){counts}", params
+            f"SELECT (SELECT COALESCE(MAX(seq), 0) FROM memories){''.join(counts)}", params
         )
         assert row is not None
-        found = dict(zip(counted, (int(n) for n in row[1:]), strict=True))
-        return int(row[0]), {phrase: found.get(phrase, 0) for phrase in phrases}
+        found_counts = dict(zip(lexemes, (int(n) for n in row[1:]), strict=True))
+        return int(row[0]), {phrase: found_counts.get(phrase, 0) for phrase in phrases}
 
     async def text_search(
         self,
@@ -174,22 +174,20 @@ class PgMemoryStore(MemoryStore):
         where, params = filter_sql(filters)
         order = "m.seq DESC" if newest is not None else "ts_rank(m.tsv, ?::tsquery) DESC, m.seq"
         order_params = [] if newest is not None else [query]
-        literals = [text.tsquery_literal([phrase]) for phrase in phrases]
-        frequencies = "".join(", COUNT(*) FILTER (WHERE tsv @@ ?::tsquery)" for _ in literals)
+        counts = [_documents_with([phrase]) for phrase in phrases]  # rest's phrases too
+        frequencies = "".join(f", {sql}" for sql, _ in counts)
         rows = await self.db.fetchall(
             "WITH hits AS (SELECT m.id, m.seq, m.doc_len, m.tsv FROM memories m"
             f" WHERE m.tsv @@ ?::tsquery AND {where} ORDER BY {order} LIMIT ?)"
             " SELECT h.id, h.seq, h.doc_len, h.tsv::text FROM hits h"
             " UNION ALL SELECT NULL, NULL, NULL, ARRAY[(SELECT SUM(docs) FROM text_stats),"
-            f" (SELECT SUM(tokens) FROM text_stats){frequencies}]::text"
-            " FROM memories WHERE tsv @@ ?::tsquery",
+            f" (SELECT SUM(tokens) FROM text_stats){frequencies}]::text",
             [
                 query,
                 *params,
                 *order_params,
                 newest if newest is not None else text.CANDIDATES,
-                *literals,
-                text.tsquery_literal(phrases),  # every phrase's document count, rest's too
+                *(value for _, values in counts for value in values),
             ],
         )
         return text.rank(phrases, rows)[:limit]
@@ -233,6 +231,25 @@ class PgMemoryStore(MemoryStore):
             f"SELECT {_COLUMNS} FROM memories WHERE id = ANY(?::text[])", (list(ids),)
         )
         return {str(row["id"]): row_to_memory(row) for row in rows}
+
+
+def _documents_with(phrases: list[list[str]], cap: int | None = None) -> tuple[str, list[Any]]:
+    """A scalar subquery counting the memories that hold any of these phrases (lexemes), up
+    to `cap`: a single word's count is read from `text_terms`; a phrase of several words
+    is counted over the rows holding all of them (GIN intersects their lists; each row in
+    the intersection is checked for the words standing together)."""
+    if len(phrases) == 1 and len(phrases[0]) == 1:
+        kept = "(SELECT COALESCE(SUM(docs), 0) FROM text_terms WHERE lexeme = ?)"
+        if cap is None:
+            return kept, [phrases[0][0]]
+        return f"LEAST({kept}, ?)", [phrases[0][0], cap]
+    query = text.tsquery_literal(phrases)
+    if cap is None:
+        return "(SELECT COUNT(*) FROM memories WHERE tsv @@ ?::tsquery)", [query]
+    return (
+        "(SELECT COUNT(*) FROM (SELECT 1 FROM memories WHERE tsv @@ ?::tsquery LIMIT ?) AS c)",
+        [query, cap],
+    )
 
 
 async def lexemes(db: Any, phrases: list[list[str]]) -> list[list[str]]:

@@ -1,0 +1,149 @@
+"""PostgreSQL keeps each lexeme's document count in `text_terms` (schema 6): BM25's document
+frequency of a word is read, not counted over every row holding it. Every writer keeps the
+counts equal to what the rows hold: remember, forget, purge, import, the lifecycle's rewrites,
+a bulk copy by migrate, and the migration that adds the table to an existing database."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from cortex_mcp.config import Settings, load_settings
+from cortex_mcp.engine.exchange.migrate import migrate
+from cortex_mcp.models import LifecycleAction, NewMemory
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.store.backend import open_database, store_classes
+from cortex_mcp.store.lifecycle_phases import action_key
+from cortex_mcp.store.memories import LayerTtl
+from cortex_mcp.store.postgres.database import PgDatabase
+from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.anyio
+
+NOW = "2026-11-01T12:00:00+00:00"
+HEDGEHOG = '"hedgehog"'
+
+
+@pytest.fixture
+def pg_settings(pg_url: str, tmp_path: Path) -> Settings:
+    return load_settings(
+        db_path=tmp_path / "unused.db", database_url=pg_url, embedding_provider="none"
+    )
+
+
+@pytest.fixture
+async def service(pg_settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
+    async with open_cortex(pg_settings, clock=clock, background=False) as svc:
+        yield svc
+
+
+def kept_and_counted(url: str) -> tuple[dict[str, int], dict[str, int]]:
+    """(what `text_terms` says per lexeme, what the rows' indexes hold per lexeme)."""
+    with psycopg.connect(url) as conn:
+        kept = conn.execute(
+            "SELECT lexeme, SUM(docs) FROM text_terms GROUP BY 1 HAVING SUM(docs) <> 0"
+        ).fetchall()
+        counted = conn.execute(
+            "SELECT lexeme, COUNT(*) FROM memories, unnest(tsvector_to_array(tsv)) AS lexeme"
+            " GROUP BY 1"
+        ).fetchall()
+    return {str(k): int(n) for k, n in kept}, {str(k): int(n) for k, n in counted}
+
+
+def assert_counts_match_rows(url: str) -> dict[str, int]:
+    kept, counted = kept_and_counted(url)
+    assert kept == counted
+    return kept
+
+
+async def hedgehogs(service: CortexService) -> int:
+    """The document count the text channel reads for 'hedgehog'."""
+    _, counts = await service.memories.term_counts([HEDGEHOG], 1000)
+    return counts[HEDGEHOG]
+
+
+async def test_remember_forget_and_purge_keep_the_counts(
+    service: CortexService, pg_url: str
+) -> None:
+    ids = [
+        (await service.remember(f"The hedgehog {n} sleeps in the garden shed")).id for n in range(3)
+    ]
+    await service.remember("The hedgehog 0 sleeps in the garden shed")  # deduplicated
+    await service.remember("Foxes visit the garden at night")
+    assert await hedgehogs(service) == 3
+    assert assert_counts_match_rows(pg_url)["garden"] == 4
+
+    await service.forget(ids[0])  # forgotten rows stay in the index, as on SQLite
+    assert await hedgehogs(service) == 3
+    await service.forget(ids[1], purge=True)
+    assert await hedgehogs(service) == 2
+    assert assert_counts_match_rows(pg_url)["garden"] == 3
+
+
+async def test_a_correction_and_an_import_keep_the_counts(
+    service: CortexService, pg_url: str
+) -> None:
+    old = await service.remember("The hedgehog lives under the porch")
+    await service.forget(old.id, correction="The hedgehog lives under the old oak tree")
+    await service.import_memories("- A hedgehog crossed the road\n- Ёж и йод\n", format="markdown")
+    assert await hedgehogs(service) == 3
+    counts = assert_counts_match_rows(pg_url)
+    assert counts["oak"] == 1 and counts["еж"] == 1
+
+
+@pytest.fixture
+async def stores(pg_settings: Settings) -> AsyncIterator[Any]:
+    async with open_database(pg_settings) as db:
+        classes = store_classes(db)
+        memories = classes.memories(db, LayerTtl(timedelta(hours=24), timedelta(days=30)))
+        yield memories, classes.lifecycle(db, memories)
+
+
+async def test_the_lifecycle_rewrites_keep_the_counts(stores: Any, pg_url: str) -> None:
+    memories, lifecycle = stores
+    ids = [
+        str(
+            (
+                await memories.remember(NewMemory(agent_id="a", content=f"Hedgehog note {n}"), NOW)
+            ).memory.id
+        )
+        for n in range(2)
+    ]
+    action = LifecycleAction(phase="merge", kind="merge", agent_id="a", ids=ids, llm=True)
+    run_id = await lifecycle.start_run("all", NOW, [action], NOW)
+    merged = NewMemory(agent_id="a", content="Two notes about a sleepy hedgehog")
+    await lifecycle.apply_phase(run_id, 0, [action], NOW, new_memories={action_key(action): merged})
+    counts = assert_counts_match_rows(pg_url)
+    assert counts["sleepi"] == 1 and counts["hedgehog"] == 3
+
+    summary = await memories.remember(NewMemory(agent_id="a", content="Summary: nothing"), NOW)
+    await lifecycle.rewrite_summary(summary.memory.id, "Summary: owls", {"covers": []}, NOW)
+    counts = assert_counts_match_rows(pg_url)
+    assert "noth" not in counts and counts["owl"] == 1
+
+
+async def test_a_copy_by_migrate_and_the_schema_migration_fill_the_counts(
+    tmp_path: Path, pg_url: str, clock: FakeClock
+) -> None:
+    source = load_settings(db_path=tmp_path / "brain.db", embedding_provider="none")
+    async with open_cortex(source, clock=clock, background=False) as sqlite_service:
+        for n in range(5):
+            await sqlite_service.remember(f"Hedgehog {n} and the badger share a burrow")
+    await migrate(str(tmp_path / "brain.db"), pg_url)
+    assert assert_counts_match_rows(pg_url)["badger"] == 5
+
+    # a database of schema 5, with memories, gets the counts when it is opened
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP TRIGGER memories_text_terms ON memories")
+        conn.execute("DROP FUNCTION cortex_text_terms()")
+        conn.execute("DROP TABLE text_terms")
+        conn.execute("DELETE FROM cortex_schema WHERE version = 6")
+    async with PgDatabase(pg_url) as db:
+        assert await db.schema_version() == 6
+    assert assert_counts_match_rows(pg_url)["hedgehog"] == 5
