@@ -132,3 +132,74 @@ async def test_an_interrupted_hnsw_build_is_dropped_and_built_again(pg_url: str)
             (name,),
         )
         assert row is not None and row[0] is True and "hnsw" in row[1]
+
+
+BUILD_SQL = "CREATE INDEX CONCURRENTLY%"
+
+
+def _builds_in_server(url: str) -> list[tuple[Any, ...]]:
+    """The wait event type of each index build the server is running for this database."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            "SELECT wait_event_type FROM pg_stat_activity WHERE datname = current_database()"
+            " AND state = 'active' AND query LIKE %s",
+            (BUILD_SQL,),
+        ).fetchall()
+
+
+async def test_closing_cancels_an_hnsw_build_under_way_and_the_next_check_builds_it(
+    pg_url: str,
+) -> None:
+    """A shutdown does not wait for a build: closing the index and the database stops the
+    CREATE INDEX in the server while the build still waits (on a transaction of another
+    connection that it cannot finish before); its invalid index is rebuilt by the next check."""
+    import asyncio
+
+    import psycopg
+
+    rows = _unit(np.random.default_rng(5).normal(size=(120, DIM)))
+    settings = load_settings(database_url=pg_url, embedding_provider="none")
+    ttl = LayerTtl(working=timedelta(hours=24), archive=timedelta(days=30))
+    name = hnsw_index_name("big", "stub", DIM)
+    with psycopg.connect(pg_url) as writer:
+        async with open_database(settings) as db:
+            stores = store_classes(db)
+            memories, vectors = stores.memories(db, ttl), stores.vectors(db)
+            await _store(memories, vectors, "big", rows)
+            # a writer's open transaction: a concurrent index build waits for it to end
+            writer.execute("LOCK TABLE memory_vectors IN ROW EXCLUSIVE MODE")
+            index = PgVectorIndex(vectors, memories, backend="auto", numpy_max_mb=256)
+            index.hnsw_min_rows = 100
+            await index.search(rows[0], "stub", 10, SearchFilters(agent_id="big", now=NOW))
+            for _ in range(1200):  # a bound on a hang, not on speed
+                if _builds_in_server(pg_url) == [("Lock",)]:
+                    break
+                await asyncio.sleep(0.1)
+            assert _builds_in_server(pg_url) == [("Lock",)]  # under way, waiting on the writer
+            await index.close()
+        assert writer.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+        assert _builds_in_server(pg_url) == []  # stopped in the server, not left to finish
+        left = writer.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE c.relname = %s",
+            (name,),
+        ).fetchall()
+        assert left == [(False,)]  # the interrupted build's index, not valid
+        writer.rollback()
+
+    async with open_database(settings) as db:
+        stores = store_classes(db)
+        memories, vectors = stores.memories(db, ttl), stores.vectors(db)
+        index = PgVectorIndex(vectors, memories, backend="auto", numpy_max_mb=256)
+        index.hnsw_min_rows = 100
+        await index.search(rows[0], "stub", 10, SearchFilters(agent_id="big", now=NOW))
+        await index.index_builds_done()
+        valid = await db.fetchone(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE c.relname = ?",
+            (name,),
+        )
+        assert valid is not None and valid[0] is True
+        await index.close()

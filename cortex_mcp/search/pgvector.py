@@ -121,8 +121,9 @@ class PgVectorIndex(VectorIndex):
     # ---- an HNSW index per large agent --------------------------------------------------
 
     async def close(self) -> None:
-        """Stop waiting for a size check or HNSW build (a build under way finishes in the
-        server; an interrupted one is dropped and built again by the next check)."""
+        """Stop a size check or HNSW build under way: the build's statement is cancelled in
+        the server too (`PgDatabase.run`), so a shutdown does not wait minutes for it; the
+        interrupted build's invalid index is dropped and built again by the next check."""
         if self._building is not None and not self._building.done():
             self._building.cancel()
             await asyncio.gather(self._building, return_exceptions=True)

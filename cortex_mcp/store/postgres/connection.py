@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Callable, Generator, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,6 +26,42 @@ class _QuietRetries(logging.Filter):
 
 
 logging.getLogger("psycopg").addFilter(_QuietRetries())
+
+
+class Cancelled(Exception):
+    """The work was cancelled before it took a connection."""
+
+
+class CancellableWork:
+    """`fn(connection)` on a pooled connection, run by a worker thread; `cancel()`, from any
+    other thread, stops the statement it is running in the server (PostgreSQL's cancel
+    request), so a caller that gives up does not leave the server working for nobody: a
+    shutdown does not wait minutes for a CREATE INDEX. Only while `fn` holds the connection:
+    a connection back in the pool is never cancelled."""
+
+    def __init__(self, pool: Any, fn: Callable[[Any], T]) -> None:
+        self._pool, self._fn = pool, fn
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self._cancelled = False
+
+    def __call__(self) -> Any:
+        with self._pool.connection() as raw:
+            with self._lock:
+                if self._cancelled:
+                    raise Cancelled
+                self._conn = raw
+            try:
+                return self._fn(raw)
+            finally:
+                with self._lock:
+                    self._conn = None
+
+    def cancel(self, timeout_s: float = 10.0) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._conn is not None:
+                self._conn.cancel_safe(timeout=timeout_s)
 
 
 class Row(tuple[Any, ...]):

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 from cortex_mcp.errors import CortexError, StorageError
 from cortex_mcp.store.handle import DatabaseHandle
 from cortex_mcp.store.postgres.connection import (
+    CancellableWork,
     PgConnection,
     Row,
     SyncPgConnection,
@@ -130,17 +131,21 @@ class PgDatabase(DatabaseHandle):
 
     async def run(self, fn: Callable[[Any], T]) -> T:
         """`fn(psycopg connection)` on a pooled connection in autocommit mode, on a thread:
-        for what is not a store transaction (COPY, CREATE INDEX CONCURRENTLY, SET LOCAL)."""
+        for what is not a store transaction (COPY, CREATE INDEX CONCURRENTLY, SET LOCAL).
+        A cancelled caller cancels the statement under way in the server too, and waits
+        for the connection to be back in the pool (a shutdown never waits for a build)."""
         psycopg, _ = import_driver()
         async with self._slots:
+            work = CancellableWork(self.pool, fn)
+            done = asyncio.wrap_future(self._threads.submit(work))
             try:
-                return await self.on_thread(self._with_connection, fn)
+                return await asyncio.shield(done)
+            except asyncio.CancelledError:
+                await asyncio.to_thread(work.cancel)
+                await asyncio.gather(done, return_exceptions=True)
+                raise
             except psycopg.OperationalError as exc:
                 raise self._fault(exc) from exc
-
-    def _with_connection(self, fn: Callable[[Any], T]) -> T:
-        with self.pool.connection() as raw:
-            return fn(raw)
 
     # ---- writes -----------------------------------------------------------------------
 
