@@ -1,5 +1,6 @@
-"""PostgreSQL keeps each lexeme's document count in `text_terms` (schema 6): BM25's document
-frequency of a word is read, not counted over every row holding it. Every writer keeps the
+"""PostgreSQL keeps each lexeme's document count in `text_terms` and each adjacent pair's in
+`text_pairs` (schema 6, 7): BM25's document frequency of a word or a two-word phrase is read,
+not counted over every row holding it. Every writer keeps the
 counts equal to what the rows hold: remember, forget, purge, import, the lifecycle's rewrites,
 a bulk copy by migrate, and the migration that adds the table to an existing database."""
 
@@ -22,12 +23,14 @@ from cortex_mcp.store.backend import open_database, store_classes
 from cortex_mcp.store.lifecycle_phases import action_key
 from cortex_mcp.store.memories import LayerTtl
 from cortex_mcp.store.postgres.database import PgDatabase
+from cortex_mcp.store.postgres.schema import SCHEMA_VERSION
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
 
 NOW = "2026-11-01T12:00:00+00:00"
 HEDGEHOG = '"hedgehog"'
+PAIR = '"the hedgehog"'
 
 
 @pytest.fixture
@@ -43,16 +46,30 @@ async def service(pg_settings: Settings, clock: FakeClock) -> AsyncIterator[Cort
         yield svc
 
 
-def kept_and_counted(url: str) -> tuple[dict[str, int], dict[str, int]]:
-    """(what `text_terms` says per lexeme, what the rows' indexes hold per lexeme)."""
+def kept_and_counted(url: str) -> tuple[dict[Any, int], dict[Any, int]]:
+    """(what `text_terms` and `text_pairs` say, what the rows' indexes hold): per lexeme, and
+    per pair of lexemes next to each other, counted as `tsv @@ 'a <-> b'` counts them."""
     with psycopg.connect(url) as conn:
         kept = conn.execute(
             "SELECT lexeme, SUM(docs) FROM text_terms GROUP BY 1 HAVING SUM(docs) <> 0"
+        ).fetchall()
+        kept += conn.execute(
+            "SELECT (lexeme, following)::text, SUM(docs) FROM text_pairs GROUP BY 1"
+            " HAVING SUM(docs) <> 0"
         ).fetchall()
         counted = conn.execute(
             "SELECT lexeme, COUNT(*) FROM memories, unnest(tsvector_to_array(tsv)) AS lexeme"
             " GROUP BY 1"
         ).fetchall()
+        lexemes = [row[0] for row in counted]
+        for first in lexemes:  # every ordered pair, by the phrase search itself
+            for second in lexemes:
+                phrase = f"'{first}' <-> '{second}'"
+                n = conn.execute(
+                    "SELECT COUNT(*) FROM memories WHERE tsv @@ %s::tsquery", (phrase,)
+                ).fetchone()
+                if n is not None and n[0]:
+                    counted.append((f"({first},{second})", n[0]))
     return {str(k): int(n) for k, n in kept}, {str(k): int(n) for k, n in counted}
 
 
@@ -63,8 +80,10 @@ def assert_counts_match_rows(url: str) -> dict[str, int]:
 
 
 async def hedgehogs(service: CortexService) -> int:
-    """The document count the text channel reads for 'hedgehog'."""
-    _, counts = await service.memories.term_counts([HEDGEHOG], 1000)
+    """The document count the text channel reads for 'hedgehog' (and 'the hedgehog': the
+    same here, a count of pairs)."""
+    _, counts = await service.memories.term_counts([HEDGEHOG, PAIR], 1000)
+    assert counts[PAIR] == counts[HEDGEHOG]
     return counts[HEDGEHOG]
 
 
@@ -91,10 +110,12 @@ async def test_a_correction_and_an_import_keep_the_counts(
 ) -> None:
     old = await service.remember("The hedgehog lives under the porch")
     await service.forget(old.id, correction="The hedgehog lives under the old oak tree")
-    await service.import_memories("- A hedgehog crossed the road\n- Ёж и йод\n", format="markdown")
+    await service.import_memories(
+        "- The hedgehog crossed the road\n- Ёж и йод\n", format="markdown"
+    )
     assert await hedgehogs(service) == 3
     counts = assert_counts_match_rows(pg_url)
-    assert counts["oak"] == 1 and counts["еж"] == 1
+    assert counts["oak"] == 1 and counts["еж"] == 1 and counts["(еж,и)"] == 1
 
 
 @pytest.fixture
@@ -140,10 +161,12 @@ async def test_a_copy_by_migrate_and_the_schema_migration_fill_the_counts(
 
     # a database of schema 5, with memories, gets the counts when it is opened
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("DROP TRIGGER memories_text_terms ON memories")
-        conn.execute("DROP FUNCTION cortex_text_terms()")
-        conn.execute("DROP TABLE text_terms")
-        conn.execute("DELETE FROM cortex_schema WHERE version = 6")
+        for name in ("terms", "pairs"):
+            conn.execute(f"DROP TRIGGER memories_text_{name} ON memories")
+            conn.execute(f"DROP FUNCTION cortex_text_{name}()")
+            conn.execute(f"DROP TABLE text_{name}")
+        conn.execute("DROP FUNCTION cortex_pairs(tsvector)")
+        conn.execute("DELETE FROM cortex_schema WHERE version > 5")
     async with PgDatabase(pg_url) as db:
-        assert await db.schema_version() == 6
+        assert await db.schema_version() == SCHEMA_VERSION
     assert assert_counts_match_rows(pg_url)["hedgehog"] == 5

@@ -135,6 +135,23 @@ async def test_a_forced_small_budget_keeps_agents_apart_and_ranks_its_candidates
                 assert score == pytest.approx(scores[memory_id], rel=1e-9, abs=1e-12)
 
 
+async def test_terms_no_memory_holds_change_nothing_on_a_large_index(
+    service: CortexService, corpus: list[str]
+) -> None:
+    """A term found nowhere adds nothing to any score: the bounded path leaves it out (it would
+    cost a search of its own), and a query of such terms alone finds nothing."""
+    service.searcher.fts_row_budget = 25
+    filters = SearchFilters(agent_id="default", now=NOW)
+    rng = random.Random(4)
+    for _ in range(10):
+        words = rng.sample(corpus, 3)
+        hits = await service.searcher.text_hits(build_query(" ".join(words)), filters, 10, 10)
+        absent = build_query(" ".join([*words, "zzyzx", "quuxal"]))
+        assert await service.searcher.text_hits(absent, filters, 10, 10) == hits
+    nothing = build_query("zzyzx quuxal")
+    assert await service.searcher.text_hits(nothing, filters, 10, 10) == []
+
+
 def test_terms_left_out_of_the_candidates_still_score_them_while_cheap_to_count() -> None:
     rows = {'"pemuki"': 3, '"ana"': 900, '"like"': 5000, '"really"': 7000, '"the way"': 20}
     costs = {**rows, '"the way"': 12000}  # a rare phrase of common words costs its words

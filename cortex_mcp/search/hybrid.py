@@ -197,8 +197,10 @@ class HybridSearch:
             elif await self.memories.own_rows(filters, budget + 1) <= budget:
                 # an agent with few memories in a large file: all of them, exactly
                 hits.extend(await self.memories.own_text_search(query.match, filters, pool))
-            else:
-                bounded = within_budget(rows, budget, costs, scan)
+            elif held := {term: n for term, n in rows.items() if n}:
+                # a term no memory holds adds nothing to any score, and finding that out again
+                # costs (PostgreSQL rechecks every row holding a phrase's words)
+                bounded = within_budget(held, budget, costs, scan)
                 hits.extend(
                     await self.memories.text_search(
                         bounded.match, filters, pool, newest=bounded.newest, rest=bounded.rest

@@ -122,12 +122,6 @@ TEXT_SEARCH = [
     " ON memories FOR EACH ROW EXECUTE FUNCTION cortex_text_stats()",
 ]
 
-# `text_terms` (schema migration 6) computed from every row's index: after a bulk copy
-TEXT_TERMS_FROM_ROWS = (
-    "INSERT INTO text_terms (lexeme, slot, docs) SELECT lexeme, seq % 64, COUNT(*)"
-    " FROM memories, unnest(tsvector_to_array(tsv)) AS lexeme GROUP BY 1, 2"
-)
-
 # SQLite's functions with SQLite's meaning, for the SQL the two stores share.
 SQLITE_FUNCTIONS = [
     # the shared stores look for sqlite-vec's table here; PostgreSQL has none

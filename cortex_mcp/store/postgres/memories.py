@@ -235,14 +235,19 @@ class PgMemoryStore(MemoryStore):
 
 def _documents_with(phrases: list[list[str]], cap: int | None = None) -> tuple[str, list[Any]]:
     """A scalar subquery counting the memories that hold any of these phrases (lexemes), up
-    to `cap`: a single word's count is read from `text_terms`; a phrase of several words
-    is counted over the rows holding all of them (GIN intersects their lists; each row in
-    the intersection is checked for the words standing together)."""
-    if len(phrases) == 1 and len(phrases[0]) == 1:
-        kept = "(SELECT COALESCE(SUM(docs), 0) FROM text_terms WHERE lexeme = ?)"
+    to `cap`: a word's count is read from `text_terms`, a two-word phrase's from
+    `text_pairs`; a longer phrase is counted over the rows holding all its words (GIN
+    intersects their lists; each row in the intersection is checked for the phrase)."""
+    if len(phrases) == 1 and len(phrases[0]) <= 2:
+        if len(phrases[0]) == 1:
+            kept = "(SELECT COALESCE(SUM(docs), 0) FROM text_terms WHERE lexeme = ?)"
+        else:
+            kept = (
+                "(SELECT COALESCE(SUM(docs), 0) FROM text_pairs WHERE lexeme = ? AND following = ?)"
+            )
         if cap is None:
-            return kept, [phrases[0][0]]
-        return f"LEAST({kept}, ?)", [phrases[0][0], cap]
+            return kept, list(phrases[0])
+        return f"LEAST({kept}, ?)", [*phrases[0], cap]
     query = text.tsquery_literal(phrases)
     if cap is None:
         return "(SELECT COUNT(*) FROM memories WHERE tsv @@ ?::tsquery)", [query]

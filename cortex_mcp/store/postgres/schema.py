@@ -7,8 +7,9 @@ embedding cache, access and lifecycle logs, relations, turns, profiles, leases, 
 runs, meta), with three differences:
 - text search: `memories.tsv` holds the memory's terms as the SQLite index splits them (CJK
   one character per term, every other word stemmed in English, no stop words dropped) and
-  `doc_len` their count; `text_stats` keeps the totals BM25 needs and `text_terms` each
-  lexeme's document count (triggers keep both);
+  `doc_len` their count; `text_stats` keeps the totals BM25 needs and `text_terms` and
+  `text_pairs` the document counts of each lexeme and each pair of adjacent lexemes (triggers
+  keep them all);
 - vectors are pgvector `vector` values (an HNSW index is added past a size, `vectors.py`);
 - text columns compare bytewise (COLLATE "C"), as SQLite's do, whatever the database's locale.
 
@@ -19,7 +20,8 @@ runs on both. Timestamps stay ISO-8601 text, as in SQLite: they sort the same wa
 
 from __future__ import annotations
 
-from cortex_mcp.store.postgres.functions import SQLITE_FUNCTIONS, TEXT_SEARCH, TEXT_TERMS_FROM_ROWS
+from cortex_mcp.store.postgres.functions import SQLITE_FUNCTIONS, TEXT_SEARCH
+from cortex_mcp.store.postgres.text_counts import TEXT_PAIRS, TEXT_TERMS
 
 _TEXT = 'TEXT COLLATE "C"'
 
@@ -305,37 +307,6 @@ _ONE_SPLIT = [
     "DROP FUNCTION cortex_tokens(TEXT)",
 ]
 
-# How many memories hold each lexeme, kept by a trigger as `text_stats` keeps the totals: BM25's
-# document frequency of a word is a lookup instead of a count over every row holding it (each
-# such row's heap tuple visited: 0.4 s for a common word at 1M memories). Spread over 64 slots
-# by the memory's seq, so two concurrent writers rarely update one row.
-_TEXT_TERMS = [
-    f"CREATE TABLE text_terms (lexeme {_TEXT} NOT NULL, slot INTEGER NOT NULL,"
-    " docs BIGINT NOT NULL, PRIMARY KEY (lexeme, slot))",
-    """
-    CREATE FUNCTION cortex_text_terms() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        IF TG_OP = 'UPDATE' AND OLD.tsv = NEW.tsv THEN
-            RETURN NULL;
-        END IF;
-        IF TG_OP IN ('DELETE', 'UPDATE') THEN
-            UPDATE text_terms SET docs = docs - 1
-            WHERE slot = OLD.seq % 64 AND lexeme = ANY(tsvector_to_array(OLD.tsv));
-        END IF;
-        IF TG_OP IN ('INSERT', 'UPDATE') THEN
-            INSERT INTO text_terms (lexeme, slot, docs)
-            SELECT lexeme, NEW.seq % 64, 1 FROM unnest(tsvector_to_array(NEW.tsv)) AS lexeme
-            ORDER BY lexeme
-            ON CONFLICT (lexeme, slot) DO UPDATE SET docs = text_terms.docs + 1;
-        END IF;
-        RETURN NULL;
-    END $$
-    """,
-    "CREATE TRIGGER memories_text_terms AFTER INSERT OR DELETE OR UPDATE OF tsv"
-    " ON memories FOR EACH ROW EXECUTE FUNCTION cortex_text_terms()",
-    TEXT_TERMS_FROM_ROWS,
-]
-
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *TEXT_SEARCH, *SQLITE_FUNCTIONS],
@@ -349,7 +320,9 @@ MIGRATIONS: list[list[str]] = [
     # 5: text split in Python only (the SQL split of `memories_fts` and `cortex_match` go)
     _ONE_SPLIT,
     # 6: each lexeme's document count kept, not counted per query
-    _TEXT_TERMS,
+    TEXT_TERMS,
+    # 7: each pair of adjacent lexemes' document count kept too
+    TEXT_PAIRS,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

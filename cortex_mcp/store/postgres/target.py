@@ -32,7 +32,7 @@ from cortex_mcp.store.postgres.copy import (
 )
 from cortex_mcp.store.postgres.database import redact_url
 from cortex_mcp.store.postgres.driver import import_driver
-from cortex_mcp.store.postgres.functions import TEXT_TERMS_FROM_ROWS
+from cortex_mcp.store.postgres.text_counts import TEXT_PAIRS_FROM_ROWS, TEXT_TERMS_FROM_ROWS
 from cortex_mcp.store.tables import DERIVED_META, TABLES, Row, Table
 
 MARK = UNFINISHED  # meta key of a store a copy is filling (one of DERIVED_META)
@@ -40,11 +40,16 @@ _COPY_LOCK = zlib.crc32(b"cortex-mcp copy")  # session advisory lock: one copy a
 _HNSW_PREFIX = "idx_memory_vectors_hnsw"
 # What a copy clears with --force besides the copied tables: claims name the old memories,
 # the queue is derived from the memories and vectors.
-_CLEARED_TOO = ("embedding_claims", "embedding_queue", "text_terms")
+_CLEARED_TOO = ("embedding_claims", "embedding_queue", "text_terms", "text_pairs")
 # Row triggers a load may skip, because `_DERIVED` computes what they keep from all the rows
 # at the end; any other trigger (one keeping a column of the row itself) still runs.
 _SKIPPED_TRIGGERS = {
-    "memories": ("memories_text_stats", "memories_text_terms", "memories_embedding_queue"),
+    "memories": (
+        "memories_text_stats",
+        "memories_text_terms",
+        "memories_text_pairs",
+        "memories_embedding_queue",
+    ),
     "memory_vectors": ("memory_vectors_embedding_queue",),
 }
 
@@ -220,6 +225,8 @@ _DERIVED = (
     " WHERE s.slot = t.slot",
     "DELETE FROM text_terms",
     TEXT_TERMS_FROM_ROWS,
+    "DELETE FROM text_pairs",
+    TEXT_PAIRS_FROM_ROWS,
     "DELETE FROM embedding_queue",
     "INSERT INTO embedding_queue (seq, priority) SELECT m.seq, m.access_count FROM memories m"
     " WHERE m.forgotten_at IS NULL"
