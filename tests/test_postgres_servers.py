@@ -9,7 +9,6 @@ two lifecycle runs ever overlapped."""
 from __future__ import annotations
 
 import itertools
-import os
 import random
 import signal
 import threading
@@ -23,12 +22,13 @@ import httpx2
 import pytest
 
 from cortex_mcp.models import to_iso
+from tests.conftest import TEST_KNOBS
 from tests.http_helpers import AUTH, ServeProcess
 
 pytestmark = pytest.mark.slow
 
 CLIENTS = 20
-SECONDS = float(os.environ.get("CORTEX_TEST_SERVERS_SECONDS", "24"))
+SECONDS = float(TEST_KNOBS.get("CORTEX_TEST_SERVERS_SECONDS", "24"))
 API = "/api/v1"
 
 
