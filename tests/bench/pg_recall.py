@@ -10,6 +10,13 @@ SQLite file (the simple baseline): each round is a fresh process of that checkou
 service (`open_cortex`) and timing `--queries` recalls after a warm-up, text only and hybrid
 (the query embedded by the local stub over HTTP, the same cost everywhere). Alternating
 rounds share the machine's load fairly; the table gives p50/p95 over all rounds.
+
+`--scale` measures text recall on scale_data.py's cached database of `--size` instead (six
+agents from 55% to 0.5% of the memories, English, Chinese and Japanese; recall_scale.py's
+questions, each asked as the agent whose memory it was drawn from, a fifth generic): where
+BM25's document counts over common words and phrases cost most.
+
+    python tests/bench/pg_recall.py --scale --size 1000000 --before /path/to/older/checkout
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ from cortex_mcp.store.copy import SqliteTarget  # noqa: E402
 from cortex_mcp.store.tables import table  # noqa: E402
 from tests.bench.migrate import BATCH, SUBJECTS, TOPICS, memory_pages  # noqa: E402
 from tests.bench.pg import postgres_databases  # noqa: E402
+from tests.bench.recall_scale import make_queries  # noqa: E402
+from tests.bench.scale_data import ensure  # noqa: E402
+from tests.bench.stores import copy_sqlite  # noqa: E402
 from tests.embedding_stub import StubState, embedding_stub  # noqa: E402
 
 DIM = 384
@@ -59,6 +69,28 @@ _COPY = """
 import asyncio, sys
 from cortex_mcp.engine.exchange.migrate import migrate
 asyncio.run(migrate(sys.argv[1], sys.argv[2], batch=5000))
+"""
+
+_MEASURE_SCALE = """
+import asyncio, json, sys, time
+from pathlib import Path
+from cortex_mcp.config import load_settings
+from cortex_mcp.runtime import open_cortex
+location, questions = sys.argv[1], json.loads(Path(sys.argv[2]).read_text())
+extra = {"database_url": location} if location.startswith("postgres") else {}
+settings = load_settings(
+    db_path=Path(location) if not extra else Path("unused.db"), embedding_provider="none", **extra
+)
+async def main():
+    async with open_cortex(settings, background=False) as service:
+        took = []
+        for n, (agent, question) in enumerate(questions):
+            started = time.perf_counter()
+            await service.recall(question, agent_id=agent, max_results=10)
+            if n >= 10:  # the first ten warm the caches
+                took.append((time.perf_counter() - started) * 1000)
+    print(json.dumps(took))
+asyncio.run(main())
 """
 
 _MEASURE = """
@@ -135,18 +167,27 @@ def main() -> None:
     parser.add_argument("--modes", default="text,hybrid")
     parser.add_argument("--raw", action="store_true", help="no VACUUM ANALYZE after the copy")
     parser.add_argument("--database-url", help="a PostgreSQL server (default: embedded)")
+    parser.add_argument("--scale", action="store_true", help="scale_data.py's data, text only")
     args = parser.parse_args()
     measure = _MEASURE.format(subjects=SUBJECTS, topics=TOPICS, dim=DIM)
-    trees = {"after": ROOT, **({"before": args.before.resolve()} if args.before else {})}
+    trees = {**({"before": args.before.resolve()} if args.before else {}), "after": ROOT}
     times: dict[tuple[str, str], list[float]] = {}
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         fresh = stack.enter_context(postgres_databases(args.database_url))
         embed, _ = stack.enter_context(embedding_stub(StubState(keep_alive=True)))
         source = folder / "source.db"
-        asyncio.run(build_sqlite(source, args.size, DIM))
         stores_at: dict[str, str] = {"sqlite": str(folder / "work.db")}
-        run_in(ROOT, _COPY, str(source), stores_at["sqlite"])
+        if args.scale:  # copies of the cached file (a newer checkout may upgrade its schema)
+            cache = asyncio.run(ensure(args.size, vectors=True))
+            copy_sqlite(cache, source)
+            copy_sqlite(cache, Path(stores_at["sqlite"]))
+            questions = folder / "questions.json"
+            asked = make_queries(cache, args.queries + 10, seed=args.size)
+            questions.write_text(json.dumps(asked))
+        else:
+            asyncio.run(build_sqlite(source, args.size, DIM))
+            run_in(ROOT, _COPY, str(source), stores_at["sqlite"])
         for name, tree in trees.items():
             url = fresh(f"cortex_recall_{name}")
             run_in(tree, _COPY, str(source), url)
@@ -154,6 +195,13 @@ def main() -> None:
                 vacuum(url)
             stores_at[f"postgres {name}"] = url
         for round_number in range(args.rounds):
+            if args.scale:
+                for store, location in stores_at.items():
+                    tree = trees[store.split()[-1]] if store != "sqlite" else ROOT
+                    took = json.loads(run_in(tree, _MEASURE_SCALE, location, str(questions)))
+                    times.setdefault(("text", store), []).extend(took)
+                    print(f"  round {round_number} text {store}", file=sys.stderr)
+                continue
             for mode in args.modes.split(","):
                 for store, location in stores_at.items():
                     tree = trees[store.split()[-1]] if store != "sqlite" else ROOT
@@ -170,16 +218,18 @@ def main() -> None:
                     )
                     times.setdefault((mode, store), []).extend(took)
                     print(f"  round {round_number} {mode} {store}", file=sys.stderr)
+    data = "scale_data.py's" if args.scale else "one agent's"
     print(
-        f"\nrecall of one agent's {args.size:,} memories, {args.rounds} alternating rounds x"
+        f"\nrecall of {data} {args.size:,} memories, {args.rounds} alternating rounds x"
         f" {args.queries} recalls ({'right after the copy' if args.raw else 'VACUUM ANALYZE'})"
     )
-    print("| mode | store | p50 ms | p95 ms | p50 / SQLite |")
-    print("|---|---|---|---|---|")
+    print("| mode | store | p50 ms | p95 ms | p50 / SQLite | p95 / SQLite |")
+    print("|---|---|---|---|---|---|")
     for (mode, store), took in times.items():
-        base = statistics.median(times[(mode, "sqlite")])
-        p50 = statistics.median(took)
-        print(f"| {mode} | {store} | {p50:.1f} | {pct(took, 0.95):.1f} | {p50 / base:.2f} |")
+        base = times[(mode, "sqlite")]
+        p50, p95 = statistics.median(took), pct(took, 0.95)
+        ratios = f"{p50 / statistics.median(base):.2f} | {p95 / pct(base, 0.95):.2f}"
+        print(f"| {mode} | {store} | {p50:.1f} | {p95:.1f} | {ratios} |")
 
 
 if __name__ == "__main__":
