@@ -146,19 +146,16 @@ class OpenAIEmbedder:
         self.timeout_s = timeout_s
         self.base_url = base_url
         self.model_key = f"{model}@{dimensions}" if dimensions else model
-        self._client_args = {
-            "api_key": api_key or "not-needed",
-            "base_url": base_url,
-            "timeout": timeout_s,
-            "max_retries": 0,
-        }
+        self._api_key = api_key or "not-needed"
         self._client: Any = None  # the SDK import costs ~0.3-1 s: in warm_up, not in a call
         self._warming: asyncio.Lock | None = None
 
     def _build_client(self) -> Any:
         from openai import AsyncOpenAI
 
-        return AsyncOpenAI(**self._client_args)
+        return AsyncOpenAI(
+            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout_s, max_retries=0
+        )
 
     async def warm_up(self, *, wait: bool = False) -> None:
         if self._client is not None:
@@ -282,7 +279,7 @@ class LocalEmbedder:
     def ready(self) -> bool:
         return self._model is not None
 
-    async def embed(self, texts: list[str]) -> np.ndarray:
+    async def embed(self, texts: list[str]) -> list[np.ndarray]:
         if self._model is None:
             raise ProviderError(f"local embedder {self._error or 'is still loading'}")
         try:

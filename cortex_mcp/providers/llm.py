@@ -90,12 +90,9 @@ class OpenAIChat:
         self, *, model: str, api_key: str | None, base_url: str | None, timeout_s: float
     ) -> None:
         self.model = model
-        self._args = {
-            "api_key": api_key or "not-needed",
-            "base_url": base_url,
-            "timeout": timeout_s,
-            "max_retries": 0,
-        }
+        self._api_key = api_key or "not-needed"
+        self._base_url = base_url
+        self._timeout_s = timeout_s
         self._client: Any = None
         self._building = threading.Lock()
 
@@ -107,7 +104,12 @@ class OpenAIChat:
             if self._client is None:
                 from openai import AsyncOpenAI
 
-                self._client = AsyncOpenAI(**self._args)
+                self._client = AsyncOpenAI(
+                    api_key=self._api_key,
+                    base_url=self._base_url,
+                    timeout=self._timeout_s,
+                    max_retries=0,
+                )
         return self._client
 
     async def complete(self, system: str, user: str, *, max_tokens: int) -> Completion:
@@ -147,7 +149,8 @@ class AnthropicMessages:
 
     def __init__(self, *, model: str, api_key: str | None, timeout_s: float) -> None:
         self.model = model
-        self._args = {"api_key": api_key, "timeout": timeout_s, "max_retries": 0}
+        self._api_key = api_key
+        self._timeout_s = timeout_s
         self._client: Any = None
         self._building = threading.Lock()
 
@@ -159,7 +162,9 @@ class AnthropicMessages:
             if self._client is None:
                 from anthropic import AsyncAnthropic
 
-                self._client = AsyncAnthropic(**self._args)
+                self._client = AsyncAnthropic(
+                    api_key=self._api_key, timeout=self._timeout_s, max_retries=0
+                )
         return self._client
 
     async def complete(self, system: str, user: str, *, max_tokens: int) -> Completion:

@@ -60,7 +60,7 @@ def save(path: Path, agent_id: str, model_key: str, index: IvfIndex, versions: n
     if not alive.all():
         codes = np.where(alive[:, None], codes, np.int8(0))
         scales = np.where(alive, scales, np.float32(0))
-    arrays = {
+    arrays: dict[str, np.ndarray] = {
         "centroids": index.centroids,
         "codes": codes,
         "scales": scales,
@@ -83,9 +83,9 @@ def save(path: Path, agent_id: str, model_key: str, index: IvfIndex, versions: n
         with os.fdopen(
             os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "wb"
         ) as out:
-            np.savez(
-                out, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **arrays
-            )
+            header_bytes = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+            # numpy's stub reads **arrays as if it could hold the bool `allow_pickle`
+            np.savez(out, header=header_bytes, **arrays)  # type: ignore[arg-type]
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)

@@ -164,7 +164,8 @@ class VectorIndex:
                 return
             if agent_id not in self._partitions and agent_id not in self._builds:
                 task = self._start(agent_id).task
-                await asyncio.gather(task, return_exceptions=True)
+                if task is not None:  # always: _start starts it
+                    await asyncio.gather(task, return_exceptions=True)
 
     def warm_saved(self, model_key: str) -> None:
         """At server start: load the indexes saved for this model in the background, so the

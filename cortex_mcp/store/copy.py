@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import os
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,7 @@ class SqliteRows:
         row = await asyncio.to_thread(lambda: self._conn.execute(sql, _params(spec)).fetchone())
         return int(row[0])
 
-    async def pages(self, spec: Table, size: int) -> AsyncIterator[list[Row]]:
+    async def pages(self, spec: Table, size: int) -> AsyncGenerator[list[Row], None]:
         cursor = await asyncio.to_thread(self._conn.execute, _select(spec), _params(spec))
         try:
             while rows := await asyncio.to_thread(cursor.fetchmany, size):

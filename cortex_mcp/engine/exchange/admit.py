@@ -275,13 +275,10 @@ class _Rules:
     def member(self, data: dict[str, Any], name: str, kind: type[Layer] | type[Category]) -> str:
         raw = data.get(name)
         if isinstance(raw, str) and raw in _MEMBERS[kind]:
-            return raw
-        try:
-            return kind(raw).value
-        except ValueError:
-            allowed = ", ".join(m.value for m in kind)
-            shown = validate.preview(raw) if isinstance(raw, str) else repr(raw)[:60]
-            raise self.fail(name, f"unknown value {shown}; use one of: {allowed}") from None
+            return raw  # every member's value is in _MEMBERS: anything else is unknown
+        allowed = ", ".join(m.value for m in kind)
+        shown = validate.preview(raw) if isinstance(raw, str) else repr(raw)[:60]
+        raise self.fail(name, f"unknown value {shown}; use one of: {allowed}")
 
     def unit(self, data: dict[str, Any], name: str, default: float | None) -> float:
         raw = data.get(name, default)

@@ -22,7 +22,7 @@ store a copy from another source left unfinished."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import asdict, dataclass, field
 from operator import itemgetter
@@ -41,16 +41,18 @@ class Progress(Protocol):
 
 
 class RowSource(Protocol):
-    label: str
+    @property
+    def label(self) -> str: ...
 
     async def open(self) -> None: ...
     async def close(self) -> None: ...
     async def count(self, spec: Table) -> int: ...
-    def pages(self, spec: Table, size: int) -> AsyncIterator[list[Row]]: ...
+    def pages(self, spec: Table, size: int) -> AsyncGenerator[list[Row], None]: ...
 
 
 class RowTarget(Protocol):
-    label: str
+    @property
+    def label(self) -> str: ...
 
     async def open(self) -> None: ...
     async def unfinished(self) -> str | None: ...
@@ -266,7 +268,7 @@ def _key(key: Callable[[Row], Any], row: Row) -> Row:
 
 
 async def _verify(
-    copy: RowSource, expected: list[TableDigest], batch: int, progress: Progress | None
+    copy: RowSource, expected: Sequence[TableDigest], batch: int, progress: Progress | None
 ) -> None:
     """Read the target back; every table must give the source's count and checksum."""
     await copy.open()

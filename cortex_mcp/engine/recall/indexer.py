@@ -257,14 +257,14 @@ class EmbeddingIndexer:
                     [*requests, *saves], return_when=asyncio.FIRST_COMPLETED
                 )
                 errors: list[BaseException] = []
-                for request in finished & requests.keys():
+                for request in [r for r in requests if r in finished]:
                     ids = requests.pop(request)
                     if (error := request.exception()) is not None:
                         errors.append(error)
                         continue
                     saves[asyncio.create_task(self._store(provider, request.result()))] = ids
                     allowed.clean()
-                for save in finished & saves.keys():
+                for save in [s for s in saves if s in finished]:
                     saves.pop(save)
                     if (error := save.exception()) is not None:
                         errors.append(error)

@@ -16,7 +16,7 @@ from cortex_mcp.engine.redaction.detector import Redacted, find, mark, redact
 log = logging.getLogger(__name__)
 
 Recorder = Callable[[Mapping[str, int]], Awaitable[None]]
-Written = TypeVar("Written", BaseModel, dict[str, Any])
+Written = TypeVar("Written", bound=BaseModel | dict[str, Any])
 _MEMORY_TEXT = ("content", "source", "metadata")  # what a memory holds that a person wrote
 
 
@@ -100,12 +100,14 @@ class Redactor:
         await self._recorded(counts)
         return cleaned
 
-    async def clean_relation(self, subject: str, predicate: str, object: str) -> list[str]:
+    async def clean_relation(
+        self, subject: str, predicate: str, object: str
+    ) -> tuple[str, str, str]:
         """A relation's three texts, read together as the sentence they make."""
         counts: Counter[str] = Counter()
-        cleaned = redact_joined([subject, predicate, object], counts)
+        subject, predicate, object = redact_joined([subject, predicate, object], counts)
         await self._recorded(counts)
-        return cleaned
+        return subject, predicate, object
 
     async def clean_json(self, value: Any) -> Any:
         cleaned, counts = redact_json(value)

@@ -6,7 +6,7 @@ one snapshot for every table, and memory bounded by a page whatever the table's 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from cortex_mcp.errors import StorageError
@@ -87,7 +87,7 @@ class PostgresRows:
         row = await cursor.fetchone()
         return int(row[0])
 
-    async def pages(self, spec: Table, size: int) -> AsyncIterator[list[Row]]:
+    async def pages(self, spec: Table, size: int) -> AsyncGenerator[list[Row], None]:
         sql, params = _select(spec)
         flags = spec.kinds("vector")
         async with self._conn.cursor(name=f"copy_{spec.name}", binary=True) as cursor:
