@@ -142,20 +142,23 @@ BARE_PYPI_NAME = re.compile(
 )
 
 
-def test_no_readme_command_installs_the_unrelated_pypi_project() -> None:
-    readme = (ROOT / "README.md").read_text()
-    for paragraph in readme.split("\n\n"):
+DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda path: path.name)
+def test_no_readme_command_installs_the_unrelated_pypi_project(doc: Path) -> None:
+    for paragraph in doc.read_text().split("\n\n"):
         if paragraph.startswith("**Not from PyPI.**"):  # the warning names them on purpose
             continue
         found = BARE_PYPI_NAME.search(" ".join(paragraph.split()).replace("`", ""))
-        assert found is None, f"README runs PyPI's cortex-mcp: {found.group(0)!r}"
+        assert found is None, f"{doc.name} runs PyPI's cortex-mcp: {found.group(0)!r}"
     example = (ROOT / "claude_desktop_config.example.json").read_text()
     assert "uvx" not in example and BARE_PYPI_NAME.search(example) is None
 
 
-def test_the_readme_says_the_pypi_name_is_someone_elses() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert "belongs to an unrelated project" in readme
+@pytest.mark.parametrize("doc", ["README.md", "docs/install.md"])
+def test_the_readme_says_the_pypi_name_is_someone_elses(doc: str) -> None:
+    assert "belongs to an unrelated project" in (ROOT / doc).read_text()
 
 
 def test_version_and_doctor_commands(tmp_path: Path) -> None:

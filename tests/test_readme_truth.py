@@ -1,9 +1,11 @@
-"""README names exactly the settings the code reads, with their real defaults; every
-`cortex-mcp COMMAND --flag` it shows is a command and a flag the CLI has; every bench script it
-shows exists and takes the flags shown."""
+"""README and the docs pages (with the configuration page's generated settings table) name
+exactly the settings the code reads, with their real defaults; every `cortex-mcp COMMAND --flag`
+they show is a command and a flag the CLI has; every bench script they show exists and takes the
+flags shown."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -18,9 +20,25 @@ from cortex_mcp.config_help import _field_info, _setting_paths
 from tests.stdio_helpers import server_command, server_env
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text("utf-8")
 
-# CORTEX_ names README shows that are not fields of Settings, and the file that reads each.
+
+def _docs_text() -> str:
+    """README, then every page of docs/ as the site shows it (the settings table generated)."""
+    spec = importlib.util.spec_from_file_location(
+        "settings_table", ROOT / "docs" / "hooks" / "settings_table.py"
+    )
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    pages = [(ROOT / "README.md").read_text("utf-8")]
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        pages.append(hook.on_page_markdown(page.read_text("utf-8"), None, None, None))
+    return "\n\n".join(pages)
+
+
+DOCS = _docs_text()
+
+# CORTEX_ names the docs show that are not fields of Settings, and the file that reads each.
 NOT_FIELDS = {
     "CORTEX_CONFIG": "cortex_mcp/config.py",  # the settings file itself
     "CORTEX_AUTH": "claude_desktop_config.example.json",  # mcp-remote's header, set by the user
@@ -29,6 +47,8 @@ NOT_FIELDS = {
 # a table whose first header cell is "setting (`CORTEX_LIFECYCLE__…`)" lists the bare keys
 _TABLE_PREFIX = re.compile(r"`(CORTEX_[A-Z]+__)…`")
 _CORTEX_NAME = re.compile(r"\bCORTEX_[A-Z0-9_]*[A-Z0-9]\b")
+# where README and the docs say the benchmarks are (tests/bench/ until they move to bench/)
+_BENCH = re.compile(r"(?<![\w/])((?:tests/)?bench)/([a-z_]+\.py)([^`#|]*)")
 
 
 def _fields() -> dict[str, FieldInfo]:
@@ -43,10 +63,10 @@ def _fields() -> dict[str, FieldInfo]:
 
 
 def _table_rows() -> list[tuple[list[str], str]]:
-    """(environment names, default cell) of every settings-table row in README."""
+    """(environment names, default cell) of every settings-table row in the docs."""
     rows = []
     prefix = ""
-    for line in README.splitlines():
+    for line in DOCS.splitlines():
         if not line.startswith("|"):
             prefix = ""
             continue
@@ -62,19 +82,19 @@ def _table_rows() -> list[tuple[list[str], str]]:
 
 
 def _documented() -> set[str]:
-    names = set(_CORTEX_NAME.findall(README))
+    names = set(_CORTEX_NAME.findall(DOCS))
     names -= {name for name in names if name.endswith("_")}
     return names | {name for row, _ in _table_rows() for name in row}
 
 
 def test_every_setting_the_code_reads_is_in_the_readme() -> None:
     missing = sorted(set(_fields()) - _documented())
-    assert missing == [], f"settings README does not mention: {missing}"
+    assert missing == [], f"settings the docs do not mention: {missing}"
 
 
 def test_every_setting_the_readme_names_is_read_by_the_code() -> None:
     unknown = sorted(_documented() - set(_fields()) - set(NOT_FIELDS))
-    assert unknown == [], f"README names settings nothing reads: {unknown}"
+    assert unknown == [], f"the docs name settings nothing reads: {unknown}"
     for name, reader in NOT_FIELDS.items():
         assert name in (ROOT / reader).read_text("utf-8"), (name, reader)
 
@@ -110,9 +130,9 @@ def test_the_readme_tables_show_each_settings_real_default() -> None:
 
 
 def _shown_commands() -> list[tuple[str, list[str]]]:
-    """(subcommand, --flags) of every `cortex-mcp SUBCOMMAND ...` in README's code."""
-    blocks = re.findall(r"```[a-z]*\n(.*?)```", README, re.S)
-    prose = re.sub(r"```[a-z]*\n.*?```", "", README, flags=re.S)
+    """(subcommand, --flags) of every `cortex-mcp SUBCOMMAND ...` in the docs' code."""
+    blocks = re.findall(r"```[a-z]*\n(.*?)```", DOCS, re.S)
+    prose = re.sub(r"```[a-z]*\n.*?```", "", DOCS, flags=re.S)
     code = blocks + re.findall(r"`([^`\n]+)`", prose)
     shown = []
     for chunk in code:
@@ -140,24 +160,28 @@ def test_each_command_readme_shows_has_the_flags_it_shows(command: str, tmp_path
     assert helped.returncode == 0, helped.stderr
     flags = {flag for name, shown in _shown_commands() if name == command for flag in shown}
     missing = sorted(flag for flag in flags if not re.search(rf"{flag}\b", helped.stdout))
-    assert missing == [], f"README shows `cortex-mcp {command}` with {missing}"
+    assert missing == [], f"the docs show `cortex-mcp {command}` with {missing}"
 
 
 def _shown_benches() -> dict[str, set[str]]:
-    """script -> the --flags README shows it with (quoted arguments are the script's values)."""
+    """folder/script -> the --flags the docs show it with (quoted arguments are its values)."""
     shown: dict[str, set[str]] = {}
-    for line in README.splitlines():
-        for found in re.finditer(r"tests/bench/([a-z_]+\.py)([^`#|]*)", line):
-            arguments = re.sub(r'"[^"]*"?', "", found.group(2))
+    for line in DOCS.splitlines():
+        for found in _BENCH.finditer(line):
+            arguments = re.sub(r'"[^"]*"?', "", found.group(3))
             flags = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", arguments))
-            shown.setdefault(found.group(1), set()).update(flags)
+            shown.setdefault(f"{found.group(1)}/{found.group(2)}", set()).update(flags)
     return shown
+
+
+def test_the_docs_show_the_benches() -> None:
+    assert len(_shown_benches()) >= 10, sorted(_shown_benches())
 
 
 @pytest.mark.parametrize("script", sorted(_shown_benches()))
 def test_each_bench_readme_shows_exists_and_has_the_flags_it_shows(script: str) -> None:
-    path = ROOT / "tests" / "bench" / script
-    assert path.is_file(), f"README names tests/bench/{script}, which does not exist"
+    path = ROOT / script
+    assert path.is_file(), f"the docs name {script}, which does not exist"
     helped = subprocess.run(
         [sys.executable, str(path), "--help"],
         capture_output=True,
@@ -167,4 +191,4 @@ def test_each_bench_readme_shows_exists_and_has_the_flags_it_shows(script: str) 
     )
     assert helped.returncode == 0, helped.stderr[-2000:]
     missing = sorted(f for f in _shown_benches()[script] if not re.search(rf"{f}\b", helped.stdout))
-    assert missing == [], f"README shows tests/bench/{script} with {missing}"
+    assert missing == [], f"the docs show {script} with {missing}"
