@@ -1,4 +1,5 @@
-"""Imports point downwards only, and SQL lives only in the store."""
+"""Imports point downwards only, SQL lives only in the store, and no module reaches for another
+module's private names."""
 
 from __future__ import annotations
 
@@ -95,6 +96,61 @@ def sql_outside_store(package: Path) -> list[str]:
     return problems
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _is_module(package: Path, dotted: str) -> bool:
+    path = package.parent.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def private_imports(package: Path) -> list[str]:
+    """`from x import _y`, `import x._y`, and `module._y` on a project module bound by an
+    import: a helper two modules share is public and named for what it does."""
+    problems = []
+    for path in sorted(package.rglob("*.py")):
+        module = _module_name(path, package)
+        tree = ast.parse(path.read_text("utf-8"))
+        modules: dict[str, str] = {}  # local name -> the project module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = module.split(".")
+                    if path.name != "__init__.py":
+                        parent = parent[:-1]
+                    parent = parent[: len(parent) - node.level + 1]
+                    base = ".".join([*parent, *([base] if base else [])])
+                if base != package.name and not base.startswith(package.name + "."):
+                    continue
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    if _private(alias.name) or any(_private(p) for p in base.split(".")):
+                        problems.append(f"{module}:{node.lineno} imports {full}")
+                    elif _is_module(package, full):
+                        modules[alias.asname or alias.name] = full
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] != package.name:
+                        continue
+                    if any(_private(p) for p in alias.name.split(".")):
+                        problems.append(f"{module}:{node.lineno} imports {alias.name}")
+                    if alias.asname:
+                        modules[alias.asname] = alias.name
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+                and _private(node.attr)
+            ):
+                problems.append(
+                    f"{module}:{node.lineno} reads {modules[node.value.id]}.{node.attr}"
+                )
+    return problems
+
+
 def test_no_module_imports_upwards() -> None:
     assert upward_edges(PACKAGE) == []
 
@@ -115,6 +171,33 @@ def test_the_checks_catch_violations(tmp_path: Path) -> None:
     assert "cortex_mcp.store.bad -> cortex_mcp.service" in edges
     assert "cortex_mcp.transports.bad -> cortex_mcp.store.database" in edges
     assert sql_outside_store(fake) == ["cortex_mcp.transports.bad:2"]
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    assert private_imports(PACKAGE) == []
+
+
+def test_the_private_name_check_catches_each_form(tmp_path: Path) -> None:
+    fake = tmp_path / "cortex_mcp"
+    (fake / "store").mkdir(parents=True)
+    (fake / "__init__.py").write_text('__version__ = "1"\n')
+    (fake / "store" / "__init__.py").write_text("")
+    (fake / "store" / "rows.py").write_text("_COLUMNS = 'id'\nCOLUMNS = _COLUMNS\n")
+    (fake / "store" / "a.py").write_text(
+        "from cortex_mcp import __version__\n"
+        "from cortex_mcp.store.rows import COLUMNS, _COLUMNS\n"
+        "from .rows import (\n    COLUMNS as C,\n    _COLUMNS as P,\n)\n"
+    )
+    (fake / "store" / "b.py").write_text(
+        "from cortex_mcp.store import rows\nimport cortex_mcp.store.rows as r\n"
+        "X = rows._COLUMNS + r._COLUMNS + rows.COLUMNS\n"
+    )
+    assert private_imports(fake) == [
+        "cortex_mcp.store.a:2 imports cortex_mcp.store.rows._COLUMNS",
+        "cortex_mcp.store.a:3 imports cortex_mcp.store.rows._COLUMNS",
+        "cortex_mcp.store.b:3 reads cortex_mcp.store.rows._COLUMNS",
+        "cortex_mcp.store.b:3 reads cortex_mcp.store.rows._COLUMNS",
+    ]
 
 
 def test_the_facade_package_keeps_each_capability_group_small() -> None:

@@ -18,7 +18,7 @@ import aiosqlite
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Layer, Memory
 from cortex_mcp.store.database import Database, placeholders
-from cortex_mcp.store.memories import _COLUMNS, log_lifecycle, row_to_memory
+from cortex_mcp.store.memories import MEMORY_COLUMNS, log_lifecycle, row_to_memory
 
 COUNT_CAP = 10_000
 SORTS = ("created_at", "updated_at", "importance", "access_count")
@@ -78,7 +78,7 @@ class BrowseStore:
             key_params = [q.after[0], q.after[1]]
         direction = "DESC" if q.descending else "ASC"
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS}, seq FROM memories WHERE {where}{keyset}"
+            f"SELECT {MEMORY_COLUMNS}, seq FROM memories WHERE {where}{keyset}"
             f" ORDER BY {q.sort} {direction}, seq {direction} LIMIT ?",
             [*params, *key_params, q.limit + 1],
         )
@@ -135,12 +135,12 @@ class BrowseStore:
         into = memory.metadata.get("compressed_into")
         if isinstance(into, str):
             rows = await self.db.fetchall(
-                f"SELECT {_COLUMNS} FROM memories WHERE id = ? AND agent_id = ?",
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ? AND agent_id = ?",
                 (into, memory.agent_id),
             )
         else:
             rows = await self.db.fetchall(
-                f"SELECT {_COLUMNS} FROM memories WHERE agent_id = ? AND category = 'summary'"
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE agent_id = ? AND category = 'summary'"
                 " AND EXISTS (SELECT 1 FROM json_each(memories.metadata, '$.covers')"
                 " WHERE value = ?) LIMIT 5",
                 (memory.agent_id, memory.id),
@@ -196,7 +196,7 @@ class BrowseStore:
                 ids = [memory_id, *([superseded_by] if superseded_by else [])]
                 await log_lifecycle(conn, "restore", ids, details, now)
             async with conn.execute(
-                f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
             ) as cursor:
                 restored = await cursor.fetchone()
             return row_to_memory(restored)
@@ -246,7 +246,7 @@ class BrowseStore:
         if not ids:
             return {}
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories WHERE agent_id = ? AND id IN ({placeholders(ids)})",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE agent_id = ? AND id IN ({placeholders(ids)})",
             [agent_id, *ids],
         )
         return {str(r["id"]): row_to_memory(r) for r in rows}

@@ -23,7 +23,7 @@ from cortex_mcp.store.imports import (
     new_memories,
     write_batch,
 )
-from cortex_mcp.store.memories import _COLUMNS, row_to_memory
+from cortex_mcp.store.memories import MEMORY_COLUMNS, row_to_memory
 
 LOG_FIELDS = ["action", "memory_ids", "details", "executed_at"]
 IMPORT_CACHE_KIB = 64 * 1024
@@ -44,7 +44,7 @@ class ExportStore:
             clauses.append("forgotten_at IS NULL AND superseded_by IS NULL")
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories {where} ORDER BY seq", params
+            f"SELECT {MEMORY_COLUMNS} FROM memories {where} ORDER BY seq", params
         )
         return [row_to_memory(row) for row in rows]
 
@@ -62,7 +62,7 @@ class ExportStore:
         while True:
             params: list[Any] = [last, *([agent_id] if agent_id is not None else []), size]
             rows = await self.db.fetchall(
-                f"SELECT seq, {_COLUMNS} FROM memories WHERE seq > ? {owner} ORDER BY seq LIMIT ?",
+                f"SELECT seq, {MEMORY_COLUMNS} FROM memories WHERE seq > ? {owner} ORDER BY seq LIMIT ?",
                 params,
             )
             if not rows:
@@ -141,7 +141,7 @@ class ExportStore:
                 clauses.append(f"{column} = ?")
                 params.append(value)
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"
             f" ORDER BY {order} LIMIT ? OFFSET ?",
             [*params, limit, offset],
         )

@@ -12,10 +12,10 @@ from typing import Any, NamedTuple
 from cortex_mcp.models import new_id
 from cortex_mcp.store.connection import RawConnection
 from cortex_mcp.store.database import placeholders
-from cortex_mcp.store.memories import _COLUMNS
+from cortex_mcp.store.memories import MEMORY_COLUMNS
 from cortex_mcp.tokenize import content_hash, index_text
 
-MEMORY_FIELDS = [c.strip() for c in _COLUMNS.split(",")]
+MEMORY_FIELDS = [c.strip() for c in MEMORY_COLUMNS.split(",")]
 RELATION_FIELDS = [
     "id",
     "agent_id",

@@ -21,7 +21,7 @@ from cortex_mcp.store.lifecycle_phases import (
     delete_originals,
     rewrite_memory,
 )
-from cortex_mcp.store.memories import _COLUMNS, MemoryStore, row_to_memory
+from cortex_mcp.store.memories import MEMORY_COLUMNS, MemoryStore, row_to_memory
 
 LAST_SUCCESS_KEY = "lifecycle.last_success"
 __all__ = ["LifecycleStore", "PhaseResult", "RunRecord", "action_key"]
@@ -55,7 +55,7 @@ class LifecycleStore:
             scope += "(layer != 'archive' OR updated_at <= ?) AND "
             params.append(archive_before)
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories WHERE {scope}{LIVE}"
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {scope}{LIVE}"
             " AND json_extract(metadata, '$.compressed_into') IS NULL ORDER BY seq",
             params,
         )
@@ -205,7 +205,7 @@ class LifecycleStore:
 
     async def summaries_citing(self, memory_id: str) -> list[Memory]:
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories WHERE category = 'summary' AND EXISTS"
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE category = 'summary' AND EXISTS"
             " (SELECT 1 FROM json_each(memories.metadata, '$.covers') WHERE value = ?)",
             (memory_id,),
         )

@@ -18,7 +18,7 @@ import aiosqlite
 
 from cortex_mcp.models import LifecycleAction, NewMemory
 from cortex_mcp.store.database import placeholders
-from cortex_mcp.store.memories import MemoryStore, _delete_from_vec_index
+from cortex_mcp.store.memories import MemoryStore, delete_from_vec_index
 from cortex_mcp.tokenize import content_hash
 
 LIVE = "forgotten_at IS NULL AND superseded_by IS NULL"
@@ -208,7 +208,7 @@ async def rewrite_memory(
     await memories.reindex_in(conn, seq, content)
     await conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (summary_id,))
     if vec_loaded:
-        await _delete_from_vec_index(conn, summary_id)
+        await delete_from_vec_index(conn, summary_id)
 
 
 async def delete_originals(
@@ -231,7 +231,7 @@ async def delete_originals(
         await conn.execute(f"DELETE FROM memories WHERE id IN ({placeholders(chunk)})", chunk)
         if vec_loaded:
             for memory_id in chunk:
-                await _delete_from_vec_index(conn, memory_id)
+                await delete_from_vec_index(conn, memory_id)
 
 
 async def _mark_compressed(conn: aiosqlite.Connection, ids: list[str], summary_id: str) -> None:

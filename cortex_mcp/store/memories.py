@@ -17,12 +17,18 @@ from cortex_mcp.models import (
 )
 from cortex_mcp.store.connection import RawConnection
 from cortex_mcp.store.database import Database, placeholders
-from cortex_mcp.store.memory_rows import _COLUMNS, Accesses, LayerTtl, WriteOutcome, row_to_memory
+from cortex_mcp.store.memory_rows import (
+    MEMORY_COLUMNS,
+    Accesses,
+    LayerTtl,
+    WriteOutcome,
+    row_to_memory,
+)
 from cortex_mcp.store.memory_writes import (
-    _delete_from_vec_index,
     add_log_row,
     bump_row,
     change_columns,
+    delete_from_vec_index,
     drop_vec_row,
     erase_row,
     insert_or_bump,
@@ -31,22 +37,22 @@ from cortex_mcp.store.memory_writes import (
     require_owned,
     supersede_details,
 )
-from cortex_mcp.store.text_reads import TextReads, _like_pattern, _on_primary_key, filter_sql
+from cortex_mcp.store.text_reads import TextReads, filter_sql, like_pattern, on_primary_key
 from cortex_mcp.store.writer import on_thread
 from cortex_mcp.tokenize import index_text, query_key
 
 log = logging.getLogger(__name__)
 
 __all__ = [  # what other store modules (and the PostgreSQL store) import from here
-    "_COLUMNS",
+    "MEMORY_COLUMNS",
     "Accesses",
     "LayerTtl",
     "MemoryStore",
     "WriteOutcome",
-    "_delete_from_vec_index",
-    "_like_pattern",
     "add_log_row",
+    "delete_from_vec_index",
     "filter_sql",
+    "like_pattern",
     "log_lifecycle",
     "row_to_memory",
 ]
@@ -212,7 +218,9 @@ class MemoryStore(TextReads):
     # ---- reads --------------------------------------------------------------------------
 
     async def get(self, memory_id: str) -> Memory | None:
-        row = await self.db.fetchone(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        row = await self.db.fetchone(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+        )
         return row_to_memory(row) if row is not None else None
 
     async def ids_starting_with(
@@ -231,7 +239,7 @@ class MemoryStore(TextReads):
         if not ids:
             return {}
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories WHERE id IN ({placeholders(ids)})", ids
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({placeholders(ids)})", ids
         )
         return {str(row["id"]): row_to_memory(row) for row in rows}
 
@@ -242,14 +250,14 @@ class MemoryStore(TextReads):
         where, params = filter_sql(filters)
         rows = await self.db.fetchall(
             f"SELECT m.id FROM memories m WHERE m.id IN ({placeholders(ids)})"
-            f" AND {_on_primary_key(where)}",
+            f" AND {on_primary_key(where)}",
             [*ids, *params],
         )
         return {str(row[0]) for row in rows}
 
     async def list_layer(self, agent_id: str, layer: Layer, now: str, limit: int) -> list[Memory]:
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories WHERE agent_id = ? AND layer = ?"
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE agent_id = ? AND layer = ?"
             " AND forgotten_at IS NULL AND superseded_by IS NULL"
             " AND (expires_at IS NULL OR expires_at > ?)"
             " ORDER BY importance DESC, access_count DESC, seq DESC LIMIT ?",
@@ -260,7 +268,7 @@ class MemoryStore(TextReads):
     async def chain(self, memory: Memory) -> list[Memory]:
         """Older memories this one corrected, and newer ones that corrected it."""
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories WHERE superseded_by = ? OR id = ? ORDER BY seq",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE superseded_by = ? OR id = ? ORDER BY seq",
             (memory.id, memory.superseded_by or ""),
         )
         return [row_to_memory(row) for row in rows]

@@ -10,7 +10,7 @@ from datetime import timedelta
 from cortex_mcp.models import Category, Layer, Memory, from_iso, to_iso
 from cortex_mcp.store.database import Row
 
-_COLUMNS = (
+MEMORY_COLUMNS = (
     "id, agent_id, layer, category, content, source, importance, confidence, decay_score,"
     " access_count, last_accessed, created_at, updated_at, expires_at, superseded_by,"
     " forgotten_at, metadata, shared"

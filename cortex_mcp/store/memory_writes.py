@@ -13,7 +13,7 @@ from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Layer, Memory, MemoryChanges, NewMemory, new_id
 from cortex_mcp.store.connection import RawConnection
 from cortex_mcp.store.database import Row
-from cortex_mcp.store.memory_rows import _COLUMNS, LayerTtl, WriteOutcome, row_to_memory
+from cortex_mcp.store.memory_rows import MEMORY_COLUMNS, LayerTtl, WriteOutcome, row_to_memory
 from cortex_mcp.store.writer import on_thread
 from cortex_mcp.tokenize import content_hash, index_text
 
@@ -158,7 +158,9 @@ def add_log_row(
 
 
 def read_back(conn: RawConnection, memory_id: str) -> Memory:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    row = conn.execute(
+        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+    ).fetchone()
     assert row is not None
     return row_to_memory(row)
 
@@ -210,7 +212,7 @@ def drop_vec_row(conn: RawConnection, memory_id: str) -> None:
         conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (memory_id,))
 
 
-async def _delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> None:
+async def delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> None:
     """`drop_vec_row` for an async transaction (`Database.write`)."""
     await on_thread(conn, lambda raw: drop_vec_row(raw, memory_id))
 

@@ -180,16 +180,16 @@ class TextReads:
         rows = await self.db.fetchall(
             f"SELECT m.id FROM memories m WHERE ({likes}) AND {where}{window}"
             " ORDER BY m.seq DESC LIMIT ?",
-            [*(_like_pattern(p) for p in patterns), *params, limit],
+            [*(like_pattern(p) for p in patterns), *params, limit],
         )
         return [str(row[0]) for row in rows]
 
 
-def _on_primary_key(where: str) -> str:
+def on_primary_key(where: str) -> str:
     """Unary + keeps the planner on the key lookup instead of scanning an agent's rows."""
     return where.replace("m.agent_id =", "+m.agent_id =")
 
 
-def _like_pattern(term: str) -> str:
+def like_pattern(term: str) -> str:
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"

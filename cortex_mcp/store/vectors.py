@@ -27,9 +27,9 @@ class PendingEmbedding:
     content: str
     content_hash: str
 
-
-def _pending(row: Row) -> PendingEmbedding:
-    return PendingEmbedding(str(row["id"]), str(row["content"]), str(row["content_hash"]))
+    @classmethod
+    def from_row(cls, row: Row) -> PendingEmbedding:
+        return cls(str(row["id"]), str(row["content"]), str(row["content_hash"]))
 
 
 CACHE_INSERT = (
@@ -170,7 +170,7 @@ class VectorStore:
             if row["id"] is None or row["forgotten_at"] is not None or row["model"] == model:
                 stale.append(int(row["seq"]))
             elif str(row["id"]) not in skip and len(found) < limit:
-                found.append(_pending(row))
+                found.append(PendingEmbedding.from_row(row))
         if stale and not self.db.read_only:
             await self._unqueue(stale)
         return found
@@ -186,7 +186,7 @@ class VectorStore:
             " AND v.memory_id IS NULL",
             [model, *memory_ids],
         )
-        by_id = {str(row["id"]): _pending(row) for row in rows}
+        by_id = {str(row["id"]): PendingEmbedding.from_row(row) for row in rows}
         return [by_id[memory_id] for memory_id in memory_ids if memory_id in by_id]
 
     async def requeue_other_models(self, model: str) -> int:

@@ -13,11 +13,11 @@ from typing import Any
 from cortex_mcp.models import Memory, NewMemory, SearchFilters, new_id
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.memories import (
-    _COLUMNS,
+    MEMORY_COLUMNS,
     MemoryStore,
     WriteOutcome,
-    _like_pattern,
     filter_sql,
+    like_pattern,
     row_to_memory,
 )
 from cortex_mcp.store.memory_writes import (
@@ -217,7 +217,7 @@ class PgMemoryStore(MemoryStore):
         rows = await self.db.fetchall(
             f"SELECT m.id FROM memories m WHERE ({likes}) AND {where}{window}"
             " ORDER BY m.seq DESC LIMIT ?",
-            [*(_like_pattern(p) for p in patterns), *params, limit],
+            [*(like_pattern(p) for p in patterns), *params, limit],
         )
         return [str(row["id"]) for row in rows]
 
@@ -228,7 +228,7 @@ class PgMemoryStore(MemoryStore):
         if not ids:
             return {}
         rows = await self.db.fetchall(
-            f"SELECT {_COLUMNS} FROM memories WHERE id = ANY(?::text[])", (list(ids),)
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY(?::text[])", (list(ids),)
         )
         return {str(row["id"]): row_to_memory(row) for row in rows}
 

@@ -28,7 +28,6 @@ from cortex_mcp.store.vectors import (
     CACHE_INSERT,
     PendingEmbedding,
     VectorStore,
-    _pending,
     cache_rows,
 )
 
@@ -146,7 +145,7 @@ class PgVectorStore(VectorStore):
                     " DO UPDATE SET expires_at = excluded.expires_at",
                     ([str(row[1]) for row in rows], model, expires),
                 )
-            return [_pending(row) for row in rows]
+            return [PendingEmbedding.from_row(row) for row in rows]
 
         return await self.db.transact(txn)
 
