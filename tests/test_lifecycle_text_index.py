@@ -132,11 +132,11 @@ async def test_postgresql_refuses_text_written_through_the_fts_view(
             "SELECT seq FROM memories WHERE id = ?", (await _remember(memories, "x y"),)
         )
 
-        async def via_view(conn: Any) -> None:
-            await conn.execute("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, "ёж"))
+        def via_view(conn: Any) -> None:
+            conn.execute("INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, "ёж"))
 
         with pytest.raises(Exception, match="memories_fts takes no text"):
-            await db.write(via_view)
+            await db.transact(via_view)
         assert await db.fetchone(
             "SELECT tsv::text, doc_len FROM memories WHERE seq = ?", (seq,)
         ) == ("'x':1 'y':2", 2)

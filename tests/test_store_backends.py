@@ -79,12 +79,12 @@ async def test_a_failed_write_changes_nothing(backend_settings: Settings) -> Non
     async with open_database(backend_settings) as db:
         memories = store_classes(db).memories(db, _ttl())
 
-        async def half_then_fail(conn: Any) -> None:
-            await conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)", ("half", "written"))
+        def half_then_fail(conn: Any) -> None:
+            conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)", ("half", "written"))
             raise InvalidInput("stop here", field="x")
 
         with pytest.raises(InvalidInput):
-            await db.write(half_then_fail)
+            await db.transact(half_then_fail)
         assert await db.get_meta("half") is None
         assert (await memories.counts())["total"] == 0
 

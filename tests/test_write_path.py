@@ -97,31 +97,6 @@ async def test_a_storage_fault_in_a_one_trip_write_is_a_storage_error(tmp_path: 
             await db.transact(write)
 
 
-async def test_old_and_one_trip_writes_interleave_without_mixing(tmp_path: Path) -> None:
-    """`write()` (a trip per statement) and `transact()` share the writer: neither runs inside
-    the other's transaction."""
-    path = tmp_path / "brain.db"
-    async with Database(path) as db:
-
-        async def slow_async(conn: Any) -> None:
-            await conn.execute("INSERT INTO meta(key, value) VALUES ('t:async', '1')")
-            await asyncio.sleep(0.05)  # one-trip writes queue up meanwhile
-            raise ValueError("the async write fails")
-
-        def quick(n: int) -> Any:
-            return lambda conn: conn.execute(
-                "INSERT INTO meta(key, value) VALUES (?, '1')", (f"t:quick{n}",)
-            )
-
-        results = await asyncio.gather(
-            db.write(slow_async),
-            *(db.transact(quick(n)) for n in range(5)),
-            return_exceptions=True,
-        )
-        assert isinstance(results[0], ValueError)
-    assert set(_meta_rows(path, "t:")) == {f"t:quick{n}" for n in range(5)}
-
-
 async def test_concurrent_remembers_lose_nothing_and_duplicate_nothing(
     settings: Settings, clock: FakeClock
 ) -> None:

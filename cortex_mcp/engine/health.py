@@ -20,9 +20,9 @@ from cortex_mcp.errors import ProviderError
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.health import short
 from cortex_mcp.providers.llm import LLMCascade, LLMProvider
-from cortex_mcp.store import Database
 from cortex_mcp.store.connection import ConnectorInfo
 from cortex_mcp.store.inspect import DatabaseReport
+from cortex_mcp.store.interfaces import DatabaseHandle
 
 Status = Literal["ok", "degraded", "failed"]
 
@@ -175,13 +175,13 @@ class IntegrityWatch:
         self._verdict: str | None = None
         self._checked_at = -math.inf
 
-    async def verdict(self, db: Database) -> str:
+    async def verdict(self, db: DatabaseHandle) -> str:
         if time.monotonic() - self._checked_at >= self.interval_s:
             self._verdict = await db.integrity_check()
             self._checked_at = time.monotonic()
         return self._verdict or "not checked"
 
-    async def health(self, db: Database) -> PartHealth:
+    async def health(self, db: DatabaseHandle) -> PartHealth:
         """The database a running server holds open: its integrity, and whether this
         process may write it."""
         verdict = await self.verdict(db)

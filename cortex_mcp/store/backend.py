@@ -7,13 +7,13 @@ imported only when asked for (the driver is an optional extra)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.store.browse import BrowseStore
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.database import Database
 from cortex_mcp.store.exports import ExportStore
+from cortex_mcp.store.interfaces import DatabaseHandle
 from cortex_mcp.store.lease import LeaseStore
 from cortex_mcp.store.lifecycle import LifecycleStore
 from cortex_mcp.store.memories import MemoryStore
@@ -55,7 +55,7 @@ def uses_postgres(settings: Settings) -> bool:
     return settings.database_url is not None
 
 
-def open_database(settings: Settings, *, allow_vec: bool = True) -> Any:
+def open_database(settings: Settings, *, allow_vec: bool = True) -> DatabaseHandle:
     """The unopened handle (`async with` opens it): PostgreSQL when the URL is set."""
     if settings.database_url is None:
         return Database(settings.db_path, allow_vec=allow_vec)
@@ -66,7 +66,7 @@ def open_database(settings: Settings, *, allow_vec: bool = True) -> Any:
     return PgDatabase(settings.database_url.get_secret_value(), pool_max=settings.pool_max)
 
 
-def store_classes(db: Any) -> StoreClasses:
+def store_classes(db: DatabaseHandle) -> StoreClasses:
     """The store classes that work on `db`'s backend."""
     if isinstance(db, Database):
         return SQLITE

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
-
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Layer, Memory
-from cortex_mcp.store.database import Database, placeholders
-from cortex_mcp.store.memories import MEMORY_COLUMNS, log_lifecycle, row_to_memory
+from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
+from cortex_mcp.store.memories import MEMORY_COLUMNS, add_log_row, row_to_memory
 
 COUNT_CAP = 10_000
 SORTS = ("created_at", "updated_at", "importance", "access_count")
@@ -62,7 +61,7 @@ class TablePage:
 
 
 class BrowseStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: DatabaseHandle) -> None:
         self.db = db
 
     # ---- the memory table ---------------------------------------------------------------
@@ -173,17 +172,16 @@ class BrowseStore:
         """Undo a forget or a supersede: the memory is live again in `layer` (what superseded
         it stays too); the audit log names what was undone. A live memory is left as it is."""
 
-        async def txn(conn: aiosqlite.Connection) -> Memory:
-            async with conn.execute(
+        def txn(conn: Connection) -> Memory:
+            row = conn.execute(
                 "SELECT forgotten_at, superseded_by FROM memories WHERE id = ? AND agent_id = ?",
                 (memory_id, agent_id),
-            ) as cursor:
-                row = await cursor.fetchone()
+            ).fetchone()
             if row is None:
                 raise NotFound(f"id: no memory {memory_id} for agent {agent_id!r}", field="id")
             forgotten_at, superseded_by = row[0], row[1]
             if forgotten_at is not None or superseded_by is not None:
-                await conn.execute(
+                conn.execute(
                     "UPDATE memories SET forgotten_at = NULL, superseded_by = NULL, layer = ?,"
                     " expires_at = NULL, updated_at = ? WHERE id = ?",
                     (layer.value, now, memory_id),
@@ -194,14 +192,13 @@ class BrowseStore:
                     "was_superseded_by": superseded_by,
                 }
                 ids = [memory_id, *([superseded_by] if superseded_by else [])]
-                await log_lifecycle(conn, "restore", ids, details, now)
-            async with conn.execute(
+                add_log_row(conn, "restore", ids, details, now)
+            restored = conn.execute(
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-            ) as cursor:
-                restored = await cursor.fetchone()
+            ).fetchone()
             return row_to_memory(restored)
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     # ---- lifecycle runs -----------------------------------------------------------------
 
@@ -255,7 +252,7 @@ class BrowseStore:
 
     async def storage(self) -> dict[str, Any]:
         """Sizes of the database, its WAL and shared-memory files, and the page counts."""
-        sizes = await asyncio.to_thread(_file_sizes, self.db.path)
+        sizes = await asyncio.to_thread(_file_sizes, Path(self.db.path))
         page_size = int(await self.db.scalar("PRAGMA page_size") or 0)
         pages = int(await self.db.scalar("PRAGMA page_count") or 0)
         free = int(await self.db.scalar("PRAGMA freelist_count") or 0)

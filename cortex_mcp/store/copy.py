@@ -15,12 +15,11 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
-
 from cortex_mcp.errors import StorageError
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.database import Database, placeholders
 from cortex_mcp.store.files import FILE_MODE, connect_uri
+from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.tables import DERIVED_META, TABLES, Row, Table
 from cortex_mcp.tokenize import index_text
 
@@ -127,16 +126,16 @@ class SqliteTarget:
             f"INSERT INTO {spec.name} ({', '.join(spec.names)}) VALUES ({placeholders(spec.names)})"
         )
 
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.executemany(insert, rows)
+        def txn(conn: Connection) -> None:
+            conn.executemany(insert, rows)
             if spec.name == "memories":
                 seq, content = spec.names.index("seq"), spec.names.index("content")
-                await conn.executemany(
+                conn.executemany(
                     "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)",
                     [(row[seq], index_text(row[content])) for row in rows],
                 )
 
-        await self._db.write(txn)
+        await self._db.transact(txn)
 
     async def finish(self) -> None:
         """Nothing to derive: SQLite keeps AUTOINCREMENT counters past explicit ids itself,

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import aiosqlite
-
-from cortex_mcp.store.connection import RawConnection
-from cortex_mcp.store.database import Database
-from cortex_mcp.store.writer import on_thread
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 
 _PREFIX = "count:"
 
 
-def add_rows(conn: RawConnection, counts: Mapping[str, int]) -> None:
-    """Add to counters inside the caller's one-trip transaction (`Database.transact`)."""
+def add_rows(conn: Connection, counts: Mapping[str, int]) -> None:
+    """Add to counters inside the caller's one-trip transaction (`transact`)."""
     items = [(f"{_PREFIX}{name}", int(n)) for name, n in counts.items() if n]
     if items:
         conn.executemany(
@@ -25,13 +21,8 @@ def add_rows(conn: RawConnection, counts: Mapping[str, int]) -> None:
         )
 
 
-async def add_in(conn: aiosqlite.Connection, counts: Mapping[str, int]) -> None:
-    """Add to counters inside the caller's async transaction (`Database.write`)."""
-    await on_thread(conn, lambda raw: add_rows(raw, counts))
-
-
 class Counters:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: DatabaseHandle) -> None:
         self.db = db
 
     async def add(self, counts: Mapping[str, int]) -> None:

@@ -24,28 +24,28 @@ from cortex_mcp.store.files import (
     storage_fault,
     warn_if_exposed,
 )
-from cortex_mcp.store.handle import DatabaseHandle
+from cortex_mcp.store.handle import BaseHandle
+from cortex_mcp.store.interfaces import Connection, WriteFn
 from cortex_mcp.store.schema import MIGRATION_NOTES, MIGRATIONS, SCHEMA_VERSION
-from cortex_mcp.store.writer import SyncWriteFn, WriteQueue, begin_immediate, on_thread, rollback
+from cortex_mcp.store.writer import WriteQueue
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Row = Any  # the driver's Row type (stdlib or pysqlite3)
-WriteFn = Callable[[aiosqlite.Connection], Awaitable[T]]
 
 _READERS = 2
 _CHECKPOINT_WAIT_MS = 100  # a checkpoint never holds the writer long; it retries instead
 _CHECKPOINT_RETRY_MAX_S = 1.0
 
 
-class Database(DatabaseHandle):
+class Database(BaseHandle):
     """Owns connections to one WAL file: a writer, and readers so that searches never queue
     behind a write (such as the access counts a recall leaves behind) and a recall's text and
     vector channels can read at the same time. Every write is one BEGIN IMMEDIATE transaction,
     serialised within the process, waiting (with short polls) while another process holds the
     lock: `transact()` runs a synchronous function as the whole transaction in one trip to the
-    writer's thread (the hot paths use it); `write()` runs an async one, a trip per statement."""
+    writer's thread."""
 
     def __init__(self, path: Path, *, allow_vec: bool = True) -> None:
         self.path = path
@@ -55,7 +55,6 @@ class Database(DatabaseHandle):
         self._busy: list[int] = []
         self._write_lock = asyncio.Lock()
         self._queue = WriteQueue(lambda: self.conn, self._write_lock)
-        self._async_commits = 0
         self._checkpointing: asyncio.Task[None] | None = None
         self.vec_loaded = False
         self.access = FileAccess("rw", 0)
@@ -63,7 +62,7 @@ class Database(DatabaseHandle):
     @property
     def commits(self) -> int:
         """This process's committed write transactions, for cheap change polling."""
-        return self._queue.committed + self._async_commits
+        return self._queue.committed
 
     @property
     def read_only(self) -> bool:
@@ -129,17 +128,18 @@ class Database(DatabaseHandle):
     async def _migrate(self) -> bool:
         """Apply the migrations this file lacks; True when any ran."""
 
-        async def apply(conn: aiosqlite.Connection) -> int:
-            version = await self._user_version(conn)
+        def apply(conn: Connection) -> int:
+            row = conn.execute("PRAGMA user_version").fetchone()
+            version = int(row[0]) if row else 0
             for number in range(version, SCHEMA_VERSION):
                 for statement in MIGRATIONS[number]:
-                    await conn.execute(statement)
-                await conn.execute(f"PRAGMA user_version = {number + 1}")
-                await _log_migration(conn, number + 1, fresh=version == 0)
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number + 1}")
+                _log_migration(conn, number + 1, fresh=version == 0)
             return version
 
         if await self._user_version(self.conn) < SCHEMA_VERSION:
-            return await self.write(apply) < SCHEMA_VERSION
+            return await self.transact(apply) < SCHEMA_VERSION
         return False
 
     @staticmethod
@@ -151,7 +151,7 @@ class Database(DatabaseHandle):
     async def schema_version(self) -> int:
         return await self._user_version(self.conn)
 
-    async def transact(self, fn: SyncWriteFn[T]) -> T:
+    async def transact(self, fn: WriteFn[T]) -> T:
         """Run `fn(connection)` as one transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on
         any error) in one trip to the writer's thread. `fn` is synchronous: it runs on that
         thread and must do nothing but SQL on the connection it is given.
@@ -159,11 +159,6 @@ class Database(DatabaseHandle):
         A storage failure (disk full, read-only, corrupt, locked too long) becomes a
         StorageError whose message says what happened and that nothing was changed."""
         return await self._guarded(lambda: self._queue.submit(fn))
-
-    async def write(self, fn: WriteFn[T]) -> T:
-        """Run the async `fn(connection)` inside BEGIN IMMEDIATE ... COMMIT; roll back on any
-        error. Each statement is a trip to the writer's thread: prefer `transact()`."""
-        return await self._guarded(lambda: self._write(fn))
 
     async def _guarded(self, work: Callable[[], Awaitable[T]]) -> T:
         if self.read_only:
@@ -178,18 +173,6 @@ class Database(DatabaseHandle):
                 raise
             log.warning("%s", fault.message)
             raise fault from exc
-
-    async def _write(self, fn: WriteFn[T]) -> T:
-        async with self._write_lock:
-            try:  # a caller cancelled while BEGIN waits must still roll back after it
-                await on_thread(self.conn, begin_immediate)
-                result = await fn(self.conn)
-                await self.conn.commit()
-            except BaseException:
-                await on_thread(self.conn, rollback)
-                raise
-            self._async_commits += 1
-            return result
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         index = self._busy.index(min(self._busy))  # the least busy reader
@@ -258,18 +241,17 @@ class Database(DatabaseHandle):
         return str(await self.scalar("PRAGMA integrity_check"))
 
 
-async def _log_migration(conn: aiosqlite.Connection, number: int, *, fresh: bool) -> None:
+def _log_migration(conn: Connection, number: int, *, fresh: bool) -> None:
     note = MIGRATION_NOTES.get(number)
     if note is None or fresh:
         log.info("applied migration %d", number)
         return
-    async with conn.execute("SELECT COUNT(*) FROM memories") as cursor:
-        row = await cursor.fetchone()
+    row = conn.execute("SELECT COUNT(*) FROM memories").fetchone()
     log.warning("applied migration %d: " + note, number, int(row[0]) if row else 0)
 
 
-async def set_meta(conn: aiosqlite.Connection, key: str, value: str) -> None:
-    await conn.execute(
+def set_meta(conn: Connection, key: str, value: str) -> None:
+    conn.execute(
         "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, value),
     )

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from cortex_mcp.models import Memory
-from cortex_mcp.store.connection import RawConnection, sqlite_module
-from cortex_mcp.store.database import Database, placeholders
+from cortex_mcp.store.connection import sqlite_module
+from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.imports import (
     MEMORY_FIELDS,
     RELATION_FIELDS,
@@ -23,6 +23,7 @@ from cortex_mcp.store.imports import (
     new_memories,
     write_batch,
 )
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 from cortex_mcp.store.memories import MEMORY_COLUMNS, row_to_memory
 
 LOG_FIELDS = ["action", "memory_ids", "details", "executed_at"]
@@ -32,7 +33,7 @@ IMPORT_CACHE_KIB = 64 * 1024
 class ExportStore:
     ASSIGNS_SEQ = True  # an import numbers its rows itself (SQLite: the write lock is held)
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: DatabaseHandle) -> None:
         self.db = db
 
     async def memories(self, agent_id: str | None, *, live_only: bool = False) -> list[Memory]:
@@ -179,7 +180,7 @@ class ExportStore:
         that does only SQL and the checks that need it."""
         rows = new_memories(memories, agent_id)
 
-        def txn(conn: RawConnection) -> ImportCounts:
+        def txn(conn: Connection) -> ImportCounts:
             return write_batch(
                 conn,
                 agent_id,
@@ -251,7 +252,7 @@ class ExportStore:
         return await asyncio.to_thread(check)
 
 
-def _cache_size(conn: RawConnection, size: int) -> int:
+def _cache_size(conn: Connection, size: int) -> int:
     """Set the connection's cache size (negative: KiB; positive: pages); the one before."""
     previous = int(conn.execute("PRAGMA cache_size").fetchone()[0])
     conn.execute(f"PRAGMA cache_size = {int(size)}")

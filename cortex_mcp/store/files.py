@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cortex_mcp.errors import DiskFull, ReadOnlyStorage, StorageError
-from cortex_mcp.store.connection import sqlite_module
+from cortex_mcp.store.connection import RawConnection, sqlite_module
 from cortex_mcp.store.schema import SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -293,7 +293,7 @@ def _read_version(path: Path, mode: OpenMode, thorough: bool) -> int:
         conn.close()
 
 
-def _quick_check(conn: Any, path: Path) -> None:
+def _quick_check(conn: RawConnection, path: Path) -> None:
     """SQLite's quick_check within a time budget: a large file on a slow disk must not hold
     up `initialize`; corruption it had no time to reach is reported when a query meets it."""
     deadline = time.monotonic() + QUICK_CHECK_BUDGET_S

@@ -1,5 +1,6 @@
-"""What the SQLite and PostgreSQL database handles share above their drivers: `async with`
-opening and closing, and the one-row, one-value and meta reads built on `fetchall`."""
+"""What the SQLite and PostgreSQL database handles share above their drivers (the interface
+both implement is `interfaces.DatabaseHandle`): `async with` opening and closing, and the
+one-row, one-value and meta reads built on `fetchall`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Self
 
 
-class DatabaseHandle(ABC):
+class BaseHandle(ABC):
     """A handle answers `fetchall` its own way (a least-busy SQLite reader, a pooled
     PostgreSQL connection); every smaller read is one `fetchall`."""
 

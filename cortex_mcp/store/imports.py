@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from cortex_mcp.models import new_id
-from cortex_mcp.store.connection import RawConnection
 from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.memories import MEMORY_COLUMNS
 from cortex_mcp.tokenize import content_hash, index_text
 
@@ -44,7 +44,7 @@ def new_memories(memories: list[dict[str, Any]], agent_id: str) -> list[NewMemor
 
 
 def write_batch(
-    conn: RawConnection,
+    conn: Connection,
     agent_id: str,
     memories: list[NewMemory],
     relations: list[dict[str, Any]],
@@ -66,11 +66,11 @@ def write_batch(
     return counts
 
 
-def _exists(conn: RawConnection, sql: str, params: list[Any]) -> bool:
+def _exists(conn: Connection, sql: str, params: list[Any]) -> bool:
     return conn.execute(sql, params).fetchone() is not None
 
 
-def _column(conn: RawConnection, sql: str, params: list[Any]) -> set[str]:
+def _column(conn: Connection, sql: str, params: list[Any]) -> set[str]:
     return {str(r[0]) for r in conn.execute(sql, params).fetchall()}
 
 
@@ -83,7 +83,7 @@ class NewMemory(NamedTuple):
     text: str
 
 
-InsertFresh = Callable[[RawConnection, list[NewMemory]], None]
+InsertFresh = Callable[[Connection, list[NewMemory]], None]
 
 
 def _memory_row(memory: dict[str, Any], agent_id: str) -> tuple[list[Any], str, str]:
@@ -97,7 +97,7 @@ def _memory_row(memory: dict[str, Any], agent_id: str) -> tuple[list[Any], str, 
 
 
 def _insert_memories(
-    conn: RawConnection,
+    conn: Connection,
     agent_id: str,
     memories: list[NewMemory],
     assign_seq: bool,
@@ -155,7 +155,7 @@ _INSERT_WITHOUT_SEQ = (
 )
 
 
-def _insert_relation(conn: RawConnection, agent_id: str, relation: dict[str, Any]) -> int:
+def _insert_relation(conn: Connection, agent_id: str, relation: dict[str, Any]) -> int:
     relation_id = relation.get("id") or new_id()
     owner = _column(conn, "SELECT agent_id FROM relations WHERE id = ?", [relation_id])
     if agent_id in owner:
@@ -183,7 +183,7 @@ def _insert_relation(conn: RawConnection, agent_id: str, relation: dict[str, Any
     return 1
 
 
-def _insert_logs(conn: RawConnection, agent_id: str, logs: list[dict[str, Any]]) -> int:
+def _insert_logs(conn: Connection, agent_id: str, logs: list[dict[str, Any]]) -> int:
     """Entries not already present that name at least one of this agent's memories (as an
     export of one agent selects them); ids of other agents' memories are dropped from them."""
     named = sorted({i for entry in logs for i in entry["memory_ids"]})

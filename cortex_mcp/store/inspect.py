@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from cortex_mcp.store.connection import sqlite_module
+from cortex_mcp.store.connection import RawConnection, sqlite_module
 from cortex_mcp.store.files import connect_uri, storage_fault
 from cortex_mcp.store.schema import SCHEMA_VERSION
 
@@ -87,6 +87,6 @@ def _inspect(path: Path) -> DatabaseReport:
     return DatabaseReport("ok", summary, version, memories)
 
 
-def _memory_counts(conn: Any) -> tuple[int, int]:
+def _memory_counts(conn: RawConnection) -> tuple[int, int]:
     row = conn.execute("SELECT COUNT(*), COUNT(forgotten_at) FROM memories").fetchone()
     return int(row[0]), int(row[1])

@@ -9,10 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import aiosqlite
-
 from cortex_mcp.models import from_iso, to_iso
-from cortex_mcp.store.database import Database
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 
 
 @dataclass(frozen=True)
@@ -24,7 +22,7 @@ class Lease:
 
 
 class LeaseStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: DatabaseHandle) -> None:
         self.db = db
 
     async def acquire(
@@ -35,14 +33,14 @@ class LeaseStore:
         A lease past its expiry, or one `is_stale` declares dead (its process is gone), is
         taken over."""
 
-        async def txn(conn: aiosqlite.Connection) -> Lease | None:
+        def txn(conn: Connection) -> Lease | None:
             now = datetime.now(UTC)
-            current = await _current(conn, name)
+            current = _current(conn, name)
             if current is not None and current.holder != holder:
                 expired = from_iso(current.expires_at) <= now
                 if not expired and not is_stale(current):
                     return current
-            await conn.execute(
+            conn.execute(
                 "INSERT INTO leases(name, holder, acquired_at, expires_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT(name) DO UPDATE SET holder = excluded.holder,"
                 " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
@@ -50,24 +48,24 @@ class LeaseStore:
             )
             return None
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def renew(self, name: str, holder: str, ttl_s: float) -> bool:
-        async def txn(conn: aiosqlite.Connection) -> bool:
+        def txn(conn: Connection) -> bool:
             expires = to_iso(datetime.now(UTC) + timedelta(seconds=ttl_s))
-            cursor = await conn.execute(
+            cursor = conn.execute(
                 "UPDATE leases SET expires_at = ? WHERE name = ? AND holder = ?",
                 (expires, name, holder),
             )
             return cursor.rowcount == 1
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def release(self, name: str, holder: str) -> None:
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
+        def txn(conn: Connection) -> None:
+            conn.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
 
     async def holder(self, name: str) -> Lease | None:
         row = await self.db.fetchone(
@@ -76,9 +74,8 @@ class LeaseStore:
         return Lease(*row) if row is not None else None
 
 
-async def _current(conn: aiosqlite.Connection, name: str) -> Lease | None:
-    async with conn.execute(
+def _current(conn: Connection, name: str) -> Lease | None:
+    row = conn.execute(
         "SELECT name, holder, acquired_at, expires_at FROM leases WHERE name = ?", (name,)
-    ) as cursor:
-        row = await cursor.fetchone()
+    ).fetchone()
     return Lease(*row) if row is not None else None

@@ -7,10 +7,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import aiosqlite
-
 from cortex_mcp.models import LifecycleAction, Memory, NewMemory
-from cortex_mcp.store.database import Database, placeholders, set_meta
+from cortex_mcp.store.database import placeholders, set_meta
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 from cortex_mcp.store.lifecycle_phases import (
     CHUNK,
     LIVE,
@@ -38,7 +37,7 @@ class RunRecord:
 
 
 class LifecycleStore:
-    def __init__(self, db: Database, memories: MemoryStore) -> None:
+    def __init__(self, db: DatabaseHandle, memories: MemoryStore) -> None:
         self.db = db
         self.memories = memories
 
@@ -141,26 +140,26 @@ class LifecycleStore:
     async def start_run(
         self, scope: str, run_at: str, plan: list[LifecycleAction], started_at: str
     ) -> int:
-        async def txn(conn: aiosqlite.Connection) -> int:
-            cursor = await conn.execute(
+        def txn(conn: Connection) -> int:
+            cursor = conn.execute(
                 "INSERT INTO lifecycle_runs (scope, run_at, started_at, status, plan)"
                 " VALUES (?, ?, ?, 'running', ?)",
                 (scope, run_at, started_at, json.dumps([a.model_dump() for a in plan])),
             )
             return int(cursor.lastrowid or 0)
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def finish_run(self, run_id: int, report: dict[str, Any], finished_at: str) -> None:
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
+        def txn(conn: Connection) -> None:
+            conn.execute(
                 "UPDATE lifecycle_runs SET status = 'done', finished_at = ?, report = ?"
                 " WHERE id = ?",
                 (finished_at, json.dumps(report, ensure_ascii=False), run_id),
             )
-            await set_meta(conn, LAST_SUCCESS_KEY, finished_at)
+            set_meta(conn, LAST_SUCCESS_KEY, finished_at)
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
 
     async def apply_phase(
         self,
@@ -177,31 +176,31 @@ class LifecycleStore:
         refreshed decay scores, and the run's progress marker (so a crash resumes after it)."""
         new_memories = new_memories or {}
 
-        async def txn(conn: aiosqlite.Connection) -> PhaseResult:
-            result = await apply_actions(
+        def txn(conn: Connection) -> PhaseResult:
+            result = apply_actions(
                 conn, self.memories, run_id, actions, new_memories, now, self.db.vec_loaded
             )
             if decay_scores:
-                await conn.executemany(
+                conn.executemany(
                     "UPDATE memories SET decay_score = ? WHERE id = ?",
                     [(round(score, 6), memory_id) for memory_id, score in decay_scores.items()],
                 )
             if delete_compressed:
-                await delete_originals(conn, result.applied, self.db.vec_loaded)
-            await conn.execute(
+                delete_originals(conn, result.applied, self.db.vec_loaded)
+            conn.execute(
                 "UPDATE lifecycle_runs SET next_phase = ? WHERE id = ?", (phase_index + 1, run_id)
             )
             return result
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def mark_phase_done(self, run_id: int, phase_index: int) -> None:
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
+        def txn(conn: Connection) -> None:
+            conn.execute(
                 "UPDATE lifecycle_runs SET next_phase = ? WHERE id = ?", (phase_index + 1, run_id)
             )
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
 
     async def summaries_citing(self, memory_id: str) -> list[Memory]:
         rows = await self.db.fetchall(
@@ -217,19 +216,19 @@ class LifecycleStore:
         """New text for a summary (after a purge of something it quoted): row, FTS, hash;
         its vectors go, to be embedded again from the new text."""
 
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await rewrite_memory(
+        def txn(conn: Connection) -> None:
+            rewrite_memory(
                 conn, self.memories, summary_id, content, metadata, now, self.db.vec_loaded
             )
-            await conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
 
     async def optimize_text_index(self) -> None:
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        def txn(conn: Connection) -> None:
+            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
 
 
 def _run_record(row: Any) -> RunRecord:

@@ -14,11 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-import aiosqlite
-
 from cortex_mcp.models import LifecycleAction, NewMemory
 from cortex_mcp.store.database import placeholders
-from cortex_mcp.store.memories import MemoryStore, delete_from_vec_index
+from cortex_mcp.store.interfaces import Connection, MemoryStorage
+from cortex_mcp.store.memory_writes import drop_vec_row
 from cortex_mcp.tokenize import content_hash
 
 LIVE = "forgotten_at IS NULL AND superseded_by IS NULL"
@@ -40,9 +39,9 @@ def action_key(action: LifecycleAction) -> str:
     return f"{action.kind}:{action.agent_id}:{action.period or ''}:{action.ids[0]}"
 
 
-async def apply_actions(
-    conn: aiosqlite.Connection,
-    memories: MemoryStore,
+def apply_actions(
+    conn: Connection,
+    memories: MemoryStorage,
     run_id: int,
     actions: list[LifecycleAction],
     new_memories: dict[str, NewMemory],
@@ -51,7 +50,7 @@ async def apply_actions(
 ) -> PhaseResult:
     """Apply what is still as planned, audit it, and say what was applied and skipped."""
     result = PhaseResult([], [], {})
-    live = await _live_for_moves(conn, actions)
+    live = _live_for_moves(conn, actions)
     moves: dict[str, list[str]] = defaultdict(list)
     audit: list[tuple[str, str, str, str]] = []
     for action in actions:
@@ -61,7 +60,7 @@ async def apply_actions(
                 moves[_MOVES[action.kind][1]].extend(action.ids)
         else:
             new = new_memories.get(action_key(action))
-            done = await _apply_one(conn, memories, action, new, now, result, vec_loaded)
+            done = _apply_one(conn, memories, action, new, now, result, vec_loaded)
         if done is None:
             result.skipped.append(action)
             continue
@@ -76,12 +75,12 @@ async def apply_actions(
         audit.append(_audit_row(action.kind, [*action.ids, *done], details, now))
     for layer, ids in moves.items():
         for chunk in chunks(ids, CHUNK):
-            await conn.execute(
+            conn.execute(
                 "UPDATE memories SET layer = ?, expires_at = NULL, updated_at = ?"
                 f" WHERE id IN ({placeholders(chunk)})",
                 [layer, now, *chunk],
             )
-    await conn.executemany(
+    conn.executemany(
         "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at) VALUES (?, ?, ?, ?)",
         audit,
     )
@@ -91,11 +90,11 @@ async def apply_actions(
 def _audit_row(
     action: str, ids: list[str], details: dict[str, Any], now: str
 ) -> tuple[str, str, str, str]:
-    """The row `memories.log_lifecycle` writes, for many at once."""
+    """The row `memory_writes.add_log_row` writes, for many at once."""
     return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
 
 
-async def _live_for_moves(conn: aiosqlite.Connection, actions: list[LifecycleAction]) -> set[str]:
+def _live_for_moves(conn: Connection, actions: list[LifecycleAction]) -> set[str]:
     """Ids of the moves' memories that are still live in the layer each move starts from."""
     by_layer: dict[str, list[str]] = defaultdict(list)
     for action in actions:
@@ -104,7 +103,7 @@ async def _live_for_moves(conn: aiosqlite.Connection, actions: list[LifecycleAct
     live: set[str] = set()
     for layer, ids in by_layer.items():
         for chunk in chunks(ids, CHUNK):
-            rows = await fetch_all(
+            rows = fetch_all(
                 conn,
                 f"SELECT id FROM memories WHERE id IN ({placeholders(chunk)}) AND {_TAKEABLE}",
                 [*chunk, layer],
@@ -113,9 +112,9 @@ async def _live_for_moves(conn: aiosqlite.Connection, actions: list[LifecycleAct
     return live
 
 
-async def _apply_one(
-    conn: aiosqlite.Connection,
-    memories: MemoryStore,
+def _apply_one(
+    conn: Connection,
+    memories: MemoryStorage,
     action: LifecycleAction,
     new: NewMemory | None,
     now: str,
@@ -124,54 +123,52 @@ async def _apply_one(
 ) -> list[str] | None:
     """Apply a merge or a compression; its `after` ids, or None when its memories changed."""
     expected = "core" if action.kind == "merge" else "archive"
-    if not await all_live_in(conn, action.ids, expected):
+    if not all_live_in(conn, action.ids, expected):
         return None
     if action.kind == "merge":
-        return await _merge(conn, memories, action, new, now, result)
+        return _merge(conn, memories, action, new, now, result)
     if action.kind == "compress" and new is not None and action.into is not None:
-        if not await all_live_in(conn, [action.into], "core"):
+        if not all_live_in(conn, [action.into], "core"):
             return None
-        await rewrite_memory(
-            conn, memories, action.into, new.content, new.metadata, now, vec_loaded
-        )
-        await _mark_compressed(conn, action.ids, action.into)
+        rewrite_memory(conn, memories, action.into, new.content, new.metadata, now, vec_loaded)
+        _mark_compressed(conn, action.ids, action.into)
         result.created[action_key(action)] = action.into
         return [action.into]
     if action.kind == "compress" and new is not None:
-        summary = await memories.write_in(conn, new, now)
-        await _mark_compressed(conn, action.ids, summary.memory.id)
+        summary = memories.remember_in(conn, new, now)
+        _mark_compressed(conn, action.ids, summary.memory.id)
         result.created[action_key(action)] = summary.memory.id
         return [summary.memory.id]
     return None
 
 
-async def _merge(
-    conn: aiosqlite.Connection,
-    memories: MemoryStore,
+def _merge(
+    conn: Connection,
+    memories: MemoryStorage,
     action: LifecycleAction,
     new: NewMemory | None,
     now: str,
     result: PhaseResult,
 ) -> list[str]:
     if new is not None:  # the LLM wrote one memory for the whole cluster
-        keeper = (await memories.write_in(conn, new, now)).memory.id
+        keeper = (memories.remember_in(conn, new, now)).memory.id
         result.created[action_key(action)] = keeper
     else:
         keeper = action.into or action.ids[-1]
     older = [i for i in action.ids if i != keeper]
-    stats = await fetch_all(
+    stats = fetch_all(
         conn,
         "SELECT MAX(importance), SUM(access_count) FROM memories"
         f" WHERE id IN ({placeholders(older)})",
         older,
     )
     importance, accesses = stats[0][0] or 0.0, stats[0][1] or 0
-    await conn.execute(
+    conn.execute(
         "UPDATE memories SET importance = MAX(importance, ?),"
         " access_count = access_count + ? WHERE id = ?",
         (importance, accesses, keeper),
     )
-    await conn.execute(
+    conn.execute(
         "UPDATE memories SET superseded_by = ?, layer = 'archive', expires_at = NULL,"
         f" updated_at = ? WHERE id IN ({placeholders(older)})",
         [keeper, now, *older],
@@ -179,9 +176,9 @@ async def _merge(
     return [keeper]
 
 
-async def rewrite_memory(
-    conn: aiosqlite.Connection,
-    memories: MemoryStore,
+def rewrite_memory(
+    conn: Connection,
+    memories: MemoryStorage,
     summary_id: str,
     content: str,
     metadata: dict[str, Any],
@@ -190,11 +187,11 @@ async def rewrite_memory(
 ) -> None:
     """New text and metadata for a summary: row, text index (the memory store's own, as
     remember writes it), hash; its vectors are dropped so the indexer embeds the new text."""
-    rows = await fetch_all(conn, "SELECT seq FROM memories WHERE id = ?", [summary_id])
+    rows = fetch_all(conn, "SELECT seq FROM memories WHERE id = ?", [summary_id])
     if not rows:
         return
     seq = rows[0][0]
-    await conn.execute(
+    conn.execute(
         "UPDATE memories SET content = ?, content_hash = ?, metadata = ?, updated_at = ?"
         " WHERE seq = ?",
         (
@@ -205,49 +202,45 @@ async def rewrite_memory(
             seq,
         ),
     )
-    await memories.reindex_in(conn, seq, content)
-    await conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (summary_id,))
+    memories.reindex_in(conn, seq, content)
+    conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (summary_id,))
     if vec_loaded:
-        await delete_from_vec_index(conn, summary_id)
+        drop_vec_row(conn, summary_id)
 
 
-async def delete_originals(
-    conn: aiosqlite.Connection, applied: list[LifecycleAction], vec_loaded: bool
-) -> None:
+def delete_originals(conn: Connection, applied: list[LifecycleAction], vec_loaded: bool) -> None:
     """Originals of a summary are removed; their ids stay in the summary and the log."""
     ids = [i for a in applied if a.kind == "compress" for i in a.ids]
     for chunk in chunks(ids, CHUNK):
-        rows = await fetch_all(
+        rows = fetch_all(
             conn, f"SELECT seq FROM memories WHERE id IN ({placeholders(chunk)})", chunk
         )
-        await conn.executemany(
-            "DELETE FROM memories_fts WHERE rowid = ?", [(row[0],) for row in rows]
-        )
-        await conn.execute(
+        conn.executemany("DELETE FROM memories_fts WHERE rowid = ?", [(row[0],) for row in rows])
+        conn.execute(
             f"UPDATE relations SET source_memory_id = NULL WHERE source_memory_id IN"
             f" ({placeholders(chunk)})",
             chunk,
         )
-        await conn.execute(f"DELETE FROM memories WHERE id IN ({placeholders(chunk)})", chunk)
+        conn.execute(f"DELETE FROM memories WHERE id IN ({placeholders(chunk)})", chunk)
         if vec_loaded:
             for memory_id in chunk:
-                await delete_from_vec_index(conn, memory_id)
+                drop_vec_row(conn, memory_id)
 
 
-async def _mark_compressed(conn: aiosqlite.Connection, ids: list[str], summary_id: str) -> None:
+def _mark_compressed(conn: Connection, ids: list[str], summary_id: str) -> None:
     for chunk in chunks(ids, CHUNK):
-        await conn.execute(
+        conn.execute(
             "UPDATE memories SET metadata = json_set(metadata, '$.compressed_into', ?)"
             f" WHERE id IN ({placeholders(chunk)})",
             [summary_id, *chunk],
         )
 
 
-async def all_live_in(conn: aiosqlite.Connection, ids: list[str], layer: str) -> bool:
+def all_live_in(conn: Connection, ids: list[str], layer: str) -> bool:
     found = 0
     unique = list(dict.fromkeys(ids))
     for chunk in chunks(unique, CHUNK):
-        rows = await fetch_all(
+        rows = fetch_all(
             conn,
             f"SELECT COUNT(*) FROM memories WHERE id IN ({placeholders(chunk)}) AND {_TAKEABLE}",
             [*chunk, layer],
@@ -256,9 +249,8 @@ async def all_live_in(conn: aiosqlite.Connection, ids: list[str], layer: str) ->
     return found == len(unique)
 
 
-async def fetch_all(conn: aiosqlite.Connection, sql: str, params: list[Any]) -> list[Any]:
-    async with conn.execute(sql, params) as cursor:
-        return list(await cursor.fetchall())
+def fetch_all(conn: Connection, sql: str, params: list[Any]) -> list[Any]:
+    return conn.execute(sql, params).fetchall()
 
 
 def chunks(items: list[str], size: int) -> list[list[str]]:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import aiosqlite
-
 from cortex_mcp.models import (
     Layer,
     Memory,
@@ -15,8 +13,8 @@ from cortex_mcp.models import (
     NewMemory,
     SearchFilters,
 )
-from cortex_mcp.store.connection import RawConnection
-from cortex_mcp.store.database import Database, placeholders
+from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 from cortex_mcp.store.memory_rows import (
     MEMORY_COLUMNS,
     Accesses,
@@ -28,17 +26,14 @@ from cortex_mcp.store.memory_writes import (
     add_log_row,
     bump_row,
     change_columns,
-    delete_from_vec_index,
     drop_vec_row,
     erase_row,
     insert_or_bump,
-    log_lifecycle,
     read_back,
     require_owned,
     supersede_details,
 )
 from cortex_mcp.store.text_reads import TextReads, filter_sql, like_pattern, on_primary_key
-from cortex_mcp.store.writer import on_thread
 from cortex_mcp.tokenize import index_text, query_key
 
 log = logging.getLogger(__name__)
@@ -50,53 +45,47 @@ __all__ = [  # what other store modules (and the PostgreSQL store) import from h
     "MemoryStore",
     "WriteOutcome",
     "add_log_row",
-    "delete_from_vec_index",
     "filter_sql",
     "like_pattern",
-    "log_lifecycle",
     "row_to_memory",
 ]
 
 
 class MemoryStore(TextReads):
-    def __init__(self, db: Database, ttl: LayerTtl) -> None:
+    def __init__(self, db: DatabaseHandle, ttl: LayerTtl) -> None:
         self.db = db
         self.ttl = ttl
 
     # ---- writes -------------------------------------------------------------------------
     # Each write is one synchronous function run as one transaction on the writer's thread
-    # (`Database.transact`): one trip, however many statements.
+    # (`DatabaseHandle.transact`): one trip, however many statements.
 
     async def remember(self, new: NewMemory, now: str) -> WriteOutcome:
         return await self.db.transact(lambda conn: self._insert_or_bump(conn, new, now))
 
-    async def write_in(self, conn: aiosqlite.Connection, new: NewMemory, now: str) -> WriteOutcome:
-        """`remember` inside an async transaction another store method holds (`Database.write`)."""
-        return await on_thread(conn, lambda raw: self._insert_or_bump(raw, new, now))
-
-    def remember_in(self, conn: RawConnection, new: NewMemory, now: str) -> WriteOutcome:
-        """`remember` inside a one-trip transaction another store method holds (`transact`)."""
+    def remember_in(self, conn: Connection, new: NewMemory, now: str) -> WriteOutcome:
+        """`remember` inside a transaction another store method holds (`transact`)."""
         return self._insert_or_bump(conn, new, now)
 
-    async def reindex_in(self, conn: aiosqlite.Connection, seq: int, content: str) -> None:
-        """A memory's text index for its new content, inside the caller's `write`."""
-        await conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
-        await conn.execute(
+    def reindex_in(self, conn: Connection, seq: int, content: str) -> None:
+        """A memory's text index for its new content, inside the caller's transaction."""
+        conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
+        conn.execute(
             "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)", (seq, index_text(content))
         )
 
     def _insert_or_bump(
-        self, conn: RawConnection, new: NewMemory, now: str, *, audit: bool = True
+        self, conn: Connection, new: NewMemory, now: str, *, audit: bool = True
     ) -> WriteOutcome:
         return insert_or_bump(conn, new, now, self.ttl, audit=audit)
 
-    def _bump(self, conn: RawConnection, memory_id: str, new: NewMemory, now: str) -> None:
+    def _bump(self, conn: Connection, memory_id: str, new: NewMemory, now: str) -> None:
         bump_row(conn, memory_id, new, now, self.ttl)
 
     async def forget(self, memory_id: str, agent_id: str, reason: str | None, now: str) -> Memory:
         """Soft forget: out of recall, kept in the archive (never expiring) and the audit log."""
 
-        def txn(conn: RawConnection) -> Memory:
+        def txn(conn: Connection) -> Memory:
             require_owned(conn, memory_id, agent_id)
             conn.execute(
                 "UPDATE memories SET layer = 'archive', forgotten_at = ?, expires_at = NULL,"
@@ -113,7 +102,7 @@ class MemoryStore(TextReads):
     ) -> WriteOutcome:
         """Store the corrected fact and chain the old one to it (`superseded_by`)."""
 
-        def txn(conn: RawConnection) -> WriteOutcome:
+        def txn(conn: Connection) -> WriteOutcome:
             require_owned(conn, memory_id, correction.agent_id)
             update = {"supersedes": memory_id, "supersede_rule": "forget_correction"}
             new = correction.model_copy(update=update)
@@ -136,7 +125,7 @@ class MemoryStore(TextReads):
         """Erase the content everywhere; leave a content-free tombstone in the audit log."""
         vec_loaded = self.db.vec_loaded
 
-        def txn(conn: RawConnection) -> None:
+        def txn(conn: Connection) -> None:
             row = require_owned(conn, memory_id, agent_id)
             seq, digest = row["seq"], row["content_hash"]
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
@@ -165,7 +154,7 @@ class MemoryStore(TextReads):
         """Change an owner's memory in place (category, importance, layer, shared)."""
         sets, params = change_columns(changes, self.ttl, now)
 
-        def txn(conn: RawConnection) -> Memory:
+        def txn(conn: Connection) -> Memory:
             require_owned(conn, memory_id, agent_id)
             if sets:
                 conn.execute(
@@ -197,7 +186,7 @@ class MemoryStore(TextReads):
         if not log_rows:
             return
 
-        def txn(conn: RawConnection) -> None:
+        def txn(conn: Connection) -> None:
             conn.executemany(
                 "UPDATE memories SET access_count = access_count + ?, last_accessed = ?"
                 " WHERE id = ?",

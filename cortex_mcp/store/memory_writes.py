@@ -1,25 +1,22 @@
-"""The bodies of memory write transactions: synchronous functions that run on the writer's
-thread inside `Database.transact` (one trip), or inside an async transaction through
-`on_thread`. `MemoryStore` (memories.py) is their public face."""
+"""The bodies of memory write transactions: synchronous functions on the connection a
+transaction is given (`DatabaseHandle.transact`). `MemoryStore` (memories.py) is their
+public face."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import aiosqlite
-
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Layer, Memory, MemoryChanges, NewMemory, new_id
-from cortex_mcp.store.connection import RawConnection
 from cortex_mcp.store.database import Row
+from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.memory_rows import MEMORY_COLUMNS, LayerTtl, WriteOutcome, row_to_memory
-from cortex_mcp.store.writer import on_thread
 from cortex_mcp.tokenize import content_hash, index_text
 
 
 def insert_or_bump(
-    conn: RawConnection, new: NewMemory, now: str, ttl: LayerTtl, *, audit: bool = True
+    conn: Connection, new: NewMemory, now: str, ttl: LayerTtl, *, audit: bool = True
 ) -> WriteOutcome:
     """Insert `new`, or bump the row with the same content; with `supersedes`, chain the
     old memory to it (audited here unless the caller writes its own log row)."""
@@ -38,7 +35,7 @@ def insert_or_bump(
 
 
 def written(
-    conn: RawConnection,
+    conn: Connection,
     new: NewMemory,
     memory_id: str,
     deduplicated: bool,
@@ -84,7 +81,7 @@ def insert_values(
 
 
 def _insert(
-    conn: RawConnection, memory_id: str, digest: str, new: NewMemory, now: str, ttl: LayerTtl
+    conn: Connection, memory_id: str, digest: str, new: NewMemory, now: str, ttl: LayerTtl
 ) -> None:
     cursor = conn.execute(
         f"INSERT INTO memories ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -118,7 +115,7 @@ def bump_values(memory_id: str, new: NewMemory, now: str, ttl: LayerTtl) -> tupl
     )
 
 
-def bump_row(conn: RawConnection, memory_id: str, new: NewMemory, now: str, ttl: LayerTtl) -> None:
+def bump_row(conn: Connection, memory_id: str, new: NewMemory, now: str, ttl: LayerTtl) -> None:
     """The same content again: keep one row, raise its importance, revive it if it was
     forgotten, archived or compressed into a summary (the lifecycle acts on it again), and
     move it up to the requested layer."""
@@ -144,20 +141,14 @@ def _log_params(action: str, ids: list[str], details: dict[str, Any], now: str) 
     return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
 
 
-async def log_lifecycle(
-    conn: aiosqlite.Connection, action: str, ids: list[str], details: dict[str, Any], now: str
-) -> None:
-    await conn.execute(_LOG_ROW, _log_params(action, ids, details, now))
-
-
 def add_log_row(
-    conn: RawConnection, action: str, ids: list[str], details: dict[str, Any], now: str
+    conn: Connection, action: str, ids: list[str], details: dict[str, Any], now: str
 ) -> None:
-    """`log_lifecycle` for a transaction running on the writer's thread."""
+    """One `lifecycle_log` row, inside the caller's transaction."""
     conn.execute(_LOG_ROW, _log_params(action, ids, details, now))
 
 
-def read_back(conn: RawConnection, memory_id: str) -> Memory:
+def read_back(conn: Connection, memory_id: str) -> Memory:
     row = conn.execute(
         f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
     ).fetchone()
@@ -165,9 +156,7 @@ def read_back(conn: RawConnection, memory_id: str) -> Memory:
     return row_to_memory(row)
 
 
-def require_owned(
-    conn: RawConnection, memory_id: str, agent_id: str, field: str = "memory_id"
-) -> Row:
+def require_owned(conn: Connection, memory_id: str, agent_id: str, field: str = "memory_id") -> Row:
     row = conn.execute(
         "SELECT seq, content_hash FROM memories WHERE id = ? AND agent_id = ?",
         (memory_id, agent_id),
@@ -177,9 +166,7 @@ def require_owned(
     return row
 
 
-def mark_superseded(
-    conn: RawConnection, new: NewMemory, new_id_: str, now: str, audit: bool
-) -> None:
+def mark_superseded(conn: Connection, new: NewMemory, new_id_: str, now: str, audit: bool) -> None:
     """Chain the old memory to the new one; the audit log names both and the rule."""
     old_id = str(new.supersedes)
     require_owned(conn, old_id, new.agent_id, field="supersedes")
@@ -195,7 +182,7 @@ def supersede_details(new: NewMemory, new_id_: str) -> dict[str, Any]:
     return {"rule": new.supersede_rule, "superseded": new.supersedes, "by": new_id_}
 
 
-def erase_row(conn: RawConnection, seq: int, digest: str) -> None:
+def erase_row(conn: Connection, seq: int, digest: str) -> None:
     """Delete a purged memory's row, and its cached embedding unless another row has the
     same content."""
     conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
@@ -206,15 +193,10 @@ def erase_row(conn: RawConnection, seq: int, digest: str) -> None:
     )
 
 
-def drop_vec_row(conn: RawConnection, memory_id: str) -> None:
+def drop_vec_row(conn: Connection, memory_id: str) -> None:
     exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone()
     if exists:
         conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (memory_id,))
-
-
-async def delete_from_vec_index(conn: aiosqlite.Connection, memory_id: str) -> None:
-    """`drop_vec_row` for an async transaction (`Database.write`)."""
-    await on_thread(conn, lambda raw: drop_vec_row(raw, memory_id))
 
 
 def change_columns(changes: MemoryChanges, ttl: LayerTtl, now: str) -> tuple[list[str], list[Any]]:

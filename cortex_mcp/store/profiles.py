@@ -7,9 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import aiosqlite
-
-from cortex_mcp.store.database import Database
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 
 # The categories whose change makes the profile stale (seed 000 §5.2.7).
 PROFILE_SOURCES = ("identity", "preference", "skill")
@@ -26,7 +24,7 @@ class ProfileRow:
 
 
 class ProfileStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: DatabaseHandle) -> None:
         self.db = db
 
     async def get(self, agent_id: str) -> ProfileRow | None:
@@ -62,8 +60,8 @@ class ProfileStore:
     async def save_generated(
         self, agent_id: str, generated: dict[str, Any], fingerprint: str, built_by: str, now: str
     ) -> None:
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
+        def txn(conn: Connection) -> None:
+            conn.execute(
                 "INSERT INTO profiles (agent_id, generated, fingerprint, built_by, built_at,"
                 " updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(agent_id) DO UPDATE SET"
                 " generated = excluded.generated, fingerprint = excluded.fingerprint,"
@@ -79,15 +77,15 @@ class ProfileStore:
                 ),
             )
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
 
     async def save_manual(self, agent_id: str, manual: dict[str, Any], now: str) -> None:
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
+        def txn(conn: Connection) -> None:
+            conn.execute(
                 "INSERT INTO profiles (agent_id, manual, updated_at) VALUES (?, ?, ?)"
                 " ON CONFLICT(agent_id) DO UPDATE SET manual = excluded.manual,"
                 " updated_at = excluded.updated_at",
                 (agent_id, json.dumps(manual, ensure_ascii=False), now),
             )
 
-        await self.db.write(txn)
+        await self.db.transact(txn)

@@ -5,12 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import aiosqlite
-
 from cortex_mcp.models import new_id
-from cortex_mcp.store.connection import RawConnection
-from cortex_mcp.store.database import Database
-from cortex_mcp.store.writer import on_thread
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 
 
 @dataclass(frozen=True)
@@ -22,14 +18,7 @@ class Triple:
     confidence: float = 0.8
 
 
-async def add_in(
-    conn: aiosqlite.Connection, agent_id: str, triples: list[Triple], now: str
-) -> None:
-    """`add_rows` inside the caller's async transaction (`Database.write`)."""
-    await on_thread(conn, lambda raw: add_rows(raw, agent_id, triples, now))
-
-
-def add_rows(conn: RawConnection, agent_id: str, triples: list[Triple], now: str) -> None:
+def add_rows(conn: Connection, agent_id: str, triples: list[Triple], now: str) -> None:
     """Insert triples inside the caller's transaction; a known triple is refreshed, not doubled."""
     conn.executemany(
         "INSERT INTO relations (id, agent_id, subject, predicate, object, confidence,"
@@ -58,13 +47,13 @@ _ROW = "id, subject, predicate, object, confidence, source_memory_id, created_at
 
 
 class RelationStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: DatabaseHandle) -> None:
         self.db = db
 
     async def add(self, agent_id: str, triple: Triple, now: str) -> dict[str, Any]:
         """One triple in its own transaction; a known triple is refreshed and returned as is."""
 
-        def txn(conn: RawConnection) -> dict[str, Any]:
+        def txn(conn: Connection) -> dict[str, Any]:
             add_rows(conn, agent_id, [triple], now)
             row = conn.execute(
                 f"SELECT {_ROW} FROM relations"
@@ -79,7 +68,7 @@ class RelationStore:
     async def delete(self, relation_id: str, agent_id: str) -> bool:
         """Delete one of `agent_id`'s relations; False when it has none with that id."""
 
-        def txn(conn: RawConnection) -> bool:
+        def txn(conn: Connection) -> bool:
             cursor = conn.execute(
                 "DELETE FROM relations WHERE id = ? AND agent_id = ?", (relation_id, agent_id)
             )

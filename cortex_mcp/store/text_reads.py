@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from cortex_mcp.models import SearchFilters
-from cortex_mcp.store.database import Database, placeholders
+from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.interfaces import DatabaseHandle
 
 
 def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
@@ -44,7 +45,7 @@ def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]
 class TextReads:
     """Mixed into the memory store: the statements the text channel runs."""
 
-    db: Database
+    db: DatabaseHandle
 
     async def term_counts(self, phrases: list[str], cap: int) -> tuple[int, dict[str, int]]:
         """(highest memory seq, memories matching each FTS phrase, counted up to `cap`): one

@@ -15,8 +15,8 @@ from typing import Any
 
 from cortex_mcp.models import Memory, NewMemory, new_id
 from cortex_mcp.store import counters, relations
-from cortex_mcp.store.connection import RawConnection
-from cortex_mcp.store.database import Database, Row
+from cortex_mcp.store.database import Row
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 from cortex_mcp.store.memories import MemoryStore
 
 _COLUMNS = (
@@ -60,7 +60,7 @@ def _turn(row: Row) -> Turn:
 
 
 class TurnStore:
-    def __init__(self, db: Database, memories: MemoryStore) -> None:
+    def __init__(self, db: DatabaseHandle, memories: MemoryStore) -> None:
         self.db = db
         self.memories = memories
 
@@ -76,7 +76,7 @@ class TurnStore:
     ) -> tuple[Turn, bool]:
         """Store the raw turn durably; (the turn, False) when the same turn is already known."""
 
-        def txn(conn: RawConnection) -> tuple[Turn, bool]:
+        def txn(conn: Connection) -> tuple[Turn, bool]:
             cursor = conn.execute(
                 "INSERT INTO turns (id, agent_id, session_id, turn_hash, user_message,"
                 " assistant_message, status, created_at, updated_at)"
@@ -112,7 +112,7 @@ class TurnStore:
     async def claim(self, turn: Turn, owner: str, now: str) -> bool:
         """Take `turn` for `owner` if nobody else took it since it was read."""
 
-        def txn(conn: RawConnection) -> bool:
+        def txn(conn: Connection) -> bool:
             cursor = conn.execute(
                 "UPDATE turns SET claimed_by = ?, claimed_at = ?, attempts = attempts + 1,"
                 " updated_at = ? WHERE id = ? AND status = 'pending' AND claimed_by IS ?",
@@ -131,7 +131,7 @@ class TurnStore:
     async def complete(self, turn: Turn, done: Completion, now: str) -> list[Memory]:
         """Write the extracted memories, their relations and the turn's result at once."""
 
-        def txn(conn: RawConnection) -> list[Memory]:
+        def txn(conn: Connection) -> list[Memory]:
             row = conn.execute("SELECT status FROM turns WHERE id = ?", (turn.id,)).fetchone()
             if row is None or row[0] == "done":  # another process finished it first
                 return []

@@ -9,9 +9,8 @@ from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import aiosqlite
-
-from cortex_mcp.store.database import Database, Row, placeholders, set_meta
+from cortex_mcp.store.database import Row, placeholders, set_meta
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 
 if TYPE_CHECKING:  # numpy is imported where arrays are built: `list`/`show` start without it
     import numpy as np
@@ -66,7 +65,7 @@ class VectorStore:
     # column (`shape`, `watermark`, `added_since`)
     ROW_NUMBER = "rowid"
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: DatabaseHandle) -> None:
         self.db = db
 
     # ---- embedding cache ----------------------------------------------------------------
@@ -95,10 +94,10 @@ class VectorStore:
             return 0
         use_vec = await self._vec_index_matches(model, dim)
 
-        async def txn(conn: aiosqlite.Connection) -> int:
+        def txn(conn: Connection) -> int:
             # one statement per table for the whole batch: the write lock is held briefly
-            await conn.executemany(CACHE_INSERT, cache_rows(items, model, dim, now))
-            cursor = await conn.executemany(
+            conn.executemany(CACHE_INSERT, cache_rows(items, model, dim, now))
+            cursor = conn.executemany(
                 "INSERT OR REPLACE INTO memory_vectors (memory_id, model, dim, vector, updated_at)"
                 " SELECT id, ?, ?, ?, ? FROM memories WHERE id = ?",
                 [(model, dim, blob, now, pending.memory_id) for pending, blob in items],
@@ -106,17 +105,17 @@ class VectorStore:
             saved = max(cursor.rowcount, 0)
             if use_vec:
                 for pending, blob in items:
-                    await conn.execute(
+                    conn.execute(
                         "DELETE FROM memories_vec WHERE memory_id = ?", (pending.memory_id,)
                     )
-                    await conn.execute(
+                    conn.execute(
                         "INSERT INTO memories_vec (memory_id, embedding)"
                         " SELECT ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
                         (pending.memory_id, blob, pending.memory_id),
                     )
             return saved
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def ensure_vec_index(self, model: str, dim: int) -> bool:
         """(Re)build the vec0 index for this model and dimension from the BLOB table."""
@@ -127,20 +126,20 @@ class VectorStore:
         if self.db.read_only:
             return False  # cannot build it here: the numpy search serves instead
 
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.execute("DROP TABLE IF EXISTS memories_vec")
-            await conn.execute(
+        def txn(conn: Connection) -> None:
+            conn.execute("DROP TABLE IF EXISTS memories_vec")
+            conn.execute(
                 "CREATE VIRTUAL TABLE memories_vec USING vec0("
                 f"memory_id TEXT PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)"
             )
-            await conn.execute(
+            conn.execute(
                 "INSERT INTO memories_vec (memory_id, embedding)"
                 " SELECT memory_id, vector FROM memory_vectors WHERE model = ? AND dim = ?",
                 (model, dim),
             )
-            await set_meta(conn, _VEC_META_KEY, f"{model}|{dim}")
+            set_meta(conn, _VEC_META_KEY, f"{model}|{dim}")
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
         log.info("built vec0 index for %s (%d dims)", model, dim)
         return True
 
@@ -196,10 +195,10 @@ class VectorStore:
         if not others:
             return 0
 
-        async def txn(conn: aiosqlite.Connection) -> int:
+        def txn(conn: Connection) -> int:
             queued = 0
             for other in others:
-                cursor = await conn.execute(
+                cursor = conn.execute(
                     "INSERT OR IGNORE INTO embedding_queue (seq, priority)"
                     " SELECT m.seq, m.access_count FROM memory_vectors v"
                     " JOIN memories m ON m.id = v.memory_id"
@@ -209,7 +208,7 @@ class VectorStore:
                 queued += max(cursor.rowcount, 0)
             return queued
 
-        return await self.db.write(txn)
+        return await self.db.transact(txn)
 
     async def queued(self) -> int:
         """Memories waiting in the embedding queue."""
@@ -228,12 +227,10 @@ class VectorStore:
             models.append(str(row[0]))
 
     async def _unqueue(self, seqs: list[int]) -> None:
-        async def txn(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                f"DELETE FROM embedding_queue WHERE seq IN ({placeholders(seqs)})", seqs
-            )
+        def txn(conn: Connection) -> None:
+            conn.execute(f"DELETE FROM embedding_queue WHERE seq IN ({placeholders(seqs)})", seqs)
 
-        await self.db.write(txn)
+        await self.db.transact(txn)
 
     async def shape(self, model: str, dim: int) -> tuple[int, int]:
         """(count, highest row number) of the vectors of one model: a cheap change detector."""

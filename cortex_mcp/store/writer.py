@@ -26,11 +26,11 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from cortex_mcp.store.connection import BUSY_TIMEOUT_MS, RawConnection, operational_error
+from cortex_mcp.store.interfaces import WriteFn
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-SyncWriteFn = Callable[[RawConnection], T]
 
 _FIRST_WAIT_S = 0.0002
 _LONGEST_WAIT_S = 0.002  # polling at most this far apart keeps a waiter's wake-up short
@@ -76,7 +76,7 @@ async def on_thread(conn: aiosqlite.Connection, fn: Callable[[RawConnection], T]
 
 @dataclass
 class _Job:
-    fn: SyncWriteFn[Any]
+    fn: WriteFn[Any]
     future: asyncio.Future[Any] = field(repr=False)
 
 
@@ -103,7 +103,7 @@ def _run_batch(jobs: list[_Job], conn: RawConnection) -> list[tuple[bool, Any]]:
 class WriteQueue:
     """One-trip transactions waiting for the writer. A single drain task takes every waiting
     job (up to _BATCH_MAX), holds the process's write lock for one trip, and hands each caller
-    its own result or error; multi-trip writes (`Database.write`) take the same lock."""
+    its own result or error; a checkpoint takes the same lock."""
 
     def __init__(self, conn: Callable[[], aiosqlite.Connection], lock: asyncio.Lock) -> None:
         self._conn = conn
@@ -112,7 +112,7 @@ class WriteQueue:
         self._drainer: asyncio.Task[None] | None = None
         self.committed = 0
 
-    async def submit(self, fn: SyncWriteFn[T]) -> T:
+    async def submit(self, fn: WriteFn[T]) -> T:
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._jobs.append(_Job(fn, future))
         if self._drainer is None or self._drainer.done():

@@ -267,13 +267,13 @@ async def build(path: Path, size: int, *, vectors: bool, seed: int = 1) -> dict[
             n = min(BATCH, size - written)
             memories, fts, contents = _rows(vocab, embedder, rng, n, start)
             blobs = [embedder.vector(c).tobytes() for c in contents] if vectors else []
-            written += await db.write(
+            written += await db.transact(
                 lambda conn, m=memories, f=fts, b=blobs: _insert(conn, m, f, b)
             )
             if written % 100_000 < BATCH:
                 rate = written / (time.perf_counter() - started)
                 print(f"  {written:,} memories ({rate:,.0f}/s)", file=sys.stderr)
-        await db.write(lambda conn: conn.execute("PRAGMA optimize"))
+        await db.transact(lambda conn: conn.execute("PRAGMA optimize"))
         await db.checkpoint()
     partial.rename(path)
     seconds = time.perf_counter() - started
@@ -282,25 +282,25 @@ async def build(path: Path, size: int, *, vectors: bool, seed: int = 1) -> dict[
     return meta
 
 
-async def _insert(conn, memories: list[tuple], fts: list[str], blobs: list[bytes]) -> int:
-    """One batch in four statements (each `execute` is a trip to the database thread)."""
-    first = (await (await conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memories")).fetchone())[0]
-    await conn.executemany(
+def _insert(conn, memories: list[tuple], fts: list[str], blobs: list[bytes]) -> int:
+    """One batch in four statements, one transaction on the database thread."""
+    first = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM memories").fetchone()[0]
+    conn.executemany(
         "INSERT OR IGNORE INTO memories (id, agent_id, layer, category, content,"
         " content_hash, source, importance, created_at, updated_at, expires_at,"
         " forgotten_at, shared) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         memories,
     )
-    cursor = await conn.execute("SELECT id, seq FROM memories WHERE seq > ?", (first,))
-    seqs = {str(memory_id): int(seq) for memory_id, seq in await cursor.fetchall()}
+    cursor = conn.execute("SELECT id, seq FROM memories WHERE seq > ?", (first,))
+    seqs = {str(memory_id): int(seq) for memory_id, seq in cursor.fetchall()}
     kept = [i for i, row in enumerate(memories) if row[0] in seqs]
-    await conn.executemany(
+    conn.executemany(
         "INSERT INTO memories_fts(rowid, text) VALUES (?, ?)",
         [(seqs[memories[i][0]], fts[i]) for i in kept],
     )
     if blobs:
         now = to_iso(datetime.now(UTC))
-        await conn.executemany(
+        conn.executemany(
             "INSERT INTO memory_vectors (memory_id, model, dim, vector, updated_at)"
             " VALUES (?, ?, ?, ?, ?)",
             [(memories[i][0], MODEL, DIM, blobs[i], now) for i in kept],

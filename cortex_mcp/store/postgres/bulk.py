@@ -17,11 +17,12 @@ SQL: slower, and not quite as remember splits it (Cyrillic, Greek and Vietnamese
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cortex_mcp.store.database import placeholders
-from cortex_mcp.store.imports import MEMORY_FIELDS, ROW_FIELDS, NewMemory
+from cortex_mcp.store.imports import MEMORY_FIELDS, ROW_FIELDS, InsertFresh, NewMemory
+from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.postgres.memories import index_columns
 from cortex_mcp.store.postgres.vectors import VectorValue
 from cortex_mcp.store.tables import Row, Table
@@ -43,7 +44,7 @@ class Stems:
             cursor = await conn.execute(_STEM, [unknown])
             self._stems.update(zip(unknown, (await cursor.fetchone())[0], strict=True))
 
-    def learn_in(self, conn: Any, terms: Iterable[str]) -> None:
+    def learn_in(self, conn: Connection, terms: Iterable[str]) -> None:
         """The same inside a store transaction (`conn`: a `SyncPgConnection`)."""
         if unknown := self._unknown(terms):
             row = conn.execute(_STEM.replace("%s", "?"), (unknown,)).fetchone()
@@ -96,11 +97,11 @@ async def memory_rows(conn: Any, stems: Stems, spec: Table, rows: list[Row]) -> 
     ]
 
 
-def insert_indexed(stems: Stems) -> Callable[[Any, list[NewMemory]], None]:
+def insert_indexed(stems: Stems) -> InsertFresh:
     """An import's insert of new memories with their text index in the row (`tsv`, `doc_len`,
     as remember stores them), instead of one `memories_fts` trigger call per row."""
 
-    def insert(conn: Any, fresh: list[NewMemory]) -> None:
+    def insert(conn: Connection, fresh: list[NewMemory]) -> None:
         indexed = [index_columns(memory.row[_CONTENT]) for memory in fresh]
         stems.learn_in(conn, (term for terms, _ in indexed for term in terms))
         conn.executemany(

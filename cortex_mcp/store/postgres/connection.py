@@ -1,18 +1,15 @@
-"""A pooled PostgreSQL connection as the stores see it: sqlite3's calls for synchronous
-transactions (`SyncPgConnection`), aiosqlite's for async ones (`PgConnection`), rows readable
-by name and position, and SQLite's SQL read in PostgreSQL's words (`translate`)."""
+"""A pooled PostgreSQL connection as the stores see it: `interfaces.Connection` inside a write
+transaction (`SyncPgConnection`), rows readable by name and position, and SQLite's SQL read in
+PostgreSQL's words (`translate`)."""
 
 from __future__ import annotations
 
 import logging
 import re
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from cortex_mcp.store.postgres.database import PgDatabase
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -113,8 +110,8 @@ def translate(sql: str) -> str:
 
 
 class SyncPgConnection:
-    """A pooled connection inside a write transaction, with sqlite3's calls, for the stores'
-    synchronous transactions (`transact`); it runs on a worker thread."""
+    """A pooled connection inside a write transaction (`interfaces.Connection`), for the
+    stores' transactions (`transact`); it runs on a worker thread."""
 
     in_transaction = True
 
@@ -124,68 +121,9 @@ class SyncPgConnection:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.raw.execute(translate(sql), params)
 
-    def executemany(self, sql: str, rows: Any) -> Any:
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
         cursor = self.raw.cursor()
         rows = list(rows)
         if rows:
             cursor.executemany(translate(sql), rows)
         return cursor
-
-
-class _AsyncCursor:
-    """aiosqlite's cursor calls over a psycopg cursor whose rows are already fetched."""
-
-    def __init__(self, cursor: Any) -> None:
-        self._cursor = cursor
-        self.rowcount = cursor.rowcount
-
-    async def fetchone(self) -> Row | None:
-        return self._cursor.fetchone() if self._cursor.description else None  # type: ignore[no-any-return]
-
-    async def fetchall(self) -> list[Row]:
-        return list(self._cursor.fetchall()) if self._cursor.description else []
-
-
-class _Execution:
-    """What `PgConnection.execute` returns: awaitable, or `async with`, like aiosqlite's."""
-
-    def __init__(self, conn: PgConnection, sql: str, params: Any) -> None:
-        query = translate(sql)
-        self._run = conn.call(lambda raw: _AsyncCursor(raw.execute(query, params)))
-
-    def __await__(self) -> Generator[Any, None, Any]:
-        return self._run.__await__()
-
-    async def __aenter__(self) -> Any:
-        return await self._run
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
-class PgConnection:
-    """A pooled connection inside a write transaction, with aiosqlite's calls, for the stores'
-    async transactions (`write`): each statement runs on a worker thread."""
-
-    in_transaction = True
-
-    def __init__(self, raw: Any, db: PgDatabase) -> None:
-        self.raw = raw
-        self._db = db
-        self._conn = SyncPgConnection(raw)  # what store.writer.on_thread hands its function
-
-    async def call(self, fn: Callable[[Any], T]) -> T:
-        return await self._db.on_thread(fn, self.raw)
-
-    async def _execute(self, fn: Callable[..., T], *args: Any) -> T:
-        """store.writer.on_thread's way in (aiosqlite's name): `fn(*args)` on a thread."""
-        return await self._db.on_thread(fn, *args)
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> _Execution:
-        return _Execution(self, sql, params)
-
-    async def executemany(self, sql: str, rows: Any) -> Any:
-        return await self.call(lambda raw: SyncPgConnection(raw).executemany(sql, rows))
-
-    async def execute_fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return await self.call(lambda raw: list(raw.execute(translate(sql), params).fetchall()))

@@ -1,9 +1,8 @@
 """The PostgreSQL handle: a bounded connection pool, numbered migrations, and the write rule.
 
-It offers the surface of the SQLite `Database` the stores and the service use (`write`,
-`fetchall`, `fetchone`, `scalar`, `get_meta`, `schema_version`, `data_version`, `commits`,
-`path`, `vec_loaded`, `is_open`, `read_only`), so a store whose SQL is portable runs unchanged:
-statements keep SQLite's `?` placeholders and are translated once (`connection.translate`).
+It implements `interfaces.DatabaseHandle` as the SQLite `Database` does, so a store whose SQL
+is portable runs unchanged: statements keep SQLite's `?` placeholders and are translated once
+(`connection.translate`).
 
 Every write is one SERIALIZABLE transaction, retried when PostgreSQL reports a serialization
 failure or a deadlock: several processes then behave as if their writes ran one at a time,
@@ -24,10 +23,10 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from cortex_mcp.errors import CortexError, StorageError
-from cortex_mcp.store.handle import DatabaseHandle
+from cortex_mcp.store.handle import BaseHandle
+from cortex_mcp.store.interfaces import WriteFn
 from cortex_mcp.store.postgres.connection import (
     CancellableWork,
-    PgConnection,
     Row,
     SyncPgConnection,
     row_factory,
@@ -39,7 +38,6 @@ from cortex_mcp.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-WriteFn = Callable[[PgConnection], Awaitable[T]]
 
 _RETRIES = 30
 _MIGRATION_LOCK = 0x636F7274  # pg_advisory_xact_lock key: one migrating process at a time
@@ -55,7 +53,7 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-class PgDatabase(DatabaseHandle):
+class PgDatabase(BaseHandle):
     """At most `pool_max` connections to one PostgreSQL database (psycopg's pool), used from
     worker threads: the stores' write transactions are synchronous functions (one trip each,
     as on SQLite), and a connection is only taken when a thread is there to use it."""
@@ -149,43 +147,11 @@ class PgDatabase(DatabaseHandle):
 
     # ---- writes -----------------------------------------------------------------------
 
-    async def transact(self, fn: Callable[[SyncPgConnection], T]) -> T:
+    async def transact(self, fn: WriteFn[T]) -> T:
         """Run the synchronous `fn(connection)` as one SERIALIZABLE transaction on a worker
         thread, retried on a serialization failure or a deadlock (so `fn` may run more than
         once: it must do nothing but SQL on the connection it is given)."""
         result = await self._guard(lambda: self.run(partial(_transact_sync, fn)))
-        self.commits += 1
-        return result
-
-    async def write(self, fn: WriteFn[T]) -> T:
-        """Run the async `fn(connection)` as one SERIALIZABLE transaction, retried like
-        `transact`; each statement is a trip to a worker thread: prefer `transact`."""
-        psycopg, _ = import_driver()
-        retryable = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
-
-        async def once() -> T:
-            async with self._slots:
-                raw = await self.on_thread(self.pool.getconn)
-                try:
-                    for attempt in range(_RETRIES):
-                        await self.on_thread(_begin, raw)
-                        try:
-                            result = await fn(PgConnection(raw, self))
-                            await self.on_thread(raw.execute, "COMMIT")
-                            return result
-                        except retryable:
-                            await self.on_thread(raw.execute, "ROLLBACK")
-                            if attempt == _RETRIES - 1:
-                                raise
-                            await asyncio.sleep(_backoff(attempt))
-                        except BaseException:
-                            await self.on_thread(_rollback_quietly, raw)
-                            raise
-                    raise AssertionError("unreachable")
-                finally:
-                    await self.on_thread(self.pool.putconn, raw)
-
-        result = await self._guard(once)
         self.commits += 1
         return result
 
@@ -235,7 +201,7 @@ class PgDatabase(DatabaseHandle):
         return "ok"
 
 
-def _transact_sync(fn: Callable[[SyncPgConnection], T], raw: Any) -> T:
+def _transact_sync(fn: WriteFn[T], raw: Any) -> T:
     """`fn` as one SERIALIZABLE transaction, retried on serialization failures (on a thread)."""
     psycopg, _ = import_driver()
     retryable = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
@@ -249,17 +215,6 @@ def _transact_sync(fn: Callable[[SyncPgConnection], T], raw: Any) -> T:
                 raise
             time.sleep(_backoff(attempt))
     raise AssertionError("unreachable")
-
-
-def _begin(raw: Any) -> None:
-    raw.execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
-
-
-def _rollback_quietly(raw: Any) -> None:
-    try:
-        raw.execute("ROLLBACK")
-    except Exception as exc:  # the original error is the one worth reporting
-        log.warning("rollback after a failed write also failed: %s", exc)
 
 
 def _backoff(attempt: int) -> float:

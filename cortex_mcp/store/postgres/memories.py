@@ -12,6 +12,7 @@ from typing import Any
 
 from cortex_mcp.models import Memory, NewMemory, SearchFilters, new_id
 from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.memories import (
     MEMORY_COLUMNS,
     MemoryStore,
@@ -31,7 +32,6 @@ from cortex_mcp.store.memory_writes import (
     written,
 )
 from cortex_mcp.store.postgres import text
-from cortex_mcp.store.postgres.connection import SyncPgConnection
 from cortex_mcp.tokenize import content_hash
 
 # token -> PostgreSQL's stem of it (the dictionary is fixed by the schema): a query's terms are
@@ -48,12 +48,8 @@ def index_columns(content: str) -> tuple[list[str], int]:
 
 
 class PgMemoryStore(MemoryStore):
-    async def write_in(self, conn: Any, new: NewMemory, now: str) -> WriteOutcome:
-        """`remember` inside another store method's transaction (`PgConnection`)."""
-        return await conn.call(lambda raw: self._insert_or_bump(SyncPgConnection(raw), new, now))
-
     def _insert_or_bump(
-        self, conn: Any, new: NewMemory, now: str, *, audit: bool = True
+        self, conn: Connection, new: NewMemory, now: str, *, audit: bool = True
     ) -> WriteOutcome:
         digest = content_hash(new.content)
         memory_id = self._insert_new(conn, new_id(), digest, new, now)
@@ -68,17 +64,17 @@ class PgMemoryStore(MemoryStore):
             self._bump(conn, memory_id, new, now)
         return written(conn, new, memory_id, deduplicated, now, audit=audit)
 
-    async def reindex_in(self, conn: Any, seq: int, content: str) -> None:
+    def reindex_in(self, conn: Connection, seq: int, content: str) -> None:
         """The row's text index for its new content, built exactly as remember builds it
         (terms split in Python; never through the `memories_fts` view's SQL split)."""
         terms, doc_len = index_columns(content)
-        await conn.execute(
+        conn.execute(
             f"UPDATE memories SET tsv = {_TSVECTOR}, doc_len = ? WHERE seq = ?",
             (terms, doc_len, seq),
         )
 
     def _insert_new(
-        self, conn: Any, memory_id: str, digest: str, new: NewMemory, now: str
+        self, conn: Connection, memory_id: str, digest: str, new: NewMemory, now: str
     ) -> str | None:
         """Insert the row with its text index; None when the agent has this content."""
         terms, doc_len = index_columns(new.content)
@@ -90,7 +86,7 @@ class PgMemoryStore(MemoryStore):
         ).fetchone()
         return str(row[0]) if row is not None else None
 
-    def _bump(self, conn: Any, memory_id: str, new: NewMemory, now: str) -> None:
+    def _bump(self, conn: Connection, memory_id: str, new: NewMemory, now: str) -> None:
         """`memory_writes.bump_row` with PostgreSQL's GREATEST for SQLite's two-argument MAX."""
         conn.execute(
             f"UPDATE memories SET importance = GREATEST(importance, ?), updated_at = ?,"
@@ -107,7 +103,7 @@ class PgMemoryStore(MemoryStore):
     async def purge(self, memory_id: str, agent_id: str, now: str) -> None:
         """Erase the content everywhere (the text index is a column of the row)."""
 
-        def txn(conn: Any) -> None:
+        def txn(conn: Connection) -> None:
             row = require_owned(conn, memory_id, agent_id)
             seq, digest = row["seq"], row["content_hash"]
             conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))

@@ -1,5 +1,6 @@
 """The PostgreSQL store classes: SQLite's, where their SQL is portable, else a subclass here
-that overrides what is not (the backend-parametrised tests run every one on both)."""
+that overrides what is not (the backend-parametrised tests run every one on both). Both
+backends' classes are held to the declared interfaces (`store.interfaces`) at the end."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import LifecycleAction
@@ -16,6 +17,7 @@ from cortex_mcp.store.backend import SQLITE, StoreClasses
 from cortex_mcp.store.browse import BrowseStore, TablePage, TableQuery
 from cortex_mcp.store.exports import ExportStore
 from cortex_mcp.store.imports import InsertFresh
+from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.lifecycle import LifecycleStore
 from cortex_mcp.store.postgres.bulk import Stems, insert_indexed
 from cortex_mcp.store.postgres.memories import PgMemoryStore, match_query
@@ -26,7 +28,7 @@ class PgLifecycleStore(LifecycleStore):
     async def start_run(
         self, scope: str, run_at: str, plan: list[LifecycleAction], started_at: str
     ) -> int:
-        def txn(conn: Any) -> int:
+        def txn(conn: Connection) -> int:
             row = conn.execute(
                 "INSERT INTO lifecycle_runs (scope, run_at, started_at, status, plan)"
                 " VALUES (?, ?, ?, 'running', ?) RETURNING id",
@@ -89,3 +91,30 @@ POSTGRES = StoreClasses(
     profiles=SQLITE.profiles,
     counters=SQLITE.counters,
 )
+
+
+if TYPE_CHECKING:  # mypy fails here when a class of either backend drifts from its interface
+    import sqlite3
+
+    from cortex_mcp.store.database import Database
+    from cortex_mcp.store.interfaces import (
+        DatabaseHandle,
+        ExportStorage,
+        LifecycleStorage,
+        MemoryStorage,
+        TextStorage,
+        VectorStorage,
+    )
+    from cortex_mcp.store.memories import MemoryStore
+    from cortex_mcp.store.postgres.connection import SyncPgConnection
+    from cortex_mcp.store.postgres.database import PgDatabase
+    from cortex_mcp.store.text_reads import TextReads
+    from cortex_mcp.store.vectors import VectorStore
+
+    _HANDLES: tuple[type[DatabaseHandle], ...] = (Database, PgDatabase)
+    _CONNECTIONS: tuple[type[Connection], ...] = (sqlite3.Connection, SyncPgConnection)
+    _MEMORIES: tuple[type[MemoryStorage], ...] = (MemoryStore, PgMemoryStore)
+    _TEXT: tuple[type[TextStorage], ...] = (TextReads, MemoryStore, PgMemoryStore)
+    _VECTORS: tuple[type[VectorStorage], ...] = (VectorStore, PgVectorStore)
+    _LIFECYCLE: tuple[type[LifecycleStorage], ...] = (LifecycleStore, PgLifecycleStore)
+    _EXPORTS: tuple[type[ExportStorage], ...] = (ExportStore, PgExportStore)

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from cortex_mcp.models import to_iso
+from cortex_mcp.store.interfaces import Connection
+from cortex_mcp.store.postgres.database import PgDatabase
 from cortex_mcp.store.vectors import (
     CACHE_INSERT,
     PendingEmbedding,
@@ -88,6 +90,10 @@ def register_vector_adapters(conn: Any, oid: int) -> None:
 
 class PgVectorStore(VectorStore):
     ROW_NUMBER = "seq"  # SQLite's rowid here: an identity column `save` draws again on a replace
+    db: PgDatabase  # `run` builds indexes outside a transaction
+
+    def __init__(self, db: PgDatabase) -> None:
+        super().__init__(db)
 
     async def save(
         self, items: list[tuple[PendingEmbedding, bytes]], model: str, dim: int, now: str
@@ -96,7 +102,7 @@ class PgVectorStore(VectorStore):
         if not items:
             return 0
 
-        def txn(conn: Any) -> int:
+        def txn(conn: Connection) -> int:
             conn.executemany(CACHE_INSERT, cache_rows(items, model, dim, now))
             ids = [p.memory_id for p, _ in items]
             cursor = conn.execute(
@@ -125,7 +131,7 @@ class PgVectorStore(VectorStore):
         (`FOR UPDATE SKIP LOCKED` while claiming, the claim row afterwards)."""
         now = datetime.now(UTC)
 
-        def txn(conn: Any) -> list[PendingEmbedding]:
+        def txn(conn: Connection) -> list[PendingEmbedding]:
             rows = conn.execute(
                 "SELECT q.seq, m.id, m.content, m.content_hash FROM embedding_queue q"
                 " JOIN memories m ON m.seq = q.seq"
@@ -160,7 +166,7 @@ class PgVectorStore(VectorStore):
             await self._build_hnsw(dim)
         if hnsw or await self.db.get_meta(_VEC_META_KEY) != key:
 
-            def txn(conn: Any) -> None:
+            def txn(conn: Connection) -> None:
                 for name in [_VEC_META_KEY, *([_HNSW_META_KEY] if hnsw else [])]:
                     conn.execute(
                         "INSERT INTO meta(key, value) VALUES (?, ?)"

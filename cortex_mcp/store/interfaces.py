@@ -1,0 +1,372 @@
+"""The store's declared interfaces: what the SQLite store (`store/`) and the PostgreSQL store
+(`store/postgres/`) both implement, and all that the layers above may rely on.
+
+- `DatabaseHandle`: one open database (`Database` on a SQLite file, `PgDatabase` on a
+  PostgreSQL pool): reads that return rows, and `transact`, the one way to write.
+- `Connection` and `Cursor`: what a write transaction's function is given (sqlite3's own
+  connection, or `SyncPgConnection` on PostgreSQL). Statements are written in SQLite's SQL
+  with `?` placeholders; the PostgreSQL connection translates the few phrases that differ.
+- `MemoryStorage`, `TextStorage`, `VectorStorage`, `LifecycleStorage`, `ExportStorage`: the
+  stores the engine and the service use (`MemoryStore`, `VectorStore` ... on SQLite; the
+  `Pg...` subclasses override what PostgreSQL does its own way).
+
+mypy holds every class to its interface: `store/conformance.py` assigns each backend's classes
+to these protocols, so a method that drifts on one backend fails `mypy cortex_mcp`. The tests
+that take `backend_settings` run the same behaviour on both databases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from cortex_mcp.models import (
+        Layer,
+        LifecycleAction,
+        Memory,
+        MemoryChanges,
+        NewMemory,
+        SearchFilters,
+    )
+    from cortex_mcp.store.imports import ImportCounts, InsertFresh
+    from cortex_mcp.store.lifecycle import RunRecord
+    from cortex_mcp.store.lifecycle_phases import PhaseResult
+    from cortex_mcp.store.memory_rows import Accesses, LayerTtl, WriteOutcome
+    from cortex_mcp.store.vectors import PendingEmbedding
+
+T = TypeVar("T")
+Row = Any  # a result row, readable by position and by column name (sqlite3.Row or postgres.Row)
+
+
+class Cursor(Protocol):
+    """The result of one statement inside a write transaction."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    @property
+    def lastrowid(self) -> int | None:
+        """SQLite's rowid of the row an INSERT made (PostgreSQL's stores say RETURNING)."""
+        ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Connection(Protocol):
+    """A connection inside one write transaction: statements run synchronously, on the
+    thread the database gives the transaction, and nothing else may happen there."""
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> Cursor: ...
+
+
+WriteFn = Callable[[Connection], T]
+
+
+class DatabaseHandle(Protocol):
+    """One database, opened with `async with`. Reads go to a reader connection; every write
+    is one function run as one transaction (`transact`), committed when it returns and
+    rolled back when it raises."""
+
+    @property
+    def path(self) -> Path | str:
+        """What status, health and logs show (a PostgreSQL URL without its password)."""
+        ...
+
+    @property
+    def vec_loaded(self) -> bool: ...
+
+    @property
+    def read_only(self) -> bool: ...
+
+    @property
+    def is_open(self) -> bool: ...
+
+    @property
+    def commits(self) -> int:
+        """This process's committed write transactions, for cheap change polling."""
+        ...
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
+
+    async def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+
+    async def get_meta(self, key: str) -> str | None: ...
+
+    async def transact(self, fn: WriteFn[T]) -> T:
+        """Run `fn(connection)` as one transaction. `fn` must do nothing but SQL on the
+        connection it is given: PostgreSQL may run it again after a serialization failure."""
+        ...
+
+    async def schema_version(self) -> int: ...
+
+    async def data_version(self) -> int:
+        """Changes when another process commits: in-process caches refresh on it."""
+        ...
+
+    async def checkpoint(self) -> bool: ...
+
+    def checkpoint_soon(self) -> None: ...
+
+    async def integrity_check(self) -> str: ...
+
+
+class TextStorage(Protocol):
+    """Full-text search over the memories (FTS5 on SQLite, a tsvector column on PostgreSQL)."""
+
+    async def term_counts(self, phrases: list[str], cap: int) -> tuple[int, dict[str, int]]: ...
+
+    async def own_rows(self, filters: SearchFilters, cap: int) -> int: ...
+
+    async def own_text_search(
+        self, match: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]: ...
+
+    async def text_search(
+        self,
+        match: str,
+        filters: SearchFilters,
+        limit: int,
+        *,
+        newest: int | None = None,
+        rest: str = "",
+    ) -> list[tuple[str, float]]: ...
+
+    async def like_search(
+        self, patterns: list[str], filters: SearchFilters, limit: int, *, newest: int | None = None
+    ) -> list[str]: ...
+
+
+class MemoryStorage(TextStorage, Protocol):
+    """The memories: each write one transaction, each read a model (never a cursor)."""
+
+    @property
+    def db(self) -> DatabaseHandle: ...
+
+    @property
+    def ttl(self) -> LayerTtl: ...
+
+    async def remember(self, new: NewMemory, now: str) -> WriteOutcome: ...
+
+    def remember_in(self, conn: Connection, new: NewMemory, now: str) -> WriteOutcome:
+        """`remember` inside a transaction another store method holds."""
+        ...
+
+    def reindex_in(self, conn: Connection, seq: int, content: str) -> None:
+        """A memory's text index for its new content, inside the caller's transaction."""
+        ...
+
+    async def forget(
+        self, memory_id: str, agent_id: str, reason: str | None, now: str
+    ) -> Memory: ...
+
+    async def correct(
+        self, memory_id: str, correction: NewMemory, reason: str | None, now: str
+    ) -> WriteOutcome: ...
+
+    async def purge(self, memory_id: str, agent_id: str, now: str) -> None: ...
+
+    async def update(
+        self, memory_id: str, agent_id: str, changes: MemoryChanges, now: str
+    ) -> Memory: ...
+
+    async def record_accesses(self, recalls: list[Accesses]) -> None: ...
+
+    async def record_access(self, hits: list[tuple[str, int]], query: str, now: str) -> None: ...
+
+    async def get(self, memory_id: str) -> Memory | None: ...
+
+    async def ids_starting_with(
+        self, prefix: str, agent_id: str, include_shared: bool, limit: int
+    ) -> list[str]: ...
+
+    async def get_many(self, ids: list[str]) -> dict[str, Memory]: ...
+
+    async def eligible(self, ids: list[str], filters: SearchFilters) -> set[str]: ...
+
+    async def list_layer(
+        self, agent_id: str, layer: Layer, now: str, limit: int
+    ) -> list[Memory]: ...
+
+    async def chain(self, memory: Memory) -> list[Memory]: ...
+
+    async def access_history(self, memory_id: str, limit: int = 20) -> list[dict[str, Any]]: ...
+
+    async def core_fingerprint(self) -> tuple[Any, ...]: ...
+
+    async def counts(self, agent_id: str | None = None) -> dict[str, Any]: ...
+
+
+class VectorStorage(Protocol):
+    """Embeddings per memory and model (the source of truth for every vector index), the
+    embedding cache and queue, and the database's own nearest-neighbour search."""
+
+    @property
+    def db(self) -> DatabaseHandle: ...
+
+    async def cached(self, hashes: list[str], model: str) -> dict[str, bytes]: ...
+
+    async def save(
+        self, items: list[tuple[PendingEmbedding, bytes]], model: str, dim: int, now: str
+    ) -> int: ...
+
+    async def ensure_vec_index(self, model: str, dim: int) -> bool: ...
+
+    async def pending(
+        self, model: str, limit: int, skip: Collection[str] = ()
+    ) -> list[PendingEmbedding]: ...
+
+    async def pending_by_ids(self, model: str, memory_ids: list[str]) -> list[PendingEmbedding]: ...
+
+    async def requeue_other_models(self, model: str) -> int: ...
+
+    async def queued(self) -> int: ...
+
+    async def shape(self, model: str, dim: int) -> tuple[int, int]: ...
+
+    async def watermark(self) -> tuple[int, int]: ...
+
+    async def added_since(
+        self, model: str, dim: int, after_rowid: int
+    ) -> list[tuple[int, str, str, bytes]]: ...
+
+    def agent_vectors(
+        self, agent_id: str, model: str, dim: int, *, versioned: bool = False, window: int = ...
+    ) -> AsyncIterator[tuple[list[str], list[int], np.ndarray]]: ...
+
+    async def agent_size(self, agent_id: str) -> int: ...
+
+    async def agent_versions(self, agent_id: str, model: str, dim: int) -> dict[str, int]: ...
+
+    async def agent_vector_ids(self, agent_id: str, model: str, dim: int) -> set[str]: ...
+
+    async def vectors_of(self, ids: list[str], model: str, dim: int) -> dict[str, bytes]: ...
+
+    async def shared_vectors(self, agent_id: str, model: str, dim: int) -> dict[str, bytes]: ...
+
+    async def knn(self, query: bytes, k: int) -> list[tuple[str, float]]: ...
+
+    async def counts(self) -> dict[str, int]: ...
+
+    async def cache_size(self) -> int: ...
+
+
+class LifecycleStorage(Protocol):
+    """The lifecycle's reads, its runs (a stored plan, resumed after a crash) and each
+    phase's writes as one transaction."""
+
+    @property
+    def db(self) -> DatabaseHandle: ...
+
+    async def snapshot(
+        self, agent_id: str | None, *, archive_before: str | None = None
+    ) -> list[Memory]: ...
+
+    async def vectors(self, ids: list[str], model: str) -> dict[str, bytes]: ...
+
+    async def ranked_members(self, ids: list[str], limit: int) -> tuple[int, list[Memory]]: ...
+
+    async def unfinished_run(self, scope: str) -> RunRecord | None: ...
+
+    async def last_success(self) -> str | None: ...
+
+    async def recent_runs(self, limit: int = 20) -> list[dict[str, Any]]: ...
+
+    async def log(self, limit: int = 100, agent_id: str | None = None) -> list[dict[str, Any]]: ...
+
+    async def start_run(
+        self, scope: str, run_at: str, plan: list[LifecycleAction], started_at: str
+    ) -> int: ...
+
+    async def finish_run(self, run_id: int, report: dict[str, Any], finished_at: str) -> None: ...
+
+    async def apply_phase(
+        self,
+        run_id: int,
+        phase_index: int,
+        actions: list[LifecycleAction],
+        now: str,
+        *,
+        new_memories: dict[str, NewMemory] | None = None,
+        decay_scores: dict[str, float] | None = None,
+        delete_compressed: bool = False,
+    ) -> PhaseResult: ...
+
+    async def mark_phase_done(self, run_id: int, phase_index: int) -> None: ...
+
+    async def summaries_citing(self, memory_id: str) -> list[Memory]: ...
+
+    async def rewrite_summary(
+        self, summary_id: str, content: str, metadata: dict[str, Any], now: str
+    ) -> None: ...
+
+    async def optimize_text_index(self) -> None: ...
+
+
+class ExportStorage(Protocol):
+    """Whole-store reads for export (in pages), imports as one transaction per batch, and
+    the SQLite file copy (`backup`, refused on PostgreSQL)."""
+
+    @property
+    def db(self) -> DatabaseHandle: ...
+
+    async def memories(self, agent_id: str | None, *, live_only: bool = False) -> list[Memory]: ...
+
+    async def count_memories(self, agent_id: str | None) -> int: ...
+
+    def memory_pages(
+        self, agent_id: str | None, size: int
+    ) -> AsyncIterator[list[dict[str, Any]]]: ...
+
+    def relation_pages(
+        self, agent_id: str | None, size: int
+    ) -> AsyncIterator[list[dict[str, Any]]]: ...
+
+    def log_pages(self, agent_id: str | None, size: int) -> AsyncIterator[list[dict[str, Any]]]: ...
+
+    async def list_memories(
+        self,
+        agent_id: str,
+        layer: str | None,
+        category: str | None,
+        limit: int,
+        offset: int = 0,
+        include_shared: bool = False,
+        forgotten: bool = False,
+    ) -> list[Memory]: ...
+
+    async def relations(self, agent_id: str | None) -> list[dict[str, Any]]: ...
+
+    async def owners(self, ids: list[str]) -> dict[str, str]: ...
+
+    async def import_batch(
+        self,
+        agent_id: str,
+        memories: list[dict[str, Any]],
+        relations: list[dict[str, Any]],
+        logs: list[dict[str, Any]],
+    ) -> ImportCounts: ...
+
+    def fresh_memories_insert(self) -> InsertFresh | None: ...
+
+    def roomy_cache(self) -> AbstractAsyncContextManager[None]: ...
+
+    async def backup(self, target: Path) -> None: ...
