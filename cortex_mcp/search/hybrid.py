@@ -29,7 +29,7 @@ from cortex_mcp.search.fusion import (
 )
 from cortex_mcp.search.text import TextQuery, build_query, term_costs, within_budget, words_of
 from cortex_mcp.search.vector import IN_PROCESS, IndexNotReady, VectorIndex
-from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.interfaces import MemoryStorage
 from cortex_mcp.store.vectors import PendingEmbedding
 from cortex_mcp.tokenize import index_text
 
@@ -85,7 +85,7 @@ class _Stopwatch:
 class HybridSearch:
     def __init__(
         self,
-        memories: MemoryStore,
+        memories: MemoryStorage,
         index: VectorIndex,
         embeddings: EmbeddingCascade,
         settings: SearchSettings,

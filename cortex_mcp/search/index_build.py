@@ -27,7 +27,7 @@ from cortex_mcp.search.partitions import (
     Partition,
     rebuild_threshold,
 )
-from cortex_mcp.store.vectors import VectorStore
+from cortex_mcp.store.interfaces import VectorStorage
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ class Built:
 class IndexBuilder:
     def __init__(
         self,
-        vectors: VectorStore,
+        vectors: VectorStorage,
         saved_dir: Path | None,
         wants_ivf: Callable[[int, int], bool],
     ) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 
 from cortex_mcp.models import SearchFilters
 from cortex_mcp.search.vector import VectorIndex
-from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.interfaces import MemoryStorage
 from cortex_mcp.store.postgres.vectors import HNSW_MIN_ROWS, PgVectorStore
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class PgVectorIndex(VectorIndex):
     def __init__(
         self,
         vectors: PgVectorStore,
-        memories: MemoryStore,
+        memories: MemoryStorage,
         *,
         backend: str,
         numpy_max_mb: int,

@@ -35,8 +35,7 @@ from cortex_mcp.search.index_build import (
     failure_note,
 )
 from cortex_mcp.search.partitions import IvfPartition, Partition
-from cortex_mcp.store.memories import MemoryStore
-from cortex_mcp.store.vectors import VectorStore
+from cortex_mcp.store.interfaces import MemoryStorage, VectorStorage
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +48,8 @@ RETRY_S = 30.0  # after a failed build, the next attempt waits this long
 class VectorIndex:
     def __init__(
         self,
-        vectors: VectorStore,
-        memories: MemoryStore,
+        vectors: VectorStorage,
+        memories: MemoryStorage,
         *,
         backend: str,
         numpy_max_mb: int,

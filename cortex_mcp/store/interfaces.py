@@ -276,6 +276,9 @@ class LifecycleStorage(Protocol):
     @property
     def db(self) -> DatabaseHandle: ...
 
+    @property
+    def memories(self) -> MemoryStorage: ...
+
     async def snapshot(
         self, agent_id: str | None, *, archive_before: str | None = None
     ) -> list[Memory]: ...

@@ -23,7 +23,7 @@ from typing import Any
 from cortex_mcp.engine.exchange.jsonexport import SECTIONS, header, item_line
 from cortex_mcp.engine.exchange.markdown import Relation, render_mirrors, sync_folder
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.store.exports import ExportStore
+from cortex_mcp.store.interfaces import ExportStorage
 
 Progress = Callable[[str, int, int | None], Any]
 PAGE = 2000
@@ -61,7 +61,7 @@ def output_path(text: str, *, folder: bool, force: bool) -> Path:
 
 
 async def document_parts(
-    store: ExportStore, agent_id: str | None, progress: Progress | None = None
+    store: ExportStorage, agent_id: str | None, progress: Progress | None = None
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """(section, item) for every item of an export, page by page."""
     total = await store.count_memories(agent_id)
@@ -81,7 +81,7 @@ async def document_parts(
 
 
 async def export_document(
-    store: ExportStore, agent_id: str | None, exported_at: str
+    store: ExportStorage, agent_id: str | None, exported_at: str
 ) -> dict[str, Any]:
     """The export as one JSON object (a REST response)."""
     document: dict[str, Any] = {
@@ -97,7 +97,7 @@ async def export_document(
 
 
 async def export_json(
-    store: ExportStore,
+    store: ExportStorage,
     out: Path,
     agent_id: str | None,
     exported_at: str,
@@ -157,7 +157,7 @@ class _JsonWriter:
 
 
 async def export_markdown(
-    store: ExportStore, out: Path, agent_id: str, exported_at: str, word_budget: int
+    store: ExportStorage, out: Path, agent_id: str, exported_at: str, word_budget: int
 ) -> int:
     os.makedirs(out, exist_ok=True)
     files = await mirror_files(store, agent_id, exported_at, word_budget, exact=True)
@@ -166,7 +166,7 @@ async def export_markdown(
 
 
 async def mirror_files(
-    store: ExportStore, agent_id: str, exported_at: str, word_budget: int, *, exact: bool = False
+    store: ExportStorage, agent_id: str, exported_at: str, word_budget: int, *, exact: bool = False
 ) -> dict[str, str]:
     memories = await store.memories(agent_id, live_only=True)
     relations = [

@@ -26,8 +26,8 @@ from cortex_mcp.engine.exchange.sources import NOTHING, Source
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import new_id
-from cortex_mcp.store.exports import ExportStore
 from cortex_mcp.store.imports import ImportCounts
+from cortex_mcp.store.interfaces import ExportStorage
 
 BATCH = 2000  # items per write transaction
 YIELD_EVERY = 64  # items prepared between two chances for the batch in flight to proceed
@@ -65,7 +65,7 @@ class ImportJob:
     agent_id: str
     now: datetime
     max_content_chars: int
-    store: ExportStore
+    store: ExportStorage
     redactor: Redactor
     progress: Progress | None = None
 

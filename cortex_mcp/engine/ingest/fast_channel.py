@@ -13,7 +13,7 @@ from cortex_mcp.errors import ProviderError
 from cortex_mcp.models import Category, Layer, Memory, NewMemory, SearchFilters
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.search.text import quote
-from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.interfaces import MemoryStorage
 from cortex_mcp.tokenize import index_text, speaker_of
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ _CORRECTION_CANDIDATES = 20  # memories holding the corrected phrase, newest che
 
 
 async def write_high_signals(
-    memories: MemoryStore,
+    memories: MemoryStorage,
     signals: list[HighSignal],
     agent_id: str,
     metadata: dict[str, Any],
@@ -57,7 +57,7 @@ async def write_high_signals(
 
 
 async def _corrected_memory(
-    memories: MemoryStore,
+    memories: MemoryStorage,
     signal: HighSignal,
     agent_id: str,
     speaker: str | None,

@@ -25,7 +25,7 @@ from cortex_mcp.errors import ProviderError
 from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.store.counters import Counters
-from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.interfaces import MemoryStorage
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Flusher:
     def __init__(
         self,
         *,
-        memories: MemoryStore,
+        memories: MemoryStorage,
         llm: LLMCascade,
         redactor: Redactor,
         counters: Counters,

@@ -39,7 +39,7 @@ from cortex_mcp.errors import InvalidInput, ProviderError
 from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
-from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.interfaces import MemoryStorage
 from cortex_mcp.store.relations import Triple
 from cortex_mcp.store.turns import Completion, Turn, TurnStore
 from cortex_mcp.tokenize import CJK_CHAR, speaker_of
@@ -118,7 +118,7 @@ class Ingestor:
         self,
         *,
         turns: TurnStore,
-        memories: MemoryStore,
+        memories: MemoryStorage,
         llm: LLMCascade,
         profiles: ProfileKeeper,
         redactor: Redactor,

@@ -18,7 +18,7 @@ from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.errors import InvalidInput, ProviderError
 from cortex_mcp.models import Clock, Layer, Memory, to_iso
 from cortex_mcp.providers.llm import LLMCascade
-from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.interfaces import MemoryStorage
 from cortex_mcp.store.profiles import ProfileRow, ProfileStore
 from cortex_mcp.tokenize import CJK_CHAR
 
@@ -129,7 +129,7 @@ class ProfileKeeper:
         self,
         *,
         store: ProfileStore,
-        memories: MemoryStore,
+        memories: MemoryStorage,
         llm: LLMCascade | None,
         redactor: Redactor,
         clock: Clock,

@@ -27,8 +27,9 @@ from cortex_mcp.engine.lifecycle.plan import PHASES, Plan, extractive_summary, p
 from cortex_mcp.engine.lifecycle.texts import CascadeTextModel, PhaseTexts, TextModel
 from cortex_mcp.errors import CortexError, InvalidInput
 from cortex_mcp.models import Clock, Layer, LifecycleAction, LifecycleReport, Memory, to_iso
+from cortex_mcp.store.interfaces import LifecycleStorage
 from cortex_mcp.store.lease import Lease, LeaseStore
-from cortex_mcp.store.lifecycle import LifecycleStore, PhaseResult
+from cortex_mcp.store.lifecycle import PhaseResult
 
 __all__ = ["CascadeTextModel", "LifecycleEngine", "PhaseCallback", "TextModel", "parse_moment"]
 
@@ -41,7 +42,7 @@ PhaseCallback = Callable[[str, int, int], Any]  # (phase, done, total); may be a
 class LifecycleEngine:
     def __init__(
         self,
-        store: LifecycleStore,
+        store: LifecycleStorage,
         leases: LeaseStore,
         settings: LifecycleSettings,
         archive_ttl: timedelta,

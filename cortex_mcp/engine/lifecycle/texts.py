@@ -10,7 +10,8 @@ from cortex_mcp.config import LifecycleSettings
 from cortex_mcp.engine.lifecycle.plan import SUMMARY_ITEMS, extractive_summary, summary_items
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import Category, Layer, LifecycleAction, Memory, NewMemory
-from cortex_mcp.store.lifecycle import LifecycleStore, action_key
+from cortex_mcp.store.interfaces import LifecycleStorage
+from cortex_mcp.store.lifecycle import action_key
 
 
 class TextModel(Protocol):
@@ -42,7 +43,7 @@ class PhaseTexts:
 
     def __init__(
         self,
-        store: LifecycleStore,
+        store: LifecycleStorage,
         settings: LifecycleSettings,
         llm: TextModel | None,
         rewrite: Callable[[str], Awaitable[str]],

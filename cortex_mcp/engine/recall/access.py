@@ -7,7 +7,8 @@ import asyncio
 import logging
 
 from cortex_mcp.errors import StorageError
-from cortex_mcp.store.memories import Accesses, MemoryStore
+from cortex_mcp.store.interfaces import MemoryStorage
+from cortex_mcp.store.memories import Accesses
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +21,7 @@ class AccessBatcher:
     arrived, on `flush()` (a reader that needs them now) and on `close()`. What a SIGKILL
     loses is at most the last interval's counts; a clean shutdown loses none."""
 
-    def __init__(self, memories: MemoryStore, interval_s: float = FLUSH_INTERVAL_S) -> None:
+    def __init__(self, memories: MemoryStorage, interval_s: float = FLUSH_INTERVAL_S) -> None:
         self.memories = memories
         self.interval_s = interval_s
         self._pending: list[Accesses] = []

@@ -35,7 +35,8 @@ from cortex_mcp.models import Clock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade, MalformedVectors
 from cortex_mcp.providers.embeddings import Embedder, ProviderBusy
 from cortex_mcp.search.vector import VectorIndex
-from cortex_mcp.store.vectors import PendingEmbedding, VectorStore
+from cortex_mcp.store.interfaces import VectorStorage
+from cortex_mcp.store.vectors import PendingEmbedding
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ class EmbeddingIndexer:
     def __init__(
         self,
         cascade: EmbeddingCascade,
-        vectors: VectorStore,
+        vectors: VectorStorage,
         index: VectorIndex,
         clock: Clock,
         *,
