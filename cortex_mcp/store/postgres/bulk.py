@@ -18,14 +18,18 @@ SQL: slower, and not quite as remember splits it (Cyrillic, Greek and Vietnamese
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.imports import MEMORY_FIELDS, ROW_FIELDS, InsertFresh, NewMemory
 from cortex_mcp.store.interfaces import Connection
+from cortex_mcp.store.postgres.driver import scalar
 from cortex_mcp.store.postgres.memories import index_columns
 from cortex_mcp.store.postgres.vectors import VectorValue
 from cortex_mcp.store.tables import Row, Table
+
+if TYPE_CHECKING:
+    from cortex_mcp.store.postgres.driver import AsyncConnection
 
 MAX_POSITION = 16383  # tsvector positions stop there (as LEAST(i, 16383) in cortex_tsvector)
 MAX_LEXEME_BYTES = 2000  # longer lexemes are left out, as cortex_tsvector leaves them out
@@ -38,11 +42,11 @@ class Stems:
     def __init__(self) -> None:
         self._stems: dict[str, str] = {}
 
-    async def learn(self, conn: Any, terms: Iterable[str]) -> None:
+    async def learn(self, conn: AsyncConnection, terms: Iterable[str]) -> None:
         """Ask for the terms not known yet (`conn`: an async psycopg connection)."""
         if unknown := self._unknown(terms):
-            cursor = await conn.execute(_STEM, [unknown])
-            self._stems.update(zip(unknown, (await cursor.fetchone())[0], strict=True))
+            stems = await scalar(conn, _STEM, [unknown])
+            self._stems.update(zip(unknown, stems, strict=True))
 
     def learn_in(self, conn: Connection, terms: Iterable[str]) -> None:
         """The same inside a store transaction (`conn`: a `SyncPgConnection`)."""
@@ -86,7 +90,9 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-async def memory_rows(conn: Any, stems: Stems, spec: Table, rows: list[Row]) -> list[Row]:
+async def memory_rows(
+    conn: AsyncConnection, stems: Stems, spec: Table, rows: list[Row]
+) -> list[Row]:
     """Memory rows with their text index (`tsv` as text, `doc_len`) appended."""
     content = spec.names.index("content")
     indexed = [index_columns(row[content]) for row in rows]
@@ -133,7 +139,7 @@ def copy_statement(spec: Table) -> tuple[str, list[str] | None]:
     return columns, None
 
 
-async def copy_rows(conn: Any, spec: Table, rows: list[Row]) -> None:
+async def copy_rows(conn: AsyncConnection, spec: Table, rows: list[Row]) -> None:
     """COPY the rows into their table (inside the caller's transaction)."""
     statement, types = copy_statement(spec)
     if types is not None:

@@ -7,13 +7,16 @@ one snapshot for every table, and memory bounded by a page whatever the table's 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.errors import StorageError
 from cortex_mcp.store.postgres.database import PgDatabase, redact_url
-from cortex_mcp.store.postgres.driver import import_driver
+from cortex_mcp.store.postgres.driver import import_driver, scalar
 from cortex_mcp.store.postgres.vectors import register_vector_adapters
 from cortex_mcp.store.tables import DERIVED_META, Row, Table
+
+if TYPE_CHECKING:
+    from cortex_mcp.store.postgres.driver import AsyncConnection
 
 
 def _select(spec: Table) -> tuple[str, list[Any]]:
@@ -24,7 +27,7 @@ def _select(spec: Table) -> tuple[str, list[Any]]:
     return f"SELECT {columns} FROM {spec.name}{where} ORDER BY {', '.join(spec.key)}", params
 
 
-async def connect(url: str) -> Any:
+async def connect(url: str) -> AsyncConnection:
     """A connection of our own (not the pool's): pgvector values as float32 bytes."""
     psycopg, _ = import_driver()
     from psycopg.types import TypeInfo
@@ -61,13 +64,13 @@ class PostgresRows:
         self.url = url
         self.label = redact_url(url)
         self.unfinished = unfinished  # may read a store a copy is still filling (verification)
-        self._conn: Any = None
+        self._conn: AsyncConnection | None = None
 
     async def open(self) -> None:
         await bring_up_to_date(self.url)
         self._conn = await connect(self.url)
-        await self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        cursor = await self._conn.execute("SELECT 1 FROM meta WHERE key = %s", [UNFINISHED])
+        await self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        cursor = await self.conn.execute("SELECT 1 FROM meta WHERE key = %s", [UNFINISHED])
         if not self.unfinished and await cursor.fetchone() is not None:
             await self.close()
             raise StorageError(
@@ -81,16 +84,20 @@ class PostgresRows:
             await conn.execute("ROLLBACK")
             await conn.close()
 
+    @property
+    def conn(self) -> AsyncConnection:
+        if self._conn is None:
+            raise RuntimeError(f"{self.label} is not open")
+        return self._conn
+
     async def count(self, spec: Table) -> int:
         sql, params = _select(spec)
-        cursor = await self._conn.execute(f"SELECT COUNT(*) FROM ({sql}) AS copied", params)
-        row = await cursor.fetchone()
-        return int(row[0])
+        return int(await scalar(self.conn, f"SELECT COUNT(*) FROM ({sql}) AS copied", params))
 
     async def pages(self, spec: Table, size: int) -> AsyncGenerator[list[Row], None]:
         sql, params = _select(spec)
         flags = spec.kinds("vector")
-        async with self._conn.cursor(name=f"copy_{spec.name}", binary=True) as cursor:
+        async with self.conn.cursor(name=f"copy_{spec.name}", binary=True) as cursor:
             cursor.itersize = size
             await cursor.execute(sql, params)
             while rows := await cursor.fetchmany(size):

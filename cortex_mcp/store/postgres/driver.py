@@ -9,10 +9,18 @@ available for bulk moves. asyncpg measured about 1.6x faster per trivial query h
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from cortex_mcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    import psycopg
+
+    # an async psycopg connection of the copy and inspect paths (rows as tuples)
+    AsyncConnection: TypeAlias = psycopg.AsyncConnection[Any]
 
 MISSING = (
     "CORTEX_DATABASE_URL: PostgreSQL needs cortex-mcp's `postgres` extra"
@@ -30,3 +38,11 @@ def import_driver() -> tuple[ModuleType, ModuleType]:
     except ImportError as exc:
         raise ConfigError(MISSING, field="CORTEX_DATABASE_URL") from exc
     return psycopg, psycopg_pool
+
+
+async def scalar(conn: AsyncConnection, sql: str, params: Sequence[Any] = ()) -> Any:
+    """The first value of the one row an aggregate or a function call returns."""
+    cursor = await conn.execute(sql, params)
+    row = await cursor.fetchone()
+    assert row is not None, "an aggregate returns its row"
+    return row[0]

@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from cortex_mcp.store.postgres.database import redact_url
 from cortex_mcp.store.postgres.driver import import_driver
 from cortex_mcp.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from cortex_mcp.store.postgres.driver import AsyncConnection
 
 Status = Literal["ok", "degraded", "failed"]
 
@@ -63,17 +66,17 @@ async def inspect_postgres(url: str, pool_max: int) -> list[Check]:
         await conn.close()
 
 
-async def _one(conn: Any, sql: str, params: Any = ()) -> Any:
+async def _one(conn: AsyncConnection, sql: str, params: Any = ()) -> Any:
     cursor = await conn.execute(sql, params)
     return await cursor.fetchone()
 
 
-async def _server(conn: Any, where: str) -> Check:
+async def _server(conn: AsyncConnection, where: str) -> Check:
     (version,) = await _one(conn, "SHOW server_version")
     return Check("postgres", "ok", f"PostgreSQL {version} at {where}")
 
 
-async def _pgvector(conn: Any) -> Check:
+async def _pgvector(conn: AsyncConnection) -> Check:
     row = await _one(conn, "SELECT extversion FROM pg_extension WHERE extname = 'vector'")
     if row is not None:
         return Check("pgvector", "ok", f"{row[0]}: vector search inside PostgreSQL")
@@ -96,7 +99,7 @@ async def _pgvector(conn: Any) -> Check:
     )
 
 
-async def _store(conn: Any, where: str) -> list[Check]:
+async def _store(conn: AsyncConnection, where: str) -> list[Check]:
     row = await _one(conn, "SELECT to_regclass('cortex_schema') IS NOT NULL")
     if not row[0]:
         return [
@@ -148,7 +151,7 @@ async def _store(conn: Any, where: str) -> list[Check]:
     return [database, await _indexes(conn, version)]
 
 
-async def _indexes(conn: Any, version: int) -> Check:
+async def _indexes(conn: AsyncConnection, version: int) -> Check:
     cursor = await conn.execute(
         "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
         " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema()"
@@ -175,7 +178,7 @@ async def _indexes(conn: Any, version: int) -> Check:
     return Check("indexes", "ok", f"{len(expected_indexes())} of the schema present{extra}")
 
 
-async def _pool(conn: Any, pool_max: int) -> Check:
+async def _pool(conn: AsyncConnection, pool_max: int) -> Check:
     (limit,) = await _one(conn, "SHOW max_connections")
     (reserved,) = await _one(conn, "SHOW superuser_reserved_connections")
     (in_use,) = await _one(

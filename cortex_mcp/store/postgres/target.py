@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.errors import Conflict, StorageError
 from cortex_mcp.store.postgres import bulk
@@ -31,9 +31,12 @@ from cortex_mcp.store.postgres.copy import (
     first_line,
 )
 from cortex_mcp.store.postgres.database import redact_url
-from cortex_mcp.store.postgres.driver import import_driver
+from cortex_mcp.store.postgres.driver import import_driver, scalar
 from cortex_mcp.store.postgres.text_counts import TEXT_PAIRS_FROM_ROWS, TEXT_TERMS_FROM_ROWS
 from cortex_mcp.store.tables import DERIVED_META, TABLES, Row, Table
+
+if TYPE_CHECKING:
+    from cortex_mcp.store.postgres.driver import AsyncConnection
 
 MARK = UNFINISHED  # meta key of a store a copy is filling (one of DERIVED_META)
 _COPY_LOCK = zlib.crc32(b"cortex-mcp copy")  # session advisory lock: one copy at a time
@@ -60,15 +63,20 @@ class PostgresTarget:
     def __init__(self, url: str) -> None:
         self.url = url
         self.label = redact_url(url)
-        self._conn: Any = None
+        self._conn: AsyncConnection | None = None
         self._stems = bulk.Stems()
         self._triggers_off: bool | None = None
+
+    @property
+    def conn(self) -> AsyncConnection:
+        if self._conn is None:
+            raise RuntimeError(f"{self.label} is not open")
+        return self._conn
 
     async def open(self) -> None:
         await bring_up_to_date(self.url)
         self._conn = await connect(self.url)
-        cursor = await self._conn.execute("SELECT pg_try_advisory_lock(%s)", [_COPY_LOCK])
-        if not (await cursor.fetchone())[0]:
+        if not await scalar(self.conn, "SELECT pg_try_advisory_lock(%s)", [_COPY_LOCK]):
             await self._close()
             raise Conflict(f"another migrate is copying into {self.label}; wait for it to end")
 
@@ -81,35 +89,35 @@ class PostgresTarget:
         total = 0
         for spec in TABLES:
             sql, params = _count(spec)
-            total += int((await (await self._conn.execute(sql, params)).fetchone())[0])
+            total += int(await scalar(self.conn, sql, params))
         return total
 
     async def clear(self) -> None:
         copied = [spec.name for spec in TABLES if spec.name != "meta"]
-        async with self._conn.transaction():
-            await self._conn.execute(f"TRUNCATE {', '.join([*copied, *_CLEARED_TOO])}")
-            await self._conn.execute(  # the mark stays: it lists the indexes dropped
+        async with self.conn.transaction():
+            await self.conn.execute(f"TRUNCATE {', '.join([*copied, *_CLEARED_TOO])}")
+            await self.conn.execute(  # the mark stays: it lists the indexes dropped
                 "DELETE FROM meta WHERE NOT (key = ANY(%s))", [sorted(DERIVED_META)]
             )
-            await self._conn.execute("UPDATE text_stats SET docs = 0, tokens = 0")
+            await self.conn.execute("UPDATE text_stats SET docs = 0, tokens = 0")
 
     async def start(self, source: str) -> None:
         """Mark the (empty) store as filled from `source`, and drop its secondary indexes:
         `commit` builds them once over all the rows."""
         mark = await self._mark() or {}
         kept = [list(pair) for pair in mark.get("indexes", [])]
-        async with self._conn.transaction():
+        async with self.conn.transaction():
             for name, definition in await self._secondary_indexes():
-                await self._conn.execute(f'DROP INDEX "{name}"')
+                await self.conn.execute(f'DROP INDEX "{name}"')
                 if not name.startswith(_HNSW_PREFIX):
                     kept.append([name, definition])
-            await self._conn.execute("DELETE FROM meta WHERE key = 'vec_index_hnsw'")
+            await self.conn.execute("DELETE FROM meta WHERE key = 'vec_index_hnsw'")
             await self._set_mark({"source": source, "indexes": kept})
 
     async def resume_after(self, spec: Table) -> Row | None:
         """The key of the last row of the table this store holds (None when it has none)."""
         sql, params = _select_keys(spec)
-        row = await (await self._conn.execute(sql, params)).fetchone()
+        row = await (await self.conn.execute(sql, params)).fetchone()
         return None if row is None else tuple(row)
 
     async def write(self, spec: Table, rows: list[Row]) -> None:
@@ -117,10 +125,10 @@ class PostgresTarget:
         psycopg, _ = import_driver()
         try:
             if spec.name == "memories":
-                rows = await bulk.memory_rows(self._conn, self._stems, spec, rows)
-            async with self._conn.transaction():
+                rows = await bulk.memory_rows(self.conn, self._stems, spec, rows)
+            async with self.conn.transaction():
                 await self._switch_triggers(spec, on=False)
-                await bulk.copy_rows(self._conn, spec, rows)
+                await bulk.copy_rows(self.conn, spec, rows)
                 await self._switch_triggers(spec, on=True)
         except (psycopg.Error, ValueError) as exc:  # psycopg refuses NUL in text itself
             raise StorageError(
@@ -132,15 +140,15 @@ class PostgresTarget:
     async def finish(self) -> None:
         """Derive what the copied rows imply: identity counters past the copied keys, BM25's
         totals and document counts, and the embedding queue (which row triggers keep when they run)."""
-        async with self._conn.transaction():
+        async with self.conn.transaction():
             for spec in TABLES:
                 if spec.serial is not None:
-                    await self._conn.execute(
+                    await self.conn.execute(
                         f"SELECT setval(pg_get_serial_sequence('{spec.name}', '{spec.serial}'),"
                         f" COALESCE((SELECT MAX({spec.serial}) FROM {spec.name}), 0) + 1, false)"
                     )
             for statement in _DERIVED:
-                await self._conn.execute(statement)
+                await self.conn.execute(statement)
 
     def reader(self) -> PostgresRows:
         """The committed rows, read back in a snapshot of their own (verification)."""
@@ -150,13 +158,13 @@ class PostgresTarget:
         """Build the dropped indexes and remove the mark, in one transaction; then gather
         the planner's statistics (a fresh copy has none: its first recalls would scan)."""
         mark = await self._mark() or {}
-        async with self._conn.transaction():
-            await self._conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+        async with self.conn.transaction():
+            await self.conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
             for _, definition in mark.get("indexes", []):
-                await self._conn.execute(definition)
-            await self._conn.execute("DELETE FROM meta WHERE key = %s", [MARK])
+                await self.conn.execute(definition)
+            await self.conn.execute("DELETE FROM meta WHERE key = %s", [MARK])
         tables = ", ".join(spec.name for spec in TABLES)
-        await self._conn.execute(f"VACUUM (ANALYZE) {tables}")  # tables of others: skipped
+        await self.conn.execute(f"VACUUM (ANALYZE) {tables}")  # tables of others: skipped
         await self._close()
 
     async def abort(self) -> None:
@@ -166,12 +174,12 @@ class PostgresTarget:
     # ---- helpers ----------------------------------------------------------------------
 
     async def _mark(self) -> dict[str, Any] | None:
-        cursor = await self._conn.execute("SELECT value FROM meta WHERE key = %s", [MARK])
+        cursor = await self.conn.execute("SELECT value FROM meta WHERE key = %s", [MARK])
         row = await cursor.fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     async def _set_mark(self, mark: dict[str, Any]) -> None:
-        await self._conn.execute(
+        await self.conn.execute(
             "INSERT INTO meta (key, value) VALUES (%s, %s)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             [MARK, json.dumps(mark)],
@@ -180,7 +188,7 @@ class PostgresTarget:
     async def _secondary_indexes(self) -> list[tuple[str, str]]:
         """(name, definition) of the indexes no constraint needs, on the copied tables."""
         tables = [*(spec.name for spec in TABLES), "embedding_queue"]
-        cursor = await self._conn.execute(
+        cursor = await self.conn.execute(
             "SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i"
             " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid"
             " WHERE t.relname = ANY(%s) AND t.relnamespace = current_schema()::regnamespace"
@@ -196,19 +204,20 @@ class PostgresTarget:
         names = _SKIPPED_TRIGGERS.get(spec.name, ())
         if names and await self._may_switch_triggers():
             switch = "ENABLE" if on else "DISABLE"
-            await self._conn.execute(
+            await self.conn.execute(
                 f"ALTER TABLE {spec.name} " + ", ".join(f"{switch} TRIGGER {n}" for n in names)
             )
 
     async def _may_switch_triggers(self) -> bool:
         """Whether this user owns the tables (else the triggers run, and cost more)."""
         if self._triggers_off is None:
-            cursor = await self._conn.execute(
+            owned = await scalar(
+                self.conn,
                 "SELECT bool_and(pg_has_role(t.tableowner, 'USAGE')) FROM pg_tables t"
                 " WHERE t.tablename = ANY(%s) AND t.schemaname = current_schema()",
                 [list(_SKIPPED_TRIGGERS)],
             )
-            self._triggers_off = bool((await cursor.fetchone())[0])
+            self._triggers_off = bool(owned)
         return self._triggers_off
 
     async def _close(self) -> None:
