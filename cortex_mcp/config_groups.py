@@ -15,7 +15,7 @@ class SearchSettings(BaseModel):
     fusion: Literal["maxnorm", "minmax", "weighted", "rrf"] = Field(
         "maxnorm", description="how the text and vector rankings combine"
     )
-    # equal on purpose: see search/fusion.py and tests/bench/locomo_recall.py
+    # equal on purpose: see search/fusion.py and bench/locomo_recall.py
     vector_weight: float = Field(0.5, ge=0, le=1, description="weight of the vector ranking")
     text_weight: float = Field(0.5, ge=0, le=1, description="weight of the text (BM25) ranking")
     rrf_k: int = Field(60, ge=1, description="k of reciprocal-rank fusion (fusion=rrf)")

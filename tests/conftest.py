@@ -11,8 +11,8 @@ import pytest
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from tests.embedding_stub import StubState, embedding_stub
-from tests.llm_stub import StubLLM
+from tests.helpers.embedding_stub import StubState, embedding_stub
+from tests.helpers.llm_stub import StubLLM
 
 # What steers the tests themselves (.ci/run's CORTEX_OPENCLAW_E2E=required, where Node and
 # OpenClaw are, the CORTEX_TEST_* sizes) is read from here: it is no setting of cortex-mcp, so
@@ -73,7 +73,7 @@ async def service(settings: Settings, clock: FakeClock) -> AsyncIterator[CortexS
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    from tests.postgres_server import PostgresServer
+    from tests.helpers.postgres_server import PostgresServer
 
     server = PostgresServer()
     try:
@@ -111,7 +111,7 @@ def on_both_stores(backend_settings: Settings, monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setenv("CORTEX_DATABASE_URL", url)
 
 
-# ---- the embedding stub (tests/embedding_stub.py) for the vector tests --------------------
+# ---- the embedding stub (tests/helpers/embedding_stub.py) for the vector tests --------------------
 # `stub`: the stub on a free local port, as (base URL, its state), `embeddings_url` its URL;
 # `stub_settings`: settings that embed through it with the real openai SDK. A module with
 # another stub overrides `stub`.
@@ -152,7 +152,7 @@ def stub_settings(db_path: Path, url: str, *, timeout_s: float = 10.0, **extra: 
 
 
 def llm_stub_settings(db_path: Path, stub: StubLLM, **extra: Any) -> Settings:
-    """A store at `db_path` whose LLM is the stub (tests/llm_stub.py) through the openai SDK,
+    """A store at `db_path` whose LLM is the stub (tests/helpers/llm_stub.py) through the openai SDK,
     with no embeddings."""
     return load_settings(
         db_path=db_path,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.bench import aging
-from tests.bench.locomo_data import DataNotFound, find_dataset
+from bench import aging
+from bench.locomo_data import DataNotFound, find_dataset
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[1]

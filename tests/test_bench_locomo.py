@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent / "bench" / "locomo_recall.py"
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "locomo_recall.py"
 
 
 def _run(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

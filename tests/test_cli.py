@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from cortex_mcp.cli import GLOBAL_OPTIONS, build_parser
 from cortex_mcp.config import Settings
-from tests.stdio_helpers import HANG_S, LEGACY_PROTOCOL, server_command, server_env
+from tests.helpers.stdio_helpers import HANG_S, LEGACY_PROTOCOL, server_command, server_env
 
 
 def _run(*args: str, db: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

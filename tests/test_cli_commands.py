@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.stdio_helpers import server_command, server_env
 
 
 def _cli(*args: str, db: Path, **env: str) -> subprocess.CompletedProcess[str]:

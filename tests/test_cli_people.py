@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.stdio_helpers import server_command, server_env
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -12,7 +12,7 @@ from cortex_mcp.cli import main
 from cortex_mcp.config import load_settings
 from cortex_mcp.config_help import setting_warnings
 from cortex_mcp.errors import ConfigError
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.stdio_helpers import server_command, server_env
 
 
 def test_zero_config_uses_the_home_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

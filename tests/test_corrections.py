@@ -19,10 +19,10 @@ from cortex_mcp.models import Category, Layer, Memory
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock, llm_stub_settings
-from tests.embedding_stub import StubState, embedding_stub
-from tests.http_helpers import authed_rest_client
-from tests.llm_stub import StubLLM, extraction, llm_stub
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.embedding_stub import StubState, embedding_stub
+from tests.helpers.http_helpers import authed_rest_client
+from tests.helpers.llm_stub import StubLLM, extraction, llm_stub
+from tests.helpers.stdio_helpers import server_command, server_env
 
 pytestmark = pytest.mark.anyio
 API = "/api/v1"

@@ -15,7 +15,7 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.transports.dashboard import CSRF_HEADER, DashboardSession
 from tests.conftest import FakeClock
-from tests.http_helpers import AUTH, TOKEN, authed_rest_client, rest_client
+from tests.helpers.http_helpers import AUTH, TOKEN, authed_rest_client, rest_client
 
 API = "/api/v1"
 ORIGIN = "http://127.0.0.1:21100"

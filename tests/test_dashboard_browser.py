@@ -25,10 +25,10 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from cortex_mcp.config import load_settings
-from tests.dashboard_seed import AGENT, KNOWN_QUERY, OTHER, RELATIONS, Seeded, seed_database
-from tests.embedding_stub import embedding_stub
-from tests.http_helpers import TOKEN, ServeProcess
-from tests.stdio_helpers import HANG_S, server_command, server_env
+from tests.helpers.dashboard_seed import AGENT, KNOWN_QUERY, OTHER, RELATIONS, Seeded, seed_database
+from tests.helpers.embedding_stub import embedding_stub
+from tests.helpers.http_helpers import TOKEN, ServeProcess
+from tests.helpers.stdio_helpers import HANG_S, server_command, server_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent

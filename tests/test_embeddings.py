@@ -13,7 +13,7 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FACTS, FakeClock, stub_settings
-from tests.embedding_stub import StubState
+from tests.helpers.embedding_stub import StubState
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("on_both_stores")]
 

@@ -17,8 +17,8 @@ from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock, stub_settings
-from tests.embedding_stub import StubState, embedding_stub
-from tests.stdio_helpers import HANG_S, server_command, server_env
+from tests.helpers.embedding_stub import StubState, embedding_stub
+from tests.helpers.stdio_helpers import HANG_S, server_command, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("on_both_stores")]
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.stdio_helpers import HANG_S, RawStdioServer
+from tests.helpers.stdio_helpers import HANG_S, RawStdioServer
 
 pytestmark = pytest.mark.slow
 

@@ -19,10 +19,10 @@ from cortex_mcp.providers.embeddings import LocalEmbedder
 from cortex_mcp.runtime import open_cortex, resolve_embedding_providers
 from cortex_mcp.store import Database
 from cortex_mcp.transports.mcp import build_server
-from tests.embedding_stub import embedding_stub
-from tests.http_helpers import AUTH, ServeProcess
-from tests.llm_stub import llm_stub
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.embedding_stub import embedding_stub
+from tests.helpers.http_helpers import AUTH, ServeProcess
+from tests.helpers.llm_stub import llm_stub
+from tests.helpers.stdio_helpers import server_command, server_env
 
 
 @pytest.mark.skipif(LocalEmbedder.available(), reason="auto picks the local model here")

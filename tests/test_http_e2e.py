@@ -24,8 +24,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from cortex_mcp.prompts import mcp_prompt_files
 from cortex_mcp.service import CortexService
-from tests.http_helpers import AUTH, TOKEN, ServeProcess
-from tests.stdio_helpers import HANG_S, server_command, server_env
+from tests.helpers.http_helpers import AUTH, TOKEN, ServeProcess
+from tests.helpers.stdio_helpers import HANG_S, server_command, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

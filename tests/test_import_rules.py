@@ -22,8 +22,8 @@ from cortex_mcp.engine.exchange.admit import MAX_ACCESS_COUNT, MAX_METADATA_CHAR
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
-from tests.http_helpers import AUTH, TOKEN, rest_client
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
+from tests.helpers.stdio_helpers import server_command, server_env
 
 pytestmark = pytest.mark.anyio
 API = "/api/v1"

@@ -23,7 +23,7 @@ from cortex_mcp.store.memories import Accesses
 from cortex_mcp.store.schema import EMBEDDING_QUEUE, MIGRATIONS
 from cortex_mcp.store.vectors import VectorStore
 from tests.conftest import FakeClock, stub_settings
-from tests.embedding_stub import StubState, embedding_stub
+from tests.helpers.embedding_stub import StubState, embedding_stub
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock
-from tests.llm_stub import StubLLM, dropped, extraction, held, llm_stub, status, text
+from tests.helpers.llm_stub import StubLLM, dropped, extraction, held, llm_stub, status, text
 
 pytestmark = pytest.mark.anyio
 

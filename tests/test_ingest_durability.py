@@ -19,7 +19,7 @@ import pytest
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
 from tests.conftest import llm_stub_settings
-from tests.llm_stub import (
+from tests.helpers.llm_stub import (
     Received,
     Reply,
     StubLLM,

@@ -24,7 +24,7 @@ NOW = "2027-06-01T03:00:00+00:00"
 
 def _worker(db: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.lifecycle_worker", str(db), NOW, *args],
+        [sys.executable, "-m", "tests.helpers.lifecycle_worker", str(db), NOW, *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

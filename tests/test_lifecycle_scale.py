@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.lifecycle_data import TEMPLATES, _slots, build, near_duplicate
+from bench.lifecycle_scale import MODEL, make_store
 from cortex_mcp.config import load_settings
 from cortex_mcp.engine.lifecycle.blocking import candidate_pairs
 from cortex_mcp.engine.lifecycle.similarity import TextSimilarity, dice, shingles
 from cortex_mcp.engine.lifecycle.vector_blocking import close_pairs
 from cortex_mcp.models import LifecycleAction
 from cortex_mcp.runtime import open_cortex
-from tests.bench.lifecycle_data import TEMPLATES, _slots, build, near_duplicate
-from tests.bench.lifecycle_scale import MODEL, make_store
 from tests.conftest import FakeClock
 
 NOW = datetime(2026, 6, 1, 3, 0, tzinfo=UTC)

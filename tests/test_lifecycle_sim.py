@@ -1,4 +1,4 @@
-"""A smaller simulated year (tests/bench/lifecycle_sim.py prints the full one): the lifecycle
+"""A smaller simulated year (bench/lifecycle_sim.py prints the full one): the lifecycle
 every night keeps every invariant of issue 8."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.lifecycle_sim import simulate
+from bench.lifecycle_sim import simulate
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -11,7 +11,7 @@ import pytest
 
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.providers.llm import AnthropicMessages, LLMCascade, OpenAIChat
-from tests.llm_stub import StubLLM, dropped, held, llm_stub, slow, status, text
+from tests.helpers.llm_stub import StubLLM, dropped, held, llm_stub, slow, status, text
 
 pytestmark = pytest.mark.anyio
 

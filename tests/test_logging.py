@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.embedding_stub import embedding_stub
-from tests.stdio_helpers import RawStdioServer
+from tests.helpers.embedding_stub import embedding_stub
+from tests.helpers.stdio_helpers import RawStdioServer
 
 pytestmark = pytest.mark.slow
 

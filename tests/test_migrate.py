@@ -15,7 +15,7 @@ from cortex_mcp.errors import Conflict, InvalidInput, StorageError
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.store.tables import TableDigest, table
 from tests.conftest import FakeClock, stub_settings
-from tests.store_fill import filled_store, table_rows
+from tests.helpers.store_fill import filled_store, table_rows
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ from cortex_mcp.runtime import open_cortex
 from cortex_mcp.store.postgres.inspect import inspect_postgres
 from cortex_mcp.store.tables import TABLE_NAMES
 from tests.conftest import FakeClock
-from tests.store_fill import table_rows
+from tests.helpers.store_fill import table_rows
 
 pytestmark = pytest.mark.anyio
 

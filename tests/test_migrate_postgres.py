@@ -1,5 +1,5 @@
 """`cortex-mcp migrate` between SQLite and a real PostgreSQL with pgvector (issue 17, line 4 at a
-small size; `tests/bench/migrate.py` runs it at 100K memories)."""
+small size; `bench/migrate.py` runs it at 100K memories)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from cortex_mcp.engine.exchange.migrate import migrate
 from cortex_mcp.errors import Conflict, StorageError
 from cortex_mcp.runtime import open_cortex
 from tests.conftest import FakeClock, stub_settings
-from tests.store_fill import filled_store, table_rows
+from tests.helpers.store_fill import filled_store, table_rows
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import TEST_KNOBS
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.stdio_helpers import server_command, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
-from tests.http_helpers import AUTH, TOKEN, rest_client
+from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
 
 pytestmark = pytest.mark.anyio
 

@@ -15,8 +15,8 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.transports.dashboard_api import DASHBOARD_ENDPOINTS
 from cortex_mcp.transports.rest import ENDPOINTS
 from tests.conftest import FakeClock
-from tests.embedding_stub import embedding_stub
-from tests.http_helpers import AUTH, TOKEN, authed_rest_client, rest_client
+from tests.helpers.embedding_stub import embedding_stub
+from tests.helpers.http_helpers import AUTH, TOKEN, authed_rest_client, rest_client
 
 API = "/api/v1"
 

@@ -27,9 +27,9 @@ import httpx2
 import pytest
 
 from tests.conftest import TEST_KNOBS
-from tests.http_helpers import AUTH, ServeProcess, free_port
-from tests.llm_stub import Received, StubLLM, llm_stub, text
-from tests.stdio_helpers import HANG_S
+from tests.helpers.http_helpers import AUTH, ServeProcess, free_port
+from tests.helpers.llm_stub import Received, StubLLM, llm_stub, text
+from tests.helpers.stdio_helpers import HANG_S
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 

@@ -23,7 +23,7 @@ import pytest
 
 from cortex_mcp.models import to_iso
 from tests.conftest import TEST_KNOBS
-from tests.http_helpers import AUTH, ServeProcess
+from tests.helpers.http_helpers import AUTH, ServeProcess
 
 pytestmark = pytest.mark.slow
 

@@ -16,8 +16,8 @@ from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock, llm_stub_settings
-from tests.llm_stub import StubLLM, extraction, llm_stub, status, text
-from tests.redaction_table import POSITIVES
+from tests.helpers.llm_stub import StubLLM, extraction, llm_stub, status, text
+from tests.helpers.redaction_table import POSITIVES
 from tests.test_secrets_never_stored import leaked, raw_bytes
 
 pytestmark = pytest.mark.anyio

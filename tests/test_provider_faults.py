@@ -1,6 +1,6 @@
 """Broken embedding providers degrade recall to text, say so, and recover on their own.
 
-The real openai SDK talks to tests/embedding_stub.py on 127.0.0.1 in each fault mode."""
+The real openai SDK talks to tests/helpers/embedding_stub.py on 127.0.0.1 in each fault mode."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.runtime import build_embedders, open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock, stub_settings
-from tests.embedding_stub import FAULT_MODES, StubState, stub_vector
-from tests.stdio_helpers import HANG_S, RawStdioServer
+from tests.helpers.embedding_stub import FAULT_MODES, StubState, stub_vector
+from tests.helpers.stdio_helpers import HANG_S, RawStdioServer
 
 pytestmark = pytest.mark.anyio
 

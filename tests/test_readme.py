@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from cortex_mcp.store.schema import SCHEMA_VERSION
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.stdio_helpers import server_command, server_env
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text("utf-8")

@@ -17,7 +17,7 @@ from pydantic.fields import FieldInfo
 
 from cortex_mcp.config import Settings
 from cortex_mcp.config_help import _field_info, _setting_paths
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.stdio_helpers import server_command, server_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,12 +42,12 @@ DOCS = _docs_text()
 NOT_FIELDS = {
     "CORTEX_CONFIG": "cortex_mcp/config.py",  # the settings file itself
     "CORTEX_AUTH": "claude_desktop_config.example.json",  # mcp-remote's header, set by the user
-    "CORTEX_LOCOMO": "tests/bench/locomo_data.py",  # where the LoCoMo bench finds its data
+    "CORTEX_LOCOMO": "bench/locomo_data.py",  # where the LoCoMo bench finds its data
 }
 # a table whose first header cell is "setting (`CORTEX_LIFECYCLE__…`)" lists the bare keys
 _TABLE_PREFIX = re.compile(r"`(CORTEX_[A-Z]+__)…`")
 _CORTEX_NAME = re.compile(r"\bCORTEX_[A-Z0-9_]*[A-Z0-9]\b")
-# where README and the docs say the benchmarks are (tests/bench/ until they move to bench/)
+# where README and the docs say the benchmarks are (a stale tests/bench/ path is read too, and fails)
 _BENCH = re.compile(r"(?<![\w/])((?:tests/)?bench)/([a-z_]+\.py)([^`#|]*)")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cortex_mcp.engine.redact import luhn_valid, redact
-from tests.redaction_table import NEGATIVES, POSITIVES
+from tests.helpers.redaction_table import NEGATIVES, POSITIVES
 
 
 def test_the_table_has_at_least_25_samples_of_both_kinds() -> None:

@@ -1,7 +1,7 @@
-"""Acceptance: the labelled corpus (tests/redaction_corpus.py) written through every way in
+"""Acceptance: the labelled corpus (tests/helpers/redaction_corpus.py) written through every way in
 (remember, ingest with a stub LLM, import, flush) leaves no secret in the database file, its WAL
 or what the provider received; ordinary sentences come back unchanged (at most 0.5% changed).
-`python -m tests.bench.redaction` prints the figures by category and language."""
+`python -m bench.redaction` prints the figures by category and language."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from cortex_mcp.engine.redaction import redact
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from tests.conftest import FakeClock, llm_stub_settings
-from tests.llm_stub import Received, Reply, StubLLM, extraction, llm_stub
-from tests.redaction_corpus import ORDINARY, SECRETS, Secret, locomo_turns, needle
+from tests.helpers.llm_stub import Received, Reply, StubLLM, extraction, llm_stub
+from tests.helpers.redaction_corpus import ORDINARY, SECRETS, Secret, locomo_turns, needle
 
 pytestmark = pytest.mark.anyio
 

@@ -15,8 +15,8 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
-from tests.http_helpers import AUTH, TOKEN, rest_client
-from tests.stdio_helpers import server_command, server_env
+from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
+from tests.helpers.stdio_helpers import server_command, server_env
 
 KEY = "ghp_R2d2C3poBb8Luke5Leia7Han9Solo1Chewie4"
 TEXT = f"Deploy token is {KEY} and the wifi password is sunflower42"

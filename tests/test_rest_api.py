@@ -20,7 +20,7 @@ from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.transports.http import create_app
 from cortex_mcp.transports.rest import ENDPOINTS
 from tests.conftest import FakeClock
-from tests.http_helpers import authed_rest_client, rest_client
+from tests.helpers.http_helpers import authed_rest_client, rest_client
 
 API = "/api/v1"
 

@@ -12,8 +12,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.conftest import FakeClock
-from tests.http_helpers import authed_rest_client
-from tests.stdio_helpers import HANG_S
+from tests.helpers.http_helpers import authed_rest_client
+from tests.helpers.stdio_helpers import HANG_S
 
 API = "/api/v1"
 

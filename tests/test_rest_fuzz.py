@@ -33,7 +33,7 @@ from cortex_mcp import __version__
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.transports.http import create_app
-from tests.http_helpers import AUTH, TOKEN
+from tests.helpers.http_helpers import AUTH, TOKEN
 
 pytestmark = pytest.mark.slow
 

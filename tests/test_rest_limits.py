@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.transports.tools import tool_specs
-from tests.http_helpers import AUTH, TOKEN, rest_client
+from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
 
 API = "/api/v1"
 CONTENT_LIMIT = 300  # a small CORTEX_MAX_CONTENT_CHARS, to see that the document follows it

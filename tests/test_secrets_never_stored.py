@@ -8,7 +8,7 @@ import pytest
 
 from cortex_mcp.config import Settings
 from cortex_mcp.service import CortexService
-from tests.redaction_table import POSITIVES
+from tests.helpers.redaction_table import POSITIVES
 
 pytestmark = pytest.mark.anyio
 

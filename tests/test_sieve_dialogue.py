@@ -9,12 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_mcp.config import load_settings
-from cortex_mcp.engine.ingest.dialogue import is_transcript, utterances
-from cortex_mcp.engine.ingest.sieve import detect_high_signals
-from cortex_mcp.runtime import open_cortex
-from cortex_mcp.service import CortexService
-from tests.bench.sieve import (
+from bench.sieve import (
     FIXTURES,
     by_language,
     find_dev_set,
@@ -23,6 +18,11 @@ from tests.bench.sieve import (
     load_lines,
     score,
 )
+from cortex_mcp.config import load_settings
+from cortex_mcp.engine.ingest.dialogue import is_transcript, utterances
+from cortex_mcp.engine.ingest.sieve import detect_high_signals
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
 
 pytestmark = pytest.mark.anyio
 

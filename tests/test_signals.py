@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cortex_mcp.engine.ingest.sieve import detect_high_signals, importance, own_words
-from tests.signal_table import TABLE
+from tests.helpers.signal_table import TABLE
 
 
 def _detected(sentence: str) -> str | None:

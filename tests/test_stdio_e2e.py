@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.stdio_helpers import HANG_S, RawStdioServer, server_command, server_env
+from tests.helpers.stdio_helpers import HANG_S, RawStdioServer, server_command, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.stdio_helpers import LEGACY_PROTOCOL, server_command, server_env
+from tests.helpers.stdio_helpers import LEGACY_PROTOCOL, server_command, server_env
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stdio_helpers import HANG_S, RawStdioServer
+from tests.helpers.stdio_helpers import HANG_S, RawStdioServer
 
 pytestmark = pytest.mark.slow
 

@@ -29,8 +29,14 @@ from cortex_mcp.store import files
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.schema import SCHEMA_VERSION
 from cortex_mcp.transports.mcp import build_server
-from tests.embedding_stub import StubState, embedding_stub
-from tests.stdio_helpers import HANG_S, RawStdioServer, server_command, server_env, unprivileged
+from tests.helpers.embedding_stub import StubState, embedding_stub
+from tests.helpers.stdio_helpers import (
+    HANG_S,
+    RawStdioServer,
+    server_command,
+    server_env,
+    unprivileged,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -182,7 +182,7 @@ async def test_a_hybrid_recall_gives_the_same_top_10_on_both_stores(
     tmp_path: Path, pg_url: str, clock: FakeClock
 ) -> None:
     """Text and vector channels, fusion and ranking over the same memories and vectors."""
-    from tests.embedding_stub import StubState, embedding_stub
+    from tests.helpers.embedding_stub import StubState, embedding_stub
 
     facts = [
         f"{who} {does} {what}"

@@ -18,7 +18,7 @@ from cortex_mcp.search.ivf import IvfIndex, quantize
 from cortex_mcp.search.vector import IndexNotReady
 from cortex_mcp.service import CortexService
 from tests.conftest import FACTS, FakeClock, stub_settings
-from tests.embedding_stub import StubState
+from tests.helpers.embedding_stub import StubState
 
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,7 @@ from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.saved_index import index_dir, index_path, load
 from cortex_mcp.service import CortexService
 from tests.conftest import FACTS, FakeClock, stub_settings
-from tests.embedding_stub import StubState
+from tests.helpers.embedding_stub import StubState
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 
 from cortex_mcp.store import Database
 from cortex_mcp.store.schema import MIGRATIONS
-from tests.stdio_helpers import HANG_S, server_command, server_env
+from tests.helpers.stdio_helpers import HANG_S, server_command, server_env
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,7 @@ from cortex_mcp.store import Database
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.writer import begin_immediate
 from tests.conftest import FakeClock
-from tests.stdio_helpers import HANG_S, RawStdioServer
+from tests.helpers.stdio_helpers import HANG_S, RawStdioServer
 
 pytestmark = pytest.mark.anyio
 
@@ -119,7 +119,7 @@ async def test_concurrent_remembers_lose_nothing_and_duplicate_nothing(
 
 def _worker(db: Path, prefix: str, count: int) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.remember_worker", str(db), prefix, str(count)],
+        [sys.executable, "-m", "tests.helpers.remember_worker", str(db), prefix, str(count)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -6,7 +6,7 @@ centroids, then scans only the vectors of the best clusters. Vectors are kept as
 with one scale per vector (a quarter of float32's memory; the cosine moves by about 1e-3), in
 cluster order so a probed cluster is one contiguous slice. New vectors go to a small exact
 tail until it is worth folding them in; removed ones are masked. Pure numpy: no dependency,
-and a rebuild at 1M vectors takes seconds (measured in tests/bench/recall_scale.py), where
+and a rebuild at 1M vectors takes seconds (measured in bench/recall_scale.py), where
 an HNSW graph took minutes on the same machine.
 """
 

@@ -5,7 +5,7 @@ concrete object (not "it" or "them"), and nothing in `noise.py` vetoes it. Trigg
 from the structure of a lasting statement, not from keywords alone: a first-person subject, a
 stable-state or life-event verb ("I'm allergic to", "my brother works as", "I joined"), a plan
 with a horizon beyond the coming days ("next month", "明年", "来月") or a plan noun (a trip, a
-competition, a move). The table in ``tests/signal_table.py`` holds positives and look-alikes.
+competition, a move). The table in ``tests/helpers/signal_table.py`` holds positives and look-alikes.
 
 Importance follows the seed's rules (seed 003 "重要性评分"): an intrinsic score per category
 plus the explicit signal of how the user said it ("remember", "important", "by the way"),

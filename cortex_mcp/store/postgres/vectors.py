@@ -36,7 +36,7 @@ from cortex_mcp.store.vectors import (
 log = logging.getLogger(__name__)
 
 # an agent's vectors from which its own HNSW index serves it: the crossover measured by
-# tests/bench/pg_vectors.py (384 dims, 150 candidates, load 8-11: exact 13 ms and HNSW 15 ms at 5K,
+# bench/pg_vectors.py (384 dims, 150 candidates, load 8-11: exact 13 ms and HNSW 15 ms at 5K,
 # 25 and 18 ms at 10K, 51 and 19 ms at 20K; recall@10 1.000 against exact)
 HNSW_MIN_ROWS = 10_000
 # the candidates an HNSW search keeps (pgvector returns at most this many; set on every pooled

@@ -1,7 +1,7 @@
 """A caching OpenAI-compatible embeddings proxy for benchmarks, so reruns cost no model time.
 
 Vectors are kept in a SQLite file keyed by (model, sha256(text)). Misses are forwarded to an
-upstream server (tests/bench/embed_server.py) when one is given; without one, a request with a
+upstream server (bench/embed_server.py) when one is given; without one, a request with a
 miss fails, and the provider under test degrades exactly as it would against a dead server.
 Runs in a thread of the benchmark process, on 127.0.0.1 only.
 """

@@ -1,9 +1,9 @@
 """Recall latency at 1K / 10K / 100K synthetic memories, in-process and over an MCP stdio session.
 
-    python tests/bench/latency.py                  # sizes 1000,10000,100000
-    python tests/bench/latency.py --sizes 1000,10000 --queries 200
+    python bench/latency.py                  # sizes 1000,10000,100000
+    python bench/latency.py --sizes 1000,10000 --queries 200
 
-Vectors are 384-dimensional and come from the hashing stub server in tests/embedding_stub.py
+Vectors are 384-dimensional and come from the hashing stub server in tests/helpers/embedding_stub.py
 (served on 127.0.0.1, OpenAI wire format), so the embedding provider's own time is small and
 is reported separately. The in-process "recall" figures take the provider's time out the
 honest way: the query is embedded by the same hashing function called in-process (about
@@ -11,7 +11,7 @@ honest way: the query is embedded by the same hashing function called in-process
 HTTP provider's own round trip, and the stdio figures include it.
 The bare FTS5 row is one `MATCH ... ORDER BY bm25 LIMIT 20` on the same file, same run.
 Also printed: exact KNN time of each vector backend (numpy matrix vs sqlite-vec vec0) and RSS,
-and the transport floor: an echo tool on the same SDK over stdio (tests/bench/echo_server.py),
+and the transport floor: an echo tool on the same SDK over stdio (bench/echo_server.py),
 measured in the same run with the same client, with stdio recall (up to 10 memories returned)
 and remember as ratios to it.
 """
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as cortex_mcp does; numpy loads first here
 
@@ -44,8 +44,8 @@ from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
 from cortex_mcp.store.connection import sqlite_module  # noqa: E402
 from cortex_mcp.tokenize import count_tokens  # noqa: E402
-from tests.embedding_stub import StubState, embedding_stub, stub_vector  # noqa: E402
-from tests.stdio_helpers import server_command, server_env  # noqa: E402
+from tests.helpers.embedding_stub import StubState, embedding_stub, stub_vector  # noqa: E402
+from tests.helpers.stdio_helpers import server_command, server_env  # noqa: E402
 
 DIM = 384
 CPU_MS: dict[str, list[float]] = {}  # server CPU per call, one entry per measured batch
@@ -244,7 +244,7 @@ async def measure_echo_floor(queries: list[str]) -> list[float]:
 
 
 def measure_initialize(db_path: Path) -> list[float]:
-    from tests.stdio_helpers import RawStdioServer
+    from tests.helpers.stdio_helpers import RawStdioServer
 
     times = []
     for _ in range(5):

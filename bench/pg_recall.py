@@ -1,6 +1,6 @@
 """Recall latency on PostgreSQL, before and after a change, in one run (issue 17).
 
-    python tests/bench/pg_recall.py --before /path/to/older/checkout [--size 10000]
+    python bench/pg_recall.py --before /path/to/older/checkout [--size 10000]
 
 The same memories (one agent's facts, 384-dim stub vectors) go into
 one fresh PostgreSQL database per checkout, each copied by that checkout's own `migrate`
@@ -16,7 +16,7 @@ agents from 55% to 0.5% of the memories, English, Chinese and Japanese; recall_s
 questions, each asked as the agent whose memory it was drawn from, a fifth generic): where
 BM25's document counts over common words and phrases cost most.
 
-    python tests/bench/pg_recall.py --scale --size 1000000 --before /path/to/older/checkout
+    python bench/pg_recall.py --scale --size 1000000 --before /path/to/older/checkout
 """
 
 from __future__ import annotations
@@ -32,17 +32,17 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.migrate import BATCH, SUBJECTS, TOPICS, memory_pages  # noqa: E402
+from bench.pg import postgres_databases  # noqa: E402
+from bench.recall_scale import make_queries  # noqa: E402
+from bench.scale_data import ensure  # noqa: E402
+from bench.stores import copy_sqlite  # noqa: E402
 from cortex_mcp.store.copy import SqliteTarget  # noqa: E402
 from cortex_mcp.store.tables import table  # noqa: E402
-from tests.bench.migrate import BATCH, SUBJECTS, TOPICS, memory_pages  # noqa: E402
-from tests.bench.pg import postgres_databases  # noqa: E402
-from tests.bench.recall_scale import make_queries  # noqa: E402
-from tests.bench.scale_data import ensure  # noqa: E402
-from tests.bench.stores import copy_sqlite  # noqa: E402
-from tests.embedding_stub import StubState, embedding_stub  # noqa: E402
+from tests.helpers.embedding_stub import StubState, embedding_stub  # noqa: E402
 
 DIM = 384
 

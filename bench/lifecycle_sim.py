@@ -1,6 +1,6 @@
 """A simulated year of memory: turns every day, random recalls, the lifecycle every night.
 
-    nice python tests/bench/lifecycle_sim.py [--days 365] [--turns 50] [--scale 10000,100000]
+    nice python bench/lifecycle_sim.py [--days 365] [--turns 50] [--scale 10000,100000]
 
 Every day: `--turns` conversation turns through `ingest` when the service has it (else
 `remember` into the working layer), a few explicit core facts (some near-duplicates), random
@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cortex_mcp.config import load_settings  # noqa: E402

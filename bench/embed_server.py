@@ -11,7 +11,7 @@ project dependency. Serves ``all-MiniLM-L6-v2`` (384 dims, L2-normalised) on
 
 Usage::
 
-    ~/.cortex-bench-venv/bin/python tests/bench/embed_server.py --port 0
+    ~/.cortex-bench-venv/bin/python bench/embed_server.py --port 0
 
 Prints exactly one line, ``READY <port>``, on stdout once the model is loaded
 and the socket is listening; everything else goes to stderr.

@@ -2,11 +2,11 @@
 with vectors, and remember throughput, one after another and from concurrent clients, at
 10K and 1M memories, with the same data and the same queries on both stores.
 
-    python tests/bench/stores.py                                  # 10000,1000000
-    python tests/bench/stores.py --sizes 10000 --queries 50
-    python tests/bench/stores.py --database-url postgresql://u:p@host/postgres  # your server
+    python bench/stores.py                                  # 10000,1000000
+    python bench/stores.py --sizes 10000 --queries 50
+    python bench/stores.py --database-url postgresql://u:p@host/postgres  # your server
 
-The data is tests/bench/scale_data.py's cached database of each size (six agents from 55% to
+The data is bench/scale_data.py's cached database of each size (six agents from 55% to
 0.5% of the memories, English, Chinese and Japanese, 384-dim vectors of its deterministic
 model; built once under /tmp/cortex-scale and only read here). SQLite is measured on a copy
 of it (SQLite's backup API: the remembers and access counts must not change the cache);
@@ -40,17 +40,17 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as cortex_mcp does; numpy loads first here
 
+from bench.pg import postgres_databases  # noqa: E402
+from bench.recall_scale import make_queries  # noqa: E402
+from bench.scale_data import MODEL, ScaleEmbedder, ensure  # noqa: E402
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.engine.exchange.migrate import migrate  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
-from tests.bench.pg import postgres_databases  # noqa: E402
-from tests.bench.recall_scale import make_queries  # noqa: E402
-from tests.bench.scale_data import MODEL, ScaleEmbedder, ensure  # noqa: E402
 
 WARM = 10
 TOPICS = "garden invoice router passport piano mortgage backup concert lease".split()

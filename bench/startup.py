@@ -4,11 +4,11 @@ Prints medians of wall time, of CPU time (user + sys of the command's process) a
 RSS, runs round-robin so load drifts hit every way alike, and ends with the issue's "today"
 figures and target beside each way's `list` and `show`.
 
-    python tests/bench/startup.py -n 5 .venv/bin/cortex-mcp
+    python bench/startup.py -n 5 .venv/bin/cortex-mcp
     git archive main cortex_mcp prompts | tar -x -C /tmp/before     # an older version
-    python tests/bench/startup.py -n 7 .venv/bin/cortex-mcp \\
+    python bench/startup.py -n 7 .venv/bin/cortex-mcp \\
         "env PYTHONPATH=/tmp/before .venv/bin/python -P -m cortex_mcp"
-    python tests/bench/startup.py -n 5 "uvx --from . cortex-mcp"
+    python bench/startup.py -n 5 "uvx --from . cortex-mcp"
 
 Commands run with byte-code caching on (as an installed package has its .pyc files), even
 when this script's environment sets PYTHONDONTWRITEBYTECODE. On a busy machine wall times

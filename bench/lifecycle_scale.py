@@ -1,12 +1,12 @@
 """The lifecycle at 100K memories (issue 16): preview and run times, peak RSS, what a run did,
 and how much the near-duplicate blocking finds of what comparing all pairs would.
 
-    nice python tests/bench/lifecycle_scale.py                     # 10K and 100K, text only
-    nice python tests/bench/lifecycle_scale.py --vectors 384       # the same with vectors
+    nice python bench/lifecycle_scale.py                     # 10K and 100K, text only
+    nice python bench/lifecycle_scale.py --vectors 384       # the same with vectors
     git archive 85b7fe8 cortex_mcp prompts | tar -x -C /tmp/old     # main before this work...
-    nice python tests/bench/lifecycle_scale.py --baseline /tmp/old  # ...on the same stores
+    nice python bench/lifecycle_scale.py --baseline /tmp/old  # ...on the same stores
 
-Each store (tests/bench/lifecycle_data.py: five agents, working/core/archive over a year,
+Each store (bench/lifecycle_data.py: five agents, working/core/archive over a year,
 5% of core memories with a planted near-duplicate) is built once; every preview and every run
 is a child process on a fresh copy of it, so the peak RSS is that command's own (wait4). Prints
 per size: preview and run medians over `--repeat` copies, peak RSS, the run's counts, the planted
@@ -36,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.lifecycle_data import Dataset, build  # noqa: E402
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.engine.lifecycle.blocking import candidate_pairs  # noqa: E402
 from cortex_mcp.engine.lifecycle.similarity import dice, shingles  # noqa: E402
@@ -46,7 +47,6 @@ from cortex_mcp.models import to_iso  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.store.vectors import PendingEmbedding  # noqa: E402
 from cortex_mcp.tokenize import content_hash, speaker_of  # noqa: E402
-from tests.bench.lifecycle_data import Dataset, build  # noqa: E402
 
 NOW = datetime(2026, 6, 1, 3, 0, tzinfo=UTC)
 MODEL = "bench-vectors"

@@ -2,9 +2,9 @@
 SQLite of a store of `--memories` memories, each with a vector, plus relations, access-log
 and lifecycle-log entries, then every table of the two SQLite files compared row for row.
 
-    python tests/bench/migrate.py                        # 100K memories, embedded PostgreSQL
-    python tests/bench/migrate.py --memories 10000 --database-url postgresql://u:p@host/postgres
-    python tests/bench/migrate.py --baseline /tmp/before  # also an older version, same run
+    python bench/migrate.py                        # 100K memories, embedded PostgreSQL
+    python bench/migrate.py --memories 10000 --database-url postgresql://u:p@host/postgres
+    python bench/migrate.py --baseline /tmp/before  # also an older version, same run
 
 The copies run the real command (`cortex-mcp migrate --to ...`) as a subprocess; the times
 are its wall-clock and CPU times on the machine as it is (a shared 2-core machine here, its
@@ -29,15 +29,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.pg import postgres_databases  # noqa: E402
 from cortex_mcp.models import new_id, to_iso  # noqa: E402
 from cortex_mcp.store.copy import SqliteTarget  # noqa: E402
 from cortex_mcp.store.tables import TABLES, table  # noqa: E402
 from cortex_mcp.tokenize import content_hash  # noqa: E402
-from tests.bench.pg import postgres_databases  # noqa: E402
-from tests.embedding_stub import stub_vector  # noqa: E402
+from tests.helpers.embedding_stub import stub_vector  # noqa: E402
 
 CLI = str(Path(sys.executable).with_name("cortex-mcp"))
 MODEL = "stub-embed"

@@ -2,8 +2,8 @@
 view and each page turn (keyset cursor), against OFFSET paging (the existing
 `GET /api/v1/memories?offset=`) at the same depth, measured in the same run.
 
-    python tests/bench/dashboard.py                   # 100K memories (one agent), 2K for another
-    python tests/bench/dashboard.py --size 10000      # quicker
+    python bench/dashboard.py                   # 100K memories (one agent), 2K for another
+    python bench/dashboard.py --size 10000      # quicker
 
 "server" is the time inside the running server for the request (the facade call a route
 makes, same process, same database file); "http" is a full request to `cortex-mcp serve` on
@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import httpx2  # noqa: E402
@@ -33,7 +33,7 @@ import httpx2  # noqa: E402
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
-from tests.http_helpers import ServeProcess  # noqa: E402
+from tests.helpers.http_helpers import ServeProcess  # noqa: E402
 
 AGENT = "bench"
 LAYERS = ["working", "core", "archive"]

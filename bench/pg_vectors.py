@@ -13,7 +13,7 @@ Vectors are clustered like text embeddings (`--clusters` centres, noise around t
 `--data random` (uniform on the sphere: HNSW's worst case). The store builds an agent's HNSW
 index from `vectors.HNSW_MIN_ROWS` vectors on; pick it where HNSW's p50 beats exact's.
 
-    python tests/bench/pg_vectors.py [--sizes 2000,10000,20000,50000] [--dim 384]
+    python bench/pg_vectors.py [--sizes 2000,10000,20000,50000] [--dim 384]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.store.backend import open_database, store_classes
@@ -38,7 +38,7 @@ from cortex_mcp.store.postgres.vectors import (
     PgVectorStore,
     VectorValue,
 )
-from tests.postgres_server import PostgresServer
+from tests.helpers.postgres_server import PostgresServer
 
 MODEL = "bench"
 

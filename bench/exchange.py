@@ -6,11 +6,11 @@ the command's, not this script's. Text only (no embedding provider), as the issu
 Rates are given per wall second and per CPU second of the command (user + sys, both of its
 threads): on a shared machine the second is the one to compare.
 
-    python tests/bench/exchange.py                 # the sizes of issue 16 (takes a while)
-    python tests/bench/exchange.py --scale 0.05    # a quick look
-    python tests/bench/exchange.py --cases md-200k,json-100k
+    python bench/exchange.py                 # the sizes of issue 16 (takes a while)
+    python bench/exchange.py --scale 0.05    # a quick look
+    python bench/exchange.py --cases md-200k,json-100k
     git archive main cortex_mcp prompts | tar -x -C /tmp/before   # an older version...
-    python tests/bench/exchange.py --baseline /tmp/before          # ...on the same files
+    python bench/exchange.py --baseline /tmp/before          # ...on the same files
 
 Prints one line per run (items, seconds, memories/s, peak RSS in MB), then a table of every
 case beside the issue's "today" figure and the baseline's (same files, same run). The
@@ -31,10 +31,10 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.stdio_helpers import server_command, server_env  # noqa: E402
+from tests.helpers.stdio_helpers import server_command, server_env  # noqa: E402
 
 TOPICS = [
     "green tea", "the Oracle Cloud VPS", "the router in IPv6 mode", "a trip to Kyoto",

@@ -1,6 +1,6 @@
 """A separate process remembering facts, for the tests of several processes on one file.
 
-python -m tests.remember_worker DB PREFIX COUNT [CONCURRENCY]
+python -m tests.helpers.remember_worker DB PREFIX COUNT [CONCURRENCY]
 
 Prints one line per acknowledged write: "<id> <content>".
 """

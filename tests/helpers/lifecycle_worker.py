@@ -1,8 +1,8 @@
 """A separate process running the lifecycle, for the lease and crash tests.
 
-python -m tests.lifecycle_worker DB NOW run
-python -m tests.lifecycle_worker DB NOW hold FILE   # waits after the first phase until FILE exists
-python -m tests.lifecycle_worker DB NOW crash PHASE  # dies (no cleanup) right after PHASE commits
+python -m tests.helpers.lifecycle_worker DB NOW run
+python -m tests.helpers.lifecycle_worker DB NOW hold FILE   # waits after the first phase until FILE exists
+python -m tests.helpers.lifecycle_worker DB NOW crash PHASE  # dies (no cleanup) right after PHASE commits
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A synthetic memory database of any size, built once and cached on disk (for recall_scale.py).
 
-    python tests/bench/scale_data.py --size 1000000            # builds (or finds) the cache
-    python tests/bench/scale_data.py --size 10000 --no-vectors
+    python bench/scale_data.py --size 1000000            # builds (or finds) the cache
+    python bench/scale_data.py --size 10000 --no-vectors
 
 Text: English drawn from the word frequencies of the LoCoMo dev conversations (their stop words
 included, as real text has them) plus a long tail of rarer made-up words, Chinese and Japanese
@@ -31,14 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.locomo_data import find_dataset, load_dataset  # noqa: E402
 from cortex_mcp.models import new_id, to_iso  # noqa: E402
 from cortex_mcp.store.database import Database  # noqa: E402
 from cortex_mcp.tokenize import content_hash, index_text  # noqa: E402
-from tests.bench.locomo_data import find_dataset, load_dataset  # noqa: E402
 
 GENERATOR_VERSION = 1  # bump when the data changes: the cache key includes it
 DIM = 384

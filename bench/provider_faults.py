@@ -1,9 +1,9 @@
 """The embedding fault matrix: recall latency and outcome in each way a provider breaks.
 
-    python tests/bench/provider_faults.py                 # 1000 memories, 1 s provider timeout
-    python tests/bench/provider_faults.py --memories 300 --no-stdio
+    python bench/provider_faults.py                 # 1000 memories, 1 s provider timeout
+    python bench/provider_faults.py --memories 300 --no-stdio
 
-The real openai SDK talks to tests/embedding_stub.py on 127.0.0.1. For each fault mode it
+The real openai SDK talks to tests/helpers/embedding_stub.py on 127.0.0.1. For each fault mode it
 prints: the first recall's latency (it may pay the timeout), how many recalls it took for the
 circuit to open, recall p50 once the circuit is open and its ratio to text-only recall on the
 same file, measured query by query in turn (no provider: the strongest simple baseline), what stats reported, and
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -32,8 +32,8 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from cortex_mcp.config import Settings, load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
-from tests.embedding_stub import FAULT_MODES, StubState, embedding_stub  # noqa: E402
-from tests.stdio_helpers import RawStdioServer, server_command, server_env  # noqa: E402
+from tests.helpers.embedding_stub import FAULT_MODES, StubState, embedding_stub  # noqa: E402
+from tests.helpers.stdio_helpers import RawStdioServer, server_command, server_env  # noqa: E402
 
 TOPICS = "firewall budget flight ramen invoice cluster garden piano tennis museum".split()
 PEOPLE = "Harry Alice Bob Mei Kenji Sofia".split()

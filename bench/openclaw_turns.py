@@ -5,7 +5,7 @@ whole turn's wall time measured in the same run.
 
 Needs what `bash .ci/openclaw` installs (Node 24, the built plugin, the pinned OpenClaw host).
 
-    nice python tests/bench/openclaw_turns.py --turns 8
+    nice python bench/openclaw_turns.py --turns 8
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import httpx2
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.http_helpers import AUTH, ServeProcess
-from tests.llm_stub import llm_stub, text
+from tests.helpers.http_helpers import AUTH, ServeProcess
+from tests.helpers.llm_stub import llm_stub, text
 from tests.test_openclaw_e2e import OpenClaw, _config, _missing, recall_times
 
 FACTS = [

@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.transports.http import create_app
-from tests.stdio_helpers import HANG_S, server_command, server_env
+from tests.helpers.stdio_helpers import HANG_S, server_command, server_env
 
 TOKEN = "test-token-8c1f2e"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -1,8 +1,8 @@
 """HTTP load: 20 concurrent clients x 100 mixed recall/remember calls against
 `cortex-mcp serve --transport http` on loopback, while a stdio server writes to the same file.
 
-    python tests/bench/load.py                        # 20 clients x 100 calls, 1000 memories
-    python tests/bench/load.py --clients 20 --calls 100 --seed-memories 1000 --stdio-writes 200
+    python bench/load.py                        # 20 clients x 100 calls, 1000 memories
+    python bench/load.py --clients 20 --calls 100 --seed-memories 1000 --stdio-writes 200
 
 Printed: errors; lost and duplicated writes (the file read back after the run: every
 acknowledged write, HTTP and stdio, must be there once, under the id it was acknowledged
@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import httpx2  # noqa: E402
@@ -36,8 +36,8 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
-from tests.http_helpers import AUTH, ServeProcess  # noqa: E402
-from tests.stdio_helpers import server_command, server_env  # noqa: E402
+from tests.helpers.http_helpers import AUTH, ServeProcess  # noqa: E402
+from tests.helpers.stdio_helpers import server_command, server_env  # noqa: E402
 
 TOPICS = "budget firewall vps apartment meeting invoice kubernetes travel cat dentist".split()
 SUBJECTS = "Harry Alice Bob Mei Kenji Sofia the-team the-landlord our-client".split()

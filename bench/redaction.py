@@ -1,4 +1,4 @@
-"""Redaction figures on the labelled corpus (tests/redaction_corpus.py), from one run:
+"""Redaction figures on the labelled corpus (tests/helpers/redaction_corpus.py), from one run:
 - secrets caught / missed by category and language (a secret counts as caught when its value
   is gone from the redacted text);
 - the false-positive rate on ordinary text: hand-written look-alikes (ids, UUIDs, hashes, dates,
@@ -7,7 +7,7 @@
 - the detector's median cost per text against the strongest simple baseline measured in the same
   run (one compiled regex of the provider prefixes, which is what a minimal redactor does).
 
-    python tests/bench/redaction.py [--show-missed] [--show-changed]
+    python bench/redaction.py [--show-missed] [--show-changed]
 
 The end-to-end check (remember, ingest, import and flush; database, WAL and provider bytes) is
 tests/test_redaction_corpus.py.
@@ -23,11 +23,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cortex_mcp.engine.redaction import redact  # noqa: E402
-from tests.redaction_corpus import ORDINARY, SECRETS, locomo_turns  # noqa: E402
+from tests.helpers.redaction_corpus import ORDINARY, SECRETS, locomo_turns  # noqa: E402
 
 _BASELINE = re.compile(r"\b(?:sk-|ghp_|xox[bp]-|AKIA|AIza|glpat-)[A-Za-z0-9_\-]{16,}")
 

@@ -1,6 +1,6 @@
 """How well rules-only ingest picks what belongs in core memory, on labelled dialogue lines.
 
-    nice python tests/bench/sieve.py [--set PATH ...] [--show-errors] [--llm-stub]
+    nice python bench/sieve.py [--set PATH ...] [--show-errors] [--llm-stub]
 
 Protocol (../shared/datasets/README.md): each line alone is the user message of a turn with an
 empty assistant message, ingested without an LLM or embeddings for a fresh agent; "goes to core"
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cortex_mcp.config import load_settings  # noqa: E402
@@ -102,7 +102,7 @@ async def judge(lines: list[dict[str, Any]], **overrides: Any) -> list[Judged]:
 
 def stub_extraction(_request: Any) -> Any:
     """The scripted deep channel: one working memory per turn it is asked about."""
-    from tests.llm_stub import extraction
+    from tests.helpers.llm_stub import extraction
 
     item = {"content": "stub: the turn", "category": "fact", "importance": 0.5, "source": "user"}
     return extraction([item])
@@ -110,7 +110,7 @@ def stub_extraction(_request: Any) -> Any:
 
 async def judge_with_llm_stub(lines: list[dict[str, Any]]) -> tuple[list[Judged], int]:
     """The same lines with the stub LLM configured; also how many requests it received."""
-    from tests.llm_stub import llm_stub
+    from tests.helpers.llm_stub import llm_stub
 
     with llm_stub() as stub:
         stub.responder = stub_extraction

@@ -1,6 +1,6 @@
-"""The transport floor for tests/bench/latency.py: one echo tool on the same MCP SDK over stdio.
+"""The transport floor for bench/latency.py: one echo tool on the same MCP SDK over stdio.
 
-python tests/bench/echo_server.py     # speaks MCP on stdin/stdout
+python bench/echo_server.py     # speaks MCP on stdin/stdout
 """
 
 from __future__ import annotations

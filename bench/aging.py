@@ -1,6 +1,6 @@
 """Aging: real dialogue through rules-only ingest, the lifecycle every night, questions a month on.
 
-    nice python tests/bench/aging.py [--dataset PATH] [--split dev] [--conversations conv-26]
+    nice python bench/aging.py [--dataset PATH] [--split dev] [--conversations conv-26]
                                      [--days N] [--after-days 30] [--log]
 
 Every turn of the LoCoMo conversations goes through `ingest` (no LLM, no embeddings) as
@@ -38,12 +38,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.locomo_data import DEV_IDS, DataNotFound, find_dataset  # noqa: E402
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
-from tests.bench.locomo_data import DEV_IDS, DataNotFound, find_dataset  # noqa: E402
 
 _DIA = re.compile(r"D:?(\d+):0*(\d+)")
 MODES = ("aged", "never", "control")

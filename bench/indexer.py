@@ -1,7 +1,7 @@
 """The background indexer after a bulk import (issue 16): memories embedded per second against
 the embedding provider's own most, and the time until the vector channel covers 95%.
 
-The provider is `tests/embedding_stub.py` in its own process, made to behave like a hosted one:
+The provider is `tests/helpers/embedding_stub.py` in its own process, made to behave like a hosted one:
 each request takes `--latency-ms` plus `--per-item-ms` per input, served in parallel. Its most
 is measured in the same run by a direct client (the real `openai` SDK) that keeps the same
 number of requests of the same size in flight as the indexer is configured to. Then a server
@@ -10,10 +10,10 @@ bullets, and the child samples how many memories have a vector until all do: `im
 the indexer running during the import, `backlog` with the import done first and the indexer
 started after it (as after an outage or a model change), which times the indexer alone.
 
-    python tests/bench/indexer.py                       # 10K memories
-    python tests/bench/indexer.py --n 100000            # once, for the figures
+    python bench/indexer.py                       # 10K memories
+    python bench/indexer.py --n 100000            # once, for the figures
     git archive <commit> cortex_mcp prompts | tar -x -C /tmp/old     # an older version...
-    python tests/bench/indexer.py --baseline /tmp/old   # ...same stub, same run
+    python bench/indexer.py --baseline /tmp/old   # ...same stub, same run
 
 Prints, per mode and code version: the indexer's memories/s from its first vector to 95%
 coverage and its ratio to the stub's most (measured right before and after that run), and
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 TOPICS = [
     "green tea", "the Oracle Cloud VPS", "the router in IPv6 mode", "a trip to Kyoto",
     "the quarterly report", "Rust lifetimes", "the gateway crash", "a 1LDK in Shinagawa",
@@ -116,7 +116,7 @@ def child_main(url: str, source: str, db: str, mode: str) -> None:
 def start_stub(latency_ms: float, per_item_ms: float) -> tuple[subprocess.Popen[str], str]:
     limits = ["--latency-ms", str(latency_ms), "--per-item-ms", str(per_item_ms)]
     stub = subprocess.Popen(
-        [sys.executable, "-m", "tests.embedding_stub", *limits],
+        [sys.executable, "-m", "tests.helpers.embedding_stub", *limits],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -7,7 +7,7 @@ Prints, from one run:
 - LLM calls and prompt tokens per turn (small talk makes none);
 - recall p50 while ingests run next to recall p50 on an idle service (the added latency).
 
-    python tests/bench/ingest.py [--turns 200] [--callers 20] [--latency-ms 200]
+    python bench/ingest.py [--turns 200] [--callers 20] [--latency-ms 200]
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
-from tests.llm_stub import Received, Reply, extraction, llm_stub  # noqa: E402
+from tests.helpers.llm_stub import Received, Reply, extraction, llm_stub  # noqa: E402
 
 TOPICS = ["invoice job", "VPS firewall", "Shinagawa 1LDK yield", "Postgres ledger", "CI runner"]
 

@@ -1,9 +1,9 @@
 """Recall at 10K, 100K and 1M memories, in-process: text only and hybrid, p50/p95.
 
-    python tests/bench/recall_scale.py                        # 10000,100000,1000000
-    python tests/bench/recall_scale.py --sizes 10000 --queries 100
+    python bench/recall_scale.py                        # 10000,100000,1000000
+    python bench/recall_scale.py --sizes 10000 --queries 100
 
-The databases come from tests/bench/scale_data.py (built once, cached under /tmp; six agents
+The databases come from bench/scale_data.py (built once, cached under /tmp; six agents
 of 55% down to 0.5% of the memories, English, Chinese and Japanese, 384-dim vectors). Each
 query is asked as the agent that owns the memory it was drawn from (a few words of it, as a
 question; a fifth are generic questions of common words), through `CortexService.recall`
@@ -41,12 +41,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as cortex_mcp does; numpy loads first here
 
 import numpy as np  # noqa: E402
 
+from bench.locomo_data import find_dataset, load_dataset  # noqa: E402
+from bench.scale_data import (  # noqa: E402
+    DIM,
+    JA_WORDS,
+    MODEL,
+    ZH_WORDS,
+    ScaleEmbedder,
+    ensure,
+)
 from cortex_mcp.config import SearchSettings, load_settings  # noqa: E402
 from cortex_mcp.models import SearchFilters, SystemClock, to_iso  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
@@ -55,15 +64,6 @@ from cortex_mcp.search.text import EN_STOP_WORDS, build_query  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
 from cortex_mcp.store.connection import sqlite_module  # noqa: E402
 from cortex_mcp.store.memories import filter_sql  # noqa: E402
-from tests.bench.locomo_data import find_dataset, load_dataset  # noqa: E402
-from tests.bench.scale_data import (  # noqa: E402
-    DIM,
-    JA_WORDS,
-    MODEL,
-    ZH_WORDS,
-    ScaleEmbedder,
-    ensure,
-)
 
 K = 10
 GENERIC = "like really think family time love work going great new friends good day".split()

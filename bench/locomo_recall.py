@@ -8,10 +8,10 @@ quoted and OR-ed) is computed in the same run over the same turns; the weak one 
 kept) is printed for reference only. Every method is also shown per conversation, as its
 R@10 minus the strong baseline's on that conversation.
 
-    python tests/bench/locomo_recall.py                  # text rows (and semantic rows if cached)
-    python tests/bench/locomo_recall.py --embed-url http://127.0.0.1:8765/v1
-    python tests/bench/locomo_recall.py --loco           # + leave-one-conversation-out weights
-    python tests/bench/locomo_recall.py --store both     # SQLite and PostgreSQL, R@10 compared
+    python bench/locomo_recall.py                  # text rows (and semantic rows if cached)
+    python bench/locomo_recall.py --embed-url http://127.0.0.1:8765/v1
+    python bench/locomo_recall.py --loco           # + leave-one-conversation-out weights
+    python bench/locomo_recall.py --store both     # SQLite and PostgreSQL, R@10 compared
 
 `--store postgres` (or `both`) keeps each conversation in a fresh PostgreSQL database, on an
 embedded PostgreSQL 16 with pgvector (pgserver, in the dev extra) or on the server of
@@ -22,12 +22,12 @@ Data: LoCoMo's `data/locomo10.json` (snap-research/locomo on GitHub, ACL 2024); 
 is five of its conversations, shipped as shared/datasets/locomo_dev.json beside the checkout.
 `--split heldout` runs the other five when given the full file.
 
-Semantic rows: bash tests/bench/setup_bench_env.sh, then serve all-MiniLM-L6-v2 offline with
-`nice ~/.cortex-bench-venv/bin/python tests/bench/embed_server.py --port 8765`. Vectors are
+Semantic rows: bash bench/setup_bench_env.sh, then serve all-MiniLM-L6-v2 offline with
+`nice ~/.cortex-bench-venv/bin/python bench/embed_server.py --port 8765`. Vectors are
 cached on disk (--embed-cache), so later runs need no server at all.
 
 `--stub-embeddings` runs the vector rows without any model: the local embedding stub
-(tests/embedding_stub.py, 384 dimensions of hashed word stems) serves every vector, nothing is
+(tests/helpers/embedding_stub.py, 384 dimensions of hashed word stems) serves every vector, nothing is
 cached. Its R@10 says nothing of semantic recall; with `--store both` it shows that the two
 stores rank the same vectors the same way (fusion, pgvector against the in-process index).
 """
@@ -49,15 +49,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cortex_mcp.config import SearchSettings, load_settings  # noqa: E402
-from cortex_mcp.models import SearchFilters, SystemClock, to_iso  # noqa: E402
-from cortex_mcp.runtime import open_cortex  # noqa: E402
-from cortex_mcp.service import CortexService  # noqa: E402
-from tests.bench.embed_cache import VectorCache, caching_proxy  # noqa: E402
-from tests.bench.locomo_data import (  # noqa: E402
+from bench.embed_cache import VectorCache, caching_proxy  # noqa: E402
+from bench.locomo_data import (  # noqa: E402
     Conversation,
     DataNotFound,
     find_dataset,
@@ -65,7 +61,11 @@ from tests.bench.locomo_data import (  # noqa: E402
     strong_match,
     weak_match,
 )
-from tests.embedding_stub import StubState, embedding_stub  # noqa: E402
+from cortex_mcp.config import SearchSettings, load_settings  # noqa: E402
+from cortex_mcp.models import SearchFilters, SystemClock, to_iso  # noqa: E402
+from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.service import CortexService  # noqa: E402
+from tests.helpers.embedding_stub import StubState, embedding_stub  # noqa: E402
 
 MODEL = "all-MiniLM-L6-v2"
 STRONG = "FTS5 BM25, stop words dropped (strong)"
@@ -367,7 +367,7 @@ def main() -> None:
     with ExitStack() as stack:
         fresh = None
         if "postgres" in stores:
-            from tests.bench.pg import postgres_databases
+            from bench.pg import postgres_databases
 
             fresh = stack.enter_context(postgres_databases(args.database_url))
         url, proxy = None, None
