@@ -11,16 +11,18 @@ import pytest
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from tests.helpers import datasets
 from tests.helpers.embedding_stub import StubState, embedding_stub
 from tests.helpers.llm_stub import StubLLM
 
 # What steers the tests themselves (.ci/run's CORTEX_OPENCLAW_E2E=required, where Node and
-# OpenClaw are, the CORTEX_TEST_* sizes) is read from here: it is no setting of cortex-mcp, so
+# OpenClaw are, the CORTEX_TEST_* sizes, where the data files are) is read from here: it is no setting of cortex-mcp, so
 # it leaves the environment the servers under test inherit, as the developer's settings do.
 TEST_KNOBS = {
     name: os.environ.pop(name)
     for name in list(os.environ)
     if name in {"CORTEX_OPENCLAW_E2E", "CORTEX_OPENCLAW_HOST", "CORTEX_NODE_BIN"}
+    or name in {data.variable for data in datasets.DATA_FILES.values()}
     or name.startswith("CORTEX_TEST_")
 }
 # Tests never use the developer's real keys, endpoints or config file.
@@ -37,6 +39,42 @@ for _name in list(os.environ):
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+# ---- data files that are not in the repository (tests/helpers/datasets.py) ------------------
+# `@pytest.mark.needs_data("locomo_dev.json")`: without the file the test is skipped, and the
+# run's summary says how many tests did not run for want of each file and how to provide it.
+
+_NOT_FOUND = pytest.StashKey[dict[str, int]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("needs_data"):
+        (name,) = mark.args
+        if datasets.find(name, TEST_KNOBS) is None:
+            not_found = item.config.stash.setdefault(_NOT_FOUND, {})
+            not_found[name] = not_found.get(name, 0) + 1
+            variable = datasets.DATA_FILES[name].variable
+            pytest.skip(f"{name} not found (set {variable}; see tests/helpers/datasets.py)")
+
+
+@pytest.fixture
+def data_file(request: pytest.FixtureRequest) -> Path:
+    """The file the test's `needs_data` mark names (the mark has skipped the test without it)."""
+    mark = request.node.get_closest_marker("needs_data")
+    assert mark is not None, "data_file is for tests marked needs_data"
+    path = datasets.find(mark.args[0], TEST_KNOBS)
+    assert path is not None
+    return path
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    not_found = config.stash.get(_NOT_FOUND, {})
+    if not_found:
+        terminalreporter.section("data files not found")
+        for name, skipped in sorted(not_found.items()):
+            terminalreporter.write_line(datasets.missing_line(name, skipped))
 
 
 class FakeClock:

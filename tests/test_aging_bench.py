@@ -11,10 +11,8 @@ from typing import Any
 import pytest
 
 from bench import aging
-from bench.locomo_data import DataNotFound, find_dataset
 
 pytestmark = pytest.mark.anyio
-ROOT = Path(__file__).resolve().parents[1]
 
 SESSIONS = [
     ("10:00 am on 2 March, 2026", [
@@ -84,12 +82,11 @@ async def test_a_few_weeks_of_dialogue_age_without_loss(tmp_path: Path) -> None:
     assert aged.months and aged.months[-1]["working"] == 0  # the lifecycle moved every note
 
 
-async def test_the_first_weeks_of_a_dev_conversation_keep_the_invariants(tmp_path: Path) -> None:
-    try:
-        path = find_dataset(None, ROOT)
-    except DataNotFound:
-        pytest.skip("LoCoMo dev data not beside this checkout (shared/datasets)")
-    (dialogue,) = aging.load_dialogues(path, "dev", {"conv-30"}, 21)
+@pytest.mark.needs_data("locomo_dev.json")
+async def test_the_first_weeks_of_a_dev_conversation_keep_the_invariants(
+    tmp_path: Path, data_file: Path
+) -> None:
+    (dialogue,) = aging.load_dialogues(data_file, "dev", {"conv-30"}, 21)
     outcomes = await _outcomes(dialogue, tmp_path)
     aged, never, control = (outcomes[m] for m in aging.MODES)
     assert aged.untraceable == [] and aged.unlogged == [] and never.untraceable == []

@@ -176,9 +176,10 @@ def test_the_detector_alone_meets_both_figures() -> None:
     assert len(changed) <= MAX_CHANGED * len(sentences), changed[:20]
 
 
-def test_the_ordinary_set_holds_every_dev_locomo_turn_when_the_data_is_here() -> None:
-    turns = locomo_turns()
-    if not turns:
-        pytest.skip("shared/datasets/locomo_dev.json is not beside this checkout")
+@pytest.mark.needs_data("locomo_dev.json")
+def test_the_ordinary_set_holds_every_dev_locomo_turn_when_the_data_is_here(
+    data_file: Path,
+) -> None:
+    turns = locomo_turns(data_file)
     assert len(ORDINARY) + len(turns) >= 1000
     assert len(turns) > 2500

@@ -12,7 +12,6 @@ import pytest
 from bench.sieve import (
     FIXTURES,
     by_language,
-    find_dev_set,
     judge,
     judge_with_llm_stub,
     load_lines,
@@ -58,11 +57,9 @@ async def test_core_precision_and_recall_hold_on_chinese_and_japanese_dialogue(n
     await _assert_meets_the_bar(FIXTURES / name)
 
 
-async def test_core_precision_and_recall_hold_on_the_dev_dialogue() -> None:
-    dev = find_dev_set()
-    if dev is None:
-        pytest.skip("sieve_dev.jsonl is not beside this checkout (set CORTEX_SIEVE_DEV)")
-    await _assert_meets_the_bar(dev)
+@pytest.mark.needs_data("sieve_dev.jsonl")
+async def test_core_precision_and_recall_hold_on_the_dev_dialogue(data_file: Path) -> None:
+    await _assert_meets_the_bar(data_file)
 
 
 async def test_english_corrections_go_to_core_and_their_look_alikes_do_not() -> None:

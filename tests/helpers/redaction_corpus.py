@@ -6,15 +6,18 @@ and length, card numbers, IBANs and ID numbers carry valid check digits, and no 
 a real account. The sentences around them are written by hand. `SECRETS` rows are
 (category, language, text, secret): after redaction `secret` must be gone. `ORDINARY` lines must
 come back unchanged; `locomo_turns()` adds every turn of the dev LoCoMo conversations when the
-dataset is beside the checkout (shared/datasets/locomo_dev.json)."""
+dataset is found (tests/helpers/datasets.py: shared/datasets/locomo_dev.json beside the checkout)."""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import string
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.helpers import datasets
 
 _rng = random.Random(1313)
 _B62 = string.ascii_letters + string.digits
@@ -606,19 +609,17 @@ def _generated_ordinary() -> list[str]:
 ORDINARY: list[str] = ORDINARY_WRITTEN + _generated_ordinary()
 
 
-def locomo_turns(root: Path | None = None) -> list[str]:
-    """Every turn's text of the dev LoCoMo conversations, or [] when the dataset is not beside
-    the checkout (it is CC BY-NC and not part of this repository)."""
-    here = (root or Path(__file__)).resolve()
-    for parent in here.parents[:4]:
-        path = parent / "shared" / "datasets" / "locomo_dev.json"
-        if path.is_file():
-            samples = json.loads(path.read_text("utf-8"))
-            return [
-                turn["text"]
-                for sample in samples
-                for key, session in sample["conversation"].items()
-                if key.startswith("session_") and isinstance(session, list)
-                for turn in session
-            ]
-    return []
+def locomo_turns(path: Path | None = None) -> list[str]:
+    """Every turn's text of the dev LoCoMo conversations at `path`, else where datasets.py looks
+    for them, or [] when they are not there (CC BY-NC, not part of this repository)."""
+    path = path or datasets.find("locomo_dev.json", os.environ)
+    if path is None:
+        return []
+    samples = json.loads(path.read_text("utf-8"))
+    return [
+        turn["text"]
+        for sample in samples
+        for key, session in sample["conversation"].items()
+        if key.startswith("session_") and isinstance(session, list)
+        for turn in session
+    ]
