@@ -117,6 +117,10 @@ class Settings(BaseSettings):
         default_factory=lambda: default_home() / "models",
         description="where the local embedding model is downloaded",
     )
+    embedding_model_path: Path | None = Field(
+        None,
+        description="local provider: a model folder copied by hand (no download, no network)",
+    )
 
     export_dir: Path | None = Field(
         None, description="keep Markdown mirrors (MEMORY.md, memory/...) in this folder"
@@ -153,7 +157,9 @@ class Settings(BaseSettings):
     lifecycle: LifecycleSettings = LifecycleSettings()
     mirrors: MirrorSettings = MirrorSettings()
 
-    @field_validator("db_path", "models_dir", "export_dir", "log_file", mode="after")
+    @field_validator(
+        "db_path", "models_dir", "embedding_model_path", "export_dir", "log_file", mode="after"
+    )
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None

@@ -31,7 +31,7 @@ async def check_health(settings: Settings) -> list[PartHealth]:
     else:
         parts = sqlite_health(connector_info())
         parts.append(database_health(inspect_database(settings.db_path)))
-    cascade, notes = build_embedding_cascade(settings)
+    cascade, notes = build_embedding_cascade(settings, download=False)  # writes nothing
     try:
         parts += await embedding_health(cascade, notes, embedding_endpoint(settings))
     finally:

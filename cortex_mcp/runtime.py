@@ -17,6 +17,7 @@ from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.models import Clock, SystemClock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.embeddings import (
+    HUB_URL,
     LOCAL_DEFAULT_MODEL,
     OPENAI_DEFAULT_MODEL,
     Embedder,
@@ -141,7 +142,18 @@ def build_llm(settings: Settings) -> tuple[LLMCascade, list[str]]:
     return cascade, notes
 
 
-def build_embedders(settings: Settings, names: list[str]) -> list[Embedder]:
+def _model_hub() -> str | None:
+    """Where fastembed fetches a local model (huggingface_hub's own variables): None offline."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "TRUE", "YES", "ON"):
+        return None
+    return os.environ.get("HF_ENDPOINT") or HUB_URL
+
+
+def build_embedders(
+    settings: Settings, names: list[str], *, download: bool = True
+) -> list[Embedder]:
+    """The embedding providers `names`; `download=False` (doctor) lets a local model be
+    reported but never fetched, so nothing is written."""
     embedders: list[Embedder] = []
     for name in names:
         if name == "openai":
@@ -160,6 +172,10 @@ def build_embedders(settings: Settings, names: list[str]) -> list[Embedder]:
             local = LocalEmbedder(
                 model=settings.embedding_model or LOCAL_DEFAULT_MODEL,
                 cache_dir=settings.models_dir,
+                model_path=settings.embedding_model_path,
+                hub_url=_model_hub(),
+                timeout_s=settings.embedding_timeout_s,
+                download=download,
                 batch_size=settings.embedding_batch_size,
                 concurrency=settings.embedding_concurrency,
             )
@@ -167,11 +183,13 @@ def build_embedders(settings: Settings, names: list[str]) -> list[Embedder]:
     return embedders
 
 
-def build_embedding_cascade(settings: Settings) -> tuple[EmbeddingCascade, list[str]]:
-    """The configured embedding providers without a database (doctor probes them), and the
-    notes on providers asked for that cannot be built."""
+def build_embedding_cascade(
+    settings: Settings, *, download: bool = True
+) -> tuple[EmbeddingCascade, list[str]]:
+    """The configured embedding providers without a database (doctor probes them, with
+    `download=False`), and the notes on providers asked for that cannot be built."""
     names, notes = resolve_embedding_providers(settings)
-    embedders = build_embedders(settings, names)
+    embedders = build_embedders(settings, names, download=download)
     return EmbeddingCascade(embedders, timeout_s=settings.embedding_timeout_s), notes
 
 

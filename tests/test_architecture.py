@@ -41,6 +41,7 @@ FORBIDDEN = {
 LEAVES = [
     "cortex_mcp.models",
     "cortex_mcp.errors",
+    "cortex_mcp.folders",
     "cortex_mcp.config",
     "cortex_mcp.config_groups",
     "cortex_mcp.config_help",

@@ -60,7 +60,8 @@ async def embedding_health(
     probes = await asyncio.gather(*(cascade.probe(p) for p in cascade.providers))
     for probe in probes:
         where = f" at {endpoint}" if endpoint and probe.name == "openai" else ""
-        detail = f"{probe.name} {probe.model_key}{where}: {short(probe.detail)}"
+        # a local model's failure is one longer line: the cause and the two ways out
+        detail = f"{probe.name} {probe.model_key}{where}: {short(probe.detail, limit=400)}"
         if probe.status != "ok":
             detail += f" (timeout {cascade.timeout_s:g} s)"
         parts.append(PartHealth("embeddings", probe.status, detail))  # type: ignore[arg-type]

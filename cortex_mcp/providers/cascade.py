@@ -26,6 +26,17 @@ class MalformedVectors(ProviderError):
         self.rejected = rejected
 
 
+def _failure(provider: Embedder, *, advice: bool = False) -> str | None:
+    """Why a provider can never become ready in this process (a local model that cannot load),
+    if it says so; optional for embedders that are always ready."""
+    failure = getattr(provider, "failure", None)
+    return failure(advice=advice) if failure is not None else None
+
+
+def _not_ready(provider: Embedder) -> str:
+    return _failure(provider) or "still loading"
+
+
 async def _warm_up(provider: Embedder, *, wait: bool = False) -> None:
     warm_up = getattr(provider, "warm_up", None)  # optional for embedders without slow setup
     if warm_up is not None:
@@ -81,10 +92,14 @@ class EmbeddingCascade:
 
     @property
     def failures(self) -> dict[str, str]:
-        """Providers whose last call failed, with the reason."""
-        return {
+        """Providers whose last call failed, or that can never load, with the reason."""
+        found = {
             name: h.last_error or "failed" for name, h in self.health.items() if h.state() != "ok"
         }
+        for provider in self.providers:
+            if (failure := _failure(provider)) is not None:
+                found[provider.name] = failure
+        return found
 
     def usable(self) -> list[Embedder]:
         """Providers to try now: ready and not in a cool-down (due probes start here)."""
@@ -116,7 +131,7 @@ class EmbeddingCascade:
                 errors.append(f"{provider.name}: {health.skip_reason()}")
                 continue
             if not provider.ready():
-                errors.append(f"{provider.name}: not ready")
+                errors.append(f"{provider.name}: {_not_ready(provider)}")
                 continue
             try:
                 result = await self.embed_with(provider, texts, timeout_s=timeout_s)
@@ -190,8 +205,11 @@ class EmbeddingCascade:
         except Exception as exc:
             return ProbeResult(provider.name, provider.model_key, "failed", short(str(exc)), 0.0)
         if not provider.ready():
-            reason = getattr(provider, "_error", None) or "not ready"
-            return ProbeResult(provider.name, provider.model_key, "failed", short(reason), 0.0)
+            waiting = getattr(provider, "waiting", None)
+            if (note := waiting() if waiting is not None else None) is not None:
+                return ProbeResult(provider.name, provider.model_key, "degraded", note, 0.0)
+            reason = _failure(provider, advice=True) or _not_ready(provider)
+            return ProbeResult(provider.name, provider.model_key, "failed", reason, 0.0)
         started = time.perf_counter()
         try:
             result = await self.embed_with(provider, ["cortex-mcp health check", "ok"])
@@ -211,7 +229,11 @@ class EmbeddingCascade:
         return [await self.probe(provider) for provider in self.providers]
 
     def health_report(self) -> dict[str, dict[str, Any]]:
-        return {name: health.as_dict() for name, health in self.health.items()}
+        report = {name: health.as_dict() for name, health in self.health.items()}
+        for provider in self.providers:
+            if (failure := _failure(provider, advice=True)) is not None:
+                report[provider.name].update(state="failed", last_error=failure)
+        return report
 
     def _health_of(self, provider: Embedder) -> ProviderHealth:
         health = self.health.get(provider.name)

@@ -8,22 +8,30 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import importlib.util
 import json
 import logging
 import re
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from cortex_mcp.errors import ProviderError
+from cortex_mcp.folders import create_private_folders
+from cortex_mcp.providers.health import short
 
 log = logging.getLogger(__name__)
 
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
 LOCAL_DEFAULT_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+# where fastembed downloads models from (huggingface_hub's default; HF_ENDPOINT overrides it)
+HUB_URL = "https://huggingface.co"
 
 # Texts per request and requests in flight (background indexing) unless set: OpenAI takes up to
 # 2,048 inputs and 300K tokens a request (128 memories of the longest size fit), and serves
@@ -215,10 +223,36 @@ class OpenAIEmbedder:
             await self._client.close()
 
 
+class LocalModelError(ProviderError):
+    """The local model cannot be loaded in this process: `cause` says why, `fix` what to do."""
+
+    def __init__(self, cause: str, fix: str) -> None:
+        super().__init__(f"{cause}: {fix}")
+        self.cause = cause
+        self.fix = fix
+
+
+class _NotDownloaded(ProviderError):
+    """Doctor only: the model is not on this machine yet, and the hub answers (no failure)."""
+
+
+# What to do when the model can neither be found here nor fetched from the model hub
+_OFFLINE_FIX = (
+    "copy the model folder from a machine that has it and set CORTEX_EMBEDDING_MODEL_PATH to it,"
+    " or use an embedding server (CORTEX_EMBEDDING_BASE_URL)"
+)
+
+
 class LocalEmbedder:
-    """An ONNX model through fastembed (the optional `local` extra), cached under
-    ``~/.cortex/models``. It loads in a background thread, so it never delays start-up;
-    until it is loaded, `embed` raises and callers degrade to text search."""
+    """A model run on this machine by fastembed (the optional `local` extra): from a folder
+    copied by hand (`model_path`, CORTEX_EMBEDDING_MODEL_PATH), else from `cache_dir`
+    (``~/.cortex/models``), where it is downloaded once from the model hub.
+
+    It loads in a background thread, so it never delays start-up; until it is loaded, `embed`
+    raises and callers degrade to text search. A load that cannot succeed (no copy here and no
+    network to the hub, or a folder that holds no model) fails for good in one line that names
+    the cause and what to do, and `failure()` says so from then on. With `download=False`
+    (doctor) nothing is written: a model not downloaded yet is only reported."""
 
     name = "local"
 
@@ -227,25 +261,31 @@ class LocalEmbedder:
         *,
         model: str,
         cache_dir: Path,
+        model_path: Path | None = None,
+        hub_url: str | None = HUB_URL,
+        timeout_s: float = 5.0,
+        download: bool = True,
         batch_size: int | None = None,
         concurrency: int | None = None,
     ) -> None:
         self.model = model
         self.model_key = f"local:{model}"
         self.cache_dir = cache_dir
+        self.model_path = model_path
+        self.hub_url = hub_url  # None: offline (HF_HUB_OFFLINE), the hub is not asked
+        self.timeout_s = timeout_s
+        self.download = download
         self.batch_size = batch_size or LOCAL_BATCH_SIZE
         self.concurrency = concurrency or LOCAL_CONCURRENCY
         self._model: Any = None
-        self._error: str | None = None
+        self._error: LocalModelError | None = None
+        self._waiting: str | None = None
         self._loading = threading.Lock()
 
     @staticmethod
     def available() -> bool:
-        try:
-            import fastembed  # type: ignore[import-not-found]  # noqa: F401
-        except ImportError:
-            return False
-        return True
+        """Whether fastembed is installed (without importing it: its import writes files)."""
+        return importlib.util.find_spec("fastembed") is not None
 
     def start_loading(self) -> None:
         threading.Thread(target=self._load, name="cortex-local-embedder", daemon=True).start()
@@ -259,29 +299,114 @@ class LocalEmbedder:
         elif not self._loading.locked():
             self.start_loading()
 
+    def failure(self, *, advice: bool = False) -> str | None:
+        """Why the model can never load in this process (None while it loads or once loaded):
+        the cause, and with `advice` what to do about it."""
+        if self._error is None:
+            return None
+        return self._error.message if advice else f"failed: {self._error.cause}"
+
+    def waiting(self) -> str | None:
+        """Doctor: why the model was not loaded when that is no failure (not downloaded yet)."""
+        return self._waiting
+
     def _load(self) -> None:
         with self._loading:
             if self._model is not None or self._error is not None:
                 return
+            started = time.perf_counter()
             try:
-                from fastembed import TextEmbedding
-
-                self.cache_dir.mkdir(parents=True, exist_ok=True)
-                started = time.perf_counter()
-                self._model = TextEmbedding(self.model, cache_dir=str(self.cache_dir))
-                log.info(
-                    "local embedder %s loaded in %.1fs", self.model, time.perf_counter() - started
+                self._model = self._open()
+            except _NotDownloaded as exc:
+                self._waiting = exc.message
+                return
+            except LocalModelError as exc:
+                self._error = exc
+            except Exception as exc:  # a broken install or model must never crash the server
+                self._error = LocalModelError(
+                    f"cannot load {self.model} ({type(exc).__name__}: {exc})", _OFFLINE_FIX
                 )
-            except Exception as exc:  # a missing model or offline hub must never crash the server
-                self._error = f"{type(exc).__name__}: {exc}"
-                log.warning("local embedder %s unavailable: %s", self.model, self._error)
+            if self._error is not None:  # doctor prints it as its own line
+                level = logging.WARNING if self.download else logging.DEBUG
+                log.log(level, "local embedder %s failed: %s", self.model, self._error.message)
+                return
+            log.info("local embedder %s loaded in %.1fs", self.model, time.perf_counter() - started)
+
+    def _open(self) -> Any:
+        """The fastembed model, or LocalModelError (or _NotDownloaded when not downloading)."""
+        if self.model_path is not None:
+            return self._from_folder(self.model_path)
+        if self.cache_dir.is_dir() and (cached := self._from_cache(self.cache_dir)) is not None:
+            return cached
+        if self.download:
+            create_private_folders(self.cache_dir)
+        where = f"the model is not in {self.cache_dir}"
+        if self.hub_url is None:
+            raise LocalModelError(f"HF_HUB_OFFLINE is set and {where}", _OFFLINE_FIX)
+        unreachable = hub_unreachable(self.hub_url, self.timeout_s)
+        if unreachable is not None:
+            host = urllib.parse.urlsplit(self.hub_url).netloc or self.hub_url
+            raise LocalModelError(
+                f"no network to the model hub ({host}: {unreachable}) and {where}", _OFFLINE_FIX
+            )
+        if not self.download:
+            raise _NotDownloaded(
+                f"not downloaded yet: the server fetches it from {self.hub_url} into"
+                f" {self.cache_dir} when it starts"
+            )
+        from fastembed import TextEmbedding  # type: ignore[import-not-found]
+
+        _quiet_fastembed()
+        try:
+            return TextEmbedding(self.model, cache_dir=str(self.cache_dir))
+        except Exception as exc:  # the download failed after the hub answered
+            raise LocalModelError(
+                f"cannot download {self.model} from {self.hub_url} ({type(exc).__name__}: {exc})",
+                _OFFLINE_FIX,
+            ) from exc
+
+    def _from_cache(self, folder: Path) -> Any:
+        """The model from a download folder when it is complete there, else None (no network)."""
+        from fastembed import TextEmbedding
+
+        _quiet_fastembed()
+        try:
+            return TextEmbedding(self.model, cache_dir=str(folder), local_files_only=True)
+        except Exception:  # not there (or partly): the caller fetches it or says why it cannot
+            return None
+
+    def _from_folder(self, folder: Path) -> Any:
+        """CORTEX_EMBEDDING_MODEL_PATH: one model's folder (its tokenizer.json beside the model
+        file), or a copy of another machine's whole `~/.cortex/models`."""
+        fix = (
+            f"point CORTEX_EMBEDDING_MODEL_PATH at a copy of {self.model}'s folder (tokenizer.json"
+            " and the model file) or of a `~/.cortex/models` where it loaded, or set"
+            " CORTEX_EMBEDDING_MODEL to the model that folder holds"
+        )
+        if not folder.is_dir():
+            raise LocalModelError(f"CORTEX_EMBEDDING_MODEL_PATH {folder} is not a folder", fix)
+        if not (folder / "tokenizer.json").is_file():
+            cached = self._from_cache(folder)
+            if cached is None:
+                raise LocalModelError(f"no copy of {self.model} in {folder}", fix)
+            return cached
+        from fastembed import TextEmbedding
+
+        _quiet_fastembed()
+        try:
+            return TextEmbedding(self.model, cache_dir=str(folder), specific_model_path=str(folder))
+        except Exception as exc:
+            raise LocalModelError(
+                f"cannot load {self.model} from {folder} ({type(exc).__name__}: {short(str(exc))})",
+                fix,
+            ) from exc
 
     def ready(self) -> bool:
         return self._model is not None
 
     async def embed(self, texts: list[str]) -> list[np.ndarray]:
         if self._model is None:
-            raise ProviderError(f"local embedder {self._error or 'is still loading'}")
+            raise ProviderError(f"local embedder {self.failure() or 'is still loading'}")
         try:
             vectors = await asyncio.to_thread(
                 lambda: list(self._model.embed(texts, batch_size=self.batch_size))
@@ -289,3 +414,39 @@ class LocalEmbedder:
         except Exception as exc:  # a model fault degrades recall like any provider fault
             raise ProviderError(f"local embedder failed: {type(exc).__name__}: {exc}") from exc
         return vectors
+
+
+def _quiet_fastembed() -> None:
+    """fastembed logs each failed download attempt at ERROR through loguru; the one line that
+    LocalEmbedder logs (the cause and what to do) replaces them."""
+    try:
+        from loguru import logger
+    except ImportError:  # an older fastembed without loguru logs through `logging`
+        return
+    logger.disable("fastembed")
+
+
+def hub_unreachable(url: str, timeout_s: float) -> str | None:
+    """None when the model hub at `url` answers HTTP at all within `timeout_s`, else why not
+    (a name that does not resolve, a refused connection, no answer). The wait is bounded even
+    when resolving the name hangs."""
+    outcome: list[str | None] = []
+
+    def ask() -> None:
+        try:
+            with urllib.request.urlopen(
+                urllib.request.Request(url, method="HEAD"), timeout=timeout_s
+            ):
+                outcome.append(None)
+        except urllib.error.HTTPError:  # it answered, with an error: the hub is reachable
+            outcome.append(None)
+        except urllib.error.URLError as exc:
+            reason = exc.reason
+            outcome.append(getattr(reason, "strerror", None) or str(reason))
+        except (OSError, ValueError) as exc:  # a timeout while reading, a malformed URL
+            outcome.append(f"{type(exc).__name__}: {exc}")
+
+    thread = threading.Thread(target=ask, name="cortex-hub-check", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    return outcome[0] if outcome else f"no answer within {timeout_s:g} s"

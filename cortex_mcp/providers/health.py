@@ -18,10 +18,10 @@ import numpy as np
 _MESSAGE_CHARS = 200
 
 
-def short(message: str) -> str:
+def short(message: str, *, limit: int = _MESSAGE_CHARS) -> str:
     """One line a user can read: no newlines, bounded length."""
     line = " ".join(message.split())
-    return line if len(line) <= _MESSAGE_CHARS else line[: _MESSAGE_CHARS - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass

@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from cortex_mcp.folders import FOLDER_MODE
 from cortex_mcp.search.ivf import IvfIndex
-from cortex_mcp.store.files import FILE_MODE, FOLDER_MODE
+from cortex_mcp.store.files import FILE_MODE
 
 log = logging.getLogger(__name__)
 

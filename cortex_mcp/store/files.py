@@ -7,7 +7,6 @@ already exists: a database that fails a check is left exactly as it was found.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import os
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cortex_mcp.errors import DiskFull, ReadOnlyStorage, StorageError
+from cortex_mcp.folders import create_private_folders
 from cortex_mcp.store.connection import RawConnection, sqlite_module
 from cortex_mcp.store.schema import SCHEMA_VERSION
 
@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 
 OpenMode = Literal["rw", "ro", "immutable"]
 
-FOLDER_MODE = 0o700
 FILE_MODE = 0o600  # SQLite gives the -wal and -shm files the mode of the database file
 QUICK_CHECK_BUDGET_S = 0.5
 
@@ -143,7 +142,7 @@ def read_only_error(path: Path, reason: str | None) -> ReadOnlyStorage:
 def _create(path: Path) -> None:
     """The missing folders (0700) and an empty database file (0600): memories are private."""
     try:
-        _create_folders(path.parent)
+        create_private_folders(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         os.close(fd)
     except FileExistsError:
@@ -154,17 +153,6 @@ def _create(path: Path) -> None:
             f" with {_WHERE}"
         ) from None
     log.info("created database %s (mode 0600)", path)
-
-
-def _create_folders(folder: Path) -> None:
-    """Only folders cortex creates get 0700; one the user already had is left as it is."""
-    missing: list[Path] = []
-    while not folder.exists():
-        missing.append(folder)
-        folder = folder.parent
-    for each in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            each.mkdir(mode=FOLDER_MODE)
 
 
 def _os_reason(exc: OSError) -> str:
