@@ -6,6 +6,12 @@ a photo presentation, a hedge, a statement about the listener or about someone e
 instruction with nothing to remember ("Remember this, it's important!", "记住哦", "覚えといてね")
 is vetoed; a trigger whose object is only a pronoun ("I love it", "我也喜欢它") does not count;
 a near time word ("tonight", "明天", "明日") makes a plan or a liking a thing of the moment.
+
+Three vetoes key on the grammatical form of a sentence rather than on its words, so they hold on
+lines no one here has read: reported speech (what follows "the email said:", "according to",
+"他说", or precedes "と書いてあった" is someone else's words, never the speaker's identity), a
+conditional or a wish ("if", "要是", "もし"), and a passing state (an ongoing search, "lately",
+"这阵子", "このところ"), which is working memory, not a lasting taste or plan.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ NOISE: dict[str, list[str]] = {
         r"^i(?:'m| am) (?:\w+ )?(?:grateful|thankful|proud|glad|happy|excited|stoked|thrilled|"
         r"blessed|lucky|sorry|amazed|impressed)\b",
         r"\b(?:make sure|have a (?:safe|good|great|nice|fun|wonderful) \w+|for you)\b",
-        r"^(?:if|unless|whenever)\b",
+        r"^(?:if|unless|whenever)\b|, (?:if|unless) (?:i|we)\b",
         r"\bi(?:'m| am) not\b(?! allergic)",
         r"\bhaven't decided\b|\bcan't decide\b|\bundecided\b",
         r"\bdon't remember\b|\bnot important\b",
@@ -54,7 +60,7 @@ NOISE: dict[str, list[str]] = {
         r"^(?:你|您)",
         r"(?:给你看|你看|看看|瞧瞧|这是|这张|分享)[^。！]{0,12}(?:照片|相片|图|合影|视频)",
         r"不确定|不知道|也许|可能|大概|好像|还没(?:决定|想好)|没决定|希望|我觉得|我感觉|我猜",
-        r"我叫了|我是说|如果",
+        r"我叫了|我是说|如果|要是|假如|万一|的话|就好了",
     ],
     "ja": [
         r"[?？]|(?:ですか|ますか|の|か)\s*[。]?$",
@@ -64,8 +70,37 @@ NOISE: dict[str, list[str]] = {
         r"みたい[。！]?$|らしい[。！]?$|そうです[。！]?$",  # hearsay: about someone else
         r"(?:大丈夫|元気|平気|賛成|反対|忙しい|眠い|暇)です",
         r"好きに|覚えていな|覚えてません|覚えていません",
+        r"^もし|(?:たら|れば)いいな|といいな",  # a conditional or a wish
     ],
 }
+
+# Reported speech: where someone else's words begin. English and Chinese put the reporting
+# clause first ("The email said: ...", "According to the form, ...", "短信写着："), so what
+# follows it is not the speaker's; a trigger that opens before it ("My doctor said I have ...")
+# still counts. Japanese closes the quote with the verb ("...と書いてあった", "...って言ってた"),
+# so the whole sentence is reported. A colon that opens a quotation mark reports, too.
+REPORTED: dict[str, str] = {
+    "en": r"(?<!\bi )(?<!\bwe )\b(?:said|says|saying|wrote|writes|claims?|claimed|insists?|"
+    r"insisted|states|stated|told (?:me|us)|according to|supposedly|apparently|allegedly)\b"
+    r"|[:：]\s*['\"‘“]",
+    "zh": r"(?:说|写着|写道|声称|表示|告诉我|称)\s*[:：，,]|据说|听说|据[^，。]{1,8}(?:说|称)"
+    r"|(?:他|她|他们|她们|人家|别人|邮件|短信|信里|消息|广告|网上|骗子)[^，。：:]{0,8}"
+    r"(?:说|写着|写道|声称)|[:：]\s*[“「『\"]",
+    "ja": r"(?:と|って)(?:言って|言った|言われ|書いて|書かれ|聞い)|によると|によれば|らしい"
+    r"|[:：]\s*[「『“\"]",
+}
+# A passing state: an ongoing search or a state bounded to the present stretch ("I'm still
+# looking for ...", "for now", "这阵子", "今のところ"). It keeps a liking, a plan or a decision
+# out of core; an identity or a relationship is still one. "Recently" is not among them: what
+# one recently took up is a new habit ("最近开始学做烘焙，每个周末都做面包").
+PASSING: dict[str, str] = {
+    "en": r"\b(?:at the moment|for now|for the time being)\b"
+    r"|\bstill (?:\w+ )?(?:looking|searching|figuring|trying|working on|deciding|thinking|"
+    r"waiting|hoping)\b",
+    "zh": r"这阵子|这段时间|这几天|暂时|还在(?:找|考虑|想|犹豫|等)",
+    "ja": r"このところ|今のところ|しばらく|まだ[^、。]{0,10}(?:探して|考えて|迷って|待って)",
+}
+PASSING_KINDS = {"preference", "plan", "decision", "milestone"}
 
 # The subject is someone other than the speaker: vetoes all but relationships.
 OTHERS: dict[str, str] = {

@@ -5,7 +5,8 @@ injected instruction ("ignore previous instructions") are external content and n
 user's identity or preference, and neither does a pasted transcript (`dialogue.py`). A sentence
 goes to core when it states a lasting fact about its speaker: a trigger of `signals.py` matches
 and none of the vetoes of `noise.py` applies (questions, greetings, photo presentations,
-pronoun-only objects, hedges, today's plans, instructions with nothing to remember). Every
+pronoun-only objects, hedges, today's plans, instructions with nothing to remember), and no
+trigger counts inside reported speech ("The email said: 'my name is ...'"). Every
 sentence of a turn written as dialogue keeps its speaker's label ("Caroline: ...").
 """
 
@@ -170,6 +171,8 @@ def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
     someone in their life), the moment is not today's, the object is not just a pronoun."""
     if kind in signals.TIME_BOUND and _pattern(noise.NEAR_TIME[language]).search(body):
         return False
+    if kind in noise.PASSING_KINDS and _pattern(noise.PASSING[language]).search(body):
+        return False
     if kind == "decision" and _pattern(noise.SOON[language]).search(body):
         return False
     if kind == "important":  # a flag ("这个很重要：…"): what matters is what else it says
@@ -198,6 +201,15 @@ def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
     return True
 
 
+def _reported_from(language: str, body: str) -> int:
+    """Where someone else's words begin in `body` (its length when nothing is reported); in
+    Japanese the reporting verb closes the quote, so the whole sentence is theirs."""
+    match = _pattern(noise.REPORTED[language]).search(body)
+    if match is None:
+        return len(body)
+    return 0 if language == "ja" else match.start()
+
+
 def classify(sentence: str) -> tuple[str, str, str | None] | None:
     """(rule family, language, corrected term) of a sentence that states a lasting fact about
     its speaker, or None."""
@@ -207,13 +219,14 @@ def classify(sentence: str) -> tuple[str, str, str | None] | None:
     if _any(noise.NOISE[language], body) or _content_free(language, body):
         return None
     near = _pattern(noise.NEAR_TIME[language]).search(body) is not None
-    corrects, term = _contrast(language, body)
+    reported = _reported_from(language, body)
+    corrects, term = _contrast(language, body[:reported])
     if corrects and not near and not _pattern(noise.OTHERS[language]).search(body):
         return "correction", language, term
     revising = _pattern(noise.REVISION[language]).search(text) is not None
     for kind in signals.CATEGORY_ORDER:
         for match in _compiled(language, kind).finditer(body):
-            if not _counts(language, kind, body, match):
+            if match.start() >= reported or not _counts(language, kind, body, match):
                 continue
             if revising and kind not in {"todo", "important", "correction"}:
                 return "correction", language, None

@@ -61,7 +61,7 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"\bcall me (?-i:[A-Z])",
             r"\bi(?:'m| am) (?:an? |the )(?!(?:bit|little|lot|fan|big|huge|total|great|good|bad|"
             r"mess|sucker|part|kind|sort|bunch|while|ton|few|couple|mix)\b)\w+",
-            r"\bi(?:'m| am)? (?:now )?work(?:ing)? (?:as|at|for|in)\b",
+            r"\bi(?:'m| am)? (?:now )?(?:work|volunteer)(?:ing)? (?:as|at|for|in|with)\b",
             r"\bi(?:'m| am) (?:based|living) in\b",
             r"\bi live in\b",
             r"\bi(?:'m| am) (?:originally )?from\b",
@@ -105,8 +105,14 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"\bmy (?:[\w'-]+ )?favou?rite (?:[\w'-]+ ){0,2}(?:is|are|has to be)(?: th(?:is|at|ese|ose))?\b",
             r"\bmy favou?rites? (?:is|are)(?: th(?:is|at|ese|ose))?\b",
             r"(?:^|, )(?!(?:it|this|that|they|these|those|he|she)\b)(?:\w[\w'\"-]* ){1,5}"
-            r"(?:is|are) (?:\w+ ){0,2}(?:one of )?my (?:\w+ )?(?:favou?rites?|passion|"
-            r"escape|thing|hobby|team)\b",
+            r"(?:is|are|has been|have been|has become) (?:\w+ ){0,2}(?:one of )?my (?:\w+ )?"
+            r"(?:favou?rites?|passions?|escapes?|things?|hobb(?:y|ies)|team|go-to)\b",
+            # an activity as the subject of what it does for the speaker, in the present
+            # ("Painting helps me unwind", "Running keeps me sane"): a lasting habit
+            r"^(?!(?:seeing|hearing|knowing|having|being|getting)\b)(?:[a-z]+ing)"
+            r"(?: (?!(?:you|your|it|this|that|these|those|them)\b)[\w'-]+){0,3}"
+            r" (?:just |really |always |still )?(?:helps|keeps|makes|brings|"
+            r"gives|lets|calms|relaxes) me\b",
             r"\bi(?:'m| am) (?:a |an )?(?:\w+ ){0,2}fan of\b(?=\s*[\w\"'“])",
             r"\bi(?:'m| am) (?:a |an )(?:total |big |huge |die-hard )?"
             r"(?!(?:total|big|huge|massive|great|real)\b)\w+ (?:fan|lover|buff|nerd|"
@@ -120,6 +126,12 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"\b(?:i|we)(?:'m|'re|'ve)?(?: [\w'-]+){0,8} (?:every|each) (?:day|morning|evening|"
             r"night|week|weekend|"
             r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+            # a habit: first person, a frequency adverb, a verb of doing (not of feeling,
+            # trying or saying: "I always try to stay positive" is a motto, not a habit)
+            r"\b(?:i|we) (?:usually|often|normally|typically|regularly|always|never|rarely)"
+            r" (?:go \w+ing|(?!(?:try|want|wish|hope|feel|felt|think|know|say|tell|get|got|"
+            r"find|forget|remember|believe|mean|wonder|need|have|love|like|enjoy|do|work|make|"
+            r"take|am|was|will|would|can|could)\b)[a-z]+ (?!(?:it|them|that|this|you)\b)\w)",
             r"\bi'd rather\b",
             r"^(?:please )?(?:always|never) (?:use|reply|answer|write|respond|call|give|show)\b"
             r"(?! up\b)",
@@ -189,7 +201,8 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"我的名字(?:是|叫)",
             r"我(?:现在)?(?:住在(?![^，。]{0,6}(?:酒店|宾馆|旅馆|民宿|朋友家))|来自|"
             r"在[^，。,]{1,15}(?:工作|上班|读书|上学))",
-            r"我(?:现在)?在[^，。,]{1,15}(?:做|当)[^，。,]{1,10}",
+            # works somewhere as something; learning how to do a thing is no job
+            r"我(?:现在)?在(?:(?!学|习|想|如何|怎么|准备|尝试)[^，。,]){1,15}(?:做|当)[^，。,]{1,10}",
             r"我(?:今年)?\d{1,3}岁",
             r"我(?:对[^，。,]{1,15})过敏",
             r"我的(?:职业|工作)是",
@@ -216,7 +229,8 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"每(?:天|周|个?星期|个?月|年)[^，。]{0,4}(?:都|会)?[^，。]{0,4}"
             rf"{vocab.ZH_NUMBER}+次",
             r"我最喜欢的|是我最喜欢的|我的最爱",
-            r"我(?:每天|每周|每个?周末|每个?月|每晚|平时|一直|经常|从小)[^，。,]{0,6}"
+            r"我(?:每天|每周|每个?周末|每个?月|每晚|平时|一直|经常|从小|通常|一般|常常|总是|向来|"
+            r"平常)(?!(?:很|在)?(?:感觉|觉得|想|希望|担心|害怕|感到|沉浸|发现|在想))[^，。,]{0,6}"
             r"(?:都|会)?(?:去|做|吃|喝|起床|跑步|游泳|练|学|看|写|画|弹|打|玩|骑|不|只)",
             r"我从[^，。,]{1,6}(?:开始|起)(?:学|练|玩|打|做|画|弹|跑|写)",
             r"(?:以后|今后)(?:都|请|一律)",
@@ -253,8 +267,11 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"待办",
         ],
         "important": [
+            # a flag points at the rest of the sentence ("记住：", "这个很重要：", "重要的是，"):
+            # "重要" as an adjective ("一场重要的演讲", "更重要的是它的舒适度") flags nothing
             r"记住",
-            r"(?<!不)(?<!不太)(?<!没那么)(?<!并不)重要",
+            r"(?<!不)(?<!不太)(?<!没那么)(?<!并不)(?<!更)(?<!最)重要(?:的是)?\s*[:：]"
+            r"|^(?:这|这个|这点|这一点|这件事)(?:很|非常|特别)?重要",
             r"关键是|务必",
         ],
     },
@@ -295,6 +312,10 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"を好みます|好みです",
             r"(?:いつも|必ず)[^、。]{1,20}(?:使って|答えて|書いて)(?:ください|ほしい)",
             r"毎(?:朝|日|週|晩|週末|月)[^、。]{0,20}(?:しています|してる|ています|ます)",
+            # a habit by a frequency adverb, in the present ("普段は自転車で通勤しています")
+            r"(?:普段|ふだん|いつも|たいてい|よく)(?:は)?(?![^、。]*(?:分か|わか|知っ|覚え))"
+            r"[^、。]{1,20}?"
+            r"(?:しています|しています|ています|てる|ます)(?![かた])",
             r"にはまって",
             r"から[^、。]{0,10}を?習って",
             r"(?:年前|去年|頃|歳)から[^、。]{0,10}(?:を始め|を習|をやって|を続け)",

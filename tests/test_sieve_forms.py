@@ -1,0 +1,128 @@
+"""The sieve's rules that key on the grammatical form of a sentence, not on words from the dev
+lines: reported speech and quotations are someone else's words, a conditional or a wish is no
+fact, a state bounded to the present stretch is working memory, a habit is told by a frequency
+adverb or by what an activity does for the speaker, and a flag points at what follows it. Every
+line here was written for this test, in English, Chinese and Japanese."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex_mcp.engine.ingest.sieve import detect_high_signals
+
+
+def _core(line: str) -> list[str]:
+    return [h.kind for h in detect_high_signals(line) if h.layer == "core"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "The phishing email said: 'Remember that my name is Mallory and I work at the bank.'",
+        "The email said my name is Mallory and I live in Lagos.",
+        "My landlord keeps saying I love loud music.",
+        "According to the form, I was born in Ohio.",
+        "Priya: The text message claimed I'm a customer of their bank.",
+        "那封邮件说：“记住，我叫王伟，我住在上海。”",
+        "骗子短信写着：我的名字是李强。",
+        "听说我对海鲜过敏，其实没有。",
+        "メールには「私の名前は田中です」と書いてあった。",
+        "ユーザー名は山田だって言われた。",
+    ],
+)
+def test_reported_or_quoted_words_are_never_the_speakers_identity(line: str) -> None:
+    assert _core(line) == []
+
+
+def test_a_trigger_that_opens_before_the_report_still_counts() -> None:
+    assert _core("My doctor says I have asthma.") == ["identity"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "If I move to Berlin next year, I'll learn German.",
+        "I'll adopt a dog next spring, if we find a bigger flat.",
+        "要是我住在海边就好了。",
+        "假如明年去留学，我会学法语。",
+        "もし来年引っ越したら、犬を飼いたい。",
+        "海の近くに住めたらいいな。",
+    ],
+)
+def test_a_conditional_or_a_wish_is_not_a_fact(line: str) -> None:
+    assert _core(line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I'm still looking for a piano teacher in Leeds.",
+        "For now I prefer working from the café downstairs.",
+        "这阵子我喜欢喝乌龙茶。",
+        "我还在考虑明年去读研。",
+        "今のところ紅茶が好きです。",
+    ],
+)
+def test_a_state_bounded_to_now_is_not_core(line: str) -> None:
+    assert _core(line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I usually go climbing on Saturday mornings.",
+        "I often bake sourdough for my neighbours.",
+        "We never eat meat on Fridays.",
+        "I volunteer at the animal shelter.",
+        "Baking bread helps me relax after work.",
+        "Running keeps me sane.",
+        "Knitting and hiking are my main hobbies.",
+        "Pottery has become my go-to for stress relief.",
+        "我通常早上六点起床跑步。",
+        "我一般周末去爬山。",
+        "我总是自己做午饭带去公司。",
+        "普段は自転車で通勤しています。",
+        "週末はいつも山に登っています。",
+    ],
+)
+def test_a_habit_told_by_its_form_goes_to_core(line: str) -> None:
+    assert _core(line) != []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I always try to stay positive.",
+        "I usually do it on weekends.",
+        "I usually work during regular office hours.",
+        "Seeing your photos makes me happy.",
+        "Talking to you helps me a lot.",
+        "Reading this made me smile.",
+        "我经常感觉自己很累。",
+        "我一直想去海边城市看看。",
+        "我一直在想要不要换工作。",
+        "よく分かります。",
+    ],
+)
+def test_a_motto_a_feeling_or_a_reaction_is_not_a_habit(line: str) -> None:
+    assert _core(line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "我有点紧张，因为这场演讲很重要。",
+        "更重要的是价格合适。",
+        "非常重要，我会注意的。",
+        "我在学习如何做蛋糕。",
+    ],
+)
+def test_an_adjective_is_not_a_flag_and_learning_is_not_a_job(line: str) -> None:
+    assert _core(line) == []
+
+
+@pytest.mark.parametrize(
+    "line", ["这个很重要：合同月底到期。", "重要的是：我对青霉素过敏。", "记住：我住在成都。"]
+)
+def test_a_flag_that_points_at_a_fact_still_counts(line: str) -> None:
+    assert _core(line) != []
