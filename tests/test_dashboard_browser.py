@@ -9,6 +9,7 @@ comes with the dev extra)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -16,6 +17,8 @@ import sqlite3
 import subprocess
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, date, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from cortex_mcp.config import load_settings
+from cortex_mcp.runtime import open_cortex
 from tests.helpers.dashboard_seed import AGENT, KNOWN_QUERY, OTHER, RELATIONS, Seeded, seed_database
 from tests.helpers.embedding_stub import embedding_stub
 from tests.helpers.http_helpers import TOKEN, ServeProcess
@@ -34,6 +38,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
 AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
 SCREENSHOT = ROOT / "docs" / "dashboard.png"
+IMAGES = ROOT / "docs" / "images"  # the fixed views docs/dashboard.md shows
 
 pytestmark = [
     pytest.mark.slow,
@@ -466,3 +471,101 @@ def test_the_run_button_runs_the_lifecycle_and_the_run_is_listed(
     summary = page.locator(f"#run-{runs[0]['id']} summary").inner_text()
     assert f"{planned} planned step" in summary
     assert tab.errors == []
+
+
+def _screenshot(page: Page, name: str, tmp_path: Path) -> None:
+    """A picture for docs/dashboard.md: into docs/images/ with UPDATE_DASHBOARD_SCREENSHOT=1,
+    else into the test's folder (a test run leaves the checkout as it was)."""
+    update = os.environ.get("UPDATE_DASHBOARD_SCREENSHOT") == "1"
+    page.screenshot(path=str((IMAGES if update else tmp_path) / name))
+
+
+@pytest.fixture(scope="module")
+def one_day_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    """A database whose memories were all written today, as on a new user's first day."""
+    db = tmp_path_factory.mktemp("one-day") / "brain.db"
+
+    async def seed() -> None:
+        async with open_cortex(load_settings(db_path=db, embedding_provider="none")) as service:
+            for content in ("Deploys on Fridays", "Uses Neovim", "Lives in Lisbon"):
+                await service.remember(content, agent_id=AGENT)
+
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API keeps a loop on this thread
+        pool.submit(asyncio.run, seed()).result()
+    with ServeProcess(db, token=None, CORTEX_LIFECYCLE__SCHEDULE="off") as served:
+        yield served
+
+
+def test_the_timeline_axis_fits_memories_that_are_all_from_one_day(
+    browser: Browser, one_day_server: ServeProcess, tmp_path: Path
+) -> None:
+    """drawDays gave uPlot the days with data and no range: one day's memories sat at the
+    left edge of an axis running from 2026 to 2029. The chart's label says the range uPlot
+    drew."""
+    tab = Tab(browser, one_day_server.url)
+    try:
+        chart = "[role=img][aria-label^='Chart'][aria-label*=' from ']"  # once it is drawn
+        page = tab.open("#/memories?view=timeline", ready=chart)
+        label = page.get_attribute(chart, "aria-label") or ""
+        assert "3 in all" in label, label
+        first, last = (date.fromisoformat(d) for d in label.split(" from ")[1][:24].split(" to "))
+        today = datetime.now(UTC).date()
+        assert first <= today <= last and last - first <= timedelta(days=2), label
+        assert tab.errors == []
+        _screenshot(page, "dashboard-timeline.png", tmp_path)
+    finally:
+        tab.close()
+
+
+def test_the_sign_in_page_shows_neither_sign_out_nor_the_agent_selector(
+    browser: Browser, token_server: ServeProcess, tmp_path: Path
+) -> None:
+    tab = Tab(browser, token_server.url)
+    try:
+        page = tab.open("#/memories", ready="#token")
+        assert not page.is_visible("#sign-out")
+        assert not page.is_visible("#agent") and not page.is_visible("label[for=agent]")
+        _screenshot(page, "dashboard-sign-in.png", tmp_path)
+        page.fill("#token", TOKEN)
+        page.click("form button[type=submit]")
+        page.wait_for_selector("#memory-table tbody tr[data-id]")
+        assert page.is_visible("#sign-out") and page.is_visible("#agent")
+        assert page.locator("#agent option").count() >= 1
+        page.click("#sign-out")
+        page.wait_for_selector("#token")
+        assert not page.is_visible("#sign-out") and not page.is_visible("#agent")
+        assert tab.errors == []
+    finally:
+        tab.close()
+
+
+def test_the_comparison_cards_show_the_final_score_without_scrolling(
+    tab: Tab, tmp_path: Path
+) -> None:
+    page = tab.open("#/search", ready="#q")
+    page.fill("#q", KNOWN_QUERY)
+    page.select_option("#a_mode", "text")
+    page.select_option("#b_mode", "hybrid")
+    page.click("form[role=search] button[type=submit]")
+    page.wait_for_selector("[data-variant=b] table.stages tbody tr[data-id]")
+    for variant in ("a", "b"):
+        card = page.locator(f"[data-variant={variant}]")
+        overflow = card.evaluate("c => c.scrollWidth - c.clientWidth")
+        assert overflow <= 0, (variant, overflow)
+        box = card.bounding_box()
+        final = card.locator("tbody tr[data-id] td[data-stage=final]").first.bounding_box()
+        assert box is not None and final is not None
+        assert final["x"] + final["width"] <= box["x"] + box["width"], variant
+    assert tab.errors == []
+    _screenshot(page, "dashboard-search.png", tmp_path)
+
+
+def test_the_extraction_log_names_the_rules_when_no_llm_extracted(tab: Tab, tmp_path: Path) -> None:
+    """The seeded turn was ingested with no LLM configured: what came of it is the rules'
+    (the sieve, and the user's message kept as a note), not an LLM's."""
+    page = tab.open("#/extraction", ready="#turns article")
+    headings = page.locator("#turns article h3").all_inner_texts()
+    assert headings and not [h for h in headings if "LLM (extracted" in h], headings
+    assert any(h.startswith("No LLM") for h in headings), headings
+    assert tab.errors == []
+    _screenshot(page, "dashboard-extraction.png", tmp_path)

@@ -66,6 +66,7 @@ export function showError(error) {
 }
 
 function showSignIn(message) {
+  showAccount(false, true);
   clear(main);
   const input = h("input", {
     id: "token", name: "token", type: "password", autocomplete: "current-password", required: true,
@@ -113,21 +114,30 @@ async function loadAgents() {
   setAgent(chosen);
 }
 
-async function start() {
-  const auth = await authState();
-  // the skip link moves focus without touching the hash (the router owns it)
+// The agent selector and "Sign out" belong to a signed-in page: hidden on the sign-in form
+const account = document.querySelector(".agent-picker");
+const signOutButton = document.getElementById("sign-out");
+
+function showAccount(signedIn, tokenRequired) {
+  account.hidden = !signedIn;
+  signOutButton.hidden = !(signedIn && tokenRequired);
+}
+
+// the skip link moves focus without touching the hash (the router owns it)
 document.querySelector(".skip").addEventListener("click", (event) => {
   event.preventDefault();
   main.focus();
 });
 
-document.getElementById("sign-out").hidden = !auth.token_required;
+async function start() {
+  const auth = await authState();
   if (auth.token_required && !auth.signed_in) return showSignIn();
   try {
     await loadAgents();
   } catch (error) {
     return showError(error);
   }
+  showAccount(true, auth.token_required);
   if (!start.listening) {
     start.listening = true;
     window.addEventListener("hashchange", route);
@@ -143,7 +153,7 @@ picker.addEventListener("change", () => {
   else route();
 });
 
-document.getElementById("sign-out").addEventListener("click", async () => {
+signOutButton.addEventListener("click", async () => {
   await signOut();
   showSignIn("Signed out.");
 });

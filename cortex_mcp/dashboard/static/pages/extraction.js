@@ -1,5 +1,5 @@
 // Extraction log: each ingested turn beside what the sieve (high signals) and the LLM
-// (extracted) made of it, with a way to fix a category or importance, or drop a memory.
+// (extracted) or, without one, the rules made of it, with a way to fix a category or importance, or drop a memory.
 
 import { api } from "../api.js";
 import { announce, showError } from "../app.js";
@@ -33,8 +33,17 @@ function turnCard(turn) {
       h("dt", {}, "Assistant"), h("dd", { class: "content" }, turn.assistant_message || "—")));
   }
   card.append(memoryList("Sieve (high signals, to core)", turn.high_signals, turn.id, "hs"),
-    memoryList("LLM (extracted, to working)", turn.extracted, turn.id, "ex"));
+    memoryList(extractedTitle(turn), turn.extracted, turn.id, "ex"));
   return card;
+}
+
+// Named by what made them: an LLM's extraction, or (no LLM, or it failed) the rules, which
+// keep the user's message as a working note
+function extractedTitle(turn) {
+  if (turn.outcome === "extracted") return "LLM (extracted, to working)";
+  if (turn.outcome === "fallback") return "No LLM: the user's message kept as a note (to working)";
+  if (turn.outcome === "skipped") return "Nothing to extract (skipped)";
+  return "Extraction (not done yet)";
 }
 
 function memoryList(title, memories, turnId, key) {

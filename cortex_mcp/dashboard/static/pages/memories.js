@@ -137,23 +137,61 @@ async function renderTimeline(root) {
   await load();
 }
 
+const DAY_S = 86400;
+
+// Every day from the first with memories to the last, the days between at zero: uPlot draws
+// the points it is given, so a day with none must be given as 0, not left out.
+function everyDay(days) {
+  const byDay = new Map(days.map((d) => [Date.parse(d.day + "T00:00:00Z") / 1000, d]));
+  const first = Math.min(...byDay.keys());
+  const last = Math.max(...byDay.keys());
+  const filled = [];
+  for (let t = first; t <= last; t += DAY_S) filled.push([t, byDay.get(t) || {}]);
+  return filled;
+}
+
 function drawDays(box, days) {
   if (!days.length || typeof uPlot === "undefined") {
     box.append(h("p", { class: "muted" }, "No memories in this period."));
     return;
   }
-  const xs = days.map((d) => Date.parse(d.day + "T00:00:00Z") / 1000);
-  const series = LAYERS.map((layer) => days.map((d) => d[layer] || 0));
+  const filled = everyDay(days);
+  const xs = filled.map(([t]) => t);
+  const series = LAYERS.map((layer) => filled.map(([, d]) => d[layer] || 0));
+  // the axis fits the data: its days and one on each side (one day of data sits mid-chart)
+  const range = [xs[0] - DAY_S, xs[xs.length - 1] + DAY_S];
   const colours = { working: "#8a5a00", core: "#0b5cad", archive: "#5a4a78" };
-  const holder = h("div", { role: "img", "aria-label": `Chart: memories per day, ${days.reduce((s, d) => s + d.total, 0)} in all` });
+  const total = days.reduce((s, d) => s + d.total, 0);
+  const holder = h("div", { role: "img", "aria-label": `Chart: memories per day, ${total} in all` });
   box.append(holder);
   const width = Math.max(320, Math.min(1200, box.clientWidth - 24 || 900));
+  const spanDays = (range[1] - range[0]) / DAY_S;
+  // the label says the range uPlot drew, for screen readers (and the browser test)
+  const day = (t) => new Date(t * 1000).toISOString().slice(0, 10);
+  const describe = (u) => holder.setAttribute("aria-label",
+    `Chart: memories per day from ${day(u.scales.x.min)} to ${day(u.scales.x.max)}, ${total} in all`);
   new uPlot({
     width, height: 220, legend: { show: false },
-    series: [{}, ...LAYERS.map((layer) => ({ label: layer, stroke: colours[layer], width: 2 }))],
-    axes: [{}, { label: "memories" }],
+    tzDate: (t) => uPlot.tzDate(new Date(t * 1000), "Etc/UTC"), // the days are UTC days
+    scales: { x: { time: true, range: () => range } },
+    hooks: { draw: [describe] },
+    series: [{}, ...LAYERS.map((layer) => ({
+      label: layer, stroke: colours[layer], width: 2, points: { show: xs.length < 40, size: 6 },
+    }))],
+    axes: [
+      // whole days only: no hour ticks on a short range
+      { space: 60, incrs: [DAY_S, 2 * DAY_S, 7 * DAY_S, 14 * DAY_S, 30 * DAY_S], values: (u, ticks) => ticks.map(dayLabel(spanDays)) },
+      { label: "memories" },
+    ],
   }, [xs, ...series], holder);
   box.append(h("p", { class: "muted" }, LAYERS.map((l) => `${l}: ${series[LAYERS.indexOf(l)].reduce((a, b) => a + b, 0)}`).join(" · ")));
+}
+
+function dayLabel(spanDays) {
+  return (t) => {
+    const iso = new Date(t * 1000).toISOString();
+    return spanDays > 300 ? iso.slice(0, 7) : iso.slice(5, 10);
+  };
 }
 
 // ---- layers --------------------------------------------------------------------------------

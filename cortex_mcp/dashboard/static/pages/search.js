@@ -49,7 +49,9 @@ export async function render(root, { params }) {
   } catch (error) {
     return showError(error);
   }
-  root.append(h("div", { class: "grid2" }, answer.variants.map((report, i) => variantColumn(report, variants[i]))));
+  // one setting above the other, each card as wide as the page: ten columns side by side in
+  // half a page cut the table off before the final score
+  root.append(h("div", { class: "compare" }, answer.variants.map((report, i) => variantColumn(report, variants[i]))));
 }
 
 function variantColumn(report, variant) {
