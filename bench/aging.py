@@ -177,10 +177,12 @@ async def age(dialogue: Dialogue, mode: str, folder: Path, after_days: int) -> O
                 month_end += timedelta(days=30)
             clock.moment = turn.at
             if mode == "control":
-                made = await service.remember(turn.text, category="context", source="locomo")
+                made = await service.stores.memories.remember(
+                    turn.text, category="context", source="locomo"
+                )
                 turn_of[made.id] = turn.dia_id
                 continue
-            result = await service.ingest(
+            result = await service.conversation.ingest(
                 turn.text, "", session_id=f"{dialogue.sample_id}:{turn.session}", wait=True
             )
             turn_of[result.turn_id] = turn.dia_id
@@ -191,7 +193,7 @@ async def age(dialogue: Dialogue, mode: str, folder: Path, after_days: int) -> O
         outcome.months.append(await _layers(service, asked))
         clock.moment = asked
         for question, evidence in dialogue.questions:
-            hits = await service.search(question, limit=10)
+            hits = await service.stores.memories.search(question, limit=10)
             outcome.ranks.append([_turns_of(m, turn_of, mode) for m in hits])
             outcome.evidence.append(evidence)
         if mode != "control":
@@ -212,14 +214,14 @@ async def _nights_until(
     while night <= until:
         if mode == "aged":
             clock.moment = night
-            await service.lifecycle_run()
+            await service.engines.lifecycle.run()
         night += timedelta(days=1)
     return night
 
 
 async def _layers(service: Any, moment: datetime) -> dict[str, Any]:
-    counts = await service.memories.counts()
-    everything = await service.exports.memories(None)
+    counts = await service.stores.memories.counts()
+    everything = await service.stores.exports.memories(None)
     summaries = sum(1 for m in everything if m.category.value == "summary")
     return {"date": moment.date().isoformat(), **counts["by_layer"], "summaries": summaries}
 
@@ -234,7 +236,7 @@ def _turns_of(memory: Any, turn_of: dict[str, str], mode: str) -> set[str]:
 async def _audit(
     service: Any, turn_of: dict[str, str], skipped: set[str], outcome: Outcome
 ) -> None:
-    everything = {m.id: m for m in await service.exports.memories(None)}
+    everything = {m.id: m for m in await service.stores.exports.memories(None)}
     covered = {
         i
         for m in everything.values()
@@ -252,7 +254,7 @@ async def _audit(
             outcome.untraceable.append(dia)
         elif all((m.superseded_by or m.forgotten_at) and m.id not in covered for m in memories):
             outcome.unfindable.append(dia)
-    log = await service.lifecycle_log(10_000)
+    log = await service.engines.lifecycle.log(10_000)
     pairs: set[tuple[str, str]] = set()
     for entry in log:
         ids = entry["memory_ids"]

@@ -64,7 +64,7 @@ async def fill(db: Path, size: int, other: int) -> float:
     async with open_cortex(settings, clock=clock) as service:
         for i in range(size + other):
             words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 12)))
-            await service.remember(
+            await service.stores.memories.remember(
                 f"note {i}: {words}",
                 category=rng.choice(CATEGORIES),
                 importance=round(rng.random(), 2),
@@ -96,12 +96,14 @@ async def server_side(db: Path, repeats: int, depth: int) -> list[tuple[str, lis
         async def cursor_at(pages: int, **query: Any) -> str | None:
             cursor = None
             for _ in range(pages):
-                page = await service.browse_memories(AGENT, limit=PAGE, cursor=cursor, **query)
+                page = await service.browse.browse_memories(
+                    AGENT, limit=PAGE, cursor=cursor, **query
+                )
                 cursor = page["next_cursor"]
             return cursor
 
         async def first(**query: Any) -> None:
-            await service.browse_memories(AGENT, limit=PAGE, **query)
+            await service.browse.browse_memories(AGENT, limit=PAGE, **query)
 
         await first()  # warm the page cache once, as a running server is
         await timed("first view (newest, with total)", lambda: first())
@@ -109,7 +111,7 @@ async def server_side(db: Path, repeats: int, depth: int) -> list[tuple[str, lis
             cursor = await cursor_at(pages)
             await timed(
                 f"page turn after page {pages}",
-                lambda c=cursor: service.browse_memories(AGENT, limit=PAGE, cursor=c),
+                lambda c=cursor: service.browse.browse_memories(AGENT, limit=PAGE, cursor=c),
             )
             await timed(
                 f"  baseline OFFSET {pages * PAGE}",
@@ -127,15 +129,17 @@ async def server_side(db: Path, repeats: int, depth: int) -> list[tuple[str, lis
             cursor = await cursor_at(20, **query)
             await timed(
                 f"  page turn after page 20, {label.split(', ')[1]}",
-                lambda c=cursor, q=query: service.browse_memories(AGENT, limit=PAGE, cursor=c, **q),
+                lambda c=cursor, q=query: service.browse.browse_memories(
+                    AGENT, limit=PAGE, cursor=c, **q
+                ),
             )
-        await timed("agents list", lambda: service.agents())
-        await timed("timeline (90 days)", lambda: service.timeline(AGENT, 90))
+        await timed("agents list", lambda: service.browse.agents())
+        await timed("timeline (90 days)", lambda: service.browse.timeline(AGENT, 90))
     return rows
 
 
 async def _offset(service: CortexService, offset: int) -> None:
-    await service.list_memories(agent_id=AGENT, limit=PAGE, offset=offset)
+    await service.reading.list_memories(agent_id=AGENT, limit=PAGE, offset=offset)
 
 
 def over_http(db: Path, repeats: int) -> list[tuple[str, list[float]]]:

@@ -73,12 +73,12 @@ async def measure_child(url: str, source: Path, db: Path, mode: str) -> dict[str
     )
     if mode == "backlog":
         async with open_cortex(settings, background=False) as service:
-            await service.import_path(str(source))
+            await service.exchange.import_path(str(source))
     async with open_cortex(settings, background=True) as service:
-        indexer = service.indexer
+        indexer = service.engines.indexer
         assert indexer is not None
         service.start_warm_up()
-        provider = service.embeddings.providers[0]
+        provider = service.engines.embeddings.providers[0]
         config = {
             "batch": getattr(provider, "batch_size", None),
             "concurrency": getattr(provider, "concurrency", 1),
@@ -93,9 +93,9 @@ async def measure_child(url: str, source: Path, db: Path, mode: str) -> dict[str
 
         sampler = asyncio.create_task(sample())
         if mode == "import":
-            await service.import_path(str(source))
+            await service.exchange.import_path(str(source))
         imported_at = time.perf_counter() - started
-        total = int((await service.stats())["memories"]["total"])
+        total = int((await service.status.stats())["memories"]["total"])
         while indexer.embedded < total:
             if time.perf_counter() - started > 3600:
                 break

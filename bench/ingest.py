@@ -65,13 +65,15 @@ async def run_ingests(service, turns: int, callers: int, wait: bool, offset: int
     async def one(i: int) -> None:
         async with gate:
             user, assistant = turn(offset + i)
-            await service.ingest(user, assistant, session_id=f"bench-{offset}", wait=wait)
+            await service.conversation.ingest(
+                user, assistant, session_id=f"bench-{offset}", wait=wait
+            )
 
     started = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(turns)))
     if not wait:
         accepted = time.perf_counter() - started
-        await service.ingestor.drain()
+        await service.engines.ingestor.drain()
         print(f"  wait=False: {turns / accepted:8.1f} turns accepted/s", end="")
     return time.perf_counter() - started
 
@@ -82,7 +84,9 @@ async def run_baseline(service, turns: int, callers: int) -> float:
     async def one(i: int) -> None:
         async with gate:
             user, assistant = turn(100_000 + i)
-            await service.remember(f"user: {user}\nassistant: {assistant}", layer="working")
+            await service.stores.memories.remember(
+                f"user: {user}\nassistant: {assistant}", layer="working"
+            )
 
     started = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(turns)))
@@ -93,7 +97,7 @@ async def recall_p50(service, rounds: int) -> float:
     took = []
     for i in range(rounds):
         started = time.perf_counter()
-        await service.recall(f"{TOPICS[i % len(TOPICS)]} step {i % 7}")
+        await service.stores.memories.recall(f"{TOPICS[i % len(TOPICS)]} step {i % 7}")
         took.append((time.perf_counter() - started) * 1000)
     return statistics.median(took)
 
@@ -110,7 +114,7 @@ async def main(args: argparse.Namespace) -> None:
             llm_timeout_s=10,
         )
         async with open_cortex(settings, background=False) as service:
-            await service.llm.warm_up()
+            await service.engines.llm.warm_up()
             in_flight = settings.llm_max_in_flight
             floor = in_flight / latency
             print(
@@ -130,12 +134,12 @@ async def main(args: argparse.Namespace) -> None:
             print(f", all extracted in {took_bg:.2f} s ({args.turns / took_bg:.1f} turns/s)")
 
             prompt_chars = [len(r.system) + len(r.user) for r in stub.received[calls_before:]]
-            counts = (await service.stats())["llm"]["counts"]
+            counts = (await service.status.stats())["llm"]["counts"]
             print(
                 f"  LLM calls per turn: {calls / args.turns:.2f} (small talk: none);"
                 f" prompt tokens per call: {counts.get('prompt_tokens', 0) / max(1, counts.get('calls', 1)):.0f}"
                 f" (stub count), {statistics.median(prompt_chars):.0f} chars median;"
-                f" peak in flight {service.llm.peak_in_flight}"
+                f" peak in flight {service.engines.llm.peak_in_flight}"
             )
 
             busy_task = asyncio.create_task(

@@ -91,7 +91,7 @@ def pct(values: list[float], q: float) -> float:
 async def fill(service: CortexService, n: int, rng: random.Random, vocab: list[str]) -> float:
     started = time.perf_counter()
     for i in range(n):
-        await service.remember(synthetic_memory(rng, vocab, i), importance=0.5)
+        await service.stores.memories.remember(synthetic_memory(rng, vocab, i), importance=0.5)
     await service.embed_pending()
     return time.perf_counter() - started
 
@@ -116,10 +116,10 @@ async def measure_inprocess(
     filters_now = to_iso(SystemClock().now())
     filters = SearchFilters(agent_id=service.settings.agent_id, now=filters_now)
     for q in queries[:20]:  # warm caches (the numpy matrix loads on first search)
-        await service.searcher.search(q, filters, 5, SystemClock().now())
+        await service.engines.searcher.search(q, filters, 5, SystemClock().now())
     for q in queries:
         started = time.perf_counter()
-        result = await service.recall(q, max_results=5)
+        result = await service.stores.memories.recall(q, max_results=5)
         total = (time.perf_counter() - started) * 1000
         embed_ms.append(result.meta.timings_ms.get("embed", 0.0))
         recall_ms.append(total)
@@ -148,12 +148,14 @@ def measure_bare_fts(db_path: Path, queries: list[str]) -> list[float]:
 async def measure_knn(service: CortexService, queries: list[str]) -> dict[str, float]:
     """Median exact-KNN time (k=20, no filters beyond the default) per backend."""
     results: dict[str, float] = {}
-    model = service.embeddings.primary.model_key if service.embeddings.primary else ""
-    vectors = (await service.embeddings.embed(queries[:50])).vectors
+    model = (
+        service.engines.embeddings.primary.model_key if service.engines.embeddings.primary else ""
+    )
+    vectors = (await service.engines.embeddings.embed(queries[:50])).vectors
     filters = SearchFilters(agent_id=service.settings.agent_id, now=to_iso(SystemClock().now()))
-    index = service.searcher.index
+    index = service.engines.searcher.index
     for backend in ("numpy", "vec0"):
-        if backend == "vec0" and not service.db.vec_loaded:
+        if backend == "vec0" and not service.stores.db.vec_loaded:
             continue
         index.backend_setting = backend
         await index.search(vectors[0], model, 20, filters)  # build / warm
@@ -273,10 +275,10 @@ async def bench_size(n: int, n_queries: int, url: str, tmp: Path) -> dict[str, A
     async with open_cortex(settings, background=False) as service:
         fill_s = await fill(service, n, rng, vocab)
         _, embed_ms = await measure_inprocess(service, queries[:100])  # HTTP provider
-        http_provider = service.embeddings.providers
-        service.embeddings.providers = [InProcessStub()]
+        http_provider = service.engines.embeddings.providers
+        service.engines.embeddings.providers = [InProcessStub()]
         recall_ms, _ = await measure_inprocess(service, queries)
-        service.embeddings.providers = http_provider
+        service.engines.embeddings.providers = http_provider
         knn = await measure_knn(service, queries)
     bare = measure_bare_fts(db_path, queries)
     stdio_queries = queries[: min(200, n_queries)]

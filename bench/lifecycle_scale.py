@@ -72,12 +72,12 @@ async def main():
     async with open_cortex(settings, clock=Clock(datetime.fromisoformat(args["now"])),
                            background=False) as service:
         if args["model"]:
-            service.lifecycle.vector_model = lambda: args["model"]
+            service.engines.lifecycle.vector_model = lambda: args["model"]
         started, cpu = time.perf_counter(), time.process_time()
         if args["what"] == "preview":
-            report = await service.lifecycle_preview()
+            report = await service.engines.lifecycle.preview()
         else:
-            report = await service.lifecycle_run()
+            report = await service.engines.lifecycle.run()
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     print(json.dumps({"seconds": seconds, "cpu": cpu, "counts": report.counts}))
 
@@ -107,7 +107,7 @@ async def main():
     async with open_cortex(settings, clock=Clock(), background=False) as service:
         for agent, rows in memories.items():
             for start in range(0, len(rows), 5000):
-                await service.exports.import_batch(agent, rows[start : start + 5000], [], [])
+                await service.stores.exports.import_batch(agent, rows[start : start + 5000], [], [])
         if args["vectors"]:
             ids = json.loads(open(args["vectors"] + ".ids", encoding="utf-8").read())
             matrix = np.load(args["vectors"])
@@ -117,7 +117,7 @@ async def main():
                 for n, i in enumerate(ids)
             ]
             for start in range(0, len(items), 5000):
-                await service.vectors.save(
+                await service.stores.vectors.save(
                     items[start : start + 5000], args["model"], matrix.shape[1], args["now"]
                 )
 
@@ -160,7 +160,7 @@ async def make_store(path: Path, data: Dataset) -> None:
     async with open_cortex(settings, clock=FixedClock(), background=False) as service:
         for agent, rows in data.memories.items():
             for start in range(0, len(rows), 5000):
-                await service.exports.import_batch(agent, rows[start : start + 5000], [], [])
+                await service.stores.exports.import_batch(agent, rows[start : start + 5000], [], [])
         items = []
         contents = {r["id"]: r["content"] for rows in data.memories.values() for r in rows}
         for memory_id, vector in data.vectors.items():
@@ -168,7 +168,7 @@ async def make_store(path: Path, data: Dataset) -> None:
             items.append((PendingEmbedding(memory_id, text, content_hash(text)), vector.tobytes()))
         dim = len(next(iter(data.vectors.values()))) if data.vectors else 0
         for start in range(0, len(items), 5000):
-            await service.vectors.save(items[start : start + 5000], MODEL, dim, to_iso(NOW))
+            await service.stores.vectors.save(items[start : start + 5000], MODEL, dim, to_iso(NOW))
 
 
 def child(what: str, db: Path, vectors: bool, baseline: str | None) -> dict[str, Any]:
@@ -211,7 +211,7 @@ async def planted_merged(db: Path, data: Dataset) -> tuple[int, int]:
     settings = load_settings(db_path=db, embedding_provider="none", llm_provider="none")
     ids = [i for pair in data.planted for i in pair]
     async with open_cortex(settings, clock=FixedClock(), background=False) as service:
-        found = await service.memories.get_many(ids)
+        found = await service.stores.memories.get_many(ids)
     merged = 0
     for original, twin in data.planted:
         a, b = found.get(original), found.get(twin)

@@ -74,21 +74,21 @@ async def _turn(service: Any, rng: random.Random, day: int, turn: int) -> list[s
     topic = rng.choice(TOPICS)
     detail = rng.randint(1, 10_000)
     if hasattr(service, "ingest"):
-        result = await service.ingest(
+        result = await service.conversation.ingest(
             f"Day {day}: can you help with the {topic}? Detail {detail}.",
             f"Sure: for the {topic}, option {detail % 7} is the usual answer.",
             wait=True,
         )
         return [m.id for m in [*result.extracted, *getattr(result, "high_signals", [])]]
     if turn % 10 == 0:
-        made = await service.remember(
+        made = await service.stores.memories.remember(
             f"Decided on day {day} to go with option {detail % 7} for the {topic}",
             category="decision",
             layer="working",
             importance=0.6,
         )
     else:
-        made = await service.remember(
+        made = await service.stores.memories.remember(
             f"Day {day} turn {turn}: talked about the {topic}, detail {detail}",
             category="context",
             layer="working",
@@ -125,7 +125,7 @@ async def simulate(
     async with open_cortex(settings, clock=clock, background=False) as service:
         keep = []
         for category, text, query in IDENTITY:
-            made = await service.remember(text, category=category, importance=0.9)
+            made = await service.stores.memories.remember(text, category=category, importance=0.9)
             keep.append((made.id, query))
             result.written.append(made.id)
         for day in range(days):
@@ -140,20 +140,20 @@ async def simulate(
                     if n == 0 and day % 3 == 0
                     else f"Fact {day}-{n}: the {topic} needs {rng.randint(1, 99)} more steps"
                 )
-                made = await service.remember(text, category="fact", importance=0.5)
+                made = await service.stores.memories.remember(text, category="fact", importance=0.5)
                 result.written.append(made.id)
             for _ in range(recalls):
-                await service.recall(f"{rng.choice(TOPICS)} detail")
+                await service.stores.memories.recall(f"{rng.choice(TOPICS)} detail")
             if day % 30 == 0:
                 for _, query in keep:
-                    await service.recall(query)
+                    await service.stores.memories.recall(query)
             await service.drain()
             clock.moment = (day_start + timedelta(days=1)).replace(hour=3, minute=0)
-            report = await service.lifecycle_run()
+            report = await service.engines.lifecycle.run()
             result.run_ms.append(report.took_ms)
             clock.moment = clock.moment.replace(hour=8)
             if (day + 1) % 30 == 0 or day == days - 1:
-                counts = (await service.memories.counts())["by_layer"]
+                counts = (await service.stores.memories.counts())["by_layer"]
                 result.months.append({"day": day + 1, **counts, "run_ms": report.took_ms})
         await _check(service, clock, keep, result, export_dir)
     return result
@@ -162,7 +162,7 @@ async def simulate(
 async def _check(
     service: Any, clock: SimClock, keep: list[tuple[str, str]], result: SimResult, out: Path | None
 ) -> None:
-    everything = {m.id: m for m in await service.exports.memories(None)}
+    everything = {m.id: m for m in await service.stores.exports.memories(None)}
     cited = {i for m in everything.values() for i in m.metadata.get("covers", [])}
     lost = [i for i in result.written if i not in everything and i not in cited]
     if lost:
@@ -183,9 +183,9 @@ async def _check(
     if stale:
         result.problems.append(f"{len(stale)} working memories older than ~48 h + one night")
     result.summaries = sum(1 for m in core if m.category is Category.summary)
-    result.final_counts = (await service.memories.counts())["by_layer"]
-    if out is not None and service.mirrors is not None:
-        await service.mirrors.flush()
+    result.final_counts = (await service.stores.memories.counts())["by_layer"]
+    if out is not None and service.engines.mirrors is not None:
+        await service.engines.mirrors.flush()
         text = (out / "MEMORY.md").read_text()
         body = text.split("\n---\n", 1)[1]
         result.memory_md_words = count_words("\n".join(
@@ -234,28 +234,28 @@ async def time_at_scale(n: int, folder: Path) -> dict[str, float]:
         rows = _synthetic(n, now, rng)
         for start in range(0, n, 5000):
             batch = [m.model_dump(mode="json") for m in rows[start : start + 5000]]
-            await service.exports.import_batch("default", batch, [], [])
+            await service.stores.exports.import_batch("default", batch, [], [])
         started = time.perf_counter()
-        await service.lifecycle_preview()
+        await service.engines.lifecycle.preview()
         preview_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        report = await service.lifecycle_run()
+        report = await service.engines.lifecycle.run()
         run_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        again = await service.lifecycle_run()
+        again = await service.engines.lifecycle.run()
         quiet_ms = (time.perf_counter() - started) * 1000
         export = folder / f"scale{n}.json"
         started = time.perf_counter()
-        await service.export_json(str(export))
+        await service.exchange.export_json(str(export))
         export_ms = (time.perf_counter() - started) * 1000
         copy = folder / f"scale{n}.copy.db"
         started = time.perf_counter()
-        await service.export_sqlite(str(copy))
+        await service.exchange.export_sqlite(str(copy))
         backup_ms = (time.perf_counter() - started) * 1000
     target = load_settings(db_path=folder / f"scale{n}.import.db", embedding_provider="none")
     async with open_cortex(target, clock=SimClock(now), background=False) as other:
         started = time.perf_counter()
-        imported = await other.import_path(str(export))
+        imported = await other.exchange.import_path(str(export))
         import_ms = (time.perf_counter() - started) * 1000
     return {
         "memories": n,

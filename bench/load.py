@@ -9,7 +9,7 @@ acknowledged write, HTTP and stdio, must be there once, under the id it was ackn
 with, with its content); lost access counts (after a clean stop, the access log must hold one
 row per memory every recall returned); p50/p95 per operation over HTTP (REST, bearer token, a
 fresh JSON body per call), remember over HTTP against recall over HTTP, and beside them the
-in-process `service.recall` of the same queries on the same file (the floor: no HTTP, no
+in-process `service.stores.memories.recall` of the same queries on the same file (the floor: no HTTP, no
 JSON), with the ratio. Text search only (no embedding provider), so the figures are the
 server's own cost. Exit status 1 on any error, lost or duplicated write, or lost count.
 """
@@ -64,7 +64,7 @@ async def seed(db: Path, count: int, rng: random.Random) -> None:
     settings = load_settings(db_path=db, embedding_provider="none")
     async with open_cortex(settings, background=False) as service:
         for i in range(count):
-            await service.remember(fact(rng, f"seed-{i}"), agent_id="load")
+            await service.stores.memories.remember(fact(rng, f"seed-{i}"), agent_id="load")
 
 
 async def http_client(
@@ -146,10 +146,10 @@ async def in_process_recall(db: Path, queries: list[str]) -> list[float]:
     timings = []
     async with open_cortex(settings, background=False) as service:
         for text in queries[:50]:  # warm-up, as the server is warm
-            await service.recall(text, agent_id="load")
+            await service.stores.memories.recall(text, agent_id="load")
         for text in queries:
             started = time.perf_counter()
-            await service.recall(text, agent_id="load")
+            await service.stores.memories.recall(text, agent_id="load")
             timings.append((time.perf_counter() - started) * 1000)
     return timings
 

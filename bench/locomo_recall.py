@@ -160,7 +160,9 @@ async def load_conversation(service: CortexService, conv: Conversation) -> dict[
     """Remember every turn; return memory id -> the dia_ids it stands for."""
     owners: dict[str, set[str]] = {}
     for dia_id, text in conv.turns.items():
-        result = await service.remember(text, agent_id=conv.sample_id, importance=0.5)
+        result = await service.stores.memories.remember(
+            text, agent_id=conv.sample_id, importance=0.5
+        )
         owners.setdefault(result.id, set()).add(dia_id)
     return owners
 
@@ -251,7 +253,7 @@ async def rank_rows(
         for name, (mode, extra) in table.items():
             search_settings = SearchSettings(**{**defaults, **extra})
             t0 = time.perf_counter()
-            outcome = await service.searcher.search(
+            outcome = await service.engines.searcher.search(
                 question, filters, 10, now, mode=mode, settings=search_settings
             )
             ms = (time.perf_counter() - t0) * 1000
@@ -267,7 +269,7 @@ async def tool_path_row(
 ) -> None:
     for question, evidence in conv.questions:
         t0 = time.perf_counter()
-        result = await service.recall(
+        result = await service.stores.memories.recall(
             question, max_results=10, agent_id=conv.sample_id, max_tokens=100_000
         )
         ms = (time.perf_counter() - t0) * 1000

@@ -64,7 +64,7 @@ def _settings(db: Path, url: str | None, timeout_s: float) -> Settings:
 
 async def _recall_ms(service: CortexService, query: str) -> tuple[float, Any]:
     started = time.perf_counter()
-    result = await service.recall(query)
+    result = await service.stores.memories.recall(query)
     return (time.perf_counter() - started) * 1000, result
 
 
@@ -76,14 +76,14 @@ async def _interleaved_p50(service: CortexService, queries: list[str]) -> tuple[
     """Recall p50 as configured, and text-only p50 (no provider) on the same file and process,
     query by query in turn so that load on the machine weighs on both alike."""
     configured, text_only = [], []
-    providers = service.embeddings.providers
+    providers = service.engines.embeddings.providers
     for query in queries:
         configured.append((await _recall_ms(service, query))[0])
-        service.embeddings.providers = []
+        service.engines.embeddings.providers = []
         try:
             text_only.append((await _recall_ms(service, query))[0])
         finally:
-            service.embeddings.providers = providers
+            service.engines.embeddings.providers = providers
     return statistics.median(configured), statistics.median(text_only)
 
 
@@ -91,7 +91,7 @@ async def _fill(db: Path, url: str, n: int, timeout_s: float) -> None:
     rng = random.Random(7)
     async with open_cortex(_settings(db, url, timeout_s), background=False) as service:
         for i in range(n):
-            await service.remember(_memory(rng, i))
+            await service.stores.memories.remember(_memory(rng, i))
         await service.embed_pending()
 
 
@@ -106,31 +106,36 @@ async def _one_mode(
         await _p50(service, queries[:5])  # warm: SDK imported, matrix loaded
         state.mode = mode
         for i in range(2):
-            await service.remember(f"Written during the {mode} fault, note {i}")
+            await service.stores.memories.remember(f"Written during the {mode} fault, note {i}")
         row["first_ms"], first = await _recall_ms(service, queries[0])
         row["outcome"] = "+".join(first.meta.channels)
         row["degraded"] = first.meta.degraded[0] if first.meta.degraded else ""
         to_open = 1
-        while not service.embeddings.health["openai"].is_open and to_open < 10:
+        while not service.engines.embeddings.health["openai"].is_open and to_open < 10:
             await _recall_ms(service, queries[to_open % len(queries)])
             to_open += 1
-        health = service.embeddings.health["openai"]
+        health = service.engines.embeddings.health["openai"]
         row["recalls_to_open"] = to_open if health.is_open else None
         row["p50_ms"], row["text_p50_ms"] = await _interleaved_p50(service, queries)
-        stats = (await service.stats())["embeddings"]
+        stats = (await service.status.stats())["embeddings"]
         row["state"] = stats["health"]["openai"]["state"]
         row["last_error"] = (
             stats["health"]["openai"]["last_error"] or stats["indexer"]["last_error"]
         )
         row["rejected"] = stats["health"]["openai"]["rejected_vectors"]
-        before = sum((await service.stats())["vectors"].values())
+        before = sum((await service.status.stats())["vectors"].values())
         state.recover()
         started = time.perf_counter()
-        await service.recall(queries[0])  # agents keep recalling; it may carry pending rows
+        await service.stores.memories.recall(
+            queries[0]
+        )  # agents keep recalling; it may carry pending rows
         backfilled = None
         while time.perf_counter() - started < args.backfill_wait:
-            vectors = sum((await service.stats())["vectors"].values())
-            if vectors >= args.memories + 2 and not service.embeddings.health["openai"].is_open:
+            vectors = sum((await service.status.stats())["vectors"].values())
+            if (
+                vectors >= args.memories + 2
+                and not service.engines.embeddings.health["openai"].is_open
+            ):
                 backfilled = time.perf_counter() - started
                 break
             await asyncio.sleep(0.05)

@@ -129,7 +129,7 @@ async def timed_recalls(service: CortexService, queries: list[tuple[str, str]]) 
     times = []
     for agent, q in queries:
         started = time.perf_counter()
-        await service.recall(q, max_results=K, agent_id=agent)
+        await service.stores.memories.recall(q, max_results=K, agent_id=agent)
         times.append((time.perf_counter() - started) * 1000)
     await service.drain()
     return times
@@ -218,7 +218,7 @@ async def ann_recall(
 ) -> dict[str, tuple[str, float, int]]:
     """Per agent: (backend, recall@10 against the exact scan of its live vectors, queries)."""
     matrix, ids, agents, forgotten = baseline
-    index = service.searcher.index
+    index = service.engines.searcher.index
     found: dict[str, list[float]] = {}
     kinds: dict[str, str] = {}
     now = to_iso(SystemClock().now())
@@ -258,7 +258,9 @@ async def planted(path: Path) -> tuple[Path, list[Any]]:
         async with open_cortex(settings, background=False) as service:
             for conv in conversations:
                 for text in conv.turns.values():
-                    await service.remember(text, agent_id=conv.sample_id, importance=0.5)
+                    await service.stores.memories.remember(
+                        text, agent_id=conv.sample_id, importance=0.5
+                    )
         marker.write_text(json.dumps({"source": path.name, "agents": len(conversations)}))
     return target, conversations
 
@@ -285,7 +287,9 @@ async def locomo_planted(path: Path) -> dict[str, Any]:
             filters = SearchFilters(agent_id=conv.sample_id, now=now)
             for question, evidence in conv.questions:
                 started = time.perf_counter()
-                hits = await service.searcher.text_hits(build_query(question), filters, K, K)
+                hits = await service.engines.searcher.text_hits(
+                    build_query(question), filters, K, K
+                )
                 times.append((time.perf_counter() - started) * 1000)
                 ours = [memory_id for memory_id, _ in hits][:K]
                 exact = exact_top(conn, conv.sample_id, question)
@@ -307,7 +311,7 @@ async def cold_pass(path: Path, settings: Any, n: int, n_queries: int) -> list[f
     queries = make_queries(path, n_queries, seed=n + 1)
     page_cache(path, evict=True)
     async with open_cortex(settings, background=False) as service:
-        service.embeddings.providers = []
+        service.engines.embeddings.providers = []
         return await timed_recalls(service, queries)
 
 
@@ -328,22 +332,22 @@ async def bench_size(n: int, n_queries: int, *, cold: bool, locomo: bool) -> dic
         row["cold"] = await cold_pass(path, settings, n, n_queries)
     row["read_s"] = page_cache(path, evict=False)
     async with open_cortex(settings, background=False) as service:
-        service.embeddings.providers = []  # text only
+        service.engines.embeddings.providers = []  # text only
         await timed_recalls(service, warm)
         row["text"] = await timed_recalls(service, queries)
         filters_now = to_iso(SystemClock().now())
         pairs = []
         for agent, q in queries[:60]:
             filters = SearchFilters(agent_id=agent, now=filters_now)
-            hits = await service.searcher.text_hits(build_query(q), filters, K, K)
+            hits = await service.engines.searcher.text_hits(build_query(q), filters, K, K)
             pairs.append(((agent, q), [memory_id for memory_id, _ in hits]))
-        service.embeddings.providers = [embedder]
+        service.engines.embeddings.providers = [embedder]
         started = time.perf_counter()
         for agent in sorted({a for a, _ in queries}):  # build every agent's index first
-            await service.recall("warm up", agent_id=agent)
-        await service.searcher.index.settled()  # the builds run in the background
+            await service.stores.memories.recall("warm up", agent_id=agent)
+        await service.engines.searcher.index.settled()  # the builds run in the background
         row["build_s"] = time.perf_counter() - started
-        row["builds"] = list(service.searcher.index.builds)
+        row["builds"] = list(service.engines.searcher.index.builds)
         await timed_recalls(service, warm)
         row["hybrid"] = await timed_recalls(service, queries)
         row["rss_mb"] = rss_mb()
@@ -420,23 +424,23 @@ async def restart_once(path: Path, question: tuple[str, str]) -> dict[str, Any]:
     )
     out: dict[str, Any] = {}
     async with open_cortex(settings, background=False) as service:
-        service.embeddings.providers = [ScaleEmbedder()]
-        index = service.searcher.index
+        service.engines.embeddings.providers = [ScaleEmbedder()]
+        index = service.engines.searcher.index
         started = time.perf_counter()
-        first = await service.recall(q, max_results=K, agent_id=agent)
+        first = await service.stores.memories.recall(q, max_results=K, agent_id=agent)
         out["answer_ms"] = (time.perf_counter() - started) * 1000
         out["first_degraded"] = first.meta.degraded
         during = []
         while index.describe(agent)["state"] not in ("ready", "not loaded"):  # people ask on
             begun = time.perf_counter()
-            await service.recall(q, max_results=K, agent_id=agent)
+            await service.stores.memories.recall(q, max_results=K, agent_id=agent)
             during.append((time.perf_counter() - begun) * 1000)
             await asyncio.sleep(0.2)
         out["hybrid_s"] = time.perf_counter() - started
         await index.settled()  # its file is written after it serves
         out["during_ms"] = during
         out["hybrid_degraded"] = (
-            await service.recall(q, max_results=K, agent_id=agent)
+            await service.stores.memories.recall(q, max_results=K, agent_id=agent)
         ).meta.degraded
         out["agent_report"] = index.describe(agent)
         others = sorted({a for a in await _agents(path)} - {agent})

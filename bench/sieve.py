@@ -115,7 +115,9 @@ async def judge(lines: list[dict[str, Any]], **overrides: Any) -> list[Judged]:
         judged = []
         async with open_cortex(settings, background=False) as service:
             for number, line in enumerate(lines):
-                result = await service.ingest(line["text"], "", agent_id=f"line-{number}")
+                result = await service.conversation.ingest(
+                    line["text"], "", agent_id=f"line-{number}"
+                )
                 left = {m.id: m for m in [*result.high_signals, *result.extracted]}
                 core = [m.content for m in left.values() if m.layer.value == "core"]
                 judged.append(Judged(line, core, result.outcome or ""))

@@ -95,7 +95,7 @@ async def timed_recalls(service: CortexService, queries: list[tuple[str, str]]) 
     took = []
     for agent, question in queries:
         started = time.perf_counter()
-        await service.recall(question, agent_id=agent, max_results=10)
+        await service.stores.memories.recall(question, agent_id=agent, max_results=10)
         took.append((time.perf_counter() - started) * 1000)
     await service.drain()
     return took
@@ -108,7 +108,9 @@ async def remembers(service: CortexService, count: int, clients: int, first: int
 
     async def client(k: int) -> None:
         for n in range(per_client):
-            await service.remember(new_fact(rng, first + k * per_client + n), agent_id="main")
+            await service.stores.memories.remember(
+                new_fact(rng, first + k * per_client + n), agent_id="main"
+            )
 
     started = time.perf_counter()
     await asyncio.gather(*(client(k) for k in range(clients)))
@@ -119,14 +121,14 @@ async def measure(settings: Any, queries: list[tuple[str, str]], args: Any) -> d
     figures: dict[str, float] = {}
     warm, timed = queries[:WARM], queries[WARM:]
     async with open_cortex(settings, background=False) as service:
-        service.embeddings.providers = []  # text only
+        service.engines.embeddings.providers = []  # text only
         await timed_recalls(service, warm)
         text = await timed_recalls(service, timed)
         figures["text_p50"], figures["text_p95"] = statistics.median(text), pct(text, 0.95)
-        service.embeddings.providers = [ScaleEmbedder()]
+        service.engines.embeddings.providers = [ScaleEmbedder()]
         started = time.perf_counter()
         for agent in sorted({agent for agent, _ in queries}):  # each agent's vector index
-            await service.recall("warm up", agent_id=agent)
+            await service.stores.memories.recall("warm up", agent_id=agent)
         figures["index_s"] = time.perf_counter() - started
         await timed_recalls(service, warm)
         hybrid = await timed_recalls(service, timed)

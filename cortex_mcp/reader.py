@@ -1,16 +1,17 @@
-"""The read-only assembly: the database and the stores that `MemoryReading` reads, and nothing
-else. The people's `list` and `show` open this instead of the whole service (`runtime.py`),
-so that a script calling them many times does not pay for the engines, providers and numpy."""
+"""The first steps of the composition root, alone: the database, its stores and the memory
+reads. `runtime.open_cortex` starts with these and builds the rest on them; the people's `list`
+and `show` stop here (`open_reader`), so that a script calling them many times does not pay for
+the engines, providers and numpy."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from cortex_mcp.config import Settings
 from cortex_mcp.service.reading import MemoryReading
-from cortex_mcp.store.backend import open_database, store_classes
+from cortex_mcp.store.backend import Stores, build_stores, open_database
 from cortex_mcp.store.memories import LayerTtl
 
 
@@ -23,12 +24,27 @@ def layer_ttl(settings: Settings) -> LayerTtl:
 
 
 @asynccontextmanager
+async def open_stores(settings: Settings, *, allow_vec: bool = True) -> AsyncIterator[Stores]:
+    """The database `settings` name, opened, with every store over it; closed on exit."""
+    async with open_database(settings, allow_vec=allow_vec) as db:
+        yield build_stores(db, layer_ttl(settings))
+
+
+def build_reading(
+    settings: Settings, stores: Stores, drain: Callable[[], Awaitable[None]] | None = None
+) -> MemoryReading:
+    """The memory reads; `drain` is what they wait for first (the full service's writes in
+    flight)."""
+    return MemoryReading(
+        settings=settings,
+        memories=stores.memories,
+        exports=stores.exports,
+        relations=stores.relations,
+        drain=drain,
+    )
+
+
+@asynccontextmanager
 async def open_reader(settings: Settings) -> AsyncIterator[MemoryReading]:
-    async with open_database(settings, allow_vec=False) as db:
-        stores = store_classes(db)
-        yield MemoryReading(
-            settings=settings,
-            memories=stores.memories(db, layer_ttl(settings)),
-            exports=stores.exports(db),
-            relations=stores.relations(db),
-        )
+    async with open_stores(settings, allow_vec=False) as stores:
+        yield build_reading(settings, stores)

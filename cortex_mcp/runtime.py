@@ -6,14 +6,21 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.exchange.exporters import mirror_files
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
+from cortex_mcp.engine.ingest.flush import Flusher
+from cortex_mcp.engine.ingest.pipeline import Ingestor
+from cortex_mcp.engine.ingest.profile import ProfileKeeper
 from cortex_mcp.engine.lifecycle.runner import CascadeTextModel, LifecycleEngine
 from cortex_mcp.engine.lifecycle.schedule import LifecycleScheduler
+from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
+from cortex_mcp.engine.recall.latency import LatencyWindow
+from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.models import Clock, SystemClock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.embeddings import (
@@ -32,13 +39,21 @@ from cortex_mcp.providers.llm import (
     OpenAIChat,
 )
 from cortex_mcp.providers.llm import OPENAI_DEFAULT_MODEL as OPENAI_CHAT_DEFAULT
-from cortex_mcp.reader import layer_ttl
+from cortex_mcp.reader import build_reading, layer_ttl, open_stores
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.pgvector import PgVectorIndex
 from cortex_mcp.search.saved_index import index_dir as saved_index_dir
 from cortex_mcp.search.vector import VectorIndex
-from cortex_mcp.service import CortexService
-from cortex_mcp.store.backend import open_database, store_classes, uses_postgres
+from cortex_mcp.service.browse import BrowseService
+from cortex_mcp.service.conversation import ConversationService
+from cortex_mcp.service.cortex import CortexService, Engines, Services
+from cortex_mcp.service.effects import Background, Refresher
+from cortex_mcp.service.exchange import ExchangeService
+from cortex_mcp.service.lifecycle import LifecycleService
+from cortex_mcp.service.memories import MemoryService
+from cortex_mcp.service.relations import RelationService
+from cortex_mcp.service.status import StatusService
+from cortex_mcp.store.backend import Stores, uses_postgres
 from cortex_mcp.store.files import check_database
 
 log = logging.getLogger(__name__)
@@ -224,75 +239,184 @@ async def open_cortex(
     servers) runs the lifecycle on its cron schedule and catches up when it is overdue, and
     starts loading the saved vector indexes in the background."""
     clock = clock or SystemClock()
-    names, notes = resolve_embedding_providers(settings)
-    async with open_database(settings, allow_vec=allow_vec) as db:
-        stores = store_classes(db)
-        ttl = layer_ttl(settings)
-        memories = stores.memories(db, ttl)
-        vectors = stores.vectors(db)
-        index = _vector_index_type(settings)(
-            vectors,
-            memories,
-            backend=settings.search.vector_backend,
-            numpy_max_mb=settings.search.numpy_max_mb,
-            saved_dir=_saved_index_dir(settings, db),
-        )
-        embedders = build_embedders(settings, names)
-        cascade = EmbeddingCascade(embedders, timeout_s=settings.embedding_timeout_s)
-        indexer = None
-        if embedders:
-            indexer = EmbeddingIndexer(
-                cascade,
-                vectors,
-                index,
-                clock,
-                timeout_s=settings.embedding_timeout_s,
-            )
-        llm, llm_notes = build_llm(settings)
+    async with open_stores(settings, allow_vec=allow_vec) as stores:
+        db = stores.db
+        engines = _build_engines(settings, stores, clock)
         service = CortexService(
             settings=settings,
-            db=db,
-            memories=memories,
-            vectors=vectors,
-            search=HybridSearch(memories, index, cascade, settings.search),
-            embeddings=cascade,
-            indexer=indexer,
-            clock=clock,
-            provider_notes=notes,
-            llm=llm,
-            llm_notes=llm_notes,
+            stores=stores,
+            engines=engines,
+            services=_build_services(settings, stores, engines, clock),
         )
-        service.lifecycle = LifecycleEngine(
-            stores.lifecycle(db, memories),
-            stores.lease(db),
-            settings.lifecycle,
-            ttl.archive,
-            clock,
-            after_run=service.after_lifecycle,
-            rewrite=service.redactor.clean,
-            refresh_profile=service.profiles.refresh_if_stale,
-            vector_model=lambda: _embedding_model(service.embeddings),
-        )
-        if settings.export_dir is not None:
-            service.mirrors = _mirrors(settings, service, clock)
-        cascade = getattr(service, "llm", None)  # the ingest path's LLM cascade, when built
-        if cascade is not None and getattr(cascade, "providers", None):
-            service.lifecycle.llm = CascadeTextModel(cascade)
-        if indexer is not None and background and not db.read_only:
-            indexer.start()  # a read-only database cannot take new vectors
+        if engines.indexer is not None and background and not db.read_only:
+            engines.indexer.start()  # a read-only database cannot take new vectors
         if background and not db.read_only:
             service.resume_ingest()
         nightly = _scheduler(settings, service, clock) if scheduler else None
-        model = _embedding_model(service.embeddings)
+        model = _embedding_model(engines.embeddings)
         if scheduler and background and model is not None:  # a server: nothing waits for it
-            index.warm_saved(model)
+            engines.searcher.index.warm_saved(model)
         try:
             yield service
         finally:
             if nightly is not None:
                 await nightly.stop()
             await service.close()
-            await index.close()
+            await engines.searcher.index.close()
+
+
+def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
+    names, notes = resolve_embedding_providers(settings)
+    index = _vector_index_type(settings)(
+        stores.vectors,
+        stores.memories,
+        backend=settings.search.vector_backend,
+        numpy_max_mb=settings.search.numpy_max_mb,
+        saved_dir=_saved_index_dir(settings, stores.db),
+    )
+    embedders = build_embedders(settings, names)
+    embeddings = EmbeddingCascade(embedders, timeout_s=settings.embedding_timeout_s)
+    indexer = None
+    if embedders:
+        timeout_s = settings.embedding_timeout_s
+        indexer = EmbeddingIndexer(embeddings, stores.vectors, index, clock, timeout_s=timeout_s)
+    llm, llm_notes = build_llm(settings)
+    redactor = Redactor(stores.counters.add)
+    access = AccessBatcher(stores.memories)
+    mirrors = _mirrors(settings, stores, clock)
+    refresher = Refresher(index, indexer, mirrors)
+    profiles = ProfileKeeper(
+        store=stores.profiles, memories=stores.memories, llm=llm, redactor=redactor, clock=clock
+    )
+    return Engines(
+        searcher=HybridSearch(stores.memories, index, embeddings, settings.search),
+        embeddings=embeddings,
+        indexer=indexer,
+        llm=llm,
+        lifecycle=LifecycleEngine(
+            stores.lifecycle,
+            stores.lease,
+            settings.lifecycle,
+            layer_ttl(settings).archive,
+            clock,
+            llm=CascadeTextModel(llm) if llm.providers else None,
+            after_run=refresher.after_lifecycle,
+            rewrite=redactor.clean,
+            refresh_profile=profiles.refresh_if_stale,
+            vector_model=lambda: _embedding_model(embeddings),
+        ),
+        ingestor=Ingestor(
+            turns=stores.turns,
+            memories=stores.memories,
+            llm=llm,
+            profiles=profiles,
+            redactor=redactor,
+            clock=clock,
+            max_content_chars=settings.max_content_chars,
+            on_write=indexer.notify if indexer is not None else _nothing,
+            embeddings=embeddings,
+            lease=timedelta(seconds=settings.llm_timeout_s * 2 * max(1, len(llm.providers)) + 60),
+        ),
+        flusher=Flusher(
+            memories=stores.memories,
+            llm=llm,
+            redactor=redactor,
+            counters=stores.counters,
+            clock=clock,
+            max_content_chars=settings.max_content_chars,
+        ),
+        profiles=profiles,
+        redactor=redactor,
+        access=access,
+        latency=LatencyWindow(),
+        mirrors=mirrors,
+        refresher=refresher,
+        background=Background(access),
+        provider_notes=notes,
+        llm_notes=llm_notes,
+    )
+
+
+def _build_services(
+    settings: Settings,
+    stores: Stores,
+    engines: Engines,
+    clock: Clock,
+) -> Services:
+    refresher, background = engines.refresher, engines.background
+    memories = MemoryService(
+        settings=settings,
+        memories=stores.memories,
+        searcher=engines.searcher,
+        indexer=engines.indexer,
+        redactor=engines.redactor,
+        access=engines.access,
+        latency=engines.latency,
+        lifecycle=engines.lifecycle,
+        refresher=refresher,
+        background=background,
+        clock=clock,
+    )
+    reading = build_reading(settings, stores, background.drain)
+    status = StatusService(
+        settings=settings,
+        stores=stores,
+        embeddings=engines.embeddings,
+        indexer=engines.indexer,
+        llm=engines.llm,
+        provider_notes=engines.provider_notes,
+        llm_notes=engines.llm_notes,
+        clock=clock,
+    )
+    return Services(
+        memories=memories,
+        reading=reading,
+        conversation=ConversationService(
+            settings=settings,
+            ingestor=engines.ingestor,
+            flusher=engines.flusher,
+            profiles=engines.profiles,
+            redactor=engines.redactor,
+            llm=engines.llm,
+            refresher=refresher,
+        ),
+        lifecycle=LifecycleService(engine=engines.lifecycle, drain=background.drain),
+        exchange=ExchangeService(
+            settings=settings,
+            exports=stores.exports,
+            redactor=engines.redactor,
+            indexer=engines.indexer,
+            refresher=refresher,
+            clock=clock,
+        ),
+        relations=RelationService(
+            settings=settings,
+            relations=stores.relations,
+            redactor=engines.redactor,
+            refresher=refresher,
+            clock=clock,
+        ),
+        browse=BrowseService(
+            settings=settings,
+            stores=stores,
+            reading=reading,
+            memories=memories,
+            status=status,
+            searcher=engines.searcher,
+            embeddings=engines.embeddings,
+            llm=engines.llm,
+            provider_notes=engines.provider_notes,
+            llm_notes=engines.llm_notes,
+            latency=engines.latency,
+            refresher=refresher,
+            clock=clock,
+        ),
+        status=status,
+    )
+
+
+def _nothing() -> None:
+    """No indexer to wake."""
 
 
 def _saved_index_dir(settings: Settings, db: object) -> Path | None:
@@ -305,14 +429,16 @@ def _saved_index_dir(settings: Settings, db: object) -> Path | None:
     return saved_index_dir(settings.db_path)
 
 
-def _mirrors(settings: Settings, service: CortexService, clock: Clock) -> MirrorWriter:
-    assert settings.export_dir is not None
+def _mirrors(settings: Settings, stores: Stores, clock: Clock) -> MirrorWriter | None:
+    """The Markdown mirrors of the default agent's memory, when CORTEX_EXPORT_DIR is set."""
+    if settings.export_dir is None:
+        return None
     mirrors = settings.mirrors
 
     async def render() -> dict[str, str]:
         exported_at = to_iso(clock.now())
         agent = settings.agent_id
-        return await mirror_files(service.exports, agent, exported_at, mirrors.memory_md_words)
+        return await mirror_files(stores.exports, agent, exported_at, mirrors.memory_md_words)
 
     return MirrorWriter(settings.export_dir, render, mirrors.debounce_s)
 
@@ -322,11 +448,11 @@ def _scheduler(
 ) -> LifecycleScheduler | None:
     lifecycle = settings.lifecycle
     off = lifecycle.schedule.strip().lower() in ("", "off")
-    if off or service.lifecycle is None or service.db.read_only:
+    if off or service.stores.db.read_only:
         return None
     nightly = LifecycleScheduler(
-        service.lifecycle_run,
-        service.lifecycle.last_success,
+        service.lifecycle.run,
+        service.engines.lifecycle.last_success,
         expression=lifecycle.schedule,
         catch_up_hours=lifecycle.catch_up_hours,
         catch_up_delay_s=lifecycle.catch_up_delay_s,

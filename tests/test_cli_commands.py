@@ -37,7 +37,7 @@ SERVER_STACK = ("mcp", "starlette", "uvicorn", "sse_starlette", "httpx2", "opena
 # What `list` and `show` do not need: they read the database through `MemoryReading` alone.
 ENGINES = (
     "numpy",
-    "cortex_mcp.service.facade",
+    "cortex_mcp.service.cortex",
     "cortex_mcp.search",
     "cortex_mcp.providers",
     "cortex_mcp.engine.ingest",

@@ -43,7 +43,7 @@ async def _remember(url: str, *contents: str) -> None:
     settings = load_settings(database_url=url, embedding_provider="none")
     async with open_cortex(settings, clock=FakeClock()) as service:
         for content in contents:
-            await service.remember(content)
+            await service.stores.memories.remember(content)
 
 
 async def test_a_healthy_postgres_store_gets_a_line_per_part_and_exit_0(pg_url: str) -> None:

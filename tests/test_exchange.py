@@ -21,18 +21,18 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 async def _counts(service: CortexService) -> tuple[int, int]:
-    stats = await service.memories.counts()
-    relations = len(await service.exports.relations(None))
+    stats = await service.stores.memories.counts()
+    relations = len(await service.stores.exports.relations(None))
     return stats["total"], relations
 
 
 async def test_an_openclaw_workspace_imports_once_and_a_second_import_adds_nothing(
     service: CortexService,
 ) -> None:
-    first = await service.import_path(str(FIXTURES / "openclaw"))
+    first = await service.exchange.import_path(str(FIXTURES / "openclaw"))
     assert len(first.files) == 4 and first.memories == 19 and first.relations == 2
     counts = await _counts(service)
-    again = await service.import_path(str(FIXTURES / "openclaw"))
+    again = await service.exchange.import_path(str(FIXTURES / "openclaw"))
     assert again.memories == 0 and again.relations == 0 and again.existing == 19
     assert await _counts(service) == counts
 
@@ -40,8 +40,8 @@ async def test_an_openclaw_workspace_imports_once_and_a_second_import_adds_nothi
 async def test_retain_bullets_keep_their_type_entities_and_confidence(
     service: CortexService,
 ) -> None:
-    await service.import_path(str(FIXTURES / "openclaw"))
-    memories = await service.exports.memories(None)
+    await service.exchange.import_path(str(FIXTURES / "openclaw"))
+    memories = await service.stores.exports.memories(None)
     opinion = next(m for m in memories if "low-risk investments" in m.content)
     assert opinion.layer is Layer.core and opinion.category.value == "preference"
     assert opinion.confidence == 0.9
@@ -51,18 +51,18 @@ async def test_retain_bullets_keep_their_type_entities_and_confidence(
     assert narrative.layer is Layer.archive
     decision = next(m for m in memories if "Chromebook 转换" in m.content)
     assert decision.category.value == "decision" and decision.created_at.startswith("2026-02-15")
-    result = await service.recall("low-risk cash flow")
+    result = await service.stores.memories.recall("low-risk cash flow")
     assert result.memories and result.memories[0].id == opinion.id
 
 
 async def test_the_mcp_memory_servers_jsonl_imports_entities_and_relations_idempotently(
     service: CortexService,
 ) -> None:
-    first = await service.import_path(str(FIXTURES / "memory.jsonl"))
+    first = await service.exchange.import_path(str(FIXTURES / "memory.jsonl"))
     assert (first.memories, first.relations) == (4, 1)
-    again = await service.import_path(str(FIXTURES / "memory.jsonl"))
+    again = await service.exchange.import_path(str(FIXTURES / "memory.jsonl"))
     assert (again.memories, again.relations) == (0, 0)
-    [relation] = await service.exports.relations(None)
+    [relation] = await service.stores.exports.relations(None)
     assert (relation["subject"], relation["predicate"], relation["object"]) == (
         "Alice",
         "works_at",
@@ -80,12 +80,12 @@ async def test_a_bad_line_names_itself_and_nothing_of_the_import_is_written(
     jsonl = tmp_path / "memory.jsonl"
     jsonl.write_text('{"type":"entity","name":"Bob","observations":["Likes tea"]}\n{"type": "ent\n')
     with pytest.raises(InvalidInput) as refused:
-        await service.import_path(str(workspace))
+        await service.exchange.import_path(str(workspace))
     assert refused.value.message == f"{bad}:6: confidence 1.9 is outside 0.0..1.0"
     with pytest.raises(InvalidInput) as broken:
-        await service.import_path(str(jsonl))
+        await service.exchange.import_path(str(jsonl))
     assert broken.value.message == f"{jsonl}:2: not JSON (Unterminated string starting at)"
-    assert await service.exports.memories(None) == []
+    assert await service.stores.exports.memories(None) == []
 
 
 async def test_secrets_in_imported_files_are_redacted_before_they_are_written(
@@ -93,28 +93,28 @@ async def test_secrets_in_imported_files_are_redacted_before_they_are_written(
 ) -> None:
     note = tmp_path / "MEMORY.md"
     note.write_text("## Facts\n\n- The deploy key is sk-proj-abcdefghijklmnopqrstuvwx1234\n")
-    await service.import_path(str(note))
-    [memory] = await service.exports.memories(None)
+    await service.exchange.import_path(str(note))
+    [memory] = await service.stores.exports.memories(None)
     assert "sk-proj" not in memory.content and "[REDACTED:openai_key]" in memory.content
 
 
 async def test_json_export_imports_into_an_empty_database_and_exports_identically(
     service: CortexService, clock: FakeClock, tmp_path: Path
 ) -> None:
-    await service.import_path(str(FIXTURES / "openclaw"))
-    old = await service.remember("The user lives in Nagoya", category="identity")
-    await service.forget(old.id, correction="The user lives in Tokyo")
-    await service.remember("Forgotten later", category="fact")
+    await service.exchange.import_path(str(FIXTURES / "openclaw"))
+    old = await service.stores.memories.remember("The user lives in Nagoya", category="identity")
+    await service.stores.memories.forget(old.id, correction="The user lives in Tokyo")
+    await service.stores.memories.remember("Forgotten later", category="fact")
     clock.advance(days=120)
-    await service.lifecycle_run()
+    await service.engines.lifecycle.run()
     first = tmp_path / "first.json"
-    await service.export_json(str(first))
+    await service.exchange.export_json(str(first))
     settings = load_settings(db_path=tmp_path / "other.db", embedding_provider="none")
     async with open_cortex(settings, clock=clock) as other:
-        report = await other.import_path(str(first))
+        report = await other.exchange.import_path(str(first))
         assert report.memories > 20
         second = tmp_path / "second.json"
-        await other.export_json(str(second))
+        await other.exchange.export_json(str(second))
     assert second.read_text() == first.read_text()
 
 
@@ -126,7 +126,7 @@ async def test_the_sqlite_backup_is_consistent_while_a_writer_is_busy(
     async def writer() -> int:
         n = 0
         while not stop.is_set():
-            await service.remember(f"Busy writer memory number {n}")
+            await service.stores.memories.remember(f"Busy writer memory number {n}")
             n += 1
             writing.set()
         return n
@@ -134,7 +134,7 @@ async def test_the_sqlite_backup_is_consistent_while_a_writer_is_busy(
     task = asyncio.create_task(writer())
     await writing.wait()  # the writer is under way, however slowly this machine runs it
     copy = tmp_path / "copy.db"
-    result = await service.export_sqlite(str(copy))
+    result = await service.exchange.export_sqlite(str(copy))
     stop.set()
     written = await task
     assert written > 0
@@ -143,15 +143,15 @@ async def test_the_sqlite_backup_is_consistent_while_a_writer_is_busy(
 
 async def test_inline_imports_and_exports_for_the_http_api(service: CortexService) -> None:
     note = (FIXTURES / "openclaw" / "memory" / "2026-02-19.md").read_text()
-    done = await service.import_memories("# 2026-02-19\n" + note, format="openclaw")
+    done = await service.exchange.import_memories("# 2026-02-19\n" + note, format="openclaw")
     assert done["memories"] == 3
-    page = await service.list_memories(layer="core", limit=1)
+    page = await service.reading.list_memories(layer="core", limit=1)
     assert page["limit"] == 1 and len(page["memories"]) == 1
-    exported = await service.export_memories("json")
+    exported = await service.exchange.export_memories("json")
     assert len(exported["document"]["memories"]) == 3
-    markdown = await service.export_memories("markdown")
+    markdown = await service.exchange.export_memories("markdown")
     assert "low-risk investments" in markdown["files"]["MEMORY.md"]
-    again = await service.import_memories(json.dumps(exported["document"]), format="json")
+    again = await service.exchange.import_memories(json.dumps(exported["document"]), format="json")
     assert again["memories"] == 0 and again["existing"] == 3
     with pytest.raises(InvalidInput, match=r"content\.json:1: not JSON"):
-        await service.import_memories("{oops", format="json")
+        await service.exchange.import_memories("{oops", format="json")

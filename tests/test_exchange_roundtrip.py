@@ -31,20 +31,32 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 async def _fill(service: CortexService, clock: FakeClock) -> None:
     """Every layer, several categories and days, content with line breaks, relations."""
-    await service.remember("The user's name is Harry", category="identity")
-    await service.remember("Buy a new router\n  - with IPv6\n\nbefore March", category="todo")
-    await service.remember("Prefers green tea", category="preference", importance=0.9)
-    await service.remember("Knows Rust well", category="skill")
-    await service.remember("[2026-01-01] is a date the user wrote", category="insight")
-    await service.remember("Chose Oracle Cloud ARM", category="decision")
-    await service.remember("Works at Acme", category="relationship")
+    await service.stores.memories.remember("The user's name is Harry", category="identity")
+    await service.stores.memories.remember(
+        "Buy a new router\n  - with IPv6\n\nbefore March", category="todo"
+    )
+    await service.stores.memories.remember(
+        "Prefers green tea", category="preference", importance=0.9
+    )
+    await service.stores.memories.remember("Knows Rust well", category="skill")
+    await service.stores.memories.remember(
+        "[2026-01-01] is a date the user wrote", category="insight"
+    )
+    await service.stores.memories.remember("Chose Oracle Cloud ARM", category="decision")
+    await service.stores.memories.remember("Works at Acme", category="relationship")
     clock.advance(days=3, hours=5)
-    await service.remember("Debugging the gateway crash", category="context", layer="working")
-    await service.remember("Wants a summary by Friday", category="todo", layer="working")
+    await service.stores.memories.remember(
+        "Debugging the gateway crash", category="context", layer="working"
+    )
+    await service.stores.memories.remember(
+        "Wants a summary by Friday", category="todo", layer="working"
+    )
     clock.advance(days=40)
-    await service.remember("Old trip notes", category="fact", layer="archive")
-    await service.remember("Old lesson\nwith two lines", category="insight", layer="archive")
-    await service.add_relation("Harry", "works at", "Acme")
+    await service.stores.memories.remember("Old trip notes", category="fact", layer="archive")
+    await service.stores.memories.remember(
+        "Old lesson\nwith two lines", category="insight", layer="archive"
+    )
+    await service.stores.relations.add("Harry", "works at", "Acme")
 
 
 def _shape(memories: list[Any]) -> set[tuple[str, str, str, str]]:
@@ -60,17 +72,17 @@ async def test_a_markdown_export_imports_into_an_empty_database_with_layer_categ
 ) -> None:
     await _fill(service, clock)
     folder = tmp_path / "export"
-    await service.export_markdown(str(folder))
-    original = await service.exports.memories(None, live_only=True)
-    relations = await service.exports.relations(None)
+    await service.exchange.export_markdown(str(folder))
+    original = await service.stores.exports.memories(None, live_only=True)
+    relations = await service.stores.exports.relations(None)
     settings = load_settings(db_path=tmp_path / "empty.db", embedding_provider="none")
     async with open_cortex(settings, clock=clock) as other:
-        first = await other.import_path(str(folder))
+        first = await other.exchange.import_path(str(folder))
         assert first.memories == len(original) == 11
-        back = await other.exports.memories(None)
+        back = await other.stores.exports.memories(None)
         assert _shape(back) == _shape(original)
-        assert _triples(await other.exports.relations(None)) == _triples(relations)
-        again = await other.import_path(str(folder))
+        assert _triples(await other.stores.exports.relations(None)) == _triples(relations)
+        again = await other.exchange.import_path(str(folder))
         assert (again.memories, again.relations) == (0, 0)
         assert again.existing == len(original)
     working = [m for m in back if m.layer.value == "working"]
@@ -83,15 +95,15 @@ async def test_the_exported_memory_folder_alone_and_a_working_file_import(
 ) -> None:
     await _fill(service, clock)
     folder = tmp_path / "export"
-    await service.export_markdown(str(folder))
+    await service.exchange.export_markdown(str(folder))
     [day] = sorted((folder / "memory" / "working").glob("*.md"))
     settings = load_settings(db_path=tmp_path / "empty.db", embedding_provider="none")
     async with open_cortex(settings, clock=clock) as other:
-        one = await other.import_path(str(day))
+        one = await other.exchange.import_path(str(day))
         assert one.memories == 2
-        rest = await other.import_path(str(folder / "memory"))
+        rest = await other.exchange.import_path(str(folder / "memory"))
         assert rest.memories == 2 and rest.existing == 2 and rest.relations == 1
-        layers = sorted(m.layer.value for m in await other.exports.memories(None))
+        layers = sorted(m.layer.value for m in await other.stores.exports.memories(None))
         assert layers == ["archive", "archive", "working", "working"]
 
 
@@ -103,16 +115,16 @@ async def test_an_openclaw_workspace_dates_daily_notes_by_file_name_and_reads_us
     (workspace / "USER.md").write_text("# User\n\n- Name: Harry\n- Lives in Tokyo\n")
     note = workspace / "memory" / "2026-03-07.md"
     note.write_text("## 08:15 Morning\n\n- Walked to the station\n")
-    report = await service.import_path(str(workspace))
+    report = await service.exchange.import_path(str(workspace))
     assert str(workspace / "USER.md") in report.files
-    rows = {m.content: m for m in await service.exports.memories(None)}
+    rows = {m.content: m for m in await service.stores.exports.memories(None)}
     assert rows["Walked to the station"].created_at.startswith("2026-03-07T08:15")
     assert rows["Lives in Tokyo"].category.value == "identity"
-    posted = await service.import_memories(
+    posted = await service.exchange.import_memories(
         format="openclaw", files={"memory/2026-03-09.md": "- Took the train home\n"}
     )
     assert posted["memories"] == 1
-    rows = {m.content: m for m in await service.exports.memories(None)}
+    rows = {m.content: m for m in await service.stores.exports.memories(None)}
     assert rows["Took the train home"].created_at.startswith("2026-03-09")
 
 
@@ -285,7 +297,7 @@ async def test_a_folder_with_nothing_importable_is_refused_and_an_empty_file_imp
 ) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InvalidInput, match="nothing to import"):
-        await service.import_path(str(tmp_path / "empty"))
+        await service.exchange.import_path(str(tmp_path / "empty"))
     (tmp_path / "MEMORY.md").write_text("# Memory\n\n## Facts\n")
-    report = await service.import_path(str(tmp_path / "MEMORY.md"))
+    report = await service.exchange.import_path(str(tmp_path / "MEMORY.md"))
     assert (report.memories, report.files) == (0, [str(tmp_path / "MEMORY.md")])

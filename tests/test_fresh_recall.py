@@ -56,18 +56,18 @@ async def test_the_first_recall_after_remember_finds_the_memory_by_meaning(
     # background=False: no indexer runs on its own, so only the recall can embed the memory
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         for fact in OTHER_FACTS:
-            await service.remember(fact)
+            await service.stores.memories.remember(fact)
         await service.embed_pending()
-        made = await service.remember(PET)
+        made = await service.stores.memories.remember(PET)
         calls_before = len(state.requests)
 
-        result = await service.recall(PARAPHRASE)
+        result = await service.stores.memories.recall(PARAPHRASE)
 
         assert result.memories[0].id == made.id
         assert len(state.requests) == calls_before + 1  # query and memory in one call
         assert state.requests[-1]["input"] == [PARAPHRASE, PET]
         await service.drain()  # the recall's vector is saved, not computed again
-        assert (await service.stats())["vectors"] == {"stub-embed": len(OTHER_FACTS) + 1}
+        assert (await service.status.stats())["vectors"] == {"stub-embed": len(OTHER_FACTS) + 1}
         assert await service.embed_pending() == 0
 
 
@@ -76,8 +76,8 @@ async def test_pending_memories_of_another_agent_are_neither_sent_nor_returned(
 ) -> None:
     url, state = meaning_stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
-        await service.remember(PET, agent_id="someone-else")
-        result = await service.recall(PARAPHRASE)
+        await service.stores.memories.remember(PET, agent_id="someone-else")
+        result = await service.stores.memories.recall(PARAPHRASE)
         assert result.memories == []
         assert state.requests[-1]["input"] == [PARAPHRASE]
 
@@ -87,9 +87,9 @@ async def test_a_forgotten_pending_memory_is_not_sent_with_the_next_query(
 ) -> None:
     url, state = meaning_stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
-        made = await service.remember(PET)
-        await service.forget(made.id, purge=True)
-        result = await service.recall(PARAPHRASE)
+        made = await service.stores.memories.remember(PET)
+        await service.stores.memories.forget(made.id, purge=True)
+        result = await service.stores.memories.recall(PARAPHRASE)
         assert result.memories == []
         assert all(PET not in request["input"] for request in state.requests)
 
@@ -128,7 +128,7 @@ async def test_providers_warm_up_after_initialize_and_not_before(
     @asynccontextmanager
     async def open_service() -> AsyncIterator[CortexService]:
         async with open_cortex(_settings(tmp_path, url)) as service:
-            embedder = service.embeddings.primary
+            embedder = service.engines.embeddings.primary
             assert isinstance(embedder, OpenAIEmbedder)
             cold_at_open.append(embedder._client is None)
             services.append(service)

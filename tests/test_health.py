@@ -30,10 +30,10 @@ from tests.helpers.stdio_helpers import server_command, server_env
 async def test_zero_config_recall_says_once_that_search_is_text_only(tmp_path: Path) -> None:
     settings = load_settings(db_path=tmp_path / "b.db")  # auto: no key, no URL, no fastembed
     async with open_cortex(settings, background=False) as service:
-        await service.remember("The user keeps bees on the roof")
-        recall = await service.recall("bees")
-        debug = await service.search_debug("bees")
-        stats = await service.stats()
+        await service.stores.memories.remember("The user keeps bees on the roof")
+        recall = await service.stores.memories.recall("bees")
+        debug = await service.stores.memories.search_debug("bees")
+        stats = await service.status.stats()
     for degraded in (recall.meta.degraded, debug["degraded"]):
         assert degraded == ["no embedding provider: text search only"]
     # what to set is for the person running the server: stats (and doctor) say it
@@ -120,7 +120,9 @@ def test_doctor_creates_no_database(tmp_path: Path) -> None:
 async def _database_with_memories(db: Path) -> None:
     async with open_cortex(load_settings(db_path=db, embedding_provider="none")) as service:
         for n in range(20):
-            await service.remember(f"fact number {n} about the project", agent_id="default")
+            await service.stores.memories.remember(
+                f"fact number {n} about the project", agent_id="default"
+            )
 
 
 def _corrupt_an_index_entry(db: Path) -> None:
@@ -172,13 +174,13 @@ async def test_stats_carries_the_same_health_as_doctor(tmp_path: Path) -> None:
             llm_provider="none",
         )
         async with open_cortex(settings, background=False) as service:
-            healthy = (await service.stats())["health"]
+            healthy = (await service.status.stats())["health"]
         dead = f"http://127.0.0.1:{_closed_port()}/v1"
         settings = load_settings(
             db_path=tmp_path / "b.db", embedding_provider="openai", embedding_base_url=dead
         )
         async with open_cortex(settings, background=False) as service:
-            broken = (await service.stats())["health"]
+            broken = (await service.status.stats())["health"]
     parts = {p["part"]: p for p in healthy["parts"]}
     assert healthy["status"] == "ok"
     assert parts["database"]["status"] == "ok" and "integrity ok" in parts["database"]["detail"]

@@ -23,21 +23,23 @@ def settings(backend_settings: Settings) -> Settings:
 async def test_an_import_is_searchable_idempotent_and_later_writes_still_land(
     service: CortexService,
 ) -> None:
-    first = await service.import_path(str(WORKSPACE))
+    first = await service.exchange.import_path(str(WORKSPACE))
     assert first.memories == 19 and first.relations == 2
-    pages = [page async for page in service.exports.memory_pages(None, 100)]
+    pages = [page async for page in service.stores.exports.memory_pages(None, 100)]
     imported = [memory for page in pages for memory in page]
     assert len(imported) == 19
     for memory in imported[:5]:  # each one's FTS row was written with it
         words = " ".join(memory["content"].split()[:3])
-        found = await service.search(words, limit=50)
+        found = await service.stores.memories.search(words, limit=50)
         assert memory["id"] in {m.id for m in found}, memory["content"]
 
-    later = await service.remember("After the import: the user moved to Lisbon in May")
+    later = await service.stores.memories.remember(
+        "After the import: the user moved to Lisbon in May"
+    )
     assert not later.deduplicated
-    found = await service.search("moved to Lisbon", limit=5)
+    found = await service.stores.memories.search("moved to Lisbon", limit=5)
     assert [m.id for m in found][:1] == [later.id]
 
-    again = await service.import_path(str(WORKSPACE))
+    again = await service.exchange.import_path(str(WORKSPACE))
     assert again.memories == 0 and again.existing == 19
-    assert (await service.memories.counts())["total"] == 20
+    assert (await service.stores.memories.counts())["total"] == 20

@@ -62,13 +62,13 @@ def _document(memories: list[Any], relations: list[Any] = (), logs: list[Any] = 
 
 
 async def _import(service: CortexService, document: dict, agent: str = "A") -> dict[str, Any]:
-    return await service.import_memories(document=document, agent_id=agent)
+    return await service.exchange.import_memories(document=document, agent_id=agent)
 
 
 async def test_a_document_naming_another_agent_writes_only_into_the_callers_agent(
     service: CortexService,
 ) -> None:
-    victim = await service.remember("B's own secret plan", agent_id="B")
+    victim = await service.stores.memories.remember("B's own secret plan", agent_id="B")
     relation = {
         "id": str(uuid.uuid4()),
         "agent_id": "B",
@@ -89,31 +89,31 @@ async def test_a_document_naming_another_agent_writes_only_into_the_callers_agen
     planted = _memory("I am B and my name is Mallory", category="identity")
     report = await _import(service, _document([planted], [relation], [log]))
     assert (report["memories"], report["relations"], report["logs"]) == (1, 1, 0)
-    b_memories = await service.exports.memories("B")
+    b_memories = await service.stores.exports.memories("B")
     assert [m.id for m in b_memories] == [victim.id]
-    assert await service.exports.relations("B") == []
-    [mine] = await service.exports.relations("A")
+    assert await service.stores.exports.relations("B") == []
+    [mine] = await service.stores.exports.relations("A")
     assert mine["source_memory_id"] is None  # it may not point into B's memory
-    [a_memory] = await service.exports.memories("A")
+    [a_memory] = await service.stores.exports.memories("A")
     assert a_memory.agent_id == "A" and a_memory.content == planted["content"]
-    assert await service.lifecycle_log() == []
+    assert await service.engines.lifecycle.log() == []
     mixed = {**log, "memory_ids": [NEW_ID, victim.id], "executed_at": "2026-03-02T10:00:00Z"}
     empty = {**log, "memory_ids": [], "executed_at": "2026-03-03T10:00:00Z"}
     again = await _import(service, _document([planted], [], [mixed, empty]))
     assert again["logs"] == 1
-    [entry] = await service.lifecycle_log()
+    [entry] = await service.engines.lifecycle.log()
     assert entry["memory_ids"] == [NEW_ID]  # B's id is not written into A's history
 
 
 async def test_an_id_another_agent_uses_gets_a_new_id_and_references_follow_it(
     service: CortexService,
 ) -> None:
-    theirs = await service.remember("B's memory", agent_id="B")
+    theirs = await service.stores.memories.remember("B's memory", agent_id="B")
     old = _memory("The user lived in Nagoya", id=theirs.id, superseded_by=NEW_ID)
     new = _memory("The user lives in Tokyo")
     await _import(service, _document([old, new]))
-    assert [m.content for m in await service.exports.memories("B")] == ["B's memory"]
-    mine = {m.content: m for m in await service.exports.memories("A")}
+    assert [m.content for m in await service.stores.exports.memories("B")] == ["B's memory"]
+    mine = {m.content: m for m in await service.stores.exports.memories("A")}
     moved = mine["The user lived in Nagoya"]
     assert moved.id != theirs.id and moved.superseded_by == NEW_ID
 
@@ -125,11 +125,13 @@ async def test_malformed_ids_get_new_ids_and_references_to_them_follow(
     old = _memory("Old address", id=bad_id)
     new = _memory("New address", superseded_by=bad_id if bad_id.strip() else None)
     await _import(service, _document([old, new]))
-    rows = {m.content: m for m in await service.exports.memories("A")}
+    rows = {m.content: m for m in await service.stores.exports.memories("A")}
     assert str(uuid.UUID(rows["Old address"].id)) == rows["Old address"].id
     if bad_id.strip():
         assert rows["New address"].superseded_by == rows["Old address"].id
-    forgotten = await service.forget(rows["Old address"].id, agent_id="A", purge=True)
+    forgotten = await service.stores.memories.forget(
+        rows["Old address"].id, agent_id="A", purge=True
+    )
     assert forgotten.status == "purged"
 
 
@@ -175,7 +177,7 @@ async def test_a_memory_that_breaks_a_rule_is_refused_naming_item_and_field_and_
     assert refused.value.field == f"memories[1].{field}"
     assert f"memories[1]: {field}: " in refused.value.message or field in refused.value.message
     assert rule in refused.value.message
-    assert await service.exports.memories(None) == []
+    assert await service.stores.exports.memories(None) == []
 
 
 @pytest.mark.parametrize(
@@ -194,14 +196,14 @@ async def test_relations_need_their_parts_and_a_confidence_in_range(
     with pytest.raises(InvalidInput) as refused:
         await _import(service, _document([_memory()], [relation]))
     assert refused.value.field == f"relations[0].{field}"
-    assert await service.exports.memories(None) == []
+    assert await service.stores.exports.memories(None) == []
 
 
 async def test_superseded_by_may_name_this_agents_existing_memory_but_not_another_agents(
     service: CortexService,
 ) -> None:
-    mine = await service.remember("The user lives in Tokyo", agent_id="A")
-    theirs = await service.remember("B lives in Osaka", agent_id="B")
+    mine = await service.stores.memories.remember("The user lives in Tokyo", agent_id="A")
+    theirs = await service.stores.memories.remember("B lives in Osaka", agent_id="B")
     ok = _memory("The user lived in Nagoya", superseded_by=mine.id)
     assert (await _import(service, _document([ok])))["memories"] == 1
     bad = _memory("B lived in Kobe", id=str(uuid.uuid4()), superseded_by=theirs.id)

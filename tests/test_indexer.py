@@ -42,12 +42,13 @@ def _settings(tmp_path: Path, url: str, **extra: Any) -> Settings:
 
 async def _remember(service: CortexService, count: int, prefix: str = "fact") -> list[str]:
     return [
-        (await service.remember(f"{prefix} number {i} about topic {i}")).id for i in range(count)
+        (await service.stores.memories.remember(f"{prefix} number {i} about topic {i}")).id
+        for i in range(count)
     ]
 
 
 async def _vectors(service: CortexService) -> int:
-    return sum((await service.stats())["vectors"].values())
+    return sum((await service.status.stats())["vectors"].values())
 
 
 async def _wait_for(predicate: Callable[[], Awaitable[bool]], timeout_s: float) -> bool:
@@ -93,7 +94,7 @@ async def test_the_defaults_follow_the_provider(
 ) -> None:
     url, _ = stub
     async with open_cortex(_settings(tmp_path, url), background=False) as service:
-        provider = service.embeddings.providers[0]
+        provider = service.engines.embeddings.providers[0]
         assert (provider.batch_size, provider.concurrency) == (128, 4)
 
 
@@ -107,7 +108,7 @@ async def test_the_queue_is_read_most_recalled_first_then_newest(
         # memory 2 was recalled three times, memory 5 once; the rest never
         now = clock.now().isoformat()
         recalls = [Accesses([(ids[2], 0)], "q", now)] * 3 + [Accesses([(ids[5], 0)], "q", now)]
-        await service.memories.record_accesses(recalls)
+        await service.stores.memories.record_accesses(recalls)
         await service.embed_pending()
     order = [int(text.split()[2]) for text in _texts(state)]
     assert order == [2, 5, 11, 10, 9, 8, 7, 6, 4, 3, 1, 0]
@@ -120,11 +121,11 @@ async def test_a_memory_a_recall_found_without_a_vector_goes_to_the_front(
     url, state = stub
     settings = _settings(tmp_path, url, embedding_batch_size=3, embedding_concurrency=1)
     async with open_cortex(settings, clock=clock, background=False) as service:
-        old = (await service.remember("the boiler was serviced by Kowalski")).id
+        old = (await service.stores.memories.remember("the boiler was serviced by Kowalski")).id
         await _remember(service, 9)
-        assert service.indexer is not None
-        service.indexer._tracked.clear()  # another process wrote them: no fresh path here
-        result = await service.recall("who serviced the boiler")
+        assert service.engines.indexer is not None
+        service.engines.indexer._tracked.clear()  # another process wrote them: no fresh path here
+        result = await service.stores.memories.recall("who serviced the boiler")
         assert result.memories[0].id == old  # found by its words, without a vector
         before = len(state.requests)
         await service.embed_pending()
@@ -144,7 +145,7 @@ async def test_a_batch_refused_as_too_large_is_split_and_the_smaller_size_kept(
         ids = await _remember(service, 40)
         assert await service.embed_pending() == len(ids)
         assert await _vectors(service) == len(ids)
-        assert service.embeddings.providers[0].batch_size == 4  # 16, 8, then 4 fits
+        assert service.engines.embeddings.providers[0].batch_size == 4  # 16, 8, then 4 fits
     assert state.refused.count(400) == 2  # it learnt once: one refusal per size tried
     sizes = [len(batch) for batch in _batches(state)]
     assert max(sizes) <= 5 and sum(sizes) == len(ids)
@@ -161,10 +162,10 @@ async def test_a_busy_provider_gets_fewer_requests_and_no_memory_is_lost(
     settings = _settings(tmp_path, url, embedding_batch_size=5, embedding_concurrency=4)
     caplog.set_level(logging.WARNING)
     async with open_cortex(settings, clock=clock, background=False) as service:
-        for health in service.embeddings.health.values():
+        for health in service.engines.embeddings.health.values():
             health.base_cooldown_s = 0.1  # the breaker may open on a burst of 429s
         ids = await _remember(service, 40)
-        assert service.indexer is not None
+        assert service.engines.indexer is not None
         failures = 0
         for _ in range(200):  # what the background loop does, without its waits
             try:
@@ -174,7 +175,7 @@ async def test_a_busy_provider_gets_fewer_requests_and_no_memory_is_lost(
                 failures += 1
                 await asyncio.sleep(0.1)
         assert await _vectors(service) == len(ids)
-        assert service.indexer.report()["requests_in_flight_limit"]["openai"] <= 2
+        assert service.engines.indexer.report()["requests_in_flight_limit"]["openai"] <= 2
     assert failures >= 1 and 429 in state.refused
     assert sorted(set(_texts(state))) == sorted(
         f"fact number {i} about topic {i}" for i in range(40)
@@ -192,8 +193,8 @@ async def test_the_indexer_blocks_neither_remember_nor_recall(
     url, state = stub
     settings = _settings(tmp_path, url, embedding_batch_size=50, embedding_concurrency=2)
     async with open_cortex(settings, clock=clock, background=True) as service:
-        assert service.indexer is not None
-        service.indexer.settle_s = 0.0
+        assert service.engines.indexer is not None
+        service.engines.indexer.settle_s = 0.0
         service.start_warm_up()
         await _remember(service, 20, prefix="warm")
         assert await _wait_for(lambda: _done(service, 20), 60.0)
@@ -205,8 +206,10 @@ async def test_the_indexer_blocks_neither_remember_nor_recall(
         # a remember or recall that waited behind an indexer request would wait for ever:
         # the deadline only bounds that hang, it is no speed limit
         for n in range(5):
-            await asyncio.wait_for(service.remember(f"busy note {n}"), _HANG_S)
-            result = await asyncio.wait_for(service.recall("number 7 of the bulk"), _HANG_S)
+            await asyncio.wait_for(service.stores.memories.remember(f"busy note {n}"), _HANG_S)
+            result = await asyncio.wait_for(
+                service.stores.memories.recall("number 7 of the bulk"), _HANG_S
+            )
             assert result.memories and result.meta.degraded == [], result.meta
             assert result.meta.channels == ["text", "vector"]  # its query was embedded
         assert state.held > 0  # all of it happened while the indexer waited on the provider
@@ -271,5 +274,7 @@ async def test_a_retry_after_from_a_busy_provider_reaches_the_indexer(
         with pytest.raises(ProviderBusy) as raised:
             await service.embed_pending()
         assert raised.value.retry_after_s == 7.5 and "HTTP 429" in raised.value.message
-        assert service.indexer is not None and service.indexer.last_error is not None
-        assert await service.vectors.queued() == 3  # all still waiting
+        assert (
+            service.engines.indexer is not None and service.engines.indexer.last_error is not None
+        )
+        assert await service.stores.vectors.queued() == 3  # all still waiting

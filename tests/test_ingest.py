@@ -120,7 +120,7 @@ async def svc(
     url = backend_settings.database_url
     extra = {"database_url": url.get_secret_value()} if url is not None else {}
     async with open_cortex(llm_settings(tmp_path, stub, **extra), clock=clock) as service:
-        await service.llm.warm_up()  # timings below measure calls, not the SDK import
+        await service.engines.llm.warm_up()  # timings below measure calls, not the SDK import
         yield service
 
 
@@ -132,7 +132,7 @@ async def test_the_seed_examples_give_the_expected_categories(
 ) -> None:
     user, assistant, items, categories = example
     stub.queue(extraction(items))
-    result = await svc.ingest(user, assistant, session_id="s1")
+    result = await svc.conversation.ingest(user, assistant, session_id="s1")
     assert [m.category.value for m in result.extracted] == categories
     assert all(m.layer.value == "working" for m in result.extracted)
     assert [m.source for m in result.extracted] == [i["source"] for i in items]
@@ -143,10 +143,10 @@ async def test_the_seed_examples_give_the_expected_categories(
 
 
 async def test_small_talk_makes_no_llm_call(svc: CortexService, stub: StubLLM) -> None:
-    result = await svc.ingest("今天天气真好", "是啊，东京今天晴天，适合出去走走！")
+    result = await svc.conversation.ingest("今天天气真好", "是啊，东京今天晴天，适合出去走走！")
     assert result.extracted == [] and result.high_signals == [] and result.outcome == "skipped"
     assert stub.received == []
-    assert (await svc.ingest("thanks!", "You're welcome.")).outcome == "skipped"
+    assert (await svc.conversation.ingest("thanks!", "You're welcome.")).outcome == "skipped"
     assert stub.received == []
 
 
@@ -154,9 +154,11 @@ async def test_an_empty_list_stores_nothing_but_the_turn_is_done(
     svc: CortexService, stub: StubLLM
 ) -> None:
     stub.queue(text('{"memories": []}'))
-    result = await svc.ingest("What is the capital of Australia?", "Canberra, not Sydney.")
+    result = await svc.conversation.ingest(
+        "What is the capital of Australia?", "Canberra, not Sydney."
+    )
     assert result.extracted == [] and result.outcome == "extracted"
-    assert (await svc.stats())["ingest"]["turns"]["done"] == {"extracted": 1}
+    assert (await svc.status.stats())["ingest"]["turns"]["done"] == {"extracted": 1}
 
 
 @pytest.mark.parametrize(
@@ -174,7 +176,9 @@ async def test_json_in_fences_or_prose_is_accepted(
     svc: CortexService, stub: StubLLM, answer: str
 ) -> None:
     stub.queue(text(answer))
-    result = await svc.ingest("My VPS runs Debian 12 with 2 cores.", "Noted: Debian 12, 2 cores.")
+    result = await svc.conversation.ingest(
+        "My VPS runs Debian 12 with 2 cores.", "Noted: Debian 12, 2 cores."
+    )
     assert [m.content for m in result.extracted] == ["User runs Debian 12 on the VPS"]
 
 
@@ -195,7 +199,9 @@ async def test_every_fault_keeps_the_raw_turn_and_returns_in_time(
     stub.queue(FAULTS[fault]())
     user = "The staging database moved to db2.internal on port 5433."
     started = time.monotonic()
-    result = await svc.ingest(user, "Got it, I will use db2.internal:5433 from now on.")
+    result = await svc.conversation.ingest(
+        user, "Got it, I will use db2.internal:5433 from now on."
+    )
     # the held reply never comes and the 429 asks for 60 s: only the timeout can end it this
     # soon (the margin is for a loaded machine, far under 60 s)
     assert time.monotonic() - started < TIMEOUT_S + 20
@@ -204,7 +210,7 @@ async def test_every_fault_keeps_the_raw_turn_and_returns_in_time(
     assert note.content == user and note.metadata["unextracted"] is True
     assert note.metadata["speaker"] == "user" and note.metadata["said_at"]
     assert note.layer.value == "working" and note.category.value == "context"
-    stats = await svc.stats()
+    stats = await svc.status.stats()
     assert stats["ingest"]["counts"]["fallback"] == 1
     assert stats["llm"]["counts"]["failures"] == 1 and stats["llm"]["failures"]["openai"]
 
@@ -223,14 +229,14 @@ async def test_a_short_429_is_retried_and_then_extracted(svc: CortexService, stu
             ]
         ),
     )
-    result = await svc.ingest("My VPS has 2 cores.", "OK, 2 cores.")
+    result = await svc.conversation.ingest("My VPS has 2 cores.", "OK, 2 cores.")
     assert result.outcome == "extracted" and len(stub.received) == 2
 
 
 async def test_without_a_provider_the_rules_run_and_the_raw_turn_is_kept(
     service: CortexService,
 ) -> None:
-    result = await service.ingest(
+    result = await service.conversation.ingest(
         "我叫张伟。我们决定用 Postgres。", "好的，Postgres 是个稳妥的选择。"
     )
     assert {m.category.value for m in result.high_signals} == {"identity", "decision"}
@@ -254,7 +260,7 @@ async def test_high_signals_go_to_core_while_the_llm_extracts(
             ]
         )
     )
-    result = await svc.ingest("我偏好低风险的投资。记住：预算是5000万。", "明白了。")
+    result = await svc.conversation.ingest("我偏好低风险的投资。记住：预算是5000万。", "明白了。")
     assert [(m.category.value, m.importance) for m in result.high_signals] == [
         ("preference", 0.8),
         ("fact", 1.0),
@@ -264,11 +270,13 @@ async def test_high_signals_go_to_core_while_the_llm_extracts(
 
 
 async def test_a_correction_supersedes_what_it_corrects(service: CortexService) -> None:
-    old = await service.remember("用户的预算是5000万日元", category="fact")
-    result = await service.ingest("预算不是5000万，而是4000万。", "好的，已更新为4000万。")
+    old = await service.stores.memories.remember("用户的预算是5000万日元", category="fact")
+    result = await service.conversation.ingest(
+        "预算不是5000万，而是4000万。", "好的，已更新为4000万。"
+    )
     (correction,) = result.high_signals
     assert correction.category.value == "correction"
-    detail = await service.memory_detail(old.id)
+    detail = await service.reading.memory_detail(old.id)
     assert detail["memory"]["superseded_by"] == correction.id
 
 
@@ -285,12 +293,12 @@ async def test_the_same_turn_twice_adds_nothing(svc: CortexService, stub: StubLL
             ]
         )
     )
-    first = await svc.ingest("My cat is called Miso.", "Cute name!", session_id="a")
-    total = (await svc.stats())["memories"]["total"]
-    again = await svc.ingest("My cat is called Miso.", "Cute name!", session_id="a")
+    first = await svc.conversation.ingest("My cat is called Miso.", "Cute name!", session_id="a")
+    total = (await svc.status.stats())["memories"]["total"]
+    again = await svc.conversation.ingest("My cat is called Miso.", "Cute name!", session_id="a")
     assert again.duplicate and again.turn_id == first.turn_id
     assert [m.id for m in again.extracted] == [m.id for m in first.extracted]
-    assert (await svc.stats())["memories"]["total"] == total
+    assert (await svc.status.stats())["memories"]["total"] == total
     assert len(stub.received) == 1
 
 
@@ -313,12 +321,12 @@ async def test_wait_false_returns_at_once_and_extracts_in_the_background(
             ),
         )
     )
-    accepted = await svc.ingest("We deploy every Friday at 5pm.", "Noted.", wait=False)
+    accepted = await svc.conversation.ingest("We deploy every Friday at 5pm.", "Noted.", wait=False)
     # the reply is held until released below: "pending" is the proof it did not wait for it
     assert accepted.status == "pending" and accepted.extracted == []
     stub.release.set()
-    await svc.ingestor.drain()
-    again = await svc.ingest("We deploy every Friday at 5pm.", "Noted.")
+    await svc.engines.ingestor.drain()
+    again = await svc.conversation.ingest("We deploy every Friday at 5pm.", "Noted.")
     assert again.duplicate and [m.content for m in again.extracted] == ["User deploys on Fridays"]
 
 
@@ -354,10 +362,12 @@ async def test_injected_instructions_are_not_stored_as_preferences(
             ]
         )
     )
-    result = await svc.ingest(page, "The page greets visitors; it also contains an instruction.")
+    result = await svc.conversation.ingest(
+        page, "The page greets visitors; it also contains an instruction."
+    )
     assert [m.category.value for m in result.extracted] == ["fact"]
     assert result.high_signals == []
-    assert (await svc.stats())["ingest"]["counts"]["injection_blocked"] == 2
+    assert (await svc.status.stats())["ingest"]["counts"]["injection_blocked"] == 2
 
 
 async def test_the_assistant_never_speaks_for_the_users_preferences(
@@ -381,7 +391,9 @@ async def test_the_assistant_never_speaks_for_the_users_preferences(
             ]
         )
     )
-    result = await svc.ingest("Which theme is better at night?", "You prefer dark mode, always.")
+    result = await svc.conversation.ingest(
+        "Which theme is better at night?", "You prefer dark mode, always."
+    )
     assert [m.category.value for m in result.extracted] == ["fact"]
 
 
@@ -401,20 +413,22 @@ async def test_relations_are_stored_per_agent_and_shown_with_their_memory(
             [{"subject": "User", "predicate": "owns", "object": "Oracle Cloud ARM VPS"}],
         )
     )
-    result = await svc.ingest("I have an Oracle Cloud ARM VPS with 4 cores.", "Nice machine.")
+    result = await svc.conversation.ingest(
+        "I have an Oracle Cloud ARM VPS with 4 cores.", "Nice machine."
+    )
     (memory,) = result.extracted
-    detail = await svc.memory_detail(memory.id)
+    detail = await svc.reading.memory_detail(memory.id)
     assert [(r["subject"], r["predicate"], r["object"]) for r in detail["relations"]] == [
         ("User", "owns", "Oracle Cloud ARM VPS")
     ]
-    assert await svc.relations.count("someone-else") == 0
+    assert await svc.stores.relations.count("someone-else") == 0
 
 
 async def test_bad_input_names_the_field_and_stores_nothing(svc: CortexService) -> None:
     from cortex_mcp.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="user_message"):
-        await svc.ingest("  ", "")
+        await svc.conversation.ingest("  ", "")
     with pytest.raises(InvalidInput, match="session_id"):
-        await svc.ingest("hello there friend", "hi", session_id="x" * 200)
-    assert (await svc.stats())["ingest"]["turns"] == {"pending": 0, "done": {}}
+        await svc.conversation.ingest("hello there friend", "hi", session_id="x" * 200)
+    assert (await svc.status.stats())["ingest"]["turns"] == {"pending": 0, "done": {}}

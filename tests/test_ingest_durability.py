@@ -73,7 +73,7 @@ from cortex_mcp.runtime import open_cortex
 async def main():
     async with open_cortex(load_settings()) as service:
         for i in range(5):
-            await service.ingest(f"Turn {i}: the build server is ci-{i}.example", "Noted.", wait=False)
+            await service.conversation.ingest(f"Turn {i}: the build server is ci-{i}.example", "Noted.", wait=False)
         print("accepted", flush=True)
         await asyncio.sleep(600)
 
@@ -110,10 +110,10 @@ async def test_a_process_killed_during_extraction_loses_no_accepted_turn(
     )
     async with open_cortex(settings) as service:
         await service.drain()  # the resume task
-        await service.ingestor.drain()
-        turns = (await service.stats())["ingest"]["turns"]
+        await service.engines.ingestor.drain()
+        turns = (await service.status.stats())["ingest"]["turns"]
         assert turns == {"pending": 0, "done": {"extracted": 5}}
-        found = await service.recall("build server ci", max_results=10)
+        found = await service.stores.memories.recall("build server ci", max_results=10)
         contents = {m.content for m in found.memories}
         assert {
             f"extracted: Turn {i}: the build server is ci-{i}.example" for i in range(5)
@@ -131,7 +131,7 @@ async def test_a_turn_sent_while_the_start_resumes_pending_turns_is_answered_as_
     exactly in that gap: right after the turn is accepted."""
     settings = load_settings(db_path=tmp_path / "brain.db", embedding_provider="none")
     async with open_cortex(settings, background=False) as service:
-        ingestor = service.ingestor
+        ingestor = service.engines.ingestor
         accept = ingestor.turns.accept
 
         async def accept_then_resume(**turn: Any) -> Any:
@@ -140,11 +140,13 @@ async def test_a_turn_sent_while_the_start_resumes_pending_turns_is_answered_as_
             return accepted
 
         monkeypatch.setattr(ingestor.turns, "accept", accept_then_resume)
-        result = await service.ingest("预算不是5000万，而是4000万。", "好的，已更新为4000万。")
+        result = await service.conversation.ingest(
+            "预算不是5000万，而是4000万。", "好的，已更新为4000万。"
+        )
         assert (result.status, result.duplicate) == ("done", False)
         assert [m.category.value for m in result.high_signals] == ["correction"]
         await ingestor.drain()
-        assert (await service.stats())["ingest"]["turns"] == {
+        assert (await service.status.stats())["ingest"]["turns"] == {
             "pending": 0,
             "done": {"fallback": 1},
         }
@@ -186,18 +188,18 @@ async def test_200_ingests_with_a_provider_failing_30_percent_are_all_accounted_
 
     async def one(i: int) -> object:
         async with callers:
-            return await service.ingest(
+            return await service.conversation.ingest(
                 f"Ticket {i}: the invoice job failed at step {i % 7}.", "I see."
             )
 
     started = time.monotonic()
     async with open_cortex(settings) as service:
-        await service.llm.warm_up()
+        await service.engines.llm.warm_up()
         results = await asyncio.gather(*(one(i) for i in range(200)), return_exceptions=True)
         took = time.monotonic() - started
         errors = [r for r in results if isinstance(r, BaseException)]
         assert errors == []
-        stats = await service.stats()
+        stats = await service.status.stats()
         done = stats["ingest"]["turns"]["done"]
         assert stats["ingest"]["turns"]["pending"] == 0
         assert sum(done.values()) == 200

@@ -24,7 +24,7 @@ def settings(backend_settings: Settings) -> Settings:
 
 
 async def _layer(service: CortexService, memory_id: str) -> Layer:
-    memory = await service.memories.get(memory_id)
+    memory = await service.stores.memories.get(memory_id)
     assert memory is not None
     return memory.layer
 
@@ -32,21 +32,21 @@ async def _layer(service: CortexService, memory_id: str) -> Layer:
 async def test_a_high_signal_working_memory_is_promoted_and_idle_small_talk_is_archived(
     service: CortexService, clock: FakeClock
 ) -> None:
-    decision = await service.remember(
+    decision = await service.stores.memories.remember(
         "Decided to host the blog on an Oracle Cloud ARM VPS",
         category="decision",
         layer="working",
     )
-    chatter = await service.remember(
+    chatter = await service.stores.memories.remember(
         "Talked about the router today", category="context", importance=0.3, layer="working"
     )
     clock.advance(hours=30)
-    report = await service.lifecycle_run()
+    report = await service.engines.lifecycle.run()
     assert report.counts["promote"] == 1
     assert await _layer(service, decision.id) is Layer.core
     assert await _layer(service, chatter.id) is Layer.working  # not expired yet: waits
     clock.advance(hours=24)
-    report = await service.lifecycle_run()
+    report = await service.engines.lifecycle.run()
     assert report.counts["expire"] == 1
     assert await _layer(service, chatter.id) is Layer.archive
 
@@ -54,18 +54,20 @@ async def test_a_high_signal_working_memory_is_promoted_and_idle_small_talk_is_a
 async def test_near_duplicates_in_core_merge_into_the_latest_as_a_correction_chain(
     service: CortexService, clock: FakeClock
 ) -> None:
-    old = await service.remember("The user lives in Tokyo", category="identity")
+    old = await service.stores.memories.remember("The user lives in Tokyo", category="identity")
     clock.advance(minutes=5)
-    new = await service.remember("User lives in Tokyo.", category="identity")
-    other = await service.remember("The user likes green tea", category="preference")
-    report = await service.lifecycle_run()
+    new = await service.stores.memories.remember("User lives in Tokyo.", category="identity")
+    other = await service.stores.memories.remember(
+        "The user likes green tea", category="preference"
+    )
+    report = await service.engines.lifecycle.run()
     merges = [a for a in report.actions if a.kind == "merge"]
     assert [(a.ids, a.into) for a in merges] == [([old.id, new.id], new.id)]
-    kept_old = await service.memories.get(old.id)
+    kept_old = await service.stores.memories.get(old.id)
     assert kept_old is not None and kept_old.superseded_by == new.id  # chained, not overwritten
     assert kept_old.content == "The user lives in Tokyo"
     assert await _layer(service, other.id) is Layer.core
-    log = await service.lifecycle_log()
+    log = await service.engines.lifecycle.log()
     merge_log = next(entry for entry in log if entry["action"] == "merge")
     assert merge_log["details"]["before"] == [old.id, new.id]
     assert merge_log["details"]["after"] == [new.id]
@@ -74,16 +76,18 @@ async def test_near_duplicates_in_core_merge_into_the_latest_as_a_correction_cha
 async def test_unused_facts_decay_into_the_archive_while_identity_stays_in_core(
     service: CortexService, clock: FakeClock
 ) -> None:
-    fact = await service.remember("The Shinagawa flat yields 5% gross", category="fact")
-    who = await service.remember(
+    fact = await service.stores.memories.remember(
+        "The Shinagawa flat yields 5% gross", category="fact"
+    )
+    who = await service.stores.memories.remember(
         "Harry lives in Tokyo and invests in property", category="identity"
     )
     clock.advance(days=60)
-    report = await service.lifecycle_run()
+    report = await service.engines.lifecycle.run()
     archived = {a.ids[0] for a in report.actions if a.kind == "archive"}
     assert archived == {fact.id}
     assert await _layer(service, who.id) is Layer.core
-    memory = await service.memories.get(who.id)
+    memory = await service.stores.memories.get(who.id)
     assert memory is not None and 0.2 < memory.decay_score <= 1.0
 
 
@@ -92,59 +96,67 @@ async def test_archive_older_than_its_ttl_becomes_a_core_summary_citing_every_id
 ) -> None:
     ids = []
     for text in ("NTT router needs IPv6 port forwarding", "The .ai domain renews at $80 a year"):
-        ids.append((await service.remember(text, category="fact", layer="archive")).id)
+        ids.append(
+            (await service.stores.memories.remember(text, category="fact", layer="archive")).id
+        )
     clock.advance(days=91)
-    report = await service.lifecycle_run()
+    report = await service.engines.lifecycle.run()
     [compress] = [a for a in report.actions if a.kind == "compress"]
     assert sorted(compress.ids) == sorted(ids)
-    summary = await service.memories.get(report.created[next(iter(report.created))])
+    summary = await service.stores.memories.get(report.created[next(iter(report.created))])
     assert summary is not None and summary.layer is Layer.core
     assert summary.category.value == "summary"
     assert sorted(summary.metadata["covers"]) == sorted(ids)
     assert "NTT router" in summary.content and summary.content.startswith("[2026-11]")
     for memory_id in ids:  # originals kept, and never compressed twice
-        original = await service.memories.get(memory_id)
+        original = await service.stores.memories.get(memory_id)
         assert original is not None and original.metadata["compressed_into"] == summary.id
-    again = await service.lifecycle_run()
+    again = await service.engines.lifecycle.run()
     assert again.counts["compress"] == 0
 
 
 async def test_archived_memories_stay_searchable_past_the_old_ninety_day_expiry(
     service: CortexService, clock: FakeClock
 ) -> None:
-    kept = await service.remember("Bought a Raspberry Pi 5 for the NAS", layer="archive")
+    kept = await service.stores.memories.remember(
+        "Bought a Raspberry Pi 5 for the NAS", layer="archive"
+    )
     clock.advance(days=200)
-    result = await service.recall("Raspberry Pi NAS")
+    result = await service.stores.memories.recall("Raspberry Pi NAS")
     assert [m.id for m in result.memories] == [kept.id]
 
 
 async def test_preview_lists_exactly_what_the_run_then_does(
     service: CortexService, clock: FakeClock
 ) -> None:
-    await service.remember(
+    await service.stores.memories.remember(
         "Decided to use SQLite for everything", category="decision", layer="working"
     )
-    await service.remember("The user lives in Osaka", category="identity")
-    await service.remember("User lives in Osaka.", category="identity")
-    await service.remember("A fact nobody will ask about again", category="fact", importance=0.3)
-    await service.remember("Old archived note about routers", layer="archive")
+    await service.stores.memories.remember("The user lives in Osaka", category="identity")
+    await service.stores.memories.remember("User lives in Osaka.", category="identity")
+    await service.stores.memories.remember(
+        "A fact nobody will ask about again", category="fact", importance=0.3
+    )
+    await service.stores.memories.remember("Old archived note about routers", layer="archive")
     clock.advance(days=100)
-    preview = await service.lifecycle_preview()
+    preview = await service.engines.lifecycle.preview()
     assert preview.counts["promote"] + preview.counts["expire"] == 1
     assert preview.counts["merge"] == 1 and preview.counts["archive"] >= 1
     assert preview.counts["compress"] == 1
-    run = await service.lifecycle_run()
+    run = await service.engines.lifecycle.run()
     assert [a.model_dump() for a in run.actions] == [a.model_dump() for a in preview.actions]
     assert run.skipped == []
-    assert (await service.lifecycle_preview()).actions == []
+    assert (await service.engines.lifecycle.preview()).actions == []
 
 
 async def test_a_preview_changes_nothing(service: CortexService, clock: FakeClock) -> None:
-    await service.remember("Decided to learn Rust", category="decision", layer="working")
+    await service.stores.memories.remember(
+        "Decided to learn Rust", category="decision", layer="working"
+    )
     clock.advance(days=3)
-    before = await service.memories.counts()
-    await service.lifecycle_preview()
-    assert await service.memories.counts() == before
+    before = await service.stores.memories.counts()
+    await service.engines.lifecycle.preview()
+    assert await service.stores.memories.counts() == before
 
 
 async def test_core_never_exceeds_max_entries_after_a_run(tmp_path: Path, clock: FakeClock) -> None:
@@ -153,11 +165,11 @@ async def test_core_never_exceeds_max_entries_after_a_run(tmp_path: Path, clock:
     )
     async with open_cortex(settings, clock=clock) as service:
         for n in range(25):
-            await service.remember(
+            await service.stores.memories.remember(
                 f"Preference number {n} about topic {n * 7}", category="preference"
             )
-        await service.lifecycle_run()
-        stats = await service.memories.counts()
+        await service.engines.lifecycle.run()
+        stats = await service.stores.memories.counts()
         assert stats["by_layer"]["core"] == 10
         assert stats["by_layer"]["archive"] == 15
 
@@ -165,10 +177,14 @@ async def test_core_never_exceeds_max_entries_after_a_run(tmp_path: Path, clock:
 async def test_a_resumed_run_finishes_the_plan_of_an_interrupted_one(
     service: CortexService, clock: FakeClock
 ) -> None:
-    await service.remember("Decided to move to Fukuoka", category="decision", layer="working")
-    fact = await service.remember("Some fact that will decay", category="fact", importance=0.2)
+    await service.stores.memories.remember(
+        "Decided to move to Fukuoka", category="decision", layer="working"
+    )
+    fact = await service.stores.memories.remember(
+        "Some fact that will decay", category="fact", importance=0.2
+    )
     clock.advance(days=40)
-    engine = service.lifecycle
+    engine = service.engines.lifecycle
     assert engine is not None
     # the first phase commits, then the process "dies" before the next one
     made = await engine.preview()
@@ -176,7 +192,7 @@ async def test_a_resumed_run_finishes_the_plan_of_an_interrupted_one(
     promote = [a for a in made.actions if a.phase == "promote"]
     await engine.store.apply_phase(run_id, 0, promote, made.now)
     assert (await engine.preview()).resumed
-    report = await service.lifecycle_run()
+    report = await service.engines.lifecycle.run()
     assert report.resumed and report.run_id == run_id
     assert await _layer(service, fact.id) is Layer.archive
     assert [a.kind for a in report.actions] == ["archive"]
@@ -190,21 +206,25 @@ async def test_every_memory_ever_written_is_active_archived_or_cited_by_a_summar
     written = []
     for day in range(200):
         written.append(
-            (await service.remember(f"Day {day} note about topic {day % 13}", layer="working")).id
+            (
+                await service.stores.memories.remember(
+                    f"Day {day} note about topic {day % 13}", layer="working"
+                )
+            ).id
         )
         clock.advance(days=1)
-        await service.lifecycle_run()
+        await service.engines.lifecycle.run()
     cited = set()
-    for memory in (await service.memories.get_many(written)).values():
+    for memory in (await service.stores.memories.get_many(written)).values():
         if memory.category.value == "summary":
             cited.update(memory.metadata["covers"])
-    summaries = await service.lifecycle.store.snapshot(None)  # type: ignore[union-attr]
+    summaries = await service.engines.lifecycle.store.snapshot(None)  # type: ignore[union-attr]
     for memory in summaries:
         cited.update(memory.metadata.get("covers", []))
-    present = await service.memories.get_many(written)
+    present = await service.stores.memories.get_many(written)
     assert all(i in present or i in cited for i in written)
     assert any(i in cited for i in written)
-    log = await service.lifecycle_log(limit=10_000)
+    log = await service.engines.lifecycle.log(limit=10_000)
     assert {entry["action"] for entry in log} >= {"expire", "compress"}
     assert json.dumps(log)  # serialisable for export
 
@@ -212,37 +232,43 @@ async def test_every_memory_ever_written_is_active_archived_or_cited_by_a_summar
 async def test_purging_a_memory_also_removes_its_text_from_the_summary_that_quoted_it(
     service: CortexService, clock: FakeClock
 ) -> None:
-    secret = await service.remember("The safe stands behind painting 31-7-12", layer="archive")
-    other = await service.remember("The bike was repaired in March", layer="archive")
+    secret = await service.stores.memories.remember(
+        "The safe stands behind painting 31-7-12", layer="archive"
+    )
+    other = await service.stores.memories.remember(
+        "The bike was repaired in March", layer="archive"
+    )
     clock.advance(days=95)
-    report = await service.lifecycle_run()
+    report = await service.engines.lifecycle.run()
     summary_id = next(iter(report.created.values()))
-    before = await service.memories.get(summary_id)
+    before = await service.stores.memories.get(summary_id)
     assert before is not None and "31-7-12" in before.content
-    await service.forget(secret.id, purge=True)
-    after = await service.memories.get(summary_id)
+    await service.stores.memories.forget(secret.id, purge=True)
+    after = await service.stores.memories.get(summary_id)
     assert after is not None and "31-7-12" not in after.content
     assert "bike was repaired" in after.content
     assert after.metadata["covers"] == [other.id]
-    assert (await service.recall("safe behind painting")).memories == []
+    assert (await service.stores.memories.recall("safe behind painting")).memories == []
 
 
 async def test_late_arrivals_of_an_already_summarised_month_join_its_summary(
     service: CortexService, clock: FakeClock
 ) -> None:
-    first = await service.remember("Repaired the bike chain", layer="archive")
-    late = await service.remember("Fitted a new bike saddle", category="fact", importance=0.5)
+    first = await service.stores.memories.remember("Repaired the bike chain", layer="archive")
+    late = await service.stores.memories.remember(
+        "Fitted a new bike saddle", category="fact", importance=0.5
+    )
     clock.advance(days=95)
-    report = await service.lifecycle_run()  # compresses the first, archives the second
+    report = await service.engines.lifecycle.run()  # compresses the first, archives the second
     summary_id = next(iter(report.created.values()))
     assert [a.ids for a in report.actions if a.kind == "archive"] == [[late.id]]
     clock.advance(days=95)
-    folded = await service.lifecycle_run()
+    folded = await service.engines.lifecycle.run()
     [compress] = [a for a in folded.actions if a.kind == "compress"]
     assert compress.into == summary_id and compress.ids == [late.id]
-    summary = await service.memories.get(summary_id)
+    summary = await service.stores.memories.get(summary_id)
     assert summary is not None and summary.metadata["covers"] == [first.id, late.id]
     assert "bike chain" in summary.content and "bike saddle" in summary.content
     assert summary.content.startswith("[2026-11] 2 archived memories")
-    snapshot = await service.lifecycle.store.snapshot(None)  # type: ignore[union-attr]
+    snapshot = await service.engines.lifecycle.store.snapshot(None)  # type: ignore[union-attr]
     assert [m.id for m in snapshot if m.category.value == "summary"] == [summary_id]

@@ -37,12 +37,16 @@ async def _seed(db: Path) -> dict[str, str]:
     async with open_cortex(settings, clock=FakeClock(), background=False) as service:
         ids = {
             "decision": (
-                await service.remember(
+                await service.stores.memories.remember(
                     "Decided to self-host Gitea", category="decision", layer="working"
                 )
             ).id,
-            "fact": (await service.remember("A fact that will fade", importance=0.2)).id,
-            "old": (await service.remember("Long archived router note", layer="archive")).id,
+            "fact": (
+                await service.stores.memories.remember("A fact that will fade", importance=0.2)
+            ).id,
+            "old": (
+                await service.stores.memories.remember("Long archived router note", layer="archive")
+            ).id,
         }
     return ids
 
@@ -50,8 +54,8 @@ async def _seed(db: Path) -> dict[str, str]:
 async def _layers(db: Path, ids: dict[str, str]) -> dict[str, Layer]:
     settings = load_settings(db_path=db, embedding_provider="none")
     async with open_cortex(settings, clock=FakeClock(), background=False) as service:
-        found = await service.memories.get_many(list(ids.values()))
-        assert await service.db.integrity_check() == "ok"
+        found = await service.stores.memories.get_many(list(ids.values()))
+        assert await service.stores.db.integrity_check() == "ok"
         return {name: found[i].layer for name, i in ids.items()}
 
 

@@ -99,11 +99,11 @@ async def test_a_run_over_thousands_does_what_its_preview_showed(tmp_path: Path,
     await make_store(db, data)
     settings = load_settings(db_path=db, embedding_provider="none", llm_provider="none")
     async with open_cortex(settings, clock=FakeClock(NOW), background=False) as service:
-        assert service.lifecycle is not None
+        assert service.engines.lifecycle is not None
         if dim:
-            service.lifecycle.vector_model = lambda: MODEL
-        preview = await service.lifecycle_preview()
-        report = await service.lifecycle_run()
+            service.engines.lifecycle.vector_model = lambda: MODEL
+        preview = await service.engines.lifecycle.preview()
+        report = await service.engines.lifecycle.run()
 
         def steps(actions: list[LifecycleAction]) -> list[tuple[object, ...]]:
             return sorted((a.phase, a.kind, a.agent_id, a.ids, a.into, a.score) for a in actions)
@@ -114,7 +114,7 @@ async def test_a_run_over_thousands_does_what_its_preview_showed(tmp_path: Path,
         merged = {frozenset(a.ids) for a in report.actions if a.kind == "merge"}
         for original, twin in data.planted:
             assert any({original, twin} <= ids for ids in merged), (original, twin)
-        log = await service.lifecycle_log(limit=10_000)
+        log = await service.engines.lifecycle.log(limit=10_000)
         mine = [e for e in log if e["details"].get("run_id") == report.run_id]
         assert len(mine) == len(report.actions)
         for entry in mine:
@@ -128,13 +128,13 @@ async def test_a_run_over_thousands_does_what_its_preview_showed(tmp_path: Path,
 async def test_reasons_are_redacted_before_a_plan_is_stored(tmp_path: Path) -> None:
     settings = load_settings(db_path=tmp_path / "r.db", embedding_provider="none")
     async with open_cortex(settings, clock=FakeClock(NOW), background=False) as service:
-        assert service.lifecycle is not None
+        assert service.engines.lifecycle is not None
         secret = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
         actions = [
             LifecycleAction(phase="archive", kind="archive", agent_id="a", ids=["x"], reason=r)
             for r in (f"decayed; key {secret}", "core is full")
         ]
-        await service.lifecycle.redact_reasons(actions)
+        await service.engines.lifecycle.redact_reasons(actions)
     assert secret not in json.dumps([a.reason for a in actions])
     assert "[REDACTED" in actions[0].reason
     assert actions[1].reason == "core is full"

@@ -146,23 +146,23 @@ async def test_mirrors_follow_writes_in_the_background_and_a_purge_leaves_them(
         mirrors={"debounce_s": 0.05},
     )
     async with open_cortex(settings, clock=clock) as service:
-        kept = await service.remember("Harry lives in Tokyo", category="identity")
-        secret = await service.remember(
+        kept = await service.stores.memories.remember("Harry lives in Tokyo", category="identity")
+        secret = await service.stores.memories.remember(
             "The garage door was repainted in shade 4711", category="fact"
         )
-        note = await service.remember(
+        note = await service.stores.memories.remember(
             "Talked about garage doors", category="context", layer="working"
         )
-        assert service.mirrors is not None
-        await service.mirrors.flush()
+        assert service.engines.mirrors is not None
+        await service.engines.mirrors.flush()
         memory_md = (export / "MEMORY.md").read_text()
         assert "Harry lives in Tokyo" in memory_md and "4711" in memory_md
         assert any(
             "garage doors" in p.read_text() for p in (export / "memory/working").glob("*.md")
         )
-        await service.forget(secret.id, purge=True)
-        await service.forget(note.id, purge=True)
-        await service.mirrors.flush()
+        await service.stores.memories.forget(secret.id, purge=True)
+        await service.stores.memories.forget(note.id, purge=True)
+        await service.engines.mirrors.flush()
         everything = "".join(p.read_text() for p in export.rglob("*.md"))
         assert "4711" not in everything and "garage doors" not in everything
         assert "Harry lives in Tokyo" in everything

@@ -257,7 +257,9 @@ async def test_recall_text_marks_raw_turns_as_conversation_history(
     client: Client, settings: Settings, clock: FakeClock
 ) -> None:
     async with open_cortex(settings, clock=clock) as service:  # no LLM: the raw turn is kept
-        await service.ingest("The staging database moved to db2.internal.", "Noted, db2 it is.")
+        await service.conversation.ingest(
+            "The staging database moved to db2.internal.", "Noted, db2 it is."
+        )
     result = await client.call_tool("cortex_recall", {"query": "staging database"})
     text = result.content[0].text
     assert "conversation history: what user said, not a verified fact" in text

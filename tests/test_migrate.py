@@ -73,7 +73,7 @@ async def test_the_copy_serves_the_same_recall_as_the_source(
         async with open_cortex(settings, clock=clock, background=False) as svc:
             found = []
             for query in ("green tea", "小笼包", "品川", "gateway", "coffee"):
-                recall = await svc.recall(query, max_results=10)
+                recall = await svc.stores.memories.recall(query, max_results=10)
                 assert not recall.meta.degraded
                 found.append(sorted((-round(m.score, 6), m.id) for m in recall.memories))
             results.append(found)
@@ -86,7 +86,7 @@ async def test_a_target_that_holds_rows_is_refused_unless_forced(
 ) -> None:
     target = tmp_path / "busy.db"
     async with open_cortex(stub_settings(target, embeddings_url), clock=clock) as svc:
-        await svc.remember("A memory that must not be lost by accident")
+        await svc.stores.memories.remember("A memory that must not be lost by accident")
     before = table_rows(target)
     refused = _migrate(filled, "--to", str(target))
     assert refused.returncode == 2

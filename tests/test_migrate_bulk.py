@@ -70,7 +70,7 @@ def _pg(url: str, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
 async def _remember_all(url: str, clock: FakeClock) -> None:
     async with open_cortex(_pg_settings(url), clock=clock, background=False) as svc:
         for content in CONTENTS:
-            await svc.remember(content)
+            await svc.stores.memories.remember(content)
             clock.advance(seconds=1)
 
 
@@ -98,9 +98,9 @@ async def test_an_import_into_postgres_indexes_each_memory_as_remember_does(
     await _remember_all(pg_url, clock)
     exported = tmp_path / "memories.json"
     async with open_cortex(_pg_settings(pg_url), clock=clock, background=False) as svc:
-        await svc.export_json(str(exported))
+        await svc.exchange.export_json(str(exported))
     async with open_cortex(_pg_settings(second_pg_url), clock=clock, background=False) as svc:
-        report = await svc.import_path(str(exported))
+        report = await svc.exchange.import_path(str(exported))
     assert report.memories == len(CONTENTS)
     index = "SELECT content, encode(tsvectorsend(tsv), 'hex'), doc_len FROM memories ORDER BY 1"
     assert _pg(second_pg_url, index) == _pg(pg_url, index)
@@ -123,7 +123,7 @@ async def test_search_answers_the_same_on_the_bulk_copy_as_on_the_store_it_came_
         async with open_cortex(_pg_settings(url), clock=clock, background=False) as svc:
             found = []
             for query in QUERIES:
-                hits = await svc.search(query, limit=10)
+                hits = await svc.stores.memories.search(query, limit=10)
                 found.append([(h.id, round(h.score, 6)) for h in hits])
             answers.append(found)
     assert answers[0] == answers[1]
@@ -135,11 +135,13 @@ async def _source(path: Path, clock: FakeClock, memories: int) -> Path:
     async with open_cortex(settings, clock=clock, background=False) as svc:
         ids = []
         for n in range(memories):
-            ids.append((await svc.remember(f"Fact number {n} about the garden in Lyon")).id)
+            ids.append(
+                (await svc.stores.memories.remember(f"Fact number {n} about the garden in Lyon")).id
+            )
             clock.advance(seconds=1)
         for n in range(7):
-            await svc.add_relation("garden", "holds", f"plant {n}")
-        await svc.recall("garden Lyon")
+            await svc.stores.relations.add("garden", "holds", f"plant {n}")
+        await svc.stores.memories.recall("garden Lyon")
     return path
 
 
@@ -220,9 +222,13 @@ async def test_a_copy_stopped_midway_goes_on_where_it_stopped_and_loses_nothing(
     assert report.resumed == 12 + 4
     settings = _pg_settings(pg_url)
     async with open_cortex(settings, clock=clock, background=False) as svc:
-        later = await svc.remember("Written after the copy: its seq follows the copied ones")
-        assert [m.id for m in await svc.search("written after the copy")][:1] == [later.id]
-        assert len(await svc.search("garden Lyon", limit=20)) == 12
+        later = await svc.stores.memories.remember(
+            "Written after the copy: its seq follows the copied ones"
+        )
+        assert [m.id for m in await svc.stores.memories.search("written after the copy")][:1] == [
+            later.id
+        ]
+        assert len(await svc.stores.memories.search("garden Lyon", limit=20)) == 12
     assert _pg(pg_url, "SELECT MAX(seq) FROM memories") == [(13,)]
 
 

@@ -73,7 +73,9 @@ async def test_the_postgres_copy_recalls_what_the_sqlite_store_recalls(
             embedded.append(await svc.embed_pending())  # what the source lacked too
             answers = []
             for query in QUERIES:
-                hits = await svc.search(query, limit=10)  # no access counted: same state
+                hits = await svc.stores.memories.search(
+                    query, limit=10
+                )  # no access counted: same state
                 answers.append(sorted((-round(h.score, 4), h.id) for h in hits))
             found.append(answers)
     assert embedded[0] == embedded[1] < 3  # the vectors came with the copy
@@ -86,18 +88,22 @@ async def test_a_postgres_store_that_holds_memories_is_refused_unless_forced(
 ) -> None:
     settings = load_settings(database_url=pg_url, embedding_provider="none")
     async with open_cortex(settings, clock=clock) as svc:
-        kept = (await svc.remember("A memory already in PostgreSQL")).id
+        kept = (await svc.stores.memories.remember("A memory already in PostgreSQL")).id
     with pytest.raises(Conflict, match="already holds"):
         await migrate(str(filled), pg_url)
     async with open_cortex(settings, clock=clock) as svc:
-        assert (await svc.memory_detail(kept))["memory"]["id"] == kept
+        assert (await svc.reading.memory_detail(kept))["memory"]["id"] == kept
     report = await migrate(str(filled), pg_url, replace=True)
     assert report.replaced >= 1
     assert _pg_count(pg_url, "memories") == _count(filled, "memories")
     async with open_cortex(settings, clock=clock) as svc:
-        fresh = await svc.remember("Written after the copy: its seq follows the copied ones")
+        fresh = await svc.stores.memories.remember(
+            "Written after the copy: its seq follows the copied ones"
+        )
         assert not fresh.deduplicated
-        assert [m.id for m in await svc.search("written after the copy")][:1] == [fresh.id]
+        assert [m.id for m in await svc.stores.memories.search("written after the copy")][:1] == [
+            fresh.id
+        ]
     assert _pg_count(pg_url, "memories") == _count(filled, "memories") + 1
 
 

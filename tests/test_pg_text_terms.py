@@ -82,7 +82,7 @@ def assert_counts_match_rows(url: str) -> dict[str, int]:
 async def hedgehogs(service: CortexService) -> int:
     """The document count the text channel reads for 'hedgehog' (and 'the hedgehog': the
     same here, a count of pairs)."""
-    _, counts = await service.memories.term_counts([HEDGEHOG, PAIR], 1000)
+    _, counts = await service.stores.memories.term_counts([HEDGEHOG, PAIR], 1000)
     assert counts[PAIR] == counts[HEDGEHOG]
     return counts[HEDGEHOG]
 
@@ -91,16 +91,19 @@ async def test_remember_forget_and_purge_keep_the_counts(
     service: CortexService, pg_url: str
 ) -> None:
     ids = [
-        (await service.remember(f"The hedgehog {n} sleeps in the garden shed")).id for n in range(3)
+        (await service.stores.memories.remember(f"The hedgehog {n} sleeps in the garden shed")).id
+        for n in range(3)
     ]
-    await service.remember("The hedgehog 0 sleeps in the garden shed")  # deduplicated
-    await service.remember("Foxes visit the garden at night")
+    await service.stores.memories.remember(
+        "The hedgehog 0 sleeps in the garden shed"
+    )  # deduplicated
+    await service.stores.memories.remember("Foxes visit the garden at night")
     assert await hedgehogs(service) == 3
     assert assert_counts_match_rows(pg_url)["garden"] == 4
 
-    await service.forget(ids[0])  # forgotten rows stay in the index, as on SQLite
+    await service.stores.memories.forget(ids[0])  # forgotten rows stay in the index, as on SQLite
     assert await hedgehogs(service) == 3
-    await service.forget(ids[1], purge=True)
+    await service.stores.memories.forget(ids[1], purge=True)
     assert await hedgehogs(service) == 2
     assert assert_counts_match_rows(pg_url)["garden"] == 3
 
@@ -108,9 +111,11 @@ async def test_remember_forget_and_purge_keep_the_counts(
 async def test_a_correction_and_an_import_keep_the_counts(
     service: CortexService, pg_url: str
 ) -> None:
-    old = await service.remember("The hedgehog lives under the porch")
-    await service.forget(old.id, correction="The hedgehog lives under the old oak tree")
-    await service.import_memories(
+    old = await service.stores.memories.remember("The hedgehog lives under the porch")
+    await service.stores.memories.forget(
+        old.id, correction="The hedgehog lives under the old oak tree"
+    )
+    await service.exchange.import_memories(
         "- The hedgehog crossed the road\n- Ёж и йод\n", format="markdown"
     )
     assert await hedgehogs(service) == 3
@@ -155,7 +160,9 @@ async def test_a_copy_by_migrate_and_the_schema_migration_fill_the_counts(
     source = load_settings(db_path=tmp_path / "brain.db", embedding_provider="none")
     async with open_cortex(source, clock=clock, background=False) as sqlite_service:
         for n in range(5):
-            await sqlite_service.remember(f"Hedgehog {n} and the badger share a burrow")
+            await sqlite_service.stores.memories.remember(
+                f"Hedgehog {n} and the badger share a burrow"
+            )
     await migrate(str(tmp_path / "brain.db"), pg_url)
     assert assert_counts_match_rows(pg_url)["badger"] == 5
 

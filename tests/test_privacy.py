@@ -52,7 +52,7 @@ async def test_cortex_creates_its_folders_0700_and_its_files_0600(
     path = tmp_path / "home" / ".cortex" / "brain.db"
     settings = load_settings(db_path=path, embedding_provider="none")
     async with open_cortex(settings, clock=clock) as service:
-        await service.remember("Files written by cortex are private")
+        await service.stores.memories.remember("Files written by cortex are private")
         names = {p.name for p in _files(path)}
         assert {"brain.db", "brain.db-wal", "brain.db-shm"} <= names
         assert {p.name: _mode(p) for p in _files(path)} == dict.fromkeys(names, 0o600)
@@ -84,16 +84,18 @@ async def test_purge_past_a_concurrent_reader_leaves_no_copy_once_it_closes(
 ) -> None:
     async with open_cortex(settings, clock=clock) as service:
         for n in range(30):
-            await service.remember(f"Unrelated fact number {n} about the garden shed")
-        made = await service.remember(SECRET)
-        await service.recall("locker code")
+            await service.stores.memories.remember(
+                f"Unrelated fact number {n} about the garden shed"
+            )
+        made = await service.stores.memories.remember(SECRET)
+        await service.stores.memories.recall("locker code")
         await service.drain()
 
         reader = sqlite_module().connect(settings.db_path, isolation_level=None)
         reader.execute("BEGIN")
         assert reader.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 31
 
-        await service.forget(made.id, purge=True)
+        await service.stores.memories.forget(made.id, purge=True)
         assert _leaks(settings.db_path), "the reader's snapshot should still pin the old pages"
         reader.execute("COMMIT")
         reader.close()
@@ -104,15 +106,17 @@ async def test_purge_past_a_concurrent_reader_leaves_no_copy_once_it_closes(
             await asyncio.sleep(0.05)
         assert _leaks(settings.db_path) == []
         assert settings.db_path.with_name("brain.db-wal").stat().st_size == 0
-        assert (await service.recall("locker code Quentin")).memories == []
+        assert (await service.stores.memories.recall("locker code Quentin")).memories == []
 
 
 async def test_the_access_log_keeps_a_hash_of_each_query_and_never_its_text(
     service, settings: Settings
 ) -> None:
-    made = await service.remember("The VPN config lives in the ops vault")
-    await service.recall("where is the VPN config")
-    await service.recall("Where is the   VPN config")  # same query up to case and spacing
+    made = await service.stores.memories.remember("The VPN config lives in the ops vault")
+    await service.stores.memories.recall("where is the VPN config")
+    await service.stores.memories.recall(
+        "Where is the   VPN config"
+    )  # same query up to case and spacing
     await service.drain()
     rows = (
         sqlite_module()
@@ -121,7 +125,7 @@ async def test_the_access_log_keeps_a_hash_of_each_query_and_never_its_text(
         .fetchall()
     )
     assert rows == [(made.id, None, query_key("where is the VPN config"))] * 2
-    detail = await service.memory_detail(made.id)
+    detail = await service.reading.memory_detail(made.id)
     assert "VPN" not in json.dumps(detail["access_history"])
     assert b"where is the" not in settings.db_path.read_bytes()
 

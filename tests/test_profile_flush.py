@@ -38,29 +38,37 @@ def llm_settings(tmp_path: Path, stub: StubLLM) -> Settings:
 @pytest.fixture
 async def svc(llm_settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
     async with open_cortex(llm_settings, clock=clock) as service:
-        await service.llm.warm_up()
+        await service.engines.llm.warm_up()
         yield service
 
 
 async def test_the_profile_round_trip(svc: CortexService, stub: StubLLM) -> None:
-    assert (await svc.profile())["text"].startswith("No profile yet")
-    await svc.remember("Harry lives in Tokyo and invests in real estate", category="identity")
-    await svc.remember("Prefers low-risk, steady cash-flow investments", category="preference")
-    profile = await svc.profile()
+    assert (await svc.conversation.profile())["text"].startswith("No profile yet")
+    await svc.stores.memories.remember(
+        "Harry lives in Tokyo and invests in real estate", category="identity"
+    )
+    await svc.stores.memories.remember(
+        "Prefers low-risk, steady cash-flow investments", category="preference"
+    )
+    profile = await svc.conversation.profile()
     assert "Harry lives in Tokyo" in profile["summary"] and profile["source"]["built_by"] == "rules"
 
     stub.queue(extraction([]))
-    await svc.ingest("Compare yields in Shinagawa and Ota ward for a 1LDK.", "Ota is 0.4% higher.")
+    await svc.conversation.ingest(
+        "Compare yields in Shinagawa and Ota ward for a 1LDK.", "Ota is 0.4% higher."
+    )
     assert "Harry lives in Tokyo and invests in real estate" in stub.received[-1].user
 
-    await svc.edit_profile(
+    await svc.conversation.edit_profile(
         {
             "domains": ["Japanese real estate"],
             "exclude": ["Small talk, greetings and one-off chit-chat"],
         }
     )
-    await svc.remember("Speaks Chinese, Japanese and English", category="skill")  # stale now
-    rebuilt = await svc.profile()
+    await svc.stores.memories.remember(
+        "Speaks Chinese, Japanese and English", category="skill"
+    )  # stale now
+    rebuilt = await svc.conversation.profile()
     assert "Japanese real estate" in rebuilt["domains"]
     assert "Speaks Chinese, Japanese and English" in rebuilt["domains"]
     assert rebuilt["low_value_signals"] == []
@@ -79,22 +87,24 @@ async def test_the_profile_round_trip(svc: CortexService, stub: StubLLM) -> None
             )
         )
     )
-    synthesised = await svc.profile(refresh=True)
+    synthesised = await svc.conversation.profile(refresh=True)
     assert synthesised["source"]["built_by"] == "llm"
     assert synthesised["summary"] == "Tokyo-based property investor"
     assert synthesised["domains"][0] == "Japanese real estate"  # the manual edit survived
 
     stub.queue(extraction([]))
-    await svc.ingest("What did the Ota ward listing cost per m2?", "About 1.1M yen per m2.")
+    await svc.conversation.ingest(
+        "What did the Ota ward listing cost per m2?", "About 1.1M yen per m2."
+    )
     prompt = stub.received[-1].user
     assert "Tokyo-based property investor" in prompt and "Japanese real estate" in prompt
 
 
 async def test_a_profile_edit_names_a_bad_field(svc: CortexService) -> None:
     with pytest.raises(InvalidInput, match="hobbies"):
-        await svc.edit_profile({"hobbies": ["go"]})
+        await svc.conversation.edit_profile({"hobbies": ["go"]})
     with pytest.raises(InvalidInput, match="domains"):
-        await svc.edit_profile({"domains": "go"})
+        await svc.conversation.edit_profile({"domains": "go"})
 
 
 async def test_the_profile_resource_is_served(llm_settings: Settings, clock: FakeClock) -> None:
@@ -134,7 +144,7 @@ async def test_flush_sends_high_priority_items_to_core(svc: CortexService, stub:
             ]
         )
     )
-    result = await svc.flush(MESSAGES, session_id="s9", reason="compaction")
+    result = await svc.conversation.flush(MESSAGES, session_id="s9", reason="compaction")
     layers = {m.content: m.layer.value for m in result.flushed}
     assert layers["账本数据库选定 Postgres"] == "core"
     assert layers["部署被防火墙挡住，尚未解决"] == "working"
@@ -144,7 +154,7 @@ async def test_flush_sends_high_priority_items_to_core(svc: CortexService, stub:
 
 
 async def test_flush_without_an_llm_keeps_rules_and_a_raw_summary(service: CortexService) -> None:
-    result = await service.flush(MESSAGES, reason="window full")
+    result = await service.conversation.flush(MESSAGES, reason="window full")
     kinds = [(m.layer.value, m.category.value) for m in result.flushed]
     assert kinds == [("core", "decision"), ("working", "summary")]
     summary = result.flushed[-1]
@@ -155,11 +165,13 @@ async def test_flush_without_an_llm_keeps_rules_and_a_raw_summary(service: Corte
 
 async def test_flush_refuses_malformed_messages(service: CortexService) -> None:
     with pytest.raises(InvalidInput, match=r"messages\[0\].role"):
-        await service.flush([{"role": 5, "content": "x"}])
+        await service.conversation.flush([{"role": 5, "content": "x"}])
     with pytest.raises(InvalidInput, match=r"messages\[0\].content\[1\]"):
-        await service.flush([{"role": "user", "content": [{"type": "text", "text": "a"}, 7]}])
+        await service.conversation.flush(
+            [{"role": "user", "content": [{"type": "text", "text": "a"}, 7]}]
+        )
     with pytest.raises(InvalidInput, match="messages"):
-        await service.flush([])
+        await service.conversation.flush([])
 
 
 async def test_no_secret_reaches_the_database_or_the_provider(
@@ -178,15 +190,19 @@ async def test_no_secret_reaches_the_database_or_the_provider(
             ]
         )
     )
-    await svc.ingest(f"Here are my settings:\n{secrets_text}", f"Noted. {secrets_text}")
+    await svc.conversation.ingest(
+        f"Here are my settings:\n{secrets_text}", f"Noted. {secrets_text}"
+    )
     stub.queue(status(500))  # the raw turn is kept: it must be redacted too
-    await svc.ingest(f"Again, with the keys: {secrets_text}", "I will not repeat them.")
+    await svc.conversation.ingest(
+        f"Again, with the keys: {secrets_text}", "I will not repeat them."
+    )
     stub.queue(extraction([]))
-    await svc.flush(
+    await svc.conversation.flush(
         [{"role": "user", "content": secrets_text}, {"role": "assistant", "content": "ok"}]
     )
-    await svc.remember(secrets_text)
+    await svc.stores.memories.remember(secrets_text)
     assert len(stub.received) == 3
     assert leaked(bytes(stub.raw)) == []
     assert leaked(raw_bytes(llm_settings.db_path)) == []
-    assert sum((await svc.stats())["redactions"].values()) >= 4 * len(POSITIVES)
+    assert sum((await svc.status.stats())["redactions"].values()) >= 4 * len(POSITIVES)

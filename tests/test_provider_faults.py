@@ -37,19 +37,19 @@ def _settings(tmp_path: Path, url: str) -> Settings:
 
 
 def _fast_breaker(service: CortexService, cooldown_s: float = 0.3) -> None:
-    for health in service.embeddings.health.values():
+    for health in service.engines.embeddings.health.values():
         health.base_cooldown_s = cooldown_s
 
 
 async def _vector_count(service: CortexService) -> int:
-    return sum((await service.stats())["vectors"].values())
+    return sum((await service.status.stats())["vectors"].values())
 
 
 async def _recall_seconds(service: CortexService, query: str, times: int) -> list[float]:
     seconds = []
     for _ in range(times):
         started = time.perf_counter()
-        await service.recall(query)
+        await service.stores.memories.recall(query)
         seconds.append(time.perf_counter() - started)
     return seconds
 
@@ -71,16 +71,16 @@ async def test_every_fault_mode_answers_from_text_shows_the_fault_and_backfills_
     async with open_cortex(_settings(tmp_path, url), clock=clock) as service:
         _fast_breaker(service)
         for fact in FACTS:
-            await service.remember(fact)
+            await service.stores.memories.remember(fact)
         assert await service.embed_pending() == len(FACTS)
         service.start_warm_up()
         healthy = await _recall_seconds(service, "firewall port", times=3)
 
         state.mode = mode
-        await service.remember("Backups run nightly at 02:00 on the VPS")
-        await service.remember("Deploys to the cluster happen on Tuesdays")
+        await service.stores.memories.remember("Backups run nightly at 02:00 on the VPS")
+        await service.stores.memories.remember("Deploys to the cluster happen on Tuesdays")
         started = time.perf_counter()
-        result = await service.recall("firewall port")
+        result = await service.stores.memories.recall("firewall port")
         elapsed = time.perf_counter() - started
 
         # waits for the provider at most its timeout, on top of what a healthy recall costs
@@ -96,19 +96,19 @@ async def test_every_fault_mode_answers_from_text_shows_the_fault_and_backfills_
             assert "text search only" in result.meta.degraded[0]
 
         async def fault_in_stats() -> bool:
-            embeddings = (await service.stats())["embeddings"]
+            embeddings = (await service.status.stats())["embeddings"]
             health = embeddings["health"]["openai"]
             return bool(health["last_error"] or health["rejected_vectors"])
 
-        assert await _wait_for(fault_in_stats, HANG_S), (await service.stats())["embeddings"]
+        assert await _wait_for(fault_in_stats, HANG_S), (await service.status.stats())["embeddings"]
 
         state.recover()
 
         async def backfilled() -> bool:
             return await _vector_count(service) == len(FACTS) + 2
 
-        assert await _wait_for(backfilled, HANG_S), (await service.stats())["embeddings"]
-        after = await service.recall("firewall port")
+        assert await _wait_for(backfilled, HANG_S), (await service.status.stats())["embeddings"]
+        after = await service.stores.memories.recall("firewall port")
         assert after.meta.channels == ["text", "vector"] and after.meta.degraded == []
 
 
@@ -119,23 +119,23 @@ async def test_a_hanging_provider_is_skipped_once_its_circuit_opens(
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         _fast_breaker(service, cooldown_s=60)
         for fact in FACTS:
-            await service.remember(fact)
+            await service.stores.memories.remember(fact)
         await service.embed_pending()
         state.mode = "hang"
         paid = []
         for _ in range(3):
             started = time.perf_counter()
-            await service.recall("firewall port")
+            await service.stores.memories.recall("firewall port")
             paid.append(time.perf_counter() - started)
         assert min(paid) >= TIMEOUT_S * 0.9  # each of these waited for the provider
-        health = (await service.stats())["embeddings"]["health"]["openai"]
+        health = (await service.status.stats())["embeddings"]["health"]["openai"]
         assert health["state"] == "open" and "timed out" in health["last_error"]
 
         requests_when_opened = len(state.requests)
         skipped = []
         for _ in range(5):
             started = time.perf_counter()
-            result = await service.recall("firewall port")
+            result = await service.stores.memories.recall("firewall port")
             skipped.append(time.perf_counter() - started)
             assert result.memories[0].content == FACTS[0]
             assert "skipped for" in result.meta.degraded[0]
@@ -153,8 +153,8 @@ async def test_an_open_circuit_is_probed_in_the_background_and_closes_when_the_p
         _fast_breaker(service, cooldown_s=0.2)
         state.mode = "http500"
         for _ in range(3):
-            await service.recall("firewall port")
-        health = service.embeddings.health["openai"]
+            await service.stores.memories.recall("firewall port")
+        health = service.engines.embeddings.health["openai"]
         assert health.is_open and "HTTP 500" in (health.last_error or "")
         requests_when_opened = len(state.requests)
 
@@ -180,7 +180,7 @@ async def test_an_open_circuit_is_probed_in_the_background_and_closes_when_the_p
             return not health.is_open
 
         assert await _wait_for(closed, HANG_S)  # a deadline: the next probe is due within 1.6 s
-        assert (await service.recall("firewall port")).meta.degraded == []
+        assert (await service.stores.memories.recall("firewall port")).meta.degraded == []
 
 
 @pytest.mark.parametrize("mode", ["nan", "mixed_dims", "nonnumeric"])
@@ -189,21 +189,21 @@ async def test_malformed_vectors_are_rejected_counted_and_never_stored(
 ) -> None:
     url, state = stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
-        await service.remember(FACTS[0])
+        await service.stores.memories.remember(FACTS[0])
         await service.embed_pending()  # learns the dimension from good vectors
         state.mode = mode
         for fact in FACTS[1:]:
-            await service.remember(fact)
+            await service.stores.memories.remember(fact)
         with pytest.raises(Exception, match="malformed"):
             await service.embed_pending()
-        stats = (await service.stats())["embeddings"]
+        stats = (await service.status.stats())["embeddings"]
         stored = await _vector_count(service)
         expected_good = 1 if mode != "mixed_dims" else 2  # one of the two new rows was full size
         assert stored == expected_good
         assert stats["health"]["openai"]["rejected_vectors"] >= 1
         assert stats["indexer"]["rejected_vectors"] >= 1
         assert "malformed" in stats["indexer"]["last_error"]
-        result = await service.search_debug("firewall port", max_results=5)
+        result = await service.stores.memories.search_debug("firewall port", max_results=5)
         for hit in result["hits"]:
             if hit["vector"] is not None and hit["vector"].get("score") is not None:
                 assert hit["vector"]["score"] == hit["vector"]["score"]  # never NaN
@@ -217,13 +217,13 @@ async def test_the_background_indexer_survives_a_provider_that_crashes_its_parse
         _fast_breaker(service)
         service.start_warm_up()
         state.mode = "nonjson"
-        await service.remember(FACTS[0])
+        await service.stores.memories.remember(FACTS[0])
 
         async def failed() -> bool:
-            return bool((await service.stats())["embeddings"]["indexer"]["last_error"])
+            return bool((await service.status.stats())["embeddings"]["indexer"]["last_error"])
 
         assert await _wait_for(failed, HANG_S)
-        indexer = (await service.stats())["embeddings"]["indexer"]
+        indexer = (await service.status.stats())["embeddings"]["indexer"]
         assert indexer["running"] and "not JSON" in indexer["last_error"]
         state.recover()
 
@@ -231,7 +231,7 @@ async def test_the_background_indexer_survives_a_provider_that_crashes_its_parse
             return await _vector_count(service) == 1
 
         assert await _wait_for(embedded, HANG_S)
-        assert (await service.stats())["embeddings"]["indexer"]["last_error"] is None
+        assert (await service.status.stats())["embeddings"]["indexer"]["last_error"] is None
 
 
 async def test_probe_reports_ok_against_a_working_provider_and_failed_against_a_dead_url(
@@ -299,16 +299,16 @@ async def test_when_the_first_provider_is_down_the_indexer_fills_the_fallbacks_v
 ) -> None:
     url, state = stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
-        service.embeddings.providers.append(_SecondEmbedder())
+        service.engines.embeddings.providers.append(_SecondEmbedder())
         state.mode = "http500"
         for fact in FACTS:
-            await service.remember(fact)
+            await service.stores.memories.remember(fact)
         for _ in range(3):  # the first provider's circuit opens
             with pytest.raises(ProviderError):
                 await service.embed_pending()
         assert await service.embed_pending() == len(FACTS)
-        assert (await service.stats())["vectors"] == {"second-model": len(FACTS)}
-        result = await service.recall("firewall blocks")
+        assert (await service.status.stats())["vectors"] == {"second-model": len(FACTS)}
+        result = await service.stores.memories.recall("firewall blocks")
         assert result.meta.channels == ["text", "vector"]
         assert result.memories[0].content == FACTS[0]
         [note] = result.meta.degraded

@@ -137,31 +137,35 @@ async def test_no_secret_of_the_corpus_reaches_disk_or_the_provider(
 ) -> None:
     assert len(SECRETS) >= 200 and {s.lang for s in SECRETS} == {"en", "zh", "ja"}
     for item in SECRETS:
-        await svc.remember(item.text, source=item.text[:400], metadata={"said": item.text})
+        await svc.stores.memories.remember(
+            item.text, source=item.text[:400], metadata={"said": item.text}
+        )
     for batch in _batches(SECRETS, 5):
-        await svc.ingest(
+        await svc.conversation.ingest(
             "\n".join(s.text for s in batch),
             f"Noted: {batch[0].text}",
             session_id=batch[-1].text[:128],
         )
-    await svc.import_memories(_export_document([s.text for s in SECRETS], "default"))
+    await svc.exchange.import_memories(_export_document([s.text for s in SECRETS], "default"))
     for batch in _batches(SECRETS, 20):
         messages = [{"role": "user", "content": s.text} for s in batch]
-        await svc.flush(messages, session_id=batch[0].text[:128], reason=batch[1].text[:200])
+        await svc.conversation.flush(
+            messages, session_id=batch[0].text[:128], reason=batch[1].text[:200]
+        )
     await svc.drain()
 
     assert stub.received, "the ingests and flushes reached the provider"
     sent = bytes(stub.raw) + json.dumps([r.body for r in stub.received]).encode()
     assert leaked(SECRETS, sent) == []
     assert leaked(SECRETS, raw_bytes(llm_settings.db_path)) == []
-    redactions = (await svc.stats())["redactions"]
+    redactions = (await svc.status.stats())["redactions"]
     assert sum(redactions.values()) >= 4 * len(SECRETS)
 
 
 async def test_ordinary_sentences_come_back_unchanged(service: CortexService) -> None:
     sentences = list(dict.fromkeys(ORDINARY + locomo_turns()))
-    await service.import_memories(_export_document(sentences, "default"))
-    listed = (await service.list_memories(limit=100_000))["memories"]
+    await service.exchange.import_memories(_export_document(sentences, "default"))
+    listed = (await service.reading.list_memories(limit=100_000))["memories"]
     stored = {m["content"] for m in listed}
     changed = [s for s in sentences if s.strip() not in stored]  # import trims the ends
     assert len(changed) <= MAX_CHANGED * len(sentences), changed[:20]

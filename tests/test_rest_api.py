@@ -156,34 +156,6 @@ def test_a_bad_agent_header_is_refused(client: TestClient) -> None:
     assert reply.json()["error"]["field"] == "X-Cortex-Agent"
 
 
-def test_routes_of_capabilities_not_built_yet_answer_503_never_a_fake(
-    client: TestClient,
-) -> None:
-    service = client.app.state.service  # type: ignore[attr-defined]
-    pending = [
-        ("POST", "/ingest", {"user_message": "a", "assistant_message": "b"}, "ingest"),
-        ("POST", "/flush", {"messages": [{"role": "user", "content": "a"}]}, "flush"),
-        ("GET", "/memories", None, "list_memories"),
-        ("POST", "/lifecycle/run", {}, "lifecycle_run"),
-        ("GET", "/lifecycle/preview", None, "lifecycle_preview"),
-        ("GET", "/lifecycle/log", None, "lifecycle_log"),
-        ("POST", "/export", {}, "export_memories"),
-        ("POST", "/import", {"content": "x"}, "import_memories"),
-        ("GET", "/relations", None, "list_relations"),
-        ("POST", "/relations", {"subject": "a", "predicate": "b", "object": "c"}, "add_relation"),
-    ]
-    checked = 0
-    for method, path, body, capability in pending:
-        if hasattr(service, capability):
-            continue
-        reply = client.request(method, API + path, json=body)
-        assert reply.status_code == 503, path
-        assert "not available yet" in reply.json()["error"]["message"]
-        checked += 1
-    assert total(client) == 0
-    assert checked or all(hasattr(service, p[3]) for p in pending)
-
-
 def test_agents_never_see_each_others_memories_on_any_route(client: TestClient) -> None:
     a_id = remember(client, "Agent A secret: the launch code is tulip", agent="A")
     b_id = remember(client, "Agent B note: the launch code is orchid", agent="B")

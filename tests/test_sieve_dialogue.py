@@ -36,7 +36,7 @@ async def service(tmp_path: Path) -> AsyncIterator[CortexService]:
 
 
 async def _core(service: CortexService, agent: str = "default") -> list[dict]:
-    listed = await service.list_memories(layer="core", agent_id=agent)
+    listed = await service.reading.list_memories(layer="core", agent_id=agent)
     return listed["memories"]
 
 
@@ -75,7 +75,7 @@ async def test_every_sentence_of_a_dialogue_turn_keeps_its_speaker(
         "Caroline: I went to a pottery class yesterday. I'm allergic to cats.\n"
         "Harry Potter is my favorite book!"
     )
-    result = await service.ingest(turn, "")
+    result = await service.conversation.ingest(turn, "")
     assert [m.content for m in result.high_signals] == [
         "Caroline: I'm allergic to cats.",
         "Caroline: Harry Potter is my favorite book!",
@@ -90,7 +90,7 @@ async def test_every_sentence_of_a_dialogue_turn_keeps_its_speaker(
 async def test_a_turn_without_a_speaker_label_is_stored_as_written(
     service: CortexService,
 ) -> None:
-    result = await service.ingest("I'm allergic to peanuts.", "Noted.")
+    result = await service.conversation.ingest("I'm allergic to peanuts.", "Noted.")
     assert [m.content for m in result.high_signals] == ["I'm allergic to peanuts."]
     assert "speaker" not in result.high_signals[0].metadata
 
@@ -105,7 +105,7 @@ async def test_a_turn_without_a_speaker_label_is_stored_as_written(
 async def test_the_issue_13_injection_examples_store_nothing_in_core(
     service: CortexService, message: str
 ) -> None:
-    result = await service.ingest(message, "")
+    result = await service.conversation.ingest(message, "")
     assert result.high_signals == []
     assert await _core(service) == []
 
@@ -170,7 +170,7 @@ def test_a_label_is_a_speaker_only_when_it_names_one(line: str, speaker: str | N
 async def test_a_pending_action_is_kept_in_working_memory_not_core(
     service: CortexService,
 ) -> None:
-    result = await service.ingest("Remind me to renew the domain next week.", "Sure.")
+    result = await service.conversation.ingest("Remind me to renew the domain next week.", "Sure.")
     assert [(m.category.value, m.layer.value) for m in result.high_signals] == [("todo", "working")]
     assert await _core(service) == []
 

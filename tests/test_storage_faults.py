@@ -82,7 +82,7 @@ def assert_refused(result: subprocess.CompletedProcess[bytes], path: Path, *phra
 async def make_database(path: Path, facts: list[str] = FACTS) -> list[str]:
     settings = load_settings(db_path=path, embedding_provider="none")
     async with open_cortex(settings) as service:
-        return [(await service.remember(fact)).id for fact in facts]
+        return [(await service.stores.memories.remember(fact)).id for fact in facts]
 
 
 def digest(path: Path) -> str:
@@ -275,7 +275,7 @@ async def test_a_full_disk_is_a_tool_error_naming_disk_full(tmp_path: Path) -> N
     path = tmp_path / "brain.db"
     ids = await make_database(path)
     async with client_on(path) as (client, service):
-        db = service.db  # type: ignore[attr-defined]
+        db = service.stores.db  # type: ignore[attr-defined]
         async with db.conn.execute("PRAGMA page_count") as cursor:
             (pages,) = await cursor.fetchone()
         await db.conn.execute(f"PRAGMA max_page_count = {pages}")  # the disk is now full
@@ -325,7 +325,7 @@ async def test_a_database_that_turns_read_only_gives_a_read_only_tool_error(
     path = tmp_path / "brain.db"
     ids = await make_database(path)
     async with client_on(path) as (client, service):
-        await service.db.conn.execute("PRAGMA query_only = ON")  # type: ignore[attr-defined]
+        await service.stores.db.conn.execute("PRAGMA query_only = ON")  # type: ignore[attr-defined]
         refused = await client.call_tool("cortex_forget", {"memory_id": ids[0]})
         assert refused.is_error
         assert "read-only: database" in refused.content[0].text, refused.content
@@ -350,8 +350,10 @@ async def test_a_read_only_database_still_recalls_by_meaning(shared_dir: Path) -
         }
         settings = load_settings(db_path=path, **{k[7:].lower(): v for k, v in env.items()})
         async with open_cortex(settings, background=False) as service:
-            ids = [(await service.remember(fact)).id for fact in FACTS]
-            ids.append((await service.remember("User has a golden retriever named Max")).id)
+            ids = [(await service.stores.memories.remember(fact)).id for fact in FACTS]
+            ids.append(
+                (await service.stores.memories.remember("User has a golden retriever named Max")).id
+            )
             assert await service.embed_pending() == len(ids)
         path.chmod(0o444)
         server = RawStdioServer(path, prefix=prefix, CORTEX_SEARCH__VECTOR_BACKEND="vec0", **env)
@@ -392,12 +394,12 @@ async def test_a_full_disk_stops_the_indexer_with_one_line_and_stats_say_why(
         )
         async with open_cortex(settings, background=False) as service:
             for n in range(60):
-                await service.remember(f"Pending fact {n} waiting for its vector")
-            db = service.db
+                await service.stores.memories.remember(f"Pending fact {n} waiting for its vector")
+            db = service.stores.db
             async with db.conn.execute("PRAGMA page_count") as cursor:
                 (pages,) = await cursor.fetchone()
             await db.conn.execute(f"PRAGMA max_page_count = {pages}")
-            indexer = service.indexer
+            indexer = service.engines.indexer
             assert indexer is not None
             with caplog.at_level(logging.WARNING):
                 indexer.start()
@@ -408,9 +410,9 @@ async def test_a_full_disk_stops_the_indexer_with_one_line_and_stats_say_why(
                     await asyncio.sleep(0.05)
             assert indexer.last_error and indexer.last_error.startswith("disk full: database")
             assert not [r for r in caplog.records if r.exc_info], "a traceback reached the log"
-            stats = await service.stats()
+            stats = await service.status.stats()
             assert "disk full" in json.dumps(stats)
-            found = await service.recall("pending fact 7")
+            found = await service.stores.memories.recall("pending fact 7")
             assert found.memories
 
 

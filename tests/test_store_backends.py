@@ -59,18 +59,20 @@ async def test_remember_dedup_forget_correct_and_purge(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
     async with open_cortex(backend_settings, clock=clock) as service:
-        first = await service.remember("The staging database runs on port 5433")
-        again = await service.remember("the staging database runs on port 5433.")
+        first = await service.stores.memories.remember("The staging database runs on port 5433")
+        again = await service.stores.memories.remember("the staging database runs on port 5433.")
         assert again.deduplicated and again.id == first.id
-        other = await service.remember("Deploys happen on Fridays after lunch")
-        await service.forget(other.id, correction="Deploys happen on Thursdays after lunch")
-        found = await service.recall("when are deploys")
+        other = await service.stores.memories.remember("Deploys happen on Fridays after lunch")
+        await service.stores.memories.forget(
+            other.id, correction="Deploys happen on Thursdays after lunch"
+        )
+        found = await service.stores.memories.recall("when are deploys")
         assert [m.content for m in found.memories] == ["Deploys happen on Thursdays after lunch"]
-        await service.forget(first.id)
-        assert (await service.recall("staging database port")).memories == []
-        await service.forget(found.memories[0].id, purge=True)
-        assert (await service.recall("deploys Thursdays")).memories == []
-        counts = (await service.stats())["memories"]
+        await service.stores.memories.forget(first.id)
+        assert (await service.stores.memories.recall("staging database port")).memories == []
+        await service.stores.memories.forget(found.memories[0].id, purge=True)
+        assert (await service.stores.memories.recall("deploys Thursdays")).memories == []
+        counts = (await service.status.stats())["memories"]
         assert counts["total"] == 2 and counts["forgotten"] == 1 and counts["superseded"] == 1
         assert counts["fts_rows"] == counts["total"]
 
@@ -116,18 +118,22 @@ async def test_hostile_text_is_searched_as_words_never_as_query_syntax(
     backend_settings: Settings,
 ) -> None:
     async with open_cortex(backend_settings) as service:
-        plain = await service.remember("Brien quoted the backslash rule for drop tables")
+        plain = await service.stores.memories.remember(
+            "Brien quoted the backslash rule for drop tables"
+        )
         for text in HOSTILE:
-            result = await service.recall(text[:2000])  # every query answers, none fails
+            result = await service.stores.memories.recall(
+                text[:2000]
+            )  # every query answers, none fails
             assert all(m.id == plain.id for m in result.memories)
             query = build_query(text)  # the store itself takes any length
             if not query.empty:
-                hits = await service.memories.text_search(query.match, _filters(service), 10)
+                hits = await service.stores.memories.text_search(query.match, _filters(service), 10)
                 assert all(memory_id == plain.id for memory_id, _ in hits)
             if backend_settings.database_url is not None:  # even raw text is only words there
-                await service.memories.text_search(text, _filters(service), 10)
+                await service.stores.memories.text_search(text, _filters(service), 10)
         query = build_query("O'Brien backslash DROP")
-        hits = await service.memories.text_search(query.match, _filters(service), 10)
+        hits = await service.stores.memories.text_search(query.match, _filters(service), 10)
         assert [memory_id for memory_id, _ in hits] == [plain.id]
 
 
@@ -168,10 +174,10 @@ async def test_the_same_data_ranks_the_same_on_both_stores(
         async with open_cortex(settings, clock=clock) as service:
             ids = {}
             for content in corpus:
-                ids[(await service.remember(content)).id] = content
+                ids[(await service.stores.memories.remember(content)).id] = content
             ranked[name] = []
             for question in queries:
-                hits = await service.memories.text_search(
+                hits = await service.stores.memories.text_search(
                     build_query(question).match, _filters(service), 10
                 )
                 ranked[name].append([(ids[i], round(score, 6)) for i, score in hits])
@@ -207,15 +213,19 @@ async def test_a_hybrid_recall_gives_the_same_top_10_on_both_stores(
             )
             async with open_cortex(settings, clock=clock, background=False) as service:
                 # on PostgreSQL pgvector searches the table; on SQLite a per-agent matrix
-                assert isinstance(service.searcher.index, PgVectorIndex) == (name == "postgres")
+                assert isinstance(service.engines.searcher.index, PgVectorIndex) == (
+                    name == "postgres"
+                )
                 for fact in facts:
-                    await service.remember(fact)
+                    await service.stores.memories.remember(fact)
                     # another agent's near-copies: in no answer of this agent, on either store
-                    await service.remember(f"{fact} (noted by the other agent)", agent_id="other")
+                    await service.stores.memories.remember(
+                        f"{fact} (noted by the other agent)", agent_id="other"
+                    )
                 assert await service.embed_pending() == 2 * len(facts)
                 answers[name] = []
                 for question in questions:
-                    found = await service.recall(question, max_results=10)
+                    found = await service.stores.memories.recall(question, max_results=10)
                     assert "vector" in found.meta.channels
                     assert not any("other agent" in m.content for m in found.memories)
                     answers[name].append(_by_score((m.score, m.content) for m in found.memories))
@@ -268,10 +278,12 @@ async def test_two_servers_remembering_the_same_content_store_one_row(pg_url: st
     settings = load_settings(database_url=pg_url, embedding_provider="none", pool_max=4)
     content = "The office wifi password rotates every Monday"
     async with open_cortex(settings) as one, open_cortex(settings) as two:
-        results = await asyncio.gather(*(server.remember(content) for server in [one, two] * 10))
+        results = await asyncio.gather(
+            *(server.memories.remember(content) for server in [one, two] * 10)
+        )
         assert len({r.id for r in results}) == 1
         assert sum(not r.deduplicated for r in results) == 1
-        assert (await one.stats())["memories"]["total"] == 1
+        assert (await one.status.stats())["memories"]["total"] == 1
 
 
 async def test_only_one_server_holds_the_lease(pg_url: str) -> None:

@@ -52,10 +52,14 @@ async def test_a_large_index_ranks_by_its_rare_terms_and_stays_per_agent(
     service: CortexService,
 ) -> None:
     for i in range(40):
-        await service.remember(f"note {i}: the weekly report was sent on time")
-    target = await service.remember("the weekly report mentions the zeppelin budget")
-    other = await service.remember("zeppelin budget review", agent_id="someone-else")
-    searcher = service.searcher
+        await service.stores.memories.remember(f"note {i}: the weekly report was sent on time")
+    target = await service.stores.memories.remember(
+        "the weekly report mentions the zeppelin budget"
+    )
+    other = await service.stores.memories.remember(
+        "zeppelin budget review", agent_id="someone-else"
+    )
+    searcher = service.engines.searcher
     filters = SearchFilters(agent_id="default", now="2030-01-01T00:00:00Z")
     query = build_query("weekly report zeppelin")
     exact = await searcher.text_hits(query, filters, 10, 10)
@@ -68,7 +72,7 @@ async def test_a_large_index_ranks_by_its_rare_terms_and_stays_per_agent(
     common = build_query("weekly report")  # every term matches more rows than the budget
     newest = await searcher.text_hits(common, filters, 10, 10)
     assert 0 < len(newest) <= 5 and target.id in {memory_id for memory_id, _ in newest}
-    result = await service.recall("weekly report zeppelin")
+    result = await service.stores.memories.recall("weekly report zeppelin")
     assert result.memories[0].id == target.id
 
 

@@ -43,20 +43,24 @@ async def corpus(service: CortexService) -> list[str]:
     words = vocabulary(rng)
     for i in range(260):
         agent = "default" if rng.random() < 0.6 else "other"
-        memory = await service.remember(f"{zipf_text(rng, words)} n{i}", agent_id=agent)
+        memory = await service.stores.memories.remember(
+            f"{zipf_text(rng, words)} n{i}", agent_id=agent
+        )
         if agent == "other" and rng.random() < 0.05:
-            await service.update_memory(memory.id, MemoryChanges(shared=True), agent_id="other")
+            await service.stores.memories.update_memory(
+                memory.id, MemoryChanges(shared=True), agent_id="other"
+            )
         elif rng.random() < 0.05:
-            await service.forget(memory.id, agent_id=agent)
+            await service.stores.memories.forget(memory.id, agent_id=agent)
     for i in range(15):  # an agent with few memories among the others'
-        await service.remember(f"{zipf_text(rng, words)} t{i}", agent_id="tiny")
+        await service.stores.memories.remember(f"{zipf_text(rng, words)} t{i}", agent_id="tiny")
     return words
 
 
 async def exact_scores(service: CortexService, match: str, filters: SearchFilters) -> dict:
     """id -> bm25 of `match` for every row the filters allow (the unbounded search)."""
     where, params = filter_sql(filters)
-    rows = await service.memories.db.fetchall(
+    rows = await service.stores.memories.db.fetchall(
         "SELECT m.id, bm25(memories_fts) FROM memories_fts CROSS JOIN memories m"
         f" ON m.seq = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}",
         [match, *params],
@@ -65,7 +69,7 @@ async def exact_scores(service: CortexService, match: str, filters: SearchFilter
 
 
 async def newest_rows(service: CortexService, match: str, count: int) -> set[str]:
-    rows = await service.memories.db.fetchall(
+    rows = await service.stores.memories.db.fetchall(
         "SELECT m.id FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
         " ORDER BY rowid DESC LIMIT ?) AS r JOIN memories m ON m.seq = r.rowid",
         [match, count],
@@ -101,13 +105,15 @@ async def test_candidates_score_the_whole_expression_as_an_unbounded_search_does
         match, rest = match_of(quoted[:cut]), match_of(quoted[cut:])
         scores = await exact_scores(service, match_of(quoted), filters)
         candidates = set(await exact_scores(service, match, filters))
-        hits = await service.memories.text_search(match, filters, 10, rest=rest)
+        hits = await service.stores.memories.text_search(match, filters, 10, rest=rest)
         assert_ranked_as(hits, scores, candidates)
         newest = rng.randint(5, 60)
         window = candidates & await newest_rows(service, match, newest)
-        hits = await service.memories.text_search(match, filters, 10, newest=newest, rest=rest)
+        hits = await service.stores.memories.text_search(
+            match, filters, 10, newest=newest, rest=rest
+        )
         assert_ranked_as(hits, scores, window)
-        hits = await service.memories.text_search(match, filters, 10, newest=newest)
+        hits = await service.stores.memories.text_search(match, filters, 10, newest=newest)
         assert_ranked_as(hits, await exact_scores(service, match, filters), window)
         checked += bool(hits)
     assert checked > 40  # the queries found something: the comparison was not vacuous
@@ -116,12 +122,12 @@ async def test_candidates_score_the_whole_expression_as_an_unbounded_search_does
 async def test_a_forced_small_budget_keeps_agents_apart_and_ranks_its_candidates_exactly(
     service: CortexService, corpus: list[str]
 ) -> None:
-    searcher = service.searcher
+    searcher = service.engines.searcher
     searcher.fts_row_budget = 25  # 260 memories behave as a million do
     rng = random.Random(3)
     for agent in ("default", "other"):
         filters = SearchFilters(agent_id=agent, now=NOW)
-        rows = await service.memories.db.fetchall(
+        rows = await service.stores.memories.db.fetchall(
             "SELECT id FROM memories WHERE agent_id = ?", [agent]
         )
         own = {str(row[0]) for row in rows}
@@ -140,16 +146,18 @@ async def test_terms_no_memory_holds_change_nothing_on_a_large_index(
 ) -> None:
     """A term found nowhere adds nothing to any score: the bounded path leaves it out (it would
     cost a search of its own), and a query of such terms alone finds nothing."""
-    service.searcher.fts_row_budget = 25
+    service.engines.searcher.fts_row_budget = 25
     filters = SearchFilters(agent_id="default", now=NOW)
     rng = random.Random(4)
     for _ in range(10):
         words = rng.sample(corpus, 3)
-        hits = await service.searcher.text_hits(build_query(" ".join(words)), filters, 10, 10)
+        hits = await service.engines.searcher.text_hits(
+            build_query(" ".join(words)), filters, 10, 10
+        )
         absent = build_query(" ".join([*words, "zzyzx", "quuxal"]))
-        assert await service.searcher.text_hits(absent, filters, 10, 10) == hits
+        assert await service.engines.searcher.text_hits(absent, filters, 10, 10) == hits
     nothing = build_query("zzyzx quuxal")
-    assert await service.searcher.text_hits(nothing, filters, 10, 10) == []
+    assert await service.engines.searcher.text_hits(nothing, filters, 10, 10) == []
 
 
 def test_terms_left_out_of_the_candidates_still_score_them_while_cheap_to_count() -> None:
@@ -183,16 +191,16 @@ async def test_a_cjk_question_finds_its_memory_on_a_large_index(
 ) -> None:
     """Each character is common, the bigrams of the question are rare: the candidates come from
     the bigrams' own counts, not from their characters' (which once left no candidate)."""
-    wanted = await service.remember(target)
+    wanted = await service.stores.memories.remember(target)
     for i in range(30):
         for pattern in noise:
-            await service.remember(pattern.format(i=i))
-    searcher = service.searcher
+            await service.stores.memories.remember(pattern.format(i=i))
+    searcher = service.engines.searcher
     searcher.fts_row_budget = 20
     filters = SearchFilters(agent_id="default", now=NOW)
     hits = await searcher.text_hits(build_query(question), filters, 10, 10)
     assert hits and hits[0][0] == wanted.id
-    result = await service.recall(question)
+    result = await service.stores.memories.recall(question)
     assert result.memories[0].id == wanted.id
 
 
@@ -202,10 +210,10 @@ async def test_an_agent_with_few_memories_in_a_large_file_is_searched_exactly(
 ) -> None:
     """Its own rows fit the budget, so all of them are scored, with every term: the top 10 is
     the unbounded search's, however common its terms are among the other agents' rows."""
-    searcher = service.searcher
+    searcher = service.engines.searcher
     searcher.fts_row_budget = 25 if include_shared else 20
     filters = SearchFilters(agent_id="tiny", now=NOW, include_shared=include_shared)
-    assert await service.memories.own_rows(filters, 1000) < searcher.fts_row_budget
+    assert await service.stores.memories.own_rows(filters, 1000) < searcher.fts_row_budget
     rng = random.Random(4)
     found = 0
     for _ in range(40):

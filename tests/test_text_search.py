@@ -36,12 +36,12 @@ MEMORIES = [
 @pytest.fixture
 async def filled(service: CortexService) -> CortexService:
     for content in MEMORIES:
-        await service.remember(content)
+        await service.stores.memories.remember(content)
     return service
 
 
 async def _top(service: CortexService, query: str) -> str:
-    result = await service.recall(query, max_results=3)
+    result = await service.stores.memories.recall(query, max_results=3)
     assert result.memories, f"nothing found for {query!r}"
     return result.memories[0].content
 
@@ -124,8 +124,8 @@ def test_a_compound_word_also_matches_its_parts_said_apart() -> None:
 async def test_a_compound_query_finds_a_memory_that_spells_it_apart(
     filled: CortexService,
 ) -> None:
-    await filled.remember("Caroline spoke at two events this spring")
-    await filled.remember("She found a support group specific to transgender youth")
+    await filled.stores.memories.remember("Caroline spoke at two events this spring")
+    await filled.stores.memories.remember("She found a support group specific to transgender youth")
     assert await _top(filled, "transgender-specific events") == (
         "She found a support group specific to transgender youth"
     )
@@ -138,8 +138,10 @@ def test_adjacent_content_words_also_count_as_a_phrase() -> None:
 
 
 async def test_a_memory_that_says_the_words_together_ranks_first(filled: CortexService) -> None:
-    await filled.remember("Game night, then a video")
-    await filled.remember("Nate won the video game tournament in Boston last spring")
+    await filled.stores.memories.remember("Game night, then a video")
+    await filled.stores.memories.remember(
+        "Nate won the video game tournament in Boston last spring"
+    )
     assert await _top(filled, "video game") == (
         "Nate won the video game tournament in Boston last spring"
     )

@@ -60,25 +60,25 @@ async def _first_run(settings: Any, clock: FakeClock, **agents: int) -> dict[str
 
 async def _fill(service: CortexService, agent: str = "default", n: int = 40) -> list[str]:
     """Every id remembered, the FACTS first in their order."""
-    ids = [(await service.remember(fact, agent_id=agent)).id for fact in FACTS]
+    ids = [(await service.stores.memories.remember(fact, agent_id=agent)).id for fact in FACTS]
     for i in range(n):
         filler = f"Filler note {i} of {agent} on gardening and tomatoes"
-        ids.append((await service.remember(filler, agent_id=agent)).id)
+        ids.append((await service.stores.memories.remember(filler, agent_id=agent)).id)
     await service.embed_pending()
     return ids
 
 
 async def _ready(service: CortexService, agent: str = "default") -> dict[str, Any]:
     """Ask once (that starts the build or load), wait for it, and return the debug view."""
-    await service.recall("anything", agent_id=agent)
-    await service.searcher.index.settled()
-    report = await service.search_debug("anything", agent_id=agent)
+    await service.stores.memories.recall("anything", agent_id=agent)
+    await service.engines.searcher.index.settled()
+    report = await service.stores.memories.search_debug("anything", agent_id=agent)
     assert report["vector_index"]["state"] == "ready", report["vector_index"]
     return report["vector_index"]
 
 
 def _sources(service: CortexService, agent: str) -> list[str]:
-    return [b.source for b in service.searcher.index.builds if b.agent_id == agent]
+    return [b.source for b in service.engines.searcher.index.builds if b.agent_id == agent]
 
 
 async def test_a_recall_during_the_build_answers_from_text_and_says_so_then_is_hybrid(
@@ -86,11 +86,11 @@ async def test_a_recall_during_the_build_answers_from_text_and_says_so_then_is_h
 ) -> None:
     async with _open(settings, clock) as service:
         ids = await _fill(service)
-        first = await service.recall("firewall blocks port", agent_id="default")
+        first = await service.stores.memories.recall("firewall blocks port", agent_id="default")
         assert ids[1] in {m.id for m in first.memories}  # the text channel found it
         assert any(line.startswith(BUILDING) for line in first.meta.degraded), first.meta.degraded
-        await service.searcher.index.settled()
-        report = await service.search_debug("firewall blocks port")
+        await service.engines.searcher.index.settled()
+        report = await service.stores.memories.search_debug("firewall blocks port")
         assert "vector" in report["channels"] and report["providers"]["vector_backend"] == "ivf"
         assert not [line for line in report["degraded"] if "vector index" in line]
         assert report["vector_index"]["state"] == "ready"
@@ -101,10 +101,10 @@ async def test_concurrent_recalls_start_one_build(settings: Any, clock: FakeCloc
     async with _open(settings, clock) as service:
         await _fill(service)
         answers = await asyncio.gather(
-            *(service.recall(fact, agent_id="default") for fact in FACTS * 2)
+            *(service.stores.memories.recall(fact, agent_id="default") for fact in FACTS * 2)
         )
         assert all(answer.memories for answer in answers)
-        await service.searcher.index.settled()
+        await service.engines.searcher.index.settled()
         assert _sources(service, "default") == ["built"]
 
 
@@ -115,12 +115,14 @@ async def test_a_restart_reads_the_saved_index_instead_of_building_it(
     assert list(index_dir(tmp_path / "a.db").glob("*.npz"))
 
     async with _open(settings, clock) as service:
-        first = await service.recall("golden retriever adopted", agent_id="default")
+        first = await service.stores.memories.recall("golden retriever adopted", agent_id="default")
         assert any(line.startswith(LOADING) for line in first.meta.degraded), first.meta.degraded
         described = await _ready(service)
         assert described["source"] == "saved" and described["kind"] == "ivf"
         assert _sources(service, "default") == ["saved"]  # no k-means ran in this process
-        report = await service.search_debug("golden retriever adopted", max_results=5)
+        report = await service.stores.memories.search_debug(
+            "golden retriever adopted", max_results=5
+        )
         assert report["hits"][0]["id"] == ids[2]
         assert report["hits"][0]["vector"]["rank"] == 0
 
@@ -130,19 +132,21 @@ async def test_what_changed_after_the_save_is_seen_and_what_was_removed_is_not(
 ) -> None:
     ids = (await _first_run(settings, clock))["default"]
     async with _open(settings, clock) as service:  # no recall
-        added = (await service.remember("Bob keeps bees on the roof in Kyoto")).id
+        added = (await service.stores.memories.remember("Bob keeps bees on the roof in Kyoto")).id
         await service.embed_pending()
-        await service.forget(ids[2], purge=True)  # its vector is deleted
-        await service.forget(ids[3])  # forgotten: the vector stays, recall must not show it
+        await service.stores.memories.forget(ids[2], purge=True)  # its vector is deleted
+        await service.stores.memories.forget(
+            ids[3]
+        )  # forgotten: the vector stays, recall must not show it
     async with _open(settings, clock) as service:
         assert (await _ready(service))["source"] == "saved"
-        index = service.searcher.index
+        index = service.engines.searcher.index
         live = set(index._partitions["default"].live_ids())
         assert added in live and ids[2] not in live
         for query, gone in [(FACTS[2], ids[2]), (FACTS[3], ids[3])]:
-            report = await service.search_debug(query, max_results=10)
+            report = await service.stores.memories.search_debug(query, max_results=10)
             assert gone not in {hit["id"] for hit in report["hits"]}
-        report = await service.search_debug("bees on the roof", max_results=3)
+        report = await service.stores.memories.search_debug("bees on the roof", max_results=3)
         assert report["hits"][0]["id"] == added and report["hits"][0]["vector"]["rank"] == 0
 
 
@@ -168,7 +172,9 @@ async def test_a_corrupt_saved_index_is_ignored_and_rebuilt(
     caplog.set_level(logging.WARNING, logger="cortex_mcp")
     async with _open(settings, clock) as service:
         assert (await _ready(service))["source"] == "built"
-        report = await service.search_debug("golden retriever adopted", max_results=5)
+        report = await service.stores.memories.search_debug(
+            "golden retriever adopted", max_results=5
+        )
         assert report["hits"][0]["id"] == ids[2]
     ignored = [r.getMessage() for r in caplog.records if "ignored" in r.getMessage()]
     assert len(ignored) == 1 and "rebuilt" in ignored[0], ignored
@@ -190,14 +196,16 @@ async def test_two_agents_never_mix_even_through_a_swapped_or_foreign_file(
     async with _open(settings, clock) as service:
         assert (await _ready(service, "a"))["source"] == "built"  # the header names b: ignored
         assert (await _ready(service, "b"))["source"] == "built"  # other.db's: ignored
-        index = service.searcher.index
+        index = service.engines.searcher.index
         assert set(index._partitions["a"].live_ids()) >= mine
         for agent, own in [("a", mine), ("b", theirs)]:
             live = set(index._partitions[agent].live_ids())
             others = mine | theirs
             assert not (live & (others - own)), agent
             for fact in FACTS:
-                recalled = await service.recall(fact, agent_id=agent, max_results=10)
+                recalled = await service.stores.memories.recall(
+                    fact, agent_id=agent, max_results=10
+                )
                 assert {m.id for m in recalled.memories} <= own, (agent, fact)
                 assert not recalled.meta.degraded
 
@@ -205,11 +213,11 @@ async def test_two_agents_never_mix_even_through_a_swapped_or_foreign_file(
 async def test_closing_during_a_build_stops_it(settings: Any, clock: FakeClock) -> None:
     async with _open(settings, clock) as service:
         await _fill(service)
-        first = await service.recall("firewall", agent_id="default")
+        first = await service.stores.memories.recall("firewall", agent_id="default")
         assert any(line.startswith(BUILDING) for line in first.meta.degraded)
     async with _open(settings, clock) as service:
         await _ready(service)  # whatever the first run left, this one is right
-        report = await service.search_debug("firewall blocks port", max_results=3)
+        report = await service.stores.memories.search_debug("firewall blocks port", max_results=3)
         assert report["hits"][0]["content"] == FACTS[1]
 
 
@@ -230,14 +238,14 @@ async def test_a_purged_memory_leaves_the_saved_file_too(
     async with _open(settings, clock) as service:
         ids = await _fill(service)
         await _ready(service)
-        await service.forget(ids[2], purge=True)  # while its index is loaded
-        await service.recall("anything", agent_id="default")  # the index sees it
-        await service.searcher.index.settled()
+        await service.stores.memories.forget(ids[2], purge=True)  # while its index is loaded
+        await service.stores.memories.recall("anything", agent_id="default")  # the index sees it
+        await service.engines.searcher.index.settled()
     live, nonzero = _on_disk(db)
     assert ids[2] not in live and nonzero[ids[2]] == 0 and nonzero[ids[1]] > 0
 
     async with _open(settings, clock) as service:
-        await service.forget(ids[1], purge=True)  # while no index is loaded
+        await service.stores.memories.forget(ids[1], purge=True)  # while no index is loaded
     async with _open(settings, clock) as service:
         assert (await _ready(service))["source"] == "saved"
     live, nonzero = _on_disk(db)
@@ -249,10 +257,10 @@ async def test_a_server_loads_the_saved_indexes_at_start_before_any_recall(
 ) -> None:
     await _first_run(settings, clock, a=10, b=10)
     async with open_cortex(settings, clock=clock, scheduler=True) as service:
-        index = service.searcher.index
+        index = service.engines.searcher.index
         await index.settled()
         for agent in ("a", "b"):
             assert index.describe(agent)["state"] == "ready"
             assert index.describe(agent)["source"] == "saved"
-        first = await service.recall(FACTS[2], agent_id="a")
+        first = await service.stores.memories.recall(FACTS[2], agent_id="a")
         assert not first.meta.degraded

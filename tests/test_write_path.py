@@ -102,8 +102,10 @@ async def test_concurrent_remembers_lose_nothing_and_duplicate_nothing(
 ) -> None:
     contents = [f"task {n} remembers that locker {n} holds {n * 3} keys" for n in range(150)]
     async with open_cortex(settings, clock=clock, background=False) as service:
-        made = await asyncio.gather(*(service.remember(c) for c in contents))
-        again = await asyncio.gather(*(service.remember(contents[0]) for _ in range(20)))
+        made = await asyncio.gather(*(service.stores.memories.remember(c) for c in contents))
+        again = await asyncio.gather(
+            *(service.stores.memories.remember(contents[0]) for _ in range(20))
+        )
     assert len({m.id for m in made}) == len(contents)
     assert {m.id for m in again} == {made[0].id}
     assert all(m.deduplicated for m in again)
@@ -217,24 +219,24 @@ async def test_access_counts_arrive_after_the_flush_interval(
     ends before, between or after the recalls (a loaded machine), every count arrives once.
     That a recall writes nothing itself: test_access_counts_are_written_on_close."""
     async with open_cortex(settings, clock=clock, background=False) as service:
-        made = await service.remember("The boiler is serviced every October")
-        service.access.interval_s = interval_s
+        made = await service.stores.memories.remember("The boiler is serviced every October")
+        service.engines.access.interval_s = interval_s
         for query in ("when is the boiler serviced", "boiler October", "serviced boiler"):
-            found = await service.recall(query)
+            found = await service.stores.memories.recall(query)
             assert [m.id for m in found.memories] == [made.id]
         deadline = time.monotonic() + HANG_S  # bounds a hang, not the timer's punctuality
         while _access(settings.db_path, made.id) != (3, 3):
             assert time.monotonic() < deadline, _access(settings.db_path, made.id)
             await asyncio.sleep(0.05)
-        assert service.access.pending == 0
+        assert service.engines.access.pending == 0
 
 
 async def test_access_counts_are_written_on_close(settings: Settings, clock: FakeClock) -> None:
     async with open_cortex(settings, clock=clock, background=False) as service:
-        made = await service.remember("The boiler is serviced every October")
-        service.access.interval_s = 3600  # only closing writes them
-        await service.recall("boiler serviced")
-        await service.recall("October boiler")
+        made = await service.stores.memories.remember("The boiler is serviced every October")
+        service.engines.access.interval_s = 3600  # only closing writes them
+        await service.stores.memories.recall("boiler serviced")
+        await service.stores.memories.recall("October boiler")
         assert _access(settings.db_path, made.id) == (0, 0)
     assert _access(settings.db_path, made.id) == (2, 2)
 
@@ -243,13 +245,13 @@ async def test_access_counts_wait_while_the_disk_refuses_and_are_written_after(
     tmp_path: Path, settings: Settings, clock: FakeClock
 ) -> None:
     async with open_cortex(settings, clock=clock, background=False) as service:
-        made = await service.remember("The boiler is serviced every October")
-        batcher = AccessBatcher(service.memories, interval_s=3600)
-        await service.db.conn.execute("PRAGMA query_only = ON")
+        made = await service.stores.memories.remember("The boiler is serviced every October")
+        batcher = AccessBatcher(service.stores.memories, interval_s=3600)
+        await service.stores.db.conn.execute("PRAGMA query_only = ON")
         batcher.record([(made.id, 0)], "boiler", "2026-11-01T12:00:00+00:00")
         await batcher.flush()
         assert batcher.pending == 1 and "read-only" in (batcher.last_error or "")
-        await service.db.conn.execute("PRAGMA query_only = OFF")
+        await service.stores.db.conn.execute("PRAGMA query_only = OFF")
         await batcher.close()
         assert batcher.pending == 0 and batcher.last_error is None
     assert _access(settings.db_path, made.id) == (1, 1)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import add_json_flag, emit, progress_bar, run_with_service
 from cortex_mcp.config import Settings
+
+if TYPE_CHECKING:
+    from cortex_mcp.service import CortexService
 
 
 def _progress_flag(parser: argparse.ArgumentParser) -> None:
@@ -42,9 +45,11 @@ def _import_human(d: dict[str, Any]) -> str:
 
 
 def run_import(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(service: Any) -> int:
+    async def work(service: CortexService) -> int:
         with progress_bar("import", force=args.progress) as bar:
-            report = await service.import_path(args.path, agent_id=args.agent, progress=bar.step)
+            report = await service.exchange.import_path(
+                args.path, agent_id=args.agent, progress=bar.step
+            )
         emit(args, report.as_dict(), _import_human)
         return 0
 
@@ -68,16 +73,18 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_export(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(service: Any) -> int:
+    async def work(service: CortexService) -> int:
         if args.format == "json":
             with progress_bar("export", force=args.progress) as bar:
-                result = await service.export_json(
+                result = await service.exchange.export_json(
                     args.out, agent_id=args.agent, force=args.force, progress=bar.step
                 )
         elif args.format == "markdown":
-            result = await service.export_markdown(args.out, agent_id=args.agent, force=args.force)
+            result = await service.exchange.export_markdown(
+                args.out, agent_id=args.agent, force=args.force
+            )
         else:
-            result = await service.export_sqlite(args.out, force=args.force)
+            result = await service.exchange.export_sqlite(args.out, force=args.force)
         emit(args, result, lambda d: "exported: " + ", ".join(f"{k} {v}" for k, v in d.items()))
         return 0
 

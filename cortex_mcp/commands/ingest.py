@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import add_json_flag, emit, run_with_service, short
+
+if TYPE_CHECKING:
+    from cortex_mcp.service import CortexService
 
 
 def _ingest_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,8 +33,10 @@ def _human_ingest(data: dict[str, Any]) -> str:
 
 
 def run_ingest(args: argparse.Namespace, settings: Any) -> int:
-    async def work(service: Any) -> int:
-        result = await service.ingest(args.user, args.assistant, session_id=args.session)
+    async def work(service: CortexService) -> int:
+        result = await service.conversation.ingest(
+            args.user, args.assistant, session_id=args.session
+        )
         emit(args, result.model_dump(mode="json"), _human_ingest)
         return 0
 
@@ -48,8 +53,8 @@ def _profile_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_profile(args: argparse.Namespace, settings: Any) -> int:
-    async def work(service: Any) -> int:
-        profile = await service.profile(refresh=args.refresh)
+    async def work(service: CortexService) -> int:
+        profile = await service.conversation.profile(refresh=args.refresh)
         emit(args, profile, _human_profile)
         return 0
 

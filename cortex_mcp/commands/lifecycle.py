@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import add_json_flag, emit, progress_bar, run_with_service
 from cortex_mcp.config import Settings
+
+if TYPE_CHECKING:
+    from cortex_mcp.service import CortexService
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,14 +81,14 @@ def run_lifecycle(args: argparse.Namespace, settings: Settings) -> int:
         sys.stderr.write(f"cortex-mcp: {refusal}\n")
         return 2
 
-    async def work(service: Any) -> int:
+    async def work(service: CortexService) -> int:
         if args.action == "preview":
-            report = await service.lifecycle_preview(now=args.now, agent_id=args.agent)
+            report = await service.lifecycle.preview(now=args.now, agent_id=args.agent)
         else:
-            preview = await service.lifecycle_preview(now=args.now, agent_id=args.agent)
+            preview = await service.lifecycle.preview(now=args.now, agent_id=args.agent)
             total = len(preview.actions)
             with progress_bar("lifecycle") as bar:
-                report = await service.lifecycle_run(
+                report = await service.lifecycle.run(
                     now=args.now,
                     agent_id=args.agent,
                     on_phase=lambda phase, done, phases: bar(done * total // phases, total),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import (
@@ -15,6 +15,10 @@ from cortex_mcp.commands.output import (
 )
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.redaction import describe_redactions
+
+if TYPE_CHECKING:
+    from cortex_mcp.service import CortexService
+    from cortex_mcp.service.reading import MemoryReading
 
 LAYERS = ("working", "core", "archive")
 
@@ -47,8 +51,8 @@ def _forgotten_row(m: dict[str, Any]) -> str:
 
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(service: Any) -> int:
-        page = await service.list_memories(
+    async def work(reader: MemoryReading) -> int:
+        page = await reader.list_memories(
             args.layer, args.category, args.limit, forgotten=args.forgotten
         )
         if args.forgotten:
@@ -77,8 +81,8 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_search(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(service: Any) -> int:
-        found = await service.search(args.query, limit=args.limit)
+    async def work(service: CortexService) -> int:
+        found = await service.memories.search(args.query, limit=args.limit)
         data = {"memories": [m.model_dump(mode="json") for m in found]}
 
         def human(d: dict[str, Any]) -> str:
@@ -129,9 +133,9 @@ def _detail(d: dict[str, Any]) -> str:
 
 
 def run_show(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(service: Any) -> int:
-        memory_id = await service.resolve_memory_id(args.id)
-        emit(args, await service.memory_detail(memory_id), _detail)
+    async def work(reader: MemoryReading) -> int:
+        memory_id = await reader.resolve_memory_id(args.id)
+        emit(args, await reader.memory_detail(memory_id), _detail)
         return 0
 
     return run_with_reader(settings, work)
@@ -149,8 +153,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_add(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(service: Any) -> int:
-        result = await service.remember(
+    async def work(service: CortexService) -> int:
+        result = await service.memories.remember(
             args.text,
             category=args.category,
             importance=args.importance,
@@ -180,9 +184,9 @@ def _forget_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_forget(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(service: Any) -> int:
-        memory_id = await service.resolve_memory_id(args.id)
-        result = await service.forget(memory_id, reason=args.reason, purge=args.purge)
+    async def work(service: CortexService) -> int:
+        memory_id = await service.reading.resolve_memory_id(args.id)
+        result = await service.memories.forget(memory_id, reason=args.reason, purge=args.purge)
         emit(args, result.model_dump(mode="json"), _forgot)
         return 0
 
@@ -205,9 +209,9 @@ def _restore_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_restore(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(service: Any) -> int:
-        memory_id = await service.resolve_memory_id(args.id)
-        restored = await service.restore_memory(memory_id, args.layer)
+    async def work(service: CortexService) -> int:
+        memory_id = await service.reading.resolve_memory_id(args.id)
+        restored = await service.browse.restore_memory(memory_id, args.layer)
         emit(args, restored, lambda d: f"restored: {d['id']} ({d['layer']})")
         return 0
 
@@ -239,9 +243,9 @@ def _stats_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_stats(args: argparse.Namespace, settings: Settings) -> int:
-    async def work(service: Any) -> int:
-        data = await service.stats(all_agents=True)
-        data["lifecycle"] = {"last_success": await service.lifecycle.last_success()}
+    async def work(service: CortexService) -> int:
+        data = await service.status.stats(all_agents=True)
+        data["lifecycle"] = {"last_success": await service.engines.lifecycle.last_success()}
         emit(args, data, _stats_human)
         return 0
 

@@ -10,10 +10,14 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.errors import CortexError
+
+if TYPE_CHECKING:
+    from cortex_mcp.service import CortexService
+    from cortex_mcp.service.reading import MemoryReading
 
 PROGRESS_MIN_ITEMS = 200  # smaller jobs finish before a bar would help
 
@@ -32,7 +36,7 @@ def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> No
 
 def run_with_service(
     settings: Settings,
-    work: Callable[[Any], Awaitable[int]],
+    work: Callable[[CortexService], Awaitable[int]],
     *,
     scheduler: bool = False,
     reports_degradation: bool = False,
@@ -51,7 +55,7 @@ def run_with_service(
     return _run_reporting_errors(main())
 
 
-def run_with_reader(settings: Settings, work: Callable[[Any], Awaitable[int]]) -> int:
+def run_with_reader(settings: Settings, work: Callable[[MemoryReading], Awaitable[int]]) -> int:
     """`run_with_service` for commands that only read stored memories (`list`, `show`): they
     get a `MemoryReading` over the database alone, which starts in a fraction of the time."""
     from cortex_mcp.reader import open_reader

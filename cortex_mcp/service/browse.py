@@ -9,29 +9,63 @@ import binascii
 import json
 import os
 from datetime import timedelta
-from functools import cached_property
 from typing import Any
 
+from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import Category, ForgetResult, Layer, Memory, to_iso
+from cortex_mcp.models import Category, Clock, ForgetResult, Layer, Memory, to_iso
+from cortex_mcp.providers.cascade import EmbeddingCascade
+from cortex_mcp.providers.llm import LLMCascade
+from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.text import build_query, quote
-from cortex_mcp.service.memories import MemoryTools
-from cortex_mcp.service.status import StatusTools
-from cortex_mcp.store.backend import store_classes
-from cortex_mcp.store.browse import SORTS, STATUSES, BrowseStore, TableQuery
+from cortex_mcp.service.effects import Refresher
+from cortex_mcp.service.memories import MemoryService, unique
+from cortex_mcp.service.reading import MemoryReading
+from cortex_mcp.service.status import StatusService
+from cortex_mcp.store.backend import Stores
+from cortex_mcp.store.browse import SORTS, STATUSES, TableQuery
 
 SEARCH_MODES = ("hybrid", "text", "vector")
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
-class BrowseTools(MemoryTools, StatusTools):
+class BrowseService:
     """The dashboard's reads and edits (the REST routes in transports/dashboard_api.py)."""
 
-    @cached_property
-    def browser(self) -> BrowseStore:
-        return store_classes(self.db).browse(self.db)
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        stores: Stores,
+        reading: MemoryReading,
+        memories: MemoryService,
+        status: StatusService,
+        searcher: HybridSearch,
+        embeddings: EmbeddingCascade,
+        llm: LLMCascade,
+        provider_notes: list[str],
+        llm_notes: list[str],
+        latency: LatencyWindow,
+        refresher: Refresher,
+        clock: Clock,
+    ) -> None:
+        self.settings = settings
+        self.stores = stores
+        self.browser = stores.browse
+        self.reading = reading
+        self.memories = memories
+        self.status = status
+        self.searcher = searcher
+        self.embeddings = embeddings
+        self.llm = llm
+        self.provider_notes = provider_notes
+        self.llm_notes = llm_notes
+        self.latency = latency
+        self.refresher = refresher
+        self.clock = clock
 
     def _agent(self, agent_id: str | None) -> str:
         return validate.agent_id(agent_id, self.settings.agent_id)
@@ -100,7 +134,7 @@ class BrowseTools(MemoryTools, StatusTools):
 
     async def memory_page(self, memory_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """memory_detail plus where it came from, the summary covering it and its audit log."""
-        detail = await self.memory_detail(memory_id, agent_id)
+        detail = await self.reading.memory_detail(memory_id, agent_id)
         memory = Memory.model_validate(detail["memory"])
         covering = await self.browser.summaries_covering(memory)
         return {
@@ -132,19 +166,19 @@ class BrowseTools(MemoryTools, StatusTools):
         """A forgotten or superseded memory live again (in `layer`); a live one is returned
         unchanged."""
         target = validate.memory_id(memory_id, "id")
+        now = to_iso(self.clock.now())
         restored = await self.browser.restore(
-            target, self._agent(agent_id), validate.member("layer", layer, Layer), self._now()
+            target, self._agent(agent_id), validate.member("layer", layer, Layer), now
         )
-        self._changed()
-        if self.indexer is not None:
-            self._track(restored)
+        self.refresher.bulk_changed()
+        self.refresher.track(restored)
         return restored.model_dump(mode="json")
 
     async def correct_memory(
         self, memory_id: str, content: str, reason: str | None = None, agent_id: str | None = None
     ) -> ForgetResult:
         """A new version that supersedes the memory (the old one stays in the chain)."""
-        return await self.forget(memory_id, reason, content, False, agent_id)
+        return await self.memories.forget(memory_id, reason, content, False, agent_id)
 
     # ---- search under two settings ------------------------------------------------------
 
@@ -159,7 +193,7 @@ class BrowseTools(MemoryTools, StatusTools):
         temporal_decay?}) of the same query: what each setting changes, side by side."""
         text = validate.query(query)
         size = validate.int_range("limit", limit, 1, 50)
-        filters = self._filters(agent_id, None, None)
+        filters = self.memories.filters(agent_id, None, None)
         reports = []
         for variant in variants:
             mode = variant.get("mode", "hybrid")
@@ -176,7 +210,7 @@ class BrowseTools(MemoryTools, StatusTools):
             )
             report = debug_report(outcome, settings)
             report["mode"] = mode
-            report["degraded"] = self._degraded(outcome.degraded)
+            report["degraded"] = unique(outcome.degraded)
             reports.append(report)
         return {"query": text, "variants": reports}
 
@@ -219,28 +253,28 @@ class BrowseTools(MemoryTools, StatusTools):
         agents = await self.browser.agents()
         return {
             "agent_id": agent,
-            "memories": await self.memories.counts(agent),
+            "memories": await self.stores.memories.counts(agent),
             "agents": agents,
-            "recall_latency_ms": self.recall_latency.summary(),
+            "recall_latency_ms": self.latency.summary(),
             "llm": {
                 "providers": self.llm.names,
-                "counts": await self.counters.read("llm"),
+                "counts": await self.stores.counters.read("llm"),
                 "failures": dict(self.llm.failures),
                 "notes": list(self.llm_notes),
             },
             "embeddings": {
                 "providers": [p.name for p in self.embeddings.providers],
                 "calls": self.embeddings.calls,
-                "vectors": await self.vectors.counts(),
-                "cache_rows": await self.vectors.cache_size(),
+                "vectors": await self.stores.vectors.counts(),
+                "cache_rows": await self.stores.vectors.cache_size(),
                 "notes": list(self.provider_notes),
             },
             "ingest": {
-                "turns": await self.turns.counts(),
-                "counts": await self.counters.read("ingest"),
+                "turns": await self.stores.turns.counts(),
+                "counts": await self.stores.counters.read("ingest"),
             },
             "storage": await self.browser.storage(),
-            "health": await self.health_check() if with_health else None,
+            "health": await self.status.health_check() if with_health else None,
             "settings": self.settings_in_force(),
         }
 

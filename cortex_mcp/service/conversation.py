@@ -1,20 +1,42 @@
-"""Ingest, flush and profile: what the facade does with conversation turns."""
+"""Ingest, flush and profile: what the service does with conversation turns."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
-from cortex_mcp.engine.ingest.flush import FlushResult
+from cortex_mcp.engine.ingest.flush import Flusher, FlushResult
 from cortex_mcp.engine.ingest.messages import checked_messages, last_turn
-from cortex_mcp.engine.ingest.pipeline import IngestResult
-from cortex_mcp.engine.ingest.profile import readable
+from cortex_mcp.engine.ingest.pipeline import Ingestor, IngestResult
+from cortex_mcp.engine.ingest.profile import ProfileKeeper, readable
+from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.service.core import ServiceCore
+from cortex_mcp.providers.llm import LLMCascade
+from cortex_mcp.service.effects import Refresher
 
 
-class ConversationTools(ServiceCore):
+class ConversationService:
     """Ingest, flush, profile, edit_profile: delegations to the ingest engines."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        ingestor: Ingestor,
+        flusher: Flusher,
+        profiles: ProfileKeeper,
+        redactor: Redactor,
+        llm: LLMCascade,
+        refresher: Refresher,
+    ) -> None:
+        self.settings = settings
+        self.ingestor = ingestor
+        self.flusher = flusher
+        self.profiles = profiles
+        self.redactor = redactor
+        self.llm = llm
+        self.refresher = refresher
 
     async def ingest(
         self,
@@ -58,7 +80,7 @@ class ConversationTools(ServiceCore):
         agent = validate.agent_id(agent_id, self.settings.agent_id)
         session = await self.redactor.clean_optional(_session_id(session_id))
         outcome = await self.flusher.flush(messages, agent, session, reason)
-        self._memories_written()
+        self.refresher.written()
         return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)
 
     async def profile(self, agent_id: str | None = None, refresh: bool = False) -> dict[str, Any]:

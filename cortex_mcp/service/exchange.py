@@ -1,10 +1,11 @@
-"""Lifecycle, import, export and listings: the facade's bulk operations."""
+"""Import and export: files and documents in, files and documents out, for one agent or all."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.exchange.exporters import (
     export_document,
@@ -16,46 +17,32 @@ from cortex_mcp.engine.exchange.exporters import (
 )
 from cortex_mcp.engine.exchange.pipeline import ImportJob, ImportReport, Progress, run_import
 from cortex_mcp.engine.exchange.sources import Source, find_sources, inline_sources
-from cortex_mcp.engine.lifecycle.runner import PhaseCallback, parse_moment
-from cortex_mcp.errors import NotFound
-from cortex_mcp.models import (
-    LifecycleReport,
-)
-from cortex_mcp.service.core import ServiceCore
-from cortex_mcp.store.relations import Triple
+from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
+from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.models import Clock, to_iso
+from cortex_mcp.service.effects import Refresher
+from cortex_mcp.store.exports import ExportStore
 
 
-class ExchangeTools(ServiceCore):
-    """Lifecycle, import/export and listings: delegations to the lifecycle and exchange engines."""
+class ExchangeService:
+    """Import and export: delegations to the exchange engine."""
 
-    async def lifecycle_preview(
-        self, now: str | None = None, agent_id: str | None = None
-    ) -> LifecycleReport:
-        agent = validate.agent_id(agent_id, "*") if agent_id else None
-        return await self._engine().preview(parse_moment(now), agent)
-
-    async def lifecycle_run(
+    def __init__(
         self,
-        now: str | None = None,
-        agent_id: str | None = None,
-        on_phase: PhaseCallback | None = None,
-    ) -> LifecycleReport:
-        agent = validate.agent_id(agent_id, "*") if agent_id else None
-        await self.drain()
-        return await self._engine().run(parse_moment(now), agent, on_phase)
-
-    async def lifecycle_log(
-        self, limit: int = 100, agent_id: str | None = None
-    ) -> list[dict[str, Any]]:
-        """The audit log: one agent's entries, or every agent's when `agent_id` is None (the
-        operator's CLI; remote callers always pass their agent)."""
-        size = validate.int_range("limit", limit, 1, 10_000)
-        agent = validate.agent_id(agent_id, "*") if agent_id else None
-        return await self._engine().store.log(size, agent)
-
-    async def after_lifecycle(self) -> None:
-        """What a finished run refreshes: vector index, embeddings of new summaries, mirrors."""
-        self._changed()
+        *,
+        settings: Settings,
+        exports: ExportStore,
+        redactor: Redactor,
+        indexer: EmbeddingIndexer | None,
+        refresher: Refresher,
+        clock: Clock,
+    ) -> None:
+        self.settings = settings
+        self.exports = exports
+        self.redactor = redactor
+        self.indexer = indexer
+        self.refresher = refresher
+        self.clock = clock
 
     async def import_path(
         self,
@@ -102,7 +89,7 @@ class ExchangeTools(ServiceCore):
         )
         report = await run_import(job)
         if report.memories or report.relations:
-            self._changed()
+            self.refresher.bulk_changed()
         return report
 
     def _embedding_as_it_goes(self, progress: Progress | None) -> Progress | None:
@@ -154,47 +141,13 @@ class ExchangeTools(ServiceCore):
         """An export returned rather than written to a file (REST): `{format, document}` for
         json, `{format, files}` for markdown; either can be posted back to `import_memories`."""
         if format == "markdown":
-            agent = validate.agent_id(agent_id, self.settings.agent_id)
+            own = validate.agent_id(agent_id, self.settings.agent_id)
             words = self.settings.mirrors.memory_md_words
-            files = await mirror_files(self.exports, agent, self._now(), words, exact=True)
+            files = await mirror_files(self.exports, own, self._now(), words, exact=True)
             return {"format": "markdown", "files": files}
         agent = validate.agent_id(agent_id, "*") if agent_id else None
         document = await export_document(self.exports, agent, self._now())
         return {"format": "json", "document": document}
 
-    async def list_relations(self, agent_id: str | None = None, limit: int = 200) -> dict[str, Any]:
-        """The agent's relations (subject, predicate, object), most recently updated first."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
-        size = validate.int_range("limit", limit, 1, 10_000)
-        return {"relations": await self.relations.for_agent(agent, size)}
-
-    async def add_relation(
-        self, subject: str, predicate: str, object: str, agent_id: str | None = None
-    ) -> dict[str, Any]:
-        """Store one (subject, predicate, object) for the agent, secrets redacted; adding a
-        known triple refreshes it. Returns the stored relation."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
-        parts = [
-            validate.text(name, value, limit, verbatim=True)
-            for name, value, limit in (
-                ("subject", subject, validate.MAX_RELATION_PART_CHARS),
-                ("predicate", predicate, validate.MAX_PREDICATE_CHARS),
-                ("object", object, validate.MAX_RELATION_PART_CHARS),
-            )
-        ]
-        cleaned = await self.redactor.clean_relation(*parts)
-        triple = Triple(cleaned[0], cleaned[1], cleaned[2], confidence=1.0)
-        relation = await self.relations.add(agent, triple, self._now())
-        self._mirror()
-        return relation
-
-    async def delete_relation(
-        self, relation_id: str, agent_id: str | None = None
-    ) -> dict[str, Any]:
-        """Delete one of the agent's relations; another agent's is "not found" like a missing one."""
-        target = validate.relation_id(relation_id, "id")
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
-        if not await self.relations.delete(target, agent):
-            raise NotFound(f"id: no relation {target} for agent {agent!r}", field="id")
-        self._mirror()
-        return {"id": target, "deleted": True}
+    def _now(self) -> str:
+        return to_iso(self.clock.now())

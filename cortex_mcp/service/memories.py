@@ -1,4 +1,5 @@
-"""Recall, remember, forget, search and the search debugger: the facade's memory tools."""
+"""Recall, remember, forget, search and the search debugger: the memory tools every transport
+calls (the four MCP tools, REST's memory routes, the CLI's add/search/forget)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,25 @@ import time
 from collections import Counter
 from typing import Any
 
+from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
+from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.gate import (
     build_context,
     frame_for_prompt,
     framing_cost,
     small_talk_reason,
 )
-from cortex_mcp.engine.recall.indexer import FreshVectors
+from cortex_mcp.engine.recall.indexer import EmbeddingIndexer, FreshVectors
+from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.recall.report import debug_report
+from cortex_mcp.engine.redact import Redactor
 from cortex_mcp.engine.redaction import redact
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import (
     Category,
+    Clock,
     ForgetResult,
     ForgetStatus,
     Layer,
@@ -30,17 +37,48 @@ from cortex_mcp.models import (
     RecallResult,
     RememberResult,
     ScoredMemory,
+    SearchFilters,
+    to_iso,
 )
 from cortex_mcp.search.fusion import Candidate
-from cortex_mcp.service.core import ServiceCore
+from cortex_mcp.search.hybrid import HybridSearch
+from cortex_mcp.service.effects import Background, Refresher
+from cortex_mcp.store.memories import MemoryStore
 
 log = logging.getLogger(__name__)
 
 _PENDING_PER_RECALL = 8  # memories without a vector embedded along with a recall's query
 
 
-class MemoryTools(ServiceCore):
+class MemoryService:
     """Recall, remember, forget, search, search_debug, update_memory."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        memories: MemoryStore,
+        searcher: HybridSearch,
+        indexer: EmbeddingIndexer | None,
+        redactor: Redactor,
+        access: AccessBatcher,
+        latency: LatencyWindow,
+        lifecycle: LifecycleEngine,
+        refresher: Refresher,
+        background: Background,
+        clock: Clock,
+    ) -> None:
+        self.settings = settings
+        self.memories = memories
+        self.searcher = searcher
+        self.indexer = indexer
+        self.redactor = redactor
+        self.access = access
+        self.latency = latency
+        self.lifecycle = lifecycle
+        self.refresher = refresher
+        self.background = background
+        self.clock = clock
 
     async def recall(
         self,
@@ -60,7 +98,7 @@ class MemoryTools(ServiceCore):
         limit = validate.int_range("max_results", max_results, 1, 50)
         budget = validate.int_range("max_tokens", max_tokens, 50, 100_000)
         framed = validate.choice("format", format, ("plain", "prompt")) == "prompt"
-        filters = self._filters(agent_id, layers, categories, include_shared)
+        filters = self.filters(agent_id, layers, categories, include_shared)
         reason = small_talk_reason(text)
         if reason is not None:
             meta = RecallMeta(took_ms=_ms_since(started), skipped_reason=reason)
@@ -72,7 +110,9 @@ class MemoryTools(ServiceCore):
             text, filters, limit, self.clock.now(), pending=pending
         )
         if outcome.fresh and self.indexer is not None:
-            self._spawn(self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh)))
+            self.background.spawn(
+                self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh))
+            )
         ranked = [c for c in outcome.ranked if c.memory is not None]
         if self.indexer is not None and "vector" in outcome.channels:
             # found by text only: embed these before the rest of the backlog
@@ -88,14 +128,14 @@ class MemoryTools(ServiceCore):
         self.access.record([(m.id, rank) for rank, m in enumerate(scored)], text, self._now())
         meta = RecallMeta(
             took_ms=_ms_since(started),
-            degraded=self._degraded(outcome.degraded),
+            degraded=unique(outcome.degraded),
             channels=outcome.channels,
             tokens=tokens,
             timings_ms=outcome.timings_ms,
         )
         if len(text) == 1:
             meta.notes.append("one-character query: matched as a single character")
-        self.recall_latency.record(meta.took_ms)
+        self.latency.record(meta.took_ms)
         return RecallResult(context=context, memories=scored, meta=meta)
 
     async def remember(
@@ -124,9 +164,9 @@ class MemoryTools(ServiceCore):
         redacted: Counter[str] = Counter()
         new = await self.redactor.clean_memory(new, redacted)
         outcome = await self.memories.remember(new, self._now())
-        if self.indexer is not None and not outcome.deduplicated:
-            self._track(outcome.memory)
-        self._mirror()
+        if not outcome.deduplicated:
+            self.refresher.track(outcome.memory)
+        self.refresher.mirror()
         return RememberResult(
             id=outcome.memory.id,
             layer=outcome.memory.layer,
@@ -153,13 +193,12 @@ class MemoryTools(ServiceCore):
             )
         reason = await self.redactor.clean_optional(reason)
         now = self._now()
-        if self.indexer is not None:
-            self.indexer.discard(target)
+        self.refresher.discard(target)
         if purge:
             await self.memories.purge(target, agent, now)
-            await self._engine().erase_from_summaries(target)  # no extract of it may remain
+            await self.lifecycle.erase_from_summaries(target)  # no extract of it may remain
             self.searcher.index.mark_dirty()
-            self._mirror()
+            self.refresher.mirror()
             return ForgetResult(id=target, status=ForgetStatus.purged)
         if correction is not None:
             old = await self._require(target, agent)
@@ -173,14 +212,13 @@ class MemoryTools(ServiceCore):
                 source="correction",
             )
             outcome = await self.memories.correct(target, new, reason, now)
-            if self.indexer is not None:
-                self._track(outcome.memory)
-            self._mirror()
+            self.refresher.track(outcome.memory)
+            self.refresher.mirror()
             return ForgetResult(id=target, status=ForgetStatus.corrected, new_id=outcome.memory.id)
         if (await self._require(target, agent)).forgotten_at is not None:
             return ForgetResult(id=target, status=ForgetStatus.already_forgotten)
         await self.memories.forget(target, agent, reason, now)
-        self._mirror()
+        self.refresher.mirror()
         return ForgetResult(id=target, status=ForgetStatus.forgotten)
 
     async def search(
@@ -196,7 +234,7 @@ class MemoryTools(ServiceCore):
         context block, no access counting)."""
         text = _query(query)
         size = validate.int_range("limit", limit, 1, 50)
-        filters = self._filters(agent_id, layers, categories, include_shared)
+        filters = self.filters(agent_id, layers, categories, include_shared)
         outcome = await self.searcher.search(text, filters, size, self.clock.now())
         return [
             ScoredMemory(**c.memory.model_dump(), score=round(c.final, 6))
@@ -209,11 +247,11 @@ class MemoryTools(ServiceCore):
     ) -> dict[str, Any]:
         text = _query(query)
         limit = validate.int_range("max_results", max_results, 1, 50)
-        filters = self._filters(agent_id, None, None)
+        filters = self.filters(agent_id, None, None)
         outcome = await self.searcher.search(text, filters, limit, self.clock.now())
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)
-        report["degraded"] = self._degraded(outcome.degraded)
+        report["degraded"] = unique(outcome.degraded)
         report["vector_index"] = self.searcher.index.describe(filters.agent_id)
         return report
 
@@ -226,7 +264,28 @@ class MemoryTools(ServiceCore):
             validate.unit_interval("importance", changes.importance)
         return await self.memories.update(target, agent, changes, self._now())
 
-    async def _require(self, memory_id: str, agent_id: str) -> Any:
+    def filters(
+        self,
+        agent_id: str | None,
+        layers: list[str] | None,
+        categories: list[str] | None,
+        include_shared: bool | None = None,
+    ) -> SearchFilters:
+        """What a search of `agent_id`'s memories is limited to, each argument validated."""
+        return SearchFilters(
+            agent_id=validate.agent_id(agent_id, self.settings.agent_id),
+            layers=validate.members("layers", layers, Layer),
+            categories=validate.members("categories", categories, Category),
+            now=self._now(),
+            include_shared=(
+                self.settings.include_shared if include_shared is None else include_shared
+            ),
+        )
+
+    def _now(self) -> str:
+        return to_iso(self.clock.now())
+
+    async def _require(self, memory_id: str, agent_id: str) -> Memory:
         memory = await self.memories.get(memory_id)
         if memory is None or memory.agent_id != agent_id:
             raise NotFound(
@@ -245,6 +304,13 @@ def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
     original = candidate.memory
     truncated = original is not None and original.content != kept.content
     return ScoredMemory(**fields, score=round(candidate.final, 6), truncated=truncated)
+
+
+def unique(notes: list[str]) -> list[str]:
+    """What a search could not use, each fact once and short ("no embedding provider: text
+    search only"). What to set to fix it is for the person running the server: doctor, stats
+    and the MCP server's instructions say it, not every recall a model reads."""
+    return list(dict.fromkeys(notes))
 
 
 def _query(query: str) -> str:

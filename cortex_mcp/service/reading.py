@@ -1,10 +1,11 @@
 """Reading one agent's memories: the listing, an id from its first characters, one memory with
-its correction chain. It needs the settings and three stores, nothing else: the facade inherits
+its correction chain. It needs the settings and three stores, nothing else: the service holds
 it, and the people's `list` and `show` open it alone (`cortex_mcp.reader`), so that a scripted
 command starts without the engines, providers or numpy."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -28,14 +29,19 @@ class MemoryReading:
         memories: MemoryStore,
         exports: ExportStore,
         relations: RelationStore,
+        drain: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.settings = settings
         self.memories = memories
         self.exports = exports
         self.relations = relations
+        self._drain = drain
 
     async def drain(self) -> None:
-        """Wait for writes still in flight; a reader alone starts none (the facade does)."""
+        """Wait for writes still in flight (a recall's access counts), so that a memory's
+        details include them; a reader alone starts none."""
+        if self._drain is not None:
+            await self._drain()
 
     async def list_memories(
         self,

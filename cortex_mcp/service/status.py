@@ -1,30 +1,61 @@
-"""Memory details, core snapshot, stats and health: what the facade's resources read."""
+"""Core snapshot, stats and health: what resources, probes and `doctor` read of a running server."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from cortex_mcp import __version__
+from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.health import (
+    IntegrityWatch,
     embedding_endpoint,
     embedding_health,
     llm_record,
     sqlite_health,
     worst,
 )
+from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.recall.report import core_snapshot
-from cortex_mcp.models import Layer
-from cortex_mcp.service.core import ServiceCore
+from cortex_mcp.models import Clock, Layer, to_iso
+from cortex_mcp.providers.cascade import EmbeddingCascade
+from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.store import connector_info
+from cortex_mcp.store.backend import Stores
 
 
-class StatusTools(ServiceCore):
-    """What resources and probes read: memory details, core snapshot, stats, health."""
+class StatusService:
+    """What resources and probes read: core snapshot, stats, health, change counters."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        stores: Stores,
+        embeddings: EmbeddingCascade,
+        indexer: EmbeddingIndexer | None,
+        llm: LLMCascade,
+        provider_notes: list[str],
+        llm_notes: list[str],
+        clock: Clock,
+    ) -> None:
+        self.settings = settings
+        self.stores = stores
+        self.db = stores.db
+        self.memories = stores.memories
+        self.embeddings = embeddings
+        self.indexer = indexer
+        self.llm = llm
+        self.provider_notes = provider_notes
+        self.llm_notes = llm_notes
+        self.clock = clock
+        self._integrity = IntegrityWatch()
 
     async def core_markdown(self, agent_id: str | None = None, max_tokens: int = 2000) -> str:
         agent = validate.agent_id(agent_id, self.settings.agent_id)
-        core = await self.memories.list_layer(agent, Layer.core, self._now(), limit=500)
+        core = await self.memories.list_layer(
+            agent, Layer.core, to_iso(self.clock.now()), limit=500
+        )
         return core_snapshot(core, max_tokens)
 
     async def stats(
@@ -48,8 +79,8 @@ class StatusTools(ServiceCore):
             },
             "agent_id": agent,
             "memories": await self.memories.counts(agent),
-            "vectors": await self.vectors.counts(),
-            "embedding_cache_rows": await self.vectors.cache_size(),
+            "vectors": await self.stores.vectors.counts(),
+            "embedding_cache_rows": await self.stores.vectors.cache_size(),
             "embeddings": {
                 "providers": [p.name for p in self.embeddings.providers],
                 "model": primary.model_key if primary else None,
@@ -60,17 +91,17 @@ class StatusTools(ServiceCore):
                 "indexer": self.indexer.report() if self.indexer else None,
             },
             "degraded": list(self.provider_notes),
-            "redactions": await self.counters.read("redacted"),
+            "redactions": await self.stores.counters.read("redacted"),
             "ingest": {
-                "turns": await self.turns.counts(agent),
-                "counts": await self.counters.read("ingest"),
-                "flush": await self.counters.read("flush"),
-                "relations": await self.relations.count(agent),
+                "turns": await self.stores.turns.counts(agent),
+                "counts": await self.stores.counters.read("ingest"),
+                "flush": await self.stores.counters.read("flush"),
+                "relations": await self.stores.relations.count(agent),
             },
             "llm": {
                 "providers": self.llm.names,
                 "notes": list(self.llm_notes),
-                "counts": await self.counters.read("llm"),
+                "counts": await self.stores.counters.read("llm"),
                 "failures": dict(self.llm.failures),
                 "in_flight": self.llm.in_flight,
             },

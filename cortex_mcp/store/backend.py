@@ -16,7 +16,7 @@ from cortex_mcp.store.exports import ExportStore
 from cortex_mcp.store.interfaces import DatabaseHandle
 from cortex_mcp.store.lease import LeaseStore
 from cortex_mcp.store.lifecycle import LifecycleStore
-from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.memories import LayerTtl, MemoryStore
 from cortex_mcp.store.profiles import ProfileStore
 from cortex_mcp.store.relations import RelationStore
 from cortex_mcp.store.turns import TurnStore
@@ -73,3 +73,40 @@ def store_classes(db: DatabaseHandle) -> StoreClasses:
     from cortex_mcp.store.postgres.stores import POSTGRES
 
     return POSTGRES
+
+
+@dataclass(frozen=True)
+class Stores:
+    """Every store over one open database, built together by `build_stores`."""
+
+    db: Any
+    memories: MemoryStore
+    vectors: VectorStore
+    lifecycle: LifecycleStore
+    lease: LeaseStore
+    exports: ExportStore
+    browse: BrowseStore
+    relations: RelationStore
+    turns: TurnStore
+    profiles: ProfileStore
+    counters: Counters
+
+
+def build_stores(db: Any, ttl: LayerTtl) -> Stores:
+    """The one place a store is built (tests/test_architecture.py holds it so): each of
+    `db`'s backend, the memory store with the layers' lifetimes."""
+    classes = store_classes(db)
+    memories = classes.memories(db, ttl)
+    return Stores(
+        db=db,
+        memories=memories,
+        vectors=classes.vectors(db),
+        lifecycle=classes.lifecycle(db, memories),
+        lease=classes.lease(db),
+        exports=classes.exports(db),
+        browse=classes.browse(db),
+        relations=classes.relations(db),
+        turns=classes.turns(db, memories),
+        profiles=classes.profiles(db),
+        counters=classes.counters(db),
+    )

@@ -122,7 +122,7 @@ class MemoryPage(BaseModel):
 
 async def browse(call: Call) -> Any:
     q: BrowseQuery = call.query
-    return await call.service.browse_memories(
+    return await call.service.browse.browse_memories(
         call.agent_id,
         sort=q.sort,
         order=q.order,
@@ -138,54 +138,56 @@ async def browse(call: Call) -> Any:
 
 
 async def agents(call: Call) -> Any:
-    return await call.service.agents()
+    return await call.service.browse.agents()
 
 
 async def timeline(call: Call) -> Any:
-    return await call.service.timeline(call.agent_id, call.query.days)
+    return await call.service.browse.timeline(call.agent_id, call.query.days)
 
 
 async def memory_page(call: Call) -> Any:
-    return await call.service.memory_page(call.path["id"], call.agent_id)
+    return await call.service.browse.memory_page(call.path["id"], call.agent_id)
 
 
 async def restore(call: Call) -> Any:
     b: RestoreBody = call.body
-    return await call.service.restore_memory(call.path["id"], b.layer.value, call.agent_id)
+    return await call.service.browse.restore_memory(call.path["id"], b.layer.value, call.agent_id)
 
 
 async def correct(call: Call) -> ForgetResult:
     b: CorrectBody = call.body
-    return await call.service.correct_memory(call.path["id"], b.content, b.reason, call.agent_id)
+    return await call.service.browse.correct_memory(
+        call.path["id"], b.content, b.reason, call.agent_id
+    )
 
 
 async def compare(call: Call) -> Any:
     b: CompareBody = call.body
     variants = [v.model_dump() for v in b.variants]
-    return await call.service.search_compare(b.query, variants, b.limit, call.agent_id)
+    return await call.service.browse.search_compare(b.query, variants, b.limit, call.agent_id)
 
 
 async def runs(call: Call) -> Any:
-    return await call.service.lifecycle_runs(call.agent_id, call.query.limit)
+    return await call.service.browse.lifecycle_runs(call.agent_id, call.query.limit)
 
 
 async def turns(call: Call) -> Any:
     q: TurnsQuery = call.query
-    return await call.service.extraction_log(call.agent_id, q.limit, q.before)
+    return await call.service.browse.extraction_log(call.agent_id, q.limit, q.before)
 
 
 async def profile(call: Call) -> Any:
-    return await call.service.profile(call.agent_id)
+    return await call.service.conversation.profile(call.agent_id)
 
 
 async def edit_profile(call: Call) -> Any:
     b: ProfileBody = call.body
     changes = b.model_dump(exclude={"agent_id"}, exclude_unset=True)
-    return await call.service.edit_profile(changes, call.agent_id)
+    return await call.service.conversation.edit_profile(changes, call.agent_id)
 
 
 async def system(call: Call) -> Any:
-    return await call.service.system_report(call.agent_id, call.query.health)
+    return await call.service.browse.system_report(call.agent_id, call.query.health)
 
 
 _BY_ID = (400, 401, 404, 413, 422)

@@ -31,13 +31,6 @@ AGENT_HEADER = "x-cortex-agent"
 _AGENT = TypeAdapter(AgentId)
 
 
-class NotAvailable(CortexError):
-    """A route whose capability is not in this build yet."""
-
-    code = "not_available"
-    status = 503
-
-
 class BadRequest(CortexError):
     code = "invalid_json"
     status = 400

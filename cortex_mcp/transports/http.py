@@ -170,10 +170,10 @@ async def _watch_core(service: CortexService, bus: InMemorySubscriptionBus) -> N
     last_core: Any = None
     while True:
         try:
-            counter = await service.change_counter()
+            counter = await service.status.change_counter()
             if counter != last_counter:
                 last_counter = counter
-                core = await service.core_version()
+                core = await service.status.core_version()
                 if last_core is not None and core != last_core:
                     await bus.publish(ResourceUpdated(uri=CORE_URI))
                 last_core = core

@@ -210,7 +210,7 @@ def build_server(
         mime_type="text/markdown",
     )
     async def core() -> str:
-        return await for_agent(lambda service, agent: service.core_markdown(agent))
+        return await for_agent(lambda service, agent: service.status.core_markdown(agent))
 
     @mcp.resource(
         "cortex://stats",
@@ -219,7 +219,7 @@ def build_server(
         mime_type="application/json",
     )
     async def stats() -> str:
-        return await for_agent(lambda service, agent: _json(service.stats(agent)))
+        return await for_agent(lambda service, agent: _json(service.status.stats(agent)))
 
     @mcp.resource(
         "cortex://profile",
@@ -228,7 +228,7 @@ def build_server(
         mime_type="application/json",
     )
     async def profile() -> str:
-        return await for_agent(lambda service, agent: _json(service.profile(agent)))
+        return await for_agent(lambda service, agent: _json(service.conversation.profile(agent)))
 
     @mcp.resource(
         "cortex://memories/{id}",
@@ -238,7 +238,7 @@ def build_server(
     )
     async def memory(id: str, ctx: Context) -> str:
         try:
-            detail = await _service_of(ctx).memory_detail(id, _header_agent(ctx))
+            detail = await _service_of(ctx).reading.memory_detail(id, _header_agent(ctx))
         except CortexError as exc:
             raise ResourceNotFoundError(exc.message) from None
         return json.dumps(detail, ensure_ascii=False, indent=2)

@@ -1,9 +1,4 @@
-"""The REST API under /api/v1 (DESIGN.md §3): thin handlers over the service facade.
-
-Routes whose capability belongs to another part of the system (ingest, flush, lifecycle,
-export/import, listing) call the facade method when it exists and otherwise answer
-503 "not available yet": never a made-up answer.
-"""
+"""The REST API under /api/v1 (docs/http.md): thin handlers over the services, one call each."""
 
 from __future__ import annotations
 
@@ -21,20 +16,13 @@ from cortex_mcp.models import (
 from cortex_mcp.transports import rest_models as m
 from cortex_mcp.transports import rest_responses as r
 from cortex_mcp.transports.dashboard_api import DASHBOARD_ENDPOINTS
-from cortex_mcp.transports.endpoints import Call, Endpoint, NotAvailable, openapi_document
+from cortex_mcp.transports.endpoints import Call, Endpoint, openapi_document
 
 _MEMORY = "/memories/{id}"
 
 
-def _capability(call: Call, name: str) -> Any:
-    method = getattr(call.service, name, None)
-    if method is None:
-        raise NotAvailable(f"{name} is not available yet in this version of cortex-mcp")
-    return method
-
-
 async def health(call: Call) -> dict[str, Any]:
-    return call.service.health()
+    return call.service.status.health()
 
 
 async def openapi(call: Call) -> dict[str, Any]:
@@ -43,7 +31,7 @@ async def openapi(call: Call) -> dict[str, Any]:
 
 async def recall(call: Call) -> RecallResult:
     b: m.RecallBody = call.body
-    return await call.service.recall(
+    return await call.service.memories.recall(
         b.query,
         b.max_results,
         [str(layer) for layer in b.layers] if b.layers else None,
@@ -59,18 +47,18 @@ async def search(call: Call) -> r.SearchResponse:
     b: m.SearchBody = call.body
     layers = [str(layer) for layer in b.layers] if b.layers else None
     categories = [str(c) for c in b.categories] if b.categories else None
-    results = await call.service.search(
+    results = await call.service.memories.search(
         b.query, b.limit, layers, categories, call.agent_id, b.include_shared
     )
     debug = None
     if b.debug:
-        debug = await call.service.search_debug(b.query, b.limit, call.agent_id)
+        debug = await call.service.memories.search_debug(b.query, b.limit, call.agent_id)
     return r.SearchResponse(results=results, debug=debug)
 
 
 async def remember(call: Call) -> RememberResult:
     b: m.RememberBody = call.body
-    return await call.service.remember(
+    return await call.service.memories.remember(
         b.content,
         b.category.value,
         b.importance,
@@ -83,24 +71,25 @@ async def remember(call: Call) -> RememberResult:
 
 
 async def get_memory(call: Call) -> dict[str, Any]:
-    return await call.service.memory_detail(call.path["id"], call.agent_id)
+    return await call.service.reading.memory_detail(call.path["id"], call.agent_id)
 
 
 async def patch_memory(call: Call) -> Any:
     b: m.PatchBody = call.body
     changes = MemoryChanges(**b.model_dump(exclude={"agent_id"}))
-    return await call.service.update_memory(call.path["id"], changes, call.agent_id)
+    return await call.service.memories.update_memory(call.path["id"], changes, call.agent_id)
 
 
 async def delete_memory(call: Call) -> Any:
     q: m.ForgetQuery = call.query
-    return await call.service.forget(call.path["id"], q.reason, None, q.purge, call.agent_id)
+    return await call.service.memories.forget(
+        call.path["id"], q.reason, None, q.purge, call.agent_id
+    )
 
 
 async def list_memories(call: Call) -> Any:
     q: m.ListQuery = call.query
-    lister = _capability(call, "list_memories")
-    return await lister(
+    return await call.service.reading.list_memories(
         agent_id=call.agent_id,
         layer=q.layer,
         category=q.category,
@@ -111,14 +100,13 @@ async def list_memories(call: Call) -> Any:
 
 
 async def stats(call: Call) -> dict[str, Any]:
-    return await call.service.stats(call.agent_id)
+    return await call.service.status.stats(call.agent_id)
 
 
 async def ingest(call: Call) -> Any:
     b: m.IngestBody = call.body
-    run = _capability(call, "ingest")
     messages = [msg.model_dump() for msg in b.messages] if b.messages is not None else None
-    return await run(
+    return await call.service.conversation.ingest(
         b.user_message,
         b.assistant_message,
         call.agent_id,
@@ -130,9 +118,8 @@ async def ingest(call: Call) -> Any:
 
 async def flush(call: Call) -> Any:
     b: m.FlushBody = call.body
-    run = _capability(call, "flush")
     messages = [msg.model_dump() for msg in b.messages]
-    return await run(messages, call.agent_id, b.session_id, b.reason)
+    return await call.service.conversation.flush(messages, call.agent_id, b.session_id, b.reason)
 
 
 def _own_agent(call: Call) -> str:
@@ -142,44 +129,43 @@ def _own_agent(call: Call) -> str:
 
 
 async def lifecycle_run(call: Call) -> Any:
-    return await _capability(call, "lifecycle_run")(agent_id=_own_agent(call))
+    return await call.service.lifecycle.run(agent_id=_own_agent(call))
 
 
 async def lifecycle_preview(call: Call) -> Any:
-    return await _capability(call, "lifecycle_preview")(agent_id=_own_agent(call))
+    return await call.service.lifecycle.preview(agent_id=_own_agent(call))
 
 
 async def lifecycle_log(call: Call) -> Any:
     q: m.LogQuery = call.query
-    entries = await _capability(call, "lifecycle_log")(q.limit, agent_id=_own_agent(call))
+    entries = await call.service.lifecycle.log(q.limit, agent_id=_own_agent(call))
     return {"entries": entries}
 
 
 async def export(call: Call) -> Any:
     b: m.ExportBody = call.body
-    return await _capability(call, "export_memories")(format=b.format, agent_id=_own_agent(call))
+    return await call.service.exchange.export_memories(format=b.format, agent_id=_own_agent(call))
 
 
 async def import_(call: Call) -> Any:
     b: m.ImportBody = call.body
-    run = _capability(call, "import_memories")
-    return await run(
+    return await call.service.exchange.import_memories(
         b.content, format=b.format, agent_id=call.agent_id, document=b.document, files=b.files
     )
 
 
 async def list_relations(call: Call) -> Any:
     q: m.RelationsQuery = call.query
-    return await _capability(call, "list_relations")(agent_id=call.agent_id, limit=q.limit)
+    return await call.service.relations.list(agent_id=call.agent_id, limit=q.limit)
 
 
 async def add_relation(call: Call) -> Any:
     b: m.RelationBody = call.body
-    return await call.service.add_relation(b.subject, b.predicate, b.object, call.agent_id)
+    return await call.service.relations.add(b.subject, b.predicate, b.object, call.agent_id)
 
 
 async def delete_relation(call: Call) -> Any:
-    return await call.service.delete_relation(call.path["id"], call.agent_id)
+    return await call.service.relations.delete(call.path["id"], call.agent_id)
 
 
 _LATER = (400, 401, 413, 422, 503)

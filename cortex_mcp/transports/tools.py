@@ -142,14 +142,14 @@ def _max_results(default: int, description: str) -> Param:
 
 
 async def _recall(service: CortexService, a: dict[str, Any]) -> CallToolResult:
-    result = await service.recall(
+    result = await service.memories.recall(
         a["query"], a["max_results"], a["layers"], a["categories"], a["max_tokens"], a["agent_id"]
     )
     return render.tool_result(render.recall_text(result), result.model_dump(mode="json"))
 
 
 async def _remember(service: CortexService, a: dict[str, Any]) -> CallToolResult:
-    result = await service.remember(
+    result = await service.memories.remember(
         a["content"],
         a["category"],
         a["importance"],
@@ -162,14 +162,14 @@ async def _remember(service: CortexService, a: dict[str, Any]) -> CallToolResult
 
 
 async def _forget(service: CortexService, a: dict[str, Any]) -> CallToolResult:
-    result = await service.forget(
+    result = await service.memories.forget(
         a["memory_id"], a["reason"], a["correction"], a["purge"], a["agent_id"]
     )
     return render.tool_result(render.forget_text(result), result.model_dump(mode="json"))
 
 
 async def _search_debug(service: CortexService, a: dict[str, Any]) -> CallToolResult:
-    report = await service.search_debug(a["query"], a["max_results"], a["agent_id"])
+    report = await service.memories.search_debug(a["query"], a["max_results"], a["agent_id"])
     return render.tool_result(render.json_text(report), report)
 
 

@@ -37,7 +37,7 @@ async def _seed(settings: Settings) -> Seeded:
     async with open_cortex(settings, clock=clock) as service:
         # old, unimportant working notes: the lifecycle would archive them
         for n in range(4):
-            result = await service.remember(
+            result = await service.stores.memories.remember(
                 f"Old scratch note number {n} about a build log",
                 category="context",
                 importance=0.1,
@@ -47,7 +47,7 @@ async def _seed(settings: Settings) -> Seeded:
             seeded.ids[f"old{n}"] = result.id
         clock.moment = now - timedelta(days=3)
         seeded.ids["vps"] = (
-            await service.remember(
+            await service.stores.memories.remember(
                 "User's VPS runs on Oracle Cloud ARM in Frankfurt",
                 category="fact",
                 importance=0.8,
@@ -55,12 +55,12 @@ async def _seed(settings: Settings) -> Seeded:
             )
         ).id
         seeded.ids["editor"] = (
-            await service.remember(
+            await service.stores.memories.remember(
                 "Prefers Neovim over VS Code", category="preference", agent_id=AGENT
             )
         ).id
         seeded.ids["todo"] = (
-            await service.remember(
+            await service.stores.memories.remember(
                 "Renew the TLS certificate before December",
                 category="todo",
                 layer="working",
@@ -70,7 +70,7 @@ async def _seed(settings: Settings) -> Seeded:
         ).id
         clock.moment = now - timedelta(days=1)
         seeded.ids["archived"] = (
-            await service.remember(
+            await service.stores.memories.remember(
                 "Used to host the blog on a Raspberry Pi",
                 category="fact",
                 layer="archive",
@@ -79,21 +79,27 @@ async def _seed(settings: Settings) -> Seeded:
             )
         ).id
         seeded.ids["wrong"] = (
-            await service.remember("Lives in Porto", category="identity", agent_id=AGENT)
+            await service.stores.memories.remember(
+                "Lives in Porto", category="identity", agent_id=AGENT
+            )
         ).id
-        corrected = await service.forget(
+        corrected = await service.stores.memories.forget(
             seeded.ids["wrong"], "moved", "Lives in Lisbon", agent_id=AGENT
         )
         assert corrected.new_id is not None
         seeded.ids["corrected"] = corrected.new_id
         seeded.ids["forgotten"] = (
-            await service.remember("Dislikes olives", category="preference", agent_id=AGENT)
+            await service.stores.memories.remember(
+                "Dislikes olives", category="preference", agent_id=AGENT
+            )
         ).id
-        await service.forget(seeded.ids["forgotten"], "changed their mind", agent_id=AGENT)
+        await service.stores.memories.forget(
+            seeded.ids["forgotten"], "changed their mind", agent_id=AGENT
+        )
         for subject, predicate, obj in RELATIONS:
-            await service.add_relation(subject, predicate, obj, agent_id=AGENT)
+            await service.stores.relations.add(subject, predicate, obj, agent_id=AGENT)
         clock.moment = now - timedelta(hours=2)
-        await service.ingest(
+        await service.conversation.ingest(
             "Remember that I always deploy on Fridays at 5pm",
             "Noted: Friday 5pm deploys.",
             agent_id=AGENT,
@@ -102,7 +108,7 @@ async def _seed(settings: Settings) -> Seeded:
         for n in range(3):
             seeded.other_ids.append(
                 (
-                    await service.remember(
+                    await service.stores.memories.remember(
                         f"Bob's private note {n}: the vault code is 4{n}21", agent_id=OTHER
                     )
                 ).id

@@ -23,7 +23,7 @@ async def main(db: str, prefix: str, count: int, concurrency: int) -> None:
         async def one(n: int) -> None:
             content = f"{prefix} fact number {n}: the {prefix} sensor reads {n * 7} units"
             async with gate:
-                made = await service.remember(content)
+                made = await service.stores.memories.remember(content)
             sys.stdout.write(f"{made.id} {content}\n")
 
         await asyncio.gather(*(one(n) for n in range(count)))

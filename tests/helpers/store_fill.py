@@ -42,34 +42,52 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
     a turn, a profile edit and a lifecycle run. Returns a few ids by name."""
     ids = {}
     ids["tea"] = (
-        await service.remember(
+        await service.stores.memories.remember(
             "Prefers green tea in the morning",
             category="preference",
             importance=0.9,
             metadata={"b": 1, "a": [1, 2.5, "x"], "nested": {"z": None, "y": True}},
         )
     ).id
-    ids["zh"] = (await service.remember("用户住在上海浦东，喜欢吃小笼包", category="fact")).id
-    ids["ja"] = (await service.remember("ユーザーは東京の品川に住んでいる", category="fact")).id
-    await service.remember("My GitHub token is ghp_" + "a1B2c3D4e5" * 4, category="fact")
-    await service.remember("Harry works at Acme on the gateway", category="relationship")
+    ids["zh"] = (
+        await service.stores.memories.remember("用户住在上海浦东，喜欢吃小笼包", category="fact")
+    ).id
+    ids["ja"] = (
+        await service.stores.memories.remember("ユーザーは東京の品川に住んでいる", category="fact")
+    ).id
+    await service.stores.memories.remember(
+        "My GitHub token is ghp_" + "a1B2c3D4e5" * 4, category="fact"
+    )
+    await service.stores.memories.remember(
+        "Harry works at Acme on the gateway", category="relationship"
+    )
     clock.advance(hours=3)
-    await service.remember("Debugging the gateway crash", category="context", layer="working")
-    await service.remember("Old trip notes from Kyoto", category="fact", layer="archive")
-    await service.remember(
+    await service.stores.memories.remember(
+        "Debugging the gateway crash", category="context", layer="working"
+    )
+    await service.stores.memories.remember(
+        "Old trip notes from Kyoto", category="fact", layer="archive"
+    )
+    await service.stores.memories.remember(
         "Bob prefers black coffee", category="preference", agent_id="bob", shared=True
     )
-    ids["old"] = (await service.remember("The build server runs Debian 11")).id
-    await service.forget(ids["old"], reason="moved", correction="The build server runs Debian 12")
-    await service.add_relation("Harry", "works at", "Acme")
+    ids["old"] = (await service.stores.memories.remember("The build server runs Debian 11")).id
+    await service.stores.memories.forget(
+        ids["old"], reason="moved", correction="The build server runs Debian 12"
+    )
+    await service.stores.relations.add("Harry", "works at", "Acme")
     await service.embed_pending()
     clock.advance(minutes=5)
     for query in ("green tea", "gateway crash", "上海"):
-        await service.recall(query)
-    await service.ingest("I moved to Berlin last week", "Noted, Berlin it is.", session_id="s1")
-    await service.edit_profile({"summary": "Harry, lives in Berlin", "domains": ["networking"]})
+        await service.stores.memories.recall(query)
+    await service.conversation.ingest(
+        "I moved to Berlin last week", "Noted, Berlin it is.", session_id="s1"
+    )
+    await service.conversation.edit_profile(
+        {"summary": "Harry, lives in Berlin", "domains": ["networking"]}
+    )
     clock.advance(days=2)
-    await service.lifecycle_run()
+    await service.engines.lifecycle.run()
     return ids
 
 

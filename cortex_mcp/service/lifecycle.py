@@ -1,0 +1,40 @@
+"""The lifecycle as callers see it: preview what a run would do, run it, read the audit log."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from cortex_mcp.engine import validate
+from cortex_mcp.engine.lifecycle.runner import LifecycleEngine, PhaseCallback, parse_moment
+from cortex_mcp.models import LifecycleReport
+
+
+class LifecycleService:
+    """Preview, run and log: delegations to the lifecycle engine. `drain` is what a run waits
+    for first (writes still in flight, so that the run sees them)."""
+
+    def __init__(self, *, engine: LifecycleEngine, drain: Callable[[], Awaitable[None]]) -> None:
+        self.engine = engine
+        self._drain = drain
+
+    async def preview(self, now: str | None = None, agent_id: str | None = None) -> LifecycleReport:
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        return await self.engine.preview(parse_moment(now), agent)
+
+    async def run(
+        self,
+        now: str | None = None,
+        agent_id: str | None = None,
+        on_phase: PhaseCallback | None = None,
+    ) -> LifecycleReport:
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        await self._drain()
+        return await self.engine.run(parse_moment(now), agent, on_phase)
+
+    async def log(self, limit: int = 100, agent_id: str | None = None) -> list[dict[str, Any]]:
+        """The audit log: one agent's entries, or every agent's when `agent_id` is None (the
+        operator's CLI; remote callers always pass their agent)."""
+        size = validate.int_range("limit", limit, 1, 10_000)
+        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        return await self.engine.store.log(size, agent)
