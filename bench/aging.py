@@ -38,6 +38,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.service.requests import RememberRequest, SearchRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -177,8 +179,8 @@ async def age(dialogue: Dialogue, mode: str, folder: Path, after_days: int) -> O
                 month_end += timedelta(days=30)
             clock.moment = turn.at
             if mode == "control":
-                made = await service.stores.memories.remember(
-                    turn.text, category="context", source="locomo"
+                made = await service.memories.remember(
+                    RememberRequest(content=turn.text, category="context", source="locomo")
                 )
                 turn_of[made.id] = turn.dia_id
                 continue
@@ -193,7 +195,7 @@ async def age(dialogue: Dialogue, mode: str, folder: Path, after_days: int) -> O
         outcome.months.append(await _layers(service, asked))
         clock.moment = asked
         for question, evidence in dialogue.questions:
-            hits = await service.stores.memories.search(question, limit=10)
+            hits = await service.memories.search(SearchRequest(query=question, limit=10))
             outcome.ranks.append([_turns_of(m, turn_of, mode) for m in hits])
             outcome.evidence.append(evidence)
         if mode != "control":
@@ -214,7 +216,7 @@ async def _nights_until(
     while night <= until:
         if mode == "aged":
             clock.moment = night
-            await service.engines.lifecycle.run()
+            await service.lifecycle.run()
         night += timedelta(days=1)
     return night
 
@@ -254,7 +256,7 @@ async def _audit(
             outcome.untraceable.append(dia)
         elif all((m.superseded_by or m.forgotten_at) and m.id not in covered for m in memories):
             outcome.unfindable.append(dia)
-    log = await service.engines.lifecycle.log(10_000)
+    log = await service.lifecycle.log(10_000)
     pairs: set[tuple[str, str]] = set()
     for entry in log:
         ids = entry["memory_ids"]

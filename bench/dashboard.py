@@ -25,6 +25,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.service.requests import RememberRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -64,12 +66,14 @@ async def fill(db: Path, size: int, other: int) -> float:
     async with open_cortex(settings, clock=clock) as service:
         for i in range(size + other):
             words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 12)))
-            await service.stores.memories.remember(
-                f"note {i}: {words}",
-                category=rng.choice(CATEGORIES),
-                importance=round(rng.random(), 2),
-                layer=rng.choice(LAYERS),
-                agent_id=AGENT if i % (size + other) < size else "someone-else",
+            await service.memories.remember(
+                RememberRequest(
+                    content=f"note {i}: {words}",
+                    category=rng.choice(CATEGORIES),
+                    importance=round(rng.random(), 2),
+                    layer=rng.choice(LAYERS),
+                    agent_id=AGENT if i % (size + other) < size else "someone-else",
+                )
             )
     return time.perf_counter() - started
 

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -84,8 +86,8 @@ async def run_baseline(service, turns: int, callers: int) -> float:
     async def one(i: int) -> None:
         async with gate:
             user, assistant = turn(100_000 + i)
-            await service.stores.memories.remember(
-                f"user: {user}\nassistant: {assistant}", layer="working"
+            await service.memories.remember(
+                RememberRequest(content=f"user: {user}\nassistant: {assistant}", layer="working")
             )
 
     started = time.perf_counter()
@@ -97,7 +99,9 @@ async def recall_p50(service, rounds: int) -> float:
     took = []
     for i in range(rounds):
         started = time.perf_counter()
-        await service.stores.memories.recall(f"{TOPICS[i % len(TOPICS)]} step {i % 7}")
+        await service.memories.recall(
+            RecallRequest(query=f"{TOPICS[i % len(TOPICS)]} step {i % 7}")
+        )
         took.append((time.perf_counter() - started) * 1000)
     return statistics.median(took)
 

@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as cortex_mcp does; numpy loads first here
@@ -91,7 +93,9 @@ def pct(values: list[float], q: float) -> float:
 async def fill(service: CortexService, n: int, rng: random.Random, vocab: list[str]) -> float:
     started = time.perf_counter()
     for i in range(n):
-        await service.stores.memories.remember(synthetic_memory(rng, vocab, i), importance=0.5)
+        await service.memories.remember(
+            RememberRequest(content=synthetic_memory(rng, vocab, i), importance=0.5)
+        )
     await service.embed_pending()
     return time.perf_counter() - started
 
@@ -119,7 +123,7 @@ async def measure_inprocess(
         await service.engines.searcher.search(q, filters, 5, SystemClock().now())
     for q in queries:
         started = time.perf_counter()
-        result = await service.stores.memories.recall(q, max_results=5)
+        result = await service.memories.recall(RecallRequest(query=q, max_results=5))
         total = (time.perf_counter() - started) * 1000
         embed_ms.append(result.meta.timings_ms.get("embed", 0.0))
         recall_ms.append(total)

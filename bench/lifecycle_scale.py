@@ -75,9 +75,9 @@ async def main():
             service.engines.lifecycle.vector_model = lambda: args["model"]
         started, cpu = time.perf_counter(), time.process_time()
         if args["what"] == "preview":
-            report = await service.engines.lifecycle.preview()
+            report = await service.lifecycle.preview()
         else:
-            report = await service.engines.lifecycle.run()
+            report = await service.lifecycle.run()
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     print(json.dumps({"seconds": seconds, "cpu": cpu, "counts": report.counts}))
 

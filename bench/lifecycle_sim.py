@@ -25,6 +25,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -81,18 +83,22 @@ async def _turn(service: Any, rng: random.Random, day: int, turn: int) -> list[s
         )
         return [m.id for m in [*result.extracted, *getattr(result, "high_signals", [])]]
     if turn % 10 == 0:
-        made = await service.stores.memories.remember(
-            f"Decided on day {day} to go with option {detail % 7} for the {topic}",
-            category="decision",
-            layer="working",
-            importance=0.6,
+        made = await service.memories.remember(
+            RememberRequest(
+                content=f"Decided on day {day} to go with option {detail % 7} for the {topic}",
+                category="decision",
+                layer="working",
+                importance=0.6,
+            )
         )
     else:
-        made = await service.stores.memories.remember(
-            f"Day {day} turn {turn}: talked about the {topic}, detail {detail}",
-            category="context",
-            layer="working",
-            importance=0.4,
+        made = await service.memories.remember(
+            RememberRequest(
+                content=f"Day {day} turn {turn}: talked about the {topic}, detail {detail}",
+                category="context",
+                layer="working",
+                importance=0.4,
+            )
         )
     return [made.id]
 
@@ -125,7 +131,9 @@ async def simulate(
     async with open_cortex(settings, clock=clock, background=False) as service:
         keep = []
         for category, text, query in IDENTITY:
-            made = await service.stores.memories.remember(text, category=category, importance=0.9)
+            made = await service.memories.remember(
+                RememberRequest(content=text, category=category, importance=0.9)
+            )
             keep.append((made.id, query))
             result.written.append(made.id)
         for day in range(days):
@@ -140,16 +148,18 @@ async def simulate(
                     if n == 0 and day % 3 == 0
                     else f"Fact {day}-{n}: the {topic} needs {rng.randint(1, 99)} more steps"
                 )
-                made = await service.stores.memories.remember(text, category="fact", importance=0.5)
+                made = await service.memories.remember(
+                    RememberRequest(content=text, category="fact", importance=0.5)
+                )
                 result.written.append(made.id)
             for _ in range(recalls):
-                await service.stores.memories.recall(f"{rng.choice(TOPICS)} detail")
+                await service.memories.recall(RecallRequest(query=f"{rng.choice(TOPICS)} detail"))
             if day % 30 == 0:
                 for _, query in keep:
-                    await service.stores.memories.recall(query)
+                    await service.memories.recall(RecallRequest(query=query))
             await service.drain()
             clock.moment = (day_start + timedelta(days=1)).replace(hour=3, minute=0)
-            report = await service.engines.lifecycle.run()
+            report = await service.lifecycle.run()
             result.run_ms.append(report.took_ms)
             clock.moment = clock.moment.replace(hour=8)
             if (day + 1) % 30 == 0 or day == days - 1:
@@ -236,13 +246,13 @@ async def time_at_scale(n: int, folder: Path) -> dict[str, float]:
             batch = [m.model_dump(mode="json") for m in rows[start : start + 5000]]
             await service.stores.exports.import_batch("default", batch, [], [])
         started = time.perf_counter()
-        await service.engines.lifecycle.preview()
+        await service.lifecycle.preview()
         preview_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        report = await service.engines.lifecycle.run()
+        report = await service.lifecycle.run()
         run_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        again = await service.engines.lifecycle.run()
+        again = await service.lifecycle.run()
         quiet_ms = (time.perf_counter() - started) * 1000
         export = folder / f"scale{n}.json"
         started = time.perf_counter()

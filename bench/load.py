@@ -9,7 +9,7 @@ acknowledged write, HTTP and stdio, must be there once, under the id it was ackn
 with, with its content); lost access counts (after a clean stop, the access log must hold one
 row per memory every recall returned); p50/p95 per operation over HTTP (REST, bearer token, a
 fresh JSON body per call), remember over HTTP against recall over HTTP, and beside them the
-in-process `service.stores.memories.recall` of the same queries on the same file (the floor: no HTTP, no
+in-process `service.memories.recall` of the same queries on the same file (the floor: no HTTP, no
 JSON), with the ratio. Text search only (no embedding provider), so the figures are the
 server's own cost. Exit status 1 on any error, lost or duplicated write, or lost count.
 """
@@ -27,6 +27,8 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -64,7 +66,9 @@ async def seed(db: Path, count: int, rng: random.Random) -> None:
     settings = load_settings(db_path=db, embedding_provider="none")
     async with open_cortex(settings, background=False) as service:
         for i in range(count):
-            await service.stores.memories.remember(fact(rng, f"seed-{i}"), agent_id="load")
+            await service.memories.remember(
+                RememberRequest(content=fact(rng, f"seed-{i}"), agent_id="load")
+            )
 
 
 async def http_client(
@@ -146,10 +150,10 @@ async def in_process_recall(db: Path, queries: list[str]) -> list[float]:
     timings = []
     async with open_cortex(settings, background=False) as service:
         for text in queries[:50]:  # warm-up, as the server is warm
-            await service.stores.memories.recall(text, agent_id="load")
+            await service.memories.recall(RecallRequest(query=text, agent_id="load"))
         for text in queries:
             started = time.perf_counter()
-            await service.stores.memories.recall(text, agent_id="load")
+            await service.memories.recall(RecallRequest(query=text, agent_id="load"))
             timings.append((time.perf_counter() - started) * 1000)
     return timings
 

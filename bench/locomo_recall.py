@@ -49,6 +49,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -160,8 +162,8 @@ async def load_conversation(service: CortexService, conv: Conversation) -> dict[
     """Remember every turn; return memory id -> the dia_ids it stands for."""
     owners: dict[str, set[str]] = {}
     for dia_id, text in conv.turns.items():
-        result = await service.stores.memories.remember(
-            text, agent_id=conv.sample_id, importance=0.5
+        result = await service.memories.remember(
+            RememberRequest(content=text, agent_id=conv.sample_id, importance=0.5)
         )
         owners.setdefault(result.id, set()).add(dia_id)
     return owners
@@ -269,8 +271,10 @@ async def tool_path_row(
 ) -> None:
     for question, evidence in conv.questions:
         t0 = time.perf_counter()
-        result = await service.stores.memories.recall(
-            question, max_results=10, agent_id=conv.sample_id, max_tokens=100_000
+        result = await service.memories.recall(
+            RecallRequest(
+                query=question, max_results=10, agent_id=conv.sample_id, max_tokens=100_000
+            )
         )
         ms = (time.perf_counter() - t0) * 1000
         ids = [m.id for m in result.memories]

@@ -86,7 +86,7 @@ async def main():
         took = []
         for n, (agent, question) in enumerate(questions):
             started = time.perf_counter()
-            await service.stores.memories.recall(question, agent_id=agent, max_results=10)
+            await service.memories.recall(question, agent_id=agent, max_results=10)
             if n >= 10:  # the first ten warm the caches
                 took.append((time.perf_counter() - started) * 1000)
     print(json.dumps(took))
@@ -114,11 +114,11 @@ def question():
 async def main():
     async with open_cortex(settings, background=False) as service:
         for _ in range(5):
-            await service.stores.memories.recall(question(), agent_id="bench", max_results=10)
+            await service.memories.recall(question(), agent_id="bench", max_results=10)
         took = []
         for _ in range(int(queries)):
             started = time.perf_counter()
-            await service.stores.memories.recall(question(), agent_id="bench", max_results=10)
+            await service.memories.recall(question(), agent_id="bench", max_results=10)
             took.append((time.perf_counter() - started) * 1000)
     print(json.dumps(took))
 asyncio.run(main())

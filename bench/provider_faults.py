@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -64,7 +66,7 @@ def _settings(db: Path, url: str | None, timeout_s: float) -> Settings:
 
 async def _recall_ms(service: CortexService, query: str) -> tuple[float, Any]:
     started = time.perf_counter()
-    result = await service.stores.memories.recall(query)
+    result = await service.memories.recall(RecallRequest(query=query))
     return (time.perf_counter() - started) * 1000, result
 
 
@@ -91,7 +93,7 @@ async def _fill(db: Path, url: str, n: int, timeout_s: float) -> None:
     rng = random.Random(7)
     async with open_cortex(_settings(db, url, timeout_s), background=False) as service:
         for i in range(n):
-            await service.stores.memories.remember(_memory(rng, i))
+            await service.memories.remember(RememberRequest(content=_memory(rng, i)))
         await service.embed_pending()
 
 
@@ -106,7 +108,9 @@ async def _one_mode(
         await _p50(service, queries[:5])  # warm: SDK imported, matrix loaded
         state.mode = mode
         for i in range(2):
-            await service.stores.memories.remember(f"Written during the {mode} fault, note {i}")
+            await service.memories.remember(
+                RememberRequest(content=f"Written during the {mode} fault, note {i}")
+            )
         row["first_ms"], first = await _recall_ms(service, queries[0])
         row["outcome"] = "+".join(first.meta.channels)
         row["degraded"] = first.meta.degraded[0] if first.meta.degraded else ""
@@ -126,8 +130,8 @@ async def _one_mode(
         before = sum((await service.status.stats())["vectors"].values())
         state.recover()
         started = time.perf_counter()
-        await service.stores.memories.recall(
-            queries[0]
+        await service.memories.recall(
+            RecallRequest(query=queries[0])
         )  # agents keep recalling; it may carry pending rows
         backfilled = None
         while time.perf_counter() - started < args.backfill_wait:

@@ -41,6 +41,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as cortex_mcp does; numpy loads first here
@@ -129,7 +131,7 @@ async def timed_recalls(service: CortexService, queries: list[tuple[str, str]]) 
     times = []
     for agent, q in queries:
         started = time.perf_counter()
-        await service.stores.memories.recall(q, max_results=K, agent_id=agent)
+        await service.memories.recall(RecallRequest(query=q, max_results=K, agent_id=agent))
         times.append((time.perf_counter() - started) * 1000)
     await service.drain()
     return times
@@ -258,8 +260,8 @@ async def planted(path: Path) -> tuple[Path, list[Any]]:
         async with open_cortex(settings, background=False) as service:
             for conv in conversations:
                 for text in conv.turns.values():
-                    await service.stores.memories.remember(
-                        text, agent_id=conv.sample_id, importance=0.5
+                    await service.memories.remember(
+                        RememberRequest(content=text, agent_id=conv.sample_id, importance=0.5)
                     )
         marker.write_text(json.dumps({"source": path.name, "agents": len(conversations)}))
     return target, conversations
@@ -344,7 +346,7 @@ async def bench_size(n: int, n_queries: int, *, cold: bool, locomo: bool) -> dic
         service.engines.embeddings.providers = [embedder]
         started = time.perf_counter()
         for agent in sorted({a for a, _ in queries}):  # build every agent's index first
-            await service.stores.memories.recall("warm up", agent_id=agent)
+            await service.memories.recall(RecallRequest(query="warm up", agent_id=agent))
         await service.engines.searcher.index.settled()  # the builds run in the background
         row["build_s"] = time.perf_counter() - started
         row["builds"] = list(service.engines.searcher.index.builds)
@@ -427,20 +429,20 @@ async def restart_once(path: Path, question: tuple[str, str]) -> dict[str, Any]:
         service.engines.embeddings.providers = [ScaleEmbedder()]
         index = service.engines.searcher.index
         started = time.perf_counter()
-        first = await service.stores.memories.recall(q, max_results=K, agent_id=agent)
+        first = await service.memories.recall(RecallRequest(query=q, max_results=K, agent_id=agent))
         out["answer_ms"] = (time.perf_counter() - started) * 1000
         out["first_degraded"] = first.meta.degraded
         during = []
         while index.describe(agent)["state"] not in ("ready", "not loaded"):  # people ask on
             begun = time.perf_counter()
-            await service.stores.memories.recall(q, max_results=K, agent_id=agent)
+            await service.memories.recall(RecallRequest(query=q, max_results=K, agent_id=agent))
             during.append((time.perf_counter() - begun) * 1000)
             await asyncio.sleep(0.2)
         out["hybrid_s"] = time.perf_counter() - started
         await index.settled()  # its file is written after it serves
         out["during_ms"] = during
         out["hybrid_degraded"] = (
-            await service.stores.memories.recall(q, max_results=K, agent_id=agent)
+            await service.memories.recall(RecallRequest(query=q, max_results=K, agent_id=agent))
         ).meta.degraded
         out["agent_report"] = index.describe(agent)
         others = sorted({a for a in await _agents(path)} - {agent})

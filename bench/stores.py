@@ -40,6 +40,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as cortex_mcp does; numpy loads first here
@@ -95,7 +97,7 @@ async def timed_recalls(service: CortexService, queries: list[tuple[str, str]]) 
     took = []
     for agent, question in queries:
         started = time.perf_counter()
-        await service.stores.memories.recall(question, agent_id=agent, max_results=10)
+        await service.memories.recall(RecallRequest(query=question, agent_id=agent, max_results=10))
         took.append((time.perf_counter() - started) * 1000)
     await service.drain()
     return took
@@ -108,8 +110,8 @@ async def remembers(service: CortexService, count: int, clients: int, first: int
 
     async def client(k: int) -> None:
         for n in range(per_client):
-            await service.stores.memories.remember(
-                new_fact(rng, first + k * per_client + n), agent_id="main"
+            await service.memories.remember(
+                RememberRequest(content=new_fact(rng, first + k * per_client + n), agent_id="main")
             )
 
     started = time.perf_counter()
@@ -128,7 +130,7 @@ async def measure(settings: Any, queries: list[tuple[str, str]], args: Any) -> d
         service.engines.embeddings.providers = [ScaleEmbedder()]
         started = time.perf_counter()
         for agent in sorted({agent for agent, _ in queries}):  # each agent's vector index
-            await service.stores.memories.recall("warm up", agent_id=agent)
+            await service.memories.recall(RecallRequest(query="warm up", agent_id=agent))
         figures["index_s"] = time.perf_counter() - started
         await timed_recalls(service, warm)
         hybrid = await timed_recalls(service, timed)

@@ -11,6 +11,7 @@ import pytest
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service.cortex import CortexService, Services
+from cortex_mcp.service.requests import RememberRequest
 from cortex_mcp.store.backend import SQLITE, Stores
 
 PACKAGE = Path(__file__).resolve().parent.parent / "cortex_mcp"
@@ -115,6 +116,8 @@ async def test_every_service_shares_the_parts_the_root_built(tmp_path: Path) -> 
         assert service.browse.memories is service.memories
         assert service.lifecycle.engine is service.engines.lifecycle
         assert service.engines.lifecycle.store is service.stores.lifecycle
-        remembered = await service.memories.remember("The staging box runs Debian 12")
+        remembered = await service.memories.remember(
+            RememberRequest(content="The staging box runs Debian 12")
+        )
         detail = await service.reading.memory_detail(remembered.id)
         assert detail["memory"]["content"] == "The staging box runs Debian 12"

@@ -18,6 +18,7 @@ from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Category, Layer, Memory
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RememberRequest, SearchRequest
 from tests.conftest import FakeClock, llm_stub_settings
 from tests.helpers.embedding_stub import StubState, embedding_stub
 from tests.helpers.http_helpers import authed_rest_client
@@ -65,7 +66,7 @@ def test_a_superseded_memory_is_restored_from_the_command_line(tmp_path: Path) -
 
 
 async def _supersedes(service: CortexService) -> list[dict[str, Any]]:
-    entries = await service.engines.lifecycle.log(100)
+    entries = await service.lifecycle.log(100)
     return [e for e in entries if e["action"] in ("supersede", "correct")]
 
 
@@ -89,7 +90,7 @@ async def _is_live(service: CortexService, memory_id: str) -> bool:
 async def test_a_correction_supersedes_the_same_speakers_memory_of_the_same_thing(
     service: CortexService, old: str, correction: str
 ) -> None:
-    first = await service.stores.memories.remember(old, category="fact")
+    first = await service.memories.remember(RememberRequest(content=old, category="fact"))
     result = await service.conversation.ingest(correction, "")
     (corrected,) = [m for m in result.high_signals if m.category.value == "correction"]
     assert not await _is_live(service, first.id)
@@ -118,7 +119,7 @@ async def test_a_correction_supersedes_the_same_speakers_memory_of_the_same_thin
 async def test_a_correction_about_something_else_leaves_the_old_memory_alone(
     service: CortexService, old: str, correction: str
 ) -> None:
-    first = await service.stores.memories.remember(old, category="fact")
+    first = await service.memories.remember(RememberRequest(content=old, category="fact"))
     result = await service.conversation.ingest(correction, "")
     assert [m.category.value for m in result.high_signals] == ["correction"]
     assert await _is_live(service, first.id)
@@ -144,12 +145,12 @@ def test_the_issue_sentence_corrects_nothing_even_if_a_rule_takes_it_for_a_corre
 async def test_the_newest_matching_memory_is_the_one_corrected(
     service: CortexService, clock: FakeClock
 ) -> None:
-    older = await service.stores.memories.remember(
-        "My daughter is seven years old", category="fact"
+    older = await service.memories.remember(
+        RememberRequest(content="My daughter is seven years old", category="fact")
     )
     clock.advance(days=1)
-    newer = await service.stores.memories.remember(
-        "My daughter is seven and loves chess", category="fact"
+    newer = await service.memories.remember(
+        RememberRequest(content="My daughter is seven and loves chess", category="fact")
     )
     await service.conversation.ingest("My daughter is not seven, but eight", "")
     assert await _is_live(service, older.id) and not await _is_live(service, newer.id)
@@ -161,38 +162,49 @@ async def test_the_newest_matching_memory_is_the_one_corrected(
 async def test_an_explicit_supersedes_is_logged_and_can_be_restored(
     service: CortexService,
 ) -> None:
-    old = await service.stores.memories.remember("Deploy target is Heroku")
-    new = await service.stores.memories.remember("Deploy target is Fly.io", supersedes=old.id)
+    old = await service.memories.remember(RememberRequest(content="Deploy target is Heroku"))
+    new = await service.memories.remember(
+        RememberRequest(content="Deploy target is Fly.io", supersedes=old.id)
+    )
     (entry,) = await _supersedes(service)
     assert entry["memory_ids"] == [old.id, new.id] and entry["details"]["rule"] == "explicit"
     restored = await service.browse.restore_memory(old.id)
     assert restored["superseded_by"] is None
-    assert {m.id for m in await service.stores.memories.search("deploy target")} == {old.id, new.id}
-    assert (await service.engines.lifecycle.log(1))[0]["action"] == "restore"
+    assert {m.id for m in await service.memories.search(SearchRequest(query="deploy target"))} == {
+        old.id,
+        new.id,
+    }
+    assert (await service.lifecycle.log(1))[0]["action"] == "restore"
 
 
 async def test_forget_with_a_correction_is_logged_with_its_rule_and_can_be_restored(
     service: CortexService,
 ) -> None:
-    old = await service.stores.memories.remember("The office is in Shibuya")
-    done = await service.stores.memories.forget(old.id, correction="The office is in Shinagawa")
+    old = await service.memories.remember(RememberRequest(content="The office is in Shibuya"))
+    done = await service.memories.forget(
+        ForgetRequest(memory_id=old.id, correction="The office is in Shinagawa")
+    )
     (entry,) = await _supersedes(service)
     assert entry["memory_ids"] == [old.id, done.new_id]
     assert entry["details"]["rule"] == "forget_correction"
     await service.browse.restore_memory(old.id)
-    assert old.id in {m.id for m in await service.stores.memories.search("office Shibuya")}
+    assert old.id in {
+        m.id for m in await service.memories.search(SearchRequest(query="office Shibuya"))
+    }
 
 
 async def test_a_forgotten_memory_can_be_restored_and_another_agent_cannot(
     service: CortexService,
 ) -> None:
-    memory = await service.stores.memories.remember("Parking spot 42", agent_id="ann")
-    await service.stores.memories.forget(memory.id, agent_id="ann")
+    memory = await service.memories.remember(
+        RememberRequest(content="Parking spot 42", agent_id="ann")
+    )
+    await service.memories.forget(ForgetRequest(memory_id=memory.id, agent_id="ann"))
     with pytest.raises(NotFound, match="no memory"):
         await service.browse.restore_memory(memory.id, agent_id="bob")
     await service.browse.restore_memory(memory.id, agent_id="ann")
     assert memory.id in {
-        m.id for m in await service.stores.memories.search("parking", agent_id="ann")
+        m.id for m in await service.memories.search(SearchRequest(query="parking", agent_id="ann"))
     }
 
 
@@ -200,22 +212,22 @@ async def test_the_lifecycle_merges_one_speakers_near_duplicates_never_two_speak
     service: CortexService, clock: FakeClock
 ) -> None:
     mine = [
-        await service.stores.memories.remember(
-            "Caroline: I really love painting sunsets by the lake"
+        await service.memories.remember(
+            RememberRequest(content="Caroline: I really love painting sunsets by the lake")
         ),
-        await service.stores.memories.remember(
-            "Caroline: I really love painting the sunsets by the lake"
+        await service.memories.remember(
+            RememberRequest(content="Caroline: I really love painting the sunsets by the lake")
         ),
     ]
-    theirs = await service.stores.memories.remember(
-        "Melanie: I really love painting sunsets by the lake"
+    theirs = await service.memories.remember(
+        RememberRequest(content="Melanie: I really love painting sunsets by the lake")
     )
     clock.advance(days=1)
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     merges = [a for a in report.actions if a.kind == "merge"]
     assert [sorted(a.ids) for a in merges] == [sorted(m.id for m in mine)]
     assert await _is_live(service, theirs.id)
-    logged = [e for e in await service.engines.lifecycle.log(100) if e["action"] == "merge"]
+    logged = [e for e in await service.lifecycle.log(100) if e["action"] == "merge"]
     assert {mine[0].id, mine[1].id} <= set(logged[0]["memory_ids"])
 
 
@@ -234,7 +246,9 @@ async def with_llm(tmp_path: Path, stub: StubLLM, clock: FakeClock) -> AsyncIter
 async def test_an_llm_correction_is_stored_beside_the_old_memory_never_over_it(
     with_llm: CortexService, stub: StubLLM
 ) -> None:
-    old = await with_llm.stores.memories.remember("User's favourite colour is blue")
+    old = await with_llm.memories.remember(
+        RememberRequest(content="User's favourite colour is blue")
+    )
     item = {"content": "User's favourite colour is green", "category": "correction",
             "importance": 0.8, "source": "user"}  # fmt: skip
     stub.queue(extraction([item]))
@@ -297,7 +311,7 @@ async def with_vectors(
 async def test_with_vectors_the_same_subject_is_told_by_meaning(
     with_vectors: CortexService,
 ) -> None:
-    old = await with_vectors.stores.memories.remember("My daughter is seven")
+    old = await with_vectors.memories.remember(RememberRequest(content="My daughter is seven"))
     await with_vectors.conversation.ingest("My daughter is not seven, but eight", "")
     (entry,) = await _supersedes(with_vectors)
     assert entry["memory_ids"][0] == old.id
@@ -307,7 +321,7 @@ async def test_with_vectors_a_correction_far_in_meaning_leaves_the_old_memory(
     with_vectors: CortexService,
 ) -> None:
     # the text measure alone would take it (they share "daughter" beyond "seven")
-    old = await with_vectors.stores.memories.remember("My daughter is seven")
+    old = await with_vectors.memories.remember(RememberRequest(content="My daughter is seven"))
     await with_vectors.conversation.ingest(
         "My daughter is not seven, but the twins turned eight and love football, chess and"
         " long walks by the river every weekend",
@@ -320,7 +334,7 @@ async def test_with_vectors_a_correction_far_in_meaning_leaves_the_old_memory(
 async def test_when_the_embedding_provider_fails_the_text_measure_decides(
     with_vectors: CortexService, embedder: tuple[str, StubState]
 ) -> None:
-    old = await with_vectors.stores.memories.remember("My daughter is seven")
+    old = await with_vectors.memories.remember(RememberRequest(content="My daughter is seven"))
     embedder[1].mode = "http500"
     await with_vectors.conversation.ingest("My daughter is not seven, but eight", "")
     (entry,) = await _supersedes(with_vectors)

@@ -14,6 +14,7 @@ import pytest
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RememberRequest
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +44,7 @@ async def _remember(url: str, *contents: str) -> None:
     settings = load_settings(database_url=url, embedding_provider="none")
     async with open_cortex(settings, clock=FakeClock()) as service:
         for content in contents:
-            await service.stores.memories.remember(content)
+            await service.memories.remember(RememberRequest(content=content))
 
 
 async def test_a_healthy_postgres_store_gets_a_line_per_part_and_exit_0(pg_url: str) -> None:

@@ -12,6 +12,12 @@ import pytest
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    RecallRequest,
+    RememberRequest,
+    SearchDebugRequest,
+)
 from tests.conftest import FACTS, FakeClock, stub_settings
 from tests.helpers.embedding_stub import StubState
 
@@ -24,12 +30,12 @@ def _settings(tmp_path: Path, url: str, timeout_s: float = 10.0, **extra: Any) -
 
 async def _timed_recall(service: CortexService, query: str) -> float:
     started = time.perf_counter()
-    await service.stores.memories.recall(query)
+    await service.memories.recall(RecallRequest(query=query))
     return time.perf_counter() - started
 
 
 async def _fill(service: CortexService) -> list[str]:
-    ids = [(await service.stores.memories.remember(fact)).id for fact in FACTS]
+    ids = [(await service.memories.remember(RememberRequest(content=fact))).id for fact in FACTS]
     assert await service.embed_pending() == len(FACTS)
     return ids
 
@@ -40,7 +46,7 @@ async def test_hybrid_recall_uses_both_channels(
     url, _ = stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         ids = await _fill(service)
-        result = await service.stores.memories.recall("rental apartment investments")
+        result = await service.memories.recall(RecallRequest(query="rental apartment investments"))
         assert result.memories[0].id == ids[0]
         assert result.meta.channels == ["text", "vector"]
         assert result.meta.degraded == []
@@ -53,8 +59,10 @@ async def test_no_key_and_no_model_degrades_to_text_and_says_so(
 ) -> None:
     settings = load_settings(db_path=tmp_path / "brain.db")  # auto, no key, no local extra
     async with open_cortex(settings, clock=clock) as service:
-        made = await service.stores.memories.remember("The VPS firewall blocks port 8080")
-        result = await service.stores.memories.recall("firewall port")
+        made = await service.memories.remember(
+            RememberRequest(content="The VPS firewall blocks port 8080")
+        )
+        result = await service.memories.recall(RecallRequest(query="firewall port"))
         assert [m.id for m in result.memories] == [made.id]
         assert result.meta.channels == ["text"]
         assert any("text search only" in note for note in result.meta.degraded)
@@ -76,7 +84,7 @@ async def test_a_failing_provider_falls_back_to_text_within_the_timeout(
         else:
             state.fail_status = 500
         started = time.perf_counter()
-        result = await service.stores.memories.recall("firewall port")
+        result = await service.memories.recall(RecallRequest(query="firewall port"))
         elapsed = time.perf_counter() - started
         assert result.memories and "firewall" in result.memories[0].content
         assert result.meta.channels == ["text"]
@@ -94,12 +102,16 @@ async def test_writes_survive_an_outage_and_are_backfilled(
     url, state = stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         state.fail_status = 503
-        made = await service.stores.memories.remember("Backups run nightly at 02:00")
+        made = await service.memories.remember(
+            RememberRequest(content="Backups run nightly at 02:00")
+        )
         assert (await service.status.stats())["vectors"] == {}
         state.fail_status = None
         assert await service.embed_pending() == 1
         assert (await service.status.stats())["vectors"] == {"stub-embed": 1}
-        assert (await service.stores.memories.recall("nightly backups")).memories[0].id == made.id
+        assert (await service.memories.recall(RecallRequest(query="nightly backups"))).memories[
+            0
+        ].id == made.id
 
 
 async def test_switching_model_or_dimensions_reindexes_without_loss(
@@ -110,15 +122,15 @@ async def test_switching_model_or_dimensions_reindexes_without_loss(
         ids = await _fill(service)
     switched = _settings(tmp_path, url, embedding_dimensions=32)
     async with open_cortex(switched, clock=clock, background=False) as service:
-        result = await service.stores.memories.recall(
-            "golden retriever"
+        result = await service.memories.recall(
+            RecallRequest(query="golden retriever")
         )  # before re-indexing: text still works
         assert result.memories[0].id == ids[2]
         assert await service.embed_pending() == len(FACTS)
         stats = await service.status.stats()
         assert stats["memories"]["total"] == len(FACTS)
         assert stats["vectors"] == {"stub-embed@32": len(FACTS)}
-        result = await service.stores.memories.recall("golden retriever")
+        result = await service.memories.recall(RecallRequest(query="golden retriever"))
         assert result.memories[0].id == ids[2] and "vector" in result.meta.channels
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         # back to the first model: vectors come from the embedding cache, no provider call
@@ -137,11 +149,13 @@ async def test_both_vector_backends_give_the_same_ranking(
     async with open_cortex(settings, clock=clock, background=False) as service:
         await _fill(service)
         for i in range(40):
-            await service.stores.memories.remember(
-                f"Filler memory number {i} about gardening and tomatoes"
+            await service.memories.remember(
+                RememberRequest(content=f"Filler memory number {i} about gardening and tomatoes")
             )
         await service.embed_pending()
-        report = await service.stores.memories.search_debug("firewall blocks port", max_results=5)
+        report = await service.memories.search_debug(
+            SearchDebugRequest(query="firewall blocks port", max_results=5)
+        )
         assert report["providers"]["vector_backend"] == backend
         ranks = [(h["content"], h["vector"]["rank"]) for h in report["hits"]]
         assert ranks[0][0] == FACTS[1]
@@ -153,13 +167,13 @@ async def test_vector_search_respects_filters(
     url, _ = stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         ids = await _fill(service)
-        other = await service.stores.memories.remember(
-            "Harry invests in rental apartments", agent_id="someone-else"
+        other = await service.memories.remember(
+            RememberRequest(content="Harry invests in rental apartments", agent_id="someone-else")
         )
-        await service.stores.memories.forget(ids[0])
+        await service.memories.forget(ForgetRequest(memory_id=ids[0]))
         await service.embed_pending()
-        result = await service.stores.memories.recall(
-            "rental apartments investments", max_results=10
+        result = await service.memories.recall(
+            RecallRequest(query="rental apartments investments", max_results=10)
         )
         found = {m.id for m in result.memories}
         assert ids[0] not in found and other.id not in found

@@ -14,6 +14,7 @@ from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import Layer
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -51,7 +52,7 @@ async def test_retain_bullets_keep_their_type_entities_and_confidence(
     assert narrative.layer is Layer.archive
     decision = next(m for m in memories if "Chromebook 转换" in m.content)
     assert decision.category.value == "decision" and decision.created_at.startswith("2026-02-15")
-    result = await service.stores.memories.recall("low-risk cash flow")
+    result = await service.memories.recall(RecallRequest(query="low-risk cash flow"))
     assert result.memories and result.memories[0].id == opinion.id
 
 
@@ -102,11 +103,15 @@ async def test_json_export_imports_into_an_empty_database_and_exports_identicall
     service: CortexService, clock: FakeClock, tmp_path: Path
 ) -> None:
     await service.exchange.import_path(str(FIXTURES / "openclaw"))
-    old = await service.stores.memories.remember("The user lives in Nagoya", category="identity")
-    await service.stores.memories.forget(old.id, correction="The user lives in Tokyo")
-    await service.stores.memories.remember("Forgotten later", category="fact")
+    old = await service.memories.remember(
+        RememberRequest(content="The user lives in Nagoya", category="identity")
+    )
+    await service.memories.forget(
+        ForgetRequest(memory_id=old.id, correction="The user lives in Tokyo")
+    )
+    await service.memories.remember(RememberRequest(content="Forgotten later", category="fact"))
     clock.advance(days=120)
-    await service.engines.lifecycle.run()
+    await service.lifecycle.run()
     first = tmp_path / "first.json"
     await service.exchange.export_json(str(first))
     settings = load_settings(db_path=tmp_path / "other.db", embedding_provider="none")
@@ -126,7 +131,9 @@ async def test_the_sqlite_backup_is_consistent_while_a_writer_is_busy(
     async def writer() -> int:
         n = 0
         while not stop.is_set():
-            await service.stores.memories.remember(f"Busy writer memory number {n}")
+            await service.memories.remember(
+                RememberRequest(content=f"Busy writer memory number {n}")
+            )
             n += 1
             writing.set()
         return n

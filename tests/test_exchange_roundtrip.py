@@ -20,6 +20,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RememberRequest
 from tests.conftest import FakeClock
 from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
 from tests.helpers.stdio_helpers import server_command, server_env
@@ -31,32 +32,40 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 async def _fill(service: CortexService, clock: FakeClock) -> None:
     """Every layer, several categories and days, content with line breaks, relations."""
-    await service.stores.memories.remember("The user's name is Harry", category="identity")
-    await service.stores.memories.remember(
-        "Buy a new router\n  - with IPv6\n\nbefore March", category="todo"
+    await service.memories.remember(
+        RememberRequest(content="The user's name is Harry", category="identity")
     )
-    await service.stores.memories.remember(
-        "Prefers green tea", category="preference", importance=0.9
+    await service.memories.remember(
+        RememberRequest(content="Buy a new router\n  - with IPv6\n\nbefore March", category="todo")
     )
-    await service.stores.memories.remember("Knows Rust well", category="skill")
-    await service.stores.memories.remember(
-        "[2026-01-01] is a date the user wrote", category="insight"
+    await service.memories.remember(
+        RememberRequest(content="Prefers green tea", category="preference", importance=0.9)
     )
-    await service.stores.memories.remember("Chose Oracle Cloud ARM", category="decision")
-    await service.stores.memories.remember("Works at Acme", category="relationship")
+    await service.memories.remember(RememberRequest(content="Knows Rust well", category="skill"))
+    await service.memories.remember(
+        RememberRequest(content="[2026-01-01] is a date the user wrote", category="insight")
+    )
+    await service.memories.remember(
+        RememberRequest(content="Chose Oracle Cloud ARM", category="decision")
+    )
+    await service.memories.remember(
+        RememberRequest(content="Works at Acme", category="relationship")
+    )
     clock.advance(days=3, hours=5)
-    await service.stores.memories.remember(
-        "Debugging the gateway crash", category="context", layer="working"
+    await service.memories.remember(
+        RememberRequest(content="Debugging the gateway crash", category="context", layer="working")
     )
-    await service.stores.memories.remember(
-        "Wants a summary by Friday", category="todo", layer="working"
+    await service.memories.remember(
+        RememberRequest(content="Wants a summary by Friday", category="todo", layer="working")
     )
     clock.advance(days=40)
-    await service.stores.memories.remember("Old trip notes", category="fact", layer="archive")
-    await service.stores.memories.remember(
-        "Old lesson\nwith two lines", category="insight", layer="archive"
+    await service.memories.remember(
+        RememberRequest(content="Old trip notes", category="fact", layer="archive")
     )
-    await service.stores.relations.add("Harry", "works at", "Acme")
+    await service.memories.remember(
+        RememberRequest(content="Old lesson\nwith two lines", category="insight", layer="archive")
+    )
+    await service.relations.add("Harry", "works at", "Acme")
 
 
 def _shape(memories: list[Any]) -> set[tuple[str, str, str, str]]:

@@ -15,6 +15,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.providers.embeddings import OpenAIEmbedder
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock, stub_settings
 from tests.helpers.embedding_stub import StubState, embedding_stub
@@ -56,12 +57,12 @@ async def test_the_first_recall_after_remember_finds_the_memory_by_meaning(
     # background=False: no indexer runs on its own, so only the recall can embed the memory
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         for fact in OTHER_FACTS:
-            await service.stores.memories.remember(fact)
+            await service.memories.remember(RememberRequest(content=fact))
         await service.embed_pending()
-        made = await service.stores.memories.remember(PET)
+        made = await service.memories.remember(RememberRequest(content=PET))
         calls_before = len(state.requests)
 
-        result = await service.stores.memories.recall(PARAPHRASE)
+        result = await service.memories.recall(RecallRequest(query=PARAPHRASE))
 
         assert result.memories[0].id == made.id
         assert len(state.requests) == calls_before + 1  # query and memory in one call
@@ -76,8 +77,8 @@ async def test_pending_memories_of_another_agent_are_neither_sent_nor_returned(
 ) -> None:
     url, state = meaning_stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
-        await service.stores.memories.remember(PET, agent_id="someone-else")
-        result = await service.stores.memories.recall(PARAPHRASE)
+        await service.memories.remember(RememberRequest(content=PET, agent_id="someone-else"))
+        result = await service.memories.recall(RecallRequest(query=PARAPHRASE))
         assert result.memories == []
         assert state.requests[-1]["input"] == [PARAPHRASE]
 
@@ -87,9 +88,9 @@ async def test_a_forgotten_pending_memory_is_not_sent_with_the_next_query(
 ) -> None:
     url, state = meaning_stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
-        made = await service.stores.memories.remember(PET)
-        await service.stores.memories.forget(made.id, purge=True)
-        result = await service.stores.memories.recall(PARAPHRASE)
+        made = await service.memories.remember(RememberRequest(content=PET))
+        await service.memories.forget(ForgetRequest(memory_id=made.id, purge=True))
+        result = await service.memories.recall(RecallRequest(query=PARAPHRASE))
         assert result.memories == []
         assert all(PET not in request["input"] for request in state.requests)
 
@@ -137,7 +138,7 @@ async def test_providers_warm_up_after_initialize_and_not_before(
     with anyio.fail_after(2 * HANG_S):  # bounds a hang: the SDK's import is slow under load
         async with Client(build_server(open_service)) as client:
             await client.list_tools()
-            embedder = services[0].embeddings.primary
+            embedder = services[0].engines.embeddings.primary
             assert isinstance(embedder, OpenAIEmbedder)
             for _ in range(int(HANG_S / 0.02)):
                 if embedder._client is not None:

@@ -17,6 +17,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.engine.health import IntegrityWatch
 from cortex_mcp.providers.embeddings import LocalEmbedder
 from cortex_mcp.runtime import open_cortex, resolve_embedding_providers
+from cortex_mcp.service.requests import RecallRequest, RememberRequest, SearchDebugRequest
 from cortex_mcp.store import Database
 from cortex_mcp.transports.mcp import build_server
 from tests.helpers.embedding_stub import embedding_stub
@@ -30,9 +31,9 @@ from tests.helpers.stdio_helpers import server_command, server_env
 async def test_zero_config_recall_says_once_that_search_is_text_only(tmp_path: Path) -> None:
     settings = load_settings(db_path=tmp_path / "b.db")  # auto: no key, no URL, no fastembed
     async with open_cortex(settings, background=False) as service:
-        await service.stores.memories.remember("The user keeps bees on the roof")
-        recall = await service.stores.memories.recall("bees")
-        debug = await service.stores.memories.search_debug("bees")
+        await service.memories.remember(RememberRequest(content="The user keeps bees on the roof"))
+        recall = await service.memories.recall(RecallRequest(query="bees"))
+        debug = await service.memories.search_debug(SearchDebugRequest(query="bees"))
         stats = await service.status.stats()
     for degraded in (recall.meta.degraded, debug["degraded"]):
         assert degraded == ["no embedding provider: text search only"]
@@ -120,8 +121,8 @@ def test_doctor_creates_no_database(tmp_path: Path) -> None:
 async def _database_with_memories(db: Path) -> None:
     async with open_cortex(load_settings(db_path=db, embedding_provider="none")) as service:
         for n in range(20):
-            await service.stores.memories.remember(
-                f"fact number {n} about the project", agent_id="default"
+            await service.memories.remember(
+                RememberRequest(content=f"fact number {n} about the project", agent_id="default")
             )
 
 

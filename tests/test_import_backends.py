@@ -10,6 +10,7 @@ import pytest
 
 from cortex_mcp.config import Settings
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RememberRequest, SearchRequest
 
 pytestmark = pytest.mark.anyio
 WORKSPACE = Path(__file__).parent / "fixtures" / "openclaw"
@@ -30,14 +31,14 @@ async def test_an_import_is_searchable_idempotent_and_later_writes_still_land(
     assert len(imported) == 19
     for memory in imported[:5]:  # each one's FTS row was written with it
         words = " ".join(memory["content"].split()[:3])
-        found = await service.stores.memories.search(words, limit=50)
+        found = await service.memories.search(SearchRequest(query=words, limit=50))
         assert memory["id"] in {m.id for m in found}, memory["content"]
 
-    later = await service.stores.memories.remember(
-        "After the import: the user moved to Lisbon in May"
+    later = await service.memories.remember(
+        RememberRequest(content="After the import: the user moved to Lisbon in May")
     )
     assert not later.deduplicated
-    found = await service.stores.memories.search("moved to Lisbon", limit=5)
+    found = await service.memories.search(SearchRequest(query="moved to Lisbon", limit=5))
     assert [m.id for m in found][:1] == [later.id]
 
     again = await service.exchange.import_path(str(WORKSPACE))

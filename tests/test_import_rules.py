@@ -21,6 +21,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.engine.exchange.admit import MAX_ACCESS_COUNT, MAX_METADATA_CHARS
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RememberRequest
 from tests.conftest import FakeClock
 from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
 from tests.helpers.stdio_helpers import server_command, server_env
@@ -68,7 +69,9 @@ async def _import(service: CortexService, document: dict, agent: str = "A") -> d
 async def test_a_document_naming_another_agent_writes_only_into_the_callers_agent(
     service: CortexService,
 ) -> None:
-    victim = await service.stores.memories.remember("B's own secret plan", agent_id="B")
+    victim = await service.memories.remember(
+        RememberRequest(content="B's own secret plan", agent_id="B")
+    )
     relation = {
         "id": str(uuid.uuid4()),
         "agent_id": "B",
@@ -96,19 +99,19 @@ async def test_a_document_naming_another_agent_writes_only_into_the_callers_agen
     assert mine["source_memory_id"] is None  # it may not point into B's memory
     [a_memory] = await service.stores.exports.memories("A")
     assert a_memory.agent_id == "A" and a_memory.content == planted["content"]
-    assert await service.engines.lifecycle.log() == []
+    assert await service.lifecycle.log() == []
     mixed = {**log, "memory_ids": [NEW_ID, victim.id], "executed_at": "2026-03-02T10:00:00Z"}
     empty = {**log, "memory_ids": [], "executed_at": "2026-03-03T10:00:00Z"}
     again = await _import(service, _document([planted], [], [mixed, empty]))
     assert again["logs"] == 1
-    [entry] = await service.engines.lifecycle.log()
+    [entry] = await service.lifecycle.log()
     assert entry["memory_ids"] == [NEW_ID]  # B's id is not written into A's history
 
 
 async def test_an_id_another_agent_uses_gets_a_new_id_and_references_follow_it(
     service: CortexService,
 ) -> None:
-    theirs = await service.stores.memories.remember("B's memory", agent_id="B")
+    theirs = await service.memories.remember(RememberRequest(content="B's memory", agent_id="B"))
     old = _memory("The user lived in Nagoya", id=theirs.id, superseded_by=NEW_ID)
     new = _memory("The user lives in Tokyo")
     await _import(service, _document([old, new]))
@@ -129,8 +132,8 @@ async def test_malformed_ids_get_new_ids_and_references_to_them_follow(
     assert str(uuid.UUID(rows["Old address"].id)) == rows["Old address"].id
     if bad_id.strip():
         assert rows["New address"].superseded_by == rows["Old address"].id
-    forgotten = await service.stores.memories.forget(
-        rows["Old address"].id, agent_id="A", purge=True
+    forgotten = await service.memories.forget(
+        ForgetRequest(memory_id=rows["Old address"].id, agent_id="A", purge=True)
     )
     assert forgotten.status == "purged"
 
@@ -202,8 +205,12 @@ async def test_relations_need_their_parts_and_a_confidence_in_range(
 async def test_superseded_by_may_name_this_agents_existing_memory_but_not_another_agents(
     service: CortexService,
 ) -> None:
-    mine = await service.stores.memories.remember("The user lives in Tokyo", agent_id="A")
-    theirs = await service.stores.memories.remember("B lives in Osaka", agent_id="B")
+    mine = await service.memories.remember(
+        RememberRequest(content="The user lives in Tokyo", agent_id="A")
+    )
+    theirs = await service.memories.remember(
+        RememberRequest(content="B lives in Osaka", agent_id="B")
+    )
     ok = _memory("The user lived in Nagoya", superseded_by=mine.id)
     assert (await _import(service, _document([ok])))["memories"] == 1
     bad = _memory("B lived in Kobe", id=str(uuid.uuid4()), superseded_by=theirs.id)

@@ -18,6 +18,7 @@ from cortex_mcp.errors import ProviderError
 from cortex_mcp.providers.embeddings import ProviderBusy
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
 from cortex_mcp.store.database import Database
 from cortex_mcp.store.memories import Accesses
 from cortex_mcp.store.schema import EMBEDDING_QUEUE, MIGRATIONS
@@ -42,7 +43,11 @@ def _settings(tmp_path: Path, url: str, **extra: Any) -> Settings:
 
 async def _remember(service: CortexService, count: int, prefix: str = "fact") -> list[str]:
     return [
-        (await service.stores.memories.remember(f"{prefix} number {i} about topic {i}")).id
+        (
+            await service.memories.remember(
+                RememberRequest(content=f"{prefix} number {i} about topic {i}")
+            )
+        ).id
         for i in range(count)
     ]
 
@@ -121,11 +126,15 @@ async def test_a_memory_a_recall_found_without_a_vector_goes_to_the_front(
     url, state = stub
     settings = _settings(tmp_path, url, embedding_batch_size=3, embedding_concurrency=1)
     async with open_cortex(settings, clock=clock, background=False) as service:
-        old = (await service.stores.memories.remember("the boiler was serviced by Kowalski")).id
+        old = (
+            await service.memories.remember(
+                RememberRequest(content="the boiler was serviced by Kowalski")
+            )
+        ).id
         await _remember(service, 9)
         assert service.engines.indexer is not None
         service.engines.indexer._tracked.clear()  # another process wrote them: no fresh path here
-        result = await service.stores.memories.recall("who serviced the boiler")
+        result = await service.memories.recall(RecallRequest(query="who serviced the boiler"))
         assert result.memories[0].id == old  # found by its words, without a vector
         before = len(state.requests)
         await service.embed_pending()
@@ -206,9 +215,11 @@ async def test_the_indexer_blocks_neither_remember_nor_recall(
         # a remember or recall that waited behind an indexer request would wait for ever:
         # the deadline only bounds that hang, it is no speed limit
         for n in range(5):
-            await asyncio.wait_for(service.stores.memories.remember(f"busy note {n}"), _HANG_S)
+            await asyncio.wait_for(
+                service.memories.remember(RememberRequest(content=f"busy note {n}")), _HANG_S
+            )
             result = await asyncio.wait_for(
-                service.stores.memories.recall("number 7 of the bulk"), _HANG_S
+                service.memories.recall(RecallRequest(query="number 7 of the bulk")), _HANG_S
             )
             assert result.memories and result.meta.degraded == [], result.meta
             assert result.meta.channels == ["text", "vector"]  # its query was embedded

@@ -13,6 +13,7 @@ import pytest
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RememberRequest
 from tests.conftest import FakeClock
 from tests.helpers.llm_stub import StubLLM, dropped, extraction, held, llm_stub, status, text
 
@@ -270,7 +271,9 @@ async def test_high_signals_go_to_core_while_the_llm_extracts(
 
 
 async def test_a_correction_supersedes_what_it_corrects(service: CortexService) -> None:
-    old = await service.stores.memories.remember("用户的预算是5000万日元", category="fact")
+    old = await service.memories.remember(
+        RememberRequest(content="用户的预算是5000万日元", category="fact")
+    )
     result = await service.conversation.ingest(
         "预算不是5000万，而是4000万。", "好的，已更新为4000万。"
     )

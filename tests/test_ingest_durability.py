@@ -18,6 +18,7 @@ import pytest
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RecallRequest
 from tests.conftest import llm_stub_settings
 from tests.helpers.llm_stub import (
     Received,
@@ -113,7 +114,9 @@ async def test_a_process_killed_during_extraction_loses_no_accepted_turn(
         await service.engines.ingestor.drain()
         turns = (await service.status.stats())["ingest"]["turns"]
         assert turns == {"pending": 0, "done": {"extracted": 5}}
-        found = await service.stores.memories.recall("build server ci", max_results=10)
+        found = await service.memories.recall(
+            RecallRequest(query="build server ci", max_results=10)
+        )
         contents = {m.content for m in found.memories}
         assert {
             f"extracted: Turn {i}: the build server is ci-{i}.example" for i in range(5)

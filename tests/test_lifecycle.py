@@ -12,6 +12,7 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.models import Layer
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -32,21 +33,28 @@ async def _layer(service: CortexService, memory_id: str) -> Layer:
 async def test_a_high_signal_working_memory_is_promoted_and_idle_small_talk_is_archived(
     service: CortexService, clock: FakeClock
 ) -> None:
-    decision = await service.stores.memories.remember(
-        "Decided to host the blog on an Oracle Cloud ARM VPS",
-        category="decision",
-        layer="working",
+    decision = await service.memories.remember(
+        RememberRequest(
+            content="Decided to host the blog on an Oracle Cloud ARM VPS",
+            category="decision",
+            layer="working",
+        )
     )
-    chatter = await service.stores.memories.remember(
-        "Talked about the router today", category="context", importance=0.3, layer="working"
+    chatter = await service.memories.remember(
+        RememberRequest(
+            content="Talked about the router today",
+            category="context",
+            importance=0.3,
+            layer="working",
+        )
     )
     clock.advance(hours=30)
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     assert report.counts["promote"] == 1
     assert await _layer(service, decision.id) is Layer.core
     assert await _layer(service, chatter.id) is Layer.working  # not expired yet: waits
     clock.advance(hours=24)
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     assert report.counts["expire"] == 1
     assert await _layer(service, chatter.id) is Layer.archive
 
@@ -54,20 +62,24 @@ async def test_a_high_signal_working_memory_is_promoted_and_idle_small_talk_is_a
 async def test_near_duplicates_in_core_merge_into_the_latest_as_a_correction_chain(
     service: CortexService, clock: FakeClock
 ) -> None:
-    old = await service.stores.memories.remember("The user lives in Tokyo", category="identity")
-    clock.advance(minutes=5)
-    new = await service.stores.memories.remember("User lives in Tokyo.", category="identity")
-    other = await service.stores.memories.remember(
-        "The user likes green tea", category="preference"
+    old = await service.memories.remember(
+        RememberRequest(content="The user lives in Tokyo", category="identity")
     )
-    report = await service.engines.lifecycle.run()
+    clock.advance(minutes=5)
+    new = await service.memories.remember(
+        RememberRequest(content="User lives in Tokyo.", category="identity")
+    )
+    other = await service.memories.remember(
+        RememberRequest(content="The user likes green tea", category="preference")
+    )
+    report = await service.lifecycle.run()
     merges = [a for a in report.actions if a.kind == "merge"]
     assert [(a.ids, a.into) for a in merges] == [([old.id, new.id], new.id)]
     kept_old = await service.stores.memories.get(old.id)
     assert kept_old is not None and kept_old.superseded_by == new.id  # chained, not overwritten
     assert kept_old.content == "The user lives in Tokyo"
     assert await _layer(service, other.id) is Layer.core
-    log = await service.engines.lifecycle.log()
+    log = await service.lifecycle.log()
     merge_log = next(entry for entry in log if entry["action"] == "merge")
     assert merge_log["details"]["before"] == [old.id, new.id]
     assert merge_log["details"]["after"] == [new.id]
@@ -76,14 +88,14 @@ async def test_near_duplicates_in_core_merge_into_the_latest_as_a_correction_cha
 async def test_unused_facts_decay_into_the_archive_while_identity_stays_in_core(
     service: CortexService, clock: FakeClock
 ) -> None:
-    fact = await service.stores.memories.remember(
-        "The Shinagawa flat yields 5% gross", category="fact"
+    fact = await service.memories.remember(
+        RememberRequest(content="The Shinagawa flat yields 5% gross", category="fact")
     )
-    who = await service.stores.memories.remember(
-        "Harry lives in Tokyo and invests in property", category="identity"
+    who = await service.memories.remember(
+        RememberRequest(content="Harry lives in Tokyo and invests in property", category="identity")
     )
     clock.advance(days=60)
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     archived = {a.ids[0] for a in report.actions if a.kind == "archive"}
     assert archived == {fact.id}
     assert await _layer(service, who.id) is Layer.core
@@ -97,10 +109,14 @@ async def test_archive_older_than_its_ttl_becomes_a_core_summary_citing_every_id
     ids = []
     for text in ("NTT router needs IPv6 port forwarding", "The .ai domain renews at $80 a year"):
         ids.append(
-            (await service.stores.memories.remember(text, category="fact", layer="archive")).id
+            (
+                await service.memories.remember(
+                    RememberRequest(content=text, category="fact", layer="archive")
+                )
+            ).id
         )
     clock.advance(days=91)
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     [compress] = [a for a in report.actions if a.kind == "compress"]
     assert sorted(compress.ids) == sorted(ids)
     summary = await service.stores.memories.get(report.created[next(iter(report.created))])
@@ -111,51 +127,61 @@ async def test_archive_older_than_its_ttl_becomes_a_core_summary_citing_every_id
     for memory_id in ids:  # originals kept, and never compressed twice
         original = await service.stores.memories.get(memory_id)
         assert original is not None and original.metadata["compressed_into"] == summary.id
-    again = await service.engines.lifecycle.run()
+    again = await service.lifecycle.run()
     assert again.counts["compress"] == 0
 
 
 async def test_archived_memories_stay_searchable_past_the_old_ninety_day_expiry(
     service: CortexService, clock: FakeClock
 ) -> None:
-    kept = await service.stores.memories.remember(
-        "Bought a Raspberry Pi 5 for the NAS", layer="archive"
+    kept = await service.memories.remember(
+        RememberRequest(content="Bought a Raspberry Pi 5 for the NAS", layer="archive")
     )
     clock.advance(days=200)
-    result = await service.stores.memories.recall("Raspberry Pi NAS")
+    result = await service.memories.recall(RecallRequest(query="Raspberry Pi NAS"))
     assert [m.id for m in result.memories] == [kept.id]
 
 
 async def test_preview_lists_exactly_what_the_run_then_does(
     service: CortexService, clock: FakeClock
 ) -> None:
-    await service.stores.memories.remember(
-        "Decided to use SQLite for everything", category="decision", layer="working"
+    await service.memories.remember(
+        RememberRequest(
+            content="Decided to use SQLite for everything", category="decision", layer="working"
+        )
     )
-    await service.stores.memories.remember("The user lives in Osaka", category="identity")
-    await service.stores.memories.remember("User lives in Osaka.", category="identity")
-    await service.stores.memories.remember(
-        "A fact nobody will ask about again", category="fact", importance=0.3
+    await service.memories.remember(
+        RememberRequest(content="The user lives in Osaka", category="identity")
     )
-    await service.stores.memories.remember("Old archived note about routers", layer="archive")
+    await service.memories.remember(
+        RememberRequest(content="User lives in Osaka.", category="identity")
+    )
+    await service.memories.remember(
+        RememberRequest(
+            content="A fact nobody will ask about again", category="fact", importance=0.3
+        )
+    )
+    await service.memories.remember(
+        RememberRequest(content="Old archived note about routers", layer="archive")
+    )
     clock.advance(days=100)
-    preview = await service.engines.lifecycle.preview()
+    preview = await service.lifecycle.preview()
     assert preview.counts["promote"] + preview.counts["expire"] == 1
     assert preview.counts["merge"] == 1 and preview.counts["archive"] >= 1
     assert preview.counts["compress"] == 1
-    run = await service.engines.lifecycle.run()
+    run = await service.lifecycle.run()
     assert [a.model_dump() for a in run.actions] == [a.model_dump() for a in preview.actions]
     assert run.skipped == []
-    assert (await service.engines.lifecycle.preview()).actions == []
+    assert (await service.lifecycle.preview()).actions == []
 
 
 async def test_a_preview_changes_nothing(service: CortexService, clock: FakeClock) -> None:
-    await service.stores.memories.remember(
-        "Decided to learn Rust", category="decision", layer="working"
+    await service.memories.remember(
+        RememberRequest(content="Decided to learn Rust", category="decision", layer="working")
     )
     clock.advance(days=3)
     before = await service.stores.memories.counts()
-    await service.engines.lifecycle.preview()
+    await service.lifecycle.preview()
     assert await service.stores.memories.counts() == before
 
 
@@ -165,10 +191,12 @@ async def test_core_never_exceeds_max_entries_after_a_run(tmp_path: Path, clock:
     )
     async with open_cortex(settings, clock=clock) as service:
         for n in range(25):
-            await service.stores.memories.remember(
-                f"Preference number {n} about topic {n * 7}", category="preference"
+            await service.memories.remember(
+                RememberRequest(
+                    content=f"Preference number {n} about topic {n * 7}", category="preference"
+                )
             )
-        await service.engines.lifecycle.run()
+        await service.lifecycle.run()
         stats = await service.stores.memories.counts()
         assert stats["by_layer"]["core"] == 10
         assert stats["by_layer"]["archive"] == 15
@@ -177,11 +205,11 @@ async def test_core_never_exceeds_max_entries_after_a_run(tmp_path: Path, clock:
 async def test_a_resumed_run_finishes_the_plan_of_an_interrupted_one(
     service: CortexService, clock: FakeClock
 ) -> None:
-    await service.stores.memories.remember(
-        "Decided to move to Fukuoka", category="decision", layer="working"
+    await service.memories.remember(
+        RememberRequest(content="Decided to move to Fukuoka", category="decision", layer="working")
     )
-    fact = await service.stores.memories.remember(
-        "Some fact that will decay", category="fact", importance=0.2
+    fact = await service.memories.remember(
+        RememberRequest(content="Some fact that will decay", category="fact", importance=0.2)
     )
     clock.advance(days=40)
     engine = service.engines.lifecycle
@@ -192,7 +220,7 @@ async def test_a_resumed_run_finishes_the_plan_of_an_interrupted_one(
     promote = [a for a in made.actions if a.phase == "promote"]
     await engine.store.apply_phase(run_id, 0, promote, made.now)
     assert (await engine.preview()).resumed
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     assert report.resumed and report.run_id == run_id
     assert await _layer(service, fact.id) is Layer.archive
     assert [a.kind for a in report.actions] == ["archive"]
@@ -207,13 +235,15 @@ async def test_every_memory_ever_written_is_active_archived_or_cited_by_a_summar
     for day in range(200):
         written.append(
             (
-                await service.stores.memories.remember(
-                    f"Day {day} note about topic {day % 13}", layer="working"
+                await service.memories.remember(
+                    RememberRequest(
+                        content=f"Day {day} note about topic {day % 13}", layer="working"
+                    )
                 )
             ).id
         )
         clock.advance(days=1)
-        await service.engines.lifecycle.run()
+        await service.lifecycle.run()
     cited = set()
     for memory in (await service.stores.memories.get_many(written)).values():
         if memory.category.value == "summary":
@@ -224,7 +254,7 @@ async def test_every_memory_ever_written_is_active_archived_or_cited_by_a_summar
     present = await service.stores.memories.get_many(written)
     assert all(i in present or i in cited for i in written)
     assert any(i in cited for i in written)
-    log = await service.engines.lifecycle.log(limit=10_000)
+    log = await service.lifecycle.log(limit=10_000)
     assert {entry["action"] for entry in log} >= {"expire", "compress"}
     assert json.dumps(log)  # serialisable for export
 
@@ -232,38 +262,42 @@ async def test_every_memory_ever_written_is_active_archived_or_cited_by_a_summar
 async def test_purging_a_memory_also_removes_its_text_from_the_summary_that_quoted_it(
     service: CortexService, clock: FakeClock
 ) -> None:
-    secret = await service.stores.memories.remember(
-        "The safe stands behind painting 31-7-12", layer="archive"
+    secret = await service.memories.remember(
+        RememberRequest(content="The safe stands behind painting 31-7-12", layer="archive")
     )
-    other = await service.stores.memories.remember(
-        "The bike was repaired in March", layer="archive"
+    other = await service.memories.remember(
+        RememberRequest(content="The bike was repaired in March", layer="archive")
     )
     clock.advance(days=95)
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     summary_id = next(iter(report.created.values()))
     before = await service.stores.memories.get(summary_id)
     assert before is not None and "31-7-12" in before.content
-    await service.stores.memories.forget(secret.id, purge=True)
+    await service.memories.forget(ForgetRequest(memory_id=secret.id, purge=True))
     after = await service.stores.memories.get(summary_id)
     assert after is not None and "31-7-12" not in after.content
     assert "bike was repaired" in after.content
     assert after.metadata["covers"] == [other.id]
-    assert (await service.stores.memories.recall("safe behind painting")).memories == []
+    assert (
+        await service.memories.recall(RecallRequest(query="safe behind painting"))
+    ).memories == []
 
 
 async def test_late_arrivals_of_an_already_summarised_month_join_its_summary(
     service: CortexService, clock: FakeClock
 ) -> None:
-    first = await service.stores.memories.remember("Repaired the bike chain", layer="archive")
-    late = await service.stores.memories.remember(
-        "Fitted a new bike saddle", category="fact", importance=0.5
+    first = await service.memories.remember(
+        RememberRequest(content="Repaired the bike chain", layer="archive")
+    )
+    late = await service.memories.remember(
+        RememberRequest(content="Fitted a new bike saddle", category="fact", importance=0.5)
     )
     clock.advance(days=95)
-    report = await service.engines.lifecycle.run()  # compresses the first, archives the second
+    report = await service.lifecycle.run()  # compresses the first, archives the second
     summary_id = next(iter(report.created.values()))
     assert [a.ids for a in report.actions if a.kind == "archive"] == [[late.id]]
     clock.advance(days=95)
-    folded = await service.engines.lifecycle.run()
+    folded = await service.lifecycle.run()
     [compress] = [a for a in folded.actions if a.kind == "compress"]
     assert compress.into == summary_id and compress.ids == [late.id]
     summary = await service.stores.memories.get(summary_id)

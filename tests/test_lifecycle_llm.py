@@ -7,6 +7,7 @@ import pytest
 
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RememberRequest
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -30,11 +31,15 @@ class ScriptedModel:
 async def test_an_llm_writes_the_merged_memory_and_the_history_summary(
     service: CortexService, clock: FakeClock
 ) -> None:
-    old = await service.stores.memories.remember("The user lives in Tokyo", category="identity")
+    old = await service.memories.remember(
+        RememberRequest(content="The user lives in Tokyo", category="identity")
+    )
     clock.advance(minutes=1)
-    new = await service.stores.memories.remember("User lives in Tokyo.", category="identity")
-    archived = await service.stores.memories.remember(
-        "Fixed the NTT router IPv6 forwarding", layer="archive"
+    new = await service.memories.remember(
+        RememberRequest(content="User lives in Tokyo.", category="identity")
+    )
+    archived = await service.memories.remember(
+        RememberRequest(content="Fixed the NTT router IPv6 forwarding", layer="archive")
     )
     clock.advance(days=100)
     model = ScriptedModel(
@@ -42,10 +47,10 @@ async def test_an_llm_writes_the_merged_memory_and_the_history_summary(
     )
     assert service.engines.lifecycle is not None
     service.engines.lifecycle.llm = model
-    preview = await service.engines.lifecycle.preview()
+    preview = await service.lifecycle.preview()
     assert [a.llm for a in preview.actions if a.kind in ("merge", "compress")] == [True, True]
     assert model.prompts == []  # a preview never calls the LLM
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     assert "The user lives in Tokyo" in model.prompts[0] and "[20" in model.prompts[0]
     assert "Fixed the NTT router" in model.prompts[1]
     created = {kind.split(":")[0]: mid for kind, mid in report.created.items()}
@@ -64,7 +69,9 @@ async def test_llm_calls_are_capped_per_run_and_a_failure_falls_back_to_rules(
     service: CortexService, clock: FakeClock
 ) -> None:
     for n in range(3):
-        await service.stores.memories.remember(f"Old note {n} about the garden", layer="archive")
+        await service.memories.remember(
+            RememberRequest(content=f"Old note {n} about the garden", layer="archive")
+        )
         clock.advance(days=31)
     clock.advance(days=95)
     assert service.engines.lifecycle is not None
@@ -73,7 +80,7 @@ async def test_llm_calls_are_capped_per_run_and_a_failure_falls_back_to_rules(
     )
     model = ScriptedModel(ProviderError("stub: 503"), "A garden summary.")
     service.engines.lifecycle.llm = model
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     compress = [a for a in report.actions if a.kind == "compress"]
     assert len(compress) == 3 and [a.llm for a in compress] == [True, True, False]
     assert len(model.prompts) == 2

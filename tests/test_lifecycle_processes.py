@@ -15,6 +15,7 @@ import pytest
 from cortex_mcp.config import load_settings
 from cortex_mcp.models import Layer
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RememberRequest
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.slow
@@ -37,15 +38,21 @@ async def _seed(db: Path) -> dict[str, str]:
     async with open_cortex(settings, clock=FakeClock(), background=False) as service:
         ids = {
             "decision": (
-                await service.stores.memories.remember(
-                    "Decided to self-host Gitea", category="decision", layer="working"
+                await service.memories.remember(
+                    RememberRequest(
+                        content="Decided to self-host Gitea", category="decision", layer="working"
+                    )
                 )
             ).id,
             "fact": (
-                await service.stores.memories.remember("A fact that will fade", importance=0.2)
+                await service.memories.remember(
+                    RememberRequest(content="A fact that will fade", importance=0.2)
+                )
             ).id,
             "old": (
-                await service.stores.memories.remember("Long archived router note", layer="archive")
+                await service.memories.remember(
+                    RememberRequest(content="Long archived router note", layer="archive")
+                )
             ).id,
         }
     return ids

@@ -102,8 +102,8 @@ async def test_a_run_over_thousands_does_what_its_preview_showed(tmp_path: Path,
         assert service.engines.lifecycle is not None
         if dim:
             service.engines.lifecycle.vector_model = lambda: MODEL
-        preview = await service.engines.lifecycle.preview()
-        report = await service.engines.lifecycle.run()
+        preview = await service.lifecycle.preview()
+        report = await service.lifecycle.run()
 
         def steps(actions: list[LifecycleAction]) -> list[tuple[object, ...]]:
             return sorted((a.phase, a.kind, a.agent_id, a.ids, a.into, a.score) for a in actions)
@@ -114,7 +114,7 @@ async def test_a_run_over_thousands_does_what_its_preview_showed(tmp_path: Path,
         merged = {frozenset(a.ids) for a in report.actions if a.kind == "merge"}
         for original, twin in data.planted:
             assert any({original, twin} <= ids for ids in merged), (original, twin)
-        log = await service.engines.lifecycle.log(limit=10_000)
+        log = await service.lifecycle.log(limit=10_000)
         mine = [e for e in log if e["details"].get("run_id") == report.run_id]
         assert len(mine) == len(report.actions)
         for entry in mine:

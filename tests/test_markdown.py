@@ -16,6 +16,7 @@ from cortex_mcp.engine.exchange.markdown import (
 )
 from cortex_mcp.models import Category, Layer, Memory
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import ForgetRequest, RememberRequest
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -146,12 +147,16 @@ async def test_mirrors_follow_writes_in_the_background_and_a_purge_leaves_them(
         mirrors={"debounce_s": 0.05},
     )
     async with open_cortex(settings, clock=clock) as service:
-        kept = await service.stores.memories.remember("Harry lives in Tokyo", category="identity")
-        secret = await service.stores.memories.remember(
-            "The garage door was repainted in shade 4711", category="fact"
+        kept = await service.memories.remember(
+            RememberRequest(content="Harry lives in Tokyo", category="identity")
         )
-        note = await service.stores.memories.remember(
-            "Talked about garage doors", category="context", layer="working"
+        secret = await service.memories.remember(
+            RememberRequest(content="The garage door was repainted in shade 4711", category="fact")
+        )
+        note = await service.memories.remember(
+            RememberRequest(
+                content="Talked about garage doors", category="context", layer="working"
+            )
         )
         assert service.engines.mirrors is not None
         await service.engines.mirrors.flush()
@@ -160,8 +165,8 @@ async def test_mirrors_follow_writes_in_the_background_and_a_purge_leaves_them(
         assert any(
             "garage doors" in p.read_text() for p in (export / "memory/working").glob("*.md")
         )
-        await service.stores.memories.forget(secret.id, purge=True)
-        await service.stores.memories.forget(note.id, purge=True)
+        await service.memories.forget(ForgetRequest(memory_id=secret.id, purge=True))
+        await service.memories.forget(ForgetRequest(memory_id=note.id, purge=True))
         await service.engines.mirrors.flush()
         everything = "".join(p.read_text() for p in export.rglob("*.md"))
         assert "4711" not in everything and "garage doors" not in everything

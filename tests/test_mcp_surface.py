@@ -297,7 +297,7 @@ async def test_a_crash_inside_a_tool_shows_only_a_generic_line(
 
     async with Client(build_server(open_and_keep, settings), mode="legacy") as client:
         await _ok(client, "cortex_remember", content="Something to find later")
-        await opened[0].memories.db.close()  # the connection is gone: every query now crashes
+        await opened[0].stores.db.close()  # the connection is gone: every query now crashes
         result = await client.call_tool("cortex_recall", {"query": "something"})
         assert result.is_error
         assert _text(result) == "Error executing tool cortex_recall"

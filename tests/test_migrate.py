@@ -13,6 +13,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.engine.exchange.migrate import migrate
 from cortex_mcp.errors import Conflict, InvalidInput, StorageError
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
 from cortex_mcp.store.tables import TableDigest, table
 from tests.conftest import FakeClock, stub_settings
 from tests.helpers.store_fill import filled_store, table_rows
@@ -73,7 +74,7 @@ async def test_the_copy_serves_the_same_recall_as_the_source(
         async with open_cortex(settings, clock=clock, background=False) as svc:
             found = []
             for query in ("green tea", "小笼包", "品川", "gateway", "coffee"):
-                recall = await svc.stores.memories.recall(query, max_results=10)
+                recall = await svc.memories.recall(RecallRequest(query=query, max_results=10))
                 assert not recall.meta.degraded
                 found.append(sorted((-round(m.score, 6), m.id) for m in recall.memories))
             results.append(found)
@@ -86,7 +87,9 @@ async def test_a_target_that_holds_rows_is_refused_unless_forced(
 ) -> None:
     target = tmp_path / "busy.db"
     async with open_cortex(stub_settings(target, embeddings_url), clock=clock) as svc:
-        await svc.stores.memories.remember("A memory that must not be lost by accident")
+        await svc.memories.remember(
+            RememberRequest(content="A memory that must not be lost by accident")
+        )
     before = table_rows(target)
     refused = _migrate(filled, "--to", str(target))
     assert refused.returncode == 2

@@ -16,6 +16,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.engine.exchange.migrate import migrate
 from cortex_mcp.errors import Conflict, StorageError
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RecallRequest, RememberRequest, SearchRequest
 from cortex_mcp.store.postgres.inspect import inspect_postgres
 from cortex_mcp.store.tables import TABLE_NAMES
 from tests.conftest import FakeClock
@@ -70,7 +71,7 @@ def _pg(url: str, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
 async def _remember_all(url: str, clock: FakeClock) -> None:
     async with open_cortex(_pg_settings(url), clock=clock, background=False) as svc:
         for content in CONTENTS:
-            await svc.stores.memories.remember(content)
+            await svc.memories.remember(RememberRequest(content=content))
             clock.advance(seconds=1)
 
 
@@ -123,7 +124,7 @@ async def test_search_answers_the_same_on_the_bulk_copy_as_on_the_store_it_came_
         async with open_cortex(_pg_settings(url), clock=clock, background=False) as svc:
             found = []
             for query in QUERIES:
-                hits = await svc.stores.memories.search(query, limit=10)
+                hits = await svc.memories.search(SearchRequest(query=query, limit=10))
                 found.append([(h.id, round(h.score, 6)) for h in hits])
             answers.append(found)
     assert answers[0] == answers[1]
@@ -136,12 +137,16 @@ async def _source(path: Path, clock: FakeClock, memories: int) -> Path:
         ids = []
         for n in range(memories):
             ids.append(
-                (await svc.stores.memories.remember(f"Fact number {n} about the garden in Lyon")).id
+                (
+                    await svc.memories.remember(
+                        RememberRequest(content=f"Fact number {n} about the garden in Lyon")
+                    )
+                ).id
             )
             clock.advance(seconds=1)
         for n in range(7):
-            await svc.stores.relations.add("garden", "holds", f"plant {n}")
-        await svc.stores.memories.recall("garden Lyon")
+            await svc.relations.add("garden", "holds", f"plant {n}")
+        await svc.memories.recall(RecallRequest(query="garden Lyon"))
     return path
 
 
@@ -222,13 +227,13 @@ async def test_a_copy_stopped_midway_goes_on_where_it_stopped_and_loses_nothing(
     assert report.resumed == 12 + 4
     settings = _pg_settings(pg_url)
     async with open_cortex(settings, clock=clock, background=False) as svc:
-        later = await svc.stores.memories.remember(
-            "Written after the copy: its seq follows the copied ones"
+        later = await svc.memories.remember(
+            RememberRequest(content="Written after the copy: its seq follows the copied ones")
         )
-        assert [m.id for m in await svc.stores.memories.search("written after the copy")][:1] == [
-            later.id
-        ]
-        assert len(await svc.stores.memories.search("garden Lyon", limit=20)) == 12
+        assert [
+            m.id for m in await svc.memories.search(SearchRequest(query="written after the copy"))
+        ][:1] == [later.id]
+        assert len(await svc.memories.search(SearchRequest(query="garden Lyon", limit=20))) == 12
     assert _pg(pg_url, "SELECT MAX(seq) FROM memories") == [(13,)]
 
 

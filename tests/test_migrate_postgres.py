@@ -15,6 +15,7 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.engine.exchange.migrate import migrate
 from cortex_mcp.errors import Conflict, StorageError
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RememberRequest, SearchRequest
 from tests.conftest import FakeClock, stub_settings
 from tests.helpers.store_fill import filled_store, table_rows
 
@@ -73,8 +74,8 @@ async def test_the_postgres_copy_recalls_what_the_sqlite_store_recalls(
             embedded.append(await svc.embed_pending())  # what the source lacked too
             answers = []
             for query in QUERIES:
-                hits = await svc.stores.memories.search(
-                    query, limit=10
+                hits = await svc.memories.search(
+                    SearchRequest(query=query, limit=10)
                 )  # no access counted: same state
                 answers.append(sorted((-round(h.score, 4), h.id) for h in hits))
             found.append(answers)
@@ -88,7 +89,9 @@ async def test_a_postgres_store_that_holds_memories_is_refused_unless_forced(
 ) -> None:
     settings = load_settings(database_url=pg_url, embedding_provider="none")
     async with open_cortex(settings, clock=clock) as svc:
-        kept = (await svc.stores.memories.remember("A memory already in PostgreSQL")).id
+        kept = (
+            await svc.memories.remember(RememberRequest(content="A memory already in PostgreSQL"))
+        ).id
     with pytest.raises(Conflict, match="already holds"):
         await migrate(str(filled), pg_url)
     async with open_cortex(settings, clock=clock) as svc:
@@ -97,13 +100,13 @@ async def test_a_postgres_store_that_holds_memories_is_refused_unless_forced(
     assert report.replaced >= 1
     assert _pg_count(pg_url, "memories") == _count(filled, "memories")
     async with open_cortex(settings, clock=clock) as svc:
-        fresh = await svc.stores.memories.remember(
-            "Written after the copy: its seq follows the copied ones"
+        fresh = await svc.memories.remember(
+            RememberRequest(content="Written after the copy: its seq follows the copied ones")
         )
         assert not fresh.deduplicated
-        assert [m.id for m in await svc.stores.memories.search("written after the copy")][:1] == [
-            fresh.id
-        ]
+        assert [
+            m.id for m in await svc.memories.search(SearchRequest(query="written after the copy"))
+        ][:1] == [fresh.id]
     assert _pg_count(pg_url, "memories") == _count(filled, "memories") + 1
 
 

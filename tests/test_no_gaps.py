@@ -8,6 +8,12 @@ import pytest
 
 from cortex_mcp.models import Layer
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    RememberRequest,
+    SearchDebugRequest,
+    SearchRequest,
+)
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -16,61 +22,71 @@ pytestmark = pytest.mark.anyio
 async def test_an_expired_working_note_is_recalled_at_archive_weight_before_any_run(
     service: CortexService, clock: FakeClock
 ) -> None:
-    note = await service.stores.memories.remember(
-        "Router firmware 4.2 broke the VPN", layer="working"
+    note = await service.memories.remember(
+        RememberRequest(content="Router firmware 4.2 broke the VPN", layer="working")
     )
     clock.advance(hours=49)  # past the 48 h TTL, no lifecycle run
-    (hit,) = await service.stores.memories.search("router firmware VPN")
+    (hit,) = await service.memories.search(SearchRequest(query="router firmware VPN"))
     assert hit.id == note.id
-    debug = await service.stores.memories.search_debug("router firmware VPN")
+    debug = await service.memories.search_debug(SearchDebugRequest(query="router firmware VPN"))
     assert debug["hits"][0]["layer_weight"] == service.settings.search.layer_weights["archive"]
 
 
 async def test_layer_filters_treat_an_expired_working_note_as_archive(
     service: CortexService, clock: FakeClock
 ) -> None:
-    note = await service.stores.memories.remember("Printer toner is the TN-2420", layer="working")
-    assert [m.id for m in await service.stores.memories.search("toner", layers=["working"])] == [
-        note.id
-    ]
+    note = await service.memories.remember(
+        RememberRequest(content="Printer toner is the TN-2420", layer="working")
+    )
+    assert [
+        m.id
+        for m in await service.memories.search(SearchRequest(query="toner", layers=["working"]))
+    ] == [note.id]
     clock.advance(hours=49)
-    assert await service.stores.memories.search("toner", layers=["working"]) == []
-    assert [m.id for m in await service.stores.memories.search("toner", layers=["archive"])] == [
-        note.id
-    ]
+    assert await service.memories.search(SearchRequest(query="toner", layers=["working"])) == []
+    assert [
+        m.id
+        for m in await service.memories.search(SearchRequest(query="toner", layers=["archive"]))
+    ] == [note.id]
 
 
 async def test_a_summary_and_an_original_it_covers_do_not_share_the_top_k(
     service: CortexService, clock: FakeClock
 ) -> None:
     originals = [
-        await service.stores.memories.remember(text, category="fact", layer="archive")
+        await service.memories.remember(
+            RememberRequest(content=text, category="fact", layer="archive")
+        )
         for text in ("The garden hose leaks at the tap", "The garden shed roof needs tar")
     ]
     clock.advance(days=91)
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     summary_id = next(iter(report.created.values()))
-    hits = [m.id for m in await service.stores.memories.search("garden hose leaks", limit=5)]
+    hits = [
+        m.id
+        for m in await service.memories.search(SearchRequest(query="garden hose leaks", limit=5))
+    ]
     assert originals[0].id in hits and summary_id not in hits
     # where no original matches, the summary stands for them
-    await service.stores.memories.forget(originals[0].id)
-    await service.stores.memories.forget(originals[1].id)
-    assert [m.id for m in await service.stores.memories.search("garden hose leaks", limit=5)] == [
-        summary_id
-    ]
+    await service.memories.forget(ForgetRequest(memory_id=originals[0].id))
+    await service.memories.forget(ForgetRequest(memory_id=originals[1].id))
+    assert [
+        m.id
+        for m in await service.memories.search(SearchRequest(query="garden hose leaks", limit=5))
+    ] == [summary_id]
 
 
 async def test_a_summary_is_dated_by_the_month_it_covers_not_the_night_it_was_written(
     service: CortexService, clock: FakeClock
 ) -> None:
-    old = await service.stores.memories.remember(
-        "Tokyo flat rent is 98000 yen", category="fact", layer="archive"
+    old = await service.memories.remember(
+        RememberRequest(content="Tokyo flat rent is 98000 yen", category="fact", layer="archive")
     )
     clock.advance(days=91)
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     summary_id = next(iter(report.created.values()))
-    await service.stores.memories.forget(old.id)
-    debug = await service.stores.memories.search_debug("Tokyo flat rent")
+    await service.memories.forget(ForgetRequest(memory_id=old.id))
+    debug = await service.memories.search_debug(SearchDebugRequest(query="Tokyo flat rent"))
     (row,) = [r for r in debug["hits"] if r["id"] == summary_id]
     assert row["recency"] == 1.0  # written tonight, about a month three months ago
     assert row["layer_weight"] == service.settings.search.layer_weights["archive"]
@@ -80,12 +96,14 @@ async def test_remembering_compressed_content_again_leaves_the_compressed_state(
     service: CortexService, clock: FakeClock
 ) -> None:
     text = "The boiler service is every October"
-    first = await service.stores.memories.remember(text, category="fact", layer="archive")
+    first = await service.memories.remember(
+        RememberRequest(content=text, category="fact", layer="archive")
+    )
     clock.advance(days=91)
-    await service.engines.lifecycle.run()
+    await service.lifecycle.run()
     compressed = await service.stores.memories.get(first.id)
     assert compressed is not None and "compressed_into" in compressed.metadata
-    again = await service.stores.memories.remember(text, category="fact")
+    again = await service.memories.remember(RememberRequest(content=text, category="fact"))
     assert again.id == first.id and again.deduplicated
     revived = await service.stores.memories.get(first.id)
     assert revived is not None and revived.layer is Layer.core

@@ -19,6 +19,7 @@ from cortex_mcp.engine.exchange.migrate import migrate
 from cortex_mcp.models import LifecycleAction, NewMemory
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RememberRequest
 from cortex_mcp.store.backend import open_database, store_classes
 from cortex_mcp.store.lifecycle_phases import action_key
 from cortex_mcp.store.memories import LayerTtl
@@ -91,19 +92,25 @@ async def test_remember_forget_and_purge_keep_the_counts(
     service: CortexService, pg_url: str
 ) -> None:
     ids = [
-        (await service.stores.memories.remember(f"The hedgehog {n} sleeps in the garden shed")).id
+        (
+            await service.memories.remember(
+                RememberRequest(content=f"The hedgehog {n} sleeps in the garden shed")
+            )
+        ).id
         for n in range(3)
     ]
-    await service.stores.memories.remember(
-        "The hedgehog 0 sleeps in the garden shed"
+    await service.memories.remember(
+        RememberRequest(content="The hedgehog 0 sleeps in the garden shed")
     )  # deduplicated
-    await service.stores.memories.remember("Foxes visit the garden at night")
+    await service.memories.remember(RememberRequest(content="Foxes visit the garden at night"))
     assert await hedgehogs(service) == 3
     assert assert_counts_match_rows(pg_url)["garden"] == 4
 
-    await service.stores.memories.forget(ids[0])  # forgotten rows stay in the index, as on SQLite
+    await service.memories.forget(
+        ForgetRequest(memory_id=ids[0])
+    )  # forgotten rows stay in the index, as on SQLite
     assert await hedgehogs(service) == 3
-    await service.stores.memories.forget(ids[1], purge=True)
+    await service.memories.forget(ForgetRequest(memory_id=ids[1], purge=True))
     assert await hedgehogs(service) == 2
     assert assert_counts_match_rows(pg_url)["garden"] == 3
 
@@ -111,9 +118,11 @@ async def test_remember_forget_and_purge_keep_the_counts(
 async def test_a_correction_and_an_import_keep_the_counts(
     service: CortexService, pg_url: str
 ) -> None:
-    old = await service.stores.memories.remember("The hedgehog lives under the porch")
-    await service.stores.memories.forget(
-        old.id, correction="The hedgehog lives under the old oak tree"
+    old = await service.memories.remember(
+        RememberRequest(content="The hedgehog lives under the porch")
+    )
+    await service.memories.forget(
+        ForgetRequest(memory_id=old.id, correction="The hedgehog lives under the old oak tree")
     )
     await service.exchange.import_memories(
         "- The hedgehog crossed the road\n- Ёж и йод\n", format="markdown"
@@ -160,8 +169,8 @@ async def test_a_copy_by_migrate_and_the_schema_migration_fill_the_counts(
     source = load_settings(db_path=tmp_path / "brain.db", embedding_provider="none")
     async with open_cortex(source, clock=clock, background=False) as sqlite_service:
         for n in range(5):
-            await sqlite_service.stores.memories.remember(
-                f"Hedgehog {n} and the badger share a burrow"
+            await sqlite_service.memories.remember(
+                RememberRequest(content=f"Hedgehog {n} and the badger share a burrow")
             )
     await migrate(str(tmp_path / "brain.db"), pg_url)
     assert assert_counts_match_rows(pg_url)["badger"] == 5

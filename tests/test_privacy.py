@@ -13,6 +13,7 @@ import pytest
 
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 from cortex_mcp.store import Database
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.schema import MIGRATIONS
@@ -52,7 +53,9 @@ async def test_cortex_creates_its_folders_0700_and_its_files_0600(
     path = tmp_path / "home" / ".cortex" / "brain.db"
     settings = load_settings(db_path=path, embedding_provider="none")
     async with open_cortex(settings, clock=clock) as service:
-        await service.stores.memories.remember("Files written by cortex are private")
+        await service.memories.remember(
+            RememberRequest(content="Files written by cortex are private")
+        )
         names = {p.name for p in _files(path)}
         assert {"brain.db", "brain.db-wal", "brain.db-shm"} <= names
         assert {p.name: _mode(p) for p in _files(path)} == dict.fromkeys(names, 0o600)
@@ -84,18 +87,18 @@ async def test_purge_past_a_concurrent_reader_leaves_no_copy_once_it_closes(
 ) -> None:
     async with open_cortex(settings, clock=clock) as service:
         for n in range(30):
-            await service.stores.memories.remember(
-                f"Unrelated fact number {n} about the garden shed"
+            await service.memories.remember(
+                RememberRequest(content=f"Unrelated fact number {n} about the garden shed")
             )
-        made = await service.stores.memories.remember(SECRET)
-        await service.stores.memories.recall("locker code")
+        made = await service.memories.remember(RememberRequest(content=SECRET))
+        await service.memories.recall(RecallRequest(query="locker code"))
         await service.drain()
 
         reader = sqlite_module().connect(settings.db_path, isolation_level=None)
         reader.execute("BEGIN")
         assert reader.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 31
 
-        await service.stores.memories.forget(made.id, purge=True)
+        await service.memories.forget(ForgetRequest(memory_id=made.id, purge=True))
         assert _leaks(settings.db_path), "the reader's snapshot should still pin the old pages"
         reader.execute("COMMIT")
         reader.close()
@@ -106,16 +109,20 @@ async def test_purge_past_a_concurrent_reader_leaves_no_copy_once_it_closes(
             await asyncio.sleep(0.05)
         assert _leaks(settings.db_path) == []
         assert settings.db_path.with_name("brain.db-wal").stat().st_size == 0
-        assert (await service.stores.memories.recall("locker code Quentin")).memories == []
+        assert (
+            await service.memories.recall(RecallRequest(query="locker code Quentin"))
+        ).memories == []
 
 
 async def test_the_access_log_keeps_a_hash_of_each_query_and_never_its_text(
     service, settings: Settings
 ) -> None:
-    made = await service.stores.memories.remember("The VPN config lives in the ops vault")
-    await service.stores.memories.recall("where is the VPN config")
-    await service.stores.memories.recall(
-        "Where is the   VPN config"
+    made = await service.memories.remember(
+        RememberRequest(content="The VPN config lives in the ops vault")
+    )
+    await service.memories.recall(RecallRequest(query="where is the VPN config"))
+    await service.memories.recall(
+        RecallRequest(query="Where is the   VPN config")
     )  # same query up to case and spacing
     await service.drain()
     rows = (

@@ -14,6 +14,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RememberRequest
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock, llm_stub_settings
 from tests.helpers.llm_stub import StubLLM, extraction, llm_stub, status, text
@@ -44,11 +45,15 @@ async def svc(llm_settings: Settings, clock: FakeClock) -> AsyncIterator[CortexS
 
 async def test_the_profile_round_trip(svc: CortexService, stub: StubLLM) -> None:
     assert (await svc.conversation.profile())["text"].startswith("No profile yet")
-    await svc.stores.memories.remember(
-        "Harry lives in Tokyo and invests in real estate", category="identity"
+    await svc.memories.remember(
+        RememberRequest(
+            content="Harry lives in Tokyo and invests in real estate", category="identity"
+        )
     )
-    await svc.stores.memories.remember(
-        "Prefers low-risk, steady cash-flow investments", category="preference"
+    await svc.memories.remember(
+        RememberRequest(
+            content="Prefers low-risk, steady cash-flow investments", category="preference"
+        )
     )
     profile = await svc.conversation.profile()
     assert "Harry lives in Tokyo" in profile["summary"] and profile["source"]["built_by"] == "rules"
@@ -65,8 +70,8 @@ async def test_the_profile_round_trip(svc: CortexService, stub: StubLLM) -> None
             "exclude": ["Small talk, greetings and one-off chit-chat"],
         }
     )
-    await svc.stores.memories.remember(
-        "Speaks Chinese, Japanese and English", category="skill"
+    await svc.memories.remember(
+        RememberRequest(content="Speaks Chinese, Japanese and English", category="skill")
     )  # stale now
     rebuilt = await svc.conversation.profile()
     assert "Japanese real estate" in rebuilt["domains"]
@@ -201,7 +206,7 @@ async def test_no_secret_reaches_the_database_or_the_provider(
     await svc.conversation.flush(
         [{"role": "user", "content": secrets_text}, {"role": "assistant", "content": "ok"}]
     )
-    await svc.stores.memories.remember(secrets_text)
+    await svc.memories.remember(RememberRequest(content=secrets_text))
     assert len(stub.received) == 3
     assert leaked(bytes(stub.raw)) == []
     assert leaked(raw_bytes(llm_settings.db_path)) == []

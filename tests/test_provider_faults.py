@@ -17,6 +17,7 @@ from cortex_mcp.errors import ProviderError
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.runtime import build_embedders, open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RecallRequest, RememberRequest, SearchDebugRequest
 from tests.conftest import FakeClock, stub_settings
 from tests.helpers.embedding_stub import FAULT_MODES, StubState, stub_vector
 from tests.helpers.stdio_helpers import HANG_S, RawStdioServer
@@ -49,7 +50,7 @@ async def _recall_seconds(service: CortexService, query: str, times: int) -> lis
     seconds = []
     for _ in range(times):
         started = time.perf_counter()
-        await service.stores.memories.recall(query)
+        await service.memories.recall(RecallRequest(query=query))
         seconds.append(time.perf_counter() - started)
     return seconds
 
@@ -71,16 +72,20 @@ async def test_every_fault_mode_answers_from_text_shows_the_fault_and_backfills_
     async with open_cortex(_settings(tmp_path, url), clock=clock) as service:
         _fast_breaker(service)
         for fact in FACTS:
-            await service.stores.memories.remember(fact)
+            await service.memories.remember(RememberRequest(content=fact))
         assert await service.embed_pending() == len(FACTS)
         service.start_warm_up()
         healthy = await _recall_seconds(service, "firewall port", times=3)
 
         state.mode = mode
-        await service.stores.memories.remember("Backups run nightly at 02:00 on the VPS")
-        await service.stores.memories.remember("Deploys to the cluster happen on Tuesdays")
+        await service.memories.remember(
+            RememberRequest(content="Backups run nightly at 02:00 on the VPS")
+        )
+        await service.memories.remember(
+            RememberRequest(content="Deploys to the cluster happen on Tuesdays")
+        )
         started = time.perf_counter()
-        result = await service.stores.memories.recall("firewall port")
+        result = await service.memories.recall(RecallRequest(query="firewall port"))
         elapsed = time.perf_counter() - started
 
         # waits for the provider at most its timeout, on top of what a healthy recall costs
@@ -108,7 +113,7 @@ async def test_every_fault_mode_answers_from_text_shows_the_fault_and_backfills_
             return await _vector_count(service) == len(FACTS) + 2
 
         assert await _wait_for(backfilled, HANG_S), (await service.status.stats())["embeddings"]
-        after = await service.stores.memories.recall("firewall port")
+        after = await service.memories.recall(RecallRequest(query="firewall port"))
         assert after.meta.channels == ["text", "vector"] and after.meta.degraded == []
 
 
@@ -119,13 +124,13 @@ async def test_a_hanging_provider_is_skipped_once_its_circuit_opens(
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
         _fast_breaker(service, cooldown_s=60)
         for fact in FACTS:
-            await service.stores.memories.remember(fact)
+            await service.memories.remember(RememberRequest(content=fact))
         await service.embed_pending()
         state.mode = "hang"
         paid = []
         for _ in range(3):
             started = time.perf_counter()
-            await service.stores.memories.recall("firewall port")
+            await service.memories.recall(RecallRequest(query="firewall port"))
             paid.append(time.perf_counter() - started)
         assert min(paid) >= TIMEOUT_S * 0.9  # each of these waited for the provider
         health = (await service.status.stats())["embeddings"]["health"]["openai"]
@@ -135,7 +140,7 @@ async def test_a_hanging_provider_is_skipped_once_its_circuit_opens(
         skipped = []
         for _ in range(5):
             started = time.perf_counter()
-            result = await service.stores.memories.recall("firewall port")
+            result = await service.memories.recall(RecallRequest(query="firewall port"))
             skipped.append(time.perf_counter() - started)
             assert result.memories[0].content == FACTS[0]
             assert "skipped for" in result.meta.degraded[0]
@@ -153,7 +158,7 @@ async def test_an_open_circuit_is_probed_in_the_background_and_closes_when_the_p
         _fast_breaker(service, cooldown_s=0.2)
         state.mode = "http500"
         for _ in range(3):
-            await service.stores.memories.recall("firewall port")
+            await service.memories.recall(RecallRequest(query="firewall port"))
         health = service.engines.embeddings.health["openai"]
         assert health.is_open and "HTTP 500" in (health.last_error or "")
         requests_when_opened = len(state.requests)
@@ -180,7 +185,9 @@ async def test_an_open_circuit_is_probed_in_the_background_and_closes_when_the_p
             return not health.is_open
 
         assert await _wait_for(closed, HANG_S)  # a deadline: the next probe is due within 1.6 s
-        assert (await service.stores.memories.recall("firewall port")).meta.degraded == []
+        assert (
+            await service.memories.recall(RecallRequest(query="firewall port"))
+        ).meta.degraded == []
 
 
 @pytest.mark.parametrize("mode", ["nan", "mixed_dims", "nonnumeric"])
@@ -189,11 +196,11 @@ async def test_malformed_vectors_are_rejected_counted_and_never_stored(
 ) -> None:
     url, state = stub
     async with open_cortex(_settings(tmp_path, url), clock=clock, background=False) as service:
-        await service.stores.memories.remember(FACTS[0])
+        await service.memories.remember(RememberRequest(content=FACTS[0]))
         await service.embed_pending()  # learns the dimension from good vectors
         state.mode = mode
         for fact in FACTS[1:]:
-            await service.stores.memories.remember(fact)
+            await service.memories.remember(RememberRequest(content=fact))
         with pytest.raises(Exception, match="malformed"):
             await service.embed_pending()
         stats = (await service.status.stats())["embeddings"]
@@ -203,7 +210,9 @@ async def test_malformed_vectors_are_rejected_counted_and_never_stored(
         assert stats["health"]["openai"]["rejected_vectors"] >= 1
         assert stats["indexer"]["rejected_vectors"] >= 1
         assert "malformed" in stats["indexer"]["last_error"]
-        result = await service.stores.memories.search_debug("firewall port", max_results=5)
+        result = await service.memories.search_debug(
+            SearchDebugRequest(query="firewall port", max_results=5)
+        )
         for hit in result["hits"]:
             if hit["vector"] is not None and hit["vector"].get("score") is not None:
                 assert hit["vector"]["score"] == hit["vector"]["score"]  # never NaN
@@ -217,7 +226,7 @@ async def test_the_background_indexer_survives_a_provider_that_crashes_its_parse
         _fast_breaker(service)
         service.start_warm_up()
         state.mode = "nonjson"
-        await service.stores.memories.remember(FACTS[0])
+        await service.memories.remember(RememberRequest(content=FACTS[0]))
 
         async def failed() -> bool:
             return bool((await service.status.stats())["embeddings"]["indexer"]["last_error"])
@@ -302,13 +311,13 @@ async def test_when_the_first_provider_is_down_the_indexer_fills_the_fallbacks_v
         service.engines.embeddings.providers.append(_SecondEmbedder())
         state.mode = "http500"
         for fact in FACTS:
-            await service.stores.memories.remember(fact)
+            await service.memories.remember(RememberRequest(content=fact))
         for _ in range(3):  # the first provider's circuit opens
             with pytest.raises(ProviderError):
                 await service.embed_pending()
         assert await service.embed_pending() == len(FACTS)
         assert (await service.status.stats())["vectors"] == {"second-model": len(FACTS)}
-        result = await service.stores.memories.recall("firewall blocks")
+        result = await service.memories.recall(RecallRequest(query="firewall blocks"))
         assert result.meta.channels == ["text", "vector"]
         assert result.memories[0].content == FACTS[0]
         [note] = result.meta.degraded

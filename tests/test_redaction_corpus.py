@@ -16,6 +16,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine.redaction import redact
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RememberRequest
 from tests.conftest import FakeClock, llm_stub_settings
 from tests.helpers.llm_stub import Received, Reply, StubLLM, extraction, llm_stub
 from tests.helpers.redaction_corpus import ORDINARY, SECRETS, Secret, locomo_turns, needle
@@ -137,9 +138,7 @@ async def test_no_secret_of_the_corpus_reaches_disk_or_the_provider(
 ) -> None:
     assert len(SECRETS) >= 200 and {s.lang for s in SECRETS} == {"en", "zh", "ja"}
     for item in SECRETS:
-        await svc.stores.memories.remember(
-            item.text, source=item.text[:400], metadata={"said": item.text}
-        )
+        await svc.memories.remember(RememberRequest(content=item.text, source=item.text[:400]))
     for batch in _batches(SECRETS, 5):
         await svc.conversation.ingest(
             "\n".join(s.text for s in batch),

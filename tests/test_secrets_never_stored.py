@@ -8,6 +8,7 @@ import pytest
 
 from cortex_mcp.config import Settings
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RememberRequest
 from tests.helpers.redaction_table import POSITIVES
 
 pytestmark = pytest.mark.anyio
@@ -32,8 +33,16 @@ async def test_remember_and_correction_store_no_secret(
 ) -> None:
     ids = []
     for _, text, _ in POSITIVES:
-        ids.append((await service.stores.memories.remember(text, source=f"note {text}")).id)
-    await service.stores.memories.forget(ids[0], reason=POSITIVES[1][1], correction=POSITIVES[2][1])
+        ids.append(
+            (
+                await service.memories.remember(
+                    RememberRequest(content=text, source=f"note {text}")
+                )
+            ).id
+        )
+    await service.memories.forget(
+        ForgetRequest(memory_id=ids[0], reason=POSITIVES[1][1], correction=POSITIVES[2][1])
+    )
     stats = await service.status.stats()
     assert stats["redactions"]["openai_key"] >= 2
     assert sum(stats["redactions"].values()) >= len(POSITIVES)
@@ -43,7 +52,9 @@ async def test_remember_and_correction_store_no_secret(
 
 
 async def test_stats_count_redactions_but_never_hold_values(service: CortexService) -> None:
-    await service.stores.memories.remember("deploy token ghp_R2d2C3poBb8Luke5Leia7Han9Solo1Chewie4")
+    await service.memories.remember(
+        RememberRequest(content="deploy token ghp_R2d2C3poBb8Luke5Leia7Han9Solo1Chewie4")
+    )
     stats = await service.status.stats()
     assert stats["redactions"] == {"github_token": 1}
     assert "ghp_" not in repr(stats)
@@ -53,13 +64,15 @@ async def test_relations_profile_edits_and_audit_details_store_no_secret(
     service: CortexService, settings: Settings
 ) -> None:
     key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z0AbC"
-    relation = await service.stores.relations.add("user", "has password", "Zebra!Quasar-4471")
+    relation = await service.relations.add("user", "has password", "Zebra!Quasar-4471")
     assert relation["object"] == "[REDACTED:password]"
-    await service.stores.relations.add("openai account", "uses key", key)
+    await service.relations.add("openai account", "uses key", key)
     await service.conversation.edit_profile({"summary": f"Developer; their OpenAI key is {key}"})
-    made = await service.stores.memories.remember("The staging box runs Debian 12")
-    await service.stores.memories.forget(made.id, reason=f"rotated to {key}")
-    log = await service.engines.lifecycle.log()
+    made = await service.memories.remember(
+        RememberRequest(content="The staging box runs Debian 12")
+    )
+    await service.memories.forget(ForgetRequest(memory_id=made.id, reason=f"rotated to {key}"))
+    log = await service.lifecycle.log()
     assert any("[REDACTED:openai_key]" in str(entry["details"]) for entry in log)
     data = raw_bytes(settings.db_path)
     assert key.encode() not in data and b"Zebra!Quasar-4471" not in data
@@ -68,9 +81,11 @@ async def test_relations_profile_edits_and_audit_details_store_no_secret(
 async def test_metadata_values_at_any_depth_are_redacted_and_counted(
     service: CortexService,
 ) -> None:
-    result = await service.stores.memories.remember(
-        "Deploy notes for the api",
-        metadata={"env": {"DB_PASSWORD": "p@ss-w0rd-99"}, "links": ["postgres://a:b0b@h/db"]},
+    result = await service.memories.remember(
+        RememberRequest(
+            content="Deploy notes for the api",
+            metadata={"env": {"DB_PASSWORD": "p@ss-w0rd-99"}, "links": ["postgres://a:b0b@h/db"]},
+        )
     )
     memory = (await service.reading.memory_detail(result.id))["memory"]
     assert memory["metadata"] == {

@@ -25,6 +25,7 @@ from mcp import Client
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
 from cortex_mcp.store import files
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.schema import SCHEMA_VERSION
@@ -82,7 +83,9 @@ def assert_refused(result: subprocess.CompletedProcess[bytes], path: Path, *phra
 async def make_database(path: Path, facts: list[str] = FACTS) -> list[str]:
     settings = load_settings(db_path=path, embedding_provider="none")
     async with open_cortex(settings) as service:
-        return [(await service.stores.memories.remember(fact)).id for fact in facts]
+        return [
+            (await service.memories.remember(RememberRequest(content=fact))).id for fact in facts
+        ]
 
 
 def digest(path: Path) -> str:
@@ -350,9 +353,16 @@ async def test_a_read_only_database_still_recalls_by_meaning(shared_dir: Path) -
         }
         settings = load_settings(db_path=path, **{k[7:].lower(): v for k, v in env.items()})
         async with open_cortex(settings, background=False) as service:
-            ids = [(await service.stores.memories.remember(fact)).id for fact in FACTS]
+            ids = [
+                (await service.memories.remember(RememberRequest(content=fact))).id
+                for fact in FACTS
+            ]
             ids.append(
-                (await service.stores.memories.remember("User has a golden retriever named Max")).id
+                (
+                    await service.memories.remember(
+                        RememberRequest(content="User has a golden retriever named Max")
+                    )
+                ).id
             )
             assert await service.embed_pending() == len(ids)
         path.chmod(0o444)
@@ -394,7 +404,9 @@ async def test_a_full_disk_stops_the_indexer_with_one_line_and_stats_say_why(
         )
         async with open_cortex(settings, background=False) as service:
             for n in range(60):
-                await service.stores.memories.remember(f"Pending fact {n} waiting for its vector")
+                await service.memories.remember(
+                    RememberRequest(content=f"Pending fact {n} waiting for its vector")
+                )
             db = service.stores.db
             async with db.conn.execute("PRAGMA page_count") as cursor:
                 (pages,) = await cursor.fetchone()
@@ -412,7 +424,7 @@ async def test_a_full_disk_stops_the_indexer_with_one_line_and_stats_say_why(
             assert not [r for r in caplog.records if r.exc_info], "a traceback reached the log"
             stats = await service.status.stats()
             assert "disk full" in json.dumps(stats)
-            found = await service.stores.memories.recall("pending fact 7")
+            found = await service.memories.recall(RecallRequest(query="pending fact 7"))
             assert found.memories
 
 

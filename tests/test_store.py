@@ -11,6 +11,7 @@ import pytest
 from cortex_mcp.config import Settings
 from cortex_mcp.models import new_id
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 from cortex_mcp.store import Database
 from cortex_mcp.store.connection import connector_info
 from cortex_mcp.store.schema import SCHEMA_VERSION
@@ -22,13 +23,15 @@ pytestmark = pytest.mark.anyio
 async def test_everything_works_without_sqlite_vec(settings: Settings, clock: FakeClock) -> None:
     async with open_cortex(settings, clock=clock, allow_vec=False) as service:
         assert service.stores.db.vec_loaded is False
-        made = await service.stores.memories.remember("Backups run nightly at 02:00 to S3")
-        found = await service.stores.memories.recall("when do backups run")
+        made = await service.memories.remember(
+            RememberRequest(content="Backups run nightly at 02:00 to S3")
+        )
+        found = await service.memories.recall(RecallRequest(query="when do backups run"))
         assert [m.id for m in found.memories] == [made.id]
         stats = await service.status.stats()
         assert stats["sqlite"]["sqlite_vec"] is False
-        await service.stores.memories.forget(made.id, purge=True)
-        assert (await service.stores.memories.recall("backups")).memories == []
+        await service.memories.forget(ForgetRequest(memory_id=made.id, purge=True))
+        assert (await service.memories.recall(RecallRequest(query="backups"))).memories == []
 
 
 async def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
@@ -67,10 +70,14 @@ async def test_purge_leaves_only_a_content_free_tombstone(
     settings: Settings, clock: FakeClock
 ) -> None:
     async with open_cortex(settings, clock=clock) as service:
-        made = await service.stores.memories.remember("My passport number is X1234567")
-        await service.stores.memories.recall("passport number")
-        await service.stores.memories.forget(made.id, reason="contains passport X1234567")
-        await service.stores.memories.forget(made.id, purge=True)
+        made = await service.memories.remember(
+            RememberRequest(content="My passport number is X1234567")
+        )
+        await service.memories.recall(RecallRequest(query="passport number"))
+        await service.memories.forget(
+            ForgetRequest(memory_id=made.id, reason="contains passport X1234567")
+        )
+        await service.memories.forget(ForgetRequest(memory_id=made.id, purge=True))
         await service.drain()
     for path in settings.db_path.parent.glob("brain.db*"):
         assert b"X1234567" not in path.read_bytes(), f"content left in {path.name}"

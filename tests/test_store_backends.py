@@ -18,6 +18,7 @@ from cortex_mcp.errors import ConfigError, InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.pgvector import PgVectorIndex
 from cortex_mcp.search.text import build_query
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 from cortex_mcp.store.backend import open_database, store_classes
 from cortex_mcp.store.lease import Lease
 from cortex_mcp.store.memories import LayerTtl
@@ -59,19 +60,29 @@ async def test_remember_dedup_forget_correct_and_purge(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
     async with open_cortex(backend_settings, clock=clock) as service:
-        first = await service.stores.memories.remember("The staging database runs on port 5433")
-        again = await service.stores.memories.remember("the staging database runs on port 5433.")
-        assert again.deduplicated and again.id == first.id
-        other = await service.stores.memories.remember("Deploys happen on Fridays after lunch")
-        await service.stores.memories.forget(
-            other.id, correction="Deploys happen on Thursdays after lunch"
+        first = await service.memories.remember(
+            RememberRequest(content="The staging database runs on port 5433")
         )
-        found = await service.stores.memories.recall("when are deploys")
+        again = await service.memories.remember(
+            RememberRequest(content="the staging database runs on port 5433.")
+        )
+        assert again.deduplicated and again.id == first.id
+        other = await service.memories.remember(
+            RememberRequest(content="Deploys happen on Fridays after lunch")
+        )
+        await service.memories.forget(
+            ForgetRequest(memory_id=other.id, correction="Deploys happen on Thursdays after lunch")
+        )
+        found = await service.memories.recall(RecallRequest(query="when are deploys"))
         assert [m.content for m in found.memories] == ["Deploys happen on Thursdays after lunch"]
-        await service.stores.memories.forget(first.id)
-        assert (await service.stores.memories.recall("staging database port")).memories == []
-        await service.stores.memories.forget(found.memories[0].id, purge=True)
-        assert (await service.stores.memories.recall("deploys Thursdays")).memories == []
+        await service.memories.forget(ForgetRequest(memory_id=first.id))
+        assert (
+            await service.memories.recall(RecallRequest(query="staging database port"))
+        ).memories == []
+        await service.memories.forget(ForgetRequest(memory_id=found.memories[0].id, purge=True))
+        assert (
+            await service.memories.recall(RecallRequest(query="deploys Thursdays"))
+        ).memories == []
         counts = (await service.status.stats())["memories"]
         assert counts["total"] == 2 and counts["forgotten"] == 1 and counts["superseded"] == 1
         assert counts["fts_rows"] == counts["total"]
@@ -118,12 +129,12 @@ async def test_hostile_text_is_searched_as_words_never_as_query_syntax(
     backend_settings: Settings,
 ) -> None:
     async with open_cortex(backend_settings) as service:
-        plain = await service.stores.memories.remember(
-            "Brien quoted the backslash rule for drop tables"
+        plain = await service.memories.remember(
+            RememberRequest(content="Brien quoted the backslash rule for drop tables")
         )
         for text in HOSTILE:
-            result = await service.stores.memories.recall(
-                text[:2000]
+            result = await service.memories.recall(
+                RecallRequest(query=text[:2000])
             )  # every query answers, none fails
             assert all(m.id == plain.id for m in result.memories)
             query = build_query(text)  # the store itself takes any length
@@ -174,7 +185,9 @@ async def test_the_same_data_ranks_the_same_on_both_stores(
         async with open_cortex(settings, clock=clock) as service:
             ids = {}
             for content in corpus:
-                ids[(await service.stores.memories.remember(content)).id] = content
+                ids[(await service.memories.remember(RememberRequest(content=content))).id] = (
+                    content
+                )
             ranked[name] = []
             for question in queries:
                 hits = await service.stores.memories.text_search(
@@ -217,15 +230,19 @@ async def test_a_hybrid_recall_gives_the_same_top_10_on_both_stores(
                     name == "postgres"
                 )
                 for fact in facts:
-                    await service.stores.memories.remember(fact)
+                    await service.memories.remember(RememberRequest(content=fact))
                     # another agent's near-copies: in no answer of this agent, on either store
-                    await service.stores.memories.remember(
-                        f"{fact} (noted by the other agent)", agent_id="other"
+                    await service.memories.remember(
+                        RememberRequest(
+                            content=f"{fact} (noted by the other agent)", agent_id="other"
+                        )
                     )
                 assert await service.embed_pending() == 2 * len(facts)
                 answers[name] = []
                 for question in questions:
-                    found = await service.stores.memories.recall(question, max_results=10)
+                    found = await service.memories.recall(
+                        RecallRequest(query=question, max_results=10)
+                    )
                     assert "vector" in found.meta.channels
                     assert not any("other agent" in m.content for m in found.memories)
                     answers[name].append(_by_score((m.score, m.content) for m in found.memories))
@@ -279,7 +296,10 @@ async def test_two_servers_remembering_the_same_content_store_one_row(pg_url: st
     content = "The office wifi password rotates every Monday"
     async with open_cortex(settings) as one, open_cortex(settings) as two:
         results = await asyncio.gather(
-            *(server.memories.remember(content) for server in [one, two] * 10)
+            *(
+                server.memories.remember(RememberRequest(content=content))
+                for server in [one, two] * 10
+            )
         )
         assert len({r.id for r in results}) == 1
         assert sum(not r.deduplicated for r in results) == 1

@@ -11,6 +11,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.models import SearchFilters
 from cortex_mcp.search.text import build_query, quote, term_costs, within_budget, words_of
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -52,12 +53,14 @@ async def test_a_large_index_ranks_by_its_rare_terms_and_stays_per_agent(
     service: CortexService,
 ) -> None:
     for i in range(40):
-        await service.stores.memories.remember(f"note {i}: the weekly report was sent on time")
-    target = await service.stores.memories.remember(
-        "the weekly report mentions the zeppelin budget"
+        await service.memories.remember(
+            RememberRequest(content=f"note {i}: the weekly report was sent on time")
+        )
+    target = await service.memories.remember(
+        RememberRequest(content="the weekly report mentions the zeppelin budget")
     )
-    other = await service.stores.memories.remember(
-        "zeppelin budget review", agent_id="someone-else"
+    other = await service.memories.remember(
+        RememberRequest(content="zeppelin budget review", agent_id="someone-else")
     )
     searcher = service.engines.searcher
     filters = SearchFilters(agent_id="default", now="2030-01-01T00:00:00Z")
@@ -72,7 +75,7 @@ async def test_a_large_index_ranks_by_its_rare_terms_and_stays_per_agent(
     common = build_query("weekly report")  # every term matches more rows than the budget
     newest = await searcher.text_hits(common, filters, 10, 10)
     assert 0 < len(newest) <= 5 and target.id in {memory_id for memory_id, _ in newest}
-    result = await service.stores.memories.recall("weekly report zeppelin")
+    result = await service.memories.recall(RecallRequest(query="weekly report zeppelin"))
     assert result.memories[0].id == target.id
 
 

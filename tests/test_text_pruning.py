@@ -14,6 +14,7 @@ import pytest
 from cortex_mcp.models import MemoryChanges, SearchFilters
 from cortex_mcp.search.text import build_query, match_of, within_budget
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 from cortex_mcp.store.text_reads import filter_sql
 
 pytestmark = pytest.mark.anyio
@@ -43,17 +44,19 @@ async def corpus(service: CortexService) -> list[str]:
     words = vocabulary(rng)
     for i in range(260):
         agent = "default" if rng.random() < 0.6 else "other"
-        memory = await service.stores.memories.remember(
-            f"{zipf_text(rng, words)} n{i}", agent_id=agent
+        memory = await service.memories.remember(
+            RememberRequest(content=f"{zipf_text(rng, words)} n{i}", agent_id=agent)
         )
         if agent == "other" and rng.random() < 0.05:
-            await service.stores.memories.update_memory(
+            await service.memories.update_memory(
                 memory.id, MemoryChanges(shared=True), agent_id="other"
             )
         elif rng.random() < 0.05:
-            await service.stores.memories.forget(memory.id, agent_id=agent)
+            await service.memories.forget(ForgetRequest(memory_id=memory.id, agent_id=agent))
     for i in range(15):  # an agent with few memories among the others'
-        await service.stores.memories.remember(f"{zipf_text(rng, words)} t{i}", agent_id="tiny")
+        await service.memories.remember(
+            RememberRequest(content=f"{zipf_text(rng, words)} t{i}", agent_id="tiny")
+        )
     return words
 
 
@@ -191,16 +194,16 @@ async def test_a_cjk_question_finds_its_memory_on_a_large_index(
 ) -> None:
     """Each character is common, the bigrams of the question are rare: the candidates come from
     the bigrams' own counts, not from their characters' (which once left no candidate)."""
-    wanted = await service.stores.memories.remember(target)
+    wanted = await service.memories.remember(RememberRequest(content=target))
     for i in range(30):
         for pattern in noise:
-            await service.stores.memories.remember(pattern.format(i=i))
+            await service.memories.remember(RememberRequest(content=pattern.format(i=i)))
     searcher = service.engines.searcher
     searcher.fts_row_budget = 20
     filters = SearchFilters(agent_id="default", now=NOW)
     hits = await searcher.text_hits(build_query(question), filters, 10, 10)
     assert hits and hits[0][0] == wanted.id
-    result = await service.stores.memories.recall(question)
+    result = await service.memories.recall(RecallRequest(query=question))
     assert result.memories[0].id == wanted.id
 
 

@@ -7,6 +7,7 @@ import pytest
 from cortex_mcp.config import Settings
 from cortex_mcp.search.text import build_query
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -36,12 +37,12 @@ MEMORIES = [
 @pytest.fixture
 async def filled(service: CortexService) -> CortexService:
     for content in MEMORIES:
-        await service.stores.memories.remember(content)
+        await service.memories.remember(RememberRequest(content=content))
     return service
 
 
 async def _top(service: CortexService, query: str) -> str:
-    result = await service.stores.memories.recall(query, max_results=3)
+    result = await service.memories.recall(RecallRequest(query=query, max_results=3))
     assert result.memories, f"nothing found for {query!r}"
     return result.memories[0].content
 
@@ -124,8 +125,12 @@ def test_a_compound_word_also_matches_its_parts_said_apart() -> None:
 async def test_a_compound_query_finds_a_memory_that_spells_it_apart(
     filled: CortexService,
 ) -> None:
-    await filled.stores.memories.remember("Caroline spoke at two events this spring")
-    await filled.stores.memories.remember("She found a support group specific to transgender youth")
+    await filled.memories.remember(
+        RememberRequest(content="Caroline spoke at two events this spring")
+    )
+    await filled.memories.remember(
+        RememberRequest(content="She found a support group specific to transgender youth")
+    )
     assert await _top(filled, "transgender-specific events") == (
         "She found a support group specific to transgender youth"
     )
@@ -138,9 +143,9 @@ def test_adjacent_content_words_also_count_as_a_phrase() -> None:
 
 
 async def test_a_memory_that_says_the_words_together_ranks_first(filled: CortexService) -> None:
-    await filled.stores.memories.remember("Game night, then a video")
-    await filled.stores.memories.remember(
-        "Nate won the video game tournament in Boston last spring"
+    await filled.memories.remember(RememberRequest(content="Game night, then a video"))
+    await filled.memories.remember(
+        RememberRequest(content="Nate won the video game tournament in Boston last spring")
     )
     assert await _top(filled, "video game") == (
         "Nate won the video game tournament in Boston last spring"

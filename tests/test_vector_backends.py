@@ -17,6 +17,12 @@ from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.ivf import IvfIndex, quantize
 from cortex_mcp.search.vector import IndexNotReady
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    RecallRequest,
+    RememberRequest,
+    SearchDebugRequest,
+)
 from tests.conftest import FACTS, FakeClock, stub_settings
 from tests.helpers.embedding_stub import StubState
 
@@ -61,8 +67,10 @@ async def _vector_hits(service: CortexService, query: str, agent: str) -> tuple[
 
 async def _filler(service: CortexService, n: int, agent: str | None = None) -> None:
     for i in range(n):
-        await service.stores.memories.remember(
-            f"Filler memory number {i} about gardening and tomatoes", agent_id=agent
+        await service.memories.remember(
+            RememberRequest(
+                content=f"Filler memory number {i} about gardening and tomatoes", agent_id=agent
+            )
         )
 
 
@@ -70,11 +78,13 @@ async def test_the_backend_follows_the_budget_and_finds_the_right_memory(
     on_each_backend: tuple[CortexService, str],
 ) -> None:
     service, backend = on_each_backend
-    ids = [(await service.stores.memories.remember(fact)).id for fact in FACTS]
+    ids = [(await service.memories.remember(RememberRequest(content=fact))).id for fact in FACTS]
     await _filler(service, 60)
     await service.embed_pending()
     await _vector_hits(service, "firewall", "default")  # the index is ready
-    report = await service.stores.memories.search_debug("firewall blocks port", max_results=5)
+    report = await service.memories.search_debug(
+        SearchDebugRequest(query="firewall blocks port", max_results=5)
+    )
     assert report["providers"]["vector_backend"] == backend
     assert report["hits"][0]["id"] == ids[1]
     hits, reported = await _vector_hits(service, "golden retriever adopted", "default")
@@ -89,18 +99,22 @@ async def test_the_index_follows_remember_forget_restore_and_purge(
     await service.embed_pending()
     assert (await _vector_hits(service, "anything at all", "default"))[1] == backend  # built
 
-    fact = await service.stores.memories.remember(FACTS[2])  # after the index was built
+    fact = await service.memories.remember(
+        RememberRequest(content=FACTS[2])
+    )  # after the index was built
     await service.embed_pending()
     assert (await _vector_hits(service, "golden retriever adopted", "default"))[0][0] == fact.id
 
-    await service.stores.memories.forget(fact.id)
+    await service.memories.forget(ForgetRequest(memory_id=fact.id))
     assert fact.id not in (await _vector_hits(service, "golden retriever adopted", "default"))[0]
 
-    restored = await service.stores.memories.remember(FACTS[2])  # the same content again revives it
+    restored = await service.memories.remember(
+        RememberRequest(content=FACTS[2])
+    )  # the same content again revives it
     assert restored.id == fact.id
     assert (await _vector_hits(service, "golden retriever adopted", "default"))[0][0] == fact.id
 
-    await service.stores.memories.forget(fact.id, purge=True)
+    await service.memories.forget(ForgetRequest(memory_id=fact.id, purge=True))
     assert fact.id not in (await _vector_hits(service, "golden retriever adopted", "default"))[0]
 
 
@@ -108,23 +122,31 @@ async def test_one_agents_recall_never_returns_another_agents_memory(
     on_each_backend: tuple[CortexService, str],
 ) -> None:
     service, backend = on_each_backend
-    mine = {(await service.stores.memories.remember(fact, agent_id="a")).id for fact in FACTS[:2]}
-    theirs = {(await service.stores.memories.remember(fact, agent_id="b")).id for fact in FACTS}
+    mine = {
+        (await service.memories.remember(RememberRequest(content=fact, agent_id="a"))).id
+        for fact in FACTS[:2]
+    }
+    theirs = {
+        (await service.memories.remember(RememberRequest(content=fact, agent_id="b"))).id
+        for fact in FACTS
+    }
     await _filler(service, 40, agent="b")
     await service.embed_pending()
     for query in FACTS:
         hits, reported = await _vector_hits(service, query, "a")
         assert reported == backend
         assert set(hits) <= mine, query
-        recalled = await service.stores.memories.recall(query, agent_id="a", max_results=10)
+        recalled = await service.memories.recall(
+            RecallRequest(query=query, agent_id="a", max_results=10)
+        )
         assert {m.id for m in recalled.memories} <= mine
-    shared = await service.stores.memories.remember(
-        "Team note: the staging VPS moved to Osaka", agent_id="b"
+    shared = await service.memories.remember(
+        RememberRequest(content="Team note: the staging VPS moved to Osaka", agent_id="b")
     )
-    await service.stores.memories.update_memory(shared.id, MemoryChanges(shared=True), agent_id="b")
+    await service.memories.update_memory(shared.id, MemoryChanges(shared=True), agent_id="b")
     await service.embed_pending()
-    found = await service.stores.memories.recall(
-        "staging VPS Osaka", agent_id="a", include_shared=True
+    found = await service.memories.recall(
+        RecallRequest(query="staging VPS Osaka", agent_id="a", include_shared=True)
     )
     assert shared.id in {m.id for m in found.memories}
     assert theirs.isdisjoint({m.id for m in found.memories})
@@ -140,10 +162,10 @@ async def test_another_process_writes_and_purges_are_seen(
         await reader.embed_pending()
         assert (await _vector_hits(reader, "tomatoes", "default"))[1] == "ivf"
         async with open_cortex(settings, clock=clock, background=False) as writer:
-            fact = await writer.memories.remember(FACTS[0])
+            fact = await writer.memories.remember(RememberRequest(content=FACTS[0]))
             await writer.embed_pending()
             assert (await _vector_hits(reader, FACTS[0], "default"))[0][0] == fact.id
-            await writer.memories.forget(fact.id, purge=True)
+            await writer.memories.forget(ForgetRequest(memory_id=fact.id, purge=True))
         assert fact.id not in (await _vector_hits(reader, FACTS[0], "default"))[0]
 
 
@@ -196,20 +218,22 @@ async def test_a_summary_embedded_again_after_a_purge_is_searched_by_its_new_vec
     may land on the same rowid: the index must still hold the new vector, not the old one
     (which was made from the purged text)."""
     service, _ = on_each_backend
-    secret = await service.stores.memories.remember(
-        "The safe stands behind painting 31-7-12", layer="archive"
+    secret = await service.memories.remember(
+        RememberRequest(content="The safe stands behind painting 31-7-12", layer="archive")
     )
-    await service.stores.memories.remember("The bike was repaired in March", layer="archive")
+    await service.memories.remember(
+        RememberRequest(content="The bike was repaired in March", layer="archive")
+    )
     await service.embed_pending()
     clock.advance(days=95)
-    report = await service.engines.lifecycle.run()
+    report = await service.lifecycle.run()
     summary_id = next(iter(report.created.values()))
     await service.embed_pending()
     query = "safe stands behind painting"
     before = await _similarity(service, query, summary_id)
     assert before > 0.3  # the summary quotes the secret: close to the query
 
-    await service.stores.memories.forget(secret.id, purge=True)
+    await service.memories.forget(ForgetRequest(memory_id=secret.id, purge=True))
     assert await service.embed_pending() == 1  # the summary's new text
 
     after = await _stored_similarity(service, query, summary_id)

@@ -21,6 +21,12 @@ from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.saved_index import index_dir, index_path, load
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    RecallRequest,
+    RememberRequest,
+    SearchDebugRequest,
+)
 from tests.conftest import FACTS, FakeClock, stub_settings
 from tests.helpers.embedding_stub import StubState
 
@@ -60,19 +66,26 @@ async def _first_run(settings: Any, clock: FakeClock, **agents: int) -> dict[str
 
 async def _fill(service: CortexService, agent: str = "default", n: int = 40) -> list[str]:
     """Every id remembered, the FACTS first in their order."""
-    ids = [(await service.stores.memories.remember(fact, agent_id=agent)).id for fact in FACTS]
+    ids = [
+        (await service.memories.remember(RememberRequest(content=fact, agent_id=agent))).id
+        for fact in FACTS
+    ]
     for i in range(n):
         filler = f"Filler note {i} of {agent} on gardening and tomatoes"
-        ids.append((await service.stores.memories.remember(filler, agent_id=agent)).id)
+        ids.append(
+            (await service.memories.remember(RememberRequest(content=filler, agent_id=agent))).id
+        )
     await service.embed_pending()
     return ids
 
 
 async def _ready(service: CortexService, agent: str = "default") -> dict[str, Any]:
     """Ask once (that starts the build or load), wait for it, and return the debug view."""
-    await service.stores.memories.recall("anything", agent_id=agent)
+    await service.memories.recall(RecallRequest(query="anything", agent_id=agent))
     await service.engines.searcher.index.settled()
-    report = await service.stores.memories.search_debug("anything", agent_id=agent)
+    report = await service.memories.search_debug(
+        SearchDebugRequest(query="anything", agent_id=agent)
+    )
     assert report["vector_index"]["state"] == "ready", report["vector_index"]
     return report["vector_index"]
 
@@ -86,11 +99,15 @@ async def test_a_recall_during_the_build_answers_from_text_and_says_so_then_is_h
 ) -> None:
     async with _open(settings, clock) as service:
         ids = await _fill(service)
-        first = await service.stores.memories.recall("firewall blocks port", agent_id="default")
+        first = await service.memories.recall(
+            RecallRequest(query="firewall blocks port", agent_id="default")
+        )
         assert ids[1] in {m.id for m in first.memories}  # the text channel found it
         assert any(line.startswith(BUILDING) for line in first.meta.degraded), first.meta.degraded
         await service.engines.searcher.index.settled()
-        report = await service.stores.memories.search_debug("firewall blocks port")
+        report = await service.memories.search_debug(
+            SearchDebugRequest(query="firewall blocks port")
+        )
         assert "vector" in report["channels"] and report["providers"]["vector_backend"] == "ivf"
         assert not [line for line in report["degraded"] if "vector index" in line]
         assert report["vector_index"]["state"] == "ready"
@@ -101,7 +118,10 @@ async def test_concurrent_recalls_start_one_build(settings: Any, clock: FakeCloc
     async with _open(settings, clock) as service:
         await _fill(service)
         answers = await asyncio.gather(
-            *(service.stores.memories.recall(fact, agent_id="default") for fact in FACTS * 2)
+            *(
+                service.memories.recall(RecallRequest(query=fact, agent_id="default"))
+                for fact in FACTS * 2
+            )
         )
         assert all(answer.memories for answer in answers)
         await service.engines.searcher.index.settled()
@@ -115,13 +135,15 @@ async def test_a_restart_reads_the_saved_index_instead_of_building_it(
     assert list(index_dir(tmp_path / "a.db").glob("*.npz"))
 
     async with _open(settings, clock) as service:
-        first = await service.stores.memories.recall("golden retriever adopted", agent_id="default")
+        first = await service.memories.recall(
+            RecallRequest(query="golden retriever adopted", agent_id="default")
+        )
         assert any(line.startswith(LOADING) for line in first.meta.degraded), first.meta.degraded
         described = await _ready(service)
         assert described["source"] == "saved" and described["kind"] == "ivf"
         assert _sources(service, "default") == ["saved"]  # no k-means ran in this process
-        report = await service.stores.memories.search_debug(
-            "golden retriever adopted", max_results=5
+        report = await service.memories.search_debug(
+            SearchDebugRequest(query="golden retriever adopted", max_results=5)
         )
         assert report["hits"][0]["id"] == ids[2]
         assert report["hits"][0]["vector"]["rank"] == 0
@@ -132,11 +154,17 @@ async def test_what_changed_after_the_save_is_seen_and_what_was_removed_is_not(
 ) -> None:
     ids = (await _first_run(settings, clock))["default"]
     async with _open(settings, clock) as service:  # no recall
-        added = (await service.stores.memories.remember("Bob keeps bees on the roof in Kyoto")).id
+        added = (
+            await service.memories.remember(
+                RememberRequest(content="Bob keeps bees on the roof in Kyoto")
+            )
+        ).id
         await service.embed_pending()
-        await service.stores.memories.forget(ids[2], purge=True)  # its vector is deleted
-        await service.stores.memories.forget(
-            ids[3]
+        await service.memories.forget(
+            ForgetRequest(memory_id=ids[2], purge=True)
+        )  # its vector is deleted
+        await service.memories.forget(
+            ForgetRequest(memory_id=ids[3])
         )  # forgotten: the vector stays, recall must not show it
     async with _open(settings, clock) as service:
         assert (await _ready(service))["source"] == "saved"
@@ -144,9 +172,13 @@ async def test_what_changed_after_the_save_is_seen_and_what_was_removed_is_not(
         live = set(index._partitions["default"].live_ids())
         assert added in live and ids[2] not in live
         for query, gone in [(FACTS[2], ids[2]), (FACTS[3], ids[3])]:
-            report = await service.stores.memories.search_debug(query, max_results=10)
+            report = await service.memories.search_debug(
+                SearchDebugRequest(query=query, max_results=10)
+            )
             assert gone not in {hit["id"] for hit in report["hits"]}
-        report = await service.stores.memories.search_debug("bees on the roof", max_results=3)
+        report = await service.memories.search_debug(
+            SearchDebugRequest(query="bees on the roof", max_results=3)
+        )
         assert report["hits"][0]["id"] == added and report["hits"][0]["vector"]["rank"] == 0
 
 
@@ -172,8 +204,8 @@ async def test_a_corrupt_saved_index_is_ignored_and_rebuilt(
     caplog.set_level(logging.WARNING, logger="cortex_mcp")
     async with _open(settings, clock) as service:
         assert (await _ready(service))["source"] == "built"
-        report = await service.stores.memories.search_debug(
-            "golden retriever adopted", max_results=5
+        report = await service.memories.search_debug(
+            SearchDebugRequest(query="golden retriever adopted", max_results=5)
         )
         assert report["hits"][0]["id"] == ids[2]
     ignored = [r.getMessage() for r in caplog.records if "ignored" in r.getMessage()]
@@ -203,8 +235,8 @@ async def test_two_agents_never_mix_even_through_a_swapped_or_foreign_file(
             others = mine | theirs
             assert not (live & (others - own)), agent
             for fact in FACTS:
-                recalled = await service.stores.memories.recall(
-                    fact, agent_id=agent, max_results=10
+                recalled = await service.memories.recall(
+                    RecallRequest(query=fact, agent_id=agent, max_results=10)
                 )
                 assert {m.id for m in recalled.memories} <= own, (agent, fact)
                 assert not recalled.meta.degraded
@@ -213,11 +245,13 @@ async def test_two_agents_never_mix_even_through_a_swapped_or_foreign_file(
 async def test_closing_during_a_build_stops_it(settings: Any, clock: FakeClock) -> None:
     async with _open(settings, clock) as service:
         await _fill(service)
-        first = await service.stores.memories.recall("firewall", agent_id="default")
+        first = await service.memories.recall(RecallRequest(query="firewall", agent_id="default"))
         assert any(line.startswith(BUILDING) for line in first.meta.degraded)
     async with _open(settings, clock) as service:
         await _ready(service)  # whatever the first run left, this one is right
-        report = await service.stores.memories.search_debug("firewall blocks port", max_results=3)
+        report = await service.memories.search_debug(
+            SearchDebugRequest(query="firewall blocks port", max_results=3)
+        )
         assert report["hits"][0]["content"] == FACTS[1]
 
 
@@ -238,14 +272,20 @@ async def test_a_purged_memory_leaves_the_saved_file_too(
     async with _open(settings, clock) as service:
         ids = await _fill(service)
         await _ready(service)
-        await service.stores.memories.forget(ids[2], purge=True)  # while its index is loaded
-        await service.stores.memories.recall("anything", agent_id="default")  # the index sees it
+        await service.memories.forget(
+            ForgetRequest(memory_id=ids[2], purge=True)
+        )  # while its index is loaded
+        await service.memories.recall(
+            RecallRequest(query="anything", agent_id="default")
+        )  # the index sees it
         await service.engines.searcher.index.settled()
     live, nonzero = _on_disk(db)
     assert ids[2] not in live and nonzero[ids[2]] == 0 and nonzero[ids[1]] > 0
 
     async with _open(settings, clock) as service:
-        await service.stores.memories.forget(ids[1], purge=True)  # while no index is loaded
+        await service.memories.forget(
+            ForgetRequest(memory_id=ids[1], purge=True)
+        )  # while no index is loaded
     async with _open(settings, clock) as service:
         assert (await _ready(service))["source"] == "saved"
     live, nonzero = _on_disk(db)
@@ -262,5 +302,5 @@ async def test_a_server_loads_the_saved_indexes_at_start_before_any_recall(
         for agent in ("a", "b"):
             assert index.describe(agent)["state"] == "ready"
             assert index.describe(agent)["source"] == "saved"
-        first = await service.stores.memories.recall(FACTS[2], agent_id="a")
+        first = await service.memories.recall(RecallRequest(query=FACTS[2], agent_id="a"))
         assert not first.meta.degraded

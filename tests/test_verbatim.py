@@ -13,6 +13,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
 from cortex_mcp.store import Database
 from cortex_mcp.store.schema import MIGRATIONS
 from tests.helpers.stdio_helpers import HANG_S, server_command, server_env
@@ -79,25 +80,31 @@ async def test_content_comes_back_byte_identical_over_stdio(tmp_path: Path) -> N
 
 
 async def test_surrounding_whitespace_is_trimmed_and_inner_whitespace_kept(service) -> None:
-    made = await service.stores.memories.remember("  \n\tline one\n\n  line two\t \n ")
+    made = await service.memories.remember(
+        RememberRequest(content="  \n\tline one\n\n  line two\t \n ")
+    )
     memory = await service.stores.memories.get(made.id)
     assert memory is not None and memory.content == "line one\n\n  line two"
 
 
 async def test_the_same_fact_in_another_width_or_spacing_is_deduplicated(service) -> None:
-    first = await service.stores.memories.remember("东京，喜欢拉面")
-    again = await service.stores.memories.remember("  东京,喜欢拉面 ")
+    first = await service.memories.remember(RememberRequest(content="东京，喜欢拉面"))
+    again = await service.memories.remember(RememberRequest(content="  东京,喜欢拉面 "))
     assert again.deduplicated and again.id == first.id
     memory = await service.stores.memories.get(first.id)
     assert memory is not None and memory.content == "东京，喜欢拉面"
-    spaced = await service.stores.memories.remember("User likes\n\tgreen  tea")
-    assert (await service.stores.memories.remember("user likes green tea")).id == spaced.id
+    spaced = await service.memories.remember(RememberRequest(content="User likes\n\tgreen  tea"))
+    assert (
+        await service.memories.remember(RememberRequest(content="user likes green tea"))
+    ).id == spaced.id
 
 
 async def test_a_normalised_query_finds_the_verbatim_memory(service) -> None:
-    made = await service.stores.memories.remember("Einstein wrote E = mc² in 1905")
+    made = await service.memories.remember(
+        RememberRequest(content="Einstein wrote E = mc² in 1905")
+    )
     for query in ("mc²", "mc2", "MC2"):
-        found = await service.stores.memories.recall(query)
+        found = await service.memories.recall(RecallRequest(query=query))
         assert [m.id for m in found.memories] == [made.id], query
 
 

@@ -19,6 +19,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.errors import StorageError
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RecallRequest, RememberRequest
 from cortex_mcp.store import Database
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.writer import begin_immediate
@@ -102,9 +103,11 @@ async def test_concurrent_remembers_lose_nothing_and_duplicate_nothing(
 ) -> None:
     contents = [f"task {n} remembers that locker {n} holds {n * 3} keys" for n in range(150)]
     async with open_cortex(settings, clock=clock, background=False) as service:
-        made = await asyncio.gather(*(service.stores.memories.remember(c) for c in contents))
+        made = await asyncio.gather(
+            *(service.memories.remember(RememberRequest(content=c)) for c in contents)
+        )
         again = await asyncio.gather(
-            *(service.stores.memories.remember(contents[0]) for _ in range(20))
+            *(service.memories.remember(RememberRequest(content=contents[0])) for _ in range(20))
         )
     assert len({m.id for m in made}) == len(contents)
     assert {m.id for m in again} == {made[0].id}
@@ -219,10 +222,12 @@ async def test_access_counts_arrive_after_the_flush_interval(
     ends before, between or after the recalls (a loaded machine), every count arrives once.
     That a recall writes nothing itself: test_access_counts_are_written_on_close."""
     async with open_cortex(settings, clock=clock, background=False) as service:
-        made = await service.stores.memories.remember("The boiler is serviced every October")
+        made = await service.memories.remember(
+            RememberRequest(content="The boiler is serviced every October")
+        )
         service.engines.access.interval_s = interval_s
         for query in ("when is the boiler serviced", "boiler October", "serviced boiler"):
-            found = await service.stores.memories.recall(query)
+            found = await service.memories.recall(RecallRequest(query=query))
             assert [m.id for m in found.memories] == [made.id]
         deadline = time.monotonic() + HANG_S  # bounds a hang, not the timer's punctuality
         while _access(settings.db_path, made.id) != (3, 3):
@@ -233,10 +238,12 @@ async def test_access_counts_arrive_after_the_flush_interval(
 
 async def test_access_counts_are_written_on_close(settings: Settings, clock: FakeClock) -> None:
     async with open_cortex(settings, clock=clock, background=False) as service:
-        made = await service.stores.memories.remember("The boiler is serviced every October")
+        made = await service.memories.remember(
+            RememberRequest(content="The boiler is serviced every October")
+        )
         service.engines.access.interval_s = 3600  # only closing writes them
-        await service.stores.memories.recall("boiler serviced")
-        await service.stores.memories.recall("October boiler")
+        await service.memories.recall(RecallRequest(query="boiler serviced"))
+        await service.memories.recall(RecallRequest(query="October boiler"))
         assert _access(settings.db_path, made.id) == (0, 0)
     assert _access(settings.db_path, made.id) == (2, 2)
 
@@ -245,7 +252,9 @@ async def test_access_counts_wait_while_the_disk_refuses_and_are_written_after(
     tmp_path: Path, settings: Settings, clock: FakeClock
 ) -> None:
     async with open_cortex(settings, clock=clock, background=False) as service:
-        made = await service.stores.memories.remember("The boiler is serviced every October")
+        made = await service.memories.remember(
+            RememberRequest(content="The boiler is serviced every October")
+        )
         batcher = AccessBatcher(service.stores.memories, interval_s=3600)
         await service.stores.db.conn.execute("PRAGMA query_only = ON")
         batcher.record([(made.id, 0)], "boiler", "2026-11-01T12:00:00+00:00")

@@ -15,6 +15,7 @@ from cortex_mcp.commands.output import (
 )
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.redaction import describe_redactions
+from cortex_mcp.service.requests import ForgetRequest, RememberRequest, SearchRequest, build
 
 if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
@@ -76,13 +77,18 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
 
 def _search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", help="what to look for (any words: no small-talk filter)")
-    parser.add_argument("--limit", type=int, default=10, help="at most this many (default 10)")
+    limit = SearchRequest.model_fields["limit"].default
+    parser.add_argument(
+        "--limit", type=int, default=limit, help=f"at most this many (default {limit})"
+    )
     add_json_flag(parser)
 
 
 def run_search(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: CortexService) -> int:
-        found = await service.memories.search(args.query, limit=args.limit)
+        found = await service.memories.search(
+            build(SearchRequest, query=args.query, limit=args.limit)
+        )
         data = {"memories": [m.model_dump(mode="json") for m in found]}
 
         def human(d: dict[str, Any]) -> str:
@@ -146,21 +152,27 @@ def run_show(args: argparse.Namespace, settings: Settings) -> int:
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", help="the fact to remember")
-    parser.add_argument("--category", default="fact", help="fact, preference, decision, ...")
-    parser.add_argument("--importance", type=float, default=0.7, help="0..1 (default 0.7)")
-    parser.add_argument("--layer", choices=LAYERS, default="core")
+    defaults = {name: f.default for name, f in RememberRequest.model_fields.items()}
+    category, importance = defaults["category"].value, defaults["importance"]
+    parser.add_argument("--category", default=category, help="fact, preference, decision, ...")
+    parser.add_argument(
+        "--importance", type=float, default=importance, help=f"0..1 (default {importance})"
+    )
+    parser.add_argument("--layer", choices=LAYERS, default=defaults["layer"].value)
     add_json_flag(parser)
 
 
 def run_add(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: CortexService) -> int:
-        result = await service.memories.remember(
-            args.text,
+        request = build(
+            RememberRequest,
+            content=args.text,
             category=args.category,
             importance=args.importance,
             layer=args.layer,
             source="cli",
         )
+        result = await service.memories.remember(request)
 
         def human(d: dict[str, Any]) -> str:
             verb = "already known, reinforced" if d["deduplicated"] else "remembered"
@@ -186,7 +198,8 @@ def _forget_arguments(parser: argparse.ArgumentParser) -> None:
 def run_forget(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: CortexService) -> int:
         memory_id = await service.reading.resolve_memory_id(args.id)
-        result = await service.memories.forget(memory_id, reason=args.reason, purge=args.purge)
+        request = build(ForgetRequest, memory_id=memory_id, reason=args.reason, purge=args.purge)
+        result = await service.memories.forget(request)
         emit(args, result.model_dump(mode="json"), _forgot)
         return 0
 

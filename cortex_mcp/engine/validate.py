@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import re
 import uuid
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.tokenize import normalise
@@ -25,6 +25,22 @@ PREVIEW_CHARS = 60
 CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # The same rule as a JSON-schema pattern (published in the REST document and tool schemas)
 AGENT_ID_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]+$"
+
+
+# a plain decimal: no hex, no underscores, no inf/nan, nothing a reader could take two ways
+DECIMAL_TEXT = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
+_DECIMAL = re.compile(DECIMAL_TEXT)
+MAX_DECIMAL_CHARS = 40
+
+
+def decimal_string(value: Any) -> Any:
+    """The number a plain decimal string spells ("0.9" -> 0.9, " 5 " -> 5), else `value`."""
+    if not isinstance(value, str) or len(value) > MAX_DECIMAL_CHARS:
+        return value
+    text = value.strip()
+    if not _DECIMAL.fullmatch(text):
+        return value
+    return int(text) if text.lstrip("+-").isdigit() else float(text)
 
 
 def preview(value: str, limit: int = PREVIEW_CHARS) -> str:

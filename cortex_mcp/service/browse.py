@@ -24,6 +24,7 @@ from cortex_mcp.search.text import build_query, quote
 from cortex_mcp.service.effects import Refresher
 from cortex_mcp.service.memories import MemoryService, unique
 from cortex_mcp.service.reading import MemoryReading
+from cortex_mcp.service.requests import ForgetRequest, build
 from cortex_mcp.service.status import StatusService
 from cortex_mcp.store.backend import Stores
 from cortex_mcp.store.browse import SORTS, STATUSES, TableQuery
@@ -178,7 +179,10 @@ class BrowseService:
         self, memory_id: str, content: str, reason: str | None = None, agent_id: str | None = None
     ) -> ForgetResult:
         """A new version that supersedes the memory (the old one stays in the chain)."""
-        return await self.memories.forget(memory_id, reason, content, False, agent_id)
+        request = build(
+            ForgetRequest, memory_id=memory_id, reason=reason, correction=content, agent_id=agent_id
+        )
+        return await self.memories.forget(request)
 
     # ---- search under two settings ------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -43,6 +44,13 @@ from cortex_mcp.models import (
 from cortex_mcp.search.fusion import Candidate
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.service.effects import Background, Refresher
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    RecallRequest,
+    RememberRequest,
+    SearchDebugRequest,
+    SearchRequest,
+)
 from cortex_mcp.store.memories import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -80,25 +88,16 @@ class MemoryService:
         self.background = background
         self.clock = clock
 
-    async def recall(
-        self,
-        query: str,
-        max_results: int = 5,
-        layers: list[str] | None = None,
-        categories: list[str] | None = None,
-        max_tokens: int = 2000,
-        agent_id: str | None = None,
-        include_shared: bool | None = None,
-        format: str = "plain",
-    ) -> RecallResult:
+    async def recall(self, request: RecallRequest) -> RecallResult:
         """`format="prompt"` frames the context for pasting into a prompt (a
         `<relevant-memories>` block marked as untrusted data, escaped), within the same budget."""
         started = time.perf_counter()
-        text = _query(query)
-        limit = validate.int_range("max_results", max_results, 1, 50)
-        budget = validate.int_range("max_tokens", max_tokens, 50, 100_000)
-        framed = validate.choice("format", format, ("plain", "prompt")) == "prompt"
-        filters = self.filters(agent_id, layers, categories, include_shared)
+        text = _query(request.query)
+        limit, budget = request.max_results, request.max_tokens
+        framed = request.format == "prompt"
+        filters = self.filters(
+            request.agent_id, request.layers, request.categories, request.include_shared
+        )
         reason = small_talk_reason(text)
         if reason is not None:
             meta = RecallMeta(took_ms=_ms_since(started), skipped_reason=reason)
@@ -138,28 +137,17 @@ class MemoryService:
         self.latency.record(meta.took_ms)
         return RecallResult(context=context, memories=scored, meta=meta)
 
-    async def remember(
-        self,
-        content: str,
-        category: str = "fact",
-        importance: float = 0.7,
-        layer: str = "core",
-        supersedes: str | None = None,
-        source: str | None = None,
-        agent_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        shared: bool = False,
-    ) -> RememberResult:
+    async def remember(self, request: RememberRequest) -> RememberResult:
+        supersedes = request.supersedes
         new = NewMemory(
-            agent_id=validate.agent_id(agent_id, self.settings.agent_id),
-            content=validate.content(content, self.settings.max_content_chars),
-            category=validate.member("category", category, Category),
-            layer=validate.member("layer", layer, Layer),
-            importance=validate.unit_interval("importance", importance),
+            agent_id=validate.agent_id(request.agent_id, self.settings.agent_id),
+            content=validate.content(request.content, self.settings.max_content_chars),
+            category=request.category,
+            layer=request.layer,
+            importance=request.importance,
             supersedes=validate.memory_id(supersedes, "supersedes") if supersedes else None,
-            source=validate.optional_text("source", source, validate.MAX_SOURCE_CHARS),
-            metadata=metadata or {},
-            shared=shared,
+            source=validate.optional_text("source", request.source, validate.MAX_SOURCE_CHARS),
+            shared=request.shared,
         )
         redacted: Counter[str] = Counter()
         new = await self.redactor.clean_memory(new, redacted)
@@ -175,17 +163,11 @@ class MemoryService:
             redacted=dict(sorted(redacted.items())),
         )
 
-    async def forget(
-        self,
-        memory_id: str,
-        reason: str | None = None,
-        correction: str | None = None,
-        purge: bool = False,
-        agent_id: str | None = None,
-    ) -> ForgetResult:
-        target = validate.memory_id(memory_id)
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
-        reason = validate.optional_text("reason", reason, validate.MAX_REASON_CHARS)
+    async def forget(self, request: ForgetRequest) -> ForgetResult:
+        target = validate.memory_id(request.memory_id)
+        agent = validate.agent_id(request.agent_id, self.settings.agent_id)
+        reason = validate.optional_text("reason", request.reason, validate.MAX_REASON_CHARS)
+        purge, correction = request.purge, request.correction
         if purge and correction:
             raise InvalidInput(
                 "correction: cannot be combined with purge=true (purge erases, correction keeps)",
@@ -221,33 +203,24 @@ class MemoryService:
         self.refresher.mirror()
         return ForgetResult(id=target, status=ForgetStatus.forgotten)
 
-    async def search(
-        self,
-        query: str,
-        limit: int = 10,
-        layers: list[str] | None = None,
-        categories: list[str] | None = None,
-        agent_id: str | None = None,
-        include_shared: bool | None = None,
-    ) -> list[ScoredMemory]:
+    async def search(self, request: SearchRequest) -> list[ScoredMemory]:
         """Ranked memories for a query, without the recall gate (no small-talk skip, no
         context block, no access counting)."""
-        text = _query(query)
-        size = validate.int_range("limit", limit, 1, 50)
-        filters = self.filters(agent_id, layers, categories, include_shared)
-        outcome = await self.searcher.search(text, filters, size, self.clock.now())
+        text = _query(request.query)
+        filters = self.filters(
+            request.agent_id, request.layers, request.categories, request.include_shared
+        )
+        outcome = await self.searcher.search(text, filters, request.limit, self.clock.now())
         return [
             ScoredMemory(**c.memory.model_dump(), score=round(c.final, 6))
             for c in outcome.ranked
             if c.memory is not None
         ]
 
-    async def search_debug(
-        self, query: str, max_results: int = 10, agent_id: str | None = None
-    ) -> dict[str, Any]:
-        text = _query(query)
-        limit = validate.int_range("max_results", max_results, 1, 50)
-        filters = self.filters(agent_id, None, None)
+    async def search_debug(self, request: SearchDebugRequest) -> dict[str, Any]:
+        text = _query(request.query)
+        limit = request.max_results
+        filters = self.filters(request.agent_id, None, None)
         outcome = await self.searcher.search(text, filters, limit, self.clock.now())
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)
@@ -267,15 +240,15 @@ class MemoryService:
     def filters(
         self,
         agent_id: str | None,
-        layers: list[str] | None,
-        categories: list[str] | None,
+        layers: Sequence[Layer | str] | None,
+        categories: Sequence[Category | str] | None,
         include_shared: bool | None = None,
     ) -> SearchFilters:
         """What a search of `agent_id`'s memories is limited to, each argument validated."""
         return SearchFilters(
             agent_id=validate.agent_id(agent_id, self.settings.agent_id),
-            layers=validate.members("layers", layers, Layer),
-            categories=validate.members("categories", categories, Category),
+            layers=validate.members("layers", _values(layers), Layer),
+            categories=validate.members("categories", _values(categories), Category),
             now=self._now(),
             include_shared=(
                 self.settings.include_shared if include_shared is None else include_shared
@@ -304,6 +277,10 @@ def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
     original = candidate.memory
     truncated = original is not None and original.content != kept.content
     return ScoredMemory(**fields, score=round(candidate.final, 6), truncated=truncated)
+
+
+def _values(members: Sequence[Layer | Category | str] | None) -> list[str] | None:
+    return None if members is None else [getattr(m, "value", m) for m in members]
 
 
 def unique(notes: list[str]) -> list[str]:

@@ -16,20 +16,15 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cortex_mcp.engine.validate import preview
+from cortex_mcp.engine.validate import decimal_string, preview
 from cortex_mcp.errors import InvalidInput
+from cortex_mcp.service.requests import SETTING, Request
 
 Kind = Literal["string", "integer", "number", "boolean", "array"]
-
-# a plain decimal: no hex, no underscores, no inf/nan, nothing a reader could take two ways
-DECIMAL_TEXT = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
-_DECIMAL = re.compile(DECIMAL_TEXT)
-MAX_DECIMAL_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -93,16 +88,6 @@ def _check_string(param: Param, value: Any) -> str:
     if param.enum is not None and value not in param.enum:
         raise param.refuse(f"unknown value {preview(value)}; use one of: {', '.join(param.enum)}")
     return value
-
-
-def decimal_string(value: Any) -> Any:
-    """The number a plain decimal string spells ("0.9" -> 0.9, " 5 " -> 5), else `value`."""
-    if not isinstance(value, str) or len(value) > MAX_DECIMAL_CHARS:
-        return value
-    text = value.strip()
-    if not _DECIMAL.fullmatch(text):
-        return value
-    return int(text) if text.lstrip("+-").isdigit() else float(text)
 
 
 def _check_integer(param: Param, value: Any) -> int:
@@ -227,3 +212,53 @@ def _num(value: float | None) -> str:
     if value is None:
         return "any"
     return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def params_of(request: type[Request], limits: Mapping[str, int]) -> list[Param]:
+    """The tool parameters of a request model: its fields but the REST-only ones, each with the
+    model's type, limits, enum, default and description, and the server's value for a limit
+    that is a setting's (`limits`, e.g. max_content_chars)."""
+    schema = request.model_json_schema(mode="validation")
+    definitions = schema.get("$defs", {})
+    required = set(schema.get("required", []))
+    params = []
+    for name in request.tool_fields():
+        prop = _flat(schema["properties"][name], definitions)
+        kind = prop["type"]
+        enum = prop.get("enum")
+        max_length = prop.get("maxLength")
+        description = prop.get("description", "")
+        setting = prop.get(SETTING)
+        if setting is not None:
+            max_length = limits[setting]
+            description += f", at most {max_length} characters"
+        if kind == "array":
+            enum = _flat(prop["items"], definitions)["enum"]
+            max_length = None
+        params.append(
+            Param(
+                name,
+                kind,
+                description,
+                required=name in required,
+                default=prop.get("default"),
+                min_length=prop.get("minLength") if kind != "array" else None,
+                max_length=max_length,
+                minimum=prop.get("minimum"),
+                maximum=prop.get("maximum"),
+                enum=enum,
+            )
+        )
+    return params
+
+
+def _flat(prop: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
+    """A property schema without `$ref` or an `anyOf [..., null]`: the referenced or non-null
+    schema, with the property's own keys (description, default) over it."""
+    own = {key: value for key, value in prop.items() if key not in ("$ref", "anyOf")}
+    if "$ref" in prop:
+        return {**_flat(definitions[prop["$ref"].rsplit("/", 1)[-1]], definitions), **own}
+    if "anyOf" in prop:
+        [branch] = [b for b in prop["anyOf"] if b.get("type") != "null"]
+        return {**_flat(branch, definitions), **own}
+    return own

@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cortex_mcp.models import Category, ForgetResult, Layer
+from cortex_mcp.service.requests import AgentId, Content, Query, Reason
 from cortex_mcp.transports.endpoints import Call, Endpoint
-from cortex_mcp.transports.rest_models import AgentId, Body, Content, Query, Reason
+from cortex_mcp.transports.rest_models import Body
 from cortex_mcp.transports.rest_responses import Anything
 
 # a date or an ISO-8601 moment (compared as text with the stored UTC timestamps)

@@ -20,8 +20,9 @@ from starlette.routing import Route
 
 from cortex_mcp.errors import CortexError, InvalidInput
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import DECIMAL_MARK, REST_ONLY, SETTING, AgentId
 from cortex_mcp.transports.json_checks import MalformedJson, check_json
-from cortex_mcp.transports.rest_models import DECIMAL_MARK, SETTING, AgentId, or_decimal_text
+from cortex_mcp.transports.rest_models import or_decimal_text
 from cortex_mcp.transports.rest_responses import ErrorBody
 
 log = logging.getLogger(__name__)
@@ -167,8 +168,9 @@ def openapi_document(
             mode=mode,  # type: ignore[arg-type]
         )
         schemas.update(schema.pop("$defs", {}))
-        schemas[model.__name__] = schema
-        return {"$ref": f"#/components/schemas/{model.__name__}"}
+        name = getattr(model, "schema_name", model.__name__)
+        schemas[name] = schema
+        return {"$ref": f"#/components/schemas/{name}"}
 
     error = {"content": {"application/json": {"schema": ref(ErrorBody, "serialization")}}}
     paths: dict[str, Any] = {}
@@ -220,8 +222,9 @@ def openapi_document(
 
 
 def _fill_setting_limits(node: Any, settings: Any) -> None:
-    """Fill in the marked limits (rest_models.SETTING, DECIMAL_MARK) of the document."""
+    """Fill in the marked limits (requests.SETTING, DECIMAL_MARK) of the document."""
     if isinstance(node, dict):
+        node.pop(REST_ONLY, None)  # the REST document states every field
         name = node.pop(SETTING, None)
         if name is not None and settings is not None:
             node["maxLength"] = int(getattr(settings, name))

@@ -23,6 +23,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import CortexError
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import build
 from cortex_mcp.transports import render
 from cortex_mcp.transports.arguments import input_schema, parse_arguments
 from cortex_mcp.transports.prompts import known_prompts_only, prompt_templates
@@ -70,7 +71,8 @@ class CortexTool(Tool):
             values = parse_arguments(self.spec.params, arguments)
             if "agent_id" in values and values["agent_id"] is None:
                 values["agent_id"] = _header_agent(context)
-            return await self.spec.handler(_service_of(context), values)
+            request = build(self.spec.request, **values)
+            return await self.spec.handler(_service_of(context), request)
         except CortexError as exc:
             # Returned, not raised: the SDK would log the message, which may quote user text.
             return render.tool_error(f"{self.name}: {exc.message}")

@@ -13,6 +13,14 @@ from cortex_mcp.models import (
     RecallResult,
     RememberResult,
 )
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    RecallRequest,
+    RememberRequest,
+    SearchDebugRequest,
+    SearchRequest,
+    build,
+)
 from cortex_mcp.transports import rest_models as m
 from cortex_mcp.transports import rest_responses as r
 from cortex_mcp.transports.dashboard_api import DASHBOARD_ENDPOINTS
@@ -30,44 +38,23 @@ async def openapi(call: Call) -> dict[str, Any]:
 
 
 async def recall(call: Call) -> RecallResult:
-    b: m.RecallBody = call.body
-    return await call.service.memories.recall(
-        b.query,
-        b.max_results,
-        [str(layer) for layer in b.layers] if b.layers else None,
-        [str(c) for c in b.categories] if b.categories else None,
-        b.max_tokens,
-        call.agent_id,
-        include_shared=b.include_shared,
-        format=b.format,
-    )
+    b: RecallRequest = call.body
+    return await call.service.memories.recall(b.model_copy(update={"agent_id": call.agent_id}))
 
 
 async def search(call: Call) -> r.SearchResponse:
-    b: m.SearchBody = call.body
-    layers = [str(layer) for layer in b.layers] if b.layers else None
-    categories = [str(c) for c in b.categories] if b.categories else None
-    results = await call.service.memories.search(
-        b.query, b.limit, layers, categories, call.agent_id, b.include_shared
-    )
+    b: SearchRequest = call.body.model_copy(update={"agent_id": call.agent_id})
+    results = await call.service.memories.search(b)
     debug = None
     if b.debug:
-        debug = await call.service.memories.search_debug(b.query, b.limit, call.agent_id)
+        explain = build(SearchDebugRequest, query=b.query, max_results=b.limit, agent_id=b.agent_id)
+        debug = await call.service.memories.search_debug(explain)
     return r.SearchResponse(results=results, debug=debug)
 
 
 async def remember(call: Call) -> RememberResult:
-    b: m.RememberBody = call.body
-    return await call.service.memories.remember(
-        b.content,
-        b.category.value,
-        b.importance,
-        b.layer.value,
-        b.supersedes,
-        b.source,
-        call.agent_id,
-        shared=b.shared,
-    )
+    b: RememberRequest = call.body
+    return await call.service.memories.remember(b.model_copy(update={"agent_id": call.agent_id}))
 
 
 async def get_memory(call: Call) -> dict[str, Any]:
@@ -82,9 +69,14 @@ async def patch_memory(call: Call) -> Any:
 
 async def delete_memory(call: Call) -> Any:
     q: m.ForgetQuery = call.query
-    return await call.service.memories.forget(
-        call.path["id"], q.reason, None, q.purge, call.agent_id
+    request = build(
+        ForgetRequest,
+        memory_id=call.path["id"],
+        reason=q.reason,
+        purge=q.purge,
+        agent_id=call.agent_id,
     )
+    return await call.service.memories.forget(request)
 
 
 async def list_memories(call: Call) -> Any:
@@ -174,15 +166,15 @@ _BY_ID = (400, 401, 404, 413, 422)
 ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/health", health, "health", response=r.Health, public=True),
     Endpoint("GET", "/openapi.json", openapi, "openapi", errors=(401,)),
-    Endpoint("POST", "/recall", recall, "recall", m.RecallBody, response=RecallResult),
-    Endpoint("POST", "/search", search, "search", m.SearchBody, response=r.SearchResponse),
+    Endpoint("POST", "/recall", recall, "recall", RecallRequest, response=RecallResult),
+    Endpoint("POST", "/search", search, "search", SearchRequest, response=r.SearchResponse),
     Endpoint("POST", "/ingest", ingest, "ingest", m.IngestBody, response=r.IngestResponse,
              status=202, errors=_LATER),
     Endpoint("POST", "/flush", flush, "flush", m.FlushBody, response=r.FlushResponse,
              errors=_LATER),
     Endpoint("GET", "/memories", list_memories, "list_memories", query=m.ListQuery,
              response=r.MemoryList, errors=_LATER),
-    Endpoint("POST", "/memories", remember, "remember", m.RememberBody,
+    Endpoint("POST", "/memories", remember, "remember", RememberRequest,
              response=RememberResult, status=201, errors=(400, 401, 404, 413, 422)),
     Endpoint("GET", _MEMORY, get_memory, "get_memory", query=m.AgentQuery,
              response=r.MemoryDetail, errors=_BY_ID),

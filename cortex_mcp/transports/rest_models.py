@@ -1,78 +1,38 @@
-"""Request bodies of the REST API (DESIGN.md §3); the responses are in rest_responses.py.
+"""Request bodies and query strings of the REST routes beyond the memory operations (whose bodies
+are their request models, `service/requests.py`); the responses are in rest_responses.py.
 
 Every limit comes from `engine.validate` (the rules the service applies on every transport) or
 from a setting, so the OpenAPI document states exactly what is enforced: a limit that depends on
-a setting is marked with SETTING and filled in with the server's value when the document is
-served (tests/test_rest_limits.py compares the document with what the server accepts).
+a setting is marked with `requests.SETTING` and filled in with the server's value when the
+document is served (tests/test_rest_limits.py compares the document with what the server
+accepts).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
-    ValidationInfo,
     model_validator,
 )
 
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.validate import DECIMAL_TEXT, MAX_DECIMAL_CHARS
 from cortex_mcp.models import Category, Layer
-from cortex_mcp.transports.arguments import DECIMAL_TEXT, MAX_DECIMAL_CHARS, decimal_string
+from cortex_mcp.service.requests import (
+    DECIMAL_MARK,
+    AgentId,
+    Importance,
+    Reason,
+)
 
-SETTING = "x-cortex-setting"  # a maxLength that is the named setting's value on this server
-
-# 1-128 characters, at least one not blank, no control characters (agent ids end up in logs
-# and file names)
-_NO_CONTROL = r"[^\x00-\x1f\x7f-\x9f]"
-AgentId = Annotated[
-    str,
-    Field(
-        min_length=1,
-        max_length=validate.MAX_AGENT_ID_CHARS,
-        pattern=rf"^{_NO_CONTROL}*[^\s\x00-\x1f\x7f-\x9f]{_NO_CONTROL}*$",
-    ),
-]
-Query = Annotated[
-    str,
-    Field(min_length=1, max_length=validate.MAX_QUERY_CHARS, description="What to look for"),
-]
-MemoryId = Annotated[
-    str,
-    Field(min_length=1, max_length=validate.MAX_ID_CHARS, description="A memory id (UUID)"),
-]
-Source = Annotated[str, Field(max_length=validate.MAX_SOURCE_CHARS)]
-Reason = Annotated[str, Field(max_length=validate.MAX_REASON_CHARS)]
 SessionId = Annotated[
     str, Field(min_length=1, max_length=validate.MAX_SESSION_ID_CHARS, pattern=r"\S")
-]
-
-
-def _within_content_setting(value: str, info: ValidationInfo) -> str:
-    """The content limit is the server's setting (the field's maxLength is its ceiling)."""
-    limit = (info.context or {}).get("max_content_chars")
-    if limit is not None and len(value) > limit:
-        raise ValueError(
-            f"{len(value)} characters is over the limit of {limit} (CORTEX_MAX_CONTENT_CHARS);"
-            " split it into separate facts"
-        )
-    return value
-
-
-Content = Annotated[
-    str,
-    AfterValidator(_within_content_setting),
-    Field(
-        min_length=1,
-        max_length=validate.MAX_CONTENT_CEILING,
-        json_schema_extra={SETTING: "max_content_chars"},
-        description="One memory; at most CORTEX_MAX_CONTENT_CHARS characters",
-    ),
 ]
 
 
@@ -94,40 +54,17 @@ def _integer_text(value: object) -> object:
     return value
 
 
-def _as_number(value: object) -> object:
-    return decimal_string(value)
-
-
-def _as_integer(value: object) -> object:
-    value = decimal_string(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)  # 5.0 is the integer 5, in JSON Schema as in the tools
-    return value
-
-
-DECIMAL_MARK = "x-cortex-decimal-text"  # a number also read from a plain decimal string
+DECIMAL_MARK_PATTERN = rf"^\s*{DECIMAL_TEXT}\s*$"
 
 
 def or_decimal_text(schema: dict[str, Any]) -> None:
     """Publish a marked number as it is read: a JSON number, or a plain decimal string."""
     del schema[DECIMAL_MARK]
     schema["type"] = [schema["type"], "string"]
-    schema["pattern"] = rf"^\s*{DECIMAL_TEXT}\s*$"
+    schema["pattern"] = DECIMAL_MARK_PATTERN
     schema["maxLength"] = MAX_DECIMAL_CHARS
 
 
-_DECIMAL_TOO = {DECIMAL_MARK: True}
-# Body numbers read as the MCP tools read theirs (arguments.decimal_string): a JSON number, or
-# a plain decimal string as models often send; never a boolean, never "1e999" or "0x10".
-Importance = Annotated[
-    float, Field(ge=0, le=1, json_schema_extra=_DECIMAL_TOO), BeforeValidator(_as_number)
-]
-MaxResults = Annotated[
-    int, Field(ge=1, le=50, json_schema_extra=_DECIMAL_TOO), BeforeValidator(_as_integer)
-]
-MaxTokens = Annotated[
-    int, Field(ge=50, le=100_000, json_schema_extra=_DECIMAL_TOO), BeforeValidator(_as_integer)
-]
 QueryFlag = Annotated[bool, BeforeValidator(_flag_text)]
 QueryInt = Annotated[int, BeforeValidator(_integer_text)]
 
@@ -137,42 +74,6 @@ class Body(BaseModel):
     default agent."""
 
     model_config = ConfigDict(extra="forbid")
-
-
-class RecallBody(Body):
-    query: Query
-    agent_id: AgentId | None = None
-    max_tokens: MaxTokens = 2000
-    max_results: MaxResults = 5
-    layers: Annotated[list[Layer], Field(max_length=3)] | None = None
-    categories: Annotated[list[Category], Field(max_length=13)] | None = None
-    include_shared: bool | None = None
-    format: Literal["plain", "prompt"] = Field(
-        "plain",
-        description='"prompt": the context framed for a prompt (a <relevant-memories> block '
-        "marked as untrusted data, escaped)",
-    )
-
-
-class SearchBody(Body):
-    query: Query
-    agent_id: AgentId | None = None
-    limit: MaxResults = 10
-    layers: Annotated[list[Layer], Field(max_length=3)] | None = None
-    categories: Annotated[list[Category], Field(max_length=13)] | None = None
-    include_shared: bool | None = None
-    debug: bool = False
-
-
-class RememberBody(Body):
-    content: Content
-    category: Category = Category.fact
-    importance: Importance = 0.7
-    layer: Layer = Layer.core
-    supersedes: MemoryId | None = None
-    source: Source | None = None
-    agent_id: AgentId | None = None
-    shared: bool = False
 
 
 class PatchBody(Body):

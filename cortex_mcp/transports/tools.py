@@ -1,5 +1,6 @@
-"""The four MCP tools: what agents see (names, titles, docs, flat schemas, annotations) and the
-thin call into the service facade. Names and parameters are a contract (DESIGN.md §2)."""
+"""The four MCP tools: what agents see (names, titles, docs, annotations; flat schemas generated
+from the operations' request models in service/requests.py) and the thin call into the memory
+service. Names and parameters are a contract (docs/tools.md)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,19 @@ from typing import Any
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel
 
-from cortex_mcp.engine import validate
-from cortex_mcp.models import Category, ForgetResult, Layer, RememberResult, ScoredMemory
+from cortex_mcp.models import ForgetResult, RememberResult, ScoredMemory
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    RecallRequest,
+    RememberRequest,
+    Request,
+    SearchDebugRequest,
+)
 from cortex_mcp.transports import render
-from cortex_mcp.transports.arguments import Param
+from cortex_mcp.transports.arguments import Param, params_of
 
-Handler = Callable[[CortexService, dict[str, Any]], Awaitable[CallToolResult]]
+Handler = Callable[[CortexService, Any], Awaitable[CallToolResult]]
 
 RECALL_DOC = """Find memories relevant to a query and get them as a ready-to-paste context block.
 
@@ -68,6 +75,7 @@ class ToolSpec:
     name: str
     title: str
     description: str
+    request: type[Request]  # the operation's request model: the schema and the call's argument
     params: Sequence[Param]
     annotations: ToolAnnotations
     handler: Handler
@@ -116,95 +124,36 @@ def recall_output_schema() -> dict[str, Any]:
     }
 
 
-def _agent_param() -> Param:
-    return Param(
-        "agent_id",
-        "string",
-        "Memory owner; default: this server's agent (CORTEX_AGENT_ID)",
-        min_length=1,
-        max_length=validate.MAX_AGENT_ID_CHARS,
-    )
-
-
-def _query_param(description: str) -> Param:
-    return Param(
-        "query",
-        "string",
-        description,
-        required=True,
-        min_length=1,
-        max_length=validate.MAX_QUERY_CHARS,
-    )
-
-
-def _max_results(default: int, description: str) -> Param:
-    return Param("max_results", "integer", description, default=default, minimum=1, maximum=50)
-
-
-async def _recall(service: CortexService, a: dict[str, Any]) -> CallToolResult:
-    result = await service.memories.recall(
-        a["query"], a["max_results"], a["layers"], a["categories"], a["max_tokens"], a["agent_id"]
-    )
+async def _recall(service: CortexService, request: RecallRequest) -> CallToolResult:
+    result = await service.memories.recall(request)
     return render.tool_result(render.recall_text(result), result.model_dump(mode="json"))
 
 
-async def _remember(service: CortexService, a: dict[str, Any]) -> CallToolResult:
-    result = await service.memories.remember(
-        a["content"],
-        a["category"],
-        a["importance"],
-        a["layer"],
-        a["supersedes"],
-        a["source"],
-        a["agent_id"],
-    )
+async def _remember(service: CortexService, request: RememberRequest) -> CallToolResult:
+    result = await service.memories.remember(request)
     return render.tool_result(render.remember_text(result), result.model_dump(mode="json"))
 
 
-async def _forget(service: CortexService, a: dict[str, Any]) -> CallToolResult:
-    result = await service.memories.forget(
-        a["memory_id"], a["reason"], a["correction"], a["purge"], a["agent_id"]
-    )
+async def _forget(service: CortexService, request: ForgetRequest) -> CallToolResult:
+    result = await service.memories.forget(request)
     return render.tool_result(render.forget_text(result), result.model_dump(mode="json"))
 
 
-async def _search_debug(service: CortexService, a: dict[str, Any]) -> CallToolResult:
-    report = await service.memories.search_debug(a["query"], a["max_results"], a["agent_id"])
+async def _search_debug(service: CortexService, request: SearchDebugRequest) -> CallToolResult:
+    report = await service.memories.search_debug(request)
     return render.tool_result(render.json_text(report), report)
 
 
 def tool_specs(max_content_chars: int = 8000) -> list[ToolSpec]:
     """The tools, with the content limit this server enforces (settings.max_content_chars)."""
-    layers = [layer.value for layer in Layer]
-    categories = [category.value for category in Category]
-    memory_id = Param(
-        "memory_id",
-        "string",
-        "Id of the memory (from cortex_recall or cortex_remember)",
-        required=True,
-        min_length=1,
-        max_length=validate.MAX_ID_CHARS,
-    )
+    limits = {"max_content_chars": max_content_chars}
     return [
         ToolSpec(
             "cortex_recall",
             "Recall memories",
             RECALL_DOC,
-            [
-                _query_param("What to look for, in any language"),
-                _max_results(5, "Most memories to return"),
-                Param("layers", "array", "Only these layers", enum=layers),
-                Param("categories", "array", "Only these categories", enum=categories),
-                Param(
-                    "max_tokens",
-                    "integer",
-                    "Token budget of the reply's memories and `context`",
-                    default=2000,
-                    minimum=50,
-                    maximum=100_000,
-                ),
-                _agent_param(),
-            ],
+            RecallRequest,
+            params_of(RecallRequest, limits),
             ToolAnnotations(
                 read_only_hint=True,
                 destructive_hint=False,
@@ -218,46 +167,8 @@ def tool_specs(max_content_chars: int = 8000) -> list[ToolSpec]:
             "cortex_remember",
             "Remember a fact",
             REMEMBER_DOC,
-            [
-                Param(
-                    "content",
-                    "string",
-                    f"One self-contained fact, at most {max_content_chars} characters",
-                    required=True,
-                    min_length=1,
-                    max_length=max_content_chars,
-                ),
-                Param("category", "string", "Kind of memory", default="fact", enum=categories),
-                Param(
-                    "importance",
-                    "number",
-                    "0 trivial .. 1 vital",
-                    default=0.7,
-                    minimum=0,
-                    maximum=1,
-                ),
-                Param(
-                    "layer",
-                    "string",
-                    "core (permanent), working (48 h) or archive",
-                    default="core",
-                    enum=layers,
-                ),
-                Param(
-                    "supersedes",
-                    "string",
-                    "Id of a memory this one replaces",
-                    min_length=1,
-                    max_length=validate.MAX_ID_CHARS,
-                ),
-                Param(
-                    "source",
-                    "string",
-                    "Where it came from (a short label)",
-                    max_length=validate.MAX_SOURCE_CHARS,
-                ),
-                _agent_param(),
-            ],
+            RememberRequest,
+            params_of(RememberRequest, limits),
             # Adds or bumps one memory; with `supersedes` it retires another from recall, which
             # stays in the archive: nothing is erased, so not destructive.
             ToolAnnotations(
@@ -273,24 +184,8 @@ def tool_specs(max_content_chars: int = 8000) -> list[ToolSpec]:
             "cortex_forget",
             "Forget or correct a memory",
             FORGET_DOC,
-            [
-                memory_id,
-                Param(
-                    "reason",
-                    "string",
-                    "Why, for the audit log",
-                    max_length=validate.MAX_REASON_CHARS,
-                ),
-                Param(
-                    "correction",
-                    "string",
-                    f"The corrected fact, at most {max_content_chars} characters",
-                    min_length=1,
-                    max_length=max_content_chars,
-                ),
-                Param("purge", "boolean", "Erase the content everywhere", default=False),
-                _agent_param(),
-            ],
+            ForgetRequest,
+            params_of(ForgetRequest, limits),
             ToolAnnotations(
                 read_only_hint=False,
                 destructive_hint=True,
@@ -304,11 +199,8 @@ def tool_specs(max_content_chars: int = 8000) -> list[ToolSpec]:
             "cortex_search_debug",
             "Explain a search",
             DEBUG_DOC,
-            [
-                _query_param("The query to explain"),
-                _max_results(10, "Hits to explain"),
-                _agent_param(),
-            ],
+            SearchDebugRequest,
+            params_of(SearchDebugRequest, limits),
             ToolAnnotations(
                 read_only_hint=True,
                 destructive_hint=False,

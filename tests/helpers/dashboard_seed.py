@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import ForgetRequest, RememberRequest
 from tests.conftest import FakeClock
 
 AGENT = "alice"
@@ -37,67 +38,84 @@ async def _seed(settings: Settings) -> Seeded:
     async with open_cortex(settings, clock=clock) as service:
         # old, unimportant working notes: the lifecycle would archive them
         for n in range(4):
-            result = await service.stores.memories.remember(
-                f"Old scratch note number {n} about a build log",
-                category="context",
-                importance=0.1,
-                layer="core",
-                agent_id=AGENT,
+            result = await service.memories.remember(
+                RememberRequest(
+                    content=f"Old scratch note number {n} about a build log",
+                    category="context",
+                    importance=0.1,
+                    layer="core",
+                    agent_id=AGENT,
+                )
             )
             seeded.ids[f"old{n}"] = result.id
         clock.moment = now - timedelta(days=3)
         seeded.ids["vps"] = (
-            await service.stores.memories.remember(
-                "User's VPS runs on Oracle Cloud ARM in Frankfurt",
-                category="fact",
-                importance=0.8,
-                agent_id=AGENT,
+            await service.memories.remember(
+                RememberRequest(
+                    content="User's VPS runs on Oracle Cloud ARM in Frankfurt",
+                    category="fact",
+                    importance=0.8,
+                    agent_id=AGENT,
+                )
             )
         ).id
         seeded.ids["editor"] = (
-            await service.stores.memories.remember(
-                "Prefers Neovim over VS Code", category="preference", agent_id=AGENT
+            await service.memories.remember(
+                RememberRequest(
+                    content="Prefers Neovim over VS Code", category="preference", agent_id=AGENT
+                )
             )
         ).id
         seeded.ids["todo"] = (
-            await service.stores.memories.remember(
-                "Renew the TLS certificate before December",
-                category="todo",
-                layer="working",
-                importance=0.6,
-                agent_id=AGENT,
+            await service.memories.remember(
+                RememberRequest(
+                    content="Renew the TLS certificate before December",
+                    category="todo",
+                    layer="working",
+                    importance=0.6,
+                    agent_id=AGENT,
+                )
             )
         ).id
         clock.moment = now - timedelta(days=1)
         seeded.ids["archived"] = (
-            await service.stores.memories.remember(
-                "Used to host the blog on a Raspberry Pi",
-                category="fact",
-                layer="archive",
-                importance=0.4,
-                agent_id=AGENT,
+            await service.memories.remember(
+                RememberRequest(
+                    content="Used to host the blog on a Raspberry Pi",
+                    category="fact",
+                    layer="archive",
+                    importance=0.4,
+                    agent_id=AGENT,
+                )
             )
         ).id
         seeded.ids["wrong"] = (
-            await service.stores.memories.remember(
-                "Lives in Porto", category="identity", agent_id=AGENT
+            await service.memories.remember(
+                RememberRequest(content="Lives in Porto", category="identity", agent_id=AGENT)
             )
         ).id
-        corrected = await service.stores.memories.forget(
-            seeded.ids["wrong"], "moved", "Lives in Lisbon", agent_id=AGENT
+        corrected = await service.memories.forget(
+            ForgetRequest(
+                memory_id=seeded.ids["wrong"],
+                reason="moved",
+                correction="Lives in Lisbon",
+                agent_id=AGENT,
+            )
         )
         assert corrected.new_id is not None
         seeded.ids["corrected"] = corrected.new_id
         seeded.ids["forgotten"] = (
-            await service.stores.memories.remember(
-                "Dislikes olives", category="preference", agent_id=AGENT
+            await service.memories.remember(
+                RememberRequest(content="Dislikes olives", category="preference", agent_id=AGENT)
             )
         ).id
-        await service.stores.memories.forget(
-            seeded.ids["forgotten"], "changed their mind", agent_id=AGENT
+        await service.memories.forget(
+            ForgetRequest(
+                memory_id=seeded.ids["forgotten"], reason="changed their mind", agent_id=AGENT
+            )
         )
         for subject, predicate, obj in RELATIONS:
-            await service.stores.relations.add(subject, predicate, obj, agent_id=AGENT)
+            await service.relations.add(subject, predicate, obj, agent_id=AGENT)
         clock.moment = now - timedelta(hours=2)
         await service.conversation.ingest(
             "Remember that I always deploy on Fridays at 5pm",
@@ -108,8 +126,11 @@ async def _seed(settings: Settings) -> Seeded:
         for n in range(3):
             seeded.other_ids.append(
                 (
-                    await service.stores.memories.remember(
-                        f"Bob's private note {n}: the vault code is 4{n}21", agent_id=OTHER
+                    await service.memories.remember(
+                        RememberRequest(
+                            content=f"Bob's private note {n}: the vault code is 4{n}21",
+                            agent_id=OTHER,
+                        )
                     )
                 ).id
             )

@@ -30,7 +30,7 @@ async def main(db: str, now: str, mode: str, arg: str | None) -> None:
                 time.sleep(0.02)
 
     async with open_cortex(settings, background=False) as service:
-        report = await service.engines.lifecycle.run(now=now, on_phase=on_phase)
+        report = await service.lifecycle.run(now=now, on_phase=on_phase)
         sys.stdout.write(report.model_dump_json() + "\n")
 
 

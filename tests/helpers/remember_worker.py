@@ -13,6 +13,7 @@ from pathlib import Path
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RememberRequest
 
 
 async def main(db: str, prefix: str, count: int, concurrency: int) -> None:
@@ -23,7 +24,7 @@ async def main(db: str, prefix: str, count: int, concurrency: int) -> None:
         async def one(n: int) -> None:
             content = f"{prefix} fact number {n}: the {prefix} sensor reads {n * 7} units"
             async with gate:
-                made = await service.stores.memories.remember(content)
+                made = await service.memories.remember(RememberRequest(content=content))
             sys.stdout.write(f"{made.id} {content}\n")
 
         await asyncio.gather(*(one(n) for n in range(count)))

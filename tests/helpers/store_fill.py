@@ -10,6 +10,7 @@ from typing import Any
 
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 from tests.conftest import FakeClock, stub_settings
 
 # What a copy carries, read with this test's own SQL (not the code under test).
@@ -42,44 +43,56 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
     a turn, a profile edit and a lifecycle run. Returns a few ids by name."""
     ids = {}
     ids["tea"] = (
-        await service.stores.memories.remember(
-            "Prefers green tea in the morning",
-            category="preference",
-            importance=0.9,
-            metadata={"b": 1, "a": [1, 2.5, "x"], "nested": {"z": None, "y": True}},
+        await service.memories.remember(
+            RememberRequest(
+                content="Prefers green tea in the morning",
+                category="preference",
+                importance=0.9,
+                metadata={"b": 1, "a": [1, 2.5, "x"], "nested": {"z": None, "y": True}},
+            )
         )
     ).id
     ids["zh"] = (
-        await service.stores.memories.remember("用户住在上海浦东，喜欢吃小笼包", category="fact")
+        await service.memories.remember(
+            RememberRequest(content="用户住在上海浦东，喜欢吃小笼包", category="fact")
+        )
     ).id
     ids["ja"] = (
-        await service.stores.memories.remember("ユーザーは東京の品川に住んでいる", category="fact")
+        await service.memories.remember(
+            RememberRequest(content="ユーザーは東京の品川に住んでいる", category="fact")
+        )
     ).id
-    await service.stores.memories.remember(
-        "My GitHub token is ghp_" + "a1B2c3D4e5" * 4, category="fact"
+    await service.memories.remember(
+        RememberRequest(content="My GitHub token is ghp_" + "a1B2c3D4e5" * 4, category="fact")
     )
-    await service.stores.memories.remember(
-        "Harry works at Acme on the gateway", category="relationship"
+    await service.memories.remember(
+        RememberRequest(content="Harry works at Acme on the gateway", category="relationship")
     )
     clock.advance(hours=3)
-    await service.stores.memories.remember(
-        "Debugging the gateway crash", category="context", layer="working"
+    await service.memories.remember(
+        RememberRequest(content="Debugging the gateway crash", category="context", layer="working")
     )
-    await service.stores.memories.remember(
-        "Old trip notes from Kyoto", category="fact", layer="archive"
+    await service.memories.remember(
+        RememberRequest(content="Old trip notes from Kyoto", category="fact", layer="archive")
     )
-    await service.stores.memories.remember(
-        "Bob prefers black coffee", category="preference", agent_id="bob", shared=True
+    await service.memories.remember(
+        RememberRequest(
+            content="Bob prefers black coffee", category="preference", agent_id="bob", shared=True
+        )
     )
-    ids["old"] = (await service.stores.memories.remember("The build server runs Debian 11")).id
-    await service.stores.memories.forget(
-        ids["old"], reason="moved", correction="The build server runs Debian 12"
+    ids["old"] = (
+        await service.memories.remember(RememberRequest(content="The build server runs Debian 11"))
+    ).id
+    await service.memories.forget(
+        ForgetRequest(
+            memory_id=ids["old"], reason="moved", correction="The build server runs Debian 12"
+        )
     )
-    await service.stores.relations.add("Harry", "works at", "Acme")
+    await service.relations.add("Harry", "works at", "Acme")
     await service.embed_pending()
     clock.advance(minutes=5)
     for query in ("green tea", "gateway crash", "上海"):
-        await service.stores.memories.recall(query)
+        await service.memories.recall(RecallRequest(query=query))
     await service.conversation.ingest(
         "I moved to Berlin last week", "Noted, Berlin it is.", session_id="s1"
     )
@@ -87,7 +100,7 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
         {"summary": "Harry, lives in Berlin", "domains": ["networking"]}
     )
     clock.advance(days=2)
-    await service.engines.lifecycle.run()
+    await service.lifecycle.run()
     return ids
 
 

@@ -1,0 +1,257 @@
+"""One request model per memory operation: what the service takes, and what the MCP tool's input
+schema (`transports/arguments.py`), the REST body and the OpenAPI document are generated from.
+Limits, descriptions and defaults are written here once.
+
+Two marks travel in a field's JSON schema and are settled when a schema is published:
+`SETTING` (a maxLength that is the named setting's value on this server, checked against that
+value when a body is validated with it as context) and `DECIMAL_MARK` (a number also read from a
+plain decimal string, as models often send one). `REST_ONLY` fields are left out of the tools.
+
+Built with `build` (the CLI, the tools), a request that breaks a rule raises `InvalidInput` naming
+the field and the rule, like every other check; REST validates bodies with `model_validate_json`
+and answers its own 422."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+)
+
+from cortex_mcp.engine import validate
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.models import Category, Layer
+
+SETTING = "x-cortex-setting"
+DECIMAL_MARK = "x-cortex-decimal-text"
+REST_ONLY = "x-cortex-rest-only"
+
+_NO_CONTROL = r"[^\x00-\x1f\x7f-\x9f]"
+_DECIMAL_TOO = {DECIMAL_MARK: True}
+
+
+def _within_content_setting(value: str, info: ValidationInfo) -> str:
+    """The content limit is the server's setting (the field's maxLength is its ceiling)."""
+    limit = (info.context or {}).get("max_content_chars")
+    if limit is not None and len(value) > limit:
+        raise ValueError(
+            f"{len(value)} characters is over the limit of {limit} (CORTEX_MAX_CONTENT_CHARS);"
+            " split it into separate facts"
+        )
+    return value
+
+
+def _as_number(value: object) -> object:
+    return validate.decimal_string(value)
+
+
+def _as_integer(value: object) -> object:
+    value = validate.decimal_string(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # 5.0 is the integer 5, in JSON Schema as in the tools
+    return value
+
+
+def _agent_rule(value: str) -> str:
+    """The published pattern's rule, with the message `validate.agent_id` gives."""
+    if validate.CONTROL_CHARS.search(value):
+        raise ValueError("must not contain control characters (U+0000-U+001F, U+007F-U+009F)")
+    if not value.strip():
+        raise ValueError("must contain a character that is not blank")
+    return value
+
+
+# 1-128 characters, at least one not blank, no control characters (agent ids end up in logs
+# and file names)
+AgentId = Annotated[
+    str,
+    AfterValidator(_agent_rule),
+    Field(
+        min_length=1,
+        max_length=validate.MAX_AGENT_ID_CHARS,
+        # the rule _agent_rule checks, published (it gives the message the tools give)
+        json_schema_extra={"pattern": rf"^{_NO_CONTROL}*[^\s\x00-\x1f\x7f-\x9f]{_NO_CONTROL}*$"},
+        description="Memory owner; default: this server's agent (CORTEX_AGENT_ID)",
+    ),
+]
+Query = Annotated[
+    str,
+    Field(min_length=1, max_length=validate.MAX_QUERY_CHARS, description="What to look for"),
+]
+MemoryId = Annotated[
+    str,
+    Field(min_length=1, max_length=validate.MAX_ID_CHARS, description="A memory id (UUID)"),
+]
+Source = Annotated[
+    str,
+    Field(max_length=validate.MAX_SOURCE_CHARS, description="Where it came from (a short label)"),
+]
+Reason = Annotated[
+    str, Field(max_length=validate.MAX_REASON_CHARS, description="Why, for the audit log")
+]
+Content = Annotated[
+    str,
+    AfterValidator(_within_content_setting),
+    Field(
+        min_length=1,
+        max_length=validate.MAX_CONTENT_CEILING,
+        json_schema_extra={SETTING: "max_content_chars"},
+        description="One self-contained fact",
+    ),
+]
+# Numbers read as a JSON number or a plain decimal string; never a boolean, "1e999" or "0x10"
+Importance = Annotated[
+    float,
+    Field(ge=0, le=1, json_schema_extra=_DECIMAL_TOO, description="0 trivial .. 1 vital"),
+    BeforeValidator(_as_number),
+]
+MaxResults = Annotated[
+    int, Field(ge=1, le=50, json_schema_extra=_DECIMAL_TOO), BeforeValidator(_as_integer)
+]
+MaxTokens = Annotated[
+    int,
+    Field(
+        ge=50,
+        le=100_000,
+        json_schema_extra=_DECIMAL_TOO,
+        description="Token budget of the reply's memories and `context`",
+    ),
+    BeforeValidator(_as_integer),
+]
+Layers = Annotated[list[Layer], Field(max_length=len(Layer), description="Only these layers")]
+Categories = Annotated[
+    list[Category], Field(max_length=len(Category), description="Only these categories")
+]
+IncludeShared = Annotated[
+    bool | None,
+    Field(
+        description="Also other agents' memories marked shared (default: CORTEX_INCLUDE_SHARED)",
+        json_schema_extra={REST_ONLY: True},
+    ),
+]
+
+
+class Request(BaseModel):
+    """Unknown fields are refused, so a misspelt `agentId` cannot silently fall back to the
+    default agent. `schema_name` names the model in the OpenAPI document."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_name: ClassVar[str]
+
+    @classmethod
+    def tool_fields(cls) -> list[str]:
+        """The fields an MCP tool takes: all but the REST-only ones, in declaration order."""
+        return [
+            name
+            for name, field in cls.model_fields.items()
+            if not isinstance(field.json_schema_extra, dict)
+            or REST_ONLY not in field.json_schema_extra
+        ]
+
+
+def build(request: type[R], **fields: Any) -> R:
+    """`request` built from keyword values (the CLI, the tools, one service calling another):
+    InvalidInput naming the field and the rule when one breaks it."""
+    try:
+        return request(**fields)
+    except ValidationError as exc:
+        raise _invalid(exc) from None
+
+
+def _invalid(exc: ValidationError) -> InvalidInput:
+    error = exc.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in error["loc"]) or "arguments"
+    return InvalidInput(f"{field}: {error['msg']}", field=field)
+
+
+R = TypeVar("R", bound=Request)
+
+
+class RecallRequest(Request):
+    """Find memories relevant to a query, as a ready-to-paste context block."""
+
+    schema_name: ClassVar[str] = "RecallBody"
+    query: Annotated[Query, Field(description="What to look for, in any language")]
+    max_results: Annotated[MaxResults, Field(description="Most memories to return")] = 5
+    layers: Layers | None = None
+    categories: Categories | None = None
+    max_tokens: MaxTokens = 2000
+    agent_id: AgentId | None = None
+    include_shared: IncludeShared = None
+    format: Annotated[
+        Literal["plain", "prompt"],
+        Field(
+            description='"prompt": the context framed for a prompt (a <relevant-memories> block'
+            " marked as untrusted data, escaped)",
+            json_schema_extra={REST_ONLY: True},
+        ),
+    ] = "plain"
+
+
+class SearchRequest(Request):
+    """Ranked memories for a query, without the recall gate (no small-talk skip, no context
+    block, no access counting); `debug` adds the search debugger's report."""
+
+    schema_name: ClassVar[str] = "SearchBody"
+    query: Query
+    agent_id: AgentId | None = None
+    limit: Annotated[MaxResults, Field(description="Most memories to return")] = 10
+    layers: Layers | None = None
+    categories: Categories | None = None
+    include_shared: IncludeShared = None
+    debug: Annotated[bool, Field(description="Add every ranking stage per hit")] = False
+
+
+class SearchDebugRequest(Request):
+    """Explain a search: every ranking stage for each hit, with timings."""
+
+    schema_name: ClassVar[str] = "SearchDebugBody"
+    query: Annotated[Query, Field(description="The query to explain")]
+    max_results: Annotated[MaxResults, Field(description="Hits to explain")] = 10
+    agent_id: AgentId | None = None
+
+
+class RememberRequest(Request):
+    """Store one durable memory."""
+
+    schema_name: ClassVar[str] = "RememberBody"
+    content: Content
+    category: Annotated[Category, Field(description="Kind of memory")] = Category.fact
+    importance: Importance = 0.7
+    layer: Annotated[Layer, Field(description="core (permanent), working (48 h) or archive")] = (
+        Layer.core
+    )
+    supersedes: (
+        Annotated[MemoryId, Field(description="Id of a memory this one replaces")] | None
+    ) = None
+    source: Source | None = None
+    agent_id: AgentId | None = None
+    shared: Annotated[
+        bool,
+        Field(
+            description="Other agents may recall it when their server shares"
+            " (CORTEX_INCLUDE_SHARED)",
+            json_schema_extra={REST_ONLY: True},
+        ),
+    ] = False
+
+
+class ForgetRequest(Request):
+    """Retract a memory by id: soft by default, corrected with `correction`, erased with
+    `purge`."""
+
+    schema_name: ClassVar[str] = "ForgetBody"
+    memory_id: Annotated[
+        MemoryId, Field(description="Id of the memory (from cortex_recall or cortex_remember)")
+    ]
+    reason: Reason | None = None
+    correction: Annotated[Content, Field(description="The corrected fact")] | None = None
+    purge: Annotated[bool, Field(description="Erase the content everywhere")] = False
+    agent_id: AgentId | None = None
