@@ -56,7 +56,9 @@ class SearchSettings(BaseModel):
 
 class LayerSettings(BaseModel):
     working_ttl_hours: float = Field(
-        48.0, gt=0, description="a memory stored in the working layer leaves recall after this"
+        48.0,
+        gt=0,
+        description="a working memory not promoted by then moves to the archive at the next lifecycle run (still recalled, weighed as archive)",
     )
     archive_ttl_days: float = Field(
         90.0,

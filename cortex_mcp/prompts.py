@@ -17,7 +17,7 @@ An ``integer`` line makes the argument a whole number within that range: a value
 is refused (prompt arguments travel as strings, so the check is here, not in a schema).
 
 This module only reads files (no MCP SDK import: the CLI's start must stay cheap);
-``cortex_mcp.transports.prompts`` serves the ``mcp_*`` templates as MCP prompts.
+``cortex_mcp.transports.mcp_prompts`` serves the ``mcp_*`` templates as MCP prompts.
 """
 
 from __future__ import annotations

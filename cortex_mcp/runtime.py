@@ -20,7 +20,7 @@ from cortex_mcp.engine.lifecycle.schedule import LifecycleScheduler
 from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.recall.latency import LatencyWindow
-from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.models import Clock, SystemClock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.embeddings import (
@@ -408,7 +408,6 @@ def _build_services(
             provider_notes=engines.provider_notes,
             llm_notes=engines.llm_notes,
             latency=engines.latency,
-            refresher=refresher,
             clock=clock,
         ),
         status=status,

@@ -168,7 +168,7 @@ async def test_an_explicit_supersedes_is_logged_and_can_be_restored(
     )
     (entry,) = await _supersedes(service)
     assert entry["memory_ids"] == [old.id, new.id] and entry["details"]["rule"] == "explicit"
-    restored = await service.browse.restore_memory(old.id)
+    restored = await service.memories.restore(old.id)
     assert restored["superseded_by"] is None
     assert {m.id for m in await service.memories.search(SearchRequest(query="deploy target"))} == {
         old.id,
@@ -187,7 +187,7 @@ async def test_forget_with_a_correction_is_logged_with_its_rule_and_can_be_resto
     (entry,) = await _supersedes(service)
     assert entry["memory_ids"] == [old.id, done.new_id]
     assert entry["details"]["rule"] == "forget_correction"
-    await service.browse.restore_memory(old.id)
+    await service.memories.restore(old.id)
     assert old.id in {
         m.id for m in await service.memories.search(SearchRequest(query="office Shibuya"))
     }
@@ -201,8 +201,8 @@ async def test_a_forgotten_memory_can_be_restored_and_another_agent_cannot(
     )
     await service.memories.forget(ForgetRequest(memory_id=memory.id, agent_id="ann"))
     with pytest.raises(NotFound, match="no memory"):
-        await service.browse.restore_memory(memory.id, agent_id="bob")
-    await service.browse.restore_memory(memory.id, agent_id="ann")
+        await service.memories.restore(memory.id, agent_id="bob")
+    await service.memories.restore(memory.id, agent_id="ann")
     assert memory.id in {
         m.id for m in await service.memories.search(SearchRequest(query="parking", agent_id="ann"))
     }

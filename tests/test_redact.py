@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cortex_mcp.engine.redact import luhn_valid, redact
+from cortex_mcp.engine.redaction import luhn_valid, redact
 from tests.helpers.redaction_table import NEGATIVES, POSITIVES
 
 

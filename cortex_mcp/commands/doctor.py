@@ -11,7 +11,7 @@ from cortex_mcp.config import Settings
 
 def run_doctor_command(args: argparse.Namespace, settings: Settings) -> int:
     del args
-    from cortex_mcp.doctor import run_doctor
+    from cortex_mcp.checkup import run_doctor
 
     return asyncio.run(run_doctor(settings))
 

@@ -224,7 +224,7 @@ def _restore_arguments(parser: argparse.ArgumentParser) -> None:
 def run_restore(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: CortexService) -> int:
         memory_id = await service.reading.resolve_memory_id(args.id)
-        restored = await service.browse.restore_memory(memory_id, args.layer)
+        restored = await service.memories.restore(memory_id, args.layer)
         emit(args, restored, lambda d: f"restored: {d['id']} ({d['layer']})")
         return 0
 

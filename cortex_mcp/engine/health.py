@@ -17,8 +17,8 @@ from typing import Literal
 
 from cortex_mcp.config import Settings
 from cortex_mcp.errors import ProviderError
+from cortex_mcp.providers.breaker import short
 from cortex_mcp.providers.cascade import EmbeddingCascade
-from cortex_mcp.providers.health import short
 from cortex_mcp.providers.llm import LLMCascade, LLMProvider
 from cortex_mcp.store.connection import ConnectorInfo
 from cortex_mcp.store.inspect import DatabaseReport

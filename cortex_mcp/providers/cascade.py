@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from cortex_mcp.errors import ProviderError
+from cortex_mcp.providers.breaker import ProbeResult, ProviderHealth, check_vectors, short
 from cortex_mcp.providers.embeddings import Embedder, ProviderBusy
-from cortex_mcp.providers.health import ProbeResult, ProviderHealth, check_vectors, short
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
-"""What the dashboard reads and changes beyond the tools: the memory table (keyset pages),
-agents, a memory's provenance, restore and correct, search under two settings, lifecycle runs,
-the extraction log and the system report. Every method acts for one agent."""
+"""What the dashboard reads beyond the tools: the memory table (keyset pages), agents, a memory's
+provenance, search under two settings, lifecycle runs, the extraction log and the system report.
+Every method acts for one agent. (Its edits, restore and correct, are memory operations:
+`service/memories.py`.)"""
 
 from __future__ import annotations
 
@@ -16,15 +17,13 @@ from cortex_mcp.engine import validate
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import Category, Clock, ForgetResult, Layer, Memory, to_iso
+from cortex_mcp.models import Category, Clock, Layer, Memory, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.text import build_query, quote
-from cortex_mcp.service.effects import Refresher
 from cortex_mcp.service.memories import MemoryService, unique
 from cortex_mcp.service.reading import MemoryReading
-from cortex_mcp.service.requests import ForgetRequest, build
 from cortex_mcp.service.status import StatusService
 from cortex_mcp.store.backend import Stores
 from cortex_mcp.store.browse import SORTS, STATUSES, TableQuery
@@ -50,7 +49,6 @@ class BrowseService:
         provider_notes: list[str],
         llm_notes: list[str],
         latency: LatencyWindow,
-        refresher: Refresher,
         clock: Clock,
     ) -> None:
         self.settings = settings
@@ -65,7 +63,6 @@ class BrowseService:
         self.provider_notes = provider_notes
         self.llm_notes = llm_notes
         self.latency = latency
-        self.refresher = refresher
         self.clock = clock
 
     def _agent(self, agent_id: str | None) -> str:
@@ -160,29 +157,6 @@ class BrowseService:
         else:
             kind = "remember"
         return {"kind": kind, "source": memory.source, "metadata": meta, "turn": turn}
-
-    async def restore_memory(
-        self, memory_id: str, layer: str = "core", agent_id: str | None = None
-    ) -> dict[str, Any]:
-        """A forgotten or superseded memory live again (in `layer`); a live one is returned
-        unchanged."""
-        target = validate.memory_id(memory_id, "id")
-        now = to_iso(self.clock.now())
-        restored = await self.browser.restore(
-            target, self._agent(agent_id), validate.member("layer", layer, Layer), now
-        )
-        self.refresher.bulk_changed()
-        self.refresher.track(restored)
-        return restored.model_dump(mode="json")
-
-    async def correct_memory(
-        self, memory_id: str, content: str, reason: str | None = None, agent_id: str | None = None
-    ) -> ForgetResult:
-        """A new version that supersedes the memory (the old one stays in the chain)."""
-        request = build(
-            ForgetRequest, memory_id=memory_id, reason=reason, correction=content, agent_id=agent_id
-        )
-        return await self.memories.forget(request)
 
     # ---- search under two settings ------------------------------------------------------
 

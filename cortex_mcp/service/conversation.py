@@ -10,7 +10,7 @@ from cortex_mcp.engine.ingest.flush import Flusher, FlushResult
 from cortex_mcp.engine.ingest.messages import checked_messages, last_turn
 from cortex_mcp.engine.ingest.pipeline import Ingestor, IngestResult
 from cortex_mcp.engine.ingest.profile import ProfileKeeper, readable
-from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.service.effects import Refresher

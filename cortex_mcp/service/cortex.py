@@ -16,7 +16,7 @@ from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
 from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.recall.latency import LatencyWindow
-from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.search.hybrid import HybridSearch

@@ -18,7 +18,7 @@ from cortex_mcp.engine.exchange.exporters import (
 from cortex_mcp.engine.exchange.pipeline import ImportJob, ImportReport, Progress, run_import
 from cortex_mcp.engine.exchange.sources import Source, find_sources, inline_sources
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
-from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.models import Clock, to_iso
 from cortex_mcp.service.effects import Refresher
 from cortex_mcp.store.exports import ExportStore

@@ -22,8 +22,7 @@ from cortex_mcp.engine.recall.gate import (
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer, FreshVectors
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.recall.report import debug_report
-from cortex_mcp.engine.redact import Redactor
-from cortex_mcp.engine.redaction import redact
+from cortex_mcp.engine.redaction import Redactor, redact
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import (
     Category,
@@ -50,6 +49,7 @@ from cortex_mcp.service.requests import (
     RememberRequest,
     SearchDebugRequest,
     SearchRequest,
+    build,
 )
 from cortex_mcp.store.memories import MemoryStore
 
@@ -236,6 +236,32 @@ class MemoryService:
         if changes.importance is not None:
             validate.unit_interval("importance", changes.importance)
         return await self.memories.update(target, agent, changes, self._now())
+
+    async def restore(
+        self, memory_id: str, layer: str = "core", agent_id: str | None = None
+    ) -> dict[str, Any]:
+        """A forgotten or superseded memory live again (in `layer`); a live one is returned
+        unchanged."""
+        target = validate.memory_id(memory_id, "id")
+        now = to_iso(self.clock.now())
+        restored = await self.memories.restore(
+            target,
+            validate.agent_id(agent_id, self.settings.agent_id),
+            validate.member("layer", layer, Layer),
+            now,
+        )
+        self.refresher.bulk_changed()
+        self.refresher.track(restored)
+        return restored.model_dump(mode="json")
+
+    async def correct(
+        self, memory_id: str, content: str, reason: str | None = None, agent_id: str | None = None
+    ) -> ForgetResult:
+        """A new version that supersedes the memory (the old one stays in the chain)."""
+        request = build(
+            ForgetRequest, memory_id=memory_id, reason=reason, correction=content, agent_id=agent_id
+        )
+        return await self.forget(request)
 
     def filters(
         self,

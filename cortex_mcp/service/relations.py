@@ -6,7 +6,7 @@ from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
-from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Clock, to_iso
 from cortex_mcp.service.effects import Refresher

@@ -79,7 +79,7 @@ def store_classes(db: DatabaseHandle) -> StoreClasses:
 class Stores:
     """Every store over one open database, built together by `build_stores`."""
 
-    db: Any
+    db: DatabaseHandle
     memories: MemoryStore
     vectors: VectorStore
     lifecycle: LifecycleStore
@@ -92,7 +92,7 @@ class Stores:
     counters: Counters
 
 
-def build_stores(db: Any, ttl: LayerTtl) -> Stores:
+def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
     """The one place a store is built (tests/test_architecture.py holds it so): each of
     `db`'s backend, the memory store with the layers' lifetimes."""
     classes = store_classes(db)

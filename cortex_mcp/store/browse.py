@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Layer, Memory
 from cortex_mcp.store.database import placeholders
-from cortex_mcp.store.interfaces import Connection, DatabaseHandle
-from cortex_mcp.store.memories import MEMORY_COLUMNS, add_log_row, row_to_memory
+from cortex_mcp.store.interfaces import DatabaseHandle
+from cortex_mcp.store.memories import MEMORY_COLUMNS, row_to_memory
 
 COUNT_CAP = 10_000
 SORTS = ("created_at", "updated_at", "importance", "access_count")
@@ -167,38 +166,6 @@ class BrowseStore:
             f"SELECT {_TURN_COLUMNS} FROM turns WHERE id = ? AND agent_id = ?", (turn_id, agent_id)
         )
         return _turn(rows[0]) if rows else None
-
-    async def restore(self, memory_id: str, agent_id: str, layer: Layer, now: str) -> Memory:
-        """Undo a forget or a supersede: the memory is live again in `layer` (what superseded
-        it stays too); the audit log names what was undone. A live memory is left as it is."""
-
-        def txn(conn: Connection) -> Memory:
-            row = conn.execute(
-                "SELECT forgotten_at, superseded_by FROM memories WHERE id = ? AND agent_id = ?",
-                (memory_id, agent_id),
-            ).fetchone()
-            if row is None:
-                raise NotFound(f"id: no memory {memory_id} for agent {agent_id!r}", field="id")
-            forgotten_at, superseded_by = row[0], row[1]
-            if forgotten_at is not None or superseded_by is not None:
-                conn.execute(
-                    "UPDATE memories SET forgotten_at = NULL, superseded_by = NULL, layer = ?,"
-                    " expires_at = NULL, updated_at = ? WHERE id = ?",
-                    (layer.value, now, memory_id),
-                )
-                details = {
-                    "layer": layer.value,
-                    "was_forgotten_at": forgotten_at,
-                    "was_superseded_by": superseded_by,
-                }
-                ids = [memory_id, *([superseded_by] if superseded_by else [])]
-                add_log_row(conn, "restore", ids, details, now)
-            restored = conn.execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-            ).fetchone()
-            return row_to_memory(restored)
-
-        return await self.db.transact(txn)
 
     # ---- lifecycle runs -----------------------------------------------------------------
 

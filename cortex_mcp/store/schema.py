@@ -76,7 +76,7 @@ VECTOR_ROWIDS_NEVER_REUSED: list[str] = [
 ]
 
 MIGRATIONS: list[list[str]] = [
-    # 1: the full schema of DESIGN.md §4
+    # 1: the first full schema (docs/architecture.md, "Store")
     [
         """
         CREATE TABLE memories (

@@ -152,14 +152,12 @@ async def memory_page(call: Call) -> Any:
 
 async def restore(call: Call) -> Any:
     b: RestoreBody = call.body
-    return await call.service.browse.restore_memory(call.path["id"], b.layer.value, call.agent_id)
+    return await call.service.memories.restore(call.path["id"], b.layer.value, call.agent_id)
 
 
 async def correct(call: Call) -> ForgetResult:
     b: CorrectBody = call.body
-    return await call.service.browse.correct_memory(
-        call.path["id"], b.content, b.reason, call.agent_id
-    )
+    return await call.service.memories.correct(call.path["id"], b.content, b.reason, call.agent_id)
 
 
 async def compare(call: Call) -> Any:

@@ -26,7 +26,7 @@ from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import build
 from cortex_mcp.transports import render
 from cortex_mcp.transports.arguments import input_schema, parse_arguments
-from cortex_mcp.transports.prompts import known_prompts_only, prompt_templates
+from cortex_mcp.transports.mcp_prompts import known_prompts_only, prompt_templates
 from cortex_mcp.transports.tools import ToolSpec, tool_specs
 
 ServiceFactory = Callable[[], AbstractAsyncContextManager[CortexService]]

@@ -103,7 +103,7 @@ class ListQuery(Body):
     include_shared: QueryFlag | None = None
 
 
-# ---- chat messages, as agent frameworks send them (DESIGN.md §3) ----------------------------
+# ---- chat messages, as agent frameworks send them (docs/http.md) -----------------------------
 MAX_TEXT_CHARS = 100_000  # one message or one text block
 MAX_BLOCKS = 500  # blocks in one message's content
 MAX_TURN_MESSAGES = 200  # messages in one /ingest turn

@@ -1,4 +1,4 @@
-"""Response bodies of the REST routes, as published in the OpenAPI document (DESIGN.md §3).
+"""Response bodies of the REST routes, as published in the OpenAPI document (docs/http.md).
 
 The first group describes routes whose handlers return the service's plain dicts as they are;
 each of those is strict (`additionalProperties: false`), so a key the service starts to return

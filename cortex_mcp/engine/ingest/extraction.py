@@ -1,5 +1,5 @@
 """The deep channel's contract with the model: prompts rendered from ``prompts/`` at call time,
-and the answer (DESIGN.md §6) parsed and validated. Code fences or prose around one JSON object
+and the answer (docs/architecture.md, "Extraction") parsed and validated. Code fences or prose around one JSON object
 are tolerated; anything else is a provider failure and the turn is kept raw."""
 
 from __future__ import annotations

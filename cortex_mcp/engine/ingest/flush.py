@@ -20,7 +20,7 @@ from cortex_mcp.engine.ingest.fast_channel import write_high_signals
 from cortex_mcp.engine.ingest.messages import Message, checked_messages
 from cortex_mcp.engine.ingest.pipeline import history_metadata
 from cortex_mcp.engine.ingest.sieve import detect_high_signals
-from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
 from cortex_mcp.providers.llm import LLMCascade

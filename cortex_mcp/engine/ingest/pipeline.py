@@ -34,7 +34,7 @@ from cortex_mcp.engine.ingest.messages import without_injected_memories
 from cortex_mcp.engine.ingest.profile import ProfileKeeper, prompt_block
 from cortex_mcp.engine.ingest.sieve import HighSignal, detect_high_signals
 from cortex_mcp.engine.recall.gate import small_talk_reason
-from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput, ProviderError
 from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from cortex_mcp.engine.ingest.extraction import parse_object, render
-from cortex_mcp.engine.redact import Redactor
+from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput, ProviderError
 from cortex_mcp.models import Clock, Layer, Memory, to_iso
 from cortex_mcp.providers.llm import LLMCascade
