@@ -65,7 +65,7 @@ from cortex_mcp.search.saved_index import index_dir  # noqa: E402
 from cortex_mcp.search.text import EN_STOP_WORDS, build_query  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
 from cortex_mcp.store.connection import sqlite_module  # noqa: E402
-from cortex_mcp.store.memories import filter_sql  # noqa: E402
+from cortex_mcp.store.text import filter_sql  # noqa: E402
 
 K = 10
 GENERIC = "like really think family time love work going great new friends good day".split()

@@ -15,7 +15,7 @@ from cortex_mcp.models import MemoryChanges, SearchFilters
 from cortex_mcp.search.text import build_query, match_of, within_budget
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
-from cortex_mcp.store.text_reads import filter_sql
+from cortex_mcp.store.text import filter_sql
 
 pytestmark = pytest.mark.anyio
 

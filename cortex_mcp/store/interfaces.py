@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from cortex_mcp.store.imports import ImportCounts, InsertFresh
     from cortex_mcp.store.lifecycle import RunRecord
     from cortex_mcp.store.lifecycle_phases import PhaseResult
-    from cortex_mcp.store.memory_rows import Accesses, LayerTtl, WriteOutcome
+    from cortex_mcp.store.memories import Accesses, LayerTtl, WriteOutcome
     from cortex_mcp.store.vectors import PendingEmbedding
 
 T = TypeVar("T")

@@ -17,7 +17,7 @@ from typing import Any
 from cortex_mcp.models import LifecycleAction, NewMemory
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.interfaces import Connection, MemoryStorage
-from cortex_mcp.store.memory_writes import drop_vec_row
+from cortex_mcp.store.memories import drop_vec_row
 from cortex_mcp.tokenize import content_hash
 
 LIVE = "forgotten_at IS NULL AND superseded_by IS NULL"
@@ -90,7 +90,7 @@ def apply_actions(
 def _audit_row(
     action: str, ids: list[str], details: dict[str, Any], now: str
 ) -> tuple[str, str, str, str]:
-    """The row `memory_writes.add_log_row` writes, for many at once."""
+    """The row `memories.add_log_row` writes, for many at once."""
     return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
 
 

@@ -14,24 +14,21 @@ from cortex_mcp.models import Memory, NewMemory, SearchFilters, new_id
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.memories import (
+    INSERT_COLUMNS,
+    LAYER_RANK,
     MEMORY_COLUMNS,
     MemoryStore,
     WriteOutcome,
-    filter_sql,
-    like_pattern,
-    row_to_memory,
-)
-from cortex_mcp.store.memory_writes import (
-    INSERT_COLUMNS,
-    LAYER_RANK,
     add_log_row,
     bump_values,
     erase_row,
     insert_values,
     require_owned,
+    row_to_memory,
     written,
 )
 from cortex_mcp.store.postgres import text
+from cortex_mcp.store.text import filter_sql, like_pattern
 from cortex_mcp.tokenize import content_hash
 
 # token -> PostgreSQL's stem of it (the dictionary is fixed by the schema): a query's terms are
@@ -87,7 +84,7 @@ class PgMemoryStore(MemoryStore):
         return str(row[0]) if row is not None else None
 
     def _bump(self, conn: Connection, memory_id: str, new: NewMemory, now: str) -> None:
-        """`memory_writes.bump_row` with PostgreSQL's GREATEST for SQLite's two-argument MAX."""
+        """`memories.bump_row` with PostgreSQL's GREATEST for SQLite's two-argument MAX."""
         conn.execute(
             f"UPDATE memories SET importance = GREATEST(importance, ?), updated_at = ?,"
             f" access_count = access_count + 1, last_accessed = ?, forgotten_at = NULL,"

@@ -108,7 +108,7 @@ if TYPE_CHECKING:  # mypy fails here when a class of either backend drifts from 
     from cortex_mcp.store.memories import MemoryStore
     from cortex_mcp.store.postgres.connection import SyncPgConnection
     from cortex_mcp.store.postgres.database import PgDatabase
-    from cortex_mcp.store.text_reads import TextReads
+    from cortex_mcp.store.text import TextReads
     from cortex_mcp.store.vectors import VectorStore
 
     _HANDLES: tuple[type[DatabaseHandle], ...] = (Database, PgDatabase)
