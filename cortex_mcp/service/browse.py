@@ -9,6 +9,7 @@ import base64
 import binascii
 import json
 import os
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -26,44 +27,32 @@ from cortex_mcp.service.memories import MemoryService, unique
 from cortex_mcp.service.reading import MemoryReading
 from cortex_mcp.service.status import StatusService
 from cortex_mcp.store.backend import Stores
-from cortex_mcp.store.browse import SORTS, STATUSES, TableQuery
+from cortex_mcp.store.browse import SORTS, STATUSES, BrowseStore, TableQuery
 
 SEARCH_MODES = ("hybrid", "text", "vector")
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
+@dataclass(kw_only=True)
 class BrowseService:
-    """The dashboard's reads and edits (the REST routes in transports/dashboard_api.py)."""
+    """The dashboard's reads (the REST routes in transports/dashboard_api.py)."""
 
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        stores: Stores,
-        reading: MemoryReading,
-        memories: MemoryService,
-        status: StatusService,
-        searcher: HybridSearch,
-        embeddings: EmbeddingCascade,
-        llm: LLMCascade,
-        provider_notes: list[str],
-        llm_notes: list[str],
-        latency: LatencyWindow,
-        clock: Clock,
-    ) -> None:
-        self.settings = settings
-        self.stores = stores
-        self.browser = stores.browse
-        self.reading = reading
-        self.memories = memories
-        self.status = status
-        self.searcher = searcher
-        self.embeddings = embeddings
-        self.llm = llm
-        self.provider_notes = provider_notes
-        self.llm_notes = llm_notes
-        self.latency = latency
-        self.clock = clock
+    settings: Settings
+    stores: Stores
+    reading: MemoryReading
+    memories: MemoryService
+    status: StatusService
+    searcher: HybridSearch
+    embeddings: EmbeddingCascade
+    llm: LLMCascade
+    provider_notes: list[str]
+    llm_notes: list[str]
+    latency: LatencyWindow
+    clock: Clock
+
+    @property
+    def browser(self) -> BrowseStore:
+        return self.stores.browse
 
     def _agent(self, agent_id: str | None) -> str:
         return validate.agent_id(agent_id, self.settings.agent_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -16,27 +17,17 @@ from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.service.effects import Refresher
 
 
+@dataclass(kw_only=True)
 class ConversationService:
     """Ingest, flush, profile, edit_profile: delegations to the ingest engines."""
 
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        ingestor: Ingestor,
-        flusher: Flusher,
-        profiles: ProfileKeeper,
-        redactor: Redactor,
-        llm: LLMCascade,
-        refresher: Refresher,
-    ) -> None:
-        self.settings = settings
-        self.ingestor = ingestor
-        self.flusher = flusher
-        self.profiles = profiles
-        self.redactor = redactor
-        self.llm = llm
-        self.refresher = refresher
+    settings: Settings
+    ingestor: Ingestor
+    flusher: Flusher
+    profiles: ProfileKeeper
+    redactor: Redactor
+    llm: LLMCascade
+    refresher: Refresher
 
     async def ingest(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -24,25 +25,16 @@ from cortex_mcp.service.effects import Refresher
 from cortex_mcp.store.exports import ExportStore
 
 
+@dataclass(kw_only=True)
 class ExchangeService:
     """Import and export: delegations to the exchange engine."""
 
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        exports: ExportStore,
-        redactor: Redactor,
-        indexer: EmbeddingIndexer | None,
-        refresher: Refresher,
-        clock: Clock,
-    ) -> None:
-        self.settings = settings
-        self.exports = exports
-        self.redactor = redactor
-        self.indexer = indexer
-        self.refresher = refresher
-        self.clock = clock
+    settings: Settings
+    exports: ExportStore
+    redactor: Redactor
+    indexer: EmbeddingIndexer | None
+    refresher: Refresher
+    clock: Clock
 
     async def import_path(
         self,

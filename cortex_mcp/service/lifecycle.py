@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from cortex_mcp.engine import validate
@@ -10,13 +11,13 @@ from cortex_mcp.engine.lifecycle.runner import LifecycleEngine, PhaseCallback, p
 from cortex_mcp.models import LifecycleReport
 
 
+@dataclass(kw_only=True)
 class LifecycleService:
     """Preview, run and log: delegations to the lifecycle engine. `drain` is what a run waits
     for first (writes still in flight, so that the run sees them)."""
 
-    def __init__(self, *, engine: LifecycleEngine, drain: Callable[[], Awaitable[None]]) -> None:
-        self.engine = engine
-        self._drain = drain
+    engine: LifecycleEngine
+    drain: Callable[[], Awaitable[None]]
 
     async def preview(self, now: str | None = None, agent_id: str | None = None) -> LifecycleReport:
         agent = validate.agent_id(agent_id, "*") if agent_id else None
@@ -29,7 +30,7 @@ class LifecycleService:
         on_phase: PhaseCallback | None = None,
     ) -> LifecycleReport:
         agent = validate.agent_id(agent_id, "*") if agent_id else None
-        await self._drain()
+        await self.drain()
         return await self.engine.run(parse_moment(now), agent, on_phase)
 
     async def log(self, limit: int = 100, agent_id: str | None = None) -> list[dict[str, Any]]:

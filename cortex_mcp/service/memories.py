@@ -7,6 +7,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -58,35 +59,21 @@ log = logging.getLogger(__name__)
 _PENDING_PER_RECALL = 8  # memories without a vector embedded along with a recall's query
 
 
+@dataclass(kw_only=True)
 class MemoryService:
-    """Recall, remember, forget, search, search_debug, update_memory."""
+    """Recall, remember, forget, search, search_debug, update_memory, restore, correct."""
 
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        memories: MemoryStore,
-        searcher: HybridSearch,
-        indexer: EmbeddingIndexer | None,
-        redactor: Redactor,
-        access: AccessBatcher,
-        latency: LatencyWindow,
-        lifecycle: LifecycleEngine,
-        refresher: Refresher,
-        background: Background,
-        clock: Clock,
-    ) -> None:
-        self.settings = settings
-        self.memories = memories
-        self.searcher = searcher
-        self.indexer = indexer
-        self.redactor = redactor
-        self.access = access
-        self.latency = latency
-        self.lifecycle = lifecycle
-        self.refresher = refresher
-        self.background = background
-        self.clock = clock
+    settings: Settings
+    memories: MemoryStore
+    searcher: HybridSearch
+    indexer: EmbeddingIndexer | None
+    redactor: Redactor
+    access: AccessBatcher
+    latency: LatencyWindow
+    lifecycle: LifecycleEngine
+    refresher: Refresher
+    background: Background
+    clock: Clock
 
     async def recall(self, request: RecallRequest) -> RecallResult:
         """`format="prompt"` frames the context for pasting into a prompt (a

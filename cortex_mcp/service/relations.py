@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -13,23 +14,15 @@ from cortex_mcp.service.effects import Refresher
 from cortex_mcp.store.relations import RelationStore, Triple
 
 
+@dataclass(kw_only=True)
 class RelationService:
     """List, add, delete: each validated, secrets redacted, for one agent."""
 
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        relations: RelationStore,
-        redactor: Redactor,
-        refresher: Refresher,
-        clock: Clock,
-    ) -> None:
-        self.settings = settings
-        self.relations = relations
-        self.redactor = redactor
-        self.refresher = refresher
-        self.clock = clock
+    settings: Settings
+    relations: RelationStore
+    redactor: Redactor
+    refresher: Refresher
+    clock: Clock
 
     async def list(self, agent_id: str | None = None, limit: int = 200) -> dict[str, Any]:
         """The agent's relations (subject, predicate, object), most recently updated first."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from cortex_mcp import __version__
@@ -24,36 +25,23 @@ from cortex_mcp.store import connector_info
 from cortex_mcp.store.backend import Stores
 
 
+@dataclass(kw_only=True)
 class StatusService:
     """What resources and probes read: core snapshot, stats, health, change counters."""
 
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        stores: Stores,
-        embeddings: EmbeddingCascade,
-        indexer: EmbeddingIndexer | None,
-        llm: LLMCascade,
-        provider_notes: list[str],
-        llm_notes: list[str],
-        clock: Clock,
-    ) -> None:
-        self.settings = settings
-        self.stores = stores
-        self.db = stores.db
-        self.memories = stores.memories
-        self.embeddings = embeddings
-        self.indexer = indexer
-        self.llm = llm
-        self.provider_notes = provider_notes
-        self.llm_notes = llm_notes
-        self.clock = clock
-        self._integrity = IntegrityWatch()
+    settings: Settings
+    stores: Stores
+    embeddings: EmbeddingCascade
+    indexer: EmbeddingIndexer | None
+    llm: LLMCascade
+    provider_notes: list[str]
+    llm_notes: list[str]
+    clock: Clock
+    integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
 
     async def core_markdown(self, agent_id: str | None = None, max_tokens: int = 2000) -> str:
         agent = validate.agent_id(agent_id, self.settings.agent_id)
-        core = await self.memories.list_layer(
+        core = await self.stores.memories.list_layer(
             agent, Layer.core, to_iso(self.clock.now()), limit=500
         )
         return core_snapshot(core, max_tokens)
@@ -69,16 +57,16 @@ class StatusService:
         primary = self.embeddings.primary
         report: dict[str, Any] = {
             "version": __version__,
-            "db_path": str(self.db.path),
-            "schema_version": await self.db.schema_version(),
+            "db_path": str(self.stores.db.path),
+            "schema_version": await self.stores.db.schema_version(),
             "sqlite": {
                 "driver": info.module,
                 "version": info.sqlite_version,
                 "fts5": info.fts5,
-                "sqlite_vec": self.db.vec_loaded,
+                "sqlite_vec": self.stores.db.vec_loaded,
             },
             "agent_id": agent,
-            "memories": await self.memories.counts(agent),
+            "memories": await self.stores.memories.counts(agent),
             "vectors": await self.stores.vectors.counts(),
             "embedding_cache_rows": await self.stores.vectors.cache_size(),
             "embeddings": {
@@ -108,20 +96,20 @@ class StatusService:
             "health": await self.health_check(),
         }
         if all_agents:
-            report["all_agents"] = {"memories": (await self.memories.counts())["total"]}
+            report["all_agents"] = {"memories": (await self.stores.memories.counts())["total"]}
         return report
 
     def health(self) -> dict[str, Any]:
         """For liveness probes, answered without a token: status and version only (no path,
         no provider names; details are in the authenticated `stats`)."""
-        return {"status": "ok" if self.db.is_open else "unavailable", "version": __version__}
+        return {"status": "ok" if self.stores.db.is_open else "unavailable", "version": __version__}
 
     async def health_check(self) -> dict[str, Any]:
         """What `cortex-mcp doctor` checks, for this running server: SQLite, the open
         database's integrity, and one real call to each embedding provider (`health` above
         is the cheap liveness answer)."""
         parts = sqlite_health(connector_info())
-        parts.append(await self._integrity.health(self.db))
+        parts.append(await self.integrity.health(self.stores.db))
         endpoint = embedding_endpoint(self.settings)
         parts += await embedding_health(self.embeddings, self.provider_notes, endpoint)
         parts += llm_record(self.llm, self.llm_notes)
@@ -129,8 +117,8 @@ class StatusService:
 
     async def core_version(self) -> tuple[Any, ...]:
         """A value that changes when core memory changes, in this process or another."""
-        return await self.memories.core_fingerprint()
+        return await self.stores.memories.core_fingerprint()
 
     async def change_counter(self) -> tuple[int, int]:
         """Cheap: changes on every commit (ours or another process's); no table read."""
-        return self.db.commits, await self.db.data_version()
+        return self.stores.db.commits, await self.stores.db.data_version()
