@@ -2,7 +2,7 @@
 
 A command module exposes ``COMMANDS: tuple[Command, ...]`` and is listed in
 ``cortex_mcp.cli.COMMAND_MODULES``. Commands are thin like every transport: they parse their own
-arguments and call the service facade (through ``cortex_mcp.runtime.open_cortex``). Import heavy
+arguments and call the services (through ``cortex_mcp.runtime.open_cortex``). Import heavy
 modules inside ``run``, not at the top: every command module is imported on every start,
 including the stdio server's.
 """

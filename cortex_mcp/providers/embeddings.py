@@ -24,7 +24,7 @@ import numpy as np
 
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.folders import create_private_folders
-from cortex_mcp.providers.health import short
+from cortex_mcp.providers.breaker import short
 
 log = logging.getLogger(__name__)
 

@@ -1,1 +1,1 @@
-"""Transports: thin adapters from MCP and HTTP onto the service facade."""
+"""Transports: thin adapters from MCP and HTTP onto the services."""

@@ -1,4 +1,4 @@
-"""MCP tools, resources and prompts over the service facade. Errors are translated here, once."""
+"""MCP tools, resources and prompts over the services. Errors are translated here, once."""
 
 from __future__ import annotations
 
