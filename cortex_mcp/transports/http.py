@@ -210,12 +210,13 @@ def run_http(
         proxy_headers=False,
     )
     paths = {"sse": "/sse", "http": "/mcp", "all": "/mcp and /sse"}[transport]
+    origin = f"http://{f'[{bind_host}]' if ':' in bind_host else bind_host}:{bind_port}"
     log.info(
-        "cortex-mcp %s serving %s and /api/v1 on http://%s:%d (token %s)",
+        "cortex-mcp %s serving %s and /api/v1 on %s (token %s); dashboard: %s/",
         __version__,
         paths,
-        bind_host,
-        bind_port,
+        origin,
         "required" if settings.api_token else "off",
+        origin,
     )
     uvicorn.Server(config).run()

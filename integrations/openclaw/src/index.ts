@@ -3,16 +3,11 @@
  * hooks, tools and the CLI to the bridge; what each hook sends is in bridge.ts.
  */
 
-import {
-  type AnyAgentTool,
-  definePluginEntry,
-  type OpenClawPluginApi,
-} from "openclaw/plugin-sdk/plugin-entry";
-
 import { Bridge } from "./bridge.js";
 import { registerCortexCommands, type CommandLike } from "./cli.js";
 import { resolveConfig } from "./config.js";
-import { memoryGetTool, memorySearchTool, type MemoryTool } from "./tools.js";
+import type { PluginApi, PluginEntry } from "./host.js";
+import { memoryGetTool, memorySearchTool } from "./tools.js";
 
 const PROMPT_SECTION = [
   "## Long-term memory (cortex)",
@@ -21,7 +16,7 @@ const PROMPT_SECTION = [
     "up earlier facts, preferences and decisions, and memory_get to read one memory in full.",
 ];
 
-export function register(api: OpenClawPluginApi): Bridge {
+export function register(api: PluginApi): Bridge {
   const config = resolveConfig(api.pluginConfig);
   const bridge = new Bridge(config, api.logger);
   api.on("before_prompt_build", (event, ctx) => bridge.recallForPrompt(event, ctx));
@@ -33,10 +28,10 @@ export function register(api: OpenClawPluginApi): Bridge {
   api.on("session_end", (event, ctx) =>
     bridge.flushSession(`session end: ${event.reason ?? "unknown"}`, event, ctx),
   );
-  api.registerTool((ctx) => asAgentTool(memorySearchTool(bridge, bridge.agentFor(ctx))), {
+  api.registerTool((ctx) => memorySearchTool(bridge, bridge.agentFor(ctx)), {
     names: ["memory_search"],
   });
-  api.registerTool((ctx) => asAgentTool(memoryGetTool(bridge, bridge.agentFor(ctx))), {
+  api.registerTool((ctx) => memoryGetTool(bridge, bridge.agentFor(ctx)), {
     names: ["memory_get"],
   });
   api.registerMemoryCapability({
@@ -64,19 +59,18 @@ export function register(api: OpenClawPluginApi): Bridge {
   return bridge;
 }
 
-/** Our tools declare plain JSON Schema parameters; the SDK types them as TypeBox schemas,
- * which are JSON Schema at runtime. */
-function asAgentTool(tool: MemoryTool): AnyAgentTool {
-  return tool as unknown as AnyAgentTool;
-}
-
-export default definePluginEntry({
+/** The entry OpenClaw loads (what the SDK's `definePluginEntry` would return for it; the
+ * manifest, openclaw.plugin.json, carries the config schema). */
+const entry: PluginEntry = {
   id: "cortex",
   name: "Cortex memory",
   description:
     "Long-term memory in a cortex-mcp server: recall before each reply, capture after it, " +
     "flush before compaction",
+  kind: "memory",
   register(api) {
     register(api);
   },
-});
+};
+
+export default entry;

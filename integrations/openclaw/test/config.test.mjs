@@ -2,7 +2,8 @@
 // filled in, and a wrong setting is refused with a message naming it.
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { ConfigError, DEFAULTS, LIMITS, resolveConfig } from "../dist/config.js";
@@ -109,4 +110,35 @@ test("the breaker opens after three failures and lets a probe through after its 
   breaker.failed();
   assert.ok(breaker.allows());
   assert.ok(versionAtLeast("0.10.0", "0.9.1") && !versionAtLeast("0.1.0", "0.2.0"));
+});
+
+test("building the plugin installs no OpenClaw: its API comes from the OpenClaw that loads it", () => {
+  const lock = JSON.parse(readFileSync(new URL("../package-lock.json", import.meta.url)));
+  const packages = Object.keys(lock.packages).filter((path) => path.startsWith("node_modules/"));
+  assert.deepEqual(packages.filter((path) => /(^|\/)openclaw$/.test(path)), []);
+  assert.ok(packages.length < 20, `${packages.length} packages: ${packages.join(", ")}`);
+  assert.equal(pkg.devDependencies.openclaw, undefined);
+  assert.equal(pkg.peerDependenciesMeta.openclaw.optional, true); // npm does not fetch it
+  for (const file of readdirSync(new URL("../dist/", import.meta.url))) {
+    const code = readFileSync(new URL(`../dist/${file}`, import.meta.url), "utf8");
+    assert.doesNotMatch(code, /from\s+["']openclaw/, file);
+  }
+});
+
+test("an older Node stops npm ci and the build with one line that asks for Node 24", () => {
+  const script = new URL("../scripts/check-node.cjs", import.meta.url).pathname;
+  for (const [version, ok] of [["20.20.2", false], ["24.15.0", false], ["24.16.0", true], ["26.1.0", true]]) {
+    const run = spawnSync(process.execPath, ["-e",
+      `Object.defineProperty(process, "versions", {value: {...process.versions, node: "${version}"}});` +
+      `require(${JSON.stringify(script)})`], { encoding: "utf8" });
+    assert.equal(run.status, ok ? 0 : 1, version);
+    if (!ok) {
+      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+      assert.match(run.stderr, new RegExp(`needs Node 24\\.16 or newer .* this is Node ${version}: install Node 24`));
+    }
+  }
+  assert.equal(pkg.scripts.preinstall, "node scripts/check-node.cjs");
+  assert.equal(pkg.scripts.prebuild, "node scripts/check-node.cjs");
+  assert.equal(pkg.engines.node, ">=24.16");
+  execFileSync(process.execPath, [script]); // this Node (the tests need 24) passes
 });
