@@ -22,7 +22,7 @@ from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.models import Clock, to_iso
 from cortex_mcp.service.effects import Refresher
-from cortex_mcp.store.exports import ExportStore
+from cortex_mcp.store.interfaces import ExportStorage
 
 
 @dataclass(kw_only=True)
@@ -30,7 +30,7 @@ class ExchangeService:
     """Import and export: delegations to the exchange engine."""
 
     settings: Settings
-    exports: ExportStore
+    exports: ExportStorage
     redactor: Redactor
     indexer: EmbeddingIndexer | None
     refresher: Refresher

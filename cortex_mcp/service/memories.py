@@ -52,7 +52,7 @@ from cortex_mcp.service.requests import (
     SearchRequest,
     build,
 )
-from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.interfaces import MemoryStorage
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class MemoryService:
     """Recall, remember, forget, search, search_debug, update_memory, restore, correct."""
 
     settings: Settings
-    memories: MemoryStore
+    memories: MemoryStorage
     searcher: HybridSearch
     indexer: EmbeddingIndexer | None
     redactor: Redactor

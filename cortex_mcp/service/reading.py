@@ -12,8 +12,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import Category, Layer
-from cortex_mcp.store.exports import ExportStore
-from cortex_mcp.store.memories import MemoryStore
+from cortex_mcp.store.interfaces import ExportStorage, MemoryStorage
 from cortex_mcp.store.relations import RelationStore
 
 _CANDIDATES = 5  # ids listed when a prefix is ambiguous
@@ -26,8 +25,8 @@ class MemoryReading:
         self,
         *,
         settings: Settings,
-        memories: MemoryStore,
-        exports: ExportStore,
+        memories: MemoryStorage,
+        exports: ExportStorage,
         relations: RelationStore,
         drain: Callable[[], Awaitable[None]] | None = None,
     ) -> None:

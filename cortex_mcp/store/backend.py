@@ -13,7 +13,13 @@ from cortex_mcp.store.browse import BrowseStore
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.database import Database
 from cortex_mcp.store.exports import ExportStore
-from cortex_mcp.store.interfaces import DatabaseHandle
+from cortex_mcp.store.interfaces import (
+    DatabaseHandle,
+    ExportStorage,
+    LifecycleStorage,
+    MemoryStorage,
+    VectorStorage,
+)
 from cortex_mcp.store.lease import LeaseStore
 from cortex_mcp.store.lifecycle import LifecycleStore
 from cortex_mcp.store.memories import LayerTtl, MemoryStore
@@ -80,11 +86,11 @@ class Stores:
     """Every store over one open database, built together by `build_stores`."""
 
     db: DatabaseHandle
-    memories: MemoryStore
-    vectors: VectorStore
-    lifecycle: LifecycleStore
+    memories: MemoryStorage
+    vectors: VectorStorage
+    lifecycle: LifecycleStorage
     lease: LeaseStore
-    exports: ExportStore
+    exports: ExportStorage
     browse: BrowseStore
     relations: RelationStore
     turns: TurnStore
