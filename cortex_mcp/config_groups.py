@@ -90,6 +90,11 @@ class LifecycleSettings(BaseModel):
         0.2, ge=0, le=1, description="decay score under which a core memory is archived"
     )
     decay_lambda: float = Field(0.03, ge=0, description="daily rate of that decay")
+    min_core_age_days: float = Field(
+        30.0,
+        ge=0,
+        description="a core memory stored less recently is not archived for decay",
+    )
     core_max_entries: int = Field(
         2000, ge=10, description="most core memories; the lowest scored are archived past it"
     )

@@ -181,6 +181,21 @@ def test_lifecycle_run_refuses_a_future_now_and_preview_takes_it(tmp_path: Path)
     assert _cli("lifecycle", "run", "--now", recent, db=db).returncode == 0
 
 
+def test_a_fact_added_today_is_not_archived_two_minutes_or_a_day_later(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    text = "The nightly backup job runs at 02:30 UTC on the staging box"
+    memory_id = _json("add", text, "--importance", "0.3", db=db)["id"]
+    added = datetime.fromisoformat(_json("show", memory_id, db=db)["memory"]["created_at"])
+    for later in (timedelta(minutes=2), timedelta(days=1)):
+        now = (added + later).isoformat()
+        preview = _cli("lifecycle", "preview", "--now", now, db=db)
+        assert preview.returncode == 0 and "archive 0" in preview.stdout, preview.stdout
+        assert "would archive" not in preview.stdout
+    past_min_age = (added + timedelta(days=31)).isoformat()
+    [action] = _json("lifecycle", "preview", "--now", past_min_age, db=db)["actions"]
+    assert action["ids"] == [memory_id] and action["reason"] == "decayed"
+
+
 def test_ingest_prints_its_note_without_a_warning_log_line(tmp_path: Path) -> None:
     db = tmp_path / "brain.db"
     done = _cli(

@@ -103,6 +103,62 @@ async def test_unused_facts_decay_into_the_archive_while_identity_stays_in_core(
     assert memory is not None and 0.2 < memory.decay_score <= 1.0
 
 
+NEWCOMER = "The nightly backup job runs at 02:30 UTC on the staging box"
+
+
+async def test_a_new_core_memory_stays_in_core_until_its_minimum_age_then_decays_by_the_rule(
+    service: CortexService, clock: FakeClock
+) -> None:
+    added = RememberRequest(content=NEWCOMER, importance=0.3, source="cli")  # `cortex-mcp add`
+    made = await service.memories.remember(added)
+    clock.advance(minutes=1)
+    assert (await service.lifecycle.run()).actions == []
+    memory = await service.stores.memories.get(made.id)
+    assert memory is not None and memory.decay_score > 0.99  # decay starts from its age
+    clock.advance(minutes=1)
+    assert (await service.lifecycle.preview()).actions == []
+    clock.advance(days=1)
+    assert (await service.lifecycle.run()).actions == []
+    assert await _layer(service, made.id) is Layer.core
+    min_age = service.settings.lifecycle.min_core_age_days
+    assert min_age == 30
+    clock.advance(days=min_age - 1, minutes=-3)  # a minute before its minimum age
+    assert (await service.lifecycle.preview()).actions == []
+    clock.advance(minutes=2)  # its decay score was under the threshold long ago: archived now
+    preview = await service.lifecycle.preview()
+    [action] = preview.actions
+    assert (action.kind, action.ids, action.reason) == ("archive", [made.id], "decayed")
+    assert action.score is not None and action.score < service.settings.lifecycle.archive_threshold
+    run = await service.lifecycle.run()
+    assert [a.model_dump() for a in run.actions] == [a.model_dump() for a in preview.actions]
+    assert await _layer(service, made.id) is Layer.archive
+
+
+async def test_a_full_core_archives_the_least_lively_and_a_memory_just_stored_is_lively(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    settings = load_settings(
+        db_path=tmp_path / "b.db", embedding_provider="none", lifecycle={"core_max_entries": 10}
+    )
+    async with open_cortex(settings, clock=clock) as service:
+        old = []
+        for n in range(8):
+            said = RememberRequest(
+                content=f"Preference {n} about topic {n * 7}", category="preference"
+            )
+            old.append((await service.memories.remember(said)).id)
+        clock.advance(days=40)  # past the minimum age, still lively (preferences decay slowly)
+        new = []
+        for n in range(5):
+            said = RememberRequest(content=f"Fact {n} about the garden bed {n * 3}", importance=0.2)
+            new.append((await service.memories.remember(said)).id)
+        report = await service.lifecycle.run()
+        archived = [a.ids[0] for a in report.actions if a.kind == "archive"]
+        assert [a.reason for a in report.actions] == ["core is full"] * 3
+        assert set(archived) <= set(old) and len(archived) == 3
+        assert [await _layer(service, i) for i in new] == [Layer.core] * 5
+
+
 async def test_archive_older_than_its_ttl_becomes_a_core_summary_citing_every_id(
     service: CortexService, clock: FakeClock
 ) -> None:

@@ -5,8 +5,9 @@ phase seeing what the previous one did, so the list it returns is exactly what a
 (a run re-checks every step against the database and skips one whose memories changed).
 Formulas from seed 000 §5.4 and seed 003: promotion from access, high-signal origin and
 novelty; merge by cosine >= the threshold where both memories have a vector of the current
-embedding model, by a text measure otherwise; decay = base importance x access frequency x exp(-lambda x days), lambda slower for
-identity and preferences; archive compressed by month after the archive TTL.
+embedding model, by a text measure otherwise; decay from 1.0 at the last store, change or use,
+slower for identity and preferences and for what matters and is used, and no core memory archived
+for it before `min_core_age_days`; archive compressed by month after the archive TTL.
 """
 
 from __future__ import annotations
@@ -186,13 +187,16 @@ def _merge(
 
 
 def decay_score(memory: Memory, now: datetime, max_access: int, decay_lambda: float) -> float:
-    """base importance x access frequency x exp(-lambda x days since last access)."""
+    """1.0 when a memory is stored, changed or used, then exp(-lambda x rate x days / liveliness):
+    the days since then, a rate by category and importance, and a liveliness (base importance by
+    category and importance x access frequency) that slows the fall of what matters and is used.
+    """
     base = (CATEGORY_BASE.get(memory.category, 0.5) + memory.importance) / 2
     frequency = 0.5 + 0.5 * math.log1p(memory.access_count) / math.log1p(max(max_access, 10))
     seen = max(memory.last_accessed or "", memory.updated_at)
     days = max(0.0, (now - from_iso(seen)).total_seconds() / 86400)
     rate = decay_lambda * DECAY_RATE.get(memory.category, 1.0) * (1 - memory.importance * 0.5)
-    return base * min(frequency, 1.0) * math.exp(-rate * days)
+    return math.exp(-rate * days / (base * min(frequency, 1.0)))
 
 
 def _archive(
@@ -206,9 +210,11 @@ def _archive(
     mortal = [m for m in core if m.category not in PERMANENT]
     max_access = max((m.access_count for m in mortal), default=0)
     scores = {m.id: decay_score(m, now, max_access, settings.decay_lambda) for m in mortal}
+    settled = to_iso(now - timedelta(days=settings.min_core_age_days))
+    young = {m.id for m in mortal if m.created_at > settled}  # not yet had time to be used
     kept = []
     for m in mortal:
-        if scores[m.id] < settings.archive_threshold:
+        if scores[m.id] < settings.archive_threshold and m.id not in young:
             _add(result, "archive", "archive", m, [m.id], round(scores[m.id], 4), "decayed")
             _relayer(m, Layer.archive, now)
         else:
