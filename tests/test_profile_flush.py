@@ -105,6 +105,39 @@ async def test_the_profile_round_trip(svc: CortexService, stub: StubLLM) -> None
     assert "Tokyo-based property investor" in prompt and "Japanese real estate" in prompt
 
 
+async def test_the_rule_built_profile_reads_as_sentences(service: CortexService) -> None:
+    for content, category in [
+        ("Works as a backend engineer, based in Lisbon", "identity"),
+        ("Prefers TypeScript over JavaScript for new services", "preference"),
+        ("Likes concise code reviews", "preference"),
+        ("喜欢绿茶", "preference"),
+    ]:
+        await service.memories.remember(RememberRequest(content=content, category=category))
+    profile = await service.conversation.profile()
+    rest = profile["summary"]
+    for sentence in (
+        "Works as a backend engineer, based in Lisbon.",
+        "Prefers TypeScript over JavaScript for new services.",
+        "Likes concise code reviews.",
+        "喜欢绿茶。",
+    ):
+        assert sentence in rest
+        rest = rest.replace(sentence, "")
+    assert rest.strip() == ""  # nothing but the sentences and the spaces between them
+    assert profile["summary"] in profile["text"]
+
+
+async def test_a_long_rule_built_profile_keeps_whole_sentences(service: CortexService) -> None:
+    said = "the user said something worth keeping about topic {n}, and more, "
+    parts = [f"Fact {n}: " + said.format(n=n) * 3 + "the end" for n in range(6)]
+    for n, part in enumerate(parts):
+        category = "identity" if n % 2 else "preference"
+        await service.memories.remember(RememberRequest(content=part, category=category))
+    summary = (await service.conversation.profile())["summary"]
+    assert 0 < len(summary) <= 600 and summary.endswith("the end.")
+    assert all(sentence.removesuffix(".") in parts for sentence in summary.split(". "))
+
+
 async def test_a_profile_edit_names_a_bad_field(svc: CortexService) -> None:
     with pytest.raises(InvalidInput, match="hobbies"):
         await svc.conversation.edit_profile({"hobbies": ["go"]})

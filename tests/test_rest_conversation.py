@@ -102,6 +102,15 @@ def test_flush_accepts_block_arrays_tool_roles_and_unknown_roles(client: TestCli
     assert "Noted" not in summary and "db1.internal" not in summary and "Be brief" not in summary
 
 
+def test_flush_of_one_message_returns_each_memory_once(client: TestClient) -> None:
+    said = "We decided to use Postgres for the ledger."  # a high signal and the raw summary
+    reply = client.post(f"{API}/flush", json={"messages": [{"role": "user", "content": said}]})
+    assert reply.status_code == 200, reply.text
+    flushed = reply.json()["flushed"]
+    assert [(m["content"], m["layer"]) for m in flushed] == [(said, "core")]
+    assert [m["id"] for m in memories(client)] == [flushed[0]["id"]]
+
+
 def test_old_bodies_keep_working(client: TestClient) -> None:
     ingest(client, {"user_message": "My laptop is a ThinkPad X1.", "assistant_message": "Nice."})
     ingest(client, {"user_message": "My phone is a Pixel 9, dual SIM."})

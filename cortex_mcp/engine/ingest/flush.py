@@ -52,6 +52,12 @@ def conversation_text(messages: list[Message], limit: int = MAX_CONVERSATION_CHA
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
+def _once(memories: list[Memory]) -> list[Memory]:
+    """Each memory once, where it first came, as last written: what the rules, the model and
+    the raw summary found alike is one memory (a write of known content returns that memory)."""
+    return list({m.id: m for m in memories}.values())
+
+
 class Flusher:
     def __init__(
         self,
@@ -91,6 +97,7 @@ class Flusher:
             try:
                 outcome.memories += await self._with_llm(messages, agent_id, meta, reason, signals)
                 await self.counters.add({"flush.llm": 1, "llm.calls": 1})
+                outcome.memories = _once(outcome.memories)
                 return outcome
             except ProviderError as exc:
                 log.warning("flush extraction failed, keeping a raw summary: %s", exc.message)
@@ -102,6 +109,7 @@ class Flusher:
         if summary is not None:
             outcome.memories.append(summary)
         await self.counters.add({"flush.rules": 1})
+        outcome.memories = _once(outcome.memories)
         return outcome
 
     async def _with_llm(

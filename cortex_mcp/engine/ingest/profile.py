@@ -28,6 +28,10 @@ TEXT_FIELDS = ("summary", "language_preferences")
 LIST_FIELDS = ("domains", "high_value_signals", "low_value_signals", "active_projects")
 FIELDS = (*TEXT_FIELDS, *LIST_FIELDS)
 _HIRAGANA_KATAKANA = range(0x3040, 0x3100)
+SUMMARY_CHARS = 600
+_SENTENCE_ENDS = ".!?…。！？"
+_WIDE_ENDS = "。！？"
+_TRAILING = " ,;:，、；："  # a memory ending in a comma or colon still ends its sentence
 
 _SIGNALS_BY_CATEGORY = {
     "decision": "Decisions they made and the reasons behind them",
@@ -49,6 +53,27 @@ def _language(memories: list[Memory]) -> str:
     return "Writes mostly in Japanese" if kana > len(cjk) * 0.2 else "Writes mostly in Chinese"
 
 
+def _sentence(text: str) -> str:
+    """`text` on one line, ending as a sentence ends (a full stop added where none is)."""
+    flat = " ".join(text.split()).rstrip(_TRAILING)
+    if not flat or flat[-1] in _SENTENCE_ENDS:
+        return flat
+    return flat + ("。" if CJK_CHAR.match(flat[-1]) else ".")
+
+
+def summary_of(parts: list[str], limit: int = SUMMARY_CHARS) -> str:
+    """Memories as one readable paragraph: each its own sentence, whole sentences up to `limit`
+    characters (the first one cut with an ellipsis if it alone is longer)."""
+    out = ""
+    for part in filter(None, map(_sentence, parts)):
+        wide = not out or out[-1] in _WIDE_ENDS or CJK_CHAR.match(out[-1])  # no space after
+        joined = out + part if wide else f"{out} {part}"
+        if len(joined) > limit:
+            return out or part[: limit - 1] + "…"
+        out = joined
+    return out
+
+
 def rule_profile(core: list[Memory]) -> dict[str, Any]:
     """A profile built from core memories by rules alone (no LLM)."""
     by: dict[str, list[str]] = {}
@@ -57,7 +82,7 @@ def rule_profile(core: list[Memory]) -> dict[str, Any]:
     parts = by.get("identity", [])[:3] + by.get("preference", [])[:3]
     present = Counter(m.category.value for m in core)
     return {
-        "summary": " ".join(parts)[:600],
+        "summary": summary_of(parts),
         "domains": by.get("skill", [])[:5],
         "high_value_signals": [s for c, s in _SIGNALS_BY_CATEGORY.items() if present[c]],
         "low_value_signals": ["Small talk, greetings and one-off chit-chat"],
