@@ -196,6 +196,57 @@ def test_a_fact_added_today_is_not_archived_two_minutes_or_a_day_later(tmp_path:
     assert action["ids"] == [memory_id] and action["reason"] == "decayed"
 
 
+def test_add_names_the_kinds_of_secret_it_stored_as_redacted(tmp_path: Path) -> None:
+    key = "ghp_R2d2C3poBb8Luke5Leia7Han9Solo1Chewie4"
+    text = f"Deploy token is {key} and the wifi password is sunflower42"
+    added = _cli("add", text, db=tmp_path / "brain.db")
+    assert added.returncode == 0, added.stderr
+    said = added.stdout.splitlines()[1]
+    assert said == (
+        "Secrets redacted before storing: 1 github_token, 1 password"
+        " (stored as [REDACTED:github_token], [REDACTED:password])."
+    )
+    assert key not in added.stdout and "sunflower42" not in added.stdout
+
+
+def test_import_refuses_a_file_it_does_not_read_naming_the_formats_it_does(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "brain.db"
+    note = tmp_path / "notes.txt"
+    note.write_text("hello\n")
+    done = _cli("import", str(note), db=db)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("cortex-mcp: path: notes.txt: not a file an import reads")
+    assert all(kind in line for kind in (".md", "MEMORY.md", ".jsonl", ".json", "folder"))
+    assert _json("stats", db=db)["memories"]["total"] == 0
+    renamed = note.rename(tmp_path / "notes.md")  # the way the line gives: read as a MEMORY.md
+    assert _json("import", str(renamed), db=db)["memories"] == 1
+    [memory] = _json("list", db=db)
+    assert (memory["content"], memory["layer"]) == ("hello", "core")
+
+
+def test_doctor_without_the_postgres_extra_says_so_in_one_line(tmp_path: Path) -> None:
+    blocked = tmp_path / "no-extra"  # psycopg as an install without the extra has it: missing
+    for name in ("psycopg", "psycopg_pool"):
+        (blocked / name).mkdir(parents=True)
+        missing = f"No module named {name!r}"
+        (blocked / name / "__init__.py").write_text(
+            f"raise ModuleNotFoundError({missing!r}, name={name!r})\n"
+        )
+    url = "postgresql://cortex:secret@127.0.0.1:1/cortex"
+    env = {"CORTEX_DATABASE_URL": url, "PYTHONPATH": str(blocked), "HOME": str(tmp_path)}
+    done = _cli("doctor", db=tmp_path / "brain.db", **env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    [line] = [x for x in done.stdout.splitlines() if x.startswith("postgres ")]
+    assert line.split()[1] == "failed" and "`postgres` extra" in line
+    assert "unset CORTEX_DATABASE_URL" in line and "secret" not in done.stdout
+    assert done.stdout.rstrip().endswith("failed: postgres (see above)")
+    added = _cli("add", "hello", db=tmp_path / "brain.db", **env)  # the same line as `add`
+    assert added.returncode != 0 and line.split(None, 2)[2] in added.stderr
+
+
 def test_ingest_prints_its_note_without_a_warning_log_line(tmp_path: Path) -> None:
     db = tmp_path / "brain.db"
     done = _cli(

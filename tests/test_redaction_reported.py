@@ -34,7 +34,8 @@ async def test_the_remember_tool_says_what_it_redacted_in_text_and_structure(
     assert not result.is_error
     assert result.structured_content["redacted"] == EXPECTED
     text = result.content[0].text
-    assert "1 github_token" in text and "1 password" in text and "[REDACTED:kind]" in text
+    assert "1 github_token" in text and "1 password" in text
+    assert "(stored as [REDACTED:github_token], [REDACTED:password])" in text
     assert KEY not in text and "sunflower42" not in text
     assert plain.structured_content["redacted"] == {}
     assert "redacted" not in plain.content[0].text.lower()

@@ -36,6 +36,12 @@ NOTHING = (
     " or a cortex-mcp .json export"
 )
 
+UNKNOWN_FILE = (
+    "not a file an import reads; it reads Markdown (.md: a MEMORY.md, USER.md or YYYY-MM-DD.md"
+    " daily note), the MCP memory server's .jsonl, a cortex-mcp .json export, or a folder of"
+    " them. To import plain text, name it .md: each bullet and paragraph becomes a core memory"
+)
+
 
 @dataclass(frozen=True)
 class Source:
@@ -74,7 +80,9 @@ def find_sources(path: Path) -> list[Source]:
     """Every importable file at `path`: one file, an OpenClaw workspace (MEMORY.md, USER.md,
     memory/), an exported folder, or a memory/ folder on its own."""
     if path.is_file():
-        kind = kind_of(PurePosixPath(path.name)) or "memory_md"
+        kind = kind_of(PurePosixPath(path.name))
+        if kind is None:
+            raise InvalidInput(f"path: {path.name}: {UNKNOWN_FILE}", field="path")
         if path.parent.name in ("working", "archive"):
             kind = kind_of(PurePosixPath(path.parent.name, path.name)) or kind
         return [_file_source(path, kind)]

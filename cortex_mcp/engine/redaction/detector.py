@@ -101,4 +101,5 @@ def redact(text: str) -> Redacted:
 def describe_redactions(counts: dict[str, int]) -> str:
     """What was cut before storing, by kind and count, never the values."""
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
-    return f"Secrets redacted before storing: {kinds} (stored as [REDACTED:kind])."
+    markers = ", ".join(mark(kind) for kind in counts)
+    return f"Secrets redacted before storing: {kinds} (stored as {markers})."

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from cortex_mcp.errors import ConfigError
 from cortex_mcp.store.postgres.database import redact_url
 from cortex_mcp.store.postgres.driver import import_driver
 from cortex_mcp.store.postgres.schema import MIGRATIONS, SCHEMA_VERSION
@@ -38,7 +39,10 @@ def expected_indexes() -> list[str]:
 
 async def inspect_postgres(url: str, pool_max: int) -> list[Check]:
     where = redact_url(url)
-    psycopg, _ = import_driver()
+    try:
+        psycopg, _ = import_driver()
+    except ConfigError as exc:  # no `postgres` extra: the line `add` gives, as a failed part
+        return [Check("postgres", "failed", exc.message)]
     try:
         conn = await psycopg.AsyncConnection.connect(
             url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
