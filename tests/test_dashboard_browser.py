@@ -29,6 +29,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import RememberRequest
 from tests.helpers.dashboard_seed import AGENT, KNOWN_QUERY, OTHER, RELATIONS, Seeded, seed_database
 from tests.helpers.embedding_stub import embedding_stub
 from tests.helpers.http_helpers import TOKEN, ServeProcess
@@ -488,7 +489,7 @@ def one_day_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServePr
     async def seed() -> None:
         async with open_cortex(load_settings(db_path=db, embedding_provider="none")) as service:
             for content in ("Deploys on Fridays", "Uses Neovim", "Lives in Lisbon"):
-                await service.remember(content, agent_id=AGENT)
+                await service.memories.remember(RememberRequest(content=content, agent_id=AGENT))
 
     with ThreadPoolExecutor(1) as pool:  # Playwright's sync API keeps a loop on this thread
         pool.submit(asyncio.run, seed()).result()
