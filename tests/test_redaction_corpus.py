@@ -138,7 +138,10 @@ async def test_no_secret_of_the_corpus_reaches_disk_or_the_provider(
 ) -> None:
     assert len(SECRETS) >= 200 and {s.lang for s in SECRETS} == {"en", "zh", "ja"}
     for item in SECRETS:
-        await svc.memories.remember(RememberRequest(content=item.text, source=item.text[:400]))
+        await svc.memories.remember(
+            RememberRequest(content=item.text, source=item.text[:400]),
+            metadata={"said": item.text},
+        )
     for batch in _batches(SECRETS, 5):
         await svc.conversation.ingest(
             "\n".join(s.text for s in batch),

@@ -82,10 +82,8 @@ async def test_metadata_values_at_any_depth_are_redacted_and_counted(
     service: CortexService,
 ) -> None:
     result = await service.memories.remember(
-        RememberRequest(
-            content="Deploy notes for the api",
-            metadata={"env": {"DB_PASSWORD": "p@ss-w0rd-99"}, "links": ["postgres://a:b0b@h/db"]},
-        )
+        RememberRequest(content="Deploy notes for the api"),
+        metadata={"env": {"DB_PASSWORD": "p@ss-w0rd-99"}, "links": ["postgres://a:b0b@h/db"]},
     )
     memory = (await service.reading.memory_detail(result.id))["memory"]
     assert memory["metadata"] == {

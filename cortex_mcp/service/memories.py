@@ -124,7 +124,11 @@ class MemoryService:
         self.latency.record(meta.took_ms)
         return RecallResult(context=context, memories=scored, meta=meta)
 
-    async def remember(self, request: RememberRequest) -> RememberResult:
+    async def remember(
+        self, request: RememberRequest, *, metadata: dict[str, Any] | None = None
+    ) -> RememberResult:
+        """`metadata`: fields kept with the memory by callers inside the server (no transport
+        takes them from a client); their values are redacted like the content."""
         supersedes = request.supersedes
         new = NewMemory(
             agent_id=validate.agent_id(request.agent_id, self.settings.agent_id),
@@ -134,6 +138,7 @@ class MemoryService:
             importance=request.importance,
             supersedes=validate.memory_id(supersedes, "supersedes") if supersedes else None,
             source=validate.optional_text("source", request.source, validate.MAX_SOURCE_CHARS),
+            metadata=metadata or {},
             shared=request.shared,
         )
         redacted: Counter[str] = Counter()

@@ -48,8 +48,8 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
                 content="Prefers green tea in the morning",
                 category="preference",
                 importance=0.9,
-                metadata={"b": 1, "a": [1, 2.5, "x"], "nested": {"z": None, "y": True}},
-            )
+            ),
+            metadata={"b": 1, "a": [1, 2.5, "x"], "nested": {"z": None, "y": True}},
         )
     ).id
     ids["zh"] = (
