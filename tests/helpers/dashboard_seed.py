@@ -8,9 +8,11 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import ForgetRequest, RememberRequest
 from tests.conftest import FakeClock
 
@@ -31,6 +33,11 @@ class Seeded:
     other_ids: list[str] = field(default_factory=list)
 
 
+async def _remember(service: CortexService, **fields: Any) -> str:
+    """Remember one memory through the service, as a client would; its id."""
+    return (await service.memories.remember(RememberRequest(**fields))).id
+
+
 async def _seed(settings: Settings) -> Seeded:
     now = datetime.now(UTC)
     clock = FakeClock(now - timedelta(days=60))
@@ -38,62 +45,45 @@ async def _seed(settings: Settings) -> Seeded:
     async with open_cortex(settings, clock=clock) as service:
         # old, unimportant working notes: the lifecycle would archive them
         for n in range(4):
-            result = await service.memories.remember(
-                RememberRequest(
-                    content=f"Old scratch note number {n} about a build log",
-                    category="context",
-                    importance=0.1,
-                    layer="core",
-                    agent_id=AGENT,
-                )
+            seeded.ids[f"old{n}"] = await _remember(
+                service,
+                content=f"Old scratch note number {n} about a build log",
+                category="context",
+                importance=0.1,
+                layer="core",
+                agent_id=AGENT,
             )
-            seeded.ids[f"old{n}"] = result.id
         clock.moment = now - timedelta(days=3)
-        seeded.ids["vps"] = (
-            await service.memories.remember(
-                RememberRequest(
-                    content="User's VPS runs on Oracle Cloud ARM in Frankfurt",
-                    category="fact",
-                    importance=0.8,
-                    agent_id=AGENT,
-                )
-            )
-        ).id
-        seeded.ids["editor"] = (
-            await service.memories.remember(
-                RememberRequest(
-                    content="Prefers Neovim over VS Code", category="preference", agent_id=AGENT
-                )
-            )
-        ).id
-        seeded.ids["todo"] = (
-            await service.memories.remember(
-                RememberRequest(
-                    content="Renew the TLS certificate before December",
-                    category="todo",
-                    layer="working",
-                    importance=0.6,
-                    agent_id=AGENT,
-                )
-            )
-        ).id
+        seeded.ids["vps"] = await _remember(
+            service,
+            content="User's VPS runs on Oracle Cloud ARM in Frankfurt",
+            category="fact",
+            importance=0.8,
+            agent_id=AGENT,
+        )
+        seeded.ids["editor"] = await _remember(
+            service, content="Prefers Neovim over VS Code", category="preference", agent_id=AGENT
+        )
+        seeded.ids["todo"] = await _remember(
+            service,
+            content="Renew the TLS certificate before December",
+            category="todo",
+            layer="working",
+            importance=0.6,
+            agent_id=AGENT,
+        )
         clock.moment = now - timedelta(days=1)
-        seeded.ids["archived"] = (
-            await service.memories.remember(
-                RememberRequest(
-                    content="Used to host the blog on a Raspberry Pi",
-                    category="fact",
-                    layer="archive",
-                    importance=0.4,
-                    agent_id=AGENT,
-                )
-            )
-        ).id
-        seeded.ids["wrong"] = (
-            await service.memories.remember(
-                RememberRequest(content="Lives in Porto", category="identity", agent_id=AGENT)
-            )
-        ).id
+        seeded.ids["archived"] = await _remember(
+            service,
+            content="Used to host the blog on a Raspberry Pi",
+            category="fact",
+            layer="archive",
+            importance=0.4,
+            agent_id=AGENT,
+        )
+        seeded.ids["wrong"] = await _remember(
+            service, content="Lives in Porto", category="identity", agent_id=AGENT
+        )
         corrected = await service.memories.forget(
             ForgetRequest(
                 memory_id=seeded.ids["wrong"],
@@ -104,11 +94,9 @@ async def _seed(settings: Settings) -> Seeded:
         )
         assert corrected.new_id is not None
         seeded.ids["corrected"] = corrected.new_id
-        seeded.ids["forgotten"] = (
-            await service.memories.remember(
-                RememberRequest(content="Dislikes olives", category="preference", agent_id=AGENT)
-            )
-        ).id
+        seeded.ids["forgotten"] = await _remember(
+            service, content="Dislikes olives", category="preference", agent_id=AGENT
+        )
         await service.memories.forget(
             ForgetRequest(
                 memory_id=seeded.ids["forgotten"], reason="changed their mind", agent_id=AGENT
@@ -125,14 +113,11 @@ async def _seed(settings: Settings) -> Seeded:
         )
         for n in range(3):
             seeded.other_ids.append(
-                (
-                    await service.memories.remember(
-                        RememberRequest(
-                            content=f"Bob's private note {n}: the vault code is 4{n}21",
-                            agent_id=OTHER,
-                        )
-                    )
-                ).id
+                await _remember(
+                    service,
+                    content=f"Bob's private note {n}: the vault code is 4{n}21",
+                    agent_id=OTHER,
+                )
             )
         await service.embed_pending()
     return seeded
