@@ -4,6 +4,9 @@
 - the false-positive rate on ordinary text: hand-written look-alikes (ids, UUIDs, hashes, dates,
   prices, phone numbers), generated look-alikes, and every turn of the dev LoCoMo conversations
   when shared/datasets/locomo_dev.json is beside the checkout;
+- the same for the forms probe item 4 of issue 26 found (`PROBE_SECRETS`) and for the held-back
+  forms written before the patterns for them and not used to write them
+  (tests/helpers/redaction_heldback.py), each a table of its own;
 - the detector's median cost per text against the strongest simple baseline measured in the same
   run (one compiled regex of the provider prefixes, which is what a minimal redactor does).
 
@@ -27,7 +30,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cortex_mcp.engine.redaction import redact  # noqa: E402
-from tests.helpers.redaction_corpus import ORDINARY, SECRETS, locomo_turns  # noqa: E402
+from tests.helpers.redaction_corpus import (  # noqa: E402
+    ORDINARY,
+    PROBE_SECRETS,
+    SECRETS,
+    Secret,
+    locomo_turns,
+)
+from tests.helpers.redaction_heldback import HELD_BACK  # noqa: E402
 
 _BASELINE = re.compile(r"\b(?:sk-|ghp_|xox[bp]-|AKIA|AIza|glpat-)[A-Za-z0-9_\-]{16,}")
 
@@ -46,28 +56,35 @@ def _median_us(texts: list[str]) -> tuple[float, float]:
     return statistics.median(ours) * 1e6, statistics.median(baseline) * 1e6
 
 
-def main(args: argparse.Namespace) -> None:
+def _secret_table(title: str, secrets: list[Secret], show_missed: bool) -> None:
     caught: Counter[tuple[str, str]] = Counter()
     missed: Counter[tuple[str, str]] = Counter()
     missed_items = []
-    for item in SECRETS:
+    for item in secrets:
         key = (item.category, item.lang)
         if item.secret in redact(item.text).text:
             missed[key] += 1
             missed_items.append(item)
         else:
             caught[key] += 1
-    print(f"{'category':<18} {'lang':<4} {'caught':>6} {'missed':>6}")
+    print(title)
+    print(f"{'category':<22} {'lang':<4} {'caught':>6} {'missed':>6}")
     for key in sorted(set(caught) | set(missed)):
-        print(f"{key[0]:<18} {key[1]:<4} {caught[key]:>6} {missed[key]:>6}")
+        print(f"{key[0]:<22} {key[1]:<4} {caught[key]:>6} {missed[key]:>6}")
     total_caught, total_missed = sum(caught.values()), sum(missed.values())
-    print(f"{'all':<23} {total_caught:>6} {total_missed:>6}  ({len(SECRETS)} secrets)")
-    if args.show_missed:
+    print(f"{'all':<27} {total_caught:>6} {total_missed:>6}  ({len(secrets)} secrets)")
+    if show_missed:
         for item in missed_items:
             print(f"  missed {item.category}/{item.lang}: {item.text!r}")
+    print()
+
+
+def main(args: argparse.Namespace) -> None:
+    _secret_table("labelled corpus", SECRETS, args.show_missed)
+    _secret_table("probe item 4 forms (issue 26)", PROBE_SECRETS, args.show_missed)
+    _secret_table("held-back forms (not used to write patterns)", HELD_BACK, False)
 
     turns = locomo_turns()
-    print()
     print(f"{'ordinary text':<34} {'sentences':>9} {'changed':>8} {'rate':>7}")
     sets = [("hand-written and generated", ORDINARY), ("dev LoCoMo turns", turns)]
     for name, texts in [*sets, ("all", ORDINARY + turns)]:
@@ -80,7 +97,7 @@ def main(args: argparse.Namespace) -> None:
     if not turns:
         print("(dev LoCoMo turns not found beside the checkout: shared/datasets/locomo_dev.json)")
 
-    texts = ORDINARY + turns + [s.text for s in SECRETS]
+    texts = ORDINARY + turns + [s.text for s in SECRETS + PROBE_SECRETS]
     ours, baseline = _median_us(texts)
     print()
     print(f"median cost per text: {ours:.1f} us (one provider-prefix regex: {baseline:.1f} us,")

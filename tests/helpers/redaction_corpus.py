@@ -455,6 +455,40 @@ _add("obfuscated", "ja", f"カード番号は{_grouped(_wide, 4, '　')}", _grou
 _add("obfuscated", "en", "OPENAI\u200b_API_KEY=" + _v[4], _v[4])
 _add("obfuscated", "en", "my pass\u00adword is soft-hyphen-88", "soft-hyphen-88")
 
+# --- the forms probe item 4 of issue 26 found on disk (a group of its own in bench/redaction.py,
+# so its before/after shows; tests/helpers/redaction_heldback.py holds forms not used to write
+# the patterns) -----------------------------------------------------------------------------------
+PROBE_SECRETS: list[Secret] = []
+_probe_rng = random.Random(2611)
+
+
+def _probe(category: str, lang: str, text: str, secret: str) -> None:
+    assert secret in text, (text, secret)
+    PROBE_SECRETS.append(Secret(category, lang, text, secret))
+
+
+def _probe_draw(alphabet: str, n: int) -> str:
+    return "".join(_probe_rng.choice(alphabet) for _ in range(n - 2)) + "7q"
+
+
+_tok, _wh = "tok_" + _probe_draw(_B62, 24), "whsec_" + _probe_draw(_B62, 32)
+_probe("word_colon_assignment", "en", f"remember: API_TOKEN={_tok}", _tok)
+_probe("word_colon_assignment", "en", f"prod: STRIPE_SECRET={_wh}", _wh)
+_probe("word_colon_assignment", "zh", f"记住：API_TOKEN={_tok}", _tok)
+_probe("word_colon_assignment", "ja", f"本番: STRIPE_SECRET={_wh}", _wh)
+_aws = _probe_draw(_B62 + "/+", 40)
+_probe("relation_object", "en", f"aws_secret_access_key = {_aws}", _aws)
+_probe("relation_object", "en", f"deploy bot uses aws_secret_access_key = {_aws}", _aws)
+_probe("cvv", "en", "cvv 123", "123")
+_probe("cvv", "en", "CVV: 4567", "4567")
+_probe("cvv", "en", "security code 123", "123")
+_probe("cvv", "zh", "安全码 852", "852")
+_probe("cvv", "ja", "セキュリティコード 852", "852")
+_skb = _probe_draw(_HEX, 128)
+_probe("hex_key", "en", f"SECRET_KEY_BASE={_skb}", _skb)
+_probe("short_bearer", "en", "Authorization: Bearer abc123", "abc123")
+_probe("short_bearer", "en", "Bearer abc123", "abc123")
+
 
 def needle(item: Secret) -> str:
     """What must not appear in stored bytes: the secret, with the text before it when the
