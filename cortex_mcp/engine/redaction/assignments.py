@@ -1,7 +1,9 @@
 """Secrets written as settings: `.env`/shell/YAML/JSON assignments whose key names a secret
-(`OPENAI_API_KEY=...`, `"db_password": "..."`, `authToken: ...`), credentials inside URLs and
-DSNs (`postgres://user:p@ss/word@host`), `Authorization: Bearer ...` and passwords given as
-command-line flags (`mysql -pSECRET`, `--password=...`, `curl -u user:pass`)."""
+(`OPENAI_API_KEY=...`, `"db_password": "..."`, `authToken: ...`, also after a label such as
+`prod: STRIPE_SECRET=...`), credentials inside URLs and DSNs (`postgres://user:p@ss/word@host`),
+`Authorization: Bearer ...` (any length in the header, `Bearer` alone when it reads as a token)
+and passwords given as command-line flags (`mysql -pSECRET`, `--password=...`,
+`curl -u user:pass`)."""
 
 from __future__ import annotations
 
@@ -47,6 +49,8 @@ def key_words(key: str) -> list[str]:
 def secret_key_kind(key: str) -> str | None:
     """`password`, `aws_secret_key` or `secret` when the key names a secret, else None."""
     words = key_words(key)
+    if len(words) >= 3 and words[-2:] == ["key", "base"]:
+        words = words[:-1]  # Rails' SECRET_KEY_BASE: the base every other key is derived from
     if not words:
         return None
     last = words[-1]
@@ -88,14 +92,23 @@ def assigned_secret(key: str, value: str, *, quoted: bool = True) -> str | None:
 
 
 class _AssignmentRule(Rule):
-    """Only keys that name a secret, with a value that could be one."""
+    """Only keys that name a secret, with a value that could be one. A value that is not a
+    secret is read again as the start of an assignment: a label before one (`remember:
+    API_TOKEN=...`, `prod: STRIPE_SECRET=...`) must not hide it; and a bare value followed by
+    `=` is the next assignment's key (`aws secret: aws_secret_access_key = ...`)."""
 
     def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
-        for match in self.pattern.finditer(text):
+        position = 0
+        while (match := self.pattern.search(text, position)) is not None:
             group = "quoted" if match.group("quoted") is not None else "bare"
             kind = assigned_secret(match.group("key"), match.group(group), quoted=group == "quoted")
-            if kind is not None:
-                yield kind, *match.span(group)
+            if kind is not None and group == "bare" and _NEXT_IS_VALUE.match(text, match.end()):
+                kind = None
+            if kind is None:
+                position = match.start(group)
+                continue
+            yield kind, *match.span(group)
+            position = match.end()
 
 
 def _secret_like(value: str) -> bool:
@@ -104,6 +117,7 @@ def _secret_like(value: str) -> bool:
     )
 
 
+_NEXT_IS_VALUE = lazy_pattern(r"[ \t]*(?:=>|:?=)")
 ASSIGNMENT = _AssignmentRule("secret", _ASSIGNMENT)
 
 
@@ -133,6 +147,28 @@ BEARER = Rule(
     refine=lambda value: (0, len(value)) if looks_random(value, 16) else None,
 )
 
+# In an Authorization header whatever follows the scheme is the credential, however short.
+AUTHORIZATION = Rule(
+    "bearer_token",
+    lazy_pattern(
+        r"(?i)(?<![A-Za-z0-9\-])(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?\s*"
+        r"(?:bearer|token|basic)\s+(?P<value>[A-Za-z0-9._~+/\-]{4,}=*)"
+    ),
+    groups=("value",),
+    refine=lambda value: None if _placeholder(value) else (0, len(value)),
+)
+# `Bearer` capitalised as the scheme is written, then a word of letters and digits.
+SHORT_BEARER = Rule(
+    "bearer_token",
+    lazy_pattern(r"(?<![A-Za-z0-9])Bearer\s+(?P<value>[A-Za-z0-9._~+/\-]{6,}=*)(?![A-Za-z0-9])"),
+    groups=("value",),
+    refine=lambda value: (
+        (0, len(value))
+        if any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+        else None
+    ),
+)
+
 CLI_PASSWORD = Rule(
     "password",
     lazy_pattern(
@@ -148,7 +184,7 @@ CLI_PASSWORD = Rule(
 
 RULES: list[Rule] = [
     *hinted("://", [URL_PASSWORD]),
-    *hinted("bearer|token|basic", [BEARER]),
+    *hinted("bearer|token|basic", [AUTHORIZATION, BEARER, SHORT_BEARER]),
     *hinted("mysql|mariadb|sshpass|-u |--", [CLI_PASSWORD]),
     *hinted(r"(?:key|token|secret|pass|pwd|auth|credentials?)\w*[\"'\]]?\s*[=:]", [ASSIGNMENT]),
 ]

@@ -1,5 +1,6 @@
 """Numbers that identify a person's money or self: payment card numbers (any separators,
-Luhn-checked, a real issuer prefix), IBANs (country length and mod-97), US social security
+Luhn-checked, a real issuer prefix), a card's security code after its name (CVV, CVC, CSC,
+security code, 安全码, セキュリティコード), IBANs (country length and mod-97), US social security
 numbers, Chinese resident ID numbers (with their check digit), UK National Insurance numbers,
 and any ID number after a label that names it (passport, SSN, 身份证, マイナンバー, ...)."""
 
@@ -80,6 +81,20 @@ def _id_number(value: str) -> tuple[int, int] | None:
     return (0, end) if digits >= 5 else None
 
 
+_CVV_LABEL = (
+    r"(?:cvv2?|cvc2?|cvn|csc|card\s+verification\s+(?:value|code|number)"
+    r"|(?:card\s+)?security\s+code|安全码|安全碼|セキュリティー?コード)"
+)
+CARD_CODE = Rule(
+    "card_cvv",
+    lazy_pattern(
+        rf"(?<![A-Za-z]){_CVV_LABEL}(?:\s*(?:number|no\.?|code|码|碼|番号))?\s*"
+        r"(?:is|was|:|：|=|#|是|为|為|は|-)?\s*(?P<value>\d{3,4})(?![\d,.]?\d)",
+        re.IGNORECASE,
+    ),
+    groups=("value",),
+)
+
 _NINE_DIGITS = r"\d(?:\D{0,3}\d){8}"
 _ID_WORDS = (  # the lookahead names every word's first letter: most places fail at once
     r"(?=[spnital身護护社マ個パ免])(?:\bssn|social\s+sec|passport|national\s|\bid\b|\bni\s|\bsin\b"
@@ -92,6 +107,7 @@ _UUID = lazy_pattern(
 )
 RULES: list[Rule] = [
     *hinted(_ID_WORDS, [LABELLED_ID]),
+    *hinted(r"cv[vcn]|csc|security\s+code|verification|安全[码碼]|セキュリティ", [CARD_CODE]),
     *hinted(_NINE_DIGITS, not_inside(_UUID, [CARD, IBAN, US_SSN, CHINA_ID])),
     *hinted(r"\d\d ?\d\d ?\d\d", not_inside(_UUID, [UK_NINO])),
 ]

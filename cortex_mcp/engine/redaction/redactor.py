@@ -46,20 +46,38 @@ def redact_json(value: Any, counts: Counter[str] | None = None) -> tuple[Any, Co
 
 
 def redact_joined(parts: list[str], counts: Counter[str], glue: str = ": ") -> list[str]:
-    """Parts that read as one sentence (a relation's subject, predicate and object): found
-    together, so "has password" names the secret in the object, and cut from each part."""
+    """Parts that read as one sentence (a relation's subject, predicate and object), each
+    redacted on its own and in context: what a part holds alone (an object that is a whole
+    `aws_secret_access_key = ...`) is cut whatever the sentence around it reads like, and what
+    only the sentence shows ("has password" names the secret in the object) is cut too."""
     joined = glue.join(parts)
     bounds, start = [], 0
     for part in parts:
         bounds.append((start, start + len(part)))
         start += len(part) + len(glue)
-    cuts: list[list[tuple[int, int, str]]] = [[] for _ in parts]
+    cuts: list[list[tuple[int, int, str]]] = [find(part) for part in parts]
     for begin, end, kind in find(joined):
-        counts[kind] += 1
         for index, (low, high) in enumerate(bounds):
             if begin < high and end > low:
                 cuts[index].append((max(begin, low) - low, min(end, high) - low, kind))
-    return [_cut(part, spans) for part, spans in zip(parts, cuts, strict=True)]
+    out = []
+    for part, spans in zip(parts, cuts, strict=True):
+        merged = _merged(spans)
+        counts.update(kind for _, _, kind in merged)
+        out.append(_cut(part, merged))
+    return out
+
+
+def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Overlapping spans as one, in order (the first one's kind names it)."""
+    merged: list[tuple[int, int, str]] = []
+    for begin, end, kind in sorted(spans):
+        if merged and begin < merged[-1][1]:
+            last = merged[-1]
+            merged[-1] = (last[0], max(last[1], end), last[2])
+        else:
+            merged.append((begin, end, kind))
+    return merged
 
 
 def _cut(text: str, spans: list[tuple[int, int, str]]) -> str:
