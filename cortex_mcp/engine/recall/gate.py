@@ -51,6 +51,16 @@ PROMPT_NOTICE = (
 )
 
 
+# every character str.splitlines() breaks at: one memory is one line of the context, so no
+# memory can forge a header or another memory's line
+_LINE_BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """`text` with every run of line breaks folded into one space."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
 def is_history(memory: Memory) -> bool:
     """A memory kept verbatim without extraction: something said, not a fact the agent knows."""
     return bool(memory.metadata.get("unextracted"))
@@ -59,20 +69,20 @@ def is_history(memory: Memory) -> bool:
 def _line_prefix(memory: Memory) -> str:
     if is_history(memory):
         said_at = str(memory.metadata.get("said_at") or memory.created_at)[:10]
-        speaker = str(memory.metadata.get("speaker") or "conversation")
+        speaker = one_line(str(memory.metadata.get("speaker") or "conversation"))
         return f"- [conversation history, {said_at}, {speaker}]: "
     return f"- [{memory.layer.value} {memory.created_at[:10]}] ({memory.category.value}) "
 
 
 def format_line(memory: Memory) -> str:
-    return _line_prefix(memory) + memory.content
+    return _line_prefix(memory) + one_line(memory.content)
 
 
 def build_context(memories: list[Memory], max_tokens: int) -> tuple[str, list[Memory], int]:
     """The context block and the memories that fit in it, best first, within `max_tokens`.
 
     Facts come under one header and conversation history (raw turns kept without extraction)
-    under another, each line saying who said it and when, so a model never takes what was once
+    under another, one line per memory (its line breaks folded) saying who said it and when, so a model never takes what was once
     said for what is known. A memory that does not fit is skipped (a shorter one after it may
     still fit); one that is alone too long for the budget is cut with an ellipsis rather than
     dropped, and is returned cut the same way, so a reply never carries more than the caller's
@@ -84,7 +94,7 @@ def build_context(memories: list[Memory], max_tokens: int) -> tuple[str, list[Me
         header = HISTORY_HEADER if is_history(memory) else FACTS_HEADER
         opening = 0 if sections[header] else count_tokens(header) + 1
         prefix = _line_prefix(memory)
-        line = prefix + memory.content
+        line = format_line(memory)
         cost = count_tokens(line) + 1 + opening
         if used + cost > max_tokens:
             if kept or used + opening >= max_tokens:

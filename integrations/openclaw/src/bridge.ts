@@ -17,6 +17,7 @@ import {
 import type { CortexConfig } from "./config.js";
 import {
   conversationText,
+  framedMemories,
   lastExchange,
   SessionBuffers,
   withoutInjectedMemories,
@@ -83,7 +84,7 @@ export class Bridge {
     this.logger.info(
       `cortex: recalled ${result.memories.length} memories in ${elapsed.toFixed(0)} ms`,
     );
-    return { prependContext: result.context };
+    return { prependContext: framedMemories(result.context) };
   }
 
   // ---- agent_end ------------------------------------------------------------------------

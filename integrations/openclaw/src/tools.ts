@@ -4,6 +4,7 @@
  */
 
 import type { Bridge } from "./bridge.js";
+import { framedMemories } from "./messages.js";
 
 export interface ToolResult {
   content: Array<{ type: "text"; text: string }>;
@@ -19,6 +20,8 @@ export interface MemoryTool {
 }
 
 const TOOL_TIMEOUT_MS = 10_000;
+/** How much of a memory its id line repeats (enough to tell which memory the id is). */
+const ID_LINE_CHARS = 80;
 
 export function memorySearchTool(bridge: Bridge, agentId: string): MemoryTool {
   return {
@@ -56,9 +59,9 @@ export function memorySearchTool(bridge: Bridge, agentId: string): MemoryTool {
         },
         TOOL_TIMEOUT_MS,
       );
-      const lines = result.memories.map((m) => `[${m.id}] ${m.content.replace(/\s+/g, " ")}`);
+      const ids = result.memories.map((m) => `- [${m.id}] ${snippet(m.content)}`);
       const text = result.context
-        ? `${result.context}\n\nIds (for memory_get):\n${lines.join("\n")}`
+        ? framedMemories(result.context, ["", "Ids (for memory_get):", ...ids])
         : "No memories matched.";
       return { content: [{ type: "text", text }], details: result };
     },
@@ -92,4 +95,9 @@ export function memoryGetTool(bridge: Bridge, agentId: string): MemoryTool {
       };
     },
   };
+}
+
+function snippet(content: string): string {
+  const text = content.replace(/\s+/g, " ").trim();
+  return text.length <= ID_LINE_CHARS ? text : `${text.slice(0, ID_LINE_CHARS - 1)}…`;
 }
