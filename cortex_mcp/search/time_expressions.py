@@ -1,0 +1,1100 @@
+"""Time in a query, in English, Chinese and Japanese: `parse_time(query, now)` finds the
+first expression of a day, a period or a range and returns its window and the query without
+those words. See docs/time.md for what each expression means; this docstring says how.
+
+Our own rules, not dateparser. dateparser's `search_dates` was measured on the same table
+(`python bench/time_parse.py`): it costs milliseconds per query where these rules cost tens of
+microseconds, it finds dates inside ordinary words ("May said...", "may I", "3号楼",
+"the 2023 model" become dates), and it does not know Chinese periods (上周, 三天前, 去年夏天)
+or ranges. The recall's whole budget is a few milliseconds, so it is not a dependency.
+
+How the rules work:
+1. A cheap pre-check (one regex of digits, CJK time characters and English time words)
+   returns at once for the many queries with no time in them.
+2. Atoms: each pattern finds a day, month, year, weekday, season or relative period and
+   resolves it against `now` in `now`'s time zone. The earliest, longest atom wins where
+   two overlap. A date without a year is its most recent past occurrence (a day later than
+   today in this year means last year); a weekday is its most recent occurrence, today
+   included; "last <weekday>" is the one before today.
+3. Words that could be something else (the month "May", "March", a Chinese "5月" followed
+   by a noun, a year alone, "on the 6th", a season) make an atom that needs a cue: a
+   preposition before it ("in May", "在5月", "in 2023"), a particle after it ("5月的",
+   "5月に"), or being one end of a range. "May said..." or "5月花牌纸巾" make no window.
+4. Neighbouring atoms merge ("May last year", "上个月6号", "Friday last week"), then a
+   range word or a preposition around them makes the window: "from A to B", "between A and
+   B", "A到B", "AからBまで" (a range), "since A", "A以来", "Aから" (A's start until the end
+   of today), "after A" (A's end until the end of today), "before A", "A之前", "Aより前"
+   (an open start until A's start), "until A", "A为止", "Aまで" (an open start until A's
+   end), "around A", "A左右", "A頃" (a day widened to three days either side).
+5. The expression's words and a dangling preposition or particle ("on", "in", "since",
+   "在", "に", "の", "的", "那天") are cut from the text, so the rest still searches well.
+
+Windows are [start, end) in `now`'s time zone (a naive `now` is taken as UTC). Weeks start
+on Monday; seasons are meteorological (spring March-May, summer June-August, autumn
+September-November, winter December to February, named by the year of its December).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+
+__all__ = ["TimeQuery", "TimeWindow", "parse_time"]
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    start: datetime  # aware; inclusive
+    end: datetime  # aware; exclusive
+    expression: str  # the words of the query that said it
+    granularity: str  # "day" | "week" | "month" | "season" | "year" | "range" | "open"
+
+
+@dataclass(frozen=True)
+class TimeQuery:
+    window: TimeWindow | None
+    text: str  # the query with the time expression's words removed (for search words)
+
+
+RECENT_DAYS = 14  # "recently", "最近": the last two weeks, today included
+FEW_DAYS = 7  # "a few days ago", "前几天", "数日前": the week before today
+AROUND_DAYS = 3  # "around May 6": three days either side
+
+
+# ---------------------------------------------------------------------------- periods
+
+
+@dataclass(frozen=True)
+class _Period:
+    start: datetime  # naive, in now's time zone
+    end: datetime
+    granularity: str
+
+
+def _day(d: date, days: int = 1) -> _Period:
+    start = datetime.combine(d, time())
+    return _Period(start, start + timedelta(days=days), "day" if days == 1 else "range")
+
+
+def _span(first: date, stop: date, granularity: str) -> _Period:
+    return _Period(datetime.combine(first, time()), datetime.combine(stop, time()), granularity)
+
+
+def _add_months(year: int, month: int, months: int) -> tuple[int, int]:
+    index = year * 12 + (month - 1) + months
+    return index // 12, index % 12 + 1
+
+
+def _month(year: int, month: int) -> _Period:
+    next_year, next_month = _add_months(year, month, 1)
+    return _span(date(year, month, 1), date(next_year, next_month, 1), "month")
+
+
+def _week(monday: date) -> _Period:
+    return _span(monday, monday + timedelta(days=7), "week")
+
+
+def _year(year: int) -> _Period:
+    return _span(date(year, 1, 1), date(year + 1, 1, 1), "year")
+
+
+_SEASON_MONTH = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
+
+
+def _season(name: str, year: int) -> _Period:
+    first = _SEASON_MONTH[name]
+    stop_year, stop_month = _add_months(year, first, 3)
+    return _span(date(year, first, 1), date(stop_year, stop_month, 1), "season")
+
+
+def _recent_season(name: str, today: date, *, ended: bool) -> _Period:
+    """The season in progress or the last one begun; with `ended`, the last one over."""
+    year = today.year if today.month >= _SEASON_MONTH[name] else today.year - 1
+    period = _season(name, year)
+    if ended and period.end.date() > today:
+        period = _season(name, year - 1)
+    return period
+
+
+def _last_days(today: date, days: int) -> _Period:
+    """The trailing days up to the end of today ("the past 3 days", "过去一周")."""
+    return _span(today - timedelta(days=days), today + timedelta(days=1), "range")
+
+
+def _shift(today: date, unit: str, count: int) -> _Period:
+    """The calendar unit `count` units back (0 = the current one)."""
+    if unit == "day":
+        return _day(today - timedelta(days=count))
+    if unit == "week":
+        return _week(today - timedelta(days=today.weekday() + 7 * count))
+    if unit == "month":
+        return _month(*_add_months(today.year, today.month, -count))
+    if unit == "weekend":
+        saturday = today - timedelta(days=(today.weekday() - 5) % 7)
+        if count and saturday + timedelta(days=2) > today:
+            saturday -= timedelta(days=7 * count)
+        return _span(saturday, saturday + timedelta(days=2), "range")
+    return _year(today.year - count)
+
+
+def _loose_ago(today: date, unit: str) -> _Period:
+    """'A few days/weeks/months/years ago': a loose stretch before the current unit."""
+    if unit == "day":
+        return _span(today - timedelta(days=FEW_DAYS), today, "range")
+    if unit == "week":
+        monday = today - timedelta(days=today.weekday())
+        return _span(monday - timedelta(days=35), monday - timedelta(days=7), "range")
+    if unit == "month":
+        year, month = _add_months(today.year, today.month, -6)
+        this_year, this_month = _add_months(today.year, today.month, -1)
+        return _span(date(year, month, 1), date(this_year, this_month, 1), "range")
+    return _span(date(today.year - 6, 1, 1), date(today.year - 1, 1, 1), "range")
+
+
+# ----------------------------------------------------------------------------- atoms
+
+
+@dataclass(frozen=True)
+class _Atom:
+    begin: int
+    end: int
+    period: _Period
+    kind: str = "period"  # "date" (re-anchorable), "dayonly", "year", "weekday", "period"
+    needs_cue: bool = False
+    year: int | None = None  # for "date": the parts the query gave
+    month: int | None = None
+    day: int | None = None
+    part: str | None = None  # early | mid | late, of a month
+
+
+@dataclass(frozen=True)
+class _Context:
+    today: date
+    japanese: bool
+
+
+def _resolve_date(
+    year: int | None, month: int, day: int | None, part: str | None, today: date
+) -> _Period | None:
+    """A day or month; without a year, its most recent occurrence on or before `today`."""
+    try:
+        if day is None:
+            if year is None:
+                year = today.year if month <= today.month else today.year - 1
+            period = _month(year, month)
+            return _month_part(period, part) if part else period
+        if year is not None:
+            return _day(date(year, month, day))
+        year = today.year if (month, day) <= (today.month, today.day) else today.year - 1
+        for back in range(8):  # 29 February: the most recent leap year
+            try:
+                return _day(date(year - back, month, day))
+            except ValueError:
+                if (month, day) != (2, 29):
+                    raise
+        return None
+    except ValueError:
+        return None
+
+
+def _month_part(period: _Period, part: str) -> _Period:
+    first = period.start.date()
+    bounds = {"early": (1, 11), "mid": (11, 21)}
+    if part in bounds:
+        low, high = bounds[part]
+        return _span(first.replace(day=low), first.replace(day=high), "range")
+    return _Period(period.start.replace(day=21), period.end, "range")
+
+
+def _resolve_day_only(day: int, today: date) -> _Period | None:
+    """'On the 6th', '6号': the most recent 6th of a month, today included."""
+    year, month = today.year, today.month
+    if day > today.day:
+        year, month = _add_months(year, month, -1)
+    for _ in range(3):
+        try:
+            return _day(date(year, month, day))
+        except ValueError:
+            year, month = _add_months(year, month, -1)
+    return None
+
+
+def _date_atom(
+    match: re.Match[str],
+    ctx: _Context,
+    year: int | None,
+    month: int,
+    day: int | None,
+    *,
+    part: str | None = None,
+    needs_cue: bool = False,
+    group: int | str = 0,
+) -> _Atom | None:
+    period = _resolve_date(year, month, day, part, ctx.today)
+    if period is None:
+        return None
+    return _Atom(
+        match.start(group),
+        match.end(group),
+        period,
+        "date",
+        needs_cue,
+        year,
+        month,
+        day,
+        part,
+    )
+
+
+# --------------------------------------------------------------------------- numbers
+
+_EN_NUMBERS = dict(
+    zip(
+        "a an one two three four five six seven eight nine ten eleven twelve couple".split(),
+        [1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 2],
+        strict=True,
+    )
+)
+_EN_NUMBERS |= {"a couple of": 2, "couple of": 2}
+_LOOSE = {"few", "a few", "several", "几", "幾", "数", "數", "何"}
+_EN_ORDINALS = {
+    word: index + 1
+    for index, word in enumerate(
+        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+        "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth "
+        "twenty-first twenty-second twenty-third twenty-fourth twenty-fifth twenty-sixth "
+        "twenty-seventh twenty-eighth twenty-ninth thirtieth thirty-first".split()
+    )
+}
+_CJK_DIGITS = {
+    ch: d for d, chars in enumerate("〇零 一 二两兩 三 四 五 六 七 八 九".split()) for ch in chars
+}
+_FULLWIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
+
+
+def _cjk_number(text: str) -> int | None:
+    """'5', '５', '五', '十一', '二十三', '二〇二三' -> int; None if it is not one."""
+    text = text.translate(_FULLWIDTH)
+    if text.isdigit():
+        return int(text)
+    if "十" not in text:
+        digits = [_CJK_DIGITS.get(ch) for ch in text]
+        if None in digits or not digits:
+            return None
+        return int("".join(str(d) for d in digits))
+    tens, _, ones = text.partition("十")
+    high = _CJK_DIGITS.get(tens, -1) if tens else 1
+    low = _CJK_DIGITS.get(ones, -1) if ones else 0
+    return None if high < 0 or low < 0 else high * 10 + low
+
+
+def _en_count(word: str) -> int | None:
+    """A count in English ('3', 'two', 'a couple of'); None for a loose 'few'."""
+    word = " ".join(word.lower().split())
+    if word.isdigit():
+        return int(word)
+    return _EN_NUMBERS.get(word)
+
+
+# ------------------------------------------------------------------------- patterns
+
+_EN_MONTHS = {
+    name: index + 1
+    for index, name in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())
+}
+# full names that are rarely anything else stand alone; the rest need a cue ("in May")
+_EN_PLAIN_MONTHS = {"january", "february", "july", "september", "october", "november", "december"}
+_EN_VERB_MONTHS = {"may", "march", "mar"}  # lower-case, these are words, not months
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_ORDINAL = "|".join(sorted(_EN_ORDINALS, key=len, reverse=True))
+_DAY = rf"(?:(?P<dn>[0-3]?\d)(?:st|nd|rd|th)?|(?P<dw>{_ORDINAL}))(?![\w:])"
+_YEAR = r"(?:19|20)\d{2}"
+_EN_WEEKDAYS = {name: index for index, name in enumerate("mon tue wed thu fri sat sun".split())}
+_WEEKDAY = (
+    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|mon|tues?|wed|thur?s?|fri|sat|sun)"
+)
+_EN_NUM = r"(?:\d{1,3}|a\s+couple\s+of|couple\s+of|a\s+few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|few|several)"
+_EN_CUE_BEFORE = re.compile(
+    r"(?:\b(?:in|during|since|from|until|till|before|after|of|by|throughout|through|around"
+    r"|between|on|last|this|early|late|mid|until|circa)(?:\s+the)?\s*-?\s*)$",
+    re.IGNORECASE,
+)
+_CJK_N = r"[0-9０-９]{1,2}|[一二三四五六七八九十两兩〇零]{1,3}"
+_CJK_YEAR = r"[0-9０-９]{4}|[〇零一二三四五六七八九]{4}"
+_CJK_CUE_BEFORE = re.compile(r"(?:在|于|於|从|從|自|到|至|是|截至|截止|等到)\s*$")
+# after a month without a day ("5月的", "5月に"): a particle or a common verb, not a noun
+_CJK_MONTH_FOLLOWERS = set(
+    "的份里裡中初底末上下间間时時期以之前后後到至和与與或去来來回做买買看见見吃过過起开開"
+    "会會我你他她它们們在是有就都也还還又才曾已了,，、。.!?！？ にからまではでもごろ頃のと"
+)
+_CJK_NOT_A_DAY = set(
+    "楼樓线線门門房馆館机機车車站位球口厅廳床院桌窗柜櫃仓倉店铺鋪场場舱艙座码碼种種型版间間元"
+)
+
+_RELATIVE_CJK: dict[str, Callable[[_Context], _Period]] = {}
+
+
+def _relative_words(words: str, make: Callable[[_Context], _Period]) -> None:
+    for word in words.split():
+        _RELATIVE_CJK[word] = make
+
+
+def _today_period(ctx: _Context) -> _Period:
+    return _day(ctx.today)
+
+
+_relative_words("今天 今日 今儿 今早 今晚 今夜 今朝 けさ きょう 今天早上 今天晚上", _today_period)
+_relative_words("昨天 昨日 昨儿 きのう", lambda c: _shift(c.today, "day", 1))
+_relative_words(
+    "昨晚 昨夜 昨天晚上 昨晚上 昨日の夜 昨日の晚",
+    lambda c: _Period(
+        datetime.combine(c.today - timedelta(days=1), time(12)),
+        datetime.combine(c.today, time(6)),
+        "day",
+    ),
+)
+_relative_words("前天 一昨日 おととい 前天晚上", lambda c: _shift(c.today, "day", 2))
+_relative_words("大前天 一昨昨日 さきおととい", lambda c: _shift(c.today, "day", 3))
+_relative_words(
+    "上周 上週 上星期 上个星期 上個星期 上礼拜 上禮拜 上个礼拜 上個禮拜 先週 前週",
+    lambda c: _shift(c.today, "week", 1),
+)
+_relative_words(
+    "上上周 上上週 上上个星期 上上個星期 上上星期 先々週 先先週",
+    lambda c: _shift(c.today, "week", 2),
+)
+_relative_words(
+    "这周 這週 这个星期 這個星期 这星期 這星期 这礼拜 這禮拜 本周 本週 今週 この一週間",
+    lambda c: _shift(c.today, "week", 0),
+)
+_relative_words("上周末 上週末 先週末", lambda c: _shift(c.today, "weekend", 1))
+_relative_words("这周末 這週末 本周末 本週末 今週末", lambda c: _shift(c.today, "weekend", 0))
+_relative_words(
+    "上个月 上個月 上月 先月 前月 上一个月 上一個月", lambda c: _shift(c.today, "month", 1)
+)
+_relative_words("上上个月 上上個月 先々月 先先月", lambda c: _shift(c.today, "month", 2))
+_relative_words("这个月 這個月 这月 這月 本月 今月", lambda c: _shift(c.today, "month", 0))
+_relative_words("去年 昨年 去年一年", lambda c: _shift(c.today, "year", 1))
+_relative_words("今年 本年", lambda c: _shift(c.today, "year", 0))
+_relative_words("一昨年 おととし", lambda c: _shift(c.today, "year", 2))
+_relative_words("大前年", lambda c: _shift(c.today, "year", 3))
+# 前年: the year before last in Chinese, the previous year in Japanese
+_relative_words("前年", lambda c: _shift(c.today, "year", 1 if c.japanese else 2))
+_relative_words(
+    "最近 近来 近來 近期 近日 这阵子 這陣子 这段时间 這段時間 最近这段时间 この頃 このごろ 近頃 最近では",
+    lambda c: _last_days(c.today, RECENT_DAYS),
+)
+_relative_words(
+    "前几天 前幾天 几天前 幾天前 这几天 這幾天 前些天 前些日子 数日前 數日前 先日 この間 この前 前几日",
+    lambda c: _span(c.today - timedelta(days=FEW_DAYS), c.today, "range"),
+)
+
+_CJK_YEAR_WORDS = {"去年": 1, "昨年": 1, "今年": 0, "本年": 0, "前年": 2, "一昨年": 2}
+
+
+def _cjk_years_back(word: str, ctx: _Context) -> int:
+    """去年 1, 今年 0; 前年 is the year before last in Chinese, the previous one in Japanese."""
+    return 1 if ctx.japanese and word == "前年" else _CJK_YEAR_WORDS[word]
+
+
+_CJK_SEASONS = dict(zip("春夏秋冬", ("spring", "summer", "autumn", "winter"), strict=True))
+_CJK_UNITS = {
+    word: unit
+    for unit, words in (
+        ("day", "天 日"),
+        ("week", "周 週 星期 个星期 個星期 礼拜 禮拜 个礼拜 個禮拜 週間 周间"),
+        ("month", "个月 個月 ヶ月 か月 カ月 ケ月 箇月 ヵ月"),
+        ("year", "年"),
+    )
+    for word in words.split()
+}
+_CJK_UNIT = "|".join(sorted(map(re.escape, _CJK_UNITS), key=len, reverse=True))
+_EVERY = re.compile(r"[每毎](?:周|週|个|個)?$")
+_CJK_PARTS = {
+    word: part
+    for part, words in (
+        ("early", "初 初め の初め 上旬"),
+        ("mid", "中旬"),
+        ("late", "下旬 底 末 の終わり 末尾"),
+    )
+    for word in words.split()
+}
+_CJK_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_JA_WEEKDAYS = {"月": 0, "火": 1, "水": 2, "木": 3, "金": 4, "土": 5, "日": 6}
+
+
+@dataclass(frozen=True)
+class _Rule:
+    pattern: re.Pattern[str]
+    make: Callable[[re.Match[str], _Context], _Atom | None]
+
+
+_RULES: list[_Rule] = []
+
+
+def _rule(pattern: str, flags: int = 0) -> Callable[..., Callable[..., _Atom | None]]:
+    def register(
+        make: Callable[[re.Match[str], _Context], _Atom | None],
+    ) -> Callable[[re.Match[str], _Context], _Atom | None]:
+        _RULES.append(_Rule(re.compile(pattern, flags), make))
+        return make
+
+    return register
+
+
+def _period_atom(match: re.Match[str], period: _Period, **fields: object) -> _Atom:
+    return _Atom(match.start(), match.end(), period, **fields)  # type: ignore[arg-type]
+
+
+def _en_month(word: str) -> int:
+    return _EN_MONTHS[word.lower().rstrip(".")[:3]]
+
+
+def _en_day(match: re.Match[str]) -> int | None:
+    if match.group("dn"):
+        return int(match.group("dn"))
+    return _EN_ORDINALS.get(match.group("dw").lower())
+
+
+def _lower_verb_month(word: str) -> bool:
+    return word in _EN_VERB_MONTHS
+
+
+# --- English absolute dates
+
+
+@_rule(r"\b(?P<y>(?:19|20)\d{2})([-/.])(?P<m>0?[1-9]|1[0-2])\2(?P<d>0?[1-9]|[12]\d|3[01])\b")
+def _iso_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    return _date_atom(match, ctx, int(match["y"]), int(match["m"]), int(match["d"]))
+
+
+@_rule(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>0[1-9]|1[0-2])\b(?![-/.:]\d)")
+def _iso_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    return _date_atom(match, ctx, int(match["y"]), int(match["m"]), None)
+
+
+@_rule(r"(?<![\d/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>(?:19|20)\d{2}|\d{2})\b(?![/.]\d)")
+def _slash_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """05/06/2023 is May 6 or 5 June: a window only when one reading is impossible."""
+    first, second, year = int(match["a"]), int(match["b"]), int(match["y"])
+    year = year + 2000 if year < 100 else year
+    if first > 12 >= second:
+        return _date_atom(match, ctx, year, second, first)
+    if second > 12 >= first or first == second:
+        return _date_atom(match, ctx, year, first, second)
+    return None
+
+
+@_rule(
+    rf"\b(?P<mon>{_MONTH})\.?\s+(?:the\s+)?{_DAY}(?:,?\s+(?:of\s+)?(?P<y>{_YEAR})\b)?",
+    re.IGNORECASE,
+)
+def _month_day(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    day = _en_day(match)
+    if day is None or (match["dw"] and match["mon"].islower()):
+        return None
+    year = int(match["y"]) if match["y"] else None
+    return _date_atom(match, ctx, year, _en_month(match["mon"]), day)
+
+
+@_rule(
+    rf"\b(?:the\s+)?{_DAY}(?P<of>\s+of)?\s+(?P<mon>{_MONTH})\b\.?(?:,?\s+(?P<y>{_YEAR})\b)?",
+    re.IGNORECASE,
+)
+def _day_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    day = _en_day(match)
+    if day is None or (not match["of"] and _lower_verb_month(match["mon"])):
+        return None
+    year = int(match["y"]) if match["y"] else None
+    return _date_atom(match, ctx, year, _en_month(match["mon"]), day)
+
+
+_DAY_RANGE_DAYS = r"(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|–|to|through|until|till)\s*(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?(?![\w:])"
+
+
+@_rule(
+    rf"\b(?:(?P<mon>{_MONTH})\.?\s+{_DAY_RANGE_DAYS}|{_DAY_RANGE_DAYS.replace('d1', 'e1').replace('d2', 'e2')}"
+    rf"\s+(?:of\s+)?(?P<mon2>{_MONTH})\b)(?:,?\s+(?P<y>{_YEAR})\b)?",
+    re.IGNORECASE,
+)
+def _day_range(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """'May 1-3', 'May 1 to 3', '1-3 May 2023': days of one month."""
+    word = match["mon"] or match["mon2"]
+    first, last = int(match["d1"] or match["e1"]), int(match["d2"] or match["e2"])
+    if first >= last:
+        return None
+    year = int(match["y"]) if match["y"] else None
+    end = _resolve_date(year, _en_month(word), last, None, ctx.today)
+    if end is None:
+        return None
+    try:
+        start = end.start.replace(day=first)
+    except ValueError:
+        return None
+    return _period_atom(match, _Period(start, end.end, "range"))
+
+
+@_rule(rf"\b(?P<mon>{_MONTH})\.?,?\s+(?:of\s+)?(?P<y>{_YEAR})\b", re.IGNORECASE)
+def _month_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    if _lower_verb_month(match["mon"]):
+        return None
+    return _date_atom(match, ctx, int(match["y"]), _en_month(match["mon"]), None)
+
+
+@_rule(
+    rf"\b(?:(?P<mod>last|this|early|late|mid|(?:the\s+)?(?:beginning|start|end|middle)\s+of)"
+    rf"[\s-]+)?(?P<mon>{_MONTH})\b",
+    re.IGNORECASE,
+)
+def _month_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    word, mod = match["mon"], (match["mod"] or "").lower()
+    month = _en_month(word)
+    part = None
+    if mod:
+        part = {"early": "early", "mid": "mid", "late": "late"}.get(mod)
+        if part is None and " of" in mod:
+            part = {"beginning": "early", "start": "early", "middle": "mid", "end": "late"}[
+                mod.split()[-2]
+            ]
+    if mod == "last":
+        year = ctx.today.year if month < ctx.today.month else ctx.today.year - 1
+        return _date_atom(match, ctx, year, month, None)
+    if mod == "this":
+        return _date_atom(match, ctx, ctx.today.year, month, None)
+    plain = word.lower() in _EN_PLAIN_MONTHS
+    return _date_atom(match, ctx, None, month, None, part=part, needs_cue=not (plain or mod))
+
+
+@_rule(rf"\b(?:(?:in|during)\s+)?(?:the\s+year\s+)?(?P<y>{_YEAR})\b(?!['’]?s\b)", re.IGNORECASE)
+def _year_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    year = int(match["y"])
+    return _Atom(match.start("y"), match.end(), _year(year), "year", needs_cue=True, year=year)
+
+
+@_rule(rf"\b(?:on\s+)?the\s+{_DAY}(?!\s+(?:of\s+)?{_MONTH})", re.IGNORECASE)
+def _day_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    if not match["dn"]:
+        return None  # "the second" is an ordinal; "on the 2nd" a day
+    rest = match.string[match.end() : match.end() + 12].lower()
+    if re.match(r"\s+(?:floor|time|try|attempt|place|row|page|line|step|round|level|grade)", rest):
+        return None
+    period = _resolve_day_only(int(match["dn"]), ctx.today)
+    if period is None:
+        return None
+    return _Atom(
+        match.start(),
+        match.end(),
+        period,
+        "dayonly",
+        needs_cue=not match.group(0).lower().startswith("on"),
+        day=int(match["dn"]),
+    )
+
+
+# --- English relative
+
+
+@_rule(
+    r"\b(?:(?:earlier|later)\s+)?today\b|\bthis\s+(?:morning|afternoon|evening)\b|\btonight\b",
+    re.IGNORECASE,
+)
+def _today(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _period_atom(match, _day(ctx.today))
+
+
+@_rule(r"\byesterday(?:\s+(?:morning|afternoon|evening|night))?\b", re.IGNORECASE)
+def _yesterday(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _period_atom(match, _shift(ctx.today, "day", 1))
+
+
+@_rule(r"\blast\s+night\b", re.IGNORECASE)
+def _last_night(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _period_atom(match, _RELATIVE_CJK["昨晚"](ctx))
+
+
+@_rule(r"\b(?:the\s+)?day\s+before\s+yesterday\b", re.IGNORECASE)
+def _day_before_yesterday(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _period_atom(match, _shift(ctx.today, "day", 2))
+
+
+@_rule(rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+def _ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    unit = match["unit"].lower()
+    count = _en_count(match["n"])
+    if count is None:
+        return _period_atom(match, _loose_ago(ctx.today, unit))
+    return _period_atom(match, _shift(ctx.today, unit, count))
+
+
+@_rule(r"\b(?:the\s+)?(?P<unit>week|month|year)\s+before\s+last\b", re.IGNORECASE)
+def _before_last(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _period_atom(match, _shift(ctx.today, match["unit"].lower(), 2))
+
+
+@_rule(
+    r"\b(?P<mod>last|previous|this\s+past|this|earlier\s+this)\s+(?P<unit>week|month|year|weekend)\b",
+    re.IGNORECASE,
+)
+def _calendar_unit(match: re.Match[str], ctx: _Context) -> _Atom:
+    mod, unit = " ".join(match["mod"].lower().split()), match["unit"].lower()
+    if mod == "earlier this":
+        period = _shift(ctx.today, unit, 0)
+        return _period_atom(match, _span(period.start.date(), ctx.today, "range"))
+    back = 1 if mod in ("last", "previous", "this past") else 0
+    return _period_atom(match, _shift(ctx.today, unit, back))
+
+
+@_rule(
+    rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+"
+    rf"(?:(?P<n>{_EN_NUM})\s+)?(?P<unit>day|week|month|year)s?\b",
+    re.IGNORECASE,
+)
+def _trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    text = match.group(0).lower()
+    if not match["n"] and not re.search(r"\b(?:the|past)\b", text):
+        return None  # "last week" is the calendar week (_calendar_unit)
+    count = _en_count(match["n"]) if match["n"] else 1
+    unit = match["unit"].lower()
+    days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * (count or 3)
+    return _period_atom(match, _last_days(ctx.today, days))
+
+
+@_rule(r"\b(?:recently|lately|of\s+late|in\s+recent\s+(?:days|weeks))\b", re.IGNORECASE)
+def _recently(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _period_atom(match, _last_days(ctx.today, RECENT_DAYS))
+
+
+@_rule(r"\bthe\s+other\s+day\b", re.IGNORECASE)
+def _other_day(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _period_atom(match, _span(ctx.today - timedelta(days=FEW_DAYS), ctx.today, "range"))
+
+
+@_rule(
+    rf"\b(?:(?P<mod>last|this\s+past|this|past)\s+)?(?P<s>spring|summer|autumn|fall|winter)\b"
+    rf"(?:\s+(?:of\s+)?(?P<y>{_YEAR})\b)?",
+    re.IGNORECASE,
+)
+def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
+    name = match["s"].lower().replace("fall", "autumn")
+    mod = " ".join((match["mod"] or "").lower().split())
+    if match["y"]:
+        return _period_atom(match, _season(name, int(match["y"])))
+    period = _recent_season(name, ctx.today, ended=mod in ("last", "past", "this past"))
+    return _period_atom(match, period, needs_cue=not mod)
+
+
+@_rule(
+    rf"\b(?:(?P<mod>last|this|past|previous)\s+)?(?P<wd>{_WEEKDAY})\b\.?"
+    r"(?:\s+(?P<wk>(?:of\s+)?(?:last|this|the\s+previous)\s+week|before\s+last))?",
+    re.IGNORECASE,
+)
+def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    word, mod = match["wd"], (match["mod"] or "").lower()
+    weekday = _EN_WEEKDAYS[word.lower()[:3]]
+    full = len(word) >= 6
+    if not full and not word[0].isupper():
+        return None  # "sat", "sun", "wed" are words
+    week = (match["wk"] or "").lower()
+    if week:
+        back = 2 if "before" in week else (0 if "this" in week else 1)
+        monday = _shift(ctx.today, "week", back).start.date()
+        return _period_atom(match, _day(monday + timedelta(days=weekday)))
+    days_back = (ctx.today.weekday() - weekday) % 7
+    if mod in ("last", "past", "previous") and days_back == 0:
+        days_back = 7
+    if mod == "this":
+        days_back = ctx.today.weekday() - weekday
+    needs_cue = not full and not mod
+    return _period_atom(
+        match, _day(ctx.today - timedelta(days=days_back)), kind="weekday", needs_cue=needs_cue
+    )
+
+
+# --- Chinese and Japanese
+
+
+@_rule(
+    rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?:(?P<y>{_CJK_YEAR})年|(?P<yw>去年|今年|本年|前年|昨年|一昨年))?"
+    rf"(?:の|的)?(?P<m>{_CJK_N})月(?:(?P<d>{_CJK_N})(?:日|号|號))?"
+    r"(?P<part>份|初め|初|上旬|中旬|下旬|底|末|の初め|の終わり|末尾)?"
+)
+def _cjk_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    month = _cjk_number(match["m"])
+    day = _cjk_number(match["d"]) if match["d"] else None
+    if month is None or not 1 <= month <= 12 or (match["d"] and day is None):
+        return None
+    year = _cjk_number(match["y"]) if match["y"] else None
+    if match["yw"]:
+        year = ctx.today.year - _cjk_years_back(match["yw"], ctx)
+    part_word = match["part"] or ""
+    part = _CJK_PARTS.get(part_word)
+    needs_cue = False
+    if day is None and year is None and not part_word:
+        following = match.string[match.end() : match.end() + 1]
+        needs_cue = bool(following) and following not in _CJK_MONTH_FOLLOWERS
+    return _date_atom(match, ctx, year, month, day, part=part, needs_cue=needs_cue)
+
+
+@_rule(rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?P<y>{_CJK_YEAR})年(?:度)?")
+def _cjk_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    year = _cjk_number(match["y"])
+    if year is None or not 1900 <= year <= 2199:
+        return None
+    return _Atom(match.start(), match.end(), _year(year), "year", year=year)
+
+
+@_rule(
+    rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?P<d>{_CJK_N})(?:日|号|號)(?P<after>那天|那一天|当天|當天)?"
+)
+def _cjk_day_only(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    day = _cjk_number(match["d"])
+    following = match.string[match.end() : match.end() + 1]
+    if day is None or not 1 <= day <= 31 or following in _CJK_NOT_A_DAY:
+        return None
+    period = _resolve_day_only(day, ctx.today)
+    if period is None:
+        return None
+    return _Atom(
+        match.start(), match.end(), period, "dayonly", needs_cue=not match["after"], day=day
+    )
+
+
+_RELATIVE_CJK_PATTERN = "|".join(sorted(map(re.escape, _RELATIVE_CJK), key=len, reverse=True))
+
+
+@_rule(_RELATIVE_CJK_PATTERN)
+def _cjk_relative(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    word = match.group(0)
+    if word.startswith("最近") and re.search(
+        r"[离離距]", match.string[max(0, match.start() - 8) : match.start()]
+    ):
+        return None  # 离我最近的: the nearest, not the most recent
+    return _period_atom(match, _RELATIVE_CJK[word](ctx))
+
+
+@_rule(rf"(?P<n>{_CJK_N}|几|幾|数|數|何)\s*(?P<unit>{_CJK_UNIT})(?:之前|以前|前)")
+def _cjk_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    unit = _CJK_UNITS[match["unit"]]
+    if match["n"] in _LOOSE:
+        return _period_atom(match, _loose_ago(ctx.today, unit))
+    count = _cjk_number(match["n"])
+    if count is None:
+        return None
+    return _period_atom(match, _shift(ctx.today, unit, count))
+
+
+@_rule(
+    rf"(?:过去|過去|最近|近|这|這|ここ|この)(?:的)?\s*(?P<n>{_CJK_N}|几|幾|数|數)\s*(?P<unit>{_CJK_UNIT})"
+    r"(?:间|間|内|內|里|裡|以来|以來|来|來)?"
+)
+def _cjk_trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    count = 3 if match["n"] in _LOOSE else _cjk_number(match["n"])
+    if count is None:
+        return None
+    unit = _CJK_UNITS[match["unit"]]
+    days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * count
+    return _period_atom(match, _last_days(ctx.today, days))
+
+
+@_rule(
+    rf"(?:(?P<yw>去年|今年|前年|昨年|一昨年|本年)|(?P<y>{_CJK_YEAR})年|(?P<cue>在|上个|上個|这个|這個|今年の|去年の))?"
+    r"(?:的|の)?(?P<s>春|夏|秋|冬)(?:天|季|休み)?(?![节節])"
+)
+def _cjk_season(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    name = _CJK_SEASONS[match["s"]]
+    whole = match.group(0)
+    if match["y"]:
+        year = _cjk_number(match["y"])
+        if year is None:
+            return None
+        return _period_atom(match, _season(name, year))
+    if match["yw"]:
+        return _period_atom(
+            match, _season(name, ctx.today.year - _cjk_years_back(match["yw"], ctx))
+        )
+    if len(whole) == 1:
+        return None  # 春, 夏 alone are too often parts of other words
+    ended = (match["cue"] or "").startswith("上")
+    period = _recent_season(name, ctx.today, ended=ended)
+    return _period_atom(match, period, needs_cue=not match["cue"])
+
+
+@_rule(
+    r"(?P<mod>上上个|上上個|上上|上个|上個|上|这个|這個|这|這|本|先々週の?|先週の?|今週の?)?"
+    r"(?:周|週|星期|礼拜|禮拜)(?P<wd>[一二三四五六日天])"
+)
+def _cjk_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    if _EVERY.search(match.string, 0, match.start()):
+        return None  # 每周一: every Monday
+    return _weekday_atom(match, ctx, _CJK_WEEKDAYS[match["wd"]], match["mod"] or "")
+
+
+@_rule(r"(?P<mod>先々週の?|先週の?|今週の?|前の)?(?P<wd>[月火水木金土日])曜(?:日)?")
+def _ja_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    if _EVERY.search(match.string, 0, match.start()):
+        return None  # 毎週月曜日: every Monday
+    return _weekday_atom(match, ctx, _JA_WEEKDAYS[match["wd"]], match["mod"] or "")
+
+
+def _weekday_atom(match: re.Match[str], ctx: _Context, weekday: int, mod: str) -> _Atom:
+    if mod:
+        back = 2 if mod.startswith(("上上", "先々")) else 1 if mod[0] in "上先前" else 0
+        if mod.startswith("前"):
+            days_back = (ctx.today.weekday() - weekday) % 7 or 7
+            return _period_atom(match, _day(ctx.today - timedelta(days=days_back)))
+        monday = _shift(ctx.today, "week", back).start.date()
+        return _period_atom(match, _day(monday + timedelta(days=weekday)))
+    days_back = (ctx.today.weekday() - weekday) % 7
+    return _period_atom(match, _day(ctx.today - timedelta(days=days_back)), kind="weekday")
+
+
+# --------------------------------------------------------------------- combination
+
+_GAP_MERGE = re.compile(r"\s*(?:,|of|の|的)?\s*", re.IGNORECASE)
+_RANGE_GAP = re.compile(
+    r"\s*(?:-|–|—|~|～|to|until|till|through|thru|and|到|至|から|より|和|与|與|跟|と)\s*$",
+    re.IGNORECASE,
+)
+_RANGE_OPEN = re.compile(r"(?:\b(?:from|between)\s+|从|從|自|由)$", re.IGNORECASE)
+_RANGE_TAIL = re.compile(r"^\s*(?:まで|为止|為止|之间|之間|の間|にかけて)", re.IGNORECASE)
+_SINCE_BEFORE = re.compile(
+    r"(?:\b(?P<since>since|starting(?:\s+from)?|beginning)\s+|\b(?P<after>after)\s+"
+    r"|\b(?P<before>before|prior\s+to)\s+|\b(?P<until>until|till|up\s+to|through)\s+"
+    r"|\b(?P<around>around|circa|approximately|roughly|on\s+or\s+around)\s+"
+    r"|(?P<since_cjk>自从|自從|从|從|自)\s*)$",
+    re.IGNORECASE,
+)
+_SINCE_AFTER = re.compile(
+    r"\s*(?:(?P<around>左右|前后|前後|頃|ごろ|ころ)"
+    r"|(?P<since>以来|以來|开始|開始|起|至今|から|以降|以后|以後|之后|之後|后|後)"
+    r"|(?P<before>之前|以前|より前|前)|(?P<until>为止|為止|まで))",
+)
+
+
+def _atoms(query: str, ctx: _Context) -> list[_Atom]:
+    found: list[_Atom] = []
+    for rule in _RULES:
+        for match in rule.pattern.finditer(query):
+            atom = rule.make(match, ctx)
+            if atom is not None:
+                found.append(atom)
+    found.sort(key=lambda a: (a.begin, -(a.end - a.begin)))
+    chosen: list[_Atom] = []
+    for atom in found:
+        if chosen and atom.begin < chosen[-1].end:
+            continue
+        chosen.append(atom)
+    return chosen
+
+
+def _merge(query: str, atoms: list[_Atom], ctx: _Context) -> list[_Atom]:
+    """Neighbours that say one thing: 'May last year', '上个月6号', 'Friday last week'."""
+    merged: list[_Atom] = []
+    for atom in atoms:
+        previous = merged[-1] if merged else None
+        if previous is not None and _GAP_MERGE.fullmatch(query, previous.end, atom.begin):
+            joined = _join(previous, atom, ctx) or _join(atom, previous, ctx)
+            if joined is not None:
+                merged[-1] = joined
+                continue
+        merged.append(atom)
+    return merged
+
+
+def _join(first: _Atom, second: _Atom, ctx: _Context) -> _Atom | None:
+    begin, end = min(first.begin, second.begin), max(first.end, second.end)
+    year_of = _year_of(second)
+    if first.kind == "date" and first.year is None and year_of is not None and first.month:
+        period = _resolve_date(year_of, first.month, first.day, first.part, ctx.today)
+        if period is not None:
+            return _Atom(begin, end, period, "date", False, year_of, first.month, first.day)
+    if first.kind == "dayonly" and second.period.granularity == "month" and first.day:
+        month_start = second.period.start.date()
+        try:
+            return _Atom(begin, end, _day(month_start.replace(day=first.day)), "period")
+        except ValueError:
+            return None
+    if first.kind == "weekday" and second.period.granularity == "week":
+        monday = second.period.start.date()
+        weekday = first.period.start.date().weekday()
+        return _Atom(begin, end, _day(monday + timedelta(days=weekday)), "period")
+    return None
+
+
+def _year_of(atom: _Atom) -> int | None:
+    if atom.kind == "year":
+        return atom.year
+    if atom.period.granularity == "year":
+        return atom.period.start.year
+    return None
+
+
+@dataclass(frozen=True)
+class _Found:
+    begin: int
+    end: int
+    period: _Period
+
+
+def _expression(query: str, atoms: list[_Atom], ctx: _Context) -> _Found | None:
+    """The first atom, with the range or preposition around it, that makes a window."""
+    for index, atom in enumerate(atoms):
+        after = atoms[index + 1] if index + 1 < len(atoms) else None
+        ranged = _range(query, atom, after, ctx)
+        if ranged is not None:
+            return ranged
+        found = _bounded(query, atom, ctx)
+        if found is not None:
+            return found
+        if not atom.needs_cue or _CUE_BEFORE(query, atom.begin):
+            return _Found(atom.begin, atom.end, atom.period)
+    return None
+
+
+def _CUE_BEFORE(query: str, position: int) -> bool:
+    before = query[max(0, position - 24) : position]
+    return bool(_EN_CUE_BEFORE.search(before) or _CJK_CUE_BEFORE.search(before))
+
+
+def _range(query: str, first: _Atom, second: _Atom | None, ctx: _Context) -> _Found | None:
+    if second is None or not _RANGE_GAP.fullmatch(query, first.end, second.begin):
+        return None
+    gap = query[first.end : second.begin].strip().lower()
+    opened = _RANGE_OPEN.search(query[max(0, first.begin - 10) : first.begin])
+    tail = _RANGE_TAIL.match(query[second.end :])
+    if gap in ("and", "和", "与", "與", "跟", "と") and not (opened or tail):
+        return None
+    if gap in ("-", "–", "—") and (first.needs_cue or second.needs_cue):
+        return None
+    end_period = second.period
+    if second.kind == "dayonly" and first.kind == "date" and first.month and second.day:
+        try:
+            start_day = first.period.start
+            end_period = _day(start_day.date().replace(day=second.day))
+        except ValueError:
+            return None
+    start_period = _anchor_before(first, end_period, ctx)
+    begin = first.begin - (len(opened.group(0)) if opened else 0)
+    end = second.end + (tail.end() if tail else 0)
+    period = _Period(start_period.start, max(end_period.end, start_period.end), "range")
+    return _Found(begin, end, period)
+
+
+def _anchor_before(first: _Atom, end_period: _Period, ctx: _Context) -> _Period:
+    """A range's start without a year is the latest one not after the range's end."""
+    if first.period.start <= end_period.start:
+        return first.period
+    if first.kind == "date" and first.year is None and first.month:
+        anchor = end_period.end.date() - timedelta(days=1)
+        period = _resolve_date(None, first.month, first.day, first.part, anchor)
+        if period is not None:
+            return period
+    if first.kind == "weekday":
+        start = first.period.start - timedelta(days=7)
+        return _Period(start, start + timedelta(days=1), "day")
+    return first.period
+
+
+def _bounded(query: str, atom: _Atom, ctx: _Context) -> _Found | None:
+    before = _SINCE_BEFORE.search(query[max(0, atom.begin - 24) : atom.begin])
+    after = _SINCE_AFTER.match(query, atom.end)
+    bare = after is not None and after.group(0).strip() in ("前", "后", "後")
+    if bare and (atom.kind not in ("date", "dayonly") or atom.period.granularity == "range"):
+        after = None  # 三天前 is its own atom; a bare 前 only follows a date
+    if before is None and after is None:
+        return None
+    kinds = {k for m in (before, after) if m for k, v in m.groupdict().items() if v}
+    begin = atom.begin - (len(before.group(0)) if before else 0)
+    end = after.end() if after else atom.end
+    end_of_today = datetime.combine(ctx.today + timedelta(days=1), time())
+    open_start = datetime.combine(date(1, 1, 2), time())
+    period = atom.period
+    if "around" in kinds:
+        if period.granularity != "day":
+            return _Found(begin, end, period)
+        widened = _Period(
+            period.start - timedelta(days=AROUND_DAYS),
+            period.end + timedelta(days=AROUND_DAYS),
+            "range",
+        )
+        return _Found(begin, end, widened)
+    if "before" in kinds:
+        return _Found(begin, end, _Period(open_start, period.start, "open"))
+    if "until" in kinds:
+        return _Found(begin, end, _Period(open_start, period.end, "open"))
+    if "after" in kinds:
+        return _Found(begin, end, _Period(period.end, max(end_of_today, period.end), "range"))
+    if "since" in kinds or "since_cjk" in kinds:
+        if kinds == {"since_cjk"} and after is None:
+            return None  # 从5月 alone: from May, a range's start, or May itself
+        return _Found(begin, end, _Period(period.start, max(end_of_today, period.end), "range"))
+    return None
+
+
+# ---------------------------------------------------------------------------- text
+
+_DANGLING_BEFORE = re.compile(
+    r"(?:\b(?:on|in|at|during|since|from|by|around|of|for|over|within|between)\s*|在|于|於|从|從|自从|自從|是)$",
+    re.IGNORECASE,
+)
+_DANGLING_AFTER = re.compile(
+    r"^(?:那天|那一天|这天|這天|当天|當天|那时|那時)?(?:的|に|の|には|では|で|は)?"
+)
+_CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([?.!,;:？。！，、])")
+_EDGE_PUNCT = " \t,，、;；"
+
+
+def _without(query: str, begin: int, end: int) -> str:
+    head, tail = query[:begin], query[end:]
+    dangling = _DANGLING_BEFORE.search(head.rstrip() if head.endswith(" ") else head)
+    if dangling:
+        head = head.rstrip()[: dangling.start()]
+    trailing = _DANGLING_AFTER.match(tail)
+    if trailing:
+        tail = tail[trailing.end() :]
+    head, tail = head.rstrip(), tail.lstrip()
+    spaced = head and tail and not (_CJK.match(head[-1]) or _CJK.match(tail[0]))
+    joined = f"{head} {tail}" if spaced else head + tail
+    text = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(joined.split()))
+    return text.strip(_EDGE_PUNCT)
+
+
+# --------------------------------------------------------------------------- entry
+
+_MAYBE_TIME = re.compile(
+    r"[0-9０-９年月日号號周週天昨今去前最近先曜春夏秋冬晚夜来來以起从從到至頃ごろ间間后後几幾数數]"
+    r"|おととい|きのう|けさ|おととし"
+    r"|\b(?:to(?:day|night)|yesterday|last|this|past|previous|ago|since|recent|lately|week"
+    r"|month|year|spring|summer|autumn|fall|winter|before|until|till|after|around|other|earlier"
+    r"|circa|roughly|approximately|between|from|through|prior|starting|beginning"
+    r"|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)",
+    re.IGNORECASE,
+)
+_KANA = re.compile(r"[\u3040-\u30ff]")
+
+
+def parse_time(query: str, now: datetime) -> TimeQuery:
+    """The window the query's first time expression names, and the query without it."""
+    if not _MAYBE_TIME.search(query):
+        return TimeQuery(None, query)
+    zone: tzinfo = now.tzinfo or UTC
+    local_now = now.astimezone(zone) if now.tzinfo else now
+    ctx = _Context(local_now.date(), bool(_KANA.search(query)))
+    atoms = _merge(query, _atoms(query, ctx), ctx)
+    found = _expression(query, atoms, ctx)
+    if found is None:
+        return TimeQuery(None, query)
+    window = TimeWindow(
+        start=found.period.start.replace(tzinfo=zone),
+        end=found.period.end.replace(tzinfo=zone),
+        expression=query[found.begin : found.end].strip(),
+        granularity=found.period.granularity,
+    )
+    return TimeQuery(window, _without(query, found.begin, found.end))

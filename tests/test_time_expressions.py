@@ -1,0 +1,286 @@
+"""Time expressions in a query (English, Chinese, Japanese) against a fixed reference time:
+the window each names, the near misses that name none, and the words left for searching.
+
+The reference time is Wednesday 20 May 2026, 15:00 (UTC unless a test says otherwise).
+A row is (query, first day, day after the last, granularity); None for an open start."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from cortex_mcp.search.time_expressions import TimeQuery, parse_time
+
+NOW = datetime(2026, 5, 20, 15, 0, tzinfo=UTC)
+OPEN = None
+
+Row = tuple[str, str | None, str, str]
+
+
+def _window_days(query: str, now: datetime = NOW) -> tuple[str | None, str, str] | None:
+    window = parse_time(query, now).window
+    if window is None:
+        return None
+    start = None if window.start.year < 1900 else window.start.date().isoformat()
+    return start, window.end.date().isoformat(), window.granularity
+
+
+ENGLISH: list[Row] = [
+    ("On May 6th, I read a book. What was its name?", "2026-05-06", "2026-05-07", "day"),
+    ("what did I read on the 6th of May?", "2026-05-06", "2026-05-07", "day"),
+    ("May 25", "2025-05-25", "2025-05-26", "day"),  # later than now this year: last year
+    ("6 May 2023", "2023-05-06", "2023-05-07", "day"),
+    ("May 6, 2023", "2023-05-06", "2023-05-07", "day"),
+    ("2023-05-06", "2023-05-06", "2023-05-07", "day"),
+    ("2023/05/06", "2023-05-06", "2023-05-07", "day"),
+    ("13/05/2023", "2023-05-13", "2023-05-14", "day"),  # day first: 13 is no month
+    ("05/13/2023", "2023-05-13", "2023-05-14", "day"),  # month first
+    ("July 2023", "2023-07-01", "2023-08-01", "month"),
+    ("2023-07", "2023-07-01", "2023-08-01", "month"),
+    ("in July", "2025-07-01", "2025-08-01", "month"),
+    ("what did we plan in May", "2026-05-01", "2026-06-01", "month"),
+    ("early May", "2026-05-01", "2026-05-11", "range"),
+    ("the end of April", "2026-04-21", "2026-05-01", "range"),
+    ("in 2023", "2023-01-01", "2024-01-01", "year"),
+    ("May last year", "2025-05-01", "2025-06-01", "month"),
+    ("today", "2026-05-20", "2026-05-21", "day"),
+    ("yesterday", "2026-05-19", "2026-05-20", "day"),
+    ("the day before yesterday", "2026-05-18", "2026-05-19", "day"),
+    ("last week", "2026-05-11", "2026-05-18", "week"),
+    ("this week", "2026-05-18", "2026-05-25", "week"),
+    ("two weeks ago", "2026-05-04", "2026-05-11", "week"),
+    ("3 days ago", "2026-05-17", "2026-05-18", "day"),
+    ("a few days ago", "2026-05-13", "2026-05-20", "range"),
+    ("recently", "2026-05-06", "2026-05-21", "range"),
+    ("this month", "2026-05-01", "2026-06-01", "month"),
+    ("last month", "2026-04-01", "2026-05-01", "month"),
+    ("2 months ago", "2026-03-01", "2026-04-01", "month"),
+    ("last year", "2025-01-01", "2026-01-01", "year"),
+    ("last summer", "2025-06-01", "2025-09-01", "season"),
+    ("last winter", "2025-12-01", "2026-03-01", "season"),
+    ("on Tuesday", "2026-05-19", "2026-05-20", "day"),
+    ("on Wednesday", "2026-05-20", "2026-05-21", "day"),  # today is one
+    ("last Wednesday", "2026-05-13", "2026-05-14", "day"),
+    ("last Friday", "2026-05-15", "2026-05-16", "day"),
+    ("Friday last week", "2026-05-15", "2026-05-16", "day"),
+    ("the past 3 days", "2026-05-17", "2026-05-21", "range"),
+    ("since Tuesday", "2026-05-19", "2026-05-21", "range"),
+    ("since last week", "2026-05-11", "2026-05-21", "range"),
+    ("after May 3", "2026-05-04", "2026-05-21", "range"),
+    ("between March and May", "2026-03-01", "2026-06-01", "range"),
+    ("from May 1 to May 3", "2026-05-01", "2026-05-04", "range"),
+    ("from May 1 to 3", "2026-05-01", "2026-05-04", "range"),
+    ("May 1-3", "2026-05-01", "2026-05-04", "range"),
+    ("from December 28 to January 2", "2025-12-28", "2026-01-03", "range"),
+    ("before June", OPEN, "2025-06-01", "open"),
+    ("until April", OPEN, "2026-05-01", "open"),
+    ("what happened around Nov 27?", "2025-11-24", "2025-12-01", "range"),
+]
+
+CHINESE: list[Row] = [
+    ("在5月6号我读了一本书，它的名字是？", "2026-05-06", "2026-05-07", "day"),
+    ("5月6日", "2026-05-06", "2026-05-07", "day"),
+    ("五月六日", "2026-05-06", "2026-05-07", "day"),
+    ("十二月二十五号", "2025-12-25", "2025-12-26", "day"),
+    ("2023年5月", "2023-05-01", "2023-06-01", "month"),
+    ("2023年5月6日", "2023-05-06", "2023-05-07", "day"),
+    ("2023年", "2023-01-01", "2024-01-01", "year"),
+    ("去年5月", "2025-05-01", "2025-06-01", "month"),
+    ("5月初", "2026-05-01", "2026-05-11", "range"),
+    ("在3月我们去了哪里", "2026-03-01", "2026-04-01", "month"),
+    ("上个月6号", "2026-04-06", "2026-04-07", "day"),
+    ("今天", "2026-05-20", "2026-05-21", "day"),
+    ("昨天", "2026-05-19", "2026-05-20", "day"),
+    ("前天", "2026-05-18", "2026-05-19", "day"),
+    ("三天前", "2026-05-17", "2026-05-18", "day"),
+    ("两周前", "2026-05-04", "2026-05-11", "week"),
+    ("上周", "2026-05-11", "2026-05-18", "week"),
+    ("这周", "2026-05-18", "2026-05-25", "week"),
+    ("上个月", "2026-04-01", "2026-05-01", "month"),
+    ("这个月", "2026-05-01", "2026-06-01", "month"),
+    ("去年", "2025-01-01", "2026-01-01", "year"),
+    ("去年夏天", "2025-06-01", "2025-09-01", "season"),
+    ("我最近去厦门旅游了", "2026-05-06", "2026-05-21", "range"),
+    ("上周二", "2026-05-12", "2026-05-13", "day"),
+    ("星期天", "2026-05-17", "2026-05-18", "day"),
+    ("过去三天", "2026-05-17", "2026-05-21", "range"),
+    ("5月1日到5月3日", "2026-05-01", "2026-05-04", "range"),
+    ("5月1日到3日", "2026-05-01", "2026-05-04", "range"),
+    ("从3月到5月", "2026-03-01", "2026-06-01", "range"),
+    ("上周以来", "2026-05-11", "2026-05-21", "range"),
+    ("6月以前", OPEN, "2025-06-01", "open"),
+    ("12月25日左右", "2025-12-22", "2025-12-29", "range"),
+]
+
+JAPANESE: list[Row] = [
+    ("先週話したレストランは？", "2026-05-11", "2026-05-18", "week"),
+    ("5月6日に何を読んだ？", "2026-05-06", "2026-05-07", "day"),
+    ("2023年5月6日", "2023-05-06", "2023-05-07", "day"),
+    ("昨日", "2026-05-19", "2026-05-20", "day"),
+    ("一昨日", "2026-05-18", "2026-05-19", "day"),
+    ("先月", "2026-04-01", "2026-05-01", "month"),
+    ("今月", "2026-05-01", "2026-06-01", "month"),
+    ("今週", "2026-05-18", "2026-05-25", "week"),
+    ("三日前", "2026-05-17", "2026-05-18", "day"),
+    ("3日前に会った人", "2026-05-17", "2026-05-18", "day"),
+    ("最近", "2026-05-06", "2026-05-21", "range"),
+    ("去年の夏", "2025-06-01", "2025-09-01", "season"),
+    (
+        "前年に行った店",
+        "2025-01-01",
+        "2026-01-01",
+        "year",
+    ),  # the previous year (in Chinese: two back)
+    ("先週の金曜日", "2026-05-15", "2026-05-16", "day"),
+    ("火曜日に", "2026-05-19", "2026-05-20", "day"),
+    ("5月1日から5月3日まで", "2026-05-01", "2026-05-04", "range"),
+    ("火曜日から", "2026-05-19", "2026-05-21", "range"),
+    ("6月より前", OPEN, "2025-06-01", "open"),
+]
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), ENGLISH)
+def test_english_expressions_name_their_window(
+    query: str, start: str | None, end: str, granularity: str
+) -> None:
+    assert _window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), CHINESE)
+def test_chinese_expressions_name_their_window(
+    query: str, start: str | None, end: str, granularity: str
+) -> None:
+    assert _window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), JAPANESE)
+def test_japanese_expressions_name_their_window(
+    query: str, start: str | None, end: str, granularity: str
+) -> None:
+    assert _window_days(query) == (start, end, granularity)
+
+
+NEAR_MISSES_ENGLISH = [
+    "May said she liked jazz",
+    "may I ask what you read?",
+    "they march on",
+    "March forward, soldiers",
+    "the 2023 model was cheaper",
+    "Windows 2000 still boots",
+    "meet at 5 pm",
+    "the call at 3:30",
+    "the second time we met",
+    "on the 2nd floor",
+    "I sat down by the river",
+    "the sun was out",
+    "they wed in secret",
+    "05/06/2023",  # 5 June or May 6: ambiguous, so no window
+    "what is the summer house like",
+    "prices fall",
+]
+NEAR_MISSES_CHINESE = [
+    "5月花牌纸巾好用吗",
+    "3号楼在哪里",
+    "在3号楼开会",
+    "2023款手机",
+    "离我最近的医院",
+    "每周一的例会",
+    "下午3点开会",
+]
+NEAR_MISSES_JAPANESE = ["日本の首都", "毎日ジョギングする", "毎週月曜日の会議", "日記を書く"]
+
+
+@pytest.mark.parametrize("query", NEAR_MISSES_ENGLISH + NEAR_MISSES_CHINESE + NEAR_MISSES_JAPANESE)
+def test_near_misses_name_no_window_and_keep_every_word(query: str) -> None:
+    assert parse_time(query, NOW) == TimeQuery(None, query)
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("On May 6th, I read a book. What was its name?", "I read a book. What was its name?"),
+        ("what did I read on the 6th of May?", "what did I read?"),
+        ("What did we decide last week?", "What did we decide?"),
+        ("what happened around Nov 27?", "what happened?"),
+        ("notes since Tuesday about the launch", "notes about the launch"),
+        ("I recently went on a trip to Xiamen", "I went on a trip to Xiamen"),
+        ("在5月2日我去了博物馆，看了什么展览？", "我去了博物馆，看了什么展览？"),
+        ("我曾经在5月4日这天分享了一些麻烦", "我曾经分享了一些麻烦"),
+        ("上周的会议", "会议"),
+        ("先週話したレストランは？", "話したレストランは？"),
+        ("5月6日に何を読んだ？", "何を読んだ？"),
+        ("yesterday", ""),
+    ],
+)
+def test_the_expression_and_its_dangling_preposition_leave_the_search_text(
+    query: str, text: str
+) -> None:
+    assert parse_time(query, NOW).text == text
+
+
+def test_the_window_names_the_words_that_said_it() -> None:
+    window = parse_time("what did we decide between March and May?", NOW).window
+    assert window is not None and window.expression == "between March and May"
+
+
+def test_windows_are_in_the_time_zone_of_now() -> None:
+    shanghai = timezone(timedelta(hours=8))
+    now = datetime(2026, 5, 20, 1, 0, tzinfo=shanghai)  # 19 May 17:00 UTC, 20 May in Shanghai
+    window = parse_time("昨天", now).window
+    assert window is not None
+    assert window.start == datetime(2026, 5, 19, tzinfo=shanghai)
+    assert window.end == datetime(2026, 5, 20, tzinfo=shanghai)
+    assert window.start.astimezone(UTC) == datetime(2026, 5, 18, 16, tzinfo=UTC)
+
+
+def test_a_now_in_another_zone_is_read_in_its_own_zone() -> None:
+    now_utc = datetime(2026, 5, 19, 17, 0, tzinfo=UTC)  # the same instant as above
+    window = parse_time("yesterday", now_utc).window
+    assert window is not None and window.start.date() == date(2026, 5, 18)
+    shanghai = timezone(timedelta(hours=8))
+    window = parse_time("yesterday", now_utc.astimezone(shanghai)).window
+    assert window is not None and window.start.date() == date(2026, 5, 19)
+
+
+def test_an_open_start_survives_conversion_to_utc() -> None:
+    now = datetime(2026, 5, 20, 9, 0, tzinfo=timezone(timedelta(hours=8)))
+    window = parse_time("before June", now).window
+    assert window is not None
+    assert window.start.astimezone(UTC) < window.end.astimezone(UTC)
+    assert window.start.astimezone(UTC).isoformat().startswith("0001-01-01")
+
+
+def test_the_29th_of_february_is_the_most_recent_leap_day() -> None:
+    assert _window_days("February 29") == ("2024-02-29", "2024-03-01", "day")
+
+
+def test_a_query_without_time_words_is_returned_unchanged() -> None:
+    query = "what is my favourite programming language"
+    assert parse_time(query, NOW) == TimeQuery(None, query)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = re.compile(r"<!-- time-table[^>]*-->\n(.*?)<!-- /time-table -->", re.DOTALL)
+
+
+def _table_rows(path: Path) -> list[list[str]]:
+    match = TABLE.search(path.read_text(encoding="utf-8"))
+    assert match is not None, f"{path.name} has no time table"
+    lines = [line for line in match.group(1).splitlines() if line.startswith("|")][2:]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/time.md"])
+def test_the_table_in_the_readme_and_the_docs_is_what_the_parser_says(page: str) -> None:
+    rows = _table_rows(ROOT / page)
+    assert len(rows) >= 6
+    for query, first, last, kind, text in rows:
+        result = parse_time(query, NOW)
+        assert result.window is not None, query
+        start = "open" if result.window.start.year < 1900 else result.window.start.date()
+        final = (result.window.end - timedelta(days=1)).date()
+        said = [str(start), final.isoformat(), result.window.granularity, result.text or "—"]
+        assert said == [first, last, kind, text], query
