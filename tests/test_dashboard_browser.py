@@ -570,3 +570,34 @@ def test_the_extraction_log_names_the_rules_when_no_llm_extracted(tab: Tab, tmp_
     assert any(h.startswith("No LLM") for h in headings), headings
     assert tab.errors == []
     _screenshot(page, "dashboard-extraction.png", tmp_path)
+
+
+def test_a_page_of_another_origin_cannot_frame_the_dashboard(
+    browser: Browser, server: ServeProcess
+) -> None:
+    """On a tokenless loopback server, the live dashboard in another origin's iframe would be a
+    clickjacking target: the browser must refuse to show it there (the page's own frame of its
+    own origin loads, so the check can tell a refused frame from one that did not load)."""
+    context = browser.new_context()
+    try:
+        with other_origin() as other_url:
+            page = context.new_page()
+            page.goto(other_url)
+            sources = [other_url, f"{server.url}/", f"{server.url}/ui/index.html"]
+            page.evaluate(
+                "async sources => { await Promise.all(sources.map(src => new Promise(done => {"
+                " const frame = document.createElement('iframe'); frame.src = src;"
+                " frame.onload = done; frame.onerror = done; document.body.append(frame);"
+                " setTimeout(done, 5000) }))) }",
+                sources,
+            )
+            shown = {
+                frame.url: frame.evaluate("document.title")
+                for frame in page.frames
+                if frame is not page.main_frame
+            }
+            assert shown.get(other_url) == "another origin", shown  # a frame of its own loads
+            assert "cortex-mcp dashboard" not in shown.values(), shown
+            assert not any(url.startswith(server.url) for url in shown), shown
+    finally:
+        context.close()

@@ -47,6 +47,16 @@ SECURITY_HEADERS = {
 }
 
 
+class _Assets(StaticFiles):
+    """The dashboard's files, each with the page's security headers (`/ui/index.html` is the
+    page itself)."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+
 class DashboardSession:
     """Signs and checks session cookies with the API token; decides which paths are public."""
 
@@ -133,7 +143,7 @@ def dashboard_routes(session: DashboardSession) -> list[BaseRoute]:
         Route(ASSETS + "/session", login, methods=["POST"]),
         Route(ASSETS + "/session", logout, methods=["DELETE"]),
         Route(ASSETS + "/auth", state, methods=["GET"]),
-        Mount(ASSETS, app=StaticFiles(directory=STATIC), name="dashboard"),
+        Mount(ASSETS, app=_Assets(directory=STATIC), name="dashboard"),
     ]
 
 

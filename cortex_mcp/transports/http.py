@@ -2,7 +2,8 @@
 Streamable HTTP (`/mcp`) and the REST API (`/api/v1`), over one service opened in the app's
 lifespan (the SSE transport would otherwise open one per connection).
 
-Guards, outermost first: CORS (when origins are configured), Host and exact Origin checks (DNS
+Guards, outermost first: no framing by other pages (every response), CORS (when origins are
+configured), Host and exact Origin checks (DNS
 rebinding, other pages), bearer token, body limit, JSON bodies only (415). uvicorn drains in-flight requests on SIGTERM before the lifespan
 closes the service, which waits for its background writes: an acknowledged write is never lost.
 """
@@ -33,6 +34,7 @@ from cortex_mcp.logs import configure_logging
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.dashboard import DashboardSession, dashboard_routes
 from cortex_mcp.transports.endpoints import error_response, route_for
+from cortex_mcp.transports.framing import NoFraming
 from cortex_mcp.transports.guards import (
     LOOPBACK_HOSTS,
     BearerAuth,
@@ -148,6 +150,7 @@ def create_app(
                 expose_headers=["mcp-session-id"],
             ),
         )
+    middleware.insert(0, Middleware(NoFraming))  # outermost: refusals are covered too
     return Starlette(
         routes=routes,
         middleware=middleware,
