@@ -7,8 +7,9 @@ Question sets (bench/time_data.py says how each is built and dated):
   user's last day.
 - locomo dates: generated "What did <speaker> say about <word> in <Month Year>?" (kind month) and
   "... on <Month> <day>?" (kind day); `now` is noon of the day after the last session.
-- locomo qa: LoCoMo's own questions (categories 1-4) over the same dated turns; R@10 is the
-  figure to watch (no time words, so time must not change it).
+- locomo qa: LoCoMo's own questions (categories 1-4) over the same dated turns, split by the
+  query parser into qa (no time words: R@10 is the figure to watch, time must not change it)
+  and qa+time (a time named, often relative to the session it was asked in, not to `now`).
 
 Memories go in through the service's import (a cortex-mcp export document, each memory's date as
 its `created_at` and `occurred_at`), one SQLite database per user or conversation, as the baseline
@@ -54,6 +55,7 @@ from bench.time_data import (  # noqa: E402
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.models import to_iso  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.search.time_expressions import parse_time  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
 from cortex_mcp.service.requests import RecallRequest, SearchRequest  # noqa: E402
 
@@ -63,7 +65,7 @@ FILES = {
     "memorybank_zh": "memorybank_dev_cn.json",
     "locomo": "locomo_dev.json",
 }
-KIND_ORDER = ("date", "relative", "plain", "month", "day", "qa")
+KIND_ORDER = ("date", "relative", "plain", "month", "day", "qa", "qa+time")
 TAKES_NOW = "now" in SearchRequest.model_fields
 
 
@@ -162,13 +164,21 @@ async def measure_corpus(run: Run, set_name: str, corpus: Corpus, db_path: Path)
     async with open_cortex(settings, background=False) as service:
         owners = await load(service, corpus)
         for question in corpus.questions:
-            key = (set_name, question.kind, question.held)
+            key = (set_name, kind_of(question, corpus), question.held)
             started = time.perf_counter()
             ranked = await ask(service, corpus, question)
             run.ms.append((time.perf_counter() - started) * 1000)
             run.cortex.add(key, [owners.get(i, "") for i in ranked], question.evidence)
             run.bm25.add(key, baseline.search(question.text), question.evidence)
     run.databases.append((set_name, db_path, corpus, owners))
+
+
+def kind_of(question: Question, corpus: Corpus) -> str:
+    """LoCoMo's own questions are "qa", or "qa+time" when the parser finds a time in them
+    (they are not written to name one: "When did ...?" has none, "in 2022" has)."""
+    if question.kind != "qa":
+        return question.kind
+    return "qa+time" if parse_time(question.text, corpus.now).window is not None else "qa"
 
 
 def corpora_of(set_name: str, folder: Path) -> list[Corpus]:
@@ -228,7 +238,7 @@ async def over_mcp(run: Run, per_kind: int) -> None:
         settings = load_settings(db_path=db_path, embedding_provider="none")
         async with open_cortex(settings, background=False) as service:
             for question in questions:
-                key = (names[db_path], question.kind, question.held)
+                key = (names[db_path], kind_of(question, corpus), question.held)
                 ranked = await ask(service, corpus, question)
                 local.add(key, [owners.get(i, "") for i in ranked], question.evidence)
         command = server_command()
@@ -239,7 +249,7 @@ async def over_mcp(run: Run, per_kind: int) -> None:
         )
         async with Client(params, mode="legacy") as client:
             for question in questions:
-                key = (names[db_path], question.kind, question.held)
+                key = (names[db_path], kind_of(question, corpus), question.held)
                 ids = await recall_over_stdio(client, corpus, question)
                 stdio.add(key, [owners.get(i, "") for i in ids], question.evidence)
     print("\n### a sample over MCP stdio (cortex_recall, max_results 5)\n")
