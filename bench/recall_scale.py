@@ -289,7 +289,7 @@ async def locomo_planted(path: Path) -> dict[str, Any]:
             filters = SearchFilters(agent_id=conv.sample_id, now=now)
             for question, evidence in conv.questions:
                 started = time.perf_counter()
-                hits = await service.engines.searcher.text_hits(
+                hits = await service.engines.searcher.text_channel.hits(
                     build_query(question), filters, K, K
                 )
                 times.append((time.perf_counter() - started) * 1000)
@@ -341,7 +341,7 @@ async def bench_size(n: int, n_queries: int, *, cold: bool, locomo: bool) -> dic
         pairs = []
         for agent, q in queries[:60]:
             filters = SearchFilters(agent_id=agent, now=filters_now)
-            hits = await service.engines.searcher.text_hits(build_query(q), filters, K, K)
+            hits = await service.engines.searcher.text_channel.hits(build_query(q), filters, K, K)
             pairs.append(((agent, q), [memory_id for memory_id, _ in hits]))
         service.engines.embeddings.providers = [embedder]
         started = time.perf_counter()

@@ -250,7 +250,13 @@ async def test_search_debug_shows_every_stage(client: Client) -> None:
     hit = report["hits"][0]
     for key in ("text", "vector", "fused", "layer_weight", "recency", "access", "decay", "final"):
         assert key in hit
-    assert {"parse", "text", "fusion"} <= set(report["timings_ms"])
+    stages = ["parse", "channels", "fuse", "signals", "time", "rerank", "diversity", "budget"]
+    assert [stage["name"] for stage in report["stages"]] == stages
+    assert all(stage["ms"] >= 0 for stage in report["stages"])
+    assert {"parse", "text", "fuse"} <= set(report["timings_ms"])
+    assert list(hit["stages"]) == stages[1:]  # its score after each stage that saw it
+    assert hit["stages"]["budget"] == hit["final"]
+    assert hit["rerank_score"] is None  # no reranker configured
 
 
 async def test_recall_text_marks_raw_turns_as_conversation_history(

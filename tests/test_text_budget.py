@@ -65,15 +65,17 @@ async def test_a_large_index_ranks_by_its_rare_terms_and_stays_per_agent(
     searcher = service.engines.searcher
     filters = SearchFilters(agent_id="default", now="2030-01-01T00:00:00Z")
     query = build_query("weekly report zeppelin")
-    exact = await searcher.text_hits(query, filters, 10, 10)
-    searcher.fts_row_budget = 5  # 42 memories are now "large"; "zeppelin" fits, the rest not
-    bounded = await searcher.text_hits(query, filters, 10, 10)
+    exact = await searcher.text_channel.hits(query, filters, 10, 10)
+    searcher.text_channel.row_budget = (
+        5  # 42 memories are now "large"; "zeppelin" fits, the rest not
+    )
+    bounded = await searcher.text_channel.hits(query, filters, 10, 10)
     assert bounded[0][0] == exact[0][0] == target.id
     assert [memory_id for memory_id, _ in bounded] == [target.id]
     assert other.id not in {memory_id for memory_id, _ in bounded}
 
     common = build_query("weekly report")  # every term matches more rows than the budget
-    newest = await searcher.text_hits(common, filters, 10, 10)
+    newest = await searcher.text_channel.hits(common, filters, 10, 10)
     assert 0 < len(newest) <= 5 and target.id in {memory_id for memory_id, _ in newest}
     result = await service.memories.recall(RecallRequest(query="weekly report zeppelin"))
     assert result.memories[0].id == target.id

@@ -126,7 +126,7 @@ async def test_a_forced_small_budget_keeps_agents_apart_and_ranks_its_candidates
     service: CortexService, corpus: list[str]
 ) -> None:
     searcher = service.engines.searcher
-    searcher.fts_row_budget = 25  # 260 memories behave as a million do
+    searcher.text_channel.row_budget = 25  # 260 memories behave as a million do
     rng = random.Random(3)
     for agent in ("default", "other"):
         filters = SearchFilters(agent_id=agent, now=NOW)
@@ -136,7 +136,7 @@ async def test_a_forced_small_budget_keeps_agents_apart_and_ranks_its_candidates
         own = {str(row[0]) for row in rows}
         for _ in range(30):
             query = build_query(" ".join(rng.sample(corpus, rng.randint(2, 5))))
-            hits = await searcher.text_hits(query, filters, 10, 10)
+            hits = await searcher.text_channel.hits(query, filters, 10, 10)
             scores = await exact_scores(service, query.match, filters)
             assert {memory_id for memory_id, _ in hits} <= set(scores)  # allowed rows only
             assert {memory_id for memory_id, _ in hits} <= own
@@ -149,18 +149,18 @@ async def test_terms_no_memory_holds_change_nothing_on_a_large_index(
 ) -> None:
     """A term found nowhere adds nothing to any score: the bounded path leaves it out (it would
     cost a search of its own), and a query of such terms alone finds nothing."""
-    service.engines.searcher.fts_row_budget = 25
+    service.engines.searcher.text_channel.row_budget = 25
     filters = SearchFilters(agent_id="default", now=NOW)
     rng = random.Random(4)
     for _ in range(10):
         words = rng.sample(corpus, 3)
-        hits = await service.engines.searcher.text_hits(
+        hits = await service.engines.searcher.text_channel.hits(
             build_query(" ".join(words)), filters, 10, 10
         )
         absent = build_query(" ".join([*words, "zzyzx", "quuxal"]))
-        assert await service.engines.searcher.text_hits(absent, filters, 10, 10) == hits
+        assert await service.engines.searcher.text_channel.hits(absent, filters, 10, 10) == hits
     nothing = build_query("zzyzx quuxal")
-    assert await service.engines.searcher.text_hits(nothing, filters, 10, 10) == []
+    assert await service.engines.searcher.text_channel.hits(nothing, filters, 10, 10) == []
 
 
 def test_terms_left_out_of_the_candidates_still_score_them_while_cheap_to_count() -> None:
@@ -199,9 +199,9 @@ async def test_a_cjk_question_finds_its_memory_on_a_large_index(
         for pattern in noise:
             await service.memories.remember(RememberRequest(content=pattern.format(i=i)))
     searcher = service.engines.searcher
-    searcher.fts_row_budget = 20
+    searcher.text_channel.row_budget = 20
     filters = SearchFilters(agent_id="default", now=NOW)
-    hits = await searcher.text_hits(build_query(question), filters, 10, 10)
+    hits = await searcher.text_channel.hits(build_query(question), filters, 10, 10)
     assert hits and hits[0][0] == wanted.id
     result = await service.memories.recall(RecallRequest(query=question))
     assert result.memories[0].id == wanted.id
@@ -214,14 +214,14 @@ async def test_an_agent_with_few_memories_in_a_large_file_is_searched_exactly(
     """Its own rows fit the budget, so all of them are scored, with every term: the top 10 is
     the unbounded search's, however common its terms are among the other agents' rows."""
     searcher = service.engines.searcher
-    searcher.fts_row_budget = 25 if include_shared else 20
+    searcher.text_channel.row_budget = 25 if include_shared else 20
     filters = SearchFilters(agent_id="tiny", now=NOW, include_shared=include_shared)
-    assert await service.stores.memories.own_rows(filters, 1000) < searcher.fts_row_budget
+    assert await service.stores.memories.own_rows(filters, 1000) < searcher.text_channel.row_budget
     rng = random.Random(4)
     found = 0
     for _ in range(40):
         query = build_query(" ".join(rng.sample(corpus, rng.randint(1, 4))))
-        hits = await searcher.text_hits(query, filters, 10, 10)
+        hits = await searcher.text_channel.hits(query, filters, 10, 10)
         scores = await exact_scores(service, query.match, filters)
         assert_ranked_as(hits, scores, set(scores))
         assert len(hits) == min(10, len(scores))

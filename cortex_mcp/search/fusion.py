@@ -37,7 +37,11 @@ class Candidate:
     access: float = 1.0
     decay: float = 1.0
     final: float = 0.0
+    time_boost: float = 1.0  # the time stage's factor (a memory in the window the query names)
+    rerank_score: float | None = None  # the reranker's relevance, when it ran
     mmr_step: int | None = None
+    # the score after each stage, kept only for the search debugger (SearchState.debug)
+    stage_scores: dict[str, float] = field(default_factory=dict, repr=False)
     memory: Memory | None = field(default=None, repr=False)
 
 

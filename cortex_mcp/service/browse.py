@@ -173,7 +173,7 @@ class BrowseService:
             }
             settings = self.settings.search.model_copy(update=overrides)
             outcome = await self.searcher.search(
-                text, filters, size, self.clock.now(), mode=mode, settings=settings
+                text, filters, size, self.clock.now(), mode=mode, settings=settings, debug=True
             )
             report = debug_report(outcome, settings)
             report["mode"] = mode

@@ -213,7 +213,7 @@ class MemoryService:
         text = _query(request.query)
         limit = request.max_results
         filters = self.filters(request.agent_id, None, None)
-        outcome = await self.searcher.search(text, filters, limit, self.clock.now())
+        outcome = await self.searcher.search(text, filters, limit, self.clock.now(), debug=True)
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)
         report["degraded"] = unique(outcome.degraded)

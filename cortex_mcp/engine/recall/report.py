@@ -7,7 +7,7 @@ from typing import Any
 from cortex_mcp.config import SearchSettings
 from cortex_mcp.models import Category, Memory
 from cortex_mcp.search.fusion import Candidate
-from cortex_mcp.search.hybrid import SearchOutcome
+from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.tokenize import count_tokens
 
 # Sections of MEMORY.md in the seed design, and the categories each one holds.
@@ -55,18 +55,23 @@ def core_snapshot(memories: list[Memory], max_tokens: int) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def debug_report(outcome: SearchOutcome, settings: SearchSettings) -> dict[str, Any]:
+def debug_report(outcome: SearchState, settings: SearchSettings) -> dict[str, Any]:
+    """What the search understood, each stage in order with its time, and per hit the score
+    it had after every stage (`outcome` from a search run with debug=True)."""
+    query = outcome.text_query
     return {
         "query": {
-            "raw": outcome.query.raw,
-            "terms": outcome.query.terms,
-            "fts_expression": outcome.query.match,
-            "like_patterns": outcome.query.like_patterns,
+            "raw": query.raw,
+            "terms": query.terms,
+            "fts_expression": query.match,
+            "like_patterns": query.like_patterns,
         },
         "settings": settings.model_dump(),
         "pool": outcome.pool,
         "channels": outcome.channels,
         "providers": outcome.providers,
+        "stages": [{"name": name, "ms": ms} for name, ms in outcome.stages],
+        "facts": outcome.facts,
         "timings_ms": outcome.timings_ms,
         "hits": [_hit(rank, c) for rank, c in enumerate(outcome.ranked, start=1)],
     }
@@ -91,6 +96,9 @@ def _hit(rank: int, c: Candidate) -> dict[str, Any]:
         "recency": round(c.recency, 6),
         "access": round(c.access, 6),
         "decay": round(c.decay, 6),
+        "time_boost": round(c.time_boost, 6),
+        "rerank_score": None if c.rerank_score is None else round(c.rerank_score, 6),
         "mmr_step": c.mmr_step,
         "final": round(c.final, 6),
+        "stages": {stage: round(score, 6) for stage, score in c.stage_scores.items()},
     }

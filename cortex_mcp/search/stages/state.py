@@ -1,0 +1,66 @@
+"""What the stages of one search share: the question, the candidates so far, and what each
+stage noted (timings, what it could not use, facts for the search debugger)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from cortex_mcp.config import SearchSettings
+from cortex_mcp.models import SearchFilters
+from cortex_mcp.search.fusion import Candidate
+from cortex_mcp.search.text import TextQuery
+from cortex_mcp.store.vectors import PendingEmbedding
+
+
+@dataclass
+class SearchState:
+    text: str
+    filters: SearchFilters
+    limit: int
+    now: datetime
+    settings: SearchSettings
+    mode: str = "hybrid"  # hybrid, text or vector (the last two for benchmarks and debugging)
+    # memories with no vector yet: embedded in the query's provider call and scored with the rest
+    pending: Sequence[PendingEmbedding] = ()
+    debug: bool = False  # keep each candidate's score after every stage (the search debugger)
+    query: TextQuery | None = None  # what the text channel searches (parse)
+    pool: int = 0  # candidates each channel brings
+    candidates: list[Candidate] = field(default_factory=list)  # best first from signals on
+    query_vector: np.ndarray | None = None
+    model_key: str = ""
+    channels: list[str] = field(default_factory=list)
+    providers: dict[str, Any] = field(default_factory=dict)
+    # vectors computed for pending memories along with the query: (model, [(pending, vector)])
+    fresh_model: str = ""
+    fresh: list[tuple[PendingEmbedding, np.ndarray]] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    stages: list[tuple[str, float]] = field(default_factory=list)  # (stage, ms) in order run
+    degraded: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)  # what a stage understood, for debugging
+
+    @property
+    def ranked(self) -> list[Candidate]:
+        return self.candidates
+
+    @property
+    def text_query(self) -> TextQuery:
+        if self.query is None:
+            raise RuntimeError("the parse stage has not run")
+        return self.query
+
+    def sort(self) -> None:
+        """Best first: by score, ties by the text channel's rank."""
+        self.candidates.sort(
+            key=lambda c: (-c.final, c.text_rank if c.text_rank is not None else 1 << 30)
+        )
+
+
+class Stage(Protocol):
+    name: str
+
+    async def run(self, state: SearchState) -> None: ...

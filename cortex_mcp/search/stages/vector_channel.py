@@ -1,0 +1,99 @@
+"""The vector channel: the query embedded (with the memories not embedded yet, in the same
+provider call) and its nearest memories in the agent's vector index."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from cortex_mcp.errors import ProviderError
+from cortex_mcp.models import SearchFilters
+from cortex_mcp.providers.cascade import EmbeddingCascade
+from cortex_mcp.search.stages.state import SearchState
+from cortex_mcp.search.vector import IndexNotReady, VectorIndex
+from cortex_mcp.store.interfaces import MemoryStorage
+from cortex_mcp.store.vectors import PendingEmbedding
+
+NO_EMBEDDINGS = "no embedding provider: text search only"
+
+VectorHits = list[tuple[str, float]]  # (memory id, cosine)
+
+
+class VectorChannel:
+    def __init__(
+        self, memories: MemoryStorage, index: VectorIndex, embeddings: EmbeddingCascade
+    ) -> None:
+        self.memories = memories
+        self.index = index
+        self.embeddings = embeddings
+
+    async def hits(self, state: SearchState) -> VectorHits:
+        """Sets the state's query vector (None when there is none to search with)."""
+        started = time.perf_counter()
+        vector = await self._embed_query(state)
+        embedded = time.perf_counter()
+        state.timings_ms["embed"] = _ms(started, embedded)
+        if vector is None:
+            return []
+        try:
+            hits, backend = await self.index.search(
+                vector, state.model_key, state.pool, state.filters
+            )
+        except IndexNotReady as building:  # it goes on in the background
+            state.degraded.append(building.note)
+            return []
+        if state.fresh:
+            hits = await self._with_fresh(hits, state.fresh, vector, state.pool, state.filters)
+        state.query_vector = vector
+        state.channels.append("vector")
+        state.providers["vector_backend"] = backend
+        state.timings_ms["vector"] = _ms(embedded, time.perf_counter())
+        return hits
+
+    async def _embed_query(self, state: SearchState) -> np.ndarray | None:
+        if not self.embeddings.providers:
+            state.degraded.append(NO_EMBEDDINGS)
+            return None
+        pending = state.pending
+        try:
+            result = await self.embeddings.embed([state.text, *(p.content for p in pending)])
+        except ProviderError as exc:
+            state.degraded.append(f"embeddings unavailable ({exc.message}): text search only")
+            return None
+        state.providers["embedding"] = {"provider": result.provider, "model": result.model_key}
+        if result.passed_over:
+            passed = "; ".join(result.passed_over)
+            state.degraded.append(f"embeddings from {result.provider} ({passed})")
+        state.model_key = state.fresh_model = result.model_key
+        state.fresh = _fresh(pending, result.vectors, result.ok)
+        if state.fresh:
+            state.providers["embedding"]["pending_embedded"] = len(state.fresh)
+        return result.vectors[0]
+
+    async def _with_fresh(
+        self,
+        hits: VectorHits,
+        fresh: list[tuple[PendingEmbedding, np.ndarray]],
+        query_vector: np.ndarray,
+        pool: int,
+        filters: SearchFilters,
+    ) -> VectorHits:
+        """Indexed hits plus the pending memories `filters` allow, by cosine similarity."""
+        allowed = await self.memories.eligible([p.memory_id for p, _ in fresh], filters)
+        scores = dict(hits)
+        for p, vector in fresh:
+            if p.memory_id in allowed:
+                scores[p.memory_id] = float(vector @ query_vector)
+        return sorted(scores.items(), key=lambda hit: -hit[1])[:pool]
+
+
+def _fresh(
+    pending: Sequence[PendingEmbedding], vectors: np.ndarray, ok: np.ndarray
+) -> list[tuple[PendingEmbedding, np.ndarray]]:
+    return [(p, vectors[i + 1]) for i, p in enumerate(pending) if ok[i + 1]]
+
+
+def _ms(start: float, end: float) -> float:
+    return round((end - start) * 1000, 3)
