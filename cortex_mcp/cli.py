@@ -26,13 +26,24 @@ from cortex_mcp.commands import (
     memory,
     migrate,
     serve,
+    tokens,
 )
 from cortex_mcp.config import load_settings
 from cortex_mcp.config_help import setting_warnings, settings_help
 from cortex_mcp.errors import ConfigError, StorageError
 from cortex_mcp.logs import configure_logging
 
-COMMAND_MODULES = (serve, doctor, memory, lifecycle, exchange, ingest, migrate, client_config)
+COMMAND_MODULES = (
+    serve,
+    doctor,
+    memory,
+    lifecycle,
+    exchange,
+    ingest,
+    migrate,
+    tokens,
+    client_config,
+)
 DEFAULT_COMMAND = "serve"
 
 

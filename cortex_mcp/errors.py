@@ -2,6 +2,7 @@
 
 CortexError                 base; ``code`` maps to an HTTP status at the edge
 ├── InvalidInput            bad argument: names the field and the rule (400)
+├── Forbidden               the caller may not act for what it named (403)
 ├── NotFound                unknown memory or resource (404)
 ├── Conflict                state does not allow the change (409)
 ├── ConfigError             invalid settings at start
@@ -28,6 +29,11 @@ class CortexError(Exception):
 class InvalidInput(CortexError):
     code = "invalid_input"
     status = 400
+
+
+class Forbidden(CortexError):
+    code = "forbidden"
+    status = 403
 
 
 class NotFound(CortexError):

@@ -6,6 +6,7 @@ import enum
 import os
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -36,6 +37,34 @@ class Category(enum.StrEnum):
 
 class Clock(Protocol):
     def now(self) -> datetime: ...
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking, resolved once per request from its credential by the transport.
+
+    - `local`: the person at this machine (the CLI, a stdio server): any agent, and a call
+      naming none may act on every agent (lifecycle runs, exports);
+    - `admin`: a remote holder of CORTEX_API_TOKEN (or anyone, on a tokenless loopback
+      server): any agent it names, else the server's own;
+    - an agent token's holder (`agent_id` set): that agent only, whatever it names.
+    """
+
+    kind: str = "local"  # "local" | "admin" | "agent"
+    agent_id: str | None = None
+    token_id: str | None = None  # the agent token (or dashboard session's token) used
+
+    @classmethod
+    def for_agent(cls, agent_id: str, token_id: str | None = None) -> Caller:
+        return cls("agent", agent_id, token_id)
+
+    @property
+    def is_agent(self) -> bool:
+        return self.kind == "agent"
+
+
+LOCAL = Caller("local")
+ADMIN = Caller("admin")
 
 
 class SystemClock:

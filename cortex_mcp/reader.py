@@ -10,7 +10,9 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from cortex_mcp.config import Settings
+from cortex_mcp.models import Clock, SystemClock
 from cortex_mcp.service.reading import MemoryReading
+from cortex_mcp.service.tokens import TokenService
 from cortex_mcp.store.backend import Stores, build_stores, open_database
 from cortex_mcp.store.memories import LayerTtl
 
@@ -48,3 +50,16 @@ def build_reading(
 async def open_reader(settings: Settings) -> AsyncIterator[MemoryReading]:
     async with open_stores(settings, allow_vec=False) as stores:
         yield build_reading(settings, stores)
+
+
+def build_tokens(settings: Settings, stores: Stores, clock: Clock) -> TokenService:
+    """Agent tokens, the admin token (CORTEX_API_TOKEN) and dashboard sessions."""
+    admin = settings.api_token.get_secret_value() if settings.api_token else None
+    return TokenService(tokens=stores.tokens, clock=clock, admin_token=admin)
+
+
+@asynccontextmanager
+async def open_tokens(settings: Settings) -> AsyncIterator[TokenService]:
+    """The token commands' service: the database alone."""
+    async with open_stores(settings, allow_vec=False) as stores:
+        yield build_tokens(settings, stores, SystemClock())

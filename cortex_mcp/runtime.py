@@ -39,7 +39,7 @@ from cortex_mcp.providers.llm import (
     OpenAIChat,
 )
 from cortex_mcp.providers.llm import OPENAI_DEFAULT_MODEL as OPENAI_CHAT_DEFAULT
-from cortex_mcp.reader import build_reading, layer_ttl, open_stores
+from cortex_mcp.reader import build_reading, build_tokens, layer_ttl, open_stores
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.pgvector import PgVectorIndex
 from cortex_mcp.search.saved_index import index_dir as saved_index_dir
@@ -411,6 +411,7 @@ def _build_services(
             clock=clock,
         ),
         status=status,
+        tokens=build_tokens(settings, stores, clock),
     )
 
 

@@ -204,7 +204,10 @@ def test_the_private_name_check_catches_each_form(tmp_path: Path) -> None:
 def test_the_service_package_holds_one_module_per_noun() -> None:
     modules = {path.stem for path in (PACKAGE / "service").glob("*.py")}
     nouns = {"memories", "reading", "conversation", "lifecycle", "exchange", "relations"}
-    assert nouns | {"browse", "status", "cortex", "effects", "requests", "__init__"} == modules
+    assert (
+        nouns | {"browse", "status", "tokens", "cortex", "effects", "requests", "__init__"}
+        == modules
+    )
 
 
 ENGINE_CAPABILITIES = {"recall", "ingest", "lifecycle", "exchange"}

@@ -18,6 +18,7 @@ from cortex_mcp.errors import CortexError
 if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
     from cortex_mcp.service.reading import MemoryReading
+    from cortex_mcp.service.tokens import TokenService
 
 PROGRESS_MIN_ITEMS = 200  # smaller jobs finish before a bar would help
 
@@ -65,6 +66,19 @@ def run_with_reader(settings: Settings, work: Callable[[MemoryReading], Awaitabl
     async def main() -> int:
         async with open_reader(settings) as reader:
             return await work(reader)
+
+    return _run_reporting_errors(main())
+
+
+def run_with_tokens(settings: Settings, work: Callable[[TokenService], Awaitable[int]]) -> int:
+    """For the token commands: the token service over the database alone."""
+    from cortex_mcp.reader import open_tokens
+
+    _quiet_progress_logs(settings, logging.WARNING)
+
+    async def main() -> int:
+        async with open_tokens(settings) as tokens:
+            return await work(tokens)
 
     return _run_reporting_errors(main())
 

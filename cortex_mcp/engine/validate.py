@@ -7,7 +7,8 @@ import re
 import uuid
 from typing import Any, TypeVar
 
-from cortex_mcp.errors import InvalidInput
+from cortex_mcp.errors import Forbidden, InvalidInput
+from cortex_mcp.models import Caller
 from cortex_mcp.tokenize import normalise
 
 E = TypeVar("E", bound=enum.Enum)
@@ -168,6 +169,33 @@ def agent_id(value: str | None, default: str) -> str:
             field="agent_id",
         )
     return text
+
+
+def agent_for(caller: Caller, value: str | None, default: str) -> str:
+    """The agent a call acts for: the one it names (validated), else the caller's own (an
+    agent token's), else `default`. An agent token naming another agent is refused before
+    anything is read or written; the refusal is the same whether that agent exists or not."""
+    if not caller.is_agent:
+        return agent_id(value, default)
+    own = caller.agent_id
+    assert own is not None
+    named = agent_id(value, own)
+    if named != own:
+        raise Forbidden(
+            f"agent_id: this token acts only for agent {own!r}; it may not name another agent"
+            " (leave agent_id out, or use a token of that agent)",
+            field="agent_id",
+        )
+    return own
+
+
+def agent_scope(caller: Caller, value: str | None, default: str) -> str | None:
+    """For operations that cover every agent when none is named (lifecycle runs and their
+    log, exports): every agent (None) for the local operator only; a remote caller acts for
+    the agent it names, else for its own (an agent token's) or `default` (the server's)."""
+    if caller.kind == "local":
+        return agent_id(value, "*") if value else None
+    return agent_for(caller, value, default)
 
 
 def optional_text(name: str, value: str | None, limit: int) -> str | None:

@@ -29,6 +29,7 @@ from cortex_mcp.service.memories import MemoryService
 from cortex_mcp.service.reading import MemoryReading
 from cortex_mcp.service.relations import RelationService
 from cortex_mcp.service.status import StatusService
+from cortex_mcp.service.tokens import TokenService
 from cortex_mcp.store.backend import Stores
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ class Services:
     relations: RelationService
     browse: BrowseService
     status: StatusService
+    tokens: TokenService
 
 
 class CortexService:
@@ -95,6 +97,7 @@ class CortexService:
         self.relations = services.relations
         self.browse = services.browse
         self.status = services.status
+        self.tokens = services.tokens
         self.background = engines.background
         self.refresher = engines.refresher
         self._warm_started = False

@@ -18,6 +18,7 @@ from cortex_mcp.store.interfaces import (
     ExportStorage,
     LifecycleStorage,
     MemoryStorage,
+    TokenStorage,
     VectorStorage,
 )
 from cortex_mcp.store.lease import LeaseStore
@@ -25,6 +26,7 @@ from cortex_mcp.store.lifecycle import LifecycleStore
 from cortex_mcp.store.memories import LayerTtl, MemoryStore
 from cortex_mcp.store.profiles import ProfileStore
 from cortex_mcp.store.relations import RelationStore
+from cortex_mcp.store.tokens import TokenStore
 from cortex_mcp.store.turns import TurnStore
 from cortex_mcp.store.vectors import VectorStore
 
@@ -41,6 +43,7 @@ class StoreClasses:
     turns: type[TurnStore]
     profiles: type[ProfileStore]
     counters: type[Counters]
+    tokens: type[TokenStore]
 
 
 SQLITE = StoreClasses(
@@ -54,6 +57,7 @@ SQLITE = StoreClasses(
     turns=TurnStore,
     profiles=ProfileStore,
     counters=Counters,
+    tokens=TokenStore,
 )
 
 
@@ -96,6 +100,7 @@ class Stores:
     turns: TurnStore
     profiles: ProfileStore
     counters: Counters
+    tokens: TokenStorage
 
 
 def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
@@ -115,4 +120,5 @@ def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
         turns=classes.turns(db, memories),
         profiles=classes.profiles(db),
         counters=classes.counters(db),
+        tokens=classes.tokens(db),
     )

@@ -6,8 +6,8 @@
 - `Connection` and `Cursor`: what a write transaction's function is given (sqlite3's own
   connection, or `SyncPgConnection` on PostgreSQL). Statements are written in SQLite's SQL
   with `?` placeholders; the PostgreSQL connection translates the few phrases that differ.
-- `MemoryStorage`, `TextStorage`, `VectorStorage`, `LifecycleStorage`, `ExportStorage`: the
-  stores the engine and the service use (`MemoryStore`, `VectorStore` ... on SQLite; the
+- `MemoryStorage`, `TextStorage`, `VectorStorage`, `LifecycleStorage`, `ExportStorage`,
+  `TokenStorage`: the stores the engine and the service use (`MemoryStore`, `VectorStore` ... on SQLite; the
   `Pg...` subclasses override what PostgreSQL does its own way).
 
 mypy holds every class to its interface: `store/conformance.py` assigns each backend's classes
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from cortex_mcp.store.lifecycle import RunRecord
     from cortex_mcp.store.lifecycle_phases import PhaseResult
     from cortex_mcp.store.memories import Accesses, LayerTtl, WriteOutcome
+    from cortex_mcp.store.tokens import TokenRow
     from cortex_mcp.store.vectors import PendingEmbedding
 
 T = TypeVar("T")
@@ -381,3 +382,23 @@ class ExportStorage(Protocol):
     async def check_copy(self, path: Path) -> tuple[str, int]:
         """integrity_check of a copy `backup` wrote, and how many memories it holds."""
         ...
+
+
+class TokenStorage(Protocol):
+    """Agent tokens and dashboard sessions: salts and keyed hashes, never a token."""
+
+    async def add(self, token: TokenRow) -> TokenRow: ...
+
+    async def get(self, token_id: str) -> TokenRow | None: ...
+
+    async def agent_tokens(self, *, include_revoked: bool = False) -> list[TokenRow]: ...
+
+    async def names(self, prefix: str) -> set[str]: ...
+
+    async def revoke(self, id_or_name: str, now: str) -> TokenRow: ...
+
+    async def end_session(self, session_id: str, now: str) -> bool: ...
+
+    async def touch(self, token_ids: list[str], now: str) -> None: ...
+
+    async def forget_ended_sessions(self, before: str) -> int: ...

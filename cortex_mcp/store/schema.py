@@ -75,6 +75,29 @@ VECTOR_ROWIDS_NEVER_REUSED: list[str] = [
     " WHERE rowid = NEW.rowid; END",
 ]
 
+# kind: 'agent' (cortex-mcp token create) or 'session' (the dashboard's); a live agent
+# token's name is unique; sessions are found by the token they were opened with (parent)
+AGENT_TOKENS: list[str] = [
+    """
+    CREATE TABLE IF NOT EXISTS agent_tokens (
+        id           TEXT PRIMARY KEY,
+        kind         TEXT NOT NULL,
+        name         TEXT,
+        agent_id     TEXT,
+        salt         TEXT NOT NULL,
+        hash         TEXT NOT NULL,
+        parent       TEXT,
+        created_at   TEXT NOT NULL,
+        last_used_at TEXT,
+        expires_at   TEXT,
+        revoked_at   TEXT
+    )
+    """,
+    "CREATE UNIQUE INDEX IF NOT EXISTS idx_agent_tokens_live_name ON agent_tokens(name)"
+    " WHERE kind = 'agent' AND revoked_at IS NULL",
+    "CREATE INDEX IF NOT EXISTS idx_agent_tokens_parent ON agent_tokens(parent)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the first full schema (docs/architecture.md, "Store")
     [
@@ -280,6 +303,8 @@ MIGRATIONS: list[list[str]] = [
     # rowid kept the old vector (search/vector.py reads the rows above the highest it saw).
     # The highest rowid deleted from the top is kept; a row given one at or below it moves above.
     VECTOR_ROWIDS_NEVER_REUSED,
+    # 11: agent tokens and dashboard sessions (store/tokens.py): a salt and a keyed hash each
+    AGENT_TOKENS,
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

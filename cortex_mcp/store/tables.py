@@ -128,6 +128,14 @@ TABLES: tuple[Table, ...] = (
         ),
         key=("agent_id",),
     ),
+    Table(
+        "agent_tokens",
+        _columns(
+            "id, kind, name, agent_id, salt, hash, parent, created_at:time, last_used_at:time,"
+            " expires_at:time, revoked_at:time"
+        ),
+        key=("id",),
+    ),
     Table("meta", _columns("key, value"), key=("key",)),
 )
 

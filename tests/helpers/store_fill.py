@@ -1,6 +1,6 @@
 """A memory store with a row in every table, and every row of a SQLite file, for the tests of
 `cortex-mcp migrate` (what a copy must carry: vectors and their cache, relations, access and
-lifecycle logs, lifecycle runs, turns, profiles, counters, forgotten and superseded rows)."""
+lifecycle logs, lifecycle runs, turns, profiles, agent tokens, counters, forgotten and superseded rows)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ TABLE_KEYS = {
     "lifecycle_runs": "id",
     "turns": "seq",
     "profiles": "agent_id",
+    "agent_tokens": "id",
     "meta": "key",
 }
 
@@ -89,6 +90,7 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
         )
     )
     await service.relations.add("Harry", "works at", "Acme")
+    await service.tokens.create("harry", "harry's laptop")  # a copy keeps the agents' tokens
     await service.embed_pending()
     clock.advance(minutes=5)
     for query in ("green tea", "gateway crash", "上海"):

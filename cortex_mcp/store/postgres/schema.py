@@ -307,6 +307,27 @@ _ONE_SPLIT = [
     "DROP FUNCTION cortex_tokens(TEXT)",
 ]
 
+_AGENT_TOKENS = [
+    f"""
+    CREATE TABLE agent_tokens (
+        id           {_TEXT} PRIMARY KEY,
+        kind         {_TEXT} NOT NULL,
+        name         {_TEXT},
+        agent_id     {_TEXT},
+        salt         {_TEXT} NOT NULL,
+        hash         {_TEXT} NOT NULL,
+        parent       {_TEXT},
+        created_at   {_TEXT} NOT NULL,
+        last_used_at {_TEXT},
+        expires_at   {_TEXT},
+        revoked_at   {_TEXT}
+    )
+    """,
+    "CREATE UNIQUE INDEX idx_agent_tokens_live_name ON agent_tokens(name)"
+    " WHERE kind = 'agent' AND revoked_at IS NULL",
+    "CREATE INDEX idx_agent_tokens_parent ON agent_tokens(parent)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *TEXT_SEARCH, *SQLITE_FUNCTIONS],
@@ -323,6 +344,8 @@ MIGRATIONS: list[list[str]] = [
     TEXT_TERMS,
     # 7: each pair of adjacent lexemes' document count kept too
     TEXT_PAIRS,
+    # 8: agent tokens and dashboard sessions (SQLite's 11)
+    _AGENT_TOKENS,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -90,6 +90,7 @@ POSTGRES = StoreClasses(
     turns=SQLITE.turns,
     profiles=SQLITE.profiles,
     counters=SQLITE.counters,
+    tokens=SQLITE.tokens,
 )
 
 
@@ -103,12 +104,14 @@ if TYPE_CHECKING:  # mypy fails here when a class of either backend drifts from 
         LifecycleStorage,
         MemoryStorage,
         TextStorage,
+        TokenStorage,
         VectorStorage,
     )
     from cortex_mcp.store.memories import MemoryStore
     from cortex_mcp.store.postgres.connection import SyncPgConnection
     from cortex_mcp.store.postgres.database import PgDatabase
     from cortex_mcp.store.text import TextReads
+    from cortex_mcp.store.tokens import TokenStore
     from cortex_mcp.store.vectors import VectorStore
 
     _HANDLES: tuple[type[DatabaseHandle], ...] = (Database, PgDatabase)
@@ -118,3 +121,4 @@ if TYPE_CHECKING:  # mypy fails here when a class of either backend drifts from 
     _VECTORS: tuple[type[VectorStorage], ...] = (VectorStore, PgVectorStore)
     _LIFECYCLE: tuple[type[LifecycleStorage], ...] = (LifecycleStore, PgLifecycleStore)
     _EXPORTS: tuple[type[ExportStorage], ...] = (ExportStore, PgExportStore)
+    _TOKENS: tuple[type[TokenStorage], ...] = (TokenStore,)  # the same SQL on both
