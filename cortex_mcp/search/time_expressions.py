@@ -208,6 +208,19 @@ def _month_part(period: _Period, part: str) -> _Period:
     return _Period(period.start.replace(day=21), period.end, "range")
 
 
+_YEAR_PARTS = {"start": (1, 3), "early": (1, 5), "mid": (5, 9), "late": (9, 13), "end": (11, 13)}
+
+
+def _part(period: _Period, part: str) -> _Period:
+    """Early, mid or late in a month (days 1-10, 11-20, 21-; its start and end the same) or a
+    year (Jan-Apr, May-Aug, Sep-Dec; its start Jan-Feb, its end Nov-Dec)."""
+    if period.granularity != "year":
+        return _month_part(period, {"start": "early", "end": "late"}.get(part, part))
+    year = period.start.year
+    first, stop = _YEAR_PARTS[part]
+    return _span(date(year, first, 1), date(year + stop // 13, stop % 13 or 1, 1), "range")
+
+
 def _resolve_day_only(day: int, today: date) -> _Period | None:
     """'On the 6th', '6号': the most recent 6th of a month, today included."""
     year, month = today.year, today.month
@@ -334,7 +347,7 @@ _CJK_MONTH_FOLLOWERS = set(
     "会會我你他她它们們在是有就都也还還又才曾已了,，、。.!?！？ にからまではでもごろ頃のと"
 )
 _CJK_NOT_A_DAY = set(
-    "楼樓线線门門房馆館机機车車站位球口厅廳床院桌窗柜櫃仓倉店铺鋪场場舱艙座码碼种種型版间間元"
+    "目分ぶ电電楼樓线線门門房馆館机機车車站位球口厅廳床院桌窗柜櫃仓倉店铺鋪场場舱艙座码碼种種型版间間元"
 )
 
 _RELATIVE_CJK: dict[str, Callable[[_Context], _Period]] = {}
@@ -370,7 +383,7 @@ _relative_words(
     lambda c: _shift(c.today, "week", 2),
 )
 _relative_words(
-    "这周 這週 这个星期 這個星期 这星期 這星期 这礼拜 這禮拜 本周 本週 今週 この一週間",
+    "这周 這週 这个星期 這個星期 这星期 這星期 这礼拜 這禮拜 本周 本週 今週",
     lambda c: _shift(c.today, "week", 0),
 )
 _relative_words("上周末 上週末 先週末", lambda c: _shift(c.today, "weekend", 1))
@@ -386,6 +399,10 @@ _relative_words("一昨年 おととし", lambda c: _shift(c.today, "year", 2))
 _relative_words("大前年", lambda c: _shift(c.today, "year", 3))
 # 前年: the year before last in Chinese, the previous year in Japanese
 _relative_words("前年", lambda c: _shift(c.today, "year", 1 if c.japanese else 2))
+_relative_words(
+    "この一週間 この1週間 这一周 這一週 最近一周 最近一週",
+    lambda c: _last_days(c.today, 7),
+)
 _relative_words(
     "最近 近来 近來 近期 近日 这阵子 這陣子 这段时间 這段時間 最近这段时间 この頃 このごろ 近頃 最近では",
     lambda c: _last_days(c.today, RECENT_DAYS),
@@ -601,6 +618,64 @@ def _day_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 
 @_rule(
+    rf"\b(?:(?P<p1>early|late|mid)[\s-]+|(?:the\s+)?(?P<p2>beginning|start|end|middle)\s+of\s+)"
+    rf"(?:(?P<rel>last|this)\s+(?P<unit>month|year)|(?P<y>{_YEAR}))\b",
+    re.IGNORECASE,
+)
+def _part_of_period(match: re.Match[str], ctx: _Context) -> _Atom:
+    word = (match["p1"] or match["p2"]).lower()
+    part = {"beginning": "start", "middle": "mid"}.get(word, word)
+    if match["y"]:
+        period = _year(int(match["y"]))
+    else:
+        back = 1 if match["rel"].lower() == "last" else 0
+        period = _shift(ctx.today, match["unit"].lower(), back)
+    return _period_atom(match, _part(period, part))
+
+
+@_rule(
+    rf"\bthe\s+(?P<nth>first|second|third|fourth|last)\s+week\s+of\s+(?P<mon>{_MONTH})\b"
+    rf"(?:,?\s+(?P<y>{_YEAR})\b)?",
+    re.IGNORECASE,
+)
+def _week_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    year = int(match["y"]) if match["y"] else None
+    month = _resolve_date(year, _en_month(match["mon"]), None, None, ctx.today)
+    if month is None:
+        return None
+    nth = match["nth"].lower()
+    if nth == "last":
+        return _period_atom(match, _Period(month.end - timedelta(days=7), month.end, "range"))
+    first = month.start + timedelta(days=7 * ["first", "second", "third", "fourth"].index(nth))
+    return _period_atom(match, _Period(first, first + timedelta(days=7), "range"))
+
+
+@_rule(r"\b(?:over|during|at|on)\s+the\s+weekend\b", re.IGNORECASE)
+def _the_weekend(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _period_atom(match, _shift(ctx.today, "weekend", 0))
+
+
+@_rule(
+    r"\b(?:this\s+(?:day|time)\s+last\s+year|(?:a|one)\s+year\s+ago\s+today)\b",
+    re.IGNORECASE,
+)
+def _this_day_last_year(match: re.Match[str], ctx: _Context) -> _Atom:
+    widen = "time" in match[0].lower()
+    return _period_atom(match, _same_day_years_back(ctx.today, 1, widen=widen))
+
+
+def _same_day_years_back(today: date, years: int, *, widen: bool) -> _Period:
+    """This day (or, widened, a week either side of it) `years` years ago."""
+    try:
+        day = today.replace(year=today.year - years)
+    except ValueError:  # 29 February
+        day = today.replace(year=today.year - years, day=28)
+    if widen:
+        return _span(day - timedelta(days=7), day + timedelta(days=8), "range")
+    return _day(day)
+
+
+@_rule(
     r"\b(?:(?:earlier|later)\s+)?today\b|\bthis\s+(?:morning|afternoon|evening)\b|\btonight\b",
     re.IGNORECASE,
 )
@@ -691,7 +766,8 @@ def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
 
 @_rule(
     rf"\b(?:(?P<mod>last|this|past|previous)\s+)?(?P<wd>{_WEEKDAY})\b\.?"
-    r"(?:\s+(?P<wk>(?:of\s+)?(?:last|this|the\s+previous)\s+week|before\s+last))?",
+    r"(?:\s+(?P<wk>(?:of\s+)?(?:last|this|the\s+previous)\s+week|before\s+last))?"
+    r"(?:\s+(?:morning|afternoon|evening|night))?",
     re.IGNORECASE,
 )
 def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
@@ -716,6 +792,61 @@ def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
     )
 
 
+# --- holidays on fixed days (and Thanksgiving); lunar ones (春节, 中秋) are not here
+
+
+def _thanksgiving(year: int) -> date:
+    first = date(year, 11, 1)
+    return first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+
+
+_HOLIDAYS: dict[str, tuple[int, int, int]] = {
+    word: (month, day, days)
+    for (month, day, days), words in (
+        ((12, 24, 1), "christmas eve|平安夜|クリスマスイブ|クリスマス・イブ"),
+        ((12, 25, 1), "christmas day|christmas|xmas|圣诞节|聖誕節|圣诞|聖誕|クリスマス"),
+        ((12, 31, 1), "new year's eve|new years eve|大晦日|跨年夜"),
+        ((1, 1, 1), "new year's day|new years day|元旦|元日"),
+        ((12, 30, 4), "new year|new year's"),
+        ((1, 1, 3), "お正月|正月"),
+        (
+            (2, 14, 1),
+            "valentine's day|valentines day|valentine's|情人节|情人節|バレンタインデー|バレンタイン",
+        ),
+        ((10, 31, 1), "halloween|万圣节|萬聖節|ハロウィン|ハロウィーン"),
+        ((10, 1, 7), "国庆节|國慶節|国庆假期|国庆|國慶"),
+        ((5, 1, 5), "劳动节|勞動節|五一假期|五一"),
+        ((11, 0, 1), "thanksgiving day|thanksgiving"),
+    )
+    for word in words.split("|")
+}
+_HOLIDAY = "|".join(sorted(map(re.escape, _HOLIDAYS), key=len, reverse=True))
+
+
+@_rule(
+    rf"(?:\b(?P<mod>last|this|on|at|over|during)\s+)?(?<![一二三四五六七八九十〇零A-Za-z])"
+    rf"(?P<name>{_HOLIDAY})(?![一二三四五六七八九十〇零A-Za-z])(?:\s+(?P<y>{_YEAR})\b|(?P<cy>去年|今年))?",
+    re.IGNORECASE,
+)
+def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """Christmas, 国庆节, バレンタイン: the most recent one begun (a year, if given)."""
+    name = match["name"]
+    month, day, days = _HOLIDAYS[name.lower()]
+    year = int(match["y"]) if match["y"] else ctx.today.year
+    mod = (match["mod"] or "").lower()
+
+    def start_in(year: int) -> date:
+        return _thanksgiving(year) if month == 11 and day == 0 else date(year, month, day)
+
+    later = start_in(year) > ctx.today or (mod == "last" and start_in(year) == ctx.today)
+    if later and not match["y"]:
+        year -= 1
+    first = start_in(year)
+    span = _span(first, first + timedelta(days=days), "day" if days == 1 else "range")
+    needs_cue = not (mod or match["y"]) and name.isascii()
+    return _period_atom(match, span, needs_cue=needs_cue)
+
+
 # --- Chinese and Japanese
 
 
@@ -738,6 +869,10 @@ def _cjk_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
     if day is None and year is None and not part_word:
         following = match.string[match.end() : match.end() + 1]
         needs_cue = bool(following) and following not in _CJK_MONTH_FOLLOWERS
+        if match.string.startswith("天", match.end()) and not match.string.startswith(
+            "天气", match.end()
+        ):
+            return None  # 五月天 is a band
     return _date_atom(match, ctx, year, month, day, part=part, needs_cue=needs_cue)
 
 
@@ -768,14 +903,65 @@ def _cjk_day_only(match: re.Match[str], ctx: _Context) -> _Atom | None:
 _RELATIVE_CJK_PATTERN = "|".join(sorted(map(re.escape, _RELATIVE_CJK), key=len, reverse=True))
 
 
-@_rule(_RELATIVE_CJK_PATTERN)
+_CJK_PART_WORDS = {
+    word: part
+    for part, words in (
+        ("start", "年初 年头 年頭 初め の初め 初"),
+        ("early", "上旬"),
+        ("mid", "中旬 の半ば 年中"),
+        ("late", "下旬"),
+        ("end", "年底 年末 底 末 の終わり"),
+        ("half", "上半年 下半年"),
+    )
+    for word in words.split()
+}
+_CJK_PART = "|".join(sorted(_CJK_PART_WORDS, key=len, reverse=True))
+
+
+@_rule(rf"(?P<word>{_RELATIVE_CJK_PATTERN})(?P<part>{_CJK_PART})?")
 def _cjk_relative(match: re.Match[str], ctx: _Context) -> _Atom | None:
-    word = match.group(0)
+    word = match["word"]
     if word.startswith("最近") and re.search(
         r"[离離距]", match.string[max(0, match.start() - 8) : match.start()]
     ):
         return None  # 离我最近的: the nearest, not the most recent
-    return _period_atom(match, _RELATIVE_CJK[word](ctx))
+    if word == "前年" and match.string.startswith(("比", "同期"), match.end()):
+        return None  # 前年比: year on year
+    period = _RELATIVE_CJK[word](ctx)
+    part = _CJK_PART_WORDS.get(match["part"] or "")
+    if part and period.granularity in ("month", "year"):
+        if match["part"] in ("上半年", "下半年"):
+            year = period.start.year
+            halves = {"上半年": (datetime(year, 1, 1), datetime(year, 7, 1))}
+            start, stop = halves.get(match["part"], (datetime(year, 7, 1), period.end))
+            return _period_atom(match, _Period(start, stop, "range"))
+        return _period_atom(match, _part(period, part))
+    return _Atom(match.start(), match.end("word"), period)
+
+
+@_rule(
+    r"(?P<yw>去年|前年|昨年|一昨年)(?:的|の)?"
+    r"(?P<what>今天|今日|这个时候|這個時候|这时候|今頃|この時期|同期|这个时期)"
+)
+def _cjk_this_day_years_back(match: re.Match[str], ctx: _Context) -> _Atom:
+    years = _cjk_years_back(match["yw"], ctx)
+    widen = match["what"] not in ("今天", "今日")
+    return _period_atom(match, _same_day_years_back(ctx.today, years, widen=widen))
+
+
+@_rule(r"半个月前|半個月前|半月前")
+def _cjk_half_month_ago(match: re.Match[str], ctx: _Context) -> _Atom:
+    start = ctx.today - timedelta(days=18)
+    return _period_atom(match, _span(start, start + timedelta(days=7), "range"))
+
+
+@_rule(rf"前(?P<n>几|幾|数|數|两|兩)\s*(?P<unit>{_CJK_UNIT})")
+def _cjk_previous_few(match: re.Match[str], ctx: _Context) -> _Atom:
+    """前几周, 前两天: a loose stretch before the current unit."""
+    unit = _CJK_UNITS[match["unit"]]
+    if unit == "day" and match["n"] in "两兩":
+        return _period_atom(match, _span(ctx.today - timedelta(days=3), ctx.today, "range"))
+    return _period_atom(match, _loose_ago(ctx.today, unit))
 
 
 @_rule(rf"(?P<n>{_CJK_N}|几|幾|数|數|何)\s*(?P<unit>{_CJK_UNIT})(?:之前|以前|前)")
@@ -835,7 +1021,9 @@ def _cjk_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _weekday_atom(match, ctx, _CJK_WEEKDAYS[match["wd"]], match["mod"] or "")
 
 
-@_rule(r"(?P<mod>先々週の?|先週の?|今週の?|前の)?(?P<wd>[月火水木金土日])曜(?:日)?")
+@_rule(
+    r"(?P<mod>先々週の?|先週の?|今週の?|この前の|前の)?(?P<wd>[月火水木金土日])曜(?:日)?(?!大工)"
+)
 def _ja_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     if _EVERY.search(match.string, 0, match.start()):
         return None  # 毎週月曜日: every Monday
@@ -844,8 +1032,8 @@ def _ja_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 def _weekday_atom(match: re.Match[str], ctx: _Context, weekday: int, mod: str) -> _Atom:
     if mod:
-        back = 2 if mod.startswith(("上上", "先々")) else 1 if mod[0] in "上先前" else 0
-        if mod.startswith("前"):
+        back = 2 if mod.startswith(("上上", "先々")) else 1 if mod[0] in "上先" else 0
+        if mod.startswith(("前", "この前")):
             days_back = (ctx.today.weekday() - weekday) % 7 or 7
             return _period_atom(match, _day(ctx.today - timedelta(days=days_back)))
         monday = _shift(ctx.today, "week", back).start.date()
@@ -858,7 +1046,7 @@ def _weekday_atom(match: re.Match[str], ctx: _Context, weekday: int, mod: str) -
 
 _GAP_MERGE = re.compile(r"\s*(?:,|of|の|的)?\s*", re.IGNORECASE)
 _RANGE_GAP = re.compile(
-    r"\s*(?:-|–|—|~|～|to|until|till|through|thru|and|到|至|から|より|和|与|與|跟|と)\s*$",
+    r"\s*(?:-|–|—|~|～|to|until|till|through|thru|and|or|到|至|から|より|和|与|與|跟|或者|或|と|や|か)\s*$",
     re.IGNORECASE,
 )
 _RANGE_OPEN = re.compile(r"(?:\b(?:from|between)\s+|从|從|自|由)$", re.IGNORECASE)
@@ -867,7 +1055,7 @@ _SINCE_BEFORE = re.compile(
     r"(?:\b(?P<since>since|starting(?:\s+from)?|beginning)\s+|\b(?P<after>after)\s+"
     r"|\b(?P<before>before|prior\s+to)\s+|\b(?P<until>until|till|up\s+to|through)\s+"
     r"|\b(?P<around>around|circa|approximately|roughly|on\s+or\s+around)\s+"
-    r"|(?P<since_cjk>自从|自從|从|從|自)\s*)$",
+    r"|(?P<since_cjk>自从|自從|从|從|自)\s*|(?P<until_cjk>截至|截止到|截止|直到)\s*)$",
     re.IGNORECASE,
 )
 _SINCE_AFTER = re.compile(
@@ -962,14 +1150,21 @@ def _CUE_BEFORE(query: str, position: int) -> bool:
     return bool(_EN_CUE_BEFORE.search(before) or _CJK_CUE_BEFORE.search(before))
 
 
+_BOTH_WORDS = {"and", "or", "和", "与", "與", "跟", "或", "或者", "と", "や", "か"}
+
+
 def _range(query: str, first: _Atom, second: _Atom | None, ctx: _Context) -> _Found | None:
     if second is None or not _RANGE_GAP.fullmatch(query, first.end, second.begin):
         return None
     gap = query[first.end : second.begin].strip().lower()
     opened = _RANGE_OPEN.search(query[max(0, first.begin - 10) : first.begin])
     tail = _RANGE_TAIL.match(query[second.end :])
-    if gap in ("and", "和", "与", "與", "跟", "と") and not (opened or tail):
-        return None
+    if gap in _BOTH_WORDS and not (opened or tail):
+        if first.needs_cue or second.needs_cue:
+            return None
+        start = min(first.period.start, second.period.start)  # 'May 2 and May 3': both
+        stop = max(first.period.end, second.period.end)
+        return _Found(first.begin, second.end, _Period(start, stop, "range"))
     if gap in ("-", "–", "—") and (first.needs_cue or second.needs_cue):
         return None
     end_period = second.period
@@ -1026,25 +1221,27 @@ def _bounded(query: str, atom: _Atom, ctx: _Context) -> _Found | None:
         return _Found(begin, end, widened)
     if "before" in kinds:
         return _Found(begin, end, _Period(open_start, period.start, "open"))
-    if "until" in kinds:
+    if "until" in kinds or "until_cjk" in kinds:
         return _Found(begin, end, _Period(open_start, period.end, "open"))
     if "after" in kinds:
         return _Found(begin, end, _Period(period.end, max(end_of_today, period.end), "range"))
     if "since" in kinds or "since_cjk" in kinds:
         if kinds == {"since_cjk"} and after is None:
             return None  # 从5月 alone: from May, a range's start, or May itself
-        return _Found(begin, end, _Period(period.start, max(end_of_today, period.end), "range"))
+        stop = end_of_today if period.start < end_of_today else period.end
+        return _Found(begin, end, _Period(period.start, stop, "range"))
     return None
 
 
 # ---------------------------------------------------------------------------- text
 
 _DANGLING_BEFORE = re.compile(
-    r"(?:\b(?:on|in|at|during|since|from|by|around|of|for|over|within|between)\s*|在|于|於|从|從|自从|自從|是)$",
+    r"(?:\b(?:on|in|at|during|since|from|by|around|of|for|over|within|between)(?:\s+the)?\s*"
+    r"|在|于|於|从|從|自从|自從|是)$",
     re.IGNORECASE,
 )
 _DANGLING_AFTER = re.compile(
-    r"^(?:那天|那一天|这天|這天|当天|當天|那时|那時)?(?:的|に|の|には|では|で|は)?"
+    r"^(?:['’]s\b)?(?:那天|那一天|这天|這天|当天|當天|那时|那時)?(?:的|に|の|には|では|で|は)?"
 )
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([?.!,;:？。！，、])")
@@ -1070,10 +1267,10 @@ def _without(query: str, begin: int, end: int) -> str:
 
 _MAYBE_TIME = re.compile(
     r"[0-9０-９年月日号號周週天昨今去前最近先曜春夏秋冬晚夜来來以起从從到至頃ごろ间間后後几幾数數]"
-    r"|おととい|きのう|けさ|おととし"
+    r"|おととい|きのう|けさ|おととし|节|節|元旦|元日|正月|晦|五一|平安夜|クリスマス|バレンタイン|ハロウィ"
     r"|\b(?:to(?:day|night)|yesterday|last|this|past|previous|ago|since|recent|lately|week"
     r"|month|year|spring|summer|autumn|fall|winter|before|until|till|after|around|other|earlier"
-    r"|circa|roughly|approximately|between|from|through|prior|starting|beginning"
+    r"|circa|roughly|approximately|between|from|through|prior|starting|beginning|christmas|xmas|new\s+year|valentine|halloween|thanksgiving"
     r"|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)",
     re.IGNORECASE,
 )
