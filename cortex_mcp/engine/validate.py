@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import re
 import uuid
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from cortex_mcp.errors import Forbidden, InvalidInput
@@ -44,6 +45,49 @@ def decimal_string(value: Any) -> Any:
     return int(text) if text.lstrip("+-").isdigit() else float(text)
 
 
+# Text is stored exactly as given, and PostgreSQL cannot store NUL in text (SQLite can): a NUL
+# is refused on every store alike rather than dropped, which would change what was written.
+NUL_RULE = (
+    "must not contain the NUL character (U+0000): text is stored exactly as given and a"
+    " database text column cannot hold NUL, so it is refused rather than removed"
+)
+
+
+def no_nul(name: str, value: str) -> str:
+    if "\x00" in value:
+        raise InvalidInput(f"{name}: {NUL_RULE}", field=name)
+    return value
+
+
+def nul_path(value: Any, path: str) -> str | None:
+    """Where the first NUL is in a JSON-like value (texts, keys, lists, objects), as
+    `path.key.0`, or None."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            if "\x00" in node:
+                return where
+        elif isinstance(node, Mapping):
+            for key, item in reversed(list(node.items())):
+                inner = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str) and "\x00" in key:
+                    return where or str(key)
+                stack.append((item, inner))
+        elif isinstance(node, list | tuple):
+            stack.extend((item, f"{where}.{i}") for i, item in reversed(list(enumerate(node))))
+    return None
+
+
+def no_nul_inside(name: str, value: Any) -> Any:
+    """`value` (text, or JSON-like) when no text in it holds a NUL; else InvalidInput naming
+    where the NUL is."""
+    where = nul_path(value, name)
+    if where is not None:
+        raise InvalidInput(f"{where}: {NUL_RULE}", field=where)
+    return value
+
+
 def preview(value: str, limit: int = PREVIEW_CHARS) -> str:
     """`value` quoted for an error message, cut to a short prefix: errors never echo bulk input."""
     if len(value) <= limit:
@@ -54,6 +98,8 @@ def preview(value: str, limit: int = PREVIEW_CHARS) -> str:
 def text(name: str, value: str, limit: int, hint: str = "", *, verbatim: bool = False) -> str:
     """Text that is neither blank nor longer than `limit` characters: normalised (for queries),
     or with `verbatim` exactly as given but for surrounding whitespace (for what is stored)."""
+    if verbatim:  # stored text; a query is only searched for, never stored
+        no_nul(name, value or "")
     cleaned = (value or "").strip() if verbatim else normalise(value or "")
     if not cleaned:
         raise InvalidInput(
@@ -200,7 +246,7 @@ def agent_scope(caller: Caller, value: str | None, default: str) -> str | None:
 
 def optional_text(name: str, value: str | None, limit: int) -> str | None:
     """A short free-text field (source, reason): None when absent or blank, else bounded."""
-    if value is None or not value.strip():
+    if value is None or not no_nul(name, value).strip():
         return None
     if len(value) > limit:
         raise InvalidInput(

@@ -70,6 +70,8 @@ class ConversationService:
         """Keep a session's highlights before the client compacts its context."""
         agent = validate.agent_id(agent_id, self.settings.agent_id)
         session = await self.redactor.clean_optional(_session_id(session_id))
+        if reason is not None:
+            validate.no_nul("reason", reason)
         outcome = await self.flusher.flush(messages, agent, session, reason)
         self.refresher.written()
         return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)
@@ -105,4 +107,4 @@ def _session_id(value: str | None) -> str | None:
     limit = validate.MAX_SESSION_ID_CHARS
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
         raise InvalidInput(f"session_id: must be 1 to {limit} characters", field="session_id")
-    return value.strip()
+    return validate.no_nul("session_id", value).strip()

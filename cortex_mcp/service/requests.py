@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    model_validator,
 )
 
 from cortex_mcp.engine import validate
@@ -144,6 +145,13 @@ class Request(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     schema_name: ClassVar[str]
+    # a request whose texts may be stored refuses NUL; a query is only searched for (both
+    # stores take it as a parameter), so it is taken as given
+    stores_text: ClassVar[bool] = True
+
+    @model_validator(mode="after")
+    def _no_nul(self) -> Request:
+        return refuse_nul(self) if self.stores_text else self
 
     @classmethod
     def tool_fields(cls) -> list[str]:
@@ -154,6 +162,16 @@ class Request(BaseModel):
             if not isinstance(field.json_schema_extra, dict)
             or REST_ONLY not in field.json_schema_extra
         ]
+
+
+def refuse_nul(model: M) -> M:
+    """`model` when none of its texts holds a NUL; else InvalidInput naming where (a 400 on
+    REST, a tool error on MCP: the same rule `validate.no_nul` applies inside the service)."""
+    validate.no_nul_inside("", model.model_dump(mode="python"))
+    return model
+
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def build(request: type[R], **fields: Any) -> R:
@@ -178,6 +196,7 @@ class RecallRequest(Request):
     """Find memories relevant to a query, as a ready-to-paste context block."""
 
     schema_name: ClassVar[str] = "RecallBody"
+    stores_text: ClassVar[bool] = False
     query: Annotated[Query, Field(description="What to look for, in any language")]
     max_results: Annotated[MaxResults, Field(description="Most memories to return")] = 5
     layers: Layers | None = None
@@ -200,6 +219,7 @@ class SearchRequest(Request):
     block, no access counting); `debug` adds the search debugger's report."""
 
     schema_name: ClassVar[str] = "SearchBody"
+    stores_text: ClassVar[bool] = False
     query: Query
     agent_id: AgentId | None = None
     limit: Annotated[MaxResults, Field(description="Most memories to return")] = 10
@@ -213,6 +233,7 @@ class SearchDebugRequest(Request):
     """Explain a search: every ranking stage for each hit, with timings."""
 
     schema_name: ClassVar[str] = "SearchDebugBody"
+    stores_text: ClassVar[bool] = False
     query: Annotated[Query, Field(description="The query to explain")]
     max_results: Annotated[MaxResults, Field(description="Hits to explain")] = 10
     agent_id: AgentId | None = None

@@ -29,6 +29,7 @@ from cortex_mcp.service.requests import (
     AgentId,
     Importance,
     Reason,
+    refuse_nul,
 )
 
 SessionId = Annotated[
@@ -74,6 +75,10 @@ class Body(BaseModel):
     default agent."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="after")
+    def _no_nul(self) -> Body:
+        return refuse_nul(self)
 
 
 class PatchBody(Body):

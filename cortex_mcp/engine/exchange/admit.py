@@ -268,6 +268,8 @@ class _Rules:
             return None
         if not isinstance(raw, str):
             raise self.fail(name, "must be a string or null")
+        if "\x00" in raw:
+            raise self.fail(name, validate.NUL_RULE)
         if len(raw) > limit:
             raise self.fail(name, f"{len(raw)} characters is over the limit of {limit}")
         return raw if raw.strip() else None
@@ -336,6 +338,9 @@ class _Rules:
             return {}
         if not isinstance(raw, dict):
             raise self.fail(name, "must be a JSON object")
+        where = validate.nul_path(raw, name)
+        if where is not None:
+            raise self.fail(where, validate.NUL_RULE)
         if _small_flat(raw, limit):
             return raw
         try:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput
 
 MAX_MESSAGES = 2000
@@ -60,6 +61,8 @@ def message_text(content: Any, where: str) -> str:
             f"{where}: {len(text)} characters is over the limit of {MAX_TEXT_CHARS}",
             field="messages",
         )
+    if "\x00" in text:
+        raise InvalidInput(f"{where}: {validate.NUL_RULE}", field="messages")
     return without_injected_memories(text.strip())
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from cortex_mcp.engine import validate
 from cortex_mcp.engine.ingest import extraction
 from cortex_mcp.engine.ingest.fast_channel import write_high_signals
 from cortex_mcp.engine.ingest.messages import without_injected_memories
@@ -384,6 +385,7 @@ def _checked(user_message: Any, assistant_message: Any) -> tuple[str, str]:
     for name, value in (("user_message", user_message), ("assistant_message", assistant_message)):
         if not isinstance(value, str):
             raise InvalidInput(f"{name}: must be text", field=name)
+        validate.no_nul(name, value)
         if len(value) > MAX_MESSAGE_CHARS:
             raise InvalidInput(
                 f"{name}: {len(value)} characters is over the limit of {MAX_MESSAGE_CHARS}",

@@ -13,6 +13,7 @@ import logging
 from collections import Counter
 from typing import Any
 
+from cortex_mcp.engine import validate
 from cortex_mcp.engine.ingest.extraction import parse_object, render
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput, ProviderError
@@ -138,10 +139,11 @@ def _clean_edit(changes: dict[str, Any]) -> dict[str, Any]:
         if name in TEXT_FIELDS:
             if not isinstance(value, str):
                 raise InvalidInput(f"{name}: must be text", field=name)
-            out[name] = value.strip()
+            out[name] = validate.no_nul(name, value).strip()
         elif name in (*LIST_FIELDS, "exclude"):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise InvalidInput(f"{name}: must be a list of strings", field=name)
+            validate.no_nul_inside(name, value)
             out[name] = [v.strip() for v in value if v.strip()]
         else:
             allowed = ", ".join((*FIELDS, "exclude"))
