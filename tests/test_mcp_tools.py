@@ -257,6 +257,18 @@ async def test_search_debug_shows_every_stage(client: Client) -> None:
     assert list(hit["stages"]) == stages[1:]  # its score after each stage that saw it
     assert hit["stages"]["budget"] == hit["final"]
     assert hit["rerank_score"] is None  # no reranker configured
+    assert report["query"]["time_window"] is None
+
+
+async def test_search_debug_shows_the_window_and_searches_the_other_words(client: Client) -> None:
+    await _call(client, "cortex_remember", content="The firewall blocks port 8080 on the VPS")
+    report = await _call(client, "cortex_search_debug", query="firewall port yesterday")
+    assert report["query"]["raw"] == "firewall port yesterday"
+    assert report["query"]["time_window"]["expression"] == "yesterday"
+    assert report["query"]["time_window"]["granularity"] == "day"
+    assert report["query"]["searched_text"] == "firewall port"
+    assert "yesterday" not in report["query"]["fts_expression"]
+    assert report["hits"][0]["content"] == "The firewall blocks port 8080 on the VPS"
 
 
 async def test_recall_text_marks_raw_turns_as_conversation_history(

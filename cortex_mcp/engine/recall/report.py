@@ -61,7 +61,9 @@ def debug_report(outcome: SearchState, settings: SearchSettings) -> dict[str, An
     query = outcome.text_query
     return {
         "query": {
-            "raw": query.raw,
+            "raw": outcome.text,
+            "time_window": _window(outcome),
+            "searched_text": query.raw,
             "terms": query.terms,
             "fts_expression": query.match,
             "like_patterns": query.like_patterns,
@@ -74,6 +76,18 @@ def debug_report(outcome: SearchState, settings: SearchSettings) -> dict[str, An
         "facts": outcome.facts,
         "timings_ms": outcome.timings_ms,
         "hits": [_hit(rank, c) for rank, c in enumerate(outcome.ranked, start=1)],
+    }
+
+
+def _window(outcome: SearchState) -> dict[str, str] | None:
+    window = outcome.time.window if outcome.time is not None else None
+    if window is None:
+        return None
+    return {
+        "expression": window.expression,
+        "start": window.start.isoformat(),
+        "end": window.end.isoformat(),
+        "granularity": window.granularity,
     }
 
 

@@ -14,6 +14,7 @@ from cortex_mcp.config import SearchSettings
 from cortex_mcp.models import SearchFilters
 from cortex_mcp.search.fusion import Candidate
 from cortex_mcp.search.text import TextQuery
+from cortex_mcp.search.time_expressions import TimeQuery
 from cortex_mcp.store.vectors import PendingEmbedding
 
 
@@ -28,7 +29,8 @@ class SearchState:
     # memories with no vector yet: embedded in the query's provider call and scored with the rest
     pending: Sequence[PendingEmbedding] = ()
     debug: bool = False  # keep each candidate's score after every stage (the search debugger)
-    query: TextQuery | None = None  # what the text channel searches (parse)
+    time: TimeQuery | None = None  # the window the question names, and its other words (parse)
+    query: TextQuery | None = None  # what the text channel searches: the other words (parse)
     pool: int = 0  # candidates each channel brings
     candidates: list[Candidate] = field(default_factory=list)  # best first from signals on
     query_vector: np.ndarray | None = None
