@@ -167,6 +167,7 @@ class _Atom:
     month: int | None = None
     day: int | None = None
     part: str | None = None  # early | mid | late, of a month
+    absolute: bool = False  # names its year: preferred to a relative expression in the query
 
 
 @dataclass(frozen=True)
@@ -258,6 +259,7 @@ def _date_atom(
         month,
         day,
         part,
+        absolute=year is not None,
     )
 
 
@@ -554,7 +556,7 @@ def _day_range(match: re.Match[str], ctx: _Context) -> _Atom | None:
         start = end.start.replace(day=first)
     except ValueError:
         return None
-    return _period_atom(match, _Period(start, end.end, "range"))
+    return _period_atom(match, _Period(start, end.end, "range"), absolute=year is not None)
 
 
 @_rule(rf"\b(?P<mon>{_MONTH})\.?,?\s+(?:of\s+)?(?P<y>{_YEAR})\b", re.IGNORECASE)
@@ -591,7 +593,9 @@ def _month_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
 @_rule(rf"\b(?:(?:in|during)\s+)?(?:the\s+year\s+)?(?P<y>{_YEAR})\b(?!['’]?s\b)", re.IGNORECASE)
 def _year_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
     year = int(match["y"])
-    return _Atom(match.start("y"), match.end(), _year(year), "year", needs_cue=True, year=year)
+    return _Atom(
+        match.start("y"), match.end(), _year(year), "year", needs_cue=True, year=year, absolute=True
+    )
 
 
 @_rule(rf"\b(?:on\s+)?the\s+{_DAY}(?!\s+(?:of\s+)?{_MONTH})", re.IGNORECASE)
@@ -626,10 +630,9 @@ def _part_of_period(match: re.Match[str], ctx: _Context) -> _Atom:
     word = (match["p1"] or match["p2"]).lower()
     part = {"beginning": "start", "middle": "mid"}.get(word, word)
     if match["y"]:
-        period = _year(int(match["y"]))
-    else:
-        back = 1 if match["rel"].lower() == "last" else 0
-        period = _shift(ctx.today, match["unit"].lower(), back)
+        return _period_atom(match, _part(_year(int(match["y"])), part), absolute=True)
+    back = 1 if match["rel"].lower() == "last" else 0
+    period = _shift(ctx.today, match["unit"].lower(), back)
     return _period_atom(match, _part(period, part))
 
 
@@ -759,7 +762,7 @@ def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
     name = match["s"].lower().replace("fall", "autumn")
     mod = " ".join((match["mod"] or "").lower().split())
     if match["y"]:
-        return _period_atom(match, _season(name, int(match["y"])))
+        return _period_atom(match, _season(name, int(match["y"])), absolute=True)
     period = _recent_season(name, ctx.today, ended=mod in ("last", "past", "this past"))
     return _period_atom(match, period, needs_cue=not mod)
 
@@ -824,7 +827,7 @@ _HOLIDAY = "|".join(sorted(map(re.escape, _HOLIDAYS), key=len, reverse=True))
 
 
 @_rule(
-    rf"(?:\b(?P<mod>last|this|on|at|over|during)\s+)?(?<![一二三四五六七八九十〇零A-Za-z])"
+    rf"(?:\b(?P<mod>last|this|on|at|over)\s+)?(?<![一二三四五六七八九十〇零A-Za-z])"
     rf"(?P<name>{_HOLIDAY})(?![一二三四五六七八九十〇零A-Za-z])(?:\s+(?P<y>{_YEAR})\b|(?P<cy>去年|今年))?",
     re.IGNORECASE,
 )
@@ -844,7 +847,8 @@ def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     first = start_in(year)
     span = _span(first, first + timedelta(days=days), "day" if days == 1 else "range")
     needs_cue = not (mod or match["y"]) and name.isascii()
-    return _period_atom(match, span, needs_cue=needs_cue)
+    absolute = bool(match["y"])
+    return _period_atom(match, span, kind="holiday", needs_cue=needs_cue, absolute=absolute)
 
 
 # --- Chinese and Japanese
@@ -881,7 +885,7 @@ def _cjk_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
     year = _cjk_number(match["y"])
     if year is None or not 1900 <= year <= 2199:
         return None
-    return _Atom(match.start(), match.end(), _year(year), "year", year=year)
+    return _Atom(match.start(), match.end(), _year(year), "year", year=year, absolute=True)
 
 
 @_rule(
@@ -1053,7 +1057,7 @@ _RANGE_OPEN = re.compile(r"(?:\b(?:from|between)\s+|从|從|自|由)$", re.IGNOR
 _RANGE_TAIL = re.compile(r"^\s*(?:まで|为止|為止|之间|之間|の間|にかけて)", re.IGNORECASE)
 _SINCE_BEFORE = re.compile(
     r"(?:\b(?P<since>since|starting(?:\s+from)?|beginning)\s+|\b(?P<after>after)\s+"
-    r"|\b(?P<before>before|prior\s+to)\s+|\b(?P<until>until|till|up\s+to|through)\s+"
+    r"|\b(?P<before>before|prior\s+to)\s+|\b(?P<until>until|till|up\s+to|through|as\s+of)\s+"
     r"|\b(?P<around>around|circa|approximately|roughly|on\s+or\s+around)\s+"
     r"|(?P<since_cjk>自从|自從|从|從|自)\s*|(?P<until_cjk>截至|截止到|截止|直到)\s*)$",
     re.IGNORECASE,
@@ -1101,7 +1105,9 @@ def _join(first: _Atom, second: _Atom, ctx: _Context) -> _Atom | None:
     if first.kind == "date" and first.year is None and year_of is not None and first.month:
         period = _resolve_date(year_of, first.month, first.day, first.part, ctx.today)
         if period is not None:
-            return _Atom(begin, end, period, "date", False, year_of, first.month, first.day)
+            return _Atom(
+                begin, end, period, "date", False, year_of, first.month, first.day, absolute=True
+            )
     if first.kind == "dayonly" and second.period.granularity == "month" and first.day:
         month_start = second.period.start.date()
         try:
@@ -1128,21 +1134,27 @@ class _Found:
     begin: int
     end: int
     period: _Period
+    absolute: bool = False
 
 
 def _expression(query: str, atoms: list[_Atom], ctx: _Context) -> _Found | None:
-    """The first atom, with the range or preposition around it, that makes a window."""
+    """The first expression that names its year ('recently, as mentioned on 3 June, 2023' is
+    about 3 June 2023), else the first one: an atom with the range or preposition around it."""
+    first: _Found | None = None
     for index, atom in enumerate(atoms):
         after = atoms[index + 1] if index + 1 < len(atoms) else None
-        ranged = _range(query, atom, after, ctx)
-        if ranged is not None:
-            return ranged
-        found = _bounded(query, atom, ctx)
-        if found is not None:
+        found = _range(query, atom, after, ctx) or _bounded(query, atom, ctx)
+        if found is None and (not atom.needs_cue or _cued(query, atom)):
+            found = _Found(atom.begin, atom.end, atom.period, atom.absolute)
+        if found is not None and found.absolute:
             return found
-        if not atom.needs_cue or _CUE_BEFORE(query, atom.begin):
-            return _Found(atom.begin, atom.end, atom.period)
-    return None
+        if found is not None and (first is None or found.begin >= first.end):
+            first = first or found
+    return first
+
+
+def _cued(query: str, atom: _Atom) -> bool:
+    return atom.kind != "holiday" and _CUE_BEFORE(query, atom.begin)
 
 
 def _CUE_BEFORE(query: str, position: int) -> bool:
@@ -1164,7 +1176,8 @@ def _range(query: str, first: _Atom, second: _Atom | None, ctx: _Context) -> _Fo
             return None
         start = min(first.period.start, second.period.start)  # 'May 2 and May 3': both
         stop = max(first.period.end, second.period.end)
-        return _Found(first.begin, second.end, _Period(start, stop, "range"))
+        absolute = first.absolute or second.absolute
+        return _Found(first.begin, second.end, _Period(start, stop, "range"), absolute)
     if gap in ("-", "–", "—") and (first.needs_cue or second.needs_cue):
         return None
     end_period = second.period
@@ -1178,7 +1191,7 @@ def _range(query: str, first: _Atom, second: _Atom | None, ctx: _Context) -> _Fo
     begin = first.begin - (len(opened.group(0)) if opened else 0)
     end = second.end + (tail.end() if tail else 0)
     period = _Period(start_period.start, max(end_period.end, start_period.end), "range")
-    return _Found(begin, end, period)
+    return _Found(begin, end, period, first.absolute or second.absolute)
 
 
 def _anchor_before(first: _Atom, end_period: _Period, ctx: _Context) -> _Period:
@@ -1196,7 +1209,67 @@ def _anchor_before(first: _Atom, end_period: _Period, ctx: _Context) -> _Period:
     return first.period
 
 
+_SPAN_NEXT_TO = re.compile(
+    rf"\b(?:(?P<n>the|last|{_EN_NUM})\s+)?(?:(?P<unit>day|week|month|weekend)s?|(?P<wd>{_WEEKDAY}))"
+    r"\s+(?P<dir>before|after|prior\s+to)\s+$",
+    re.IGNORECASE,
+)
+_HALF_OF = re.compile(r"\b(?:the\s+)?(?P<half>first|second|latter)\s+half\s+of\s+$", re.IGNORECASE)
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "weekend": 7}
+
+
+def _next_to(query: str, atom: _Atom) -> _Found | None:
+    """'the week before August 3', 'two weeks before X', 'the Sunday before X', 'a day after X':
+    from that point through X (or from X through it). X itself is kept: what is said on a
+    day is often about the days before it."""
+    match = _SPAN_NEXT_TO.search(query, max(0, atom.begin - 40), atom.begin)
+    if match is None:
+        return None
+    period, after = atom.period, match["dir"].lower() == "after"
+    if match["wd"]:
+        if not (len(match["wd"]) >= 6 or match["wd"][0].isupper()):
+            return None
+        weekday = _EN_WEEKDAYS[match["wd"].lower()[:3]]
+        anchor = period.end.date() - timedelta(days=1) if after else period.start.date()
+        step = (
+            (weekday - anchor.weekday()) % 7 or 7
+            if after
+            else (anchor.weekday() - weekday) % 7 or 7
+        )
+        day = anchor + timedelta(days=step if after else -step)
+        start, stop = (period.start, _day(day).end) if after else (_day(day).start, period.end)
+    else:
+        count = (
+            _en_count(match["n"]) if match["n"] and match["n"].lower() not in ("the", "last") else 1
+        )
+        days = _UNIT_DAYS[match["unit"].lower()] * (count or 3)
+        if after:
+            start, stop = period.start, period.end + timedelta(days=days)
+        else:
+            start, stop = period.start - timedelta(days=days), period.end
+    return _Found(match.start(), atom.end, _Period(start, stop, "range"), atom.absolute)
+
+
+def _half(query: str, atom: _Atom) -> _Found | None:
+    match = _HALF_OF.search(query, max(0, atom.begin - 24), atom.begin)
+    if match is None:
+        return None
+    period = atom.period
+    middle = datetime.combine((period.start + (period.end - period.start) / 2).date(), time())
+    if period.granularity == "month":
+        middle = period.start.replace(day=16)
+    first = match["half"].lower() == "first"
+    halved = (
+        _Period(period.start, middle, "range") if first else _Period(middle, period.end, "range")
+    )
+    return _Found(match.start(), atom.end, halved, atom.absolute)
+
+
 def _bounded(query: str, atom: _Atom, ctx: _Context) -> _Found | None:
+    """The atom with the words around it that bound it: since, before, until, around..."""
+    near = _next_to(query, atom) or _half(query, atom)
+    if near is not None:
+        return near
     before = _SINCE_BEFORE.search(query[max(0, atom.begin - 24) : atom.begin])
     after = _SINCE_AFTER.match(query, atom.end)
     bare = after is not None and after.group(0).strip() in ("前", "后", "後")
@@ -1207,29 +1280,29 @@ def _bounded(query: str, atom: _Atom, ctx: _Context) -> _Found | None:
     kinds = {k for m in (before, after) if m for k, v in m.groupdict().items() if v}
     begin = atom.begin - (len(before.group(0)) if before else 0)
     end = after.end() if after else atom.end
-    end_of_today = datetime.combine(ctx.today + timedelta(days=1), time())
+    period = _bound(atom.period, kinds, ctx.today, bool(after))
+    return None if period is None else _Found(begin, end, period, atom.absolute)
+
+
+def _bound(period: _Period, kinds: set[str], today: date, suffixed: bool) -> _Period | None:
+    end_of_today = datetime.combine(today + timedelta(days=1), time())
     open_start = datetime.combine(date(1, 1, 2), time())
-    period = atom.period
     if "around" in kinds:
         if period.granularity != "day":
-            return _Found(begin, end, period)
-        widened = _Period(
-            period.start - timedelta(days=AROUND_DAYS),
-            period.end + timedelta(days=AROUND_DAYS),
-            "range",
-        )
-        return _Found(begin, end, widened)
+            return period
+        wide = timedelta(days=AROUND_DAYS)
+        return _Period(period.start - wide, period.end + wide, "range")
     if "before" in kinds:
-        return _Found(begin, end, _Period(open_start, period.start, "open"))
+        return _Period(open_start, period.start, "open")
     if "until" in kinds or "until_cjk" in kinds:
-        return _Found(begin, end, _Period(open_start, period.end, "open"))
+        return _Period(open_start, period.end, "open")
     if "after" in kinds:
-        return _Found(begin, end, _Period(period.end, max(end_of_today, period.end), "range"))
+        return _Period(period.end, max(end_of_today, period.end), "range")
     if "since" in kinds or "since_cjk" in kinds:
-        if kinds == {"since_cjk"} and after is None:
+        if kinds == {"since_cjk"} and not suffixed:
             return None  # 从5月 alone: from May, a range's start, or May itself
         stop = end_of_today if period.start < end_of_today else period.end
-        return _Found(begin, end, _Period(period.start, stop, "range"))
+        return _Period(period.start, stop, "range")
     return None
 
 
@@ -1244,7 +1317,7 @@ _DANGLING_AFTER = re.compile(
     r"^(?:['’]s\b)?(?:那天|那一天|这天|這天|当天|當天|那时|那時)?(?:的|に|の|には|では|で|は)?"
 )
 _CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([?.!,;:？。！，、])")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([?.!,;:？。！，、])|[\s,，、]+([?.!？。！])")
 _EDGE_PUNCT = " \t,，、;；"
 
 
@@ -1259,7 +1332,7 @@ def _without(query: str, begin: int, end: int) -> str:
     head, tail = head.rstrip(), tail.lstrip()
     spaced = head and tail and not (_CJK.match(head[-1]) or _CJK.match(tail[0]))
     joined = f"{head} {tail}" if spaced else head + tail
-    text = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(joined.split()))
+    text = _SPACE_BEFORE_PUNCT.sub(lambda m: m.group(1) or m.group(2), " ".join(joined.split()))
     return text.strip(_EDGE_PUNCT)
 
 
