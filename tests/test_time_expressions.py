@@ -106,6 +106,13 @@ ENGLISH: list[Row] = [
     ("the day after May 3", "2026-05-03", "2026-05-05", "range"),
     ("the first half of September 2022", "2022-09-01", "2022-09-16", "range"),
     ("as of December 2023", OPEN, "2024-01-01", "open"),
+    ("2023-05-06T10:00:00", "2023-05-06", "2023-05-07", "day"),
+    ("13.05.2023", "2023-05-13", "2023-05-14", "day"),
+    ("a couple days ago", "2026-05-18", "2026-05-19", "day"),
+    ("3 weeks back", "2026-04-27", "2026-05-04", "week"),
+    ("in the last 24 hours", "2026-05-19", "2026-05-21", "range"),
+    ("this past Monday", "2026-05-18", "2026-05-19", "day"),
+    ("Tuesday, May 5", "2026-05-05", "2026-05-06", "day"),
 ]
 
 CHINESE: list[Row] = [
@@ -150,6 +157,9 @@ CHINESE: list[Row] = [
     ("去年的今天", "2025-05-20", "2025-05-21", "day"),
     ("截至5月3日", OPEN, "2026-05-04", "open"),
     ("国庆节去了哪里", "2025-10-01", "2025-10-08", "range"),
+    ("上个周末", "2026-05-16", "2026-05-18", "range"),
+    ("这两天", "2026-05-18", "2026-05-21", "range"),
+    ("半年前", "2025-10-01", "2026-01-01", "range"),
 ]
 
 JAPANESE: list[Row] = [
@@ -182,6 +192,10 @@ JAPANESE: list[Row] = [
     ("ここ3日間", "2026-05-17", "2026-05-21", "range"),
     ("去年の今頃", "2025-05-13", "2025-05-28", "range"),
     ("クリスマスに何をした", "2025-12-25", "2025-12-26", "day"),
+    ("5月6日(土)に", "2026-05-06", "2026-05-07", "day"),
+    ("さっき話したこと", "2026-05-20", "2026-05-21", "day"),
+    ("令和5年5月6日", "2023-05-06", "2023-05-07", "day"),
+    ("平成元年", "1989-01-01", "1990-01-01", "year"),
 ]
 
 
@@ -221,6 +235,8 @@ NEAR_MISSES_ENGLISH = [
     "the sun was out",
     "they wed in secret",
     "05/06/2023",  # 5 June or May 6: ambiguous, so no window
+    "06.05.2023",
+    "version 2.5.2023",
     "what is the summer house like",
     "prices fall",
     "what did I buy for Christmas",  # the holiday as a topic: a window needs 'on', 'last'...

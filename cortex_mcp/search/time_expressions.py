@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 __all__ = ["TimeQuery", "TimeWindow", "parse_time"]
@@ -272,7 +272,7 @@ _EN_NUMBERS = dict(
         strict=True,
     )
 )
-_EN_NUMBERS |= {"a couple of": 2, "couple of": 2}
+_EN_NUMBERS |= {"a couple of": 2, "couple of": 2, "a couple": 2}
 _LOOSE = {"few", "a few", "several", "几", "幾", "数", "數", "何"}
 _EN_ORDINALS = {
     word: index + 1
@@ -334,7 +334,7 @@ _WEEKDAY = (
     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|mon|tues?|wed|thur?s?|fri|sat|sun)"
 )
-_EN_NUM = r"(?:\d{1,3}|a\s+couple\s+of|couple\s+of|a\s+few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|few|several)"
+_EN_NUM = r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|few|several)"
 _EN_CUE_BEFORE = re.compile(
     r"(?:\b(?:in|during|since|from|until|till|before|after|of|by|throughout|through|around"
     r"|between|on|last|this|early|late|mid|until|circa)(?:\s+the)?\s*-?\s*)$",
@@ -366,8 +366,18 @@ def _today_period(ctx: _Context) -> _Period:
 
 _relative_words("今天 今日 今儿 今早 今晚 今夜 今朝 けさ きょう 今天早上 今天晚上", _today_period)
 _relative_words("昨天 昨日 昨儿 きのう", lambda c: _shift(c.today, "day", 1))
+_relative_words("さっき 先ほど 先程 今晩 刚才 剛才", _today_period)
+_relative_words("这两天 這兩天 这一两天", lambda c: _last_days(c.today, 2))
 _relative_words(
-    "昨晚 昨夜 昨天晚上 昨晚上 昨日の夜 昨日の晚",
+    "半年前",
+    lambda c: _span(
+        date(*_add_months(c.today.year, c.today.month, -7), 1),
+        date(*_add_months(c.today.year, c.today.month, -4), 1),
+        "range",
+    ),
+)
+_relative_words(
+    "昨晚 昨夜 昨天晚上 昨晚上 昨日の夜 昨日の晚 昨晩",
     lambda c: _Period(
         datetime.combine(c.today - timedelta(days=1), time(12)),
         datetime.combine(c.today, time(6)),
@@ -388,7 +398,7 @@ _relative_words(
     "这周 這週 这个星期 這個星期 这星期 這星期 这礼拜 這禮拜 本周 本週 今週",
     lambda c: _shift(c.today, "week", 0),
 )
-_relative_words("上周末 上週末 先週末", lambda c: _shift(c.today, "weekend", 1))
+_relative_words("上周末 上週末 先週末 上个周末 上個週末", lambda c: _shift(c.today, "weekend", 1))
 _relative_words("这周末 這週末 本周末 本週末 今週末", lambda c: _shift(c.today, "weekend", 0))
 _relative_words(
     "上个月 上個月 上月 先月 前月 上一个月 上一個月", lambda c: _shift(c.today, "month", 1)
@@ -488,7 +498,10 @@ def _lower_verb_month(word: str) -> bool:
 # --- English absolute dates
 
 
-@_rule(r"\b(?P<y>(?:19|20)\d{2})([-/.])(?P<m>0?[1-9]|1[0-2])\2(?P<d>0?[1-9]|[12]\d|3[01])\b")
+@_rule(
+    r"\b(?P<y>(?:19|20)\d{2})([-/.])(?P<m>0?[1-9]|1[0-2])\2(?P<d>0?[1-9]|[12]\d|3[01])"
+    r"(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?\b"
+)
 def _iso_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _date_atom(match, ctx, int(match["y"]), int(match["m"]), int(match["d"]))
 
@@ -498,7 +511,9 @@ def _iso_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _date_atom(match, ctx, int(match["y"]), int(match["m"]), None)
 
 
-@_rule(r"(?<![\d/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>(?:19|20)\d{2}|\d{2})\b(?![/.]\d)")
+@_rule(
+    r"(?<![\d/.])(?P<a>\d{1,2})(?P<sep>[/.])(?P<b>\d{1,2})(?P=sep)(?P<y>(?:19|20)\d{2}|\d{2})\b(?![/.]\d)"
+)
 def _slash_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """05/06/2023 is May 6 or 5 June: a window only when one reading is impossible."""
     first, second, year = int(match["a"]), int(match["b"]), int(match["y"])
@@ -701,7 +716,7 @@ def _day_before_yesterday(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, "day", 2))
 
 
-@_rule(rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+@_rule(rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>day|week|month|year)s?\s+(?:ago|back)\b", re.IGNORECASE)
 def _ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     unit = match["unit"].lower()
     count = _en_count(match["n"])
@@ -730,7 +745,7 @@ def _calendar_unit(match: re.Match[str], ctx: _Context) -> _Atom:
 
 @_rule(
     rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+"
-    rf"(?:(?P<n>{_EN_NUM})\s+)?(?P<unit>day|week|month|year)s?\b",
+    rf"(?:(?P<n>{_EN_NUM})\s+)?(?P<unit>hour|day|week|month|year)s?\b",
     re.IGNORECASE,
 )
 def _trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
@@ -739,8 +754,15 @@ def _trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
         return None  # "last week" is the calendar week (_calendar_unit)
     count = _en_count(match["n"]) if match["n"] else 1
     unit = match["unit"].lower()
+    if unit == "hour":
+        return _period_atom(match, _last_days(ctx.today, -(-(count or 3) // 24)))
     days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * (count or 3)
     return _period_atom(match, _last_days(ctx.today, days))
+
+
+@_rule(r"\bthe\s+other\s+week\b", re.IGNORECASE)
+def _other_week(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _period_atom(match, _loose_ago(ctx.today, "week"))
 
 
 @_rule(r"\b(?:recently|lately|of\s+late|in\s+recent\s+(?:days|weeks))\b", re.IGNORECASE)
@@ -768,13 +790,14 @@ def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
 
 
 @_rule(
-    rf"\b(?:(?P<mod>last|this|past|previous)\s+)?(?P<wd>{_WEEKDAY})\b\.?"
+    rf"\b(?:(?P<mod>last|this\s+past|this|past|previous)\s+)?(?P<wd>{_WEEKDAY})\b\.?"
     r"(?:\s+(?P<wk>(?:of\s+)?(?:last|this|the\s+previous)\s+week|before\s+last))?"
     r"(?:\s+(?:morning|afternoon|evening|night))?",
     re.IGNORECASE,
 )
 def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
-    word, mod = match["wd"], (match["mod"] or "").lower()
+    word, mod = match["wd"], " ".join((match["mod"] or "").lower().split())
+    mod = "last" if mod == "this past" else mod
     weekday = _EN_WEEKDAYS[word.lower()[:3]]
     full = len(word) >= 6
     if not full and not word[0].isupper():
@@ -858,6 +881,7 @@ def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?:(?P<y>{_CJK_YEAR})年|(?P<yw>去年|今年|本年|前年|昨年|一昨年))?"
     rf"(?:の|的)?(?P<m>{_CJK_N})月(?:(?P<d>{_CJK_N})(?:日|号|號))?"
     r"(?P<part>份|初め|初|上旬|中旬|下旬|底|末|の初め|の終わり|末尾)?"
+    r"(?:\s*[(（][月火水木金土日一二三四五六天][)）])?"
 )
 def _cjk_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
     month = _cjk_number(match["m"])
@@ -902,6 +926,19 @@ def _cjk_day_only(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _Atom(
         match.start(), match.end(), period, "dayonly", needs_cue=not match["after"], day=day
     )
+
+
+_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
+
+
+@_rule(rf"(?P<era>令和|平成|昭和)(?P<n>{_CJK_N}|元)年")
+def _ja_era_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """令和5年 is 2023, 平成元年 1989."""
+    number = 1 if match["n"] == "元" else _cjk_number(match["n"])
+    if number is None:
+        return None
+    year = _ERAS[match["era"]] + number
+    return _Atom(match.start(), match.end(), _year(year), "year", year=year, absolute=True)
 
 
 _RELATIVE_CJK_PATTERN = "|".join(sorted(map(re.escape, _RELATIVE_CJK), key=len, reverse=True))
@@ -1114,6 +1151,8 @@ def _join(first: _Atom, second: _Atom, ctx: _Context) -> _Atom | None:
             return _Atom(begin, end, _day(month_start.replace(day=first.day)), "period")
         except ValueError:
             return None
+    if first.kind == "weekday" and second.kind == "date" and second.day:
+        return replace(second, begin=begin, end=end)  # 'Tuesday, May 6': the date says it
     if first.kind == "weekday" and second.period.granularity == "week":
         monday = second.period.start.date()
         weekday = first.period.start.date().weekday()
@@ -1340,7 +1379,7 @@ def _without(query: str, begin: int, end: int) -> str:
 
 _MAYBE_TIME = re.compile(
     r"[0-9０-９年月日号號周週天昨今去前最近先曜春夏秋冬晚夜来來以起从從到至頃ごろ间間后後几幾数數]"
-    r"|おととい|きのう|けさ|おととし|节|節|元旦|元日|正月|晦|五一|平安夜|クリスマス|バレンタイン|ハロウィ"
+    r"|おととい|きのう|けさ|おととし|さっき|先ほど|刚才|剛才|节|節|元旦|元日|正月|晦|五一|平安夜|クリスマス|バレンタイン|ハロウィ"
     r"|\b(?:to(?:day|night)|yesterday|last|this|past|previous|ago|since|recent|lately|week"
     r"|month|year|spring|summer|autumn|fall|winter|before|until|till|after|around|other|earlier"
     r"|circa|roughly|approximately|between|from|through|prior|starting|beginning|christmas|xmas|new\s+year|valentine|halloween|thanksgiving"
