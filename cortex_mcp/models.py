@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 
 class Layer(enum.StrEnum):
@@ -116,6 +116,15 @@ class Memory(BaseModel):
     forgotten_at: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     shared: bool = False
+    # the moment the memory is about or was said (a turn's date, a dated note); the stored time
+    # (`created_at`) unless a writer knows better. Same form as created_at (`to_iso`).
+    occurred_at: str = ""
+
+    @model_validator(mode="after")
+    def _occurred_defaults_to_created(self) -> Memory:
+        if not self.occurred_at:
+            self.occurred_at = self.created_at
+        return self
 
 
 class NewMemory(BaseModel):
@@ -132,6 +141,7 @@ class NewMemory(BaseModel):
     supersede_rule: str = "explicit"  # which rule chose `supersedes` (kept in lifecycle_log)
     metadata: dict[str, Any] = Field(default_factory=dict)
     shared: bool = False
+    occurred_at: str | None = None  # `to_iso` text; None: the time it is stored
 
 
 class MemoryChanges(BaseModel):
@@ -195,6 +205,9 @@ class SearchFilters(BaseModel):
     now: str
     include_superseded: bool = False
     include_shared: bool = False  # also memories other agents marked shared
+    # only memories whose `occurred_at` is in [since, until) (`to_iso` text; None: unbounded)
+    since: str | None = None
+    until: str | None = None
 
 
 class LifecycleAction(BaseModel):

@@ -49,6 +49,9 @@ FROZEN: dict[str, dict[str, tuple[Any, ...]]] = {
         "categories": ("array", False, CATEGORIES),
         "max_tokens": ("integer", False, 50, 100_000),
         "agent_id": ("string", False, 1, 128),
+        "since": ("string", False, None, 40),
+        "until": ("string", False, None, 40),
+        "now": ("string", False, None, 40),
     },
     "cortex_remember": {
         "content": ("string", True, 1, 8000),
@@ -58,6 +61,7 @@ FROZEN: dict[str, dict[str, tuple[Any, ...]]] = {
         "supersedes": ("string", False, 1, 64),
         "source": ("string", False, None, 500),
         "agent_id": ("string", False, 1, 128),
+        "occurred_at": ("string", False, None, 40),
     },
     "cortex_forget": {
         "memory_id": ("string", True, 1, 64),
@@ -70,6 +74,9 @@ FROZEN: dict[str, dict[str, tuple[Any, ...]]] = {
         "query": ("string", True, 1, 2000),
         "max_results": ("integer", False, 1, 50),
         "agent_id": ("string", False, 1, 128),
+        "since": ("string", False, None, 40),
+        "until": ("string", False, None, 40),
+        "now": ("string", False, None, 40),
     },
 }
 

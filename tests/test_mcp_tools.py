@@ -48,7 +48,17 @@ async def test_the_tool_names_and_parameters_are_frozen(client: Client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     params = {name: set(t.input_schema["properties"]) for name, t in tools.items()}
     assert params == {
-        "cortex_recall": {"query", "max_results", "layers", "categories", "max_tokens", "agent_id"},
+        "cortex_recall": {
+            "query",
+            "max_results",
+            "layers",
+            "categories",
+            "max_tokens",
+            "agent_id",
+            "since",
+            "until",
+            "now",
+        },
         "cortex_remember": {
             "content",
             "category",
@@ -57,9 +67,10 @@ async def test_the_tool_names_and_parameters_are_frozen(client: Client) -> None:
             "supersedes",
             "source",
             "agent_id",
+            "occurred_at",
         },
         "cortex_forget": {"memory_id", "reason", "correction", "purge", "agent_id"},
-        "cortex_search_debug": {"query", "max_results", "agent_id"},
+        "cortex_search_debug": {"query", "max_results", "agent_id", "since", "until", "now"},
     }
     for tool in tools.values():
         assert "Example:" in (tool.description or "")

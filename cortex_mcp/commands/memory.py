@@ -81,13 +81,25 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit", type=int, default=limit, help=f"at most this many (default {limit})"
     )
+    parser.add_argument(
+        "--since", help="only memories that happened on or after this date (2026-05-06) or time"
+    )
+    parser.add_argument(
+        "--until", help="only memories that happened before this time, or up to this date's end"
+    )
     add_json_flag(parser)
 
 
 def run_search(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: CortexService) -> int:
         found = await service.memories.search(
-            build(SearchRequest, query=args.query, limit=args.limit)
+            build(
+                SearchRequest,
+                query=args.query,
+                limit=args.limit,
+                since=args.since,
+                until=args.until,
+            )
         )
         data = {"memories": [m.model_dump(mode="json") for m in found]}
 
@@ -123,6 +135,7 @@ def _detail(d: dict[str, Any]) -> str:
         "confidence",
         "decay_score",
         "access_count",
+        "occurred_at",
         "created_at",
         "updated_at",
         "last_accessed",

@@ -6,6 +6,7 @@ import enum
 import re
 import uuid
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from cortex_mcp.errors import Forbidden, InvalidInput
@@ -253,3 +254,49 @@ def optional_text(name: str, value: str | None, limit: int) -> str | None:
             f"{name}: {len(value)} characters is over the limit of {limit}", field=name
         )
     return value
+
+
+# An ISO-8601 date or date-time in its extended form (a basic 20260506 reads as a number)
+_MOMENT = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,6})?)?(?:Z|z|[+-]\d{2}:?\d{2})?)?"
+)
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+MOMENT_RULE = (
+    "must be an ISO-8601 date or date-time (2026-05-06, 2026-05-06T14:30:00Z; UTC unless it"
+    " names an offset)"
+)
+
+
+def moment(value: str) -> datetime:
+    """A date or date-time as an aware UTC moment (a date is its midnight UTC; a time with no
+    offset is UTC). ValueError naming the rule otherwise (a request model's validator turns it
+    into the field's message; `moment_of` names the field itself)."""
+    text = value.strip()
+    if _MOMENT.fullmatch(text):
+        try:
+            parsed = datetime.fromisoformat(text.replace(",", "."))
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            if parsed.year >= 1000:  # stored times are fixed-width text
+                return parsed.astimezone(UTC)
+        except (ValueError, OverflowError):
+            pass
+    raise ValueError(f"{MOMENT_RULE}, got {preview(value)}")
+
+
+def moment_of(name: str, value: str) -> datetime:
+    """`moment`, InvalidInput naming `name` when `value` is not one."""
+    try:
+        return moment(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{name}: {exc}", field=name) from None
+
+
+def is_date_only(value: str) -> bool:
+    return _DATE_ONLY.fullmatch(value.strip()) is not None
+
+
+def period_end(value: str) -> datetime:
+    """The exclusive end a period's `until` gives: a date covers its whole day."""
+    end = moment(value)
+    return end + timedelta(days=1) if is_date_only(value) else end

@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -83,7 +84,12 @@ class MemoryService:
         limit, budget = request.max_results, request.max_tokens
         framed = request.format == "prompt"
         filters = self.filters(
-            request.agent_id, request.layers, request.categories, request.include_shared
+            request.agent_id,
+            request.layers,
+            request.categories,
+            request.include_shared,
+            since=request.since,
+            until=request.until,
         )
         reason = small_talk_reason(text)
         if reason is not None:
@@ -93,7 +99,7 @@ class MemoryService:
             self.indexer.pending_for(filters.agent_id, _PENDING_PER_RECALL) if self.indexer else []
         )
         outcome = await self.searcher.search(
-            text, filters, limit, self.clock.now(), pending=pending
+            text, filters, limit, self.reference_time(request.now), pending=pending
         )
         if outcome.fresh and self.indexer is not None:
             self.background.spawn(
@@ -140,6 +146,7 @@ class MemoryService:
             source=validate.optional_text("source", request.source, validate.MAX_SOURCE_CHARS),
             metadata=metadata or {},
             shared=request.shared,
+            occurred_at=_iso_or_none(request.occurred_at),
         )
         redacted: Counter[str] = Counter()
         new = await self.redactor.clean_memory(new, redacted)
@@ -200,9 +207,15 @@ class MemoryService:
         context block, no access counting)."""
         text = _query(request.query)
         filters = self.filters(
-            request.agent_id, request.layers, request.categories, request.include_shared
+            request.agent_id,
+            request.layers,
+            request.categories,
+            request.include_shared,
+            since=request.since,
+            until=request.until,
         )
-        outcome = await self.searcher.search(text, filters, request.limit, self.clock.now())
+        now = self.reference_time(request.now)
+        outcome = await self.searcher.search(text, filters, request.limit, now)
         return [
             ScoredMemory(**c.memory.model_dump(), score=round(c.final, 6))
             for c in outcome.ranked
@@ -212,8 +225,11 @@ class MemoryService:
     async def search_debug(self, request: SearchDebugRequest) -> dict[str, Any]:
         text = _query(request.query)
         limit = request.max_results
-        filters = self.filters(request.agent_id, None, None)
-        outcome = await self.searcher.search(text, filters, limit, self.clock.now(), debug=True)
+        filters = self.filters(
+            request.agent_id, None, None, since=request.since, until=request.until
+        )
+        now = self.reference_time(request.now)
+        outcome = await self.searcher.search(text, filters, limit, now, debug=True)
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)
         report["degraded"] = unique(outcome.degraded)
@@ -261,8 +277,13 @@ class MemoryService:
         layers: Sequence[Layer | str] | None,
         categories: Sequence[Category | str] | None,
         include_shared: bool | None = None,
+        *,
+        since: str | None = None,
+        until: str | None = None,
     ) -> SearchFilters:
-        """What a search of `agent_id`'s memories is limited to, each argument validated."""
+        """What a search of `agent_id`'s memories is limited to, each argument validated
+        (`since`, `until`: ISO dates or date-times of the memories' own time; a date `until`
+        takes in that whole day)."""
         return SearchFilters(
             agent_id=validate.agent_id(agent_id, self.settings.agent_id),
             layers=validate.members("layers", _values(layers), Layer),
@@ -271,7 +292,13 @@ class MemoryService:
             include_shared=(
                 self.settings.include_shared if include_shared is None else include_shared
             ),
+            since=to_iso(validate.moment_of("since", since)) if since else None,
+            until=_period_end("until", until) if until else None,
         )
+
+    def reference_time(self, now: str | None) -> datetime:
+        """The moment a search reckons from: the request's `now`, else the clock."""
+        return validate.moment_of("now", now) if now else self.clock.now()
 
     def _now(self) -> str:
         return to_iso(self.clock.now())
@@ -295,6 +322,17 @@ def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
     original = candidate.memory
     truncated = original is not None and original.content != kept.content
     return ScoredMemory(**fields, score=round(candidate.final, 6), truncated=truncated)
+
+
+def _iso_or_none(value: str | None) -> str | None:
+    return to_iso(validate.moment_of("occurred_at", value)) if value else None
+
+
+def _period_end(name: str, value: str) -> str:
+    try:
+        return to_iso(validate.period_end(value))
+    except ValueError as exc:
+        raise InvalidInput(f"{name}: {exc}", field=name) from None
 
 
 def _values(members: Sequence[Layer | Category | str] | None) -> list[str] | None:

@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    field_validator,
     model_validator,
 )
 
@@ -130,6 +131,63 @@ Layers = Annotated[list[Layer], Field(max_length=len(Layer), description="Only t
 Categories = Annotated[
     list[Category], Field(max_length=len(Category), description="Only these categories")
 ]
+
+
+def _moment_rule(value: str) -> str:
+    validate.moment(value)
+    return value.strip()
+
+
+_MOMENT_CHARS = 40  # the longest ISO date-time `validate.moment` reads is 32
+OccurredAt = Annotated[
+    str,
+    AfterValidator(_moment_rule),
+    Field(
+        max_length=_MOMENT_CHARS,
+        description="When it happened or was said: an ISO date or date-time (UTC unless it"
+        " names an offset); default: now",
+    ),
+]
+Since = Annotated[
+    str,
+    AfterValidator(_moment_rule),
+    Field(
+        max_length=_MOMENT_CHARS,
+        description="Only memories that happened at or after this ISO date or date-time",
+    ),
+]
+Until = Annotated[
+    str,
+    AfterValidator(_moment_rule),
+    Field(
+        max_length=_MOMENT_CHARS,
+        description="Only memories that happened before this ISO date-time (a date: to the"
+        " end of that day)",
+    ),
+]
+Now = Annotated[
+    str,
+    AfterValidator(_moment_rule),
+    Field(
+        max_length=_MOMENT_CHARS,
+        description="The moment 'today', 'last week' and ages are reckoned from (ISO date or"
+        " date-time); default: the server's clock",
+    ),
+]
+
+
+class Period(BaseModel):
+    """`since` and `until` of a search: `until` must come after `since`."""
+
+    @field_validator("until", check_fields=False)
+    @classmethod
+    def _until_after_since(cls, until: str | None, info: ValidationInfo) -> str | None:
+        since = info.data.get("since")
+        if until and since and validate.period_end(until) <= validate.moment(since):
+            raise ValueError(f"must be later than since ({since})")
+        return until
+
+
 IncludeShared = Annotated[
     bool | None,
     Field(
@@ -192,7 +250,7 @@ def _invalid(exc: ValidationError) -> InvalidInput:
 R = TypeVar("R", bound=Request)
 
 
-class RecallRequest(Request):
+class RecallRequest(Period, Request):
     """Find memories relevant to a query, as a ready-to-paste context block."""
 
     schema_name: ClassVar[str] = "RecallBody"
@@ -212,9 +270,12 @@ class RecallRequest(Request):
             json_schema_extra={REST_ONLY: True},
         ),
     ] = "plain"
+    since: Since | None = None
+    until: Until | None = None
+    now: Now | None = None
 
 
-class SearchRequest(Request):
+class SearchRequest(Period, Request):
     """Ranked memories for a query, without the recall gate (no small-talk skip, no context
     block, no access counting); `debug` adds the search debugger's report."""
 
@@ -227,9 +288,12 @@ class SearchRequest(Request):
     categories: Categories | None = None
     include_shared: IncludeShared = None
     debug: Annotated[bool, Field(description="Add every ranking stage per hit")] = False
+    since: Since | None = None
+    until: Until | None = None
+    now: Now | None = None
 
 
-class SearchDebugRequest(Request):
+class SearchDebugRequest(Period, Request):
     """Explain a search: every ranking stage for each hit, with timings."""
 
     schema_name: ClassVar[str] = "SearchDebugBody"
@@ -237,6 +301,9 @@ class SearchDebugRequest(Request):
     query: Annotated[Query, Field(description="The query to explain")]
     max_results: Annotated[MaxResults, Field(description="Hits to explain")] = 10
     agent_id: AgentId | None = None
+    since: Since | None = None
+    until: Until | None = None
+    now: Now | None = None
 
 
 class RememberRequest(Request):
@@ -262,6 +329,7 @@ class RememberRequest(Request):
             json_schema_extra={REST_ONLY: True},
         ),
     ] = False
+    occurred_at: OccurredAt | None = None
 
 
 class ForgetRequest(Request):

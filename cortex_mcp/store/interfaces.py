@@ -207,6 +207,13 @@ class MemoryStorage(TextStorage, Protocol):
 
     async def eligible(self, ids: list[str], filters: SearchFilters) -> set[str]: ...
 
+    async def occurred_within(
+        self, filters: SearchFilters, start: str, end: str, limit: int
+    ) -> list[str]:
+        """Ids of live memories `filters` allow with `start <= occurred_at < end`, the most
+        recent `occurred_at` first, at most `limit`."""
+        ...
+
     async def list_layer(
         self, agent_id: str, layer: Layer, now: str, limit: int
     ) -> list[Memory]: ...

@@ -31,7 +31,7 @@ from cortex_mcp.tokenize import content_hash, index_text, query_key
 MEMORY_COLUMNS = (
     "id, agent_id, layer, category, content, source, importance, confidence, decay_score,"
     " access_count, last_accessed, created_at, updated_at, expires_at, superseded_by,"
-    " forgotten_at, metadata, shared"
+    " forgotten_at, metadata, shared, occurred_at"
 )
 
 
@@ -71,6 +71,8 @@ def row_to_memory(row: Row) -> Memory:
     metadata = data.get("metadata")
     data["metadata"] = json.loads(metadata) if metadata and metadata != "{}" else {}
     data["shared"] = bool(data.get("shared"))
+    if not data.get("occurred_at"):  # a row of a reader that selected other columns
+        data["occurred_at"] = data.get("created_at", "")
     return Memory.model_construct(**data)
 
 
@@ -118,8 +120,12 @@ def written(
 # the columns a new memory is inserted with, and `insert_values` their values
 INSERT_COLUMNS = (
     "id, agent_id, layer, category, content, content_hash, source, importance, confidence,"
-    " created_at, updated_at, expires_at, metadata, shared"
+    " created_at, updated_at, expires_at, metadata, shared, occurred_at"
 )
+
+
+INSERT_PLACEHOLDERS = placeholders(INSERT_COLUMNS.split(","))
+_INSERT_ROW = f"INSERT INTO memories ({INSERT_COLUMNS}) VALUES ({INSERT_PLACEHOLDERS})"
 
 
 def insert_values(
@@ -140,6 +146,7 @@ def insert_values(
         ttl.expiry(new.layer, now),
         json.dumps(new.metadata, ensure_ascii=False),
         int(new.shared),
+        new.occurred_at or now,
     )
 
 
@@ -147,7 +154,7 @@ def _insert(
     conn: Connection, memory_id: str, digest: str, new: NewMemory, now: str, ttl: LayerTtl
 ) -> None:
     cursor = conn.execute(
-        f"INSERT INTO memories ({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        _INSERT_ROW,
         insert_values(memory_id, digest, new, now, ttl),
     )
     conn.execute(
@@ -475,6 +482,19 @@ class MemoryStore(TextReads):
             [*ids, *params],
         )
         return {str(row[0]) for row in rows}
+
+    async def occurred_within(
+        self, filters: SearchFilters, start: str, end: str, limit: int
+    ) -> list[str]:
+        """Ids of the memories `filters` allow whose own time is in [start, end), the most
+        recent first (a time window's candidates): a range on (agent_id, occurred_at)."""
+        where, params = filter_sql(filters)
+        rows = await self.db.fetchall(
+            f"SELECT m.id FROM memories m WHERE m.occurred_at >= ? AND m.occurred_at < ?"
+            f" AND {where} ORDER BY m.occurred_at DESC, m.seq DESC LIMIT ?",
+            [start, end, *params, limit],
+        )
+        return [str(row[0]) for row in rows]
 
     async def list_layer(self, agent_id: str, layer: Layer, now: str, limit: int) -> list[Memory]:
         rows = await self.db.fetchall(

@@ -98,6 +98,19 @@ AGENT_TOKENS: list[str] = [
     "CREATE INDEX IF NOT EXISTS idx_agent_tokens_parent ON agent_tokens(parent)",
 ]
 
+OCCURRED_AT: list[str] = [
+    "ALTER TABLE memories ADD COLUMN occurred_at TEXT",
+    "UPDATE memories SET occurred_at = created_at",
+    "CREATE INDEX IF NOT EXISTS idx_memories_agent_occurred ON memories(agent_id, occurred_at)",
+    # a writer that does not name it (an older build's, a hand-made import) gets the stored time
+    """
+    CREATE TRIGGER IF NOT EXISTS trg_memories_occurred AFTER INSERT ON memories
+    WHEN NEW.occurred_at IS NULL BEGIN
+        UPDATE memories SET occurred_at = NEW.created_at WHERE seq = NEW.seq;
+    END
+    """,
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the first full schema (docs/architecture.md, "Store")
     [
@@ -305,6 +318,10 @@ MIGRATIONS: list[list[str]] = [
     VECTOR_ROWIDS_NEVER_REUSED,
     # 11: agent tokens and dashboard sessions (store/tokens.py): a salt and a keyed hash each
     AGENT_TOKENS,
+    # 12: a memory's own time (what it is about or when it was said), apart from when it was
+    # stored; the rows written before get their stored time. Searches bound by a period
+    # (`SearchFilters.since/until`) and a time window's candidates read it per agent.
+    OCCURRED_AT,
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

@@ -64,7 +64,7 @@ TABLES: tuple[Table, ...] = (
             "seq:int, id, agent_id, layer, category, content, content_hash, source,"
             " importance:real, confidence:real, decay_score:real, access_count:int,"
             " last_accessed:time, created_at:time, updated_at:time, expires_at:time,"
-            " superseded_by, forgotten_at:time, metadata:json, shared:flag"
+            " superseded_by, forgotten_at:time, metadata:json, shared:flag, occurred_at:time"
         ),
         key=("seq",),
         serial="seq",

@@ -39,6 +39,12 @@ def filter_sql(filters: SearchFilters, alias: str = "m") -> tuple[str, list[Any]
     if filters.categories:
         clauses.append(f"{alias}.category IN ({placeholders(filters.categories)})")
         params.extend(category.value for category in filters.categories)
+    if filters.since is not None:
+        clauses.append(f"{alias}.occurred_at >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append(f"{alias}.occurred_at < ?")
+        params.append(filters.until)
     return " AND ".join(clauses), params
 
 

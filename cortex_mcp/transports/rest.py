@@ -47,7 +47,15 @@ async def search(call: Call) -> r.SearchResponse:
     results = await call.service.memories.search(b)
     debug = None
     if b.debug:
-        explain = build(SearchDebugRequest, query=b.query, max_results=b.limit, agent_id=b.agent_id)
+        explain = build(
+            SearchDebugRequest,
+            query=b.query,
+            max_results=b.limit,
+            agent_id=b.agent_id,
+            since=b.since,
+            until=b.until,
+            now=b.now,
+        )
         debug = await call.service.memories.search_debug(explain)
     return r.SearchResponse(results=results, debug=debug)
 

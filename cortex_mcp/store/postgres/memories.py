@@ -15,6 +15,7 @@ from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.memories import (
     INSERT_COLUMNS,
+    INSERT_PLACEHOLDERS,
     LAYER_RANK,
     MEMORY_COLUMNS,
     MemoryStore,
@@ -77,7 +78,7 @@ class PgMemoryStore(MemoryStore):
         terms, doc_len = index_columns(new.content)
         row = conn.execute(
             f"INSERT INTO memories ({INSERT_COLUMNS}, tsv, doc_len)"
-            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {_TSVECTOR}, ?)"
+            f" VALUES ({INSERT_PLACEHOLDERS}, {_TSVECTOR}, ?)"
             " ON CONFLICT (agent_id, content_hash) DO NOTHING RETURNING id",
             (*insert_values(memory_id, digest, new, now, self.ttl), terms, doc_len),
         ).fetchone()

@@ -328,6 +328,24 @@ _AGENT_TOKENS = [
     "CREATE INDEX idx_agent_tokens_parent ON agent_tokens(parent)",
 ]
 
+# A memory's own time (what it is about or when it was said), apart from when it was stored;
+# rows written before get their stored time, and so does a writer that does not name it.
+_OCCURRED_AT = [
+    f"ALTER TABLE memories ADD COLUMN occurred_at {_TEXT}",
+    "UPDATE memories SET occurred_at = created_at",
+    "ALTER TABLE memories ALTER COLUMN occurred_at SET NOT NULL",
+    "CREATE INDEX idx_memories_agent_occurred ON memories(agent_id, occurred_at)",
+    """
+    CREATE FUNCTION cortex_occurred_default() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        NEW.occurred_at := COALESCE(NEW.occurred_at, NEW.created_at);
+        RETURN NEW;
+    END $$
+    """,
+    "CREATE TRIGGER memories_occurred_default BEFORE INSERT ON memories"
+    " FOR EACH ROW EXECUTE FUNCTION cortex_occurred_default()",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *TEXT_SEARCH, *SQLITE_FUNCTIONS],
@@ -346,6 +364,8 @@ MIGRATIONS: list[list[str]] = [
     TEXT_PAIRS,
     # 8: agent tokens and dashboard sessions (SQLite's 11)
     _AGENT_TOKENS,
+    # 9: a memory's own time (SQLite's 12)
+    _OCCURRED_AT,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,337 @@
+"""A memory's own time (`occurred_at`, issue 25): stored on every write (the stored time unless
+the writer names it), given to rows written before by the migration, bounding searches
+(`since`/`until`) and listing a period's memories (`occurred_within`), on SQLite and
+PostgreSQL; the request rules for the dates a caller gives."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from starlette.testclient import TestClient
+
+from cortex_mcp.config import Settings
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.models import Category, SearchFilters
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    RecallRequest,
+    RememberRequest,
+    SearchDebugRequest,
+    SearchRequest,
+    build,
+)
+from cortex_mcp.store.connection import sqlite_module
+from cortex_mcp.transports.mcp import build_server
+from tests.conftest import FakeClock
+from tests.helpers.http_helpers import authed_rest_client
+
+pytestmark = pytest.mark.anyio
+
+STORED = "2026-11-01T12:00:00.000000Z"  # the FakeClock's time: when every test remembers
+DIARY = {
+    "2026-05-02T09:30:00Z": "Visited the science museum and saw the dinosaur exhibition",
+    "2026-05-06": "Read a book called The Quiet Harbour about the museum keeper",
+    "2026-05-06T21:00:00+02:00": "Watched a film about the museum night guard",
+    "2026-06-14": "Went hiking near the museum of mountain life",
+}
+
+
+@pytest.fixture
+async def service(backend_settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        yield svc
+
+
+async def _diary(service: CortexService, agent_id: str | None = None) -> dict[str, str]:
+    """The diary remembered with its dates; content -> id."""
+    ids = {}
+    for when, content in DIARY.items():
+        request = build(RememberRequest, content=content, occurred_at=when, agent_id=agent_id)
+        ids[content] = (await service.memories.remember(request)).id
+    return ids
+
+
+async def _search(service: CortexService, query: str, **period: str) -> list[str]:
+    found = await service.memories.search(build(SearchRequest, query=query, **period))
+    return [m.content for m in found]
+
+
+# ---- writes ------------------------------------------------------------------------------
+
+
+async def test_a_memory_keeps_the_time_it_names_and_defaults_to_when_it_was_stored(
+    service: CortexService,
+) -> None:
+    ids = await _diary(service)
+    plain = await service.memories.remember(build(RememberRequest, content="Likes green tea"))
+    store = service.memories.memories
+    stored = await store.get_many([*ids.values(), plain.id])
+    assert {stored[i].content: stored[i].occurred_at for i in ids.values()} == {
+        DIARY["2026-05-02T09:30:00Z"]: "2026-05-02T09:30:00.000000Z",
+        DIARY["2026-05-06"]: "2026-05-06T00:00:00.000000Z",
+        DIARY["2026-05-06T21:00:00+02:00"]: "2026-05-06T19:00:00.000000Z",  # in UTC
+        DIARY["2026-06-14"]: "2026-06-14T00:00:00.000000Z",
+    }
+    assert all(stored[i].created_at == STORED for i in ids.values())
+    assert stored[plain.id].occurred_at == stored[plain.id].created_at == STORED
+
+
+async def test_the_same_content_again_keeps_its_first_time_and_a_correction_its_own(
+    service: CortexService,
+) -> None:
+    request = build(RememberRequest, content="Moved to Lisbon", occurred_at="2025-03-01")
+    first = await service.memories.remember(request)
+    again = await service.memories.remember(
+        build(RememberRequest, content="Moved to Lisbon", occurred_at="2026-01-01")
+    )
+    assert again.deduplicated and again.id == first.id
+    memory = await service.memories.memories.get(first.id)
+    assert memory is not None and memory.occurred_at == "2025-03-01T00:00:00.000000Z"
+    corrected = await service.memories.forget(
+        ForgetRequest(memory_id=first.id, correction="Moved to Porto")
+    )
+    assert corrected.new_id is not None
+    new = await service.memories.memories.get(corrected.new_id)
+    assert new is not None and new.occurred_at == STORED
+
+
+# ---- searches bounded by a period --------------------------------------------------------
+
+
+async def test_since_and_until_bound_search_and_recall_on_the_memories_own_time(
+    service: CortexService,
+) -> None:
+    await _diary(service)
+    everything = await _search(service, "museum")
+    assert len(everything) == 4
+    may_6 = await _search(service, "museum", since="2026-05-06", until="2026-05-06")
+    assert sorted(may_6) == sorted([DIARY["2026-05-06"], DIARY["2026-05-06T21:00:00+02:00"]])
+    # a date-time until is exclusive; a date since is that day's first moment
+    before_evening = await _search(
+        service, "museum", since="2026-05-06", until="2026-05-06T19:00:00Z"
+    )
+    assert before_evening == [DIARY["2026-05-06"]]
+    assert await _search(service, "museum", since="2026-06-01") == [DIARY["2026-06-14"]]
+    assert await _search(service, "museum", until="2026-05-05") == [DIARY["2026-05-02T09:30:00Z"]]
+    assert await _search(service, "museum", since="2027-01-01") == []
+
+    recalled = await service.memories.recall(
+        build(RecallRequest, query="museum", since="2026-05-01", until="2026-05-31")
+    )
+    assert len(recalled.memories) == 3
+    assert all(m.occurred_at.startswith("2026-05-") for m in recalled.memories)
+    debug = await service.memories.search_debug(
+        build(SearchDebugRequest, query="museum", since="2026-06-01")
+    )
+    assert len(debug["hits"]) == 1
+
+
+async def test_every_store_read_that_takes_filters_applies_the_period(
+    service: CortexService,
+) -> None:
+    ids = await _diary(service)
+    store = service.memories.memories
+    may = SearchFilters(
+        agent_id="default",
+        now=STORED,
+        since="2026-05-01T00:00:00.000000Z",
+        until="2026-06-01T00:00:00.000000Z",
+    )
+    in_may = {ids[c] for w, c in DIARY.items() if w.startswith("2026-05")}
+    assert await store.eligible(list(ids.values()), may) == in_may
+    found = await store.text_search('"museum"', may, 10)
+    assert {memory_id for memory_id, _ in found} == in_may
+    found = await store.own_text_search('"museum"', may, 10)
+    assert {memory_id for memory_id, _ in found} == in_may
+    found = await store.text_search('"museum"', may, 10, newest=100, rest='"book"')
+    assert {memory_id for memory_id, _ in found} == in_may
+    assert set(await store.like_search(["museum"], may, 10)) == in_may
+
+
+async def test_occurred_within_lists_a_periods_memories_most_recent_first(
+    service: CortexService,
+) -> None:
+    ids = await _diary(service)
+    other = await _diary(service, agent_id="someone-else")
+    forgotten = await service.memories.remember(
+        build(RememberRequest, content="Lost a museum ticket", occurred_at="2026-05-04")
+    )
+    await service.memories.forget(ForgetRequest(memory_id=forgotten.id))
+    store = service.memories.memories
+    filters = SearchFilters(agent_id="default", now=STORED)
+    window = ("2026-05-01T00:00:00.000000Z", "2026-06-01T00:00:00.000000Z")
+    assert await store.occurred_within(filters, *window, 10) == [
+        ids[DIARY["2026-05-06T21:00:00+02:00"]],
+        ids[DIARY["2026-05-06"]],
+        ids[DIARY["2026-05-02T09:30:00Z"]],
+    ]
+    assert await store.occurred_within(filters, *window, 1) == [
+        ids[DIARY["2026-05-06T21:00:00+02:00"]]
+    ]
+    # the end is exclusive, the start inclusive
+    day = ("2026-05-06T00:00:00.000000Z", "2026-05-06T19:00:00.000000Z")
+    assert await store.occurred_within(filters, *day, 10) == [ids[DIARY["2026-05-06"]]]
+    assert set(await store.occurred_within(filters, *window, 10)).isdisjoint(other.values())
+    # the filters still apply: categories, and a period of their own
+    facts_only = filters.model_copy(update={"categories": [Category.decision]})
+    assert await store.occurred_within(facts_only, *window, 10) == []
+    bounded = filters.model_copy(update={"since": "2026-05-03T00:00:00.000000Z"})
+    assert len(await store.occurred_within(bounded, *window, 10)) == 2
+
+
+# ---- the migration -----------------------------------------------------------------------
+
+
+async def test_rows_written_before_the_migration_get_their_stored_time(
+    backend: str, backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        written = await svc.memories.remember(build(RememberRequest, content="An older memory"))
+    _undo_migration(backend, backend_settings)
+    clock.advance(days=3)
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        memory = await svc.memories.memories.get(written.id)
+        assert memory is not None and memory.occurred_at == memory.created_at == STORED
+        # a writer that does not name the column still gets a time (the stored one)
+        await svc.memories.memories.db.transact(
+            lambda conn: conn.execute(
+                "INSERT INTO memories (id, agent_id, layer, category, content, content_hash,"
+                " created_at, updated_at) VALUES ('legacy-1', 'default', 'core', 'fact',"
+                " 'written by hand', 'h-legacy', '2020-01-02T00:00:00.000000Z',"
+                " '2020-01-02T00:00:00.000000Z')"
+            )
+        )
+        legacy = await svc.memories.memories.get("legacy-1")
+        assert legacy is not None and legacy.occurred_at == "2020-01-02T00:00:00.000000Z"
+
+
+def _undo_migration(backend: str, settings: Settings) -> None:
+    """The store as the build before `occurred_at` left it: no column, the version before."""
+    if backend == "sqlite":
+        with contextlib.closing(sqlite_module().connect(settings.db_path)) as conn:
+            conn.execute("DROP TRIGGER trg_memories_occurred")
+            conn.execute("DROP INDEX idx_memories_agent_occurred")
+            conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
+            conn.execute("PRAGMA user_version = 11")
+            conn.commit()
+        return
+    import psycopg
+
+    assert settings.database_url is not None
+    with psycopg.connect(settings.database_url.get_secret_value(), autocommit=True) as conn:
+        conn.execute("DROP TRIGGER memories_occurred_default ON memories")
+        conn.execute("DROP FUNCTION cortex_occurred_default()")
+        conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
+        conn.execute("DELETE FROM cortex_schema WHERE version = 9")
+
+
+# ---- request rules -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "words"),
+    [
+        ({"since": "last tuesday"}, "since", "ISO-8601 date or date-time"),
+        ({"until": "2026-02-30"}, "until", "ISO-8601 date or date-time"),
+        ({"now": "20260506"}, "now", "ISO-8601 date or date-time"),
+        ({"since": "2026-05-07", "until": "2026-05-06"}, "until", "later than since"),
+        ({"since": "2026-05-06T10:00Z", "until": "2026-05-06T10:00Z"}, "until", "later than"),
+    ],
+)
+def test_a_bad_date_is_refused_naming_the_field(
+    fields: dict[str, str], field: str, words: str
+) -> None:
+    for request in (RecallRequest, SearchRequest, SearchDebugRequest):
+        with pytest.raises(InvalidInput) as refused:
+            build(request, query="museum", **fields)
+        assert refused.value.field == field and words in str(refused.value)
+    with pytest.raises(InvalidInput) as refused:
+        build(RememberRequest, content="x", occurred_at="yesterday")
+    assert refused.value.field == "occurred_at"
+
+
+def test_a_date_until_takes_in_its_whole_day() -> None:
+    request = build(RecallRequest, query="museum", since="2026-05-06", until="2026-05-06")
+    assert request.until == "2026-05-06"
+
+
+async def test_now_is_the_searchs_reference_time(service: CortexService) -> None:
+    """`now` replaces the clock for the ranking (its recency signal reckons ages from it)."""
+    seen: list[Any] = []
+    search = service.memories.searcher.search
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(args[3])
+        return await search(*args, **kwargs)
+
+    service.memories.searcher.search = spy  # type: ignore[method-assign]
+    await service.memories.recall(build(RecallRequest, query="museum", now="2026-05-08"))
+    await service.memories.search(build(SearchRequest, query="museum"))
+    assert [moment.isoformat() for moment in seen] == [
+        "2026-05-08T00:00:00+00:00",
+        "2026-11-01T12:00:00+00:00",
+    ]
+
+
+# ---- over the transports -----------------------------------------------------------------
+
+
+@pytest.fixture
+def rest(tmp_path: Path, clock: FakeClock) -> Iterator[TestClient]:
+    with authed_rest_client(tmp_path, clock) as client:
+        yield client
+
+
+def test_rest_takes_occurred_at_and_a_period_and_refuses_a_bad_one(rest: TestClient) -> None:
+    api = "/api/v1"
+    for when, content in DIARY.items():
+        reply = rest.post(f"{api}/memories", json={"content": content, "occurred_at": when})
+        assert reply.status_code == 201, reply.text
+    reply = rest.post(
+        f"{api}/recall", json={"query": "museum", "since": "2026-05-06", "until": "2026-05-06"}
+    )
+    assert reply.status_code == 200, reply.text
+    times = sorted(m["occurred_at"] for m in reply.json()["memories"])
+    assert times == ["2026-05-06T00:00:00.000000Z", "2026-05-06T19:00:00.000000Z"]
+    reply = rest.post(f"{api}/search", json={"query": "museum", "since": "2026-06-01"})
+    assert [m["content"] for m in reply.json()["results"]] == [DIARY["2026-06-14"]]
+    before = rest.post(f"{api}/search", json={"query": "museum"}).json()
+    reply = rest.post(f"{api}/recall", json={"query": "museum", "since": "May 6th"})
+    assert reply.status_code == 422
+    error = reply.json()["error"]
+    assert error["field"] == "since" and "ISO-8601" in error["message"]
+    reply = rest.post(f"{api}/memories", json={"content": "Another", "occurred_at": "soon"})
+    assert reply.status_code == 422 and reply.json()["error"]["field"] == "occurred_at"
+    assert rest.post(f"{api}/search", json={"query": "museum"}).json() == before
+
+
+async def test_the_mcp_tools_take_occurred_at_and_a_period(
+    settings: Settings, clock: FakeClock
+) -> None:
+    server = build_server(lambda: open_cortex(settings, clock=clock), settings)
+    async with Client(server) as client:
+        for when, content in DIARY.items():
+            result = await client.call_tool(
+                "cortex_remember", {"content": content, "occurred_at": when}
+            )
+            assert not result.is_error
+        result = await client.call_tool(
+            "cortex_recall", {"query": "museum", "since": "2026-06-01", "until": "2026-06-30"}
+        )
+        assert not result.is_error
+        structured = result.structured_content
+        assert structured is not None
+        assert [m["occurred_at"] for m in structured["memories"]] == ["2026-06-14T00:00:00.000000Z"]
+        refused = await client.call_tool("cortex_recall", {"query": "museum", "until": "June"})
+        assert refused.is_error
+        text = "\n".join(block.text for block in refused.content)  # type: ignore[union-attr]
+        assert "until" in text and "ISO-8601" in text
+        assert json.dumps(structured)  # structured content stays JSON
