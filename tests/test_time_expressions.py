@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_mcp.search import time_expressions
 from cortex_mcp.search.time_expressions import TimeQuery, parse_time
 
 NOW = datetime(2026, 5, 20, 15, 0, tzinfo=UTC)
@@ -20,7 +21,7 @@ OPEN = None
 Row = tuple[str, str | None, str, str]
 
 
-def _window_days(query: str, now: datetime = NOW) -> tuple[str | None, str, str] | None:
+def window_days(query: str, now: datetime = NOW) -> tuple[str | None, str, str] | None:
     window = parse_time(query, now).window
     if window is None:
         return None
@@ -160,6 +161,8 @@ CHINESE: list[Row] = [
     ("上个周末", "2026-05-16", "2026-05-18", "range"),
     ("这两天", "2026-05-18", "2026-05-21", "range"),
     ("半年前", "2025-10-01", "2026-01-01", "range"),
+    ("上个星期三我们吃了什么", "2026-05-13", "2026-05-14", "day"),
+    ("礼拜天去了哪里", "2026-05-17", "2026-05-18", "day"),
 ]
 
 JAPANESE: list[Row] = [
@@ -203,21 +206,21 @@ JAPANESE: list[Row] = [
 def test_english_expressions_name_their_window(
     query: str, start: str | None, end: str, granularity: str
 ) -> None:
-    assert _window_days(query) == (start, end, granularity)
+    assert window_days(query) == (start, end, granularity)
 
 
 @pytest.mark.parametrize(("query", "start", "end", "granularity"), CHINESE)
 def test_chinese_expressions_name_their_window(
     query: str, start: str | None, end: str, granularity: str
 ) -> None:
-    assert _window_days(query) == (start, end, granularity)
+    assert window_days(query) == (start, end, granularity)
 
 
 @pytest.mark.parametrize(("query", "start", "end", "granularity"), JAPANESE)
 def test_japanese_expressions_name_their_window(
     query: str, start: str | None, end: str, granularity: str
 ) -> None:
-    assert _window_days(query) == (start, end, granularity)
+    assert window_days(query) == (start, end, granularity)
 
 
 NEAR_MISSES_ENGLISH = [
@@ -330,7 +333,13 @@ def test_an_open_start_survives_conversion_to_utc() -> None:
 
 
 def test_the_29th_of_february_is_the_most_recent_leap_day() -> None:
-    assert _window_days("February 29") == ("2024-02-29", "2024-03-01", "day")
+    assert window_days("February 29") == ("2024-02-29", "2024-03-01", "day")
+
+
+def test_every_word_the_rules_know_passes_the_cheap_pre_check() -> None:
+    words = [*time_expressions._RELATIVE_CJK, *time_expressions._HOLIDAYS]
+    words += [row[0] for row in ENGLISH + CHINESE + JAPANESE]
+    assert [w for w in words if not time_expressions._MAYBE_TIME.search(w)] == []
 
 
 def test_a_query_without_time_words_is_returned_unchanged() -> None:

@@ -2,11 +2,12 @@
 first expression of a day, a period or a range and returns its window and the query without
 those words. See docs/time.md for what each expression means; this docstring says how.
 
-Our own rules, not dateparser. dateparser's `search_dates` was measured on the same table
-(`python bench/time_parse.py`): it costs milliseconds per query where these rules cost tens of
-microseconds, it finds dates inside ordinary words ("May said...", "may I", "3号楼",
-"the 2023 model" become dates), and it does not know Chinese periods (上周, 三天前, 去年夏天)
-or ranges. The recall's whole budget is a few milliseconds, so it is not a dependency.
+Our own rules, not dateparser. `python bench/time_parse.py` measures both in one run: these
+rules cost ~10 µs a query with no time words (a pre-check) and ~40 µs one naming a time;
+dateparser's `search_dates` ~0.7 ms either way, a fifth of the recall's whole budget. It
+finds dates inside ordinary words ("May said...", "may I", "the 2023 model", "at 5 pm"),
+reads 5月6日 as a day in December, knows no window for "recently", 上周 as a week, 三天前 or
+去年夏天, and no ranges: 32 of 66 held-out phrasings right, against 65 here.
 
 How the rules work:
 1. A cheap pre-check (one regex of digits, CJK time characters and English time words)
@@ -1379,7 +1380,7 @@ def _without(query: str, begin: int, end: int) -> str:
 
 _MAYBE_TIME = re.compile(
     r"[0-9０-９年月日号號周週天昨今去前最近先曜春夏秋冬晚夜来來以起从從到至頃ごろ间間后後几幾数數]"
-    r"|おととい|きのう|けさ|おととし|さっき|先ほど|刚才|剛才|节|節|元旦|元日|正月|晦|五一|平安夜|クリスマス|バレンタイン|ハロウィ"
+    r"|星期|礼拜|禮拜|阵子|陣子|圣诞|聖誕|国庆|國慶|きょう|おととい|きのう|けさ|おととし|さっき|先ほど|刚才|剛才|节|節|元旦|元日|正月|晦|五一|平安夜|クリスマス|バレンタイン|ハロウィ"
     r"|\b(?:to(?:day|night)|yesterday|last|this|past|previous|ago|since|recent|lately|week"
     r"|month|year|spring|summer|autumn|fall|winter|before|until|till|after|around|other|earlier"
     r"|circa|roughly|approximately|between|from|through|prior|starting|beginning|christmas|xmas|new\s+year|valentine|halloween|thanksgiving"
