@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pytest
 
@@ -322,6 +323,22 @@ def test_a_now_in_another_zone_is_read_in_its_own_zone() -> None:
     shanghai = timezone(timedelta(hours=8))
     window = parse_time("yesterday", now_utc.astimezone(shanghai)).window
     assert window is not None and window.start.date() == date(2026, 5, 19)
+
+
+def test_a_day_across_a_daylight_saving_change_keeps_its_local_midnights() -> None:
+    try:
+        new_york = ZoneInfo("America/New_York")
+    except ZoneInfoNotFoundError:
+        pytest.skip("no time zone database on this machine")
+    window = parse_time("yesterday", datetime(2026, 3, 9, 1, 0, tzinfo=new_york)).window
+    assert window is not None
+    assert (window.start.hour, window.end.hour) == (0, 0)
+    assert window.end.astimezone(UTC) - window.start.astimezone(UTC) == timedelta(hours=23)
+
+
+def test_a_now_without_a_zone_is_read_as_utc() -> None:
+    window = parse_time("yesterday", datetime(2026, 5, 20, 15, 0)).window
+    assert window is not None and window.start == datetime(2026, 5, 19, tzinfo=UTC)
 
 
 def test_an_open_start_survives_conversion_to_utc() -> None:
