@@ -28,6 +28,7 @@ from cortex_mcp.config_groups import (
     SearchSettings,
 )
 from cortex_mcp.errors import ConfigError
+from cortex_mcp.models import agent_id_problem
 
 LLM_PROVIDERS = {"auto", "openai", "anthropic", "none"}
 EMBEDDING_PROVIDERS = {"auto", "openai", "local", "none"}
@@ -179,6 +180,14 @@ class Settings(BaseSettings):
     def _comma_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("agent_id", mode="after")
+    @classmethod
+    def _agent_id_rule(cls, value: str) -> str:
+        problem = agent_id_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @field_validator("log_level", mode="after")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -11,6 +12,45 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, model_validator
+
+# What an agent id must not hold: control characters (Cc), format characters (Cf: the bidi
+# controls that make one id display as another, zero-width characters, the BOM, tags),
+# surrogates and the line and paragraph separators (Unicode 14's, a fixed list so that every
+# Python applies the same rule). Ids reach logs, file names, SQL and a reader's screen.
+_AGENT_ID_FORBIDDEN_RANGES = (
+    (0x0000, 0x001F), (0x007F, 0x009F), (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C),
+    (0x06DD, 0x06DD), (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E),
+    (0x200B, 0x200F), (0x2028, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F), (0xD800, 0xDFFF),
+    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+    (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)  # fmt: skip
+
+
+def _class_char(code: int) -> str:
+    # \uXXXX reads the same in Python's and ECMAScript's regular expressions; a character
+    # beyond the BMP is written as itself (both read it so with Unicode patterns)
+    return f"\\u{code:04x}" if code <= 0xFFFF else chr(code)
+
+
+# the ranges as the inside of a regular-expression character class, for patterns
+AGENT_ID_FORBIDDEN_CLASS = "".join(
+    _class_char(low) if low == high else f"{_class_char(low)}-{_class_char(high)}"
+    for low, high in _AGENT_ID_FORBIDDEN_RANGES
+)
+_AGENT_ID_FORBIDDEN = re.compile(f"[{AGENT_ID_FORBIDDEN_CLASS}]")
+AGENT_ID_RULE = (
+    "must not contain control characters or format characters (U+0000-U+001F, U+007F-U+009F;"
+    " bidi controls such as U+202E; zero-width characters; line separators)"
+)
+
+
+def agent_id_problem(text: str) -> str | None:
+    """What breaks the agent id rule in `text` (the first character it refuses), or None."""
+    found = _AGENT_ID_FORBIDDEN.search(text)
+    if found is None:
+        return None
+    return f"{AGENT_ID_RULE}: U+{ord(found.group()):04X} found"
 
 
 class Layer(enum.StrEnum):

@@ -601,3 +601,30 @@ def test_a_page_of_another_origin_cannot_frame_the_dashboard(
             assert not any(url.startswith(server.url) for url in shown), shown
     finally:
         context.close()
+
+
+def test_an_agent_named_beyond_latin1_is_shown_and_edited_in_the_browser(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """The page names its agent in X-Cortex-Agent as UTF-8 bytes (fetch sends no character over
+    U+00FF), and the server reads the header as UTF-8: the same agent as in a body."""
+    agent = "José-田中"
+    with ServeProcess(
+        tmp_path / "brain.db", token=None, CORTEX_LIFECYCLE__SCHEDULE="off"
+    ) as served:
+        stored = httpx2.post(
+            f"{served.url}/api/v1/memories",
+            json={"content": "José's build runs on Fridays", "agent_id": agent},
+            timeout=30,
+        )
+        assert stored.status_code == 201, stored.text
+        tab = Tab(browser, served.url, agent=agent)
+        try:
+            page = tab.open("#/memories", ready="#memory-table tbody tr[data-id]")
+            rows = page.locator("#memory-table tbody tr[data-id]").evaluate_all(
+                "rows => rows.map(r => r.dataset.id)"
+            )
+            assert rows == [stored.json()["id"]]
+            assert tab.errors == []
+        finally:
+            tab.close()

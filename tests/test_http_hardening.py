@@ -1,18 +1,28 @@
 """What the HTTP server does against hostile clients and pages (issue 26's probe): no page of
-another origin can frame the dashboard or the API."""
+another origin can frame the dashboard or the API; an agent named in the X-Cortex-Agent header
+(UTF-8) is the agent of the same name anywhere else, and no agent id may hold a bidi control or
+another control or format character."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from starlette.testclient import TestClient
 
 from cortex_mcp.config import load_settings
+from cortex_mcp.engine import validate
+from cortex_mcp.errors import ConfigError
 from cortex_mcp.transports.dashboard import CSP
 from cortex_mcp.transports.framing import without_framing
-from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
+from tests.helpers.http_helpers import AUTH, TOKEN, ServeProcess, rest_client
+from tests.helpers.stdio_helpers import HANG_S, server_command, server_env
 
 API = "/api/v1"
 
@@ -73,3 +83,167 @@ def test_a_policy_of_a_route_is_kept_and_its_framing_set_to_none() -> None:
         "default-src 'self'; frame-ancestors 'none'; base-uri 'none'"
     )
     assert without_framing("default-src 'self';") == "default-src 'self'; frame-ancestors 'none'"
+
+
+# --- agent ids: one name is one agent, and it cannot hide what it is ---------------------------
+
+NAME = "José-田中"
+# bidi controls (embedding, override, isolate, marks), zero-width and other format characters,
+# line separators
+INVISIBLE = [
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u200b",
+    "\u2060",
+    "\ufeff",
+    "\u00ad",
+    "\u061c",
+    "\u2028",
+    "\U000e0001",
+]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    with ServeProcess(tmp_path_factory.mktemp("serve") / "brain.db") as proc:
+        yield proc
+
+
+def _rest(served: ServeProcess, method: str, path: str, **kwargs: object) -> httpx2.Response:
+    headers = {**AUTH, **kwargs.pop("headers", {})}  # type: ignore[dict-item]
+    return httpx2.request(
+        method, f"{served.url}{API}{path}", headers=headers, timeout=HANG_S, **kwargs
+    )  # type: ignore[arg-type]
+
+
+def _contents(served: ServeProcess, agent: str) -> list[str]:
+    reply = _rest(served, "GET", "/memories", params={"agent_id": agent})
+    assert reply.status_code == 200, reply.text
+    return [m["content"] for m in reply.json()["memories"]]
+
+
+def test_a_utf8_agent_header_names_the_same_agent_as_the_body(served: ServeProcess) -> None:
+    header = {"X-Cortex-Agent": NAME.encode()}
+    written = _rest(
+        served, "POST", "/memories", json={"content": "Header José likes figs"}, headers=header
+    )
+    assert written.status_code == 201, written.text
+    _rest(served, "POST", "/memories", json={"content": "Body José likes dates", "agent_id": NAME})
+    assert sorted(_contents(served, NAME)) == ["Body José likes dates", "Header José likes figs"]
+    listed = _rest(served, "GET", "/memories", headers=header).json()["memories"]
+    assert sorted(m["content"] for m in listed) == [
+        "Body José likes dates",
+        "Header José likes figs",
+    ]
+    agents = [a["agent_id"] for a in _rest(served, "GET", "/agents").json()["agents"]]
+    assert NAME in agents and NAME.encode().decode("latin-1") not in agents
+
+
+@pytest.mark.anyio
+async def test_mcp_over_http_reads_the_agent_header_as_utf8(served: ServeProcess) -> None:
+    _rest(served, "POST", "/memories", json={"content": "MCP José keeps bees", "agent_id": NAME})
+    headers = {**AUTH, "X-Cortex-Agent": NAME.encode()}
+    with anyio.fail_after(HANG_S):
+        http = httpx2.AsyncClient(headers=headers, timeout=HANG_S)
+        async with http, Client(streamable_http_client(served.url + "/mcp", http_client=http)) as c:
+            found = await c.call_tool("cortex_recall", {"query": "bees"})
+            stored = await c.call_tool("cortex_remember", {"content": "MCP José sells honey"})
+    assert not found.is_error and not stored.is_error
+    assert [m["content"] for m in found.structured_content["memories"]] == ["MCP José keeps bees"]
+    assert "MCP José sells honey" in _contents(served, NAME)
+
+
+def test_an_agent_header_that_is_not_utf8_is_refused(served: ServeProcess) -> None:
+    before = _rest(served, "GET", "/agents").json()
+    for raw in (b"Jos\xe9", b"\xff\xfe", b"a\xc3"):
+        reply = _rest(
+            served, "POST", "/memories", json={"content": "x y z"}, headers={"X-Cortex-Agent": raw}
+        )
+        assert reply.status_code == 400, (raw, reply.text)
+        error = reply.json()["error"]
+        assert error["field"] == "X-Cortex-Agent" and "UTF-8" in error["message"], error
+    assert _rest(served, "GET", "/agents").json() == before
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=[f"U+{ord(c):04X}" for c in INVISIBLE])
+def test_an_agent_id_with_a_bidi_or_format_character_is_refused_everywhere(
+    served: ServeProcess, char: str
+) -> None:
+    agent = f"admin{char}x"
+    before = _rest(served, "GET", "/agents").json()
+    refusals = [
+        _rest(served, "POST", "/memories", json={"content": "planted fact", "agent_id": agent}),
+        _rest(served, "POST", "/recall", json={"query": "planted", "agent_id": agent}),
+        _rest(served, "GET", "/memories", params={"agent_id": agent}),
+        _rest(
+            served,
+            "POST",
+            "/memories",
+            json={"content": "planted fact"},
+            headers={"X-Cortex-Agent": agent.encode()},
+        ),
+    ]
+    for reply, field in zip(refusals, ["agent_id"] * 3 + ["X-Cortex-Agent"], strict=True):
+        assert reply.status_code in (400, 422), reply.text
+        error = reply.json()["error"]
+        assert error["field"] == field, error
+        assert f"U+{ord(char):04X}" in error["message"] and "format" in error["message"], error
+    assert _rest(served, "GET", "/agents").json() == before
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u200f"])
+def test_an_agent_id_with_a_bidi_control_is_refused_by_the_cli_and_the_config(
+    tmp_path: Path, char: str
+) -> None:
+    agent = f"admin{char}x"
+    env = server_env(tmp_path / "brain.db")
+    for args, extra, named in (
+        (["--agent-id", agent, "stats"], {}, "CORTEX_AGENT_ID"),
+        (["stats"], {"CORTEX_AGENT_ID": agent}, "CORTEX_AGENT_ID"),
+        (["lifecycle", "preview", "--agent", agent], {}, "agent"),
+    ):
+        done = subprocess.run(
+            [*server_command(), *args],
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+        )
+        said = f"{args} {extra}: {done.returncode}\n{done.stdout}\n{done.stderr}"
+        assert done.returncode == 2, said
+        assert named in done.stderr and f"U+{ord(char):04X}" in done.stderr, said
+        assert "Traceback" not in done.stderr, said
+    with pytest.raises(ConfigError, match=r"CORTEX_AGENT_ID: .*U\+202E"):
+        load_settings(db_path=tmp_path / "b.db", agent_id="a\u202eb")
+
+
+def test_the_published_agent_id_pattern_refuses_what_the_rule_refuses() -> None:
+    """The pattern in the OpenAPI document and tool schemas and the server's own check agree
+    on every character (a client generating ids from the document meets no refusal)."""
+    import re
+
+    from cortex_mcp.service.requests import RememberRequest
+
+    field = RememberRequest.model_json_schema()["properties"]["agent_id"]
+    pattern = re.compile(next(s["pattern"] for s in field["anyOf"] if "pattern" in s))
+    disagree = []
+    for code in range(0x110000):
+        char = chr(code)
+        published = pattern.fullmatch(f"a{char}b") is not None
+        try:
+            validate.agent_id(f"a{char}b", "default")
+            checked = True
+        except Exception:
+            checked = False
+        if published != checked:
+            disagree.append(f"U+{code:04X}")
+    assert disagree == []

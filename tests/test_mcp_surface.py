@@ -310,7 +310,9 @@ async def test_a_crash_inside_a_tool_shows_only_a_generic_line(
         assert _text(result) == "Error executing tool cortex_recall"
 
 
-@pytest.mark.parametrize("agent", ["\u0000", "a\u0000b", "tab\tagent", "\u009fx"])
+@pytest.mark.parametrize(
+    "agent", ["\u0000", "a\u0000b", "tab\tagent", "\u009fx", "admin\u202ex", "a\u2066b", "\u200bz"]
+)
 async def test_an_agent_id_with_a_control_character_is_refused_by_every_tool(
     client: Client, settings: Settings, agent: str
 ) -> None:

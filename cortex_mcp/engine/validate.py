@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from cortex_mcp.errors import Forbidden, InvalidInput
-from cortex_mcp.models import Caller
+from cortex_mcp.models import Caller, agent_id_problem
 from cortex_mcp.tokenize import normalise
 
 E = TypeVar("E", bound=enum.Enum)
@@ -26,10 +26,6 @@ MAX_SESSION_ID_CHARS = 128
 MAX_CONTENT_CEILING = 100_000  # the highest CORTEX_MAX_CONTENT_CHARS may be set to
 PREVIEW_CHARS = 60
 CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# The same rule as a JSON-schema pattern (published in the REST document and tool schemas)
-AGENT_ID_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]+$"
-
-
 # a plain decimal: no hex, no underscores, no inf/nan, nothing a reader could take two ways
 DECIMAL_TEXT = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
 _DECIMAL = re.compile(DECIMAL_TEXT)
@@ -202,7 +198,7 @@ def _uuid(value: str, name: str, kind: str) -> str:
 
 def agent_id(value: str | None, default: str) -> str:
     """An agent id as given (surrounding whitespace trimmed): 1-128 characters, none of them a
-    control character (ids reach logs, file names and SQL parameters; a NUL would cut them)."""
+    control or format character (models.agent_id_problem)."""
     if value is None:
         return default
     text = value.strip()
@@ -210,11 +206,9 @@ def agent_id(value: str | None, default: str) -> str:
         raise InvalidInput(
             f"agent_id: must be 1 to {MAX_AGENT_ID_CHARS} characters", field="agent_id"
         )
-    if CONTROL_CHARS.search(text):
-        raise InvalidInput(
-            "agent_id: must not contain control characters (U+0000-U+001F, U+007F-U+009F)",
-            field="agent_id",
-        )
+    problem = agent_id_problem(text)
+    if problem is not None:
+        raise InvalidInput(f"agent_id: {problem}", field="agent_id")
     return text
 
 

@@ -29,13 +29,14 @@ from pydantic import (
 
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import Category, Layer
+from cortex_mcp.models import AGENT_ID_FORBIDDEN_CLASS, Category, Layer, agent_id_problem
 
 SETTING = "x-cortex-setting"
 DECIMAL_MARK = "x-cortex-decimal-text"
 REST_ONLY = "x-cortex-rest-only"
 
-_NO_CONTROL = r"[^\x00-\x1f\x7f-\x9f]"
+_FORBIDDEN = AGENT_ID_FORBIDDEN_CLASS
+_AGENT_CHAR = f"[^{_FORBIDDEN}]"
 _DECIMAL_TOO = {DECIMAL_MARK: True}
 
 
@@ -63,15 +64,16 @@ def _as_integer(value: object) -> object:
 
 def _agent_rule(value: str) -> str:
     """The published pattern's rule, with the message `validate.agent_id` gives."""
-    if validate.CONTROL_CHARS.search(value):
-        raise ValueError("must not contain control characters (U+0000-U+001F, U+007F-U+009F)")
+    problem = agent_id_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     if not value.strip():
         raise ValueError("must contain a character that is not blank")
     return value
 
 
-# 1-128 characters, at least one not blank, no control characters (agent ids end up in logs
-# and file names)
+# 1-128 characters, at least one not blank, no control or format characters (agent ids end up
+# in logs, file names and on screens)
 AgentId = Annotated[
     str,
     AfterValidator(_agent_rule),
@@ -79,7 +81,7 @@ AgentId = Annotated[
         min_length=1,
         max_length=validate.MAX_AGENT_ID_CHARS,
         # the rule _agent_rule checks, published (it gives the message the tools give)
-        json_schema_extra={"pattern": rf"^{_NO_CONTROL}*[^\s\x00-\x1f\x7f-\x9f]{_NO_CONTROL}*$"},
+        json_schema_extra={"pattern": f"^{_AGENT_CHAR}*[^\\s{_FORBIDDEN}]{_AGENT_CHAR}*$"},
         description="Memory owner; default: this server's agent (CORTEX_AGENT_ID)",
     ),
 ]

@@ -13,14 +13,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from cortex_mcp.errors import CortexError, InvalidInput
+from cortex_mcp.errors import CortexError
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import DECIMAL_MARK, REST_ONLY, SETTING, AgentId
+from cortex_mcp.service.requests import DECIMAL_MARK, REST_ONLY, SETTING
+from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
 from cortex_mcp.transports.json_checks import MalformedJson, check_json
 from cortex_mcp.transports.rest_models import or_decimal_text
 from cortex_mcp.transports.rest_responses import ErrorBody
@@ -28,8 +29,6 @@ from cortex_mcp.transports.rest_responses import ErrorBody
 log = logging.getLogger(__name__)
 
 PREFIX = "/api/v1"
-AGENT_HEADER = "x-cortex-agent"
-_AGENT = TypeAdapter(AgentId)
 
 
 class BadRequest(CortexError):
@@ -103,16 +102,7 @@ def _agent(request: Request, parsed: Any) -> str | None:
     explicit = getattr(parsed, "agent_id", None)
     if explicit is not None:
         return str(explicit).strip()
-    header = request.headers.get(AGENT_HEADER)
-    if header is None:
-        return None
-    try:
-        return str(_AGENT.validate_python(header)).strip()
-    except ValidationError:
-        raise InvalidInput(
-            "X-Cortex-Agent: must be 1 to 128 characters without control characters",
-            field="X-Cortex-Agent",
-        ) from None
+    return header_agent(request.headers.get(AGENT_HEADER))
 
 
 def _to_json(result: Any) -> Any:

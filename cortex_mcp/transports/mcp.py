@@ -25,6 +25,7 @@ from cortex_mcp.errors import CortexError
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import build
 from cortex_mcp.transports import render
+from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
 from cortex_mcp.transports.arguments import input_schema, parse_arguments
 from cortex_mcp.transports.mcp_prompts import known_prompts_only, prompt_templates
 from cortex_mcp.transports.tools import ToolSpec, tool_specs
@@ -102,10 +103,9 @@ async def _warm_up_once_answered(ctx: ServerRequestContext[Any, Any], call_next:
 def _header_agent(ctx: Context) -> str | None:
     """An HTTP client may name its agent once, in the X-Cortex-Agent header."""
     headers = ctx.headers
-    return headers.get(AGENT_HEADER) if headers is not None else None
+    return header_agent(headers.get(AGENT_HEADER) if headers is not None else None)
 
 
-AGENT_HEADER = "x-cortex-agent"
 # The agent of the request being handled, for the static resources (cortex://core, ...),
 # which the SDK calls without a Context. None: the server's own agent (stdio, in-process).
 _request_agent: ContextVar[str | None] = ContextVar("cortex_request_agent", default=None)
@@ -201,7 +201,7 @@ def build_server(
     async def for_agent(read: Callable[[CortexService, str | None], Awaitable[str]]) -> str:
         """Read a static resource for the request's agent (header), else the server's own."""
         try:
-            return await read(opened[-1], _request_agent.get())
+            return await read(opened[-1], header_agent(_request_agent.get()))
         except CortexError as exc:
             raise MCPError(INVALID_PARAMS, exc.message) from None
 

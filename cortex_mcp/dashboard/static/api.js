@@ -22,13 +22,19 @@ export function setAgent(agent) {
   state.generation += 1; // answers for the previous agent are dropped
 }
 
+// A header value goes out as bytes, one per character (fetch refuses characters over U+00FF):
+// the agent id's UTF-8 bytes, each as one character, which the server reads back as UTF-8.
+function utf8Header(text) {
+  return String.fromCharCode(...new TextEncoder().encode(text));
+}
+
 export async function api(method, path, { query, body } = {}) {
   const url = new URL("/api/v1" + path, location.origin);
   for (const [key, value] of Object.entries(query || {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(key, value);
   }
   const headers = { "X-Cortex-Dashboard": "1", Accept: "application/json" };
-  if (state.agent) headers["X-Cortex-Agent"] = state.agent;
+  if (state.agent) headers["X-Cortex-Agent"] = utf8Header(state.agent);
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const generation = state.generation;
   const reply = await fetch(url, {
