@@ -25,6 +25,7 @@ from cortex_mcp.config_groups import (
     LayerSettings,
     LifecycleSettings,
     MirrorSettings,
+    RerankSettings,
     SearchSettings,
 )
 from cortex_mcp.errors import ConfigError
@@ -154,6 +155,7 @@ class Settings(BaseSettings):
     )
 
     search: SearchSettings = SearchSettings()
+    rerank: RerankSettings = RerankSettings()
     layers: LayerSettings = LayerSettings()
     lifecycle: LifecycleSettings = LifecycleSettings()
     mirrors: MirrorSettings = MirrorSettings()

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from cortex_mcp.config import Settings
+from cortex_mcp.config_groups import LOCAL_RERANK_MODEL
 from cortex_mcp.engine.exchange.exporters import mirror_files
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
 from cortex_mcp.engine.ingest.flush import Flusher
@@ -39,6 +40,7 @@ from cortex_mcp.providers.llm import (
     OpenAIChat,
 )
 from cortex_mcp.providers.llm import OPENAI_DEFAULT_MODEL as OPENAI_CHAT_DEFAULT
+from cortex_mcp.providers.rerank import GuardedReranker, HttpReranker, LocalReranker, Reranker
 from cortex_mcp.reader import build_reading, build_tokens, layer_ttl, open_stores
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.pgvector import PgVectorIndex
@@ -198,6 +200,28 @@ def build_embedders(
     return embedders
 
 
+def build_reranker(settings: Settings) -> tuple[GuardedReranker | None, list[str]]:
+    """The reranker stage's provider (None when off or not usable) and why it is not."""
+    rerank = settings.rerank
+    inner: Reranker
+    if rerank.provider == "http" and rerank.base_url is not None:
+        key = rerank.api_key.get_secret_value() if rerank.api_key is not None else None
+        inner = HttpReranker(
+            base_url=rerank.base_url, model=rerank.model, api_key=key, timeout_s=rerank.timeout_s
+        )
+    elif rerank.provider == "local":
+        if not LocalReranker.available():
+            return None, ["reranker local: install cortex-mcp with its `local` extra (fastembed)"]
+        inner = LocalReranker(
+            model=rerank.model or LOCAL_RERANK_MODEL,
+            cache_dir=settings.models_dir,
+            hub_url=_model_hub(),
+        )
+    else:
+        return None, []
+    return GuardedReranker(inner, timeout_s=rerank.timeout_s), []
+
+
 def build_embedding_cascade(
     settings: Settings, *, download: bool = True
 ) -> tuple[EmbeddingCascade, list[str]]:
@@ -252,6 +276,8 @@ async def open_cortex(
             engines.indexer.start()  # a read-only database cannot take new vectors
         if background and not db.read_only:
             service.resume_ingest()
+        if background and engines.reranker is not None:
+            await engines.reranker.warm_up()  # a local model loads in a background thread
         nightly = _scheduler(settings, service, clock) if scheduler else None
         model = _embedding_model(engines.embeddings)
         if scheduler and background and model is not None:  # a server: nothing waits for it
@@ -281,6 +307,7 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
         timeout_s = settings.embedding_timeout_s
         indexer = EmbeddingIndexer(embeddings, stores.vectors, index, clock, timeout_s=timeout_s)
     llm, llm_notes = build_llm(settings)
+    reranker, rerank_notes = build_reranker(settings)
     redactor = Redactor(stores.counters.add)
     access = AccessBatcher(stores.memories)
     mirrors = _mirrors(settings, stores, clock)
@@ -289,7 +316,15 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
         store=stores.profiles, memories=stores.memories, llm=llm, redactor=redactor, clock=clock
     )
     return Engines(
-        searcher=HybridSearch(stores.memories, index, embeddings, settings.search),
+        searcher=HybridSearch(
+            stores.memories,
+            index,
+            embeddings,
+            settings.search,
+            reranker=reranker,
+            rerank_top_n=settings.rerank.top_n,
+        ),
+        reranker=reranker,
         embeddings=embeddings,
         indexer=indexer,
         llm=llm,
@@ -332,7 +367,7 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
         mirrors=mirrors,
         refresher=refresher,
         background=Background(access),
-        provider_notes=notes,
+        provider_notes=notes + rerank_notes,
         llm_notes=llm_notes,
     )
 

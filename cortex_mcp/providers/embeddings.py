@@ -255,6 +255,8 @@ class LocalEmbedder:
     (doctor) nothing is written: a model not downloaded yet is only reported."""
 
     name = "local"
+    kind = "embedder"  # in log lines
+    offline_fix = _OFFLINE_FIX
 
     def __init__(
         self,
@@ -282,13 +284,18 @@ class LocalEmbedder:
         self._waiting: str | None = None
         self._loading = threading.Lock()
 
+    def model_class(self) -> Any:
+        from fastembed import TextEmbedding
+
+        return TextEmbedding
+
     @staticmethod
     def available() -> bool:
         """Whether fastembed is installed (without importing it: its import writes files)."""
         return importlib.util.find_spec("fastembed") is not None
 
     def start_loading(self) -> None:
-        threading.Thread(target=self._load, name="cortex-local-embedder", daemon=True).start()
+        threading.Thread(target=self._load, name=f"cortex-local-{self.kind}", daemon=True).start()
 
     async def warm_up(self, *, wait: bool = False) -> None:
         """Load the model: in the background, or (`wait`, for doctor) until it is loaded."""
@@ -324,13 +331,15 @@ class LocalEmbedder:
                 self._error = exc
             except Exception as exc:  # a broken install or model must never crash the server
                 self._error = LocalModelError(
-                    f"cannot load {self.model} ({type(exc).__name__}: {exc})", _OFFLINE_FIX
+                    f"cannot load {self.model} ({type(exc).__name__}: {exc})", self.offline_fix
                 )
             if self._error is not None:  # doctor prints it as its own line
                 level = logging.WARNING if self.download else logging.DEBUG
-                log.log(level, "local embedder %s failed: %s", self.model, self._error.message)
+                log.log(level, "local %s %s failed: %s", self.kind, self.model, self._error.message)
                 return
-            log.info("local embedder %s loaded in %.1fs", self.model, time.perf_counter() - started)
+            log.info(
+                "local %s %s loaded in %.1fs", self.kind, self.model, time.perf_counter() - started
+            )
 
     def _open(self) -> Any:
         """The fastembed model, or LocalModelError (or _NotDownloaded when not downloading)."""
@@ -342,36 +351,33 @@ class LocalEmbedder:
             create_private_folders(self.cache_dir)
         where = f"the model is not in {self.cache_dir}"
         if self.hub_url is None:
-            raise LocalModelError(f"HF_HUB_OFFLINE is set and {where}", _OFFLINE_FIX)
+            raise LocalModelError(f"HF_HUB_OFFLINE is set and {where}", self.offline_fix)
         unreachable = hub_unreachable(self.hub_url, self.timeout_s)
         if unreachable is not None:
             host = urllib.parse.urlsplit(self.hub_url).netloc or self.hub_url
             raise LocalModelError(
-                f"no network to the model hub ({host}: {unreachable}) and {where}", _OFFLINE_FIX
+                f"no network to the model hub ({host}: {unreachable}) and {where}",
+                self.offline_fix,
             )
         if not self.download:
             raise _NotDownloaded(
                 f"not downloaded yet: the server fetches it from {self.hub_url} into"
                 f" {self.cache_dir} when it starts"
             )
-        from fastembed import TextEmbedding
-
         _quiet_fastembed()
         try:
-            return TextEmbedding(self.model, cache_dir=str(self.cache_dir))
+            return self.model_class()(self.model, cache_dir=str(self.cache_dir))
         except Exception as exc:  # the download failed after the hub answered
             raise LocalModelError(
                 f"cannot download {self.model} from {self.hub_url} ({type(exc).__name__}: {exc})",
-                _OFFLINE_FIX,
+                self.offline_fix,
             ) from exc
 
     def _from_cache(self, folder: Path) -> Any:
         """The model from a download folder when it is complete there, else None (no network)."""
-        from fastembed import TextEmbedding
-
         _quiet_fastembed()
         try:
-            return TextEmbedding(self.model, cache_dir=str(folder), local_files_only=True)
+            return self.model_class()(self.model, cache_dir=str(folder), local_files_only=True)
         except Exception:  # not there (or partly): the caller fetches it or says why it cannot
             return None
 
@@ -390,11 +396,11 @@ class LocalEmbedder:
             if cached is None:
                 raise LocalModelError(f"no copy of {self.model} in {folder}", fix)
             return cached
-        from fastembed import TextEmbedding
-
         _quiet_fastembed()
         try:
-            return TextEmbedding(self.model, cache_dir=str(folder), specific_model_path=str(folder))
+            return self.model_class()(
+                self.model, cache_dir=str(folder), specific_model_path=str(folder)
+            )
         except Exception as exc:
             raise LocalModelError(
                 f"cannot load {self.model} from {folder} ({type(exc).__name__}: {short(str(exc))})",

@@ -39,6 +39,7 @@ class HybridSearch:
         embeddings: EmbeddingCascade,
         settings: SearchSettings,
         reranker: Reranker | None = None,
+        rerank_top_n: int = 20,
     ) -> None:
         self.memories = memories
         self.index = index
@@ -51,7 +52,7 @@ class HybridSearch:
             Fuse(memories, index),
             Signals(),
             TimeStage(memories),
-            Rerank(reranker),
+            Rerank(reranker, rerank_top_n),
             Diversity(index),
             Budget(),
         ]

@@ -19,6 +19,7 @@ from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
+from cortex_mcp.providers.rerank import GuardedReranker
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.service.browse import BrowseService
 from cortex_mcp.service.conversation import ConversationService
@@ -41,6 +42,7 @@ class Engines:
 
     searcher: HybridSearch
     embeddings: EmbeddingCascade
+    reranker: GuardedReranker | None
     indexer: EmbeddingIndexer | None
     llm: LLMCascade
     lifecycle: LifecycleEngine
@@ -146,3 +148,5 @@ class CortexService:
             await engines.indexer.stop()
         await engines.embeddings.close()
         await engines.llm.close()
+        if engines.reranker is not None:
+            await engines.reranker.close()
