@@ -126,6 +126,19 @@ def new_id(random_bytes: bytes | None = None) -> str:
     return str(uuid.UUID(int=value))
 
 
+# The actions this server writes into the lifecycle log (the audit log); an imported entry must
+# name one of them. An entry an import wrote carries `origin: "import"` in its details, which the
+# readers show as the entry's `origin` ("server" for the server's own): a document cannot make
+# an entry look like one the server wrote.
+LOG_ACTIONS = (
+    "archive", "compress", "correct", "expire", "forget", "merge", "promote", "purge",
+    "restore", "supersede", "update",
+)  # fmt: skip
+LOG_ORIGIN_KEY = "origin"
+IMPORTED_ORIGIN = "import"
+SERVER_ORIGIN = "server"
+
+
 def to_iso(moment: datetime) -> str:
     """Fixed-width UTC text, so timestamps compare correctly as strings in SQL."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,4 +1,5 @@
-"""`cortex-mcp lifecycle preview|run [--now ISO-8601] [--agent ID]`."""
+"""`cortex-mcp lifecycle preview|run [--now ISO-8601] [--agent ID]` and
+`cortex-mcp lifecycle log [--agent ID] [--limit N]`."""
 
 from __future__ import annotations
 
@@ -16,13 +17,20 @@ if TYPE_CHECKING:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("preview", "run"), help="dry run, or apply")
+    parser.add_argument(
+        "action",
+        choices=("preview", "run", "log"),
+        help="dry run, apply, or list the lifecycle log (newest first)",
+    )
     parser.add_argument(
         "--now",
         help="the moment to run as (ISO-8601; default: now); run refuses a future one, preview"
         " takes any",
     )
     parser.add_argument("--agent", help="only this agent's memories (default: every agent)")
+    parser.add_argument(
+        "--limit", type=int, default=100, help="log: the newest N entries (default 100)"
+    )
     add_json_flag(parser)
 
 
@@ -51,6 +59,19 @@ def _human(d: dict[str, Any]) -> str:
     if d["status"] != "preview":
         lines.append(f"  took {d.get('took_ms', 0):.0f} ms")
     return "\n".join(lines)
+
+
+def _log_lines(d: dict[str, Any]) -> str:
+    """One line per entry; an entry an import wrote says so (it is the document's word, not
+    something this server did)."""
+    lines = []
+    for entry in d["entries"]:
+        ids = ", ".join(entry["memory_ids"][:3]) + (
+            f" (+{len(entry['memory_ids']) - 3})" if len(entry["memory_ids"]) > 3 else ""
+        )
+        mark = "  (imported)" if entry["origin"] == "import" else ""
+        lines.append(f"{entry['executed_at']}  {entry['action']:<9} {ids}{mark}")
+    return "\n".join(lines) if lines else "the lifecycle log is empty"
 
 
 FUTURE_SKEW = timedelta(minutes=5)  # clocks of two machines on one file may differ this much
@@ -82,6 +103,10 @@ def run_lifecycle(args: argparse.Namespace, settings: Settings) -> int:
         return 2
 
     async def work(service: CortexService) -> int:
+        if args.action == "log":
+            entries = await service.lifecycle.log(args.limit, agent_id=args.agent)
+            emit(args, {"entries": entries}, _log_lines)
+            return 0
         if args.action == "preview":
             report = await service.lifecycle.preview(now=args.now, agent_id=args.agent)
         else:
@@ -104,7 +129,7 @@ def run_lifecycle(args: argparse.Namespace, settings: Settings) -> int:
 COMMANDS = (
     Command(
         "lifecycle",
-        "preview or run the memory lifecycle (promote, merge, archive, compress)",
+        "preview or run the memory lifecycle (promote, merge, archive, compress), or list its log",
         run_lifecycle,
         _arguments,
     ),

@@ -16,7 +16,7 @@ from typing import Any
 from cortex_mcp.models import Layer, Memory
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.interfaces import DatabaseHandle
-from cortex_mcp.store.memories import MEMORY_COLUMNS, row_to_memory
+from cortex_mcp.store.memories import MEMORY_COLUMNS, log_entry, row_to_memory
 
 COUNT_CAP = 10_000
 SORTS = ("created_at", "updated_at", "importance", "access_count")
@@ -152,14 +152,7 @@ class BrowseStore:
             " WHERE memory_ids LIKE ? ORDER BY id DESC LIMIT ?",
             (f'%"{memory_id}"%', limit),
         )
-        return [
-            {
-                **dict(r),
-                "memory_ids": json.loads(r["memory_ids"]),
-                "details": json.loads(r["details"]),
-            }
-            for r in rows
-        ]
+        return [log_entry(r) for r in rows]
 
     async def turn_of(self, agent_id: str, turn_id: str) -> dict[str, Any] | None:
         rows = await self.db.fetchall(

@@ -24,7 +24,7 @@ from cortex_mcp.store.imports import (
     write_batch,
 )
 from cortex_mcp.store.interfaces import Connection, DatabaseHandle
-from cortex_mcp.store.memories import MEMORY_COLUMNS, row_to_memory
+from cortex_mcp.store.memories import MEMORY_COLUMNS, row_to_memory, without_origin
 
 LOG_FIELDS = ["action", "memory_ids", "details", "executed_at"]
 IMPORT_CACHE_KIB = 64 * 1024
@@ -113,7 +113,7 @@ class ExportStore:
                 {
                     **{f: row[f] for f in LOG_FIELDS},
                     "memory_ids": json.loads(row["memory_ids"]),
-                    "details": json.loads(row["details"]),
+                    "details": without_origin(json.loads(row["details"])),
                 }
                 for row in rows
             ]

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from cortex_mcp.models import new_id
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.interfaces import Connection
-from cortex_mcp.store.memories import MEMORY_COLUMNS
+from cortex_mcp.store.memories import MEMORY_COLUMNS, without_origin
 from cortex_mcp.tokenize import content_hash, index_text
 
 MEMORY_FIELDS = [c.strip() for c in MEMORY_COLUMNS.split(",")]
@@ -184,6 +184,12 @@ def _insert_relation(conn: Connection, agent_id: str, relation: dict[str, Any]) 
     return 1
 
 
+def _comparable(details: str) -> str:
+    """Details compared without an import's mark: an entry imported before, or the server's own
+    one exported and imported back, is the same entry."""
+    return json.dumps(without_origin(json.loads(details)), ensure_ascii=False)
+
+
 def _insert_logs(conn: Connection, agent_id: str, logs: list[dict[str, Any]]) -> int:
     """Entries not already present that name at least one of this agent's memories (as an
     export of one agent selects them); ids of other agents' memories are dropped from them."""
@@ -204,7 +210,7 @@ def _insert_logs(conn: Connection, agent_id: str, logs: list[dict[str, Any]]) ->
             f" WHERE executed_at IN ({placeholders(chunk)})",
             chunk,
         ).fetchall()
-        present |= {(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows}
+        present |= {(str(r[0]), str(r[1]), str(r[2]), _comparable(str(r[3]))) for r in rows}
     added = 0
     for entry in logs:
         ids = [i for i in entry["memory_ids"] if owners.get(i, agent_id) == agent_id]
@@ -212,7 +218,7 @@ def _insert_logs(conn: Connection, agent_id: str, logs: list[dict[str, Any]]) ->
             continue
         memory_ids = json.dumps(ids)
         details = json.dumps(entry.get("details") or {}, ensure_ascii=False)
-        key = (str(entry["action"]), memory_ids, str(entry["executed_at"]), details)
+        key = (str(entry["action"]), memory_ids, str(entry["executed_at"]), _comparable(details))
         if key in present:
             continue
         present.add(key)

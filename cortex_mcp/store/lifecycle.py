@@ -20,7 +20,7 @@ from cortex_mcp.store.lifecycle_phases import (
     delete_originals,
     rewrite_memory,
 )
-from cortex_mcp.store.memories import MEMORY_COLUMNS, MemoryStore, row_to_memory
+from cortex_mcp.store.memories import MEMORY_COLUMNS, MemoryStore, log_entry, row_to_memory
 
 LAST_SUCCESS_KEY = "lifecycle.last_success"
 __all__ = ["LifecycleStore", "PhaseResult", "RunRecord", "action_key"]
@@ -126,14 +126,7 @@ class LifecycleStore:
                 " ORDER BY l.id DESC LIMIT ?",
                 (agent_id, agent_id, limit),
             )
-        return [
-            {
-                **dict(row),
-                "memory_ids": json.loads(row["memory_ids"]),
-                "details": json.loads(row["details"]),
-            }
-            for row in rows
-        ]
+        return [log_entry(row) for row in rows]
 
     # ---- writes -------------------------------------------------------------------------
 

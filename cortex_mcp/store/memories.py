@@ -13,6 +13,9 @@ from typing import Any
 
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import (
+    IMPORTED_ORIGIN,
+    LOG_ORIGIN_KEY,
+    SERVER_ORIGIN,
     Category,
     Layer,
     Memory,
@@ -209,6 +212,26 @@ _LOG_ROW = (
 
 def _log_params(action: str, ids: list[str], details: dict[str, Any], now: str) -> tuple[Any, ...]:
     return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
+
+
+def log_entry(row: Any) -> dict[str, Any]:
+    """A lifecycle-log row as the readers show it: with its `origin` ("import" for an entry an
+    import wrote, "server" for the server's own), the mark taken out of `details`."""
+    details = json.loads(row["details"])
+    imported = isinstance(details, dict) and details.get(LOG_ORIGIN_KEY) == IMPORTED_ORIGIN
+    return {
+        **dict(row),
+        "memory_ids": json.loads(row["memory_ids"]),
+        "details": without_origin(details) if imported else details,
+        "origin": IMPORTED_ORIGIN if imported else SERVER_ORIGIN,
+    }
+
+
+def without_origin(details: Any) -> Any:
+    """Details as a document holds them: an import's mark is this database's, not the data's."""
+    if not isinstance(details, dict) or details.get(LOG_ORIGIN_KEY) != IMPORTED_ORIGIN:
+        return details
+    return {k: v for k, v in details.items() if k != LOG_ORIGIN_KEY}
 
 
 def add_log_row(

@@ -162,6 +162,8 @@ class LifecycleLogEntry(Described):
     memory_ids: list[str]
     details: dict[str, Json]
     executed_at: str
+    # "server": this server did it; "import": an import wrote it (the document's word only)
+    origin: Literal["server", "import"]
 
 
 class LifecycleLog(Described):

@@ -21,11 +21,18 @@ from typing import Any
 
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import Category, Layer, new_id, to_iso
+from cortex_mcp.models import (
+    IMPORTED_ORIGIN,
+    LOG_ACTIONS,
+    LOG_ORIGIN_KEY,
+    Category,
+    Layer,
+    new_id,
+    to_iso,
+)
 
 MAX_METADATA_CHARS = 20_000  # a memory's metadata, as JSON
 MAX_DETAILS_CHARS = 20_000  # a lifecycle-log entry's details, as JSON
-MAX_ACTION_CHARS = 64
 MAX_LOG_IDS = 10_000  # memory ids named by one lifecycle-log entry
 MAX_ACCESS_COUNT = 10**12
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
@@ -203,13 +210,28 @@ class Admission:
         if not isinstance(ids, list) or len(ids) > MAX_LOG_IDS:
             raise BadItem(where, "memory_ids", f"must be a list of at most {MAX_LOG_IDS} ids")
         named = [self.renames.memory(rule.id_text(i, "memory_ids")) for i in ids]
-        executed = rule.time(data, "executed_at", self._latest)
+        action = data.get("action")
+        if not isinstance(action, str) or action not in LOG_ACTIONS:
+            shown = validate.preview(action) if isinstance(action, str) else repr(action)[:60]
+            raise BadItem(
+                where, "action", f"unknown value {shown}; use one of: {', '.join(LOG_ACTIONS)}"
+            )
+        executed = rule.time(data, "executed_at", self.now + LATEST_EXPIRY)  # read, then:
         if executed is None:
             raise BadItem(where, "executed_at", "is required (a time like 2026-03-01T03:00:00Z)")
+        if executed > self._now_iso:
+            raise BadItem(
+                where,
+                "executed_at",
+                f"{executed} is in the future (now is {self._now_iso}): a log entry records"
+                " what has happened",
+            )
+        details = rule.json_object(data, "details", MAX_DETAILS_CHARS)
         return {
-            "action": rule.text(data, "action", MAX_ACTION_CHARS),
+            "action": action,
             "memory_ids": named,
-            "details": rule.json_object(data, "details", MAX_DETAILS_CHARS),
+            # whatever the document says, this entry is the import's, not the server's
+            "details": {**details, LOG_ORIGIN_KEY: IMPORTED_ORIGIN},
             "executed_at": executed,
         }
 
