@@ -3,15 +3,17 @@ first expression of a day, a period or a range and returns its window and the qu
 those words. See docs/time.md for what each expression means; this docstring says how.
 
 Our own rules, not dateparser. `python bench/time_parse.py` measures both in one run: these
-rules cost ~10 µs a query with no time words (a pre-check) and ~40 µs one naming a time;
+rules cost ~10 µs a query with no time words (one scan for anchors) and ~30 µs one naming
+a time;
 dateparser's `search_dates` ~0.7 ms either way, a fifth of the recall's whole budget. It
 finds dates inside ordinary words ("May said...", "may I", "the 2023 model", "at 5 pm"),
 reads 5月6日 as a day in December, knows no window for "recently", 上周 as a week, 三天前 or
 去年夏天, and no ranges: 32 of 66 held-out phrasings right, against 65 here.
 
 How the rules work:
-1. A cheap pre-check (one regex of digits, CJK time characters and English time words)
-   returns at once for the many queries with no time in them.
+1. One scan finds the anchors a query has (digits, month and weekday names, seasons,
+   holidays, English time words and units, CJK time words): a query with none returns at
+   once, and only the rules that need an anchor the query has run.
 2. Atoms: each pattern finds a day, month, year, weekday, season or relative period and
    resolves it against `now` in `now`'s time zone. The earliest, longest atom wins where
    two overlap. A date without a year is its most recent past occurrence (a day later than
@@ -463,19 +465,26 @@ _JA_WEEKDAYS = {"月": 0, "火": 1, "水": 2, "木": 3, "金": 4, "土": 5, "日
 class _Rule:
     pattern: re.Pattern[str]
     make: Callable[[re.Match[str], _Context], _Atom | None]
+    needs: tuple[str, ...]  # anchor kinds (_ANCHORS): a rule runs only on a query with one
 
 
 _RULES: list[_Rule] = []
 
 
-def _rule(pattern: str, flags: int = 0) -> Callable[..., Callable[..., _Atom | None]]:
+def _rule(
+    pattern: str, flags: int = 0, *, needs: tuple[str, ...]
+) -> Callable[..., Callable[..., _Atom | None]]:
     def register(
         make: Callable[[re.Match[str], _Context], _Atom | None],
     ) -> Callable[[re.Match[str], _Context], _Atom | None]:
-        _RULES.append(_Rule(re.compile(pattern, flags), make))
+        _RULES.append(_Rule(re.compile(pattern, flags), make, needs))
         return make
 
     return register
+
+
+def _cjk_rule(pattern: str) -> Callable[..., Callable[..., _Atom | None]]:
+    return _rule(pattern, needs=("cjk",))
 
 
 def _period_atom(match: re.Match[str], period: _Period, **fields: object) -> _Atom:
@@ -501,19 +510,21 @@ def _lower_verb_month(word: str) -> bool:
 
 @_rule(
     r"\b(?P<y>(?:19|20)\d{2})([-/.])(?P<m>0?[1-9]|1[0-2])\2(?P<d>0?[1-9]|[12]\d|3[01])"
-    r"(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?\b"
+    r"(?:T\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?\b",
+    needs=("digit",),
 )
 def _iso_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _date_atom(match, ctx, int(match["y"]), int(match["m"]), int(match["d"]))
 
 
-@_rule(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>0[1-9]|1[0-2])\b(?![-/.:]\d)")
+@_rule(r"\b(?P<y>(?:19|20)\d{2})-(?P<m>0[1-9]|1[0-2])\b(?![-/.:]\d)", needs=("digit",))
 def _iso_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _date_atom(match, ctx, int(match["y"]), int(match["m"]), None)
 
 
 @_rule(
-    r"(?<![\d/.])(?P<a>\d{1,2})(?P<sep>[/.])(?P<b>\d{1,2})(?P=sep)(?P<y>(?:19|20)\d{2}|\d{2})\b(?![/.]\d)"
+    r"(?<![\d/.])(?P<a>\d{1,2})(?P<sep>[/.])(?P<b>\d{1,2})(?P=sep)(?P<y>(?:19|20)\d{2}|\d{2})\b(?![/.]\d)",
+    needs=("digit",),
 )
 def _slash_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """05/06/2023 is May 6 or 5 June: a window only when one reading is impossible."""
@@ -529,6 +540,7 @@ def _slash_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
 @_rule(
     rf"\b(?P<mon>{_MONTH})\.?\s+(?:the\s+)?{_DAY}(?:,?\s+(?:of\s+)?(?P<y>{_YEAR})\b)?",
     re.IGNORECASE,
+    needs=("month",),
 )
 def _month_day(match: re.Match[str], ctx: _Context) -> _Atom | None:
     day = _en_day(match)
@@ -541,6 +553,7 @@ def _month_day(match: re.Match[str], ctx: _Context) -> _Atom | None:
 @_rule(
     rf"\b(?:the\s+)?{_DAY}(?P<of>\s+of)?\s+(?P<mon>{_MONTH})\b\.?(?:,?\s+(?P<y>{_YEAR})\b)?",
     re.IGNORECASE,
+    needs=("month",),
 )
 def _day_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     day = _en_day(match)
@@ -557,6 +570,7 @@ _DAY_RANGE_DAYS = r"(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|–|to|through|until
     rf"\b(?:(?P<mon>{_MONTH})\.?\s+{_DAY_RANGE_DAYS}|{_DAY_RANGE_DAYS.replace('d1', 'e1').replace('d2', 'e2')}"
     rf"\s+(?:of\s+)?(?P<mon2>{_MONTH})\b)(?:,?\s+(?P<y>{_YEAR})\b)?",
     re.IGNORECASE,
+    needs=("month",),
 )
 def _day_range(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """'May 1-3', 'May 1 to 3', '1-3 May 2023': days of one month."""
@@ -575,7 +589,7 @@ def _day_range(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, _Period(start, end.end, "range"), absolute=year is not None)
 
 
-@_rule(rf"\b(?P<mon>{_MONTH})\.?,?\s+(?:of\s+)?(?P<y>{_YEAR})\b", re.IGNORECASE)
+@_rule(rf"\b(?P<mon>{_MONTH})\.?,?\s+(?:of\s+)?(?P<y>{_YEAR})\b", re.IGNORECASE, needs=("month",))
 def _month_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
     if _lower_verb_month(match["mon"]):
         return None
@@ -586,6 +600,7 @@ def _month_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
     rf"\b(?:(?P<mod>last|this|early|late|mid|(?:the\s+)?(?:beginning|start|end|middle)\s+of)"
     rf"[\s-]+)?(?P<mon>{_MONTH})\b",
     re.IGNORECASE,
+    needs=("month",),
 )
 def _month_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
     word, mod = match["mon"], (match["mod"] or "").lower()
@@ -597,6 +612,8 @@ def _month_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
             part = {"beginning": "early", "start": "early", "middle": "mid", "end": "late"}[
                 mod.split()[-2]
             ]
+    if mod in ("last", "this") and _lower_verb_month(word):
+        return None  # "this may matter", "the last march"
     if mod == "last":
         year = ctx.today.year if month < ctx.today.month else ctx.today.year - 1
         return _date_atom(match, ctx, year, month, None)
@@ -606,7 +623,11 @@ def _month_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _date_atom(match, ctx, None, month, None, part=part, needs_cue=not (plain or mod))
 
 
-@_rule(rf"\b(?:(?:in|during)\s+)?(?:the\s+year\s+)?(?P<y>{_YEAR})\b(?!['’]?s\b)", re.IGNORECASE)
+@_rule(
+    rf"\b(?:(?:in|during)\s+)?(?:the\s+year\s+)?(?P<y>{_YEAR})\b(?!['’]?s\b)",
+    re.IGNORECASE,
+    needs=("digit",),
+)
 def _year_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
     year = int(match["y"])
     return _Atom(
@@ -614,7 +635,7 @@ def _year_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
     )
 
 
-@_rule(rf"\b(?:on\s+)?the\s+{_DAY}(?!\s+(?:of\s+)?{_MONTH})", re.IGNORECASE)
+@_rule(rf"\b(?:on\s+)?the\s+{_DAY}(?!\s+(?:of\s+)?{_MONTH})", re.IGNORECASE, needs=("digit",))
 def _day_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     if not match["dn"]:
         return None  # "the second" is an ordinal; "on the 2nd" a day
@@ -641,6 +662,7 @@ def _day_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     rf"\b(?:(?P<p1>early|late|mid)[\s-]+|(?:the\s+)?(?P<p2>beginning|start|end|middle)\s+of\s+)"
     rf"(?:(?P<rel>last|this)\s+(?P<unit>month|year)|(?P<y>{_YEAR}))\b",
     re.IGNORECASE,
+    needs=("unit", "digit"),
 )
 def _part_of_period(match: re.Match[str], ctx: _Context) -> _Atom:
     word = (match["p1"] or match["p2"]).lower()
@@ -656,6 +678,7 @@ def _part_of_period(match: re.Match[str], ctx: _Context) -> _Atom:
     rf"\bthe\s+(?P<nth>first|second|third|fourth|last)\s+week\s+of\s+(?P<mon>{_MONTH})\b"
     rf"(?:,?\s+(?P<y>{_YEAR})\b)?",
     re.IGNORECASE,
+    needs=("month",),
 )
 def _week_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     year = int(match["y"]) if match["y"] else None
@@ -669,7 +692,7 @@ def _week_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, _Period(first, first + timedelta(days=7), "range"))
 
 
-@_rule(r"\b(?:over|during|at|on)\s+the\s+weekend\b", re.IGNORECASE)
+@_rule(r"\b(?:over|during|at|on)\s+the\s+weekend\b", re.IGNORECASE, needs=("unit",))
 def _the_weekend(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, "weekend", 0))
 
@@ -677,6 +700,7 @@ def _the_weekend(match: re.Match[str], ctx: _Context) -> _Atom:
 @_rule(
     r"\b(?:this\s+(?:day|time)\s+last\s+year|(?:a|one)\s+year\s+ago\s+today)\b",
     re.IGNORECASE,
+    needs=("unit",),
 )
 def _this_day_last_year(match: re.Match[str], ctx: _Context) -> _Atom:
     widen = "time" in match[0].lower()
@@ -697,27 +721,32 @@ def _same_day_years_back(today: date, years: int, *, widen: bool) -> _Period:
 @_rule(
     r"\b(?:(?:earlier|later)\s+)?today\b|\bthis\s+(?:morning|afternoon|evening)\b|\btonight\b",
     re.IGNORECASE,
+    needs=("word",),
 )
 def _today(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _day(ctx.today))
 
 
-@_rule(r"\byesterday(?:\s+(?:morning|afternoon|evening|night))?\b", re.IGNORECASE)
+@_rule(r"\byesterday(?:\s+(?:morning|afternoon|evening|night))?\b", re.IGNORECASE, needs=("word",))
 def _yesterday(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, "day", 1))
 
 
-@_rule(r"\blast\s+night\b", re.IGNORECASE)
+@_rule(r"\blast\s+night\b", re.IGNORECASE, needs=("word",))
 def _last_night(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _RELATIVE_CJK["昨晚"](ctx))
 
 
-@_rule(r"\b(?:the\s+)?day\s+before\s+yesterday\b", re.IGNORECASE)
+@_rule(r"\b(?:the\s+)?day\s+before\s+yesterday\b", re.IGNORECASE, needs=("word",))
 def _day_before_yesterday(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, "day", 2))
 
 
-@_rule(rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>day|week|month|year)s?\s+(?:ago|back)\b", re.IGNORECASE)
+@_rule(
+    rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>day|week|month|year)s?\s+(?:ago|back)\b",
+    re.IGNORECASE,
+    needs=("unit",),
+)
 def _ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     unit = match["unit"].lower()
     count = _en_count(match["n"])
@@ -726,7 +755,7 @@ def _ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, _shift(ctx.today, unit, count))
 
 
-@_rule(r"\b(?:the\s+)?(?P<unit>week|month|year)\s+before\s+last\b", re.IGNORECASE)
+@_rule(r"\b(?:the\s+)?(?P<unit>week|month|year)\s+before\s+last\b", re.IGNORECASE, needs=("unit",))
 def _before_last(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, match["unit"].lower(), 2))
 
@@ -734,6 +763,7 @@ def _before_last(match: re.Match[str], ctx: _Context) -> _Atom:
 @_rule(
     r"\b(?P<mod>last|previous|this\s+past|this|earlier\s+this)\s+(?P<unit>week|month|year|weekend)\b",
     re.IGNORECASE,
+    needs=("unit",),
 )
 def _calendar_unit(match: re.Match[str], ctx: _Context) -> _Atom:
     mod, unit = " ".join(match["mod"].lower().split()), match["unit"].lower()
@@ -748,6 +778,7 @@ def _calendar_unit(match: re.Match[str], ctx: _Context) -> _Atom:
     rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+"
     rf"(?:(?P<n>{_EN_NUM})\s+)?(?P<unit>hour|day|week|month|year)s?\b",
     re.IGNORECASE,
+    needs=("unit",),
 )
 def _trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
     text = match.group(0).lower()
@@ -761,17 +792,21 @@ def _trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, _last_days(ctx.today, days))
 
 
-@_rule(r"\bthe\s+other\s+week\b", re.IGNORECASE)
+@_rule(r"\bthe\s+other\s+week\b", re.IGNORECASE, needs=("unit",))
 def _other_week(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _loose_ago(ctx.today, "week"))
 
 
-@_rule(r"\b(?:recently|lately|of\s+late|in\s+recent\s+(?:days|weeks))\b", re.IGNORECASE)
+@_rule(
+    r"\b(?:recently|lately|of\s+late|in\s+recent\s+(?:days|weeks))\b",
+    re.IGNORECASE,
+    needs=("word",),
+)
 def _recently(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _last_days(ctx.today, RECENT_DAYS))
 
 
-@_rule(r"\bthe\s+other\s+day\b", re.IGNORECASE)
+@_rule(r"\bthe\s+other\s+day\b", re.IGNORECASE, needs=("unit",))
 def _other_day(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _span(ctx.today - timedelta(days=FEW_DAYS), ctx.today, "range"))
 
@@ -780,6 +815,7 @@ def _other_day(match: re.Match[str], ctx: _Context) -> _Atom:
     rf"\b(?:(?P<mod>last|this\s+past|this|past)\s+)?(?P<s>spring|summer|autumn|fall|winter)\b"
     rf"(?:\s+(?:of\s+)?(?P<y>{_YEAR})\b)?",
     re.IGNORECASE,
+    needs=("season",),
 )
 def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
     name = match["s"].lower().replace("fall", "autumn")
@@ -795,6 +831,7 @@ def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
     r"(?:\s+(?P<wk>(?:of\s+)?(?:last|this|the\s+previous)\s+week|before\s+last))?"
     r"(?:\s+(?:morning|afternoon|evening|night))?",
     re.IGNORECASE,
+    needs=("weekday",),
 )
 def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
     word, mod = match["wd"], " ".join((match["mod"] or "").lower().split())
@@ -854,6 +891,7 @@ _HOLIDAY = "|".join(sorted(map(re.escape, _HOLIDAYS), key=len, reverse=True))
     rf"(?:\b(?P<mod>last|this|on|at|over)\s+)?(?<![一二三四五六七八九十〇零A-Za-z])"
     rf"(?P<name>{_HOLIDAY})(?![一二三四五六七八九十〇零A-Za-z])(?:\s+(?P<y>{_YEAR})\b|(?P<cy>去年|今年))?",
     re.IGNORECASE,
+    needs=("holiday",),
 )
 def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """Christmas, 国庆节, バレンタイン: the most recent one begun (a year, if given)."""
@@ -878,7 +916,7 @@ def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
 # --- Chinese and Japanese
 
 
-@_rule(
+@_cjk_rule(
     rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?:(?P<y>{_CJK_YEAR})年|(?P<yw>去年|今年|本年|前年|昨年|一昨年))?"
     rf"(?:の|的)?(?P<m>{_CJK_N})月(?:(?P<d>{_CJK_N})(?:日|号|號))?"
     r"(?P<part>份|初め|初|上旬|中旬|下旬|底|末|の初め|の終わり|末尾)?"
@@ -905,7 +943,7 @@ def _cjk_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _date_atom(match, ctx, year, month, day, part=part, needs_cue=needs_cue)
 
 
-@_rule(rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?P<y>{_CJK_YEAR})年(?:度)?")
+@_cjk_rule(rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?P<y>{_CJK_YEAR})年(?:度)?")
 def _cjk_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
     year = _cjk_number(match["y"])
     if year is None or not 1900 <= year <= 2199:
@@ -913,7 +951,7 @@ def _cjk_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _Atom(match.start(), match.end(), _year(year), "year", year=year, absolute=True)
 
 
-@_rule(
+@_cjk_rule(
     rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?P<d>{_CJK_N})(?:日|号|號)(?P<after>那天|那一天|当天|當天)?"
 )
 def _cjk_day_only(match: re.Match[str], ctx: _Context) -> _Atom | None:
@@ -932,7 +970,7 @@ def _cjk_day_only(match: re.Match[str], ctx: _Context) -> _Atom | None:
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
 
 
-@_rule(rf"(?P<era>令和|平成|昭和)(?P<n>{_CJK_N}|元)年")
+@_cjk_rule(rf"(?P<era>令和|平成|昭和)(?P<n>{_CJK_N}|元)年")
 def _ja_era_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """令和5年 is 2023, 平成元年 1989."""
     number = 1 if match["n"] == "元" else _cjk_number(match["n"])
@@ -960,7 +998,7 @@ _CJK_PART_WORDS = {
 _CJK_PART = "|".join(sorted(_CJK_PART_WORDS, key=len, reverse=True))
 
 
-@_rule(rf"(?P<word>{_RELATIVE_CJK_PATTERN})(?P<part>{_CJK_PART})?")
+@_cjk_rule(rf"(?P<word>{_RELATIVE_CJK_PATTERN})(?P<part>{_CJK_PART})?")
 def _cjk_relative(match: re.Match[str], ctx: _Context) -> _Atom | None:
     word = match["word"]
     if word.startswith("最近") and re.search(
@@ -981,7 +1019,7 @@ def _cjk_relative(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _Atom(match.start(), match.end("word"), period)
 
 
-@_rule(
+@_cjk_rule(
     r"(?P<yw>去年|前年|昨年|一昨年)(?:的|の)?"
     r"(?P<what>今天|今日|这个时候|這個時候|这时候|今頃|この時期|同期|这个时期)"
 )
@@ -991,13 +1029,13 @@ def _cjk_this_day_years_back(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _same_day_years_back(ctx.today, years, widen=widen))
 
 
-@_rule(r"半个月前|半個月前|半月前")
+@_cjk_rule(r"半个月前|半個月前|半月前")
 def _cjk_half_month_ago(match: re.Match[str], ctx: _Context) -> _Atom:
     start = ctx.today - timedelta(days=18)
     return _period_atom(match, _span(start, start + timedelta(days=7), "range"))
 
 
-@_rule(rf"前(?P<n>几|幾|数|數|两|兩)\s*(?P<unit>{_CJK_UNIT})")
+@_cjk_rule(rf"前(?P<n>几|幾|数|數|两|兩)\s*(?P<unit>{_CJK_UNIT})")
 def _cjk_previous_few(match: re.Match[str], ctx: _Context) -> _Atom:
     """前几周, 前两天: a loose stretch before the current unit."""
     unit = _CJK_UNITS[match["unit"]]
@@ -1006,7 +1044,7 @@ def _cjk_previous_few(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _loose_ago(ctx.today, unit))
 
 
-@_rule(rf"(?P<n>{_CJK_N}|几|幾|数|數|何)\s*(?P<unit>{_CJK_UNIT})(?:之前|以前|前)")
+@_cjk_rule(rf"(?P<n>{_CJK_N}|几|幾|数|數|何)\s*(?P<unit>{_CJK_UNIT})(?:之前|以前|前)")
 def _cjk_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     unit = _CJK_UNITS[match["unit"]]
     if match["n"] in _LOOSE:
@@ -1017,7 +1055,7 @@ def _cjk_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, _shift(ctx.today, unit, count))
 
 
-@_rule(
+@_cjk_rule(
     rf"(?:过去|過去|最近|近|这|這|ここ|この)(?:的)?\s*(?P<n>{_CJK_N}|几|幾|数|數)\s*(?P<unit>{_CJK_UNIT})"
     r"(?:间|間|内|內|里|裡|以来|以來|来|來)?"
 )
@@ -1030,7 +1068,7 @@ def _cjk_trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, _last_days(ctx.today, days))
 
 
-@_rule(
+@_cjk_rule(
     rf"(?:(?P<yw>去年|今年|前年|昨年|一昨年|本年)|(?P<y>{_CJK_YEAR})年|(?P<cue>在|上个|上個|这个|這個|今年の|去年の))?"
     r"(?:的|の)?(?P<s>春|夏|秋|冬)(?:天|季|休み)?(?![节節])"
 )
@@ -1053,7 +1091,7 @@ def _cjk_season(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, period, needs_cue=not match["cue"])
 
 
-@_rule(
+@_cjk_rule(
     r"(?P<mod>上上个|上上個|上上|上个|上個|上|这个|這個|这|這|本|先々週の?|先週の?|今週の?)?"
     r"(?:周|週|星期|礼拜|禮拜)(?P<wd>[一二三四五六日天])"
 )
@@ -1063,7 +1101,7 @@ def _cjk_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _weekday_atom(match, ctx, _CJK_WEEKDAYS[match["wd"]], match["mod"] or "")
 
 
-@_rule(
+@_cjk_rule(
     r"(?P<mod>先々週の?|先週の?|今週の?|この前の|前の)?(?P<wd>[月火水木金土日])曜(?:日)?(?!大工)"
 )
 def _ja_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
@@ -1107,9 +1145,11 @@ _SINCE_AFTER = re.compile(
 )
 
 
-def _atoms(query: str, ctx: _Context) -> list[_Atom]:
+def _atoms(query: str, ctx: _Context, anchors: set[str]) -> list[_Atom]:
     found: list[_Atom] = []
     for rule in _RULES:
+        if not anchors.intersection(rule.needs):
+            continue
         for match in rule.pattern.finditer(query):
             atom = rule.make(match, ctx)
             if atom is not None:
@@ -1378,26 +1418,47 @@ def _without(query: str, begin: int, end: int) -> str:
 
 # --------------------------------------------------------------------------- entry
 
-_MAYBE_TIME = re.compile(
-    r"[0-9０-９年月日号號周週天昨今去前最近先曜春夏秋冬晚夜来來以起从從到至頃ごろ间間后後几幾数數]"
-    r"|星期|礼拜|禮拜|阵子|陣子|圣诞|聖誕|国庆|國慶|きょう|おととい|きのう|けさ|おととし|さっき|先ほど|刚才|剛才|节|節|元旦|元日|正月|晦|五一|平安夜|クリスマス|バレンタイン|ハロウィ"
-    r"|\b(?:to(?:day|night)|yesterday|last|this|past|previous|ago|since|recent|lately|week"
-    r"|month|year|spring|summer|autumn|fall|winter|before|until|till|after|around|other|earlier"
-    r"|circa|roughly|approximately|between|from|through|prior|starting|beginning|christmas|xmas|new\s+year|valentine|halloween|thanksgiving"
-    r"|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)",
+# What a rule needs before it runs: a digit, a month or weekday name, a season, a holiday,
+# an English time word or unit, or a CJK time word. One scan finds which kinds a query has;
+# a query with none (most of them) returns at once, and a query with some runs only the
+# rules that need them. Words that only bound an expression ("since", 以来, から) need an
+# atom beside them, so they are no anchors.
+_ANCHORS = re.compile(
+    r"(?P<digit>[0-9０-９])"
+    r"|(?P<holiday_cjk>圣诞|聖誕|国庆|國慶|五一|平安夜|元旦|元日|正月|晦|[节節]|跨年|クリスマス"
+    r"|バレンタイン|ハロウィ)"
+    r"|(?P<cjk>[年月日号號周週天昨今曜春夏秋冬頃近]|前[天年几幾两兩些日週月]|最近"
+    r"|先[週月日々先ほ程]|星期|礼拜|禮拜|阵子|陣子|段时间|段時間|ごろ|きょう|おととい|きのう"
+    r"|けさ|おととし|さっき|刚才|剛才|この[間前])"
+    r"|\b(?:(?P<word>to(?:day|night)|yesterday|recent(?:ly)?|lately|late|night|morning"
+    r"|afternoon|evening)"
+    r"|(?P<unit>(?:hour|day|week|weekend|month|year)s?)"
+    r"|(?P<season>spring|summer|autumn|fall|winter)"
+    r"|(?P<holiday>christmas|xmas|new\s+years?|valentine(?:['’]?s)?|halloween|thanksgiving)"
+    rf"|(?P<month>{_MONTH})|(?P<weekday>{_WEEKDAY}))\b",
     re.IGNORECASE,
 )
+
+
+def _anchors(query: str) -> set[str]:
+    kinds = {match.lastgroup for match in _ANCHORS.finditer(query)}
+    if "holiday_cjk" in kinds:
+        kinds |= {"holiday", "cjk"}
+    return {kind for kind in kinds if kind}
+
+
 _KANA = re.compile(r"[\u3040-\u30ff]")
 
 
 def parse_time(query: str, now: datetime) -> TimeQuery:
     """The window the query's first time expression names, and the query without it."""
-    if not _MAYBE_TIME.search(query):
+    anchors = _anchors(query)
+    if not anchors:
         return TimeQuery(None, query)
     zone: tzinfo = now.tzinfo or UTC
     local_now = now.astimezone(zone) if now.tzinfo else now
     ctx = _Context(local_now.date(), bool(_KANA.search(query)))
-    atoms = _merge(query, _atoms(query, ctx), ctx)
+    atoms = _merge(query, _atoms(query, ctx, anchors), ctx)
     found = _expression(query, atoms, ctx)
     if found is None:
         return TimeQuery(None, query)
