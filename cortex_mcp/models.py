@@ -219,6 +219,9 @@ class RecallMeta(BaseModel):
     tokens: int = 0
     timings_ms: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    # the moment the recall reckoned from (the request's `now`, else the clock): the context's
+    # "3 weeks ago" is counted from it
+    now: str | None = None
 
 
 class RecallResult(BaseModel):

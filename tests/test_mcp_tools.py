@@ -219,7 +219,7 @@ async def test_recall_counts_access_and_tags_context_lines(client: Client) -> No
         client, "cortex_remember", content="Sprint review is every Friday", layer="working"
     )
     recall = await _call(client, "cortex_recall", query="sprint review")
-    assert recall["context"].splitlines()[1].startswith("- [working 2026-11-01]")
+    assert recall["context"].splitlines()[1].startswith("- [working 2026-11-01, today]")
     detail = json.loads(
         (await client.read_resource(f"cortex://memories/{made['id']}")).contents[0].text
     )

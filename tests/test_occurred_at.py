@@ -335,3 +335,68 @@ async def test_the_mcp_tools_take_occurred_at_and_a_period(
         text = "\n".join(block.text for block in refused.content)  # type: ignore[union-attr]
         assert "until" in text and "ISO-8601" in text
         assert json.dumps(structured)  # structured content stays JSON
+
+
+# ---- recall says when --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("moment", "phrase"),
+    [
+        ("2026-05-27T23:59:00Z", "today"),
+        ("2026-05-26T00:00:00Z", "yesterday"),
+        ("2026-05-28T08:00:00Z", "tomorrow"),
+        ("2026-05-22T12:00:00Z", "5 days ago"),
+        ("2026-05-14T12:00:00Z", "13 days ago"),
+        ("2026-05-06T12:00:00Z", "3 weeks ago"),
+        ("2026-05-20T12:00:00Z", "7 days ago"),
+        ("2026-05-13T12:00:00Z", "2 weeks ago"),
+        ("2026-03-01T12:00:00Z", "2 months ago"),
+        ("2025-06-01T12:00:00Z", "11 months ago"),
+        ("2024-05-01T12:00:00Z", "2 years ago"),
+        ("2026-06-10T12:00:00Z", "in 2 weeks"),
+        ("2027-09-01T12:00:00Z", "in 15 months"),
+        ("2028-06-01T12:00:00Z", "in 2 years"),
+    ],
+)
+def test_relative_phrases_count_calendar_days_before_now(moment: str, phrase: str) -> None:
+    from cortex_mcp.engine.recall.when import relative_phrase
+    from cortex_mcp.models import from_iso
+
+    assert relative_phrase(from_iso(moment), from_iso("2026-05-27T12:00:00Z")) == phrase
+
+
+async def test_the_context_shows_each_hits_date_and_how_long_before_now_it_was(
+    service: CortexService,
+) -> None:
+    await _diary(service)
+    for form in ("plain", "prompt"):
+        recalled = await service.memories.recall(
+            build(RecallRequest, query="book museum keeper", now="2026-05-27", format=form)
+        )
+        assert recalled.meta.now == "2026-05-27T00:00:00.000000Z"
+        line = next(x for x in recalled.context.splitlines() if "Quiet Harbour" in x)
+        assert line.startswith("- [core 2026-05-06, 3 weeks ago] (fact) Read a book"), form
+    # without `now`, ages are counted from the clock (2026-11-01)
+    recalled = await service.memories.recall(build(RecallRequest, query="dinosaur exhibition"))
+    assert "[core 2026-05-02, 5 months ago] (fact) Visited" in recalled.context
+
+
+async def test_the_mcp_recall_text_a_model_reads_dates_every_hit(
+    settings: Settings, clock: FakeClock
+) -> None:
+    server = build_server(lambda: open_cortex(settings, clock=clock), settings)
+    async with Client(server) as client:
+        await client.call_tool(
+            "cortex_remember",
+            {"content": "Read a book called The Quiet Harbour", "occurred_at": "2026-05-06"},
+        )
+        result = await client.call_tool(
+            "cortex_recall", {"query": "which book did I read", "now": "2026-05-27T10:00:00Z"}
+        )
+        text = "\n".join(block.text for block in result.content)  # type: ignore[union-attr]
+        assert "| 2026-05-06, 3 weeks ago | score" in text
+        assert result.structured_content is not None
+        (memory,) = result.structured_content["memories"]
+        assert memory["occurred_at"] == "2026-05-06T00:00:00.000000Z"
+        assert "2026-05-06, 3 weeks ago" in result.structured_content["context"]

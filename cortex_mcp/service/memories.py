@@ -98,9 +98,8 @@ class MemoryService:
         pending = (
             self.indexer.pending_for(filters.agent_id, _PENDING_PER_RECALL) if self.indexer else []
         )
-        outcome = await self.searcher.search(
-            text, filters, limit, self.reference_time(request.now), pending=pending
-        )
+        now = self.reference_time(request.now)
+        outcome = await self.searcher.search(text, filters, limit, now, pending=pending)
         if outcome.fresh and self.indexer is not None:
             self.background.spawn(
                 self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh))
@@ -111,7 +110,7 @@ class MemoryService:
             self.indexer.prioritise([c.memory_id for c in ranked if c.cosine is None])
         frame = framing_cost() if framed else 0
         context, kept, tokens = build_context(
-            [c.memory for c in ranked if c.memory], budget - frame
+            [c.memory for c in ranked if c.memory], budget - frame, now
         )
         if framed and context:
             context, tokens = frame_for_prompt(context), tokens + frame
@@ -124,6 +123,7 @@ class MemoryService:
             channels=outcome.channels,
             tokens=tokens,
             timings_ms=outcome.timings_ms,
+            now=to_iso(now),
         )
         if len(text) == 1:
             meta.notes.append("one-character query: matched as a single character")

@@ -9,12 +9,14 @@ of the tokens of the pretty-printed JSON and leaves out nothing a model can use.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from cortex_mcp.engine.recall.when import dated
 from cortex_mcp.engine.redaction import describe_redactions
-from cortex_mcp.models import ForgetResult, RecallResult, RememberResult, ScoredMemory
+from cortex_mcp.models import ForgetResult, RecallResult, RememberResult, ScoredMemory, from_iso
 
 
 def tool_result(text: str, structured: dict[str, Any]) -> CallToolResult:
@@ -40,8 +42,9 @@ def recall_text(result: RecallResult) -> str:
             f" ({meta.tokens} tokens; search: {', '.join(meta.channels) or 'none'})."
             " Pass an id to cortex_forget to retract or correct it.",
         ]
+        now = from_iso(meta.now) if meta.now else None
         for rank, memory in enumerate(result.memories, start=1):
-            lines += ["", *_memory_block(rank, memory)]
+            lines += ["", *_memory_block(rank, memory, now)]
     if meta.degraded:
         lines += ["", "degraded: " + "; ".join(meta.degraded)]
     if meta.notes:
@@ -49,10 +52,10 @@ def recall_text(result: RecallResult) -> str:
     return "\n".join(lines)
 
 
-def _memory_block(rank: int, memory: ScoredMemory) -> list[str]:
+def _memory_block(rank: int, memory: ScoredMemory, now: datetime | None) -> list[str]:
     head = (
         f"[{rank}] id {memory.id} | {memory.layer.value} | {memory.category.value}"
-        f" | {memory.created_at[:10]} | score {memory.score:.3f}"
+        f" | {dated(memory.occurred_at or memory.created_at, now)} | score {memory.score:.3f}"
     )
     if memory.metadata.get("unextracted"):
         speaker = memory.metadata.get("speaker") or "conversation"

@@ -116,7 +116,8 @@ def recall_output_schema() -> dict[str, Any]:
             },
             "meta": {
                 "type": "object",
-                "description": "took_ms, degraded, skipped_reason, channels, tokens, timings_ms, notes",
+                "description": "took_ms, degraded, skipped_reason, channels, tokens, timings_ms, notes,"
+                " now",
                 "required": ["took_ms", "degraded", "skipped_reason"],
             },
         },

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import datetime
 
+from cortex_mcp.engine.recall.when import dated
 from cortex_mcp.models import Memory
 from cortex_mcp.tokenize import count_tokens, normalise
 
@@ -66,23 +68,29 @@ def is_history(memory: Memory) -> bool:
     return bool(memory.metadata.get("unextracted"))
 
 
-def _line_prefix(memory: Memory) -> str:
+def _line_prefix(memory: Memory, now: datetime | None = None) -> str:
+    """`- [core 2026-05-06, 3 weeks ago] (fact) `: the memory's own time (`occurred_at`) and,
+    with the recall's reference time, how long before it that was."""
     if is_history(memory):
-        said_at = str(memory.metadata.get("said_at") or memory.created_at)[:10]
+        said_at = dated(memory.occurred_at or memory.created_at, now)
         speaker = one_line(str(memory.metadata.get("speaker") or "conversation"))
         return f"- [conversation history, {said_at}, {speaker}]: "
-    return f"- [{memory.layer.value} {memory.created_at[:10]}] ({memory.category.value}) "
+    when = dated(memory.occurred_at or memory.created_at, now)
+    return f"- [{memory.layer.value} {when}] ({memory.category.value}) "
 
 
-def format_line(memory: Memory) -> str:
-    return _line_prefix(memory) + one_line(memory.content)
+def format_line(memory: Memory, now: datetime | None = None) -> str:
+    return _line_prefix(memory, now) + one_line(memory.content)
 
 
-def build_context(memories: list[Memory], max_tokens: int) -> tuple[str, list[Memory], int]:
+def build_context(
+    memories: list[Memory], max_tokens: int, now: datetime | None = None
+) -> tuple[str, list[Memory], int]:
     """The context block and the memories that fit in it, best first, within `max_tokens`.
 
     Facts come under one header and conversation history (raw turns kept without extraction)
-    under another, one line per memory (its line breaks folded) saying who said it and when, so a model never takes what was once
+    under another, one line per memory (its line breaks folded) saying who said it and when
+    (with `now`, also how long ago: "2026-05-06, 3 weeks ago"), so a model never takes what was once
     said for what is known. A memory that does not fit is skipped (a shorter one after it may
     still fit); one that is alone too long for the budget is cut with an ellipsis rather than
     dropped, and is returned cut the same way, so a reply never carries more than the caller's
@@ -93,8 +101,8 @@ def build_context(memories: list[Memory], max_tokens: int) -> tuple[str, list[Me
     for memory in memories:
         header = HISTORY_HEADER if is_history(memory) else FACTS_HEADER
         opening = 0 if sections[header] else count_tokens(header) + 1
-        prefix = _line_prefix(memory)
-        line = format_line(memory)
+        prefix = _line_prefix(memory, now)
+        line = prefix + one_line(memory.content)
         cost = count_tokens(line) + 1 + opening
         if used + cost > max_tokens:
             if kept or used + opening >= max_tokens:
