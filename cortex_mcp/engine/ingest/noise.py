@@ -78,14 +78,19 @@ NOISE: dict[str, list[str]] = {
 # clause first ("The email said: ...", "According to the form, ...", "短信写着："), so what
 # follows it is not the speaker's; a trigger that opens before it ("My doctor said I have ...")
 # still counts. Japanese closes the quote with the verb ("...と書いてあった", "...って言ってた"),
-# so the whole sentence is reported. A colon that opens a quotation mark reports, too.
+# so the whole sentence is reported. A colon that opens a quotation mark reports, too. The verbs
+# are those of saying, writing and sending a message (replied, texted, posted, quoted; a text
+# "reads:"), and in Chinese a message's content given after 内容是 / 写的是 / 上面写.
 REPORTED: dict[str, str] = {
     "en": r"(?<!\bi )(?<!\bwe )\b(?:said|says|saying|wrote|writes|claims?|claimed|insists?|"
-    r"insisted|states|stated|told (?:me|us)|according to|supposedly|apparently|allegedly)\b"
+    r"insisted|states|stated|told (?:me|us)|according to|supposedly|apparently|allegedly|"
+    r"repl(?:y|ies|ied|ying)|texted|messaged|posted|tweeted|forwarded|quot(?:e|es|ed|ing))\b"
+    r"|(?<!\bi )(?<!\bwe )\breads?\b(?=\s*[:：'\"‘“])"
     r"|[:：]\s*['\"‘“]",
     "zh": r"(?:说|写着|写道|声称|表示|告诉我|称)\s*[:：，,]|据说|听说|据[^，。]{1,8}(?:说|称)"
     r"|(?:他|她|他们|她们|人家|别人|邮件|短信|信里|消息|广告|网上|骗子)[^，。：:]{0,8}"
-    r"(?:说|写着|写道|声称)|[:：]\s*[“「『\"]",
+    r"(?:说|写着|写道|声称)|[:：]\s*[“「『\"]"
+    r"|内容(?:是|为)?\s*[:：]|写的是|上面(?:写|说)",
     "ja": r"(?:と|って)(?:言って|言った|言われ|書いて|書かれ|聞い)|によると|によれば|らしい"
     r"|[:：]\s*[「『“\"]",
 }

@@ -22,7 +22,14 @@ from cortex_mcp.tokenize import CJK_CHAR
 _FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _TAGGED = re.compile(r"<(\w[\w-]*)[^>]*>.*?</\1>", re.DOTALL)
 _QUOTED_LINE = re.compile(r"^\s*>.*$", re.MULTILINE)
-_QUOTED_SPAN = re.compile(r"\"[^\"\n]{12,}\"|“[^”\n]{4,}”|「[^」\n]{4,}」|『[^』\n]{4,}』")
+# A quotation is someone else's words wherever its reporting clause stands ("'My name is X,' the
+# email said"). Single quotes open after a space or a line's start and close before one, so an
+# apostrophe inside (I'm, parents' house) is no quote.
+_QUOTED_SPAN = re.compile(
+    r"\"[^\"\n]{12,}\"|“[^”\n]{4,}”|「[^」\n]{4,}」|『[^』\n]{4,}』"
+    r"|(?<![\w'])'(?=\w)(?:[^'\n]|(?<=\w)'(?=\w)){11,}(?<=\S)'(?!\w)"
+    r"|(?<![\w‘’])‘(?=\w)(?:[^‘’\n]|(?<=\w)’(?=\w)){11,}(?<=\S)’(?!\w)"
+)
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _LETTER = re.compile(r"[^\W\d_]")
 _PARAGRAPH = re.compile(r"\n\s*\n")
