@@ -222,6 +222,8 @@ class RecallMeta(BaseModel):
     # the moment the recall reckoned from (the request's `now`, else the clock): the context's
     # "3 weeks ago" is counted from it
     now: str | None = None
+    # the window the query named: start and end (ISO UTC, the end exclusive) and its words
+    time: dict[str, str] | None = None
 
 
 class RecallResult(BaseModel):

@@ -272,7 +272,13 @@ async def test_search_debug_shows_every_stage(client: Client) -> None:
 
 
 async def test_search_debug_shows_the_window_and_searches_the_other_words(client: Client) -> None:
-    await _call(client, "cortex_remember", content="The firewall blocks port 8080 on the VPS")
+    # said yesterday by the clock of these tests (a window holding no memory gives its words back)
+    await _call(
+        client,
+        "cortex_remember",
+        content="The firewall blocks port 8080 on the VPS",
+        occurred_at="2026-10-31T09:00:00Z",
+    )
     report = await _call(client, "cortex_search_debug", query="firewall port yesterday")
     assert report["query"]["raw"] == "firewall port yesterday"
     assert report["query"]["time_window"]["expression"] == "yesterday"
@@ -280,6 +286,7 @@ async def test_search_debug_shows_the_window_and_searches_the_other_words(client
     assert report["query"]["searched_text"] == "firewall port"
     assert "yesterday" not in report["query"]["fts_expression"]
     assert report["hits"][0]["content"] == "The firewall blocks port 8080 on the VPS"
+    assert report["hits"][0]["time_boost"] == 1.0 and report["facts"]["time"]["boosted"]
 
 
 async def test_recall_text_marks_raw_turns_as_conversation_history(

@@ -37,7 +37,9 @@ class Candidate:
     access: float = 1.0
     decay: float = 1.0
     final: float = 0.0
-    time_boost: float = 1.0  # the time stage's factor (a memory in the window the query names)
+    # what the time stage added to `fused`: 1.0 in the window the query names, up to 0.5 near a
+    # loose one, else 0 (search/stages/time.py)
+    time_boost: float = 0.0
     rerank_score: float | None = None  # the reranker's relevance, when it ran
     mmr_step: int | None = None
     # the score after each stage, kept only for the search debugger (SearchState.debug)

@@ -51,7 +51,7 @@ class HybridSearch:
             Channels(self.text_channel, VectorChannel(memories, index, embeddings)),
             Fuse(memories, index),
             Signals(),
-            TimeStage(memories),
+            TimeStage(memories, index, self.text_channel),
             Rerank(reranker, rerank_top_n),
             Diversity(index),
             Budget(),

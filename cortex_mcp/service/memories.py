@@ -124,6 +124,7 @@ class MemoryService:
             tokens=tokens,
             timings_ms=outcome.timings_ms,
             now=to_iso(now),
+            time=_window_of(outcome.facts),
         )
         if len(text) == 1:
             meta.notes.append("one-character query: matched as a single character")
@@ -354,3 +355,11 @@ def _query(query: str) -> str:
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _window_of(facts: dict[str, Any]) -> dict[str, str] | None:
+    """The window the time stage understood, as recall's meta shows it."""
+    window = facts.get("time")
+    if window is None:
+        return None
+    return {key: window[key] for key in ("start", "end", "expression")}
