@@ -1,11 +1,16 @@
 """What the HTTP server does against hostile clients and pages (issue 26's probe): no page of
 another origin can frame the dashboard or the API; an agent named in the X-Cortex-Agent header
 (UTF-8) is the agent of the same name anywhere else, and no agent id may hold a bidi control or
-another control or format character."""
+another control or format character; a client that sends part of a request and stalls is cut
+off within a bound, and stalled clients do not keep others from being served."""
 
 from __future__ import annotations
 
+import select
+import socket
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -247,3 +252,168 @@ def test_the_published_agent_id_pattern_refuses_what_the_rule_refuses() -> None:
         if published != checked:
             disagree.append(f"U+{code:04X}")
     assert disagree == []
+
+
+# --- half-open requests: a stalled client is cut off, the others are served --------------------
+
+
+def _connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=HANG_S)
+    return sock
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> tuple[float, bytes]:
+    """Seconds until the server closed `sock` (reading what it sent), or inf past `seconds`."""
+    started = time.monotonic()
+    got = b""
+    sock.settimeout(0.2)
+    while time.monotonic() - started < seconds:
+        try:
+            chunk = sock.recv(4096)
+        except TimeoutError:
+            continue
+        except ConnectionResetError:
+            return time.monotonic() - started, got
+        if not chunk:
+            return time.monotonic() - started, got
+        got += chunk
+    return float("inf"), got
+
+
+def _health(port: int) -> float:
+    started = time.monotonic()
+    reply = httpx2.get(f"http://127.0.0.1:{port}{API}/health", timeout=HANG_S)
+    assert reply.status_code == 200
+    return time.monotonic() - started
+
+
+PARTIAL_HEADS = [
+    b"",  # connected, said nothing
+    b"GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n",  # no blank line ending the head
+    b"POST /api/v1/memo",
+]
+
+
+def test_stalled_request_heads_are_cut_off_and_do_not_keep_others_waiting(
+    served: ServeProcess,
+) -> None:
+    """`cortex-mcp serve` as users run it: many connections that never finish their request
+    line and headers; a normal request is still answered at once, and every stalled one is
+    closed within the head deadline (10 s) plus slack."""
+    port = served.port
+    stalled = []
+    for n in range(150):
+        sock = _connect(port)
+        sock.sendall(PARTIAL_HEADS[n % len(PARTIAL_HEADS)])
+        stalled.append(sock)
+    try:
+        assert _health(port) < 2.0
+        started = time.monotonic()
+        for sock in stalled:
+            waited, _ = _closed_within(sock, max(0.5, 16.0 - (time.monotonic() - started)))
+            assert waited != float("inf"), "a stalled connection was still open after 16 s"
+        assert time.monotonic() - started < 16.0
+        assert _health(port) < 2.0
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+@pytest.fixture(scope="module")
+def bounded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """The server's own uvicorn set-up in this process with short deadlines (head 1 s, body
+    1 s), on a free port of a real socket."""
+    import asyncio
+
+    import uvicorn
+
+    from cortex_mcp.runtime import open_cortex
+    from cortex_mcp.transports.http import create_app, server_config
+    from tests.helpers.http_helpers import free_port
+
+    db = tmp_path_factory.mktemp("bounded") / "brain.db"
+    settings = load_settings(db_path=db, embedding_provider="none", lifecycle={"schedule": "off"})
+    app = create_app(settings, lambda: open_cortex(settings), body_timeout_s=1.0)
+    port = free_port()
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, head_timeout_s=1.0))
+    thread = threading.Thread(target=asyncio.run, args=(server.serve(),), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + HANG_S
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield port
+    server.should_exit = True
+    thread.join(HANG_S)
+
+
+def _count(port: int) -> int:
+    reply = httpx2.get(f"http://127.0.0.1:{port}{API}/memories", timeout=HANG_S)
+    return len(reply.json()["memories"])
+
+
+BODY = b'{"content": "A fact sent far too slowly to be stored"}'
+
+
+@pytest.mark.parametrize("form", ["declared length", "chunked", "dripped"])
+def test_a_stalled_or_dripping_body_is_answered_408_and_closed(bounded: int, form: str) -> None:
+    before = _count(bounded)
+    sock = _connect(bounded)
+    head = (
+        b"POST /api/v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    )
+    try:
+        if form == "chunked":
+            sock.sendall(head + b"Transfer-Encoding: chunked\r\n\r\n5\r\n" + BODY[:5] + b"\r\n")
+        else:
+            sock.sendall(head + b"Content-Length: %d\r\n\r\n" % len(BODY) + BODY[:10])
+        if form == "dripped":  # a byte every 0.3 s: never idle for the deadline, never done
+            for byte in BODY[10:20]:  # stops once the server has answered
+                if select.select([sock], [], [], 0.3)[0]:
+                    break
+                sock.sendall(bytes([byte]))
+        waited, answer = _closed_within(sock, 6.0)
+    finally:
+        sock.close()
+    assert waited < 4.0, f"still open ({form})"
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert b'"field":"body"' in answer.replace(b" ", b""), answer
+    assert _count(bounded) == before
+
+
+def test_a_partial_second_request_on_a_kept_alive_connection_is_cut_off(bounded: int) -> None:
+    sock = _connect(bounded)
+    try:
+        sock.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        first = sock.recv(4096)
+        assert first.startswith(b"HTTP/1.1 200 "), first
+        sock.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: 127.")
+        waited, _ = _closed_within(sock, 6.0)
+    finally:
+        sock.close()
+    assert waited < 4.0
+
+
+def test_a_body_in_parts_within_the_bound_and_a_long_stream_are_not_cut(bounded: int) -> None:
+    before = _count(bounded)
+    sock = _connect(bounded)
+    try:
+        body = b'{"content": "Sent in two parts, quickly enough"}'
+        sock.sendall(
+            b"POST /api/v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+            b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:10]
+        )
+        time.sleep(0.3)
+        sock.sendall(body[10:])
+        answer = sock.recv(4096)
+    finally:
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 201 "), answer
+    assert _count(bounded) == before + 1
+    # an SSE stream is a long answer to a request without a body: it outlives the deadlines
+    with httpx2.stream("GET", f"http://127.0.0.1:{bounded}/sse", timeout=HANG_S) as stream:
+        assert stream.status_code == 200
+        lines = stream.iter_lines()
+        assert next(lines).startswith("event: endpoint")
+        time.sleep(2.5)
+        assert not stream.is_closed

@@ -2,7 +2,8 @@
 Streamable HTTP (`/mcp`) and the REST API (`/api/v1`), over one service opened in the app's
 lifespan (the SSE transport would otherwise open one per connection).
 
-Guards, outermost first: no framing by other pages (every response), CORS (when origins are
+Guards, outermost first: no framing by other pages (every response), a deadline for request
+bodies (transports/timeouts.py, which also bounds request heads), CORS (when origins are
 configured), Host and exact Origin checks (DNS
 rebinding, other pages), bearer token, body limit, JSON bodies only (415). uvicorn drains in-flight requests on SIGTERM before the lifespan
 closes the service, which waits for its background writes: an acknowledged write is never lost.
@@ -46,6 +47,12 @@ from cortex_mcp.transports.guards import (
 )
 from cortex_mcp.transports.mcp import build_server
 from cortex_mcp.transports.rest import ENDPOINTS
+from cortex_mcp.transports.timeouts import (
+    BODY_TIMEOUT_S,
+    HEAD_TIMEOUT_S,
+    BodyDeadline,
+    bounded_h11,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +89,7 @@ def create_app(
     transport: Transport = "all",
     host: str = "127.0.0.1",
     setup_notes: Sequence[str] = (),
+    body_timeout_s: float = BODY_TIMEOUT_S,
 ) -> Starlette:
     """A new app (and MCP session manager) per call: a session manager runs once only.
     `setup_notes` (no embedding provider, say) go once into the MCP server's instructions."""
@@ -150,6 +158,7 @@ def create_app(
                 expose_headers=["mcp-session-id"],
             ),
         )
+    middleware.insert(0, Middleware(BodyDeadline, seconds=body_timeout_s))
     middleware.insert(0, Middleware(NoFraming))  # outermost: refusals are covered too
     return Starlette(
         routes=routes,
@@ -186,6 +195,24 @@ async def _watch_core(service: CortexService, bus: InMemorySubscriptionBus) -> N
         await asyncio.sleep(WATCH_INTERVAL_S)
 
 
+def server_config(
+    app: Starlette, host: str, port: int, *, head_timeout_s: float = HEAD_TIMEOUT_S
+) -> Any:
+    """uvicorn's settings for the app: our logging, h11 with a deadline for request heads."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=bounded_h11(head_timeout_s),
+        log_config=None,  # our logging (stderr) stays in charge
+        access_log=False,
+        timeout_graceful_shutdown=10,
+        proxy_headers=False,
+    )
+
+
 def run_http(
     settings: Settings,
     open_service: ServiceFactory,
@@ -203,15 +230,7 @@ def run_http(
         settings, open_service, transport=transport, host=bind_host, setup_notes=setup_notes
     )
     configure_logging(settings)  # MCPServer() may install its own root handler; keep ours
-    config = uvicorn.Config(
-        app,
-        host=bind_host,
-        port=bind_port,
-        log_config=None,  # our logging (stderr) stays in charge
-        access_log=False,
-        timeout_graceful_shutdown=10,
-        proxy_headers=False,
-    )
+    config = server_config(app, bind_host, bind_port)
     paths = {"sse": "/sse", "http": "/mcp", "all": "/mcp and /sse"}[transport]
     origin = f"http://{f'[{bind_host}]' if ':' in bind_host else bind_host}:{bind_port}"
     log.info(
