@@ -39,9 +39,10 @@ async def filled_store(path: Path, embeddings_url: str, clock: FakeClock) -> Pat
 
 
 async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str, str]:
-    """Two agents' memories of every layer, text in three scripts, metadata, a secret (a
-    redaction counter), vectors, recalls (access log), a forget, a correction, a relation,
-    a turn, a profile edit and a lifecycle run. Returns a few ids by name."""
+    """Two agents' memories of every layer, text in three scripts, metadata, a memory's own
+    time (`occurred_at`) apart from its stored time, a secret (a redaction counter), vectors,
+    recalls (access log), a forget, a correction, a relation, a turn, a profile edit and a
+    lifecycle run. Returns a few ids by name."""
     ids = {}
     ids["tea"] = (
         await service.memories.remember(
@@ -55,7 +56,11 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
     ).id
     ids["zh"] = (
         await service.memories.remember(
-            RememberRequest(content="用户住在上海浦东，喜欢吃小笼包", category="fact")
+            RememberRequest(
+                content="用户住在上海浦东，喜欢吃小笼包",
+                category="fact",
+                occurred_at="2023-05-06T09:30:15Z",  # its own time, apart from the stored one
+            )
         )
     ).id
     ids["ja"] = (

@@ -36,10 +36,12 @@ MAX_DETAILS_CHARS = 20_000  # a lifecycle-log entry's details, as JSON
 MAX_LOG_IDS = 10_000  # memory ids named by one lifecycle-log entry
 MAX_ACCESS_COUNT = 10**12
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+# what a memory is about may lie long before computers (a birthday, a family story); stored
+# times are fixed-width text, so the year has four digits
+EARLIEST_OCCURRED = datetime(1000, 1, 1, tzinfo=UTC)
 CLOCK_SKEW = timedelta(days=1)  # how far past "now" a recorded time may lie
 LATEST_EXPIRY = timedelta(days=366 * 100)
 
-_EARLIEST_TEXT = to_iso(EARLIEST)
 _ID_RANDOM_BYTES = 10  # what models.new_id takes
 
 
@@ -152,6 +154,11 @@ class Admission:
             "forgotten_at": rule.time(data, "forgotten_at", self._latest),
             "metadata": rule.json_object(data, "metadata", MAX_METADATA_CHARS),
             "shared": rule.flag(data, "shared"),
+            # the memory's own time; a file of another tool that has only created_at means it
+            "occurred_at": rule.time(
+                data, "occurred_at", self.now + LATEST_EXPIRY, earliest=EARLIEST_OCCURRED
+            )
+            or created,
         }
 
     def memory_id(self, raw: Any, rule: _Rules) -> str:
@@ -331,14 +338,16 @@ class _Rules:
             raise self.fail(name, "must be true or false")
         return raw
 
-    def time(self, data: dict[str, Any], name: str, latest: datetime) -> str | None:
-        """An ISO 8601 time between 1970 and `latest`, written in the store's fixed-width UTC
-        form (times are compared as text in SQL)."""
+    def time(
+        self, data: dict[str, Any], name: str, latest: datetime, earliest: datetime = EARLIEST
+    ) -> str | None:
+        """An ISO 8601 time between `earliest` (1970) and `latest`, written in the store's
+        fixed-width UTC form (times are compared as text in SQL)."""
         raw = data.get(name)
         if raw is None:
             return None
         stored = isinstance(raw, str) and _STORED_TIME.fullmatch(raw)
-        if stored and _EARLIEST_TEXT <= raw <= _iso(latest):  # our own form: compared as text
+        if stored and _iso(earliest) <= raw <= _iso(latest):  # our own form: compared as text
             return raw
         if not isinstance(raw, str) or len(raw) > 40:
             raise self.fail(name, "must be an ISO 8601 time such as 2026-03-01T03:00:00Z")
@@ -350,8 +359,8 @@ class _Rules:
             ) from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        if not EARLIEST <= moment <= latest:
-            raise self.fail(name, f"{raw} is outside {EARLIEST.date()} .. {latest.date()} (UTC)")
+        if not earliest <= moment <= latest:
+            raise self.fail(name, f"{raw} is outside {earliest.date()} .. {latest.date()} (UTC)")
         return to_iso(moment)
 
     def json_object(self, data: dict[str, Any], name: str, limit: int) -> dict[str, Any]:

@@ -34,6 +34,10 @@ __all__ = ["read_items"]
 _BULLET = re.compile(r"^(?P<indent>\s*)[-*+]\s+(?:\[[ xX]\]\s+)?(?P<text>.+?)\s*$")
 _OUR_BULLET = re.compile(r"^- (?P<text>.*)$")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.+?)\s*#*\s*$")
+_DATE_HEADING = re.compile(
+    r"^(?P<y>\d{4})(?:(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?![\d/.-])"
+    r"|年(?P<m2>\d{1,2})月(?P<d2>\d{1,2})日)"
+)
 _DATE_PREFIX = re.compile(r"^\[(?P<date>\d{4}-\d{2}-\d{2})\]\s+(?P<rest>.+)$", re.DOTALL)
 _CATEGORY_PREFIX = re.compile(r"^\[(?P<category>[a-z_]+)\]\s+(?P<rest>.+)$", re.DOTALL)
 _WORKING = re.compile(
@@ -90,10 +94,10 @@ def _section_category(title: str, default: Category = Category.fact) -> Category
 
 
 class _Entry:
-    __slots__ = ("kind", "line", "text")
+    __slots__ = ("kind", "level", "line", "text")
 
-    def __init__(self, kind: str, line: int, text: str) -> None:
-        self.kind, self.line, self.text = kind, line, text
+    def __init__(self, kind: str, line: int, text: str, level: int = 0) -> None:
+        self.kind, self.line, self.text, self.level = kind, line, text, level
 
 
 def _markdown(source: Source) -> tuple[bool, Iterator[_Entry]]:
@@ -128,7 +132,7 @@ def _entries(lines: Iterator[tuple[int, str]], ours: bool) -> Iterator[_Entry]:
         line = raw.strip()
         heading = _HEADING.match(line)
         if heading:
-            yield _Entry("heading", number, heading.group("title"))
+            yield _Entry("heading", number, heading.group("title"), len(heading.group("hashes")))
             continue
         bullet = _OUR_BULLET.match(raw) if ours else _BULLET.match(raw)
         if bullet:
@@ -158,6 +162,43 @@ def _dated(text: str, default: str, line: int) -> tuple[str, str]:
     return check_day(found.group("date"), line) + "T00:00:00.000000Z", found.group("rest")
 
 
+def _heading_day(title: str, line: int) -> str | None:
+    """The day a heading that is a date names (`2023-05-06`, `2023/5/6 Saturday`,
+    `2023年5月6日`), as YYYY-MM-DD; None for any other heading."""
+    found = _DATE_HEADING.match(title)
+    if not found:
+        return None
+    month = found.group("m") or found.group("m2")
+    day = found.group("d") or found.group("d2")
+    year = found.group("y")
+    return check_day(f"{year}-{int(month):02d}-{int(day):02d}", line)
+
+
+class _Headings:
+    """What the headings above a line say: the section (category) and the day of the nearest
+    heading that is a date. A heading ends those of its level and deeper."""
+
+    def __init__(self, default: Category) -> None:
+        self.default = default
+        self._open: list[tuple[int, Category | None, str | None]] = []
+
+    def enter(self, entry: _Entry) -> None:
+        self._open = [h for h in self._open if h[0] < entry.level]
+        day = _heading_day(entry.text, entry.line)
+        if day is not None:
+            self._open.append((entry.level, None, day))
+        else:
+            self._open.append((entry.level, _section_category(entry.text, self.default), None))
+
+    @property
+    def category(self) -> Category:
+        return next((c for _, c, _ in reversed(self._open) if c is not None), self.default)
+
+    @property
+    def day(self) -> str | None:
+        return next((d for _, _, d in reversed(self._open) if d is not None), None)
+
+
 # ---- MEMORY.md and USER.md -----------------------------------------------------------------
 
 
@@ -165,16 +206,19 @@ def _read_memory_md(
     source: Source, now: datetime, default: Category = Category.fact
 ) -> Iterator[Item]:
     ours, entries = _markdown(source)
-    category = default
+    headings = _Headings(default)
     name = PurePosixPath(source.name).name
     origin = f"import:{name}"
     today = to_iso(now)
     for entry in entries:
         if entry.kind == "heading":
-            category = _section_category(entry.text, default)
+            headings.enter(entry)
             continue
+        category = headings.category
         where = f"{source.name}:{entry.line}"
-        created, content = _dated(entry.text, today, entry.line)
+        day = headings.day
+        undated = today if day is None else f"{day}T00:00:00.000000Z"
+        created, content = _dated(entry.text, undated, entry.line)
         if category is Category.relationship:
             relation = _RELATION_LINE.match(content)
             if relation:

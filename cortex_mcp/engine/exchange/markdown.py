@@ -78,9 +78,14 @@ def _frontmatter(fields: dict[str, object]) -> list[str]:
     return ["---", *(f"{k}: {v}" for k, v in fields.items()), MARKER, "---", ""]
 
 
+def _day(memory: Memory) -> str:
+    """The day a note is dated by: the memory's own time (`occurred_at`)."""
+    return memory.occurred_at[:10]
+
+
 def _bullet(memory: Memory) -> str:
     if memory.category in DATED:
-        return f"- [{memory.created_at[:10]}] {_line(memory.content)}"
+        return f"- [{_day(memory)}] {_line(memory.content)}"
     return f"- {_line(memory.content)}"
 
 
@@ -90,7 +95,7 @@ def _verbatim(content: str) -> str:
 
 
 def _exact_bullet(memory: Memory) -> str:
-    return f"- [{memory.created_at[:10]}] {_verbatim(memory.content)}"
+    return f"- [{_day(memory)}] {_verbatim(memory.content)}"
 
 
 def _exact_section(members: list[Memory], categories: set[Category]) -> list[str]:
@@ -159,9 +164,9 @@ def render_working_day(
     head = _frontmatter({"exported_at": exported_at, "date": day, "entries": len(memories)})
     lines = [f"## {day}", ""]
     show = _verbatim if exact else _line
-    for memory in sorted(memories, key=lambda m: (m.created_at, m.id)):
+    for memory in sorted(memories, key=lambda m: (m.occurred_at, m.id)):
         lines.append(
-            f"- {memory.created_at[11:16]} [{memory.category.value}] {show(memory.content)}"
+            f"- {memory.occurred_at[11:16]} [{memory.category.value}] {show(memory.content)}"
         )
     return "\n".join(head + lines) + "\n"
 
@@ -180,11 +185,9 @@ def render_archive_month(
     body: list[str] = []
     if summaries:
         body += ["## Summary", "", *(f"- {_line(s.content)}" for s in summaries), ""]
-    ordered = sorted(memories, key=lambda m: (-m.access_count, -m.importance, m.created_at))
+    ordered = sorted(memories, key=lambda m: (-m.access_count, -m.importance, m.occurred_at))
     if exact:
-        entries = [
-            f"- [{m.created_at[:10]}] [{m.category.value}] {_verbatim(m.content)}" for m in ordered
-        ]
+        entries = [f"- [{_day(m)}] [{m.category.value}] {_verbatim(m.content)}" for m in ordered]
     else:
         entries = [f"- {_line(m.content)}" for m in ordered]
     body += ["## Entries (most recalled first)", "", *entries]
@@ -216,10 +219,10 @@ def render_mirrors(
     days: dict[str, list[Memory]] = defaultdict(list)
     months: dict[str, list[Memory]] = defaultdict(list)
     for memory in memories:
-        if memory.layer is Layer.working:
-            days[memory.created_at[:10]].append(memory)
+        if memory.layer is Layer.working:  # each on the day and in the month it is about
+            days[_day(memory)].append(memory)
         elif memory.layer is Layer.archive:
-            months[memory.created_at[:7]].append(memory)
+            months[memory.occurred_at[:7]].append(memory)
     for day, members in days.items():
         files[f"memory/working/{day}.md"] = render_working_day(
             day, members, exported_at, exact=exact
