@@ -365,6 +365,24 @@ def test_the_search_debugger_shows_every_stage_for_a_known_query(
     assert tab.errors == []
 
 
+def test_the_search_debugger_shows_the_window_a_query_names_and_each_hits_time_boost(
+    tab: Tab, seeded: tuple[Path, Seeded]
+) -> None:
+    page = tab.open("#/search", ready="#q")
+    page.fill("#q", "Oracle VPS in the past 7 days")  # the VPS note was remembered 3 days ago
+    page.select_option("#a_mode", "text")
+    page.click("form[role=search] button[type=submit]")
+    page.wait_for_selector("[data-variant=a] table.stages tbody tr[data-id]")
+    card = page.locator("[data-variant=a]")
+    assert "“in the past 7 days”" in card.locator("p[data-window]").inner_text()
+    row = card.locator("table.stages tbody tr[data-id]").first
+    assert row.get_attribute("data-id") == seeded[1].ids["vps"]
+    stages = row.locator("td[data-stage]").evaluate_all("cells => cells.map(c => c.dataset.stage)")
+    assert stages == [*STAGE_NAMES[:-1], "time", "final"]
+    assert row.locator("td[data-stage=time]").inner_text() == "1.00"
+    assert tab.errors == []
+
+
 def test_the_graph_draws_the_seeded_relations_and_an_entity_opens_its_memories(
     tab: Tab, seeded: tuple[Path, Seeded]
 ) -> None:

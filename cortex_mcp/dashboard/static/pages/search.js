@@ -1,5 +1,6 @@
 // Search debugger: one query, every ranking stage per hit (text, vector, fused, layer weight,
-// recency, access, decay, final), under two settings side by side.
+// recency, access, decay, final; the time boost when the query names a time), under two
+// settings side by side.
 
 import { api } from "../api.js";
 import { navigate, showError } from "../app.js";
@@ -62,6 +63,8 @@ function variantColumn(report, variant) {
   for (const line of report.degraded || []) section.append(h("p", { class: "error" }, line));
   section.append(h("p", { class: "muted" }, "stage timings (ms): ",
     Object.entries(report.timings_ms).map(([k, v]) => `${k} ${num(v, 1)}`).join(" · ")));
+  const named = report.query.time_window;
+  if (named) section.append(timeLine(named, (report.facts || {}).time));
   const rows = report.hits.map((hit) => h("tr", { dataset: { id: hit.id } },
     h("th", { scope: "row", class: "num" }, hit.rank),
     h("td", { class: "content" }, h("a", { href: `#/memory/${hit.id}` }, short(hit.content, 90)), " ",
@@ -73,11 +76,22 @@ function variantColumn(report, variant) {
     h("td", { dataset: { stage: "recency" }, class: "num" }, num(hit.recency, 3)),
     h("td", { dataset: { stage: "access" }, class: "num" }, num(hit.access, 3)),
     h("td", { dataset: { stage: "decay" }, class: "num" }, num(hit.decay, 3)),
+    named ? h("td", { dataset: { stage: "time" }, class: "num" }, num(hit.time_boost, 2)) : null,
     h("td", { dataset: { stage: "final" } }, bar(hit.final)),
   ));
-  section.append(table(`${report.hits.length} hits, best first`,
-    ["Rank", "Memory", "Text", "Vector", "Fused", "Layer weight", "Recency", "Access", "Decay", "Final"],
-    rows.length ? rows : [h("tr", {}, h("td", { colspan: 10 }, "No hits."))],
+  const headers = ["Rank", "Memory", "Text", "Vector", "Fused", "Layer weight", "Recency", "Access", "Decay",
+    ...(named ? ["Time"] : []), "Final"];
+  section.append(table(`${report.hits.length} hits, best first`, headers,
+    rows.length ? rows : [h("tr", {}, h("td", { colspan: headers.length }, "No hits."))],
     { class: "stages" }));
   return section;
+}
+
+// The window the query named, and whether it lifted anything (a window holding none of the
+// agent's memories gives its words back to the search).
+function timeLine(named, facts) {
+  const day = (iso) => iso.slice(0, 10);
+  const boosted = facts && !facts.boosted ? " · holds no memory: searched as words" : "";
+  return h("p", { class: "muted", dataset: { window: named.expression } },
+    `time: “${named.expression}” = ${day(named.start)} to ${day(named.end)} (end excluded, ${named.granularity})${boosted}`);
 }
