@@ -400,3 +400,171 @@ async def test_the_mcp_recall_text_a_model_reads_dates_every_hit(
         (memory,) = result.structured_content["memories"]
         assert memory["occurred_at"] == "2026-05-06T00:00:00.000000Z"
         assert "2026-05-06, 3 weeks ago" in result.structured_content["context"]
+
+
+# ---- the lifecycle keeps it --------------------------------------------------------------
+
+
+async def test_a_merge_keeps_the_earliest_time_of_the_memories_it_merges(
+    service: CortexService, clock: FakeClock
+) -> None:
+    old = await service.memories.remember(
+        build(RememberRequest, content="The user lives in Tokyo", occurred_at="2024-02-01")
+    )
+    clock.advance(minutes=5)
+    new = await service.memories.remember(
+        build(RememberRequest, content="User lives in Tokyo.", occurred_at="2025-07-01")
+    )
+    report = await service.lifecycle.run()
+    assert [(a.ids, a.into) for a in report.actions if a.kind == "merge"] == [
+        ([old.id, new.id], new.id)
+    ]
+    kept = await service.memories.memories.get(new.id)
+    assert kept is not None and kept.occurred_at == "2024-02-01T00:00:00.000000Z"
+
+
+async def test_a_summary_is_dated_by_the_period_it_covers_and_grows_with_late_arrivals(
+    service: CortexService, clock: FakeClock
+) -> None:
+    """Archived memories are summarised by the month they happened in, whenever stored."""
+    ids = []
+    for when, text in (
+        ("2026-03-02T08:00:00Z", "Repaired the bike chain"),
+        ("2026-03-20T18:30:00Z", "Replaced the bike brake pads"),
+    ):
+        request = build(RememberRequest, content=text, layer="archive", occurred_at=when)
+        ids.append((await service.memories.remember(request)).id)
+    clock.advance(days=91)
+    report = await service.lifecycle.run()
+    [compress] = [a for a in report.actions if a.kind == "compress"]
+    assert compress.period == "2026-03" and sorted(compress.ids) == sorted(ids)
+    summary = await service.memories.memories.get(report.created[next(iter(report.created))])
+    assert summary is not None and summary.content.startswith("[2026-03] 2 archived")
+    assert summary.occurred_at == "2026-03-02T08:00:00.000000Z"
+    assert summary.metadata["period_range"] == {
+        "start": "2026-03-02T08:00:00.000000Z",
+        "end": "2026-03-20T18:30:00.000000Z",
+    }
+    late = await service.memories.remember(
+        build(
+            RememberRequest,
+            content="Fitted a new bike saddle",
+            layer="archive",
+            occurred_at="2026-03-01T07:00:00Z",
+        )
+    )
+    clock.advance(days=95)
+    folded = await service.lifecycle.run()
+    [compress] = [a for a in folded.actions if a.kind == "compress"]
+    assert compress.into == summary.id and compress.ids == [late.id]
+    summary = await service.memories.memories.get(summary.id)
+    assert summary is not None and summary.occurred_at == "2026-03-01T07:00:00.000000Z"
+    assert summary.metadata["period_range"] == {
+        "start": "2026-03-01T07:00:00.000000Z",
+        "end": "2026-03-20T18:30:00.000000Z",
+    }
+
+
+# ---- export and import carry it ----------------------------------------------------------
+
+DATED = [  # (layer, category, occurred_at, content)
+    ("core", "fact", "2023-05-08T14:00:00Z", "Melanie painted a lake at sunrise"),
+    ("core", "decision", "2025-12-24", "Chose Lisbon for the spring trip"),
+    ("working", "context", "2026-10-31T09:45:00Z", "Debugging the gateway crash"),
+    ("archive", "fact", "2024-07-04T20:00:00Z", "Watched fireworks by the river"),
+]
+
+
+async def _dated_store(service: CortexService) -> None:
+    for layer, category, when, content in DATED:
+        await service.memories.remember(
+            build(
+                RememberRequest, content=content, layer=layer, category=category, occurred_at=when
+            )
+        )
+
+
+async def _occurred(service: CortexService) -> dict[str, str]:
+    return {m.content: m.occurred_at for m in await service.stores.exports.memories(None)}
+
+
+async def test_a_json_export_gives_back_every_memorys_own_time(
+    service: CortexService, clock: FakeClock, tmp_path: Path
+) -> None:
+    await _dated_store(service)
+    out = tmp_path / "export.json"
+    await service.exchange.export_json(str(out))
+    assert '"occurred_at": "2023-05-08T14:00:00.000000Z"' in out.read_text()
+    clock.advance(days=30)
+    settings = Settings.model_validate(
+        {**service.settings.model_dump(), "db_path": tmp_path / "other.db", "database_url": None}
+    )
+    async with open_cortex(settings, clock=clock) as other:
+        assert (await other.exchange.import_path(str(out))).memories == len(DATED)
+        assert await _occurred(other) == await _occurred(service)
+
+
+async def test_a_markdown_export_gives_back_each_memorys_day_and_a_working_notes_minute(
+    service: CortexService, clock: FakeClock, tmp_path: Path
+) -> None:
+    await _dated_store(service)
+    folder = tmp_path / "export"
+    await service.exchange.export_markdown(str(folder))
+    memory_md = (folder / "MEMORY.md").read_text()
+    assert "- [2023-05-08] Melanie painted" in memory_md
+    assert (folder / "memory" / "working" / "2026-10-31.md").exists()
+    assert (folder / "memory" / "archive" / "2024-07.md").exists()
+    clock.advance(days=30)
+    settings = Settings.model_validate(
+        {**service.settings.model_dump(), "db_path": tmp_path / "other.db", "database_url": None}
+    )
+    async with open_cortex(settings, clock=clock) as other:
+        assert (await other.exchange.import_path(str(folder))).memories == len(DATED)
+        back = await _occurred(other)
+    assert back == {
+        "Melanie painted a lake at sunrise": "2023-05-08T00:00:00.000000Z",
+        "Chose Lisbon for the spring trip": "2025-12-24T00:00:00.000000Z",
+        "Debugging the gateway crash": "2026-10-31T09:45:00.000000Z",
+        "Watched fireworks by the river": "2024-07-04T00:00:00.000000Z",
+    }
+
+
+async def test_imported_notes_take_their_time_from_the_file(
+    service: CortexService, tmp_path: Path
+) -> None:
+    """A `[YYYY-MM-DD]` prefix, a daily note's name and `## HH:MM` heading, JSON `occurred_at`
+    (or `created_at` when it has none)."""
+    (tmp_path / "MEMORY.md").write_text(
+        "# Memory\n\n## Decisions\n\n- [2025-03-14] Moved the blog to a VPS\n- Undated fact\n"
+    )
+    await service.exchange.import_path(str(tmp_path / "MEMORY.md"))
+    notes = tmp_path / "ws" / "memory"
+    notes.mkdir(parents=True)
+    (notes / "2026-03-07.md").write_text("## 08:15 Morning\n\n- Walked to the station\n")
+    await service.exchange.import_path(str(tmp_path / "ws"))
+    document = {
+        "format": "cortex-mcp-export",
+        "version": 1,
+        "memories": [
+            {
+                "content": "Said at a party",
+                "layer": "core",
+                "category": "fact",
+                "occurred_at": "2022-12-31T23:00:00+01:00",
+            },
+            {
+                "content": "Known since then",
+                "layer": "core",
+                "category": "fact",
+                "created_at": "2021-06-01T10:00:00Z",
+            },
+        ],
+    }
+    (tmp_path / "other.json").write_text(json.dumps(document))
+    await service.exchange.import_path(str(tmp_path / "other.json"))
+    times = await _occurred(service)
+    assert times["Moved the blog to a VPS"] == "2025-03-14T00:00:00.000000Z"
+    assert times["Undated fact"] == STORED
+    assert times["Walked to the station"] == "2026-03-07T08:15:00.000000Z"
+    assert times["Said at a party"] == "2022-12-31T22:00:00.000000Z"
+    assert times["Known since then"] == "2021-06-01T10:00:00.000000Z"

@@ -130,11 +130,17 @@ def _apply_one(
     if action.kind == "compress" and new is not None and action.into is not None:
         if not all_live_in(conn, [action.into], "core"):
             return None
+        new = with_period_range(conn, new, action.ids, action.into)
         rewrite_memory(conn, memories, action.into, new.content, new.metadata, now, vec_loaded)
+        if new.occurred_at is not None:
+            conn.execute(
+                "UPDATE memories SET occurred_at = ? WHERE id = ?", (new.occurred_at, action.into)
+            )
         _mark_compressed(conn, action.ids, action.into)
         result.created[action_key(action)] = action.into
         return [action.into]
     if action.kind == "compress" and new is not None:
+        new = with_period_range(conn, new, action.ids, None)
         summary = memories.remember_in(conn, new, now)
         _mark_compressed(conn, action.ids, summary.memory.id)
         result.created[action_key(action)] = summary.memory.id
@@ -163,10 +169,17 @@ def _merge(
         older,
     )
     importance, accesses = stats[0][0] or 0.0, stats[0][1] or 0
+    # the merged memory is about the earliest moment any of them was
+    earliest = fetch_all(
+        conn,
+        f"SELECT MIN(occurred_at) FROM memories WHERE id IN ({placeholders(action.ids)})",
+        list(action.ids),
+    )[0][0]
     conn.execute(
         "UPDATE memories SET importance = MAX(importance, ?),"
-        " access_count = access_count + ? WHERE id = ?",
-        (importance, accesses, keeper),
+        " access_count = access_count + ?,"
+        " occurred_at = CASE WHEN ? < occurred_at THEN ? ELSE occurred_at END WHERE id = ?",
+        (importance, accesses, earliest, earliest, keeper),
     )
     conn.execute(
         "UPDATE memories SET superseded_by = ?, layer = 'archive', expires_at = NULL,"
@@ -206,6 +219,39 @@ def rewrite_memory(
     conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (summary_id,))
     if vec_loaded:
         drop_vec_row(conn, summary_id)
+
+
+def with_period_range(
+    conn: Connection, summary: NewMemory, ids: list[str], previous: str | None
+) -> NewMemory:
+    """A summary dated by the period it covers: `occurred_at` its earliest memory's own time,
+    `metadata.period_range` {start, end} the earliest and the latest. It covers `ids` and
+    what is listed in its `covers`, and, folding into the `previous` summary, that one's range
+    too (its originals may be deleted by now)."""
+    covered = list(dict.fromkeys([*summary.metadata.get("covers", []), *ids]))
+    starts: list[str] = []
+    ends: list[str] = []
+    for chunk in chunks(covered, CHUNK):
+        row = fetch_all(
+            conn,
+            f"SELECT MIN(occurred_at), MAX(occurred_at) FROM memories"
+            f" WHERE id IN ({placeholders(chunk)})",
+            chunk,
+        )[0]
+        if row[0] is not None:
+            starts.append(str(row[0]))
+            ends.append(str(row[1]))
+    if previous is not None:
+        rows = fetch_all(conn, "SELECT metadata FROM memories WHERE id = ?", [previous])
+        span = json.loads(rows[0][0] or "{}").get("period_range") if rows else None
+        if isinstance(span, dict) and span.get("start") and span.get("end"):
+            starts.append(str(span["start"]))
+            ends.append(str(span["end"]))
+    if not starts:
+        return summary
+    period_range = {"start": min(starts), "end": max(ends)}
+    metadata = {**summary.metadata, "period_range": period_range}
+    return summary.model_copy(update={"occurred_at": min(starts), "metadata": metadata})
 
 
 def delete_originals(conn: Connection, applied: list[LifecycleAction], vec_loaded: bool) -> None:

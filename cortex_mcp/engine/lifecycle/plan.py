@@ -180,6 +180,7 @@ def _merge(
                 m.superseded_by = keeper.id
             keeper.updated_at = to_iso(now) if use_llm else keeper.updated_at
             keeper.access_count += sum(m.access_count for m in members[:-1])
+            keeper.occurred_at = min(m.occurred_at for m in members)
             keeper.importance = max(m.importance for m in members)
 
 
@@ -268,12 +269,12 @@ def _compress(
 def _compress_groups(
     state: dict[str, Memory], now: datetime, archive_ttl: timedelta
 ) -> dict[str, list[Memory]]:
-    """Archive memories past the archive TTL, by the month they were written."""
+    """Archive memories past the archive TTL, by the month they happened (`occurred_at`)."""
     cutoff = to_iso(now - archive_ttl)
     periods: dict[str, list[Memory]] = defaultdict(list)
     for m in _ordered(state, Layer.archive):
         if m.updated_at <= cutoff and m.superseded_by is None:
-            periods[m.created_at[:7]].append(m)
+            periods[m.occurred_at[:7]].append(m)
     return periods
 
 

@@ -150,5 +150,5 @@ def _prompt(name: str) -> Any:
 
 def _bullets(memories: list[Memory], *, dated: bool = False) -> str:
     return "\n".join(
-        f"- [{m.created_at[:10]}] {m.content}" if dated else f"- {m.content}" for m in memories
+        f"- [{m.occurred_at[:10]}] {m.content}" if dated else f"- {m.content}" for m in memories
     )
