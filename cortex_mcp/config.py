@@ -128,7 +128,15 @@ class Settings(BaseSettings):
         None, description="keep Markdown mirrors (MEMORY.md, memory/...) in this folder"
     )
     api_token: SecretStr | None = Field(
-        None, description="bearer token the HTTP server requires (needed off loopback)"
+        None,
+        description="the admin token (any agent) the HTTP server requires, needed off loopback;"
+        " with it set, agent tokens (`cortex-mcp token`) are checked too",
+    )
+    auth_failures_per_minute: int = Field(
+        10,
+        ge=1,
+        le=10_000,
+        description="refused tokens a client address may send within a minute before 429",
     )
     host: str = Field("127.0.0.1", description="where `serve --transport sse|http|all` listens")
     port: int = Field(21100, ge=1, le=65535, description="the port it listens on")

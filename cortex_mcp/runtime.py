@@ -415,7 +415,9 @@ def _build_services(
             llm=engines.llm,
             refresher=refresher,
         ),
-        lifecycle=LifecycleService(engine=engines.lifecycle, drain=background.drain),
+        lifecycle=LifecycleService(
+            settings=settings, engine=engines.lifecycle, drain=background.drain
+        ),
         exchange=ExchangeService(
             settings=settings,
             exports=stores.exports,

@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.engine.recall.latency import LatencyWindow
-from cortex_mcp.transports.dashboard import CSRF_HEADER, DashboardSession
+from cortex_mcp.transports.dashboard import CSRF_HEADER
 from tests.conftest import FakeClock
 from tests.helpers.http_helpers import AUTH, TOKEN, authed_rest_client, rest_client
 
@@ -210,7 +210,7 @@ def test_a_wrong_token_or_a_forged_cookie_starts_no_session(client: TestClient) 
         "/ui/session", json={"token": TOKEN}, headers={"Origin": "http://evil.test"}
     )
     assert foreign.status_code == 403
-    client.cookies.set("cortex_session", DashboardSession("another-token").issue())
+    client.cookies.set("cortex_session", "cxt_0123456789ab_" + "A" * 43)  # no such session
     assert client.get(f"{API}/agents", headers={CSRF_HEADER: "1"}).status_code == 401
     client.cookies.clear()
     for raw in (
@@ -221,17 +221,6 @@ def test_a_wrong_token_or_a_forged_cookie_starts_no_session(client: TestClient) 
     ):
         reply = client.get(f"{API}/agents", headers={CSRF_HEADER: "1", "Cookie": raw})
         assert reply.status_code == 401, raw
-
-
-def test_a_session_expires_and_a_new_token_ends_it() -> None:
-    session = DashboardSession(TOKEN)
-    cookie = session.issue()
-    assert session.valid(cookie)
-    assert not DashboardSession("rotated").valid(cookie)
-    session._time = lambda: 10**10  # far in the future
-    assert not session.valid(cookie)
-    assert not session.valid("v1.abc.def") and not session.valid("")
-    assert not session.valid("v1.²." + "0" * 64) and not session.valid("v1.1.é")
 
 
 def test_the_openapi_document_lists_the_dashboard_routes(client: TestClient) -> None:

@@ -23,7 +23,7 @@ dashboard). CORTEX_API_TOKEN stays the admin token (any agent).
 
   cortex-mcp token create --agent ID [--name NAME] [--json]   printed once
   cortex-mcp token list [--all] [--json]                      never the token
-  cortex-mcp token revoke ID_OR_NAME [--json]                 by id or name"""
+  cortex-mcp token revoke ID_OR_NAME [--json]                 refused within 2 s"""
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

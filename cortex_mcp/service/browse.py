@@ -18,7 +18,7 @@ from cortex_mcp.engine import validate
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import Category, Clock, Layer, Memory, to_iso
+from cortex_mcp.models import LOCAL, Caller, Category, Clock, Layer, Memory, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.search.hybrid import HybridSearch
@@ -49,13 +49,14 @@ class BrowseService:
     llm_notes: list[str]
     latency: LatencyWindow
     clock: Clock
+    caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     @property
     def browser(self) -> BrowseStore:
         return self.stores.browse
 
     def _agent(self, agent_id: str | None) -> str:
-        return validate.agent_id(agent_id, self.settings.agent_id)
+        return validate.agent_for(self.caller, agent_id, self.settings.agent_id)
 
     # ---- the memory table ---------------------------------------------------------------
 
@@ -103,8 +104,14 @@ class BrowseService:
             "total_capped": page.total_capped,
         }
 
-    async def agents(self) -> dict[str, Any]:
-        """Agents with memories (and this server's default, even before it has any)."""
+    async def agents(self, agent_id: str | None = None) -> dict[str, Any]:
+        """Agents with memories (and this server's default, even before it has any); an
+        agent token's caller sees its own agent only (and may name no other)."""
+        self._agent(agent_id)  # an agent token naming another agent is refused here
+        if self.caller.is_agent:  # an agent token sees its own agent, no other
+            own = self._agent(None)
+            counts = await self.stores.memories.counts(own)
+            return {"agents": [{"agent_id": own, "memories": counts["total"]}], "default": own}
         found = await self.browser.agents()
         names = {a["agent_id"] for a in found}
         if self.settings.agent_id not in names:
@@ -217,8 +224,8 @@ class BrowseService:
         self, agent_id: str | None = None, with_health: bool = True
     ) -> dict[str, Any]:
         agent = self._agent(agent_id)
-        agents = await self.browser.agents()
-        return {
+        agents = (await self.agents())["agents"]
+        report = {
             "agent_id": agent,
             "memories": await self.stores.memories.counts(agent),
             "agents": agents,
@@ -237,13 +244,14 @@ class BrowseService:
                 "notes": list(self.provider_notes),
             },
             "ingest": {
-                "turns": await self.stores.turns.counts(),
+                "turns": await self.stores.turns.counts(agent if self.caller.is_agent else None),
                 "counts": await self.stores.counters.read("ingest"),
             },
             "storage": await self.browser.storage(),
             "health": await self.status.health_check() if with_health else None,
             "settings": self.settings_in_force(),
         }
+        return _own_system_view(report) if self.caller.is_agent else report
 
     def settings_in_force(self) -> dict[str, Any]:
         """The settings, secrets masked (pydantic shows a SecretStr as asterisks); provider
@@ -289,3 +297,16 @@ def _decode_cursor(cursor: str, sort: str) -> tuple[Any, int]:
     if not kind_ok or not isinstance(seq, int) or isinstance(seq, bool):
         raise problem
     return value, seq
+
+
+def _own_system_view(report: dict[str, Any]) -> dict[str, Any]:
+    """The system report as an agent token's caller sees it: no counts over the whole
+    database (vectors, cache, storage, every agent's LLM and ingest counters), no settings."""
+    shown = {k: v for k, v in report.items() if k not in ("storage", "settings")}
+    shown["memories"] = {k: v for k, v in report["memories"].items() if not k.endswith("_rows")}
+    shown["llm"] = {k: v for k, v in report["llm"].items() if k != "counts"}
+    shown["embeddings"] = {
+        k: v for k, v in report["embeddings"].items() if k not in ("vectors", "cache_rows", "calls")
+    }
+    shown["ingest"] = {"turns": report["ingest"]["turns"]}
+    return shown

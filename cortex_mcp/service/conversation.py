@@ -13,6 +13,7 @@ from cortex_mcp.engine.ingest.pipeline import Ingestor, IngestResult
 from cortex_mcp.engine.ingest.profile import ProfileKeeper, readable
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput
+from cortex_mcp.models import LOCAL, Caller
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.service.effects import Refresher
 
@@ -28,6 +29,7 @@ class ConversationService:
     redactor: Redactor
     llm: LLMCascade
     refresher: Refresher
+    caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def ingest(
         self,
@@ -45,7 +47,7 @@ class ConversationService:
         of `user_message` and `assistant_message` is not given.
         `wait=False` stores the raw turn durably and returns at once (extraction continues in
         the background; a crash resumes it at the next start)."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         session = await self.redactor.clean_optional(_session_id(session_id))
         if messages is not None:
             user, assistant = last_turn(checked_messages(messages))
@@ -68,7 +70,7 @@ class ConversationService:
         reason: str | None = None,
     ) -> FlushResult:
         """Keep a session's highlights before the client compacts its context."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         session = await self.redactor.clean_optional(_session_id(session_id))
         if reason is not None:
             validate.no_nul("reason", reason)
@@ -78,7 +80,7 @@ class ConversationService:
 
     async def profile(self, agent_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
         """The user profile (cached; rebuilt by rules when stale, by the LLM on refresh)."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         if refresh:
             profile = await self.profiles.synthesise(agent)
             if profile.get("source", {}).get("built_by") == "rules":
@@ -96,7 +98,7 @@ class ConversationService:
         self, changes: dict[str, Any], agent_id: str | None = None
     ) -> dict[str, Any]:
         """Manual profile edits: kept apart from what is generated and never overwritten."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         profile = await self.profiles.edit(agent, changes)
         return {**profile, "text": readable(profile)}
 

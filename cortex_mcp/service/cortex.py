@@ -4,8 +4,9 @@ housekeeping of the whole (warm-up, drain, close). It is built by the compositio
 
 from __future__ import annotations
 
+import copy
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
@@ -17,6 +18,7 @@ from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.redaction import Redactor
+from cortex_mcp.models import LOCAL, Caller
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.providers.rerank import GuardedReranker
@@ -102,7 +104,32 @@ class CortexService:
         self.tokens = services.tokens
         self.background = engines.background
         self.refresher = engines.refresher
+        self.caller: Caller = LOCAL
         self._warm_started = False
+
+    def acting_for(self, caller: Caller) -> CortexService:
+        """The same services, each acting for `caller`: an agent token's caller reads and
+        writes its own agent only (naming another is refused, service by service). Cheap: a
+        shallow copy of each service, built per request by the transports."""
+        if caller == self.caller:
+            return self
+        reading = copy.copy(self.reading)
+        reading.caller = caller
+        memories = replace(self.memories, caller=caller)
+        status = replace(self.status, caller=caller)
+        scoped = copy.copy(self)
+        scoped.caller = caller
+        scoped.reading = reading
+        scoped.memories = memories
+        scoped.status = status
+        scoped.conversation = replace(self.conversation, caller=caller)
+        scoped.lifecycle = replace(self.lifecycle, caller=caller)
+        scoped.exchange = replace(self.exchange, caller=caller)
+        scoped.relations = replace(self.relations, caller=caller)
+        scoped.browse = replace(
+            self.browse, caller=caller, reading=reading, memories=memories, status=status
+        )
+        return scoped
 
     async def embed_pending(self) -> int:
         """Embed every memory still missing a vector now (tests, benchmarks, CLI)."""

@@ -20,7 +20,7 @@ from cortex_mcp.engine.exchange.pipeline import ImportJob, ImportReport, Progres
 from cortex_mcp.engine.exchange.sources import Source, find_sources, inline_sources
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.redaction import Redactor
-from cortex_mcp.models import Clock, to_iso
+from cortex_mcp.models import LOCAL, Caller, Clock, to_iso
 from cortex_mcp.service.effects import Refresher
 from cortex_mcp.store.interfaces import ExportStorage
 
@@ -35,6 +35,7 @@ class ExchangeService:
     indexer: EmbeddingIndexer | None
     refresher: Refresher
     clock: Clock
+    caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def import_path(
         self,
@@ -72,7 +73,7 @@ class ExchangeService:
     ) -> ImportReport:
         job = ImportJob(
             sources=sources,
-            agent_id=validate.agent_id(agent_id, self.settings.agent_id),
+            agent_id=validate.agent_for(self.caller, agent_id, self.settings.agent_id),
             now=self.clock.now(),
             max_content_chars=self.settings.max_content_chars,
             store=self.exports,
@@ -106,7 +107,7 @@ class ExchangeService:
         force: bool = False,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
-        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        agent = validate.agent_scope(self.caller, agent_id, self.settings.agent_id)
         target = output_path(out, folder=False, force=force)
         lines = await export_json(self.exports, target, agent, self._now(), progress)
         return {"format": "json", "path": str(target), "lines": lines}
@@ -114,7 +115,7 @@ class ExchangeService:
     async def export_markdown(
         self, out: str, agent_id: str | None = None, force: bool = False
     ) -> dict[str, Any]:
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         target = output_path(out, folder=True, force=force)
         words = self.settings.mirrors.memory_md_words
         written = await export_markdown(self.exports, target, agent, self._now(), words)
@@ -133,11 +134,11 @@ class ExchangeService:
         """An export returned rather than written to a file (REST): `{format, document}` for
         json, `{format, files}` for markdown; either can be posted back to `import_memories`."""
         if format == "markdown":
-            own = validate.agent_id(agent_id, self.settings.agent_id)
+            own = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
             words = self.settings.mirrors.memory_md_words
             files = await mirror_files(self.exports, own, self._now(), words, exact=True)
             return {"format": "markdown", "files": files}
-        agent = validate.agent_id(agent_id, "*") if agent_id else None
+        agent = validate.agent_scope(self.caller, agent_id, self.settings.agent_id)
         document = await export_document(self.exports, agent, self._now())
         return {"format": "json", "document": document}
 

@@ -27,6 +27,8 @@ from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.engine.redaction import Redactor, redact
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import (
+    LOCAL,
+    Caller,
     Category,
     Clock,
     ForgetResult,
@@ -75,6 +77,7 @@ class MemoryService:
     refresher: Refresher
     background: Background
     clock: Clock
+    caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def recall(self, request: RecallRequest) -> RecallResult:
         """`format="prompt"` frames the context for pasting into a prompt (a
@@ -138,7 +141,7 @@ class MemoryService:
         takes them from a client); their values are redacted like the content."""
         supersedes = request.supersedes
         new = NewMemory(
-            agent_id=validate.agent_id(request.agent_id, self.settings.agent_id),
+            agent_id=validate.agent_for(self.caller, request.agent_id, self.settings.agent_id),
             content=validate.content(request.content, self.settings.max_content_chars),
             category=request.category,
             layer=request.layer,
@@ -165,7 +168,7 @@ class MemoryService:
 
     async def forget(self, request: ForgetRequest) -> ForgetResult:
         target = validate.memory_id(request.memory_id)
-        agent = validate.agent_id(request.agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
         reason = validate.optional_text("reason", request.reason, validate.MAX_REASON_CHARS)
         purge, correction = request.purge, request.correction
         if purge and correction:
@@ -241,7 +244,7 @@ class MemoryService:
         self, memory_id: str, changes: MemoryChanges, agent_id: str | None = None
     ) -> Memory:
         target = validate.memory_id(memory_id, "id")
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         if changes.importance is not None:
             validate.unit_interval("importance", changes.importance)
         return await self.memories.update(target, agent, changes, self._now())
@@ -255,7 +258,7 @@ class MemoryService:
         now = to_iso(self.clock.now())
         restored = await self.memories.restore(
             target,
-            validate.agent_id(agent_id, self.settings.agent_id),
+            validate.agent_for(self.caller, agent_id, self.settings.agent_id),
             validate.member("layer", layer, Layer),
             now,
         )
@@ -286,7 +289,7 @@ class MemoryService:
         (`since`, `until`: ISO dates or date-times of the memories' own time; a date `until`
         takes in that whole day)."""
         return SearchFilters(
-            agent_id=validate.agent_id(agent_id, self.settings.agent_id),
+            agent_id=validate.agent_for(self.caller, agent_id, self.settings.agent_id),
             layers=validate.members("layers", _values(layers), Layer),
             categories=validate.members("categories", _values(categories), Category),
             now=self._now(),

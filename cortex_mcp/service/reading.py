@@ -11,7 +11,7 @@ from typing import Any
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput, NotFound
-from cortex_mcp.models import Category, Layer
+from cortex_mcp.models import LOCAL, Caller, Category, Layer
 from cortex_mcp.store.interfaces import ExportStorage, MemoryStorage
 from cortex_mcp.store.relations import RelationStore
 
@@ -29,12 +29,14 @@ class MemoryReading:
         exports: ExportStorage,
         relations: RelationStore,
         drain: Callable[[], Awaitable[None]] | None = None,
+        caller: Caller = LOCAL,
     ) -> None:
         self.settings = settings
         self.memories = memories
         self.exports = exports
         self.relations = relations
         self._drain = drain
+        self.caller = caller  # who is asking (CortexService.acting_for)
 
     async def drain(self) -> None:
         """Wait for writes still in flight (a recall's access counts), so that a memory's
@@ -58,7 +60,7 @@ class MemoryReading:
         offset = validate.int_range("offset", offset, 0, 10**9)
         shared = self.settings.include_shared if include_shared is None else include_shared
         rows = await self.exports.list_memories(
-            validate.agent_id(agent_id, self.settings.agent_id),
+            validate.agent_for(self.caller, agent_id, self.settings.agent_id),
             validate.member("layer", layer, Layer).value if layer else None,
             validate.member("category", category, Category).value if category else None,
             limit,
@@ -74,7 +76,7 @@ class MemoryReading:
         history. Another agent's memory is "not found", exactly like a missing one, unless that
         agent marked it shared and shared recall is on (CORTEX_INCLUDE_SHARED)."""
         await self.drain()
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         target = validate.memory_id(memory_id, "id")
         memory = await self.memories.get(target)
         visible = memory is not None and (
@@ -96,7 +98,7 @@ class MemoryReading:
         """The one id of the agent's memories (forgotten ones too) that starts with `text`, as
         git resolves a short commit id: NotFound when none does, InvalidInput listing the
         candidates when several do."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         prefix = validate.id_prefix(text)
         shared = self.settings.include_shared if include_shared is None else include_shared
         found = await self.memories.ids_starting_with(prefix, agent, shared, _CANDIDATES + 1)

@@ -9,7 +9,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import NotFound
-from cortex_mcp.models import Clock, to_iso
+from cortex_mcp.models import LOCAL, Caller, Clock, to_iso
 from cortex_mcp.service.effects import Refresher
 from cortex_mcp.store.relations import RelationStore, Triple
 
@@ -23,10 +23,11 @@ class RelationService:
     redactor: Redactor
     refresher: Refresher
     clock: Clock
+    caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def list(self, agent_id: str | None = None, limit: int = 200) -> dict[str, Any]:
         """The agent's relations (subject, predicate, object), most recently updated first."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         size = validate.int_range("limit", limit, 1, 10_000)
         return {"relations": await self.relations.for_agent(agent, size)}
 
@@ -35,7 +36,7 @@ class RelationService:
     ) -> dict[str, Any]:
         """Store one (subject, predicate, object) for the agent, secrets redacted; adding a
         known triple refreshes it. Returns the stored relation."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         parts = [
             validate.text(name, value, limit, verbatim=True)
             for name, value, limit in (
@@ -53,7 +54,7 @@ class RelationService:
     async def delete(self, relation_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """Delete one of the agent's relations; another agent's is "not found" like a missing one."""
         target = validate.relation_id(relation_id, "id")
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         if not await self.relations.delete(target, agent):
             raise NotFound(f"id: no relation {target} for agent {agent!r}", field="id")
         self.refresher.mirror()

@@ -18,7 +18,7 @@ from cortex_mcp.engine.health import (
 )
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.recall.report import core_snapshot
-from cortex_mcp.models import Clock, Layer, to_iso
+from cortex_mcp.models import LOCAL, Caller, Clock, Layer, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.store import connector_info
@@ -38,9 +38,10 @@ class StatusService:
     llm_notes: list[str]
     clock: Clock
     integrity: IntegrityWatch = field(default_factory=IntegrityWatch)
+    caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def core_markdown(self, agent_id: str | None = None, max_tokens: int = 2000) -> str:
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         core = await self.stores.memories.list_layer(
             agent, Layer.core, to_iso(self.clock.now()), limit=500
         )
@@ -52,7 +53,7 @@ class StatusService:
         """Health and counts. Memory, turn and relation counts are the agent's (default: this
         server's); `all_agents` (the operator's CLI, never a remote caller) adds the total
         over every agent. Vector, cache and provider counters are the server's."""
-        agent = validate.agent_id(agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         info = connector_info()
         primary = self.embeddings.primary
         report: dict[str, Any] = {
@@ -95,9 +96,9 @@ class StatusService:
             },
             "health": await self.health_check(),
         }
-        if all_agents:
+        if all_agents and self.caller.kind == "local":
             report["all_agents"] = {"memories": (await self.stores.memories.counts())["total"]}
-        return report
+        return _own_view(report) if self.caller.is_agent else report
 
     def health(self) -> dict[str, Any]:
         """For liveness probes, answered without a token: status and version only (no path,
@@ -122,3 +123,20 @@ class StatusService:
     async def change_counter(self) -> tuple[int, int]:
         """Cheap: changes on every commit (ours or another process's); no table read."""
         return self.stores.db.commits, await self.stores.db.data_version()
+
+
+# Counts over the whole database: an agent token's caller is not told them (they would say how
+# much the other agents hold and do)
+_SERVER_WIDE = ("db_path", "vectors", "embedding_cache_rows", "redactions")
+_SERVER_WIDE_COUNTS = ("fts_rows", "access_log_rows", "lifecycle_log_rows")
+
+
+def _own_view(report: dict[str, Any]) -> dict[str, Any]:
+    """`stats` as an agent token's caller sees it: its agent's counts, the server's health."""
+    shown = {k: v for k, v in report.items() if k not in _SERVER_WIDE}
+    shown["memories"] = {
+        k: v for k, v in report["memories"].items() if k not in _SERVER_WIDE_COUNTS
+    }
+    shown["ingest"] = {k: v for k, v in report["ingest"].items() if k in ("turns", "relations")}
+    shown["llm"] = {k: v for k, v in report["llm"].items() if k != "counts"}
+    return shown

@@ -128,6 +128,10 @@ class TokenService:
             for r in rows
         ]
 
+    async def unenforced(self) -> bool:
+        """Live agent tokens exist but no admin token is set: servers check no token."""
+        return self.admin_token is None and bool(await self.tokens.agent_tokens())
+
     async def revoke(self, id_or_name: str) -> dict[str, Any]:
         """Revoke by id or name (and end the dashboard sessions opened with it); every server
         on the database refuses it within CACHE_SECONDS."""

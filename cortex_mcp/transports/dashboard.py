@@ -1,8 +1,11 @@
 """The dashboard: its page and static files (from the wheel, no network), and its session.
 
-With CORTEX_API_TOKEN set, the page asks for the token once and `POST /ui/session` answers a
-session cookie: HttpOnly (scripts cannot read it), SameSite=Strict (another site's page does not
-send it), signed with the token (a new token ends every session) and valid for 12 hours.
+With CORTEX_API_TOKEN set, the page asks for a token once (the admin token, or an agent token:
+then the dashboard shows that agent only) and `POST /ui/session` answers a session cookie:
+HttpOnly (scripts cannot read it), SameSite=Strict (another site's page does not send it), kept
+in the database as a salted hash (service/tokens.py), and valid for 12 hours until sign-out
+(`DELETE /ui/session`) ends it on every server, as does revoking its token or a new admin
+token. The cookie opens the dashboard's REST routes only: never `/mcp` or `/sse`.
 
 The cookie alone authorises nothing. A request it authorises must also carry the header
 `X-Cortex-Dashboard: 1`, which a page of another origin cannot add without a CORS preflight
@@ -13,10 +16,8 @@ is open, as for the REST API."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import time
+from collections.abc import Callable
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
@@ -26,10 +27,13 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from cortex_mcp.models import Caller
+from cortex_mcp.service.tokens import SESSION_HOURS, TokenService
+
 STATIC = Path(__file__).resolve().parent.parent / "dashboard" / "static"
 COOKIE = "cortex_session"
 CSRF_HEADER = "x-cortex-dashboard"
-SESSION_SECONDS = 12 * 3600
+SESSION_SECONDS = SESSION_HOURS * 3600
 ASSETS = "/ui"
 PUBLIC_PREFIXES = (ASSETS + "/",)
 PUBLIC = frozenset({"/", ASSETS + "/session"})
@@ -58,56 +62,48 @@ class _Assets(StaticFiles):
 
 
 class DashboardSession:
-    """Signs and checks session cookies with the API token; decides which paths are public."""
+    """The dashboard's sign-in: a session kept in the database (service/tokens.py), standing
+    for the token it was opened with (the admin's or an agent's); decides which paths are
+    public. `tokens` gives the running server's token service."""
 
-    def __init__(self, token: str | None) -> None:
-        self._key = _derive(token) if token else None
-        self._time = time.time
-
-    @property
-    def enabled(self) -> bool:
-        return self._key is not None
+    def __init__(self, required: bool, tokens: Callable[[], TokenService]) -> None:
+        self.enabled = required
+        self._tokens = tokens
 
     def is_public(self, path: str) -> bool:
         return path in PUBLIC or path.startswith(PUBLIC_PREFIXES)
 
-    def token_matches(self, token: str) -> bool:
-        return self._key is not None and hmac.compare_digest(_derive(token), self._key)
-
-    def issue(self) -> str:
-        issued = str(int(self._time()))
-        return f"v1.{issued}.{self._sign(issued)}"
-
-    def valid(self, value: str) -> bool:
-        version, _, rest = value.partition(".")
-        issued, _, signature = rest.partition(".")
-        if version != "v1" or self._key is None or not value.isascii() or not issued.isdigit():
-            return False  # (compare_digest refuses non-ASCII text; "²".isdigit() is true)
-        if not hmac.compare_digest(signature, self._sign(issued)):
-            return False
-        return 0 <= self._time() - int(issued) <= SESSION_SECONDS
-
-    def accepts(self, scope: Scope) -> bool:
-        """A request authorised by the session cookie: valid cookie, the dashboard's header,
-        and sent by a page of this very origin."""
+    async def caller(self, scope: Scope) -> Caller | None:
+        """The caller of a request the session cookie authorises: a live session, the
+        dashboard's header, and sent by a page of this very origin."""
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if headers.get(CSRF_HEADER) != "1" or not _same_origin(headers, scope):
-            return False
-        cookie = SimpleCookie()
-        try:
-            cookie.load(headers.get("cookie", ""))
-        except CookieError:  # a malformed Cookie header is simply no session
-            return False
-        morsel = cookie.get(COOKIE)
-        return morsel is not None and self.valid(morsel.value)
+            return None
+        cookie = _cookie(headers)
+        return await self._tokens().session(cookie) if cookie else None
 
-    def _sign(self, issued: str) -> str:
-        assert self._key is not None
-        return hmac.new(self._key, issued.encode(), hashlib.sha256).hexdigest()
+    async def start(self, token: str) -> str | None:
+        """A new session's cookie for a right token (admin or agent), else None."""
+        tokens = self._tokens()
+        caller = await tokens.identify(token)
+        return await tokens.open_session(caller) if caller is not None else None
+
+    async def end(self, scope: Scope) -> None:
+        """Sign-out: the session ends here and on every server sharing the database."""
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        cookie = _cookie(headers)
+        if cookie:
+            await self._tokens().end_session(cookie)
 
 
-def _derive(token: str) -> bytes:
-    return hashlib.sha256(b"cortex-dashboard-session:" + token.encode()).digest()
+def _cookie(headers: dict[str, str]) -> str | None:
+    cookie = SimpleCookie()
+    try:
+        cookie.load(headers.get("cookie", ""))
+    except CookieError:  # a malformed Cookie header is simply no session
+        return None
+    morsel = cookie.get(COOKIE)
+    return morsel.value if morsel is not None and morsel.value.isascii() else None
 
 
 def _same_origin(headers: dict[str, str], scope: Scope) -> bool:
@@ -129,13 +125,15 @@ def dashboard_routes(session: DashboardSession) -> list[BaseRoute]:
         return await _login(request, session)
 
     async def logout(request: Request) -> Response:
+        if session.enabled:
+            await session.end(request.scope)
         response = JSONResponse({"session": "ended"})
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return response
 
     async def state(request: Request) -> Response:
         """Whether the page must ask for the token (no data: public)."""
-        signed_in = not session.enabled or session.accepts(request.scope)
+        signed_in = not session.enabled or await session.caller(request.scope) is not None
         return JSONResponse({"token_required": session.enabled, "signed_in": signed_in})
 
     return [
@@ -159,12 +157,13 @@ async def _login(request: Request, session: DashboardSession) -> Response:
         token = None
     if not isinstance(token, str) or not token:
         return _error(422, "invalid_input", 'token: send {"token": "..."}', "token")
-    if not session.token_matches(token):
-        return _error(401, "unauthorized", "wrong token (the server's CORTEX_API_TOKEN)")
+    cookie = await session.start(token)
+    if cookie is None:
+        return _error(401, "unauthorized", "wrong token (CORTEX_API_TOKEN, or an agent token)")
     response = JSONResponse({"session": "started", "expires_in": SESSION_SECONDS})
     response.set_cookie(
         COOKIE,
-        session.issue(),
+        cookie,
         max_age=SESSION_SECONDS,
         path="/",
         httponly=True,

@@ -139,7 +139,7 @@ async def browse(call: Call) -> Any:
 
 
 async def agents(call: Call) -> Any:
-    return await call.service.browse.agents()
+    return await call.service.browse.agents(call.agent_id)
 
 
 async def timeline(call: Call) -> Any:

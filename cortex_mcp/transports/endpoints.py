@@ -19,9 +19,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from cortex_mcp.errors import CortexError
+from cortex_mcp.models import ADMIN
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import DECIMAL_MARK, REST_ONLY, SETTING
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
+from cortex_mcp.transports.callers import caller_of
 from cortex_mcp.transports.json_checks import MalformedJson, check_json
 from cortex_mcp.transports.rest_models import or_decimal_text
 from cortex_mcp.transports.rest_responses import ErrorBody
@@ -119,8 +121,10 @@ def route_for(endpoint: Endpoint) -> Route:
                 body = await _json_body(request, endpoint.body)
             if endpoint.query is not None:
                 query = endpoint.query.model_validate(dict(request.query_params))
+            # a public route (health) reads nothing of any agent; every other one has its caller
+            caller = ADMIN if endpoint.public else caller_of(request.scope)
             call = Call(
-                service=request.app.state.service,
+                service=request.app.state.service.acting_for(caller),
                 body=body,
                 query=query,
                 path=dict(request.path_params),

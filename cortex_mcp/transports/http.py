@@ -18,11 +18,14 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal
 
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -33,12 +36,12 @@ from cortex_mcp.config import Settings
 from cortex_mcp.errors import ConfigError
 from cortex_mcp.logs import configure_logging
 from cortex_mcp.service import CortexService
+from cortex_mcp.transports.callers import CallerVerifier, Credentials, Throttle
 from cortex_mcp.transports.dashboard import DashboardSession, dashboard_routes
 from cortex_mcp.transports.endpoints import error_response, route_for
 from cortex_mcp.transports.framing import NoFraming
 from cortex_mcp.transports.guards import (
     LOOPBACK_HOSTS,
-    BearerAuth,
     BodyLimit,
     HostGuard,
     JsonBodies,
@@ -101,7 +104,15 @@ def create_app(
         yield holder["service"]
 
     bus = InMemorySubscriptionBus()
-    mcp = build_server(current_service, settings, subscriptions=bus, setup_notes=setup_notes)
+    required = settings.api_token is not None  # else a loopback server, open to every agent
+    verifier = CallerVerifier(lambda: holder["service"].tokens) if required else None
+    mcp = build_server(
+        current_service,
+        settings,
+        subscriptions=bus,
+        setup_notes=setup_notes,
+        token_verifier=verifier,
+    )
     hosts = allowed_hosts(settings, host)
     # HostGuard checks Host and Origin for every route, MCP ones included
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -124,6 +135,11 @@ def create_app(
         async with open_service() as service:
             app.state.service = holder["service"] = service
             service.start_warm_up()  # no handshake to protect here: load providers now
+            if await service.tokens.unenforced():
+                log.warning(
+                    "agent tokens exist but CORTEX_API_TOKEN is not set: this server checks no"
+                    " token and every caller may act for any agent; set CORTEX_API_TOKEN"
+                )
             watcher = asyncio.create_task(_watch_core(service, bus))
             try:
                 if manager is not None:
@@ -137,12 +153,13 @@ def create_app(
                     await watcher
                 log.info("HTTP server stopping: waiting for background writes")
 
-    token = settings.api_token.get_secret_value() if settings.api_token else None
-    session = DashboardSession(token)
+    session = DashboardSession(required, lambda: holder["service"].tokens)
     routes += dashboard_routes(session)  # the dashboard at / (transports/dashboard.py)
     middleware = [
         Middleware(HostGuard, allowed_hosts=hosts, cors_origins=settings.cors_origins),
-        Middleware(BearerAuth, token=token, session=session),
+        Middleware(Throttle, failures=settings.auth_failures_per_minute),
+        *_sdk_authentication(verifier),
+        Middleware(Credentials, required=required, session=session),
         Middleware(BodyLimit, limit=settings.max_body_bytes),
         Middleware(JsonBodies),
         Middleware(JsonRpcBodies, paths=MCP_POST_PATHS),
@@ -166,6 +183,17 @@ def create_app(
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error},
     )
+
+
+def _sdk_authentication(verifier: CallerVerifier | None) -> list[Middleware]:
+    """The MCP SDK's own middleware, on every route: a bearer token verified once per request
+    (`scope["user"]`, and the SDK's access-token context the MCP handlers read)."""
+    if verifier is None:
+        return []
+    return [
+        Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
+        Middleware(AuthContextMiddleware),
+    ]
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

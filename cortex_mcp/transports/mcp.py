@@ -9,6 +9,9 @@ from contextvars import ContextVar
 from typing import Any, cast
 
 from mcp import MCPError
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, UnexpectedToolError
@@ -16,17 +19,19 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.subscriptions import SubscriptionBus
 from mcp.types import INVALID_PARAMS, CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import AnyHttpUrl, BaseModel, Field
 
 from cortex_mcp import __version__
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import CortexError
+from cortex_mcp.models import LOCAL, Caller
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import build
 from cortex_mcp.transports import render
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
 from cortex_mcp.transports.arguments import input_schema, parse_arguments
+from cortex_mcp.transports.callers import SCOPE, Unauthenticated, caller_from_token
 from cortex_mcp.transports.mcp_prompts import known_prompts_only, prompt_templates
 from cortex_mcp.transports.tools import ToolSpec, tool_specs
 
@@ -40,6 +45,7 @@ durable facts worth keeping (one fact per call). Use cortex_forget to retract or
 class _Runtime(BaseModel):
     model_config = {"arbitrary_types_allowed": True}
     service: CortexService
+    auth_required: bool = False
 
 
 class CortexTool(Tool):
@@ -87,7 +93,18 @@ class CortexTool(Tool):
 
 def _service_of(ctx: Context) -> CortexService:
     runtime = cast(_Runtime, ctx.request_context.lifespan_context)
-    return runtime.service
+    return runtime.service.acting_for(_caller(runtime.auth_required))
+
+
+def _caller(auth_required: bool) -> Caller:
+    """Who is asking: the token the SDK's auth middleware verified for this request (MCP over
+    HTTP with CORTEX_API_TOKEN set), else the local user (stdio, a tokenless server)."""
+    access = get_access_token()
+    if access is not None:
+        return caller_from_token(access)
+    if auth_required:  # the SDK refuses such a request first; never take it for the admin
+        raise Unauthenticated("this server needs a bearer token")
+    return LOCAL
 
 
 async def _warm_up_once_answered(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
@@ -160,10 +177,14 @@ def build_server(
     *,
     subscriptions: SubscriptionBus | None = None,
     setup_notes: Sequence[str] = (),
+    token_verifier: TokenVerifier | None = None,
 ) -> MCPServer:
     """An MCPServer whose lifespan opens the service through `open_service`; `settings` give
     the limits the tool schemas publish (the defaults when absent); `subscriptions` is the bus
-    the HTTP app publishes resource updates on; `setup_notes` go into the instructions."""
+    the HTTP app publishes resource updates on; `setup_notes` go into the instructions;
+    `token_verifier` (HTTP with CORTEX_API_TOKEN) makes the SDK require a bearer token on
+    `/mcp`, `/sse` and `/messages/` (401 with WWW-Authenticate)."""
+    auth_required = token_verifier is not None
 
     opened: list[CortexService] = []  # static resources get no Context: they read it here
 
@@ -172,7 +193,7 @@ def build_server(
         async with open_service() as service:
             opened.append(service)
             try:
-                yield _Runtime(service=service)
+                yield _Runtime(service=service, auth_required=auth_required)
             finally:
                 opened.remove(service)
 
@@ -196,12 +217,15 @@ def build_server(
             _warm_up_once_answered,
         ],
         subscriptions=subscriptions,
+        token_verifier=token_verifier,
+        auth=_auth_settings() if token_verifier is not None else None,
     )
 
     async def for_agent(read: Callable[[CortexService, str | None], Awaitable[str]]) -> str:
         """Read a static resource for the request's agent (header), else the server's own."""
         try:
-            return await read(opened[-1], header_agent(_request_agent.get()))
+            service = opened[-1].acting_for(_caller(auth_required))
+            return await read(service, header_agent(_request_agent.get()))
         except CortexError as exc:
             raise MCPError(INVALID_PARAMS, exc.message) from None
 
@@ -248,6 +272,17 @@ def build_server(
     for prompt in prompts:
         mcp.add_prompt(prompt)
     return mcp
+
+
+def _auth_settings() -> AuthSettings:
+    """The SDK's resource-server settings: every MCP request needs a bearer token with our
+    one scope. Tokens are issued by `cortex-mcp token create`, not by an OAuth server: the
+    issuer URL is required by the SDK and advertised nowhere (no resource_server_url)."""
+    return AuthSettings(
+        issuer_url=AnyHttpUrl("http://localhost/cortex-mcp"),
+        resource_server_url=None,
+        required_scopes=[SCOPE],
+    )
 
 
 async def _json(pending: Awaitable[Any]) -> str:

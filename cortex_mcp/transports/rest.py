@@ -122,29 +122,23 @@ async def flush(call: Call) -> Any:
     return await call.service.conversation.flush(messages, call.agent_id, b.session_id, b.reason)
 
 
-def _own_agent(call: Call) -> str:
-    """The caller's agent, else the server's: a remote caller never acts on every agent (the
-    operator does, through the CLI)."""
-    return call.agent_id or call.service.settings.agent_id
-
-
 async def lifecycle_run(call: Call) -> Any:
-    return await call.service.lifecycle.run(agent_id=_own_agent(call))
+    return await call.service.lifecycle.run(agent_id=call.agent_id)
 
 
 async def lifecycle_preview(call: Call) -> Any:
-    return await call.service.lifecycle.preview(agent_id=_own_agent(call))
+    return await call.service.lifecycle.preview(agent_id=call.agent_id)
 
 
 async def lifecycle_log(call: Call) -> Any:
     q: m.LogQuery = call.query
-    entries = await call.service.lifecycle.log(q.limit, agent_id=_own_agent(call))
+    entries = await call.service.lifecycle.log(q.limit, agent_id=call.agent_id)
     return {"entries": entries}
 
 
 async def export(call: Call) -> Any:
     b: m.ExportBody = call.body
-    return await call.service.exchange.export_memories(format=b.format, agent_id=_own_agent(call))
+    return await call.service.exchange.export_memories(format=b.format, agent_id=call.agent_id)
 
 
 async def import_(call: Call) -> Any:

@@ -33,7 +33,11 @@ def rest_client(settings: Settings, clock: Any = None, **app_args: Any) -> Itera
 
 @contextlib.contextmanager
 def authed_rest_client(
-    tmp_path: Path, clock: Any, db_name: str = "brain.db", database_url: str | None = None
+    tmp_path: Path,
+    clock: Any,
+    db_name: str = "brain.db",
+    database_url: str | None = None,
+    **extra: Any,
 ) -> Iterator[TestClient]:
     """A REST client of a token-protected app over a fresh text-only database (PostgreSQL's
     with `database_url`), token sent."""
@@ -42,6 +46,7 @@ def authed_rest_client(
         embedding_provider="none",
         api_token=TOKEN,
         database_url=database_url,
+        **extra,
     )
     with rest_client(settings, clock) as c:
         c.headers.update(AUTH)

@@ -1,0 +1,365 @@
+"""Agent tokens on a running `cortex-mcp serve` (SQLite file and PostgreSQL): each acts for its
+own agent only over REST, MCP over Streamable HTTP and SSE, and the dashboard's session; every
+attempt to name another agent is refused and changes nothing in the store; the admin token
+acts for any agent; tokens appear in neither the database nor the server's log; a revoke is
+honoured by a second server on the same store within 2 seconds."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from cortex_mcp.config import Settings
+from cortex_mcp.reader import open_stores, open_tokens
+from tests.helpers.http_helpers import AUTH, TOKEN, ServeProcess
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+API = "/api/v1"
+RULE = "acts only for agent 'alice'"
+DASHBOARD = {"X-Cortex-Dashboard": "1", "Sec-Fetch-Site": "same-origin"}
+# the tables a refused request must leave as they were (agent_tokens: last used may change)
+WATCHED = ("memories", "relations", "lifecycle_log", "lifecycle_runs", "turns", "profiles")
+
+
+def _env(settings: Settings) -> dict[str, str]:
+    if settings.database_url is None:
+        return {}
+    return {"CORTEX_DATABASE_URL": settings.database_url.get_secret_value()}
+
+
+async def _tokens(settings: Settings, *agents: str) -> dict[str, str]:
+    async with open_tokens(settings) as tokens:
+        return {agent: (await tokens.create(agent))["token"] for agent in agents}
+
+
+async def _snapshot(settings: Settings) -> dict[str, list[tuple[Any, ...]]]:
+    async with open_stores(settings, allow_vec=False) as stores:
+        found = {}
+        for table in WATCHED:
+            rows = await stores.db.fetchall(f"SELECT * FROM {table}")
+            found[table] = sorted((tuple(str(v) for v in r) for r in rows), key=str)
+        return found
+
+
+async def _dump(settings: Settings) -> str:
+    """Every value of every table, as text."""
+    async with open_stores(settings, allow_vec=False) as stores:
+        tables = (*WATCHED, "agent_tokens", "access_log", "meta")
+        rows = [await stores.db.fetchall(f"SELECT * FROM {t}") for t in tables]
+        return repr([[tuple(r) for r in part] for part in rows])
+
+
+def _rest(server: ServeProcess, token: str, method: str, path: str, **kwargs: Any) -> Any:
+    headers = {"Authorization": f"Bearer {token}", **kwargs.pop("headers", {})}
+    return httpx2.request(method, server.url + API + path, headers=headers, timeout=30, **kwargs)
+
+
+def _seed(server: ServeProcess) -> dict[str, str]:
+    """As the admin: a memory and a relation for bob, a memory for alice."""
+    ids = {}
+    for agent, text in (("bob", "Bob keeps the vault code in his desk"), ("alice", "Alice")):
+        reply = _rest(server, TOKEN, "POST", "/memories", json={"content": text, "agent_id": agent})
+        assert reply.status_code == 201, reply.text
+        ids[agent] = reply.json()["id"]
+    relation = _rest(
+        server,
+        TOKEN,
+        "POST",
+        "/relations",
+        json={"subject": "Bob", "predicate": "owns", "object": "a boat", "agent_id": "bob"},
+    )
+    assert relation.status_code == 201, relation.text
+    ids["relation"] = relation.json()["id"]
+    return ids
+
+
+def _requests(ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any] | None, bool]]:
+    """(method, path, JSON body, whether its body or query names an agent) of every route
+    that acts for an agent, each valid but for whose agent it names."""
+    bob, relation = ids["bob"], ids["relation"]
+    messages = [{"role": "user", "content": "I moved to Oslo"}]
+    return [
+        ("POST", "/recall", {"query": "vault code"}, True),
+        ("POST", "/search", {"query": "vault code"}, True),
+        ("POST", "/ingest", {"user_message": "I moved to Oslo"}, True),
+        ("POST", "/flush", {"messages": messages}, True),
+        ("GET", "/memories", None, True),
+        ("POST", "/memories", {"content": "Bob owes me money"}, True),
+        ("GET", f"/memories/{bob}", None, True),
+        ("PATCH", f"/memories/{bob}", {"importance": 0.1}, True),
+        ("DELETE", f"/memories/{bob}", None, True),
+        ("GET", "/stats", None, True),
+        ("POST", "/lifecycle/run", {}, True),
+        ("GET", "/lifecycle/preview", None, True),
+        ("GET", "/lifecycle/log", None, True),
+        ("POST", "/export", {"format": "json"}, True),
+        ("POST", "/import", {"format": "markdown", "content": "- Bob likes rum"}, False),
+        ("GET", "/relations", None, True),
+        ("POST", "/relations", {"subject": "Bob", "predicate": "is", "object": "rich"}, True),
+        ("DELETE", f"/relations/{relation}", None, True),
+        ("GET", "/agents", None, True),
+        ("GET", "/browse", None, True),
+        ("GET", "/timeline", None, True),
+        ("GET", f"/memories/{bob}/detail", None, True),
+        ("POST", f"/memories/{bob}/restore", {}, True),
+        ("POST", f"/memories/{bob}/correct", {"content": "Bob has no vault"}, True),
+        ("POST", "/search/compare", {"query": "vault", "variants": [{"mode": "text"}]}, True),
+        ("GET", "/lifecycle/runs", None, True),
+        ("GET", "/turns", None, True),
+        ("GET", "/profile", None, True),
+        ("PATCH", "/profile", {"summary": "Bob is a pirate"}, True),
+        ("GET", "/system", None, True),
+    ]
+
+
+def _cross_agent_attempts(server: ServeProcess, token: str, ids: dict[str, str]) -> int:
+    """Every route, naming bob in its body or query and, separately, in X-Cortex-Agent:
+    each must be 403 naming the rule."""
+    tried = 0
+    for method, path, body, names in _requests(ids):
+        variants: list[dict[str, Any]] = [{"headers": {"X-Cortex-Agent": "bob"}}]
+        if names:
+            if body is None:
+                variants.append({"params": {"agent_id": "bob"}})
+            else:
+                variants.append({})
+                body = {**body, "agent_id": "bob"}
+        elif body is not None:
+            variants.append({})
+            body = {**body, "agent_id": "bob"}
+        for extra in variants:
+            kwargs = {"json": body} if body is not None else {}
+            reply = _rest(server, token, method, path, **kwargs, **extra)
+            assert reply.status_code == 403, (method, path, extra, reply.text)
+            assert reply.json()["error"]["code"] == "forbidden"
+            assert RULE in reply.json()["error"]["message"]
+            tried += 1
+    return tried
+
+
+def _own_agent_cannot_reach_bobs_ids(server: ServeProcess, token: str, ids: dict[str, str]) -> None:
+    """Naming no agent means its own: bob's memory and relation are not found."""
+    bob = ids["bob"]
+    for method, path, body in (
+        ("GET", f"/memories/{bob}", None),
+        ("PATCH", f"/memories/{bob}", {"importance": 0.1}),
+        ("DELETE", f"/memories/{bob}", None),
+        ("GET", f"/memories/{bob}/detail", None),
+        ("POST", f"/memories/{bob}/restore", {}),
+        ("POST", f"/memories/{bob}/correct", {"content": "Bob has no vault"}),
+        ("DELETE", f"/relations/{ids['relation']}", None),
+    ):
+        reply = _rest(server, token, method, path, **({"json": body} if body is not None else {}))
+        assert reply.status_code == 404, (method, path, reply.text)
+
+
+@asynccontextmanager
+async def _mcp(
+    server: ServeProcess, transport: str, token: str, **headers: str
+) -> AsyncIterator[Client]:
+    auth = {"Authorization": f"Bearer {token}", **headers}
+    if transport == "sse":
+        async with Client(sse_client(server.url + "/sse", headers=auth)) as client:
+            yield client
+        return
+    http = httpx2.AsyncClient(headers=auth, timeout=httpx2.Timeout(30, read=300))
+    async with http, Client(streamable_http_client(server.url + "/mcp", http_client=http)) as c:
+        yield c
+
+
+async def _mcp_attempts(server: ServeProcess, transport: str, token: str, bob: str) -> None:
+    calls = [
+        ("cortex_recall", {"query": "vault code", "agent_id": "bob"}),
+        ("cortex_remember", {"content": "Bob owes me money", "agent_id": "bob"}),
+        ("cortex_forget", {"memory_id": bob, "agent_id": "bob"}),
+        ("cortex_forget", {"memory_id": bob, "agent_id": "bob", "purge": True}),
+        ("cortex_search_debug", {"query": "vault", "agent_id": "bob"}),
+    ]
+    async with _mcp(server, transport, token) as client:
+        for name, arguments in calls:
+            result = await client.call_tool(name, arguments)
+            assert result.is_error and RULE in result.content[0].text, (name, result.content)
+        own = await client.call_tool("cortex_forget", {"memory_id": bob})
+        assert own.is_error and "no memory" in own.content[0].text
+        recalled = await client.call_tool("cortex_recall", {"query": "vault code"})
+        assert "vault" not in str(recalled.structured_content)
+        stats = await client.read_resource("cortex://stats")
+        assert '"agent_id": "alice"' in stats.contents[0].text
+        core = await client.read_resource("cortex://core")
+        assert "vault" not in core.contents[0].text
+        with pytest.raises(Exception, match=r"no memory|not found|Unknown"):
+            await client.read_resource(f"cortex://memories/{bob}")
+    async with _mcp(server, transport, token, **{"X-Cortex-Agent": "bob"}) as client:
+        result = await client.call_tool("cortex_recall", {"query": "vault code"})
+        assert result.is_error and RULE in result.content[0].text
+        with pytest.raises(Exception, match=re.escape(RULE)):
+            await client.read_resource("cortex://core")
+
+
+def _dashboard(server: ServeProcess, token: str) -> httpx2.Client:
+    client = httpx2.Client(base_url=server.url, timeout=30)
+    reply = client.post("/ui/session", json={"token": token}, headers={"Origin": server.url})
+    assert reply.status_code == 200, reply.text
+    client.headers.update(DASHBOARD)
+    return client
+
+
+async def test_an_agent_token_acts_only_for_its_agent_on_every_transport(
+    backend_settings: Settings,
+) -> None:
+    issued = await _tokens(backend_settings, "alice", "bob")
+    alice = issued["alice"]
+    db = backend_settings.db_path
+    with ServeProcess(db, **_env(backend_settings)) as server:
+        ids = _seed(server)
+        before = await _snapshot(backend_settings)
+
+        assert _cross_agent_attempts(server, alice, ids) >= 55
+        _own_agent_cannot_reach_bobs_ids(server, alice, ids)
+        for transport in ("http", "sse"):
+            await _mcp_attempts(server, transport, alice, ids["bob"])
+        page = _dashboard(server, alice)
+        assert page.get(f"{API}/agents").json()["agents"] == [{"agent_id": "alice", "memories": 1}]
+        refused = page.get(f"{API}/browse", params={"agent_id": "bob"})
+        assert refused.status_code == 403 and RULE in refused.text
+        system = page.get(f"{API}/system", params={"health": "false"}).json()
+        assert "settings" not in system and "storage" not in system
+        assert [a["agent_id"] for a in system["agents"]] == ["alice"]
+        page.close()
+        assert await _snapshot(backend_settings) == before  # nothing read was changed
+
+        # its own agent: allowed, without naming it or naming it
+        mine = _rest(server, alice, "POST", "/memories", json={"content": "Alice likes tea"})
+        assert mine.status_code == 201
+        named = _rest(server, alice, "GET", "/memories", params={"agent_id": "alice"})
+        assert {m["content"] for m in named.json()["memories"]} == {"Alice", "Alice likes tea"}
+        # the admin token acts for any agent; bob's token reads bob's
+        for token in (TOKEN, issued["bob"]):
+            bobs = _rest(
+                server, token, "GET", f"/memories/{ids['bob']}", params={"agent_id": "bob"}
+            )
+            assert bobs.status_code == 200 and "vault" in bobs.text
+        everyone = _rest(server, TOKEN, "GET", "/agents").json()["agents"]
+        assert {"alice", "bob"} <= {a["agent_id"] for a in everyone}
+
+        log = server.log.read_text(errors="replace")
+    stored = await _dump(backend_settings)
+    listed = await _list(backend_settings)
+    for token in issued.values():
+        secret = token.rsplit("_", 1)[1]
+        assert secret not in log and secret not in stored and secret not in listed
+    assert TOKEN not in log
+
+
+async def _list(settings: Settings) -> str:
+    async with open_tokens(settings) as tokens:
+        return repr(await tokens.list(include_revoked=True))
+
+
+def _refused_by(server: ServeProcess, token: str) -> bool:
+    return _rest(server, token, "GET", "/stats").status_code == 401
+
+
+async def test_a_revoke_reaches_a_second_running_server_on_the_same_store_within_2_s(
+    backend_settings: Settings,
+) -> None:
+    issued = await _tokens(backend_settings, "alice")
+    db = backend_settings.db_path
+    with (
+        ServeProcess(db, **_env(backend_settings)) as first,
+        ServeProcess(db, **_env(backend_settings)) as second,
+    ):
+        page = _dashboard(second, issued["alice"])
+        assert page.get(f"{API}/stats").status_code == 200
+        async with _mcp(second, "http", issued["alice"]) as client:
+            for server in (first, second):
+                assert not _refused_by(server, issued["alice"])
+            async with open_tokens(backend_settings) as tokens:
+                await tokens.revoke("alice")
+            revoked_at = time.monotonic()
+            for server in (second, first):
+                while not _refused_by(server, issued["alice"]):
+                    assert time.monotonic() - revoked_at < 2.0, "a server still accepts it"
+                    await anyio.sleep(0.05)
+            with pytest.raises(Exception):  # noqa: B017 - the SDK's client raises on 401
+                await client.call_tool("cortex_recall", {"query": "anything"})
+        # the dashboard session opened with it has ended too
+        assert page.get(f"{API}/stats").status_code == 401
+        page.close()
+
+
+@pytest.fixture
+def serving(tmp_path: Path) -> Iterator[ServeProcess]:
+    with ServeProcess(tmp_path / "brain.db") as server:
+        yield server
+
+
+def test_sign_out_ends_the_session_on_the_server(serving: ServeProcess) -> None:
+    page = _dashboard(serving, TOKEN)
+    cookie = page.cookies.get("cortex_session")
+    assert cookie and page.get(f"{API}/stats").status_code == 200
+    assert page.delete("/ui/session", headers={"Origin": serving.url}).status_code == 200
+    # the old cookie, kept by someone who copied it before sign-out, opens nothing any more
+    replay = httpx2.get(
+        serving.url + API + "/stats", headers={**DASHBOARD, "Cookie": f"cortex_session={cookie}"}
+    )
+    assert replay.status_code == 401
+    page.close()
+
+
+def test_the_dashboard_cookie_does_not_open_mcp_or_sse(serving: ServeProcess) -> None:
+    page = _dashboard(serving, TOKEN)
+    assert page.get(f"{API}/stats").status_code == 200
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "x"},
+        },
+    }
+    headers = {"Origin": serving.url, "Accept": "application/json, text/event-stream"}
+    mcp = page.post("/mcp", json=initialize, headers=headers)
+    assert mcp.status_code == 401 and "www-authenticate" in mcp.headers
+    with page.stream("GET", "/sse", headers={"Origin": serving.url}) as sse:
+        assert sse.status_code == 401
+    page.close()
+
+
+def test_wrong_tokens_are_throttled_per_client_and_the_right_one_still_works_elsewhere(
+    serving: ServeProcess,
+) -> None:
+    guessing = httpx2.Client(base_url=serving.url, timeout=10)
+    statuses = []
+    for n in range(12):
+        reply = guessing.get(f"{API}/stats", headers={"Authorization": f"Bearer guess-{n}"})
+        statuses.append(reply.status_code)
+    assert statuses[:10] == [401] * 10 and statuses[10:] == [429, 429]
+    assert int(reply.headers["retry-after"]) >= 1
+    # the same address is refused even with the right token, until the window has passed
+    assert guessing.get(f"{API}/stats", headers=AUTH).status_code == 429
+    signin = guessing.post("/ui/session", json={"token": TOKEN}, headers={"Origin": serving.url})
+    assert signin.status_code == 429
+    # another client (another loopback address) is not locked out
+    other = httpx2.Client(
+        base_url=serving.url,
+        timeout=10,
+        transport=httpx2.HTTPTransport(local_address="127.0.0.2"),
+    )
+    assert other.get(f"{API}/stats", headers=AUTH).status_code == 200
+    guessing.close()
+    other.close()
