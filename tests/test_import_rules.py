@@ -18,7 +18,12 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from cortex_mcp.config import load_settings
-from cortex_mcp.engine.exchange.admit import MAX_ACCESS_COUNT, MAX_METADATA_CHARS
+from cortex_mcp.engine.exchange.admit import (
+    ID_LISTS,
+    MAX_ACCESS_COUNT,
+    MAX_METADATA_CHARS,
+    sized_part,
+)
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import ForgetRequest, RememberRequest
@@ -405,4 +410,5 @@ def _assert_within_limits(memory: dict[str, Any]) -> None:
         if memory[name] is not None:
             assert "1970-01-01" <= memory[name][:10] <= "2026-11-02"
     assert memory["source"] is None or len(memory["source"]) <= 500
-    assert len(json.dumps(memory["metadata"])) <= MAX_METADATA_CHARS
+    sized = sized_part(memory["metadata"], ID_LISTS["metadata"])
+    assert len(json.dumps(sized, ensure_ascii=False)) <= MAX_METADATA_CHARS

@@ -31,9 +31,17 @@ from cortex_mcp.models import (
     to_iso,
 )
 
-MAX_METADATA_CHARS = 20_000  # a memory's metadata, as JSON
-MAX_DETAILS_CHARS = 20_000  # a lifecycle-log entry's details, as JSON
-MAX_LOG_IDS = 10_000  # memory ids named by one lifecycle-log entry
+MAX_METADATA_CHARS = 20_000  # a memory's metadata, as JSON, but for its lists of ids
+MAX_DETAILS_CHARS = 20_000  # a lifecycle-log entry's details, as JSON, but for its lists of ids
+# memory ids in one list: those a log entry names, and the lists below. The lifecycle writes
+# lists as long as a month's archive (a summary's `covers`, a compression's `before`), so an
+# export of what it wrote must import again: such a list is bounded by its length, not by
+# the characters of the object it is in.
+MAX_LOG_IDS = 1_000_000
+ID_LISTS = {
+    "metadata": ("covers", "merged_from"),
+    "details": ("before", "after"),
+}
 MAX_ACCESS_COUNT = 10**12
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 # what a memory is about may lie long before computers (a birthday, a family story); stored
@@ -152,7 +160,9 @@ class Admission:
             "expires_at": rule.time(data, "expires_at", self.now + LATEST_EXPIRY),
             "superseded_by": self.reference(data.get("superseded_by"), rule, "superseded_by"),
             "forgotten_at": rule.time(data, "forgotten_at", self._latest),
-            "metadata": rule.json_object(data, "metadata", MAX_METADATA_CHARS),
+            "metadata": rule.json_object(
+                data, "metadata", MAX_METADATA_CHARS, ID_LISTS["metadata"]
+            ),
             "shared": rule.flag(data, "shared"),
             # the memory's own time; a file of another tool that has only created_at means it
             "occurred_at": rule.time(
@@ -233,7 +243,7 @@ class Admission:
                 f"{executed} is in the future (now is {self._now_iso}): a log entry records"
                 " what has happened",
             )
-        details = rule.json_object(data, "details", MAX_DETAILS_CHARS)
+        details = rule.json_object(data, "details", MAX_DETAILS_CHARS, ID_LISTS["details"])
         return {
             "action": action,
             "memory_ids": named,
@@ -363,7 +373,11 @@ class _Rules:
             raise self.fail(name, f"{raw} is outside {earliest.date()} .. {latest.date()} (UTC)")
         return to_iso(moment)
 
-    def json_object(self, data: dict[str, Any], name: str, limit: int) -> dict[str, Any]:
+    def json_object(
+        self, data: dict[str, Any], name: str, limit: int, id_lists: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        """A JSON object within `limit` characters, not counting the keys of `id_lists` that
+        hold a list of ids (see `ID_LISTS`)."""
         raw = data.get(name)
         if raw is None or raw == {}:
             return {}
@@ -374,10 +388,27 @@ class _Rules:
             raise self.fail(where, validate.NUL_RULE)
         if _small_flat(raw, limit):
             return raw
+        sized = sized_part(raw, id_lists)
         try:
-            size = len(json.dumps(raw, ensure_ascii=False, allow_nan=False))
+            size = len(json.dumps(sized, ensure_ascii=False, allow_nan=False))
         except (TypeError, ValueError, RecursionError):
             raise self.fail(name, "must be plain JSON (no NaN or infinity)") from None
         if size > limit:
             raise self.fail(name, f"{size} characters as JSON is over the limit of {limit}")
         return raw
+
+
+def sized_part(raw: dict[str, Any], id_lists: tuple[str, ...]) -> dict[str, Any]:
+    """`raw` without its keys of `id_lists` that hold a list of at most `MAX_LOG_IDS` ids
+    (strings no longer than an id): what a size limit counts."""
+    if not any(key in raw for key in id_lists):
+        return raw
+    return {key: value for key, value in raw.items() if key not in id_lists or not _id_list(value)}
+
+
+def _id_list(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) <= MAX_LOG_IDS
+        and all(isinstance(i, str) and len(i) <= validate.MAX_ID_CHARS for i in value)
+    )
