@@ -3,6 +3,8 @@ large index fast, then identifier substrings (LIKE) when BM25 finds too few."""
 
 from __future__ import annotations
 
+import time
+
 from cortex_mcp.models import SearchFilters
 from cortex_mcp.search.text import TextQuery, term_costs, within_budget, words_of
 from cortex_mcp.store.interfaces import MemoryStorage
@@ -16,6 +18,10 @@ FTS_ROW_BUDGET = 4000
 # this (bm25 counts each term's documents once per statement, ~0.2 us an entry: ~12 ms here).
 FTS_SCAN_BUDGET = 60_000
 LIKE_SCAN_ROWS = 50_000  # an identifier's substring scan reads at most the newest rows
+# An index seen within the row budget is searched exactly without counting its terms again
+# for this long. The size only grows, and an exact search is right at any size: if another
+# process grew the index past the budget meanwhile, a search costs more, never ranks worse.
+SIZE_RECHECK_S = 1.0
 
 TextHits = list[tuple[str, float | None]]  # (memory id, bm25; None for a LIKE-only hit)
 
@@ -25,15 +31,19 @@ class TextChannel:
         self.memories = memories
         self.row_budget = FTS_ROW_BUDGET
         self.scan_budget = FTS_SCAN_BUDGET
+        self._size_seen: tuple[int, float] = (0, -SIZE_RECHECK_S)  # (index size, when)
 
     async def hits(
         self, query: TextQuery, filters: SearchFilters, pool: int, limit: int
     ) -> TextHits:
         hits: TextHits = []
-        if not query.empty:
+        if not query.empty and self._known_small():
+            hits.extend(await self.memories.text_search(query.match, filters, pool))
+        elif not query.empty:
             quoted = query.quoted
             budget, scan = self.row_budget, self.scan_budget
             size, rows, costs = await self._term_counts(quoted, max(budget, scan) + 1)
+            self._size_seen = (size, time.monotonic())
             if size <= budget:  # a small index: every term, every row, exactly
                 hits.extend(await self.memories.text_search(query.match, filters, pool))
             elif await self.memories.own_rows(filters, budget + 1) <= budget:
@@ -57,6 +67,10 @@ class TextChannel:
                 if memory_id not in seen:
                     hits.append((memory_id, None))
         return hits
+
+    def _known_small(self) -> bool:
+        size, seen = self._size_seen
+        return size <= self.row_budget and time.monotonic() - seen < SIZE_RECHECK_S
 
     async def _term_counts(
         self, quoted: list[str], cap: int
