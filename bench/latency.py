@@ -13,7 +13,9 @@ The bare FTS5 row is one `MATCH ... ORDER BY bm25 LIMIT 20` on the same file, sa
 Also printed: exact KNN time of each vector backend (numpy matrix vs sqlite-vec vec0) and RSS,
 and the transport floor: an echo tool on the same SDK over stdio (bench/echo_server.py),
 measured in the same run with the same client, with stdio recall (up to 10 memories returned)
-and remember as ratios to it.
+and remember as ratios to it. The cost of each search stage is the median of its time in the
+in-process recalls, and recall p50 with the reranker stage is measured against the /rerank stub
+(tests/helpers/rerank_stub.py, its own process on 127.0.0.1) interleaved with recalls without it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +45,9 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from cortex_mcp.config import SearchSettings, load_settings  # noqa: E402
 from cortex_mcp.models import SearchFilters, SystemClock, to_iso  # noqa: E402
+from cortex_mcp.providers.rerank import GuardedReranker, HttpReranker  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.search.stages.rerank import Rerank  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
 from cortex_mcp.store.connection import sqlite_module  # noqa: E402
 from cortex_mcp.tokenize import count_tokens  # noqa: E402
@@ -113,10 +118,14 @@ class InProcessStub:
         return np.vstack([stub_vector(t, DIM) for t in texts])
 
 
+STAGE_MS: dict[str, list[float]] = {}  # per stage of the search, the last in-process run's
+
+
 async def measure_inprocess(
     service: CortexService, queries: list[str]
 ) -> tuple[list[float], list[float]]:
     recall_ms, embed_ms = [], []
+    STAGE_MS.clear()
     filters_now = to_iso(SystemClock().now())
     filters = SearchFilters(agent_id=service.settings.agent_id, now=filters_now)
     for q in queries[:20]:  # warm caches (the numpy matrix loads on first search)
@@ -126,10 +135,51 @@ async def measure_inprocess(
         result = await service.memories.recall(RecallRequest(query=q, max_results=5))
         total = (time.perf_counter() - started) * 1000
         embed_ms.append(result.meta.timings_ms.get("embed", 0.0))
+        for stage, ms in result.meta.timings_ms.items():
+            STAGE_MS.setdefault(stage, []).append(ms)
         recall_ms.append(total)
         assert result.meta.channels == ["text", "vector"], result.meta
     await service.drain()
     return recall_ms, embed_ms
+
+
+def start_rerank_stub() -> tuple[subprocess.Popen[str], str]:
+    """The /rerank stub in its own process on 127.0.0.1, and its port."""
+    stub = subprocess.Popen(
+        [sys.executable, "-m", "tests.helpers.rerank_stub", "--favourite", "budget"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    port = (stub.stdout.readline() if stub.stdout else "").split()[1]
+    return stub, port
+
+
+async def measure_rerank(service: CortexService, queries: list[str]) -> dict[str, float]:
+    """In-process recall p50 without and with the reranker stage, interleaved query by query:
+    the reranker is the /rerank stub (tests/helpers/rerank_stub.py) in its own process on
+    127.0.0.1, reranking the top 20 (the default), called through the HTTP reranker."""
+    stage = next(s for s in service.engines.searcher.stages if isinstance(s, Rerank))
+    stub, port = start_rerank_stub()
+    try:
+        http = HttpReranker(
+            base_url=f"http://127.0.0.1:{port}/v1", model="stub", api_key=None, timeout_s=2.0
+        )
+        reranker = GuardedReranker(http, timeout_s=2.0)
+        times: dict[bool, list[float]] = {False: [], True: []}
+        for i, q in enumerate(queries):
+            for on in (i % 2 == 0, i % 2 != 0):
+                stage.reranker = reranker if on else None
+                started = time.perf_counter()
+                result = await service.memories.recall(RecallRequest(query=q, max_results=5))
+                times[on].append((time.perf_counter() - started) * 1000)
+                assert not [d for d in result.meta.degraded if d.startswith("reranker")], result
+        await http.close()
+    finally:
+        stage.reranker = None
+        stub.kill()
+        stub.wait()
+    return {"off": pct(times[False], 50), "on": pct(times[True], 50)}
 
 
 def measure_bare_fts(db_path: Path, queries: list[str]) -> list[float]:
@@ -282,6 +332,8 @@ async def bench_size(n: int, n_queries: int, url: str, tmp: Path) -> dict[str, A
         http_provider = service.engines.embeddings.providers
         service.engines.embeddings.providers = [InProcessStub()]
         recall_ms, _ = await measure_inprocess(service, queries)
+        stages = {name: pct(STAGE_MS[name], 50) for name in STAGE_MS}
+        rerank = await measure_rerank(service, queries[:100])
         service.engines.embeddings.providers = http_provider
         knn = await measure_knn(service, queries)
     bare = measure_bare_fts(db_path, queries)
@@ -293,6 +345,9 @@ async def bench_size(n: int, n_queries: int, url: str, tmp: Path) -> dict[str, A
         "fill_s": fill_s,
         "recall_p50": pct(recall_ms, 50),
         "recall_p95": pct(recall_ms, 95),
+        "stages": stages,
+        "stage_order": [stage.name for stage in service.engines.searcher.stages],
+        "rerank": rerank,
         "embed_p50": pct(embed_ms, 50),
         "fts_p50": pct(bare, 50),
         "fts_p95": pct(bare, 95),
@@ -340,6 +395,23 @@ async def run(args: argparse.Namespace) -> None:
             f" | {r['fts_p50']:.2f} / {r['fts_p95']:.2f} ms | {r['recall_p50'] / max(r['fts_p50'], 1e-3):.1f}x"
             f" | {r['stdio_p50']:.2f} / {r['stdio_p95']:.2f} ms"
             f" | {knn.get('numpy', float('nan')):.2f} ms | {knn.get('vec0', float('nan')):.2f} ms | {r['rss_mb']:.0f} MB |"
+        )
+    print("\nCost of each search stage, in-process (median ms per recall; the channels run the")
+    print("text channel on the database thread while the query is embedded and searched):\n")
+    for r in rows:
+        order, medians = r["stage_order"], r["stages"]
+        parts = [f"{name} {medians.get(name, nan):.3f}" for name in order]
+        inner = [
+            f"{name} {medians[name]:.3f}" for name in ("text", "embed", "vector") if name in medians
+        ]
+        print(f"- {r['n']:,} memories: {' · '.join(parts)} (inside channels: {', '.join(inner)})")
+    print("\nRecall p50 in-process, without and with the reranker stage (the /rerank stub on")
+    print("127.0.0.1 in its own process, top 20 reranked), interleaved:\n")
+    for r in rows:
+        rr = r["rerank"]
+        print(
+            f"- {r['n']:,} memories: {rr['off']:.2f} ms without, {rr['on']:.2f} ms with"
+            f" (+{rr['on'] - rr['off']:.2f} ms)"
         )
     print(
         "\nOver stdio, against the transport floor (an echo tool on the same SDK, same client,"
