@@ -1,18 +1,16 @@
-"""Pure ASGI guards in front of every HTTP route: Host and Origin checks, bearer token, body
-size, JSON bodies only.
+"""Pure ASGI guards in front of every HTTP route: Host and Origin checks, body size, JSON
+bodies only (credentials: transports/callers.py).
 
 Each answers the same JSON error shape as the REST routes, so a client sees one format whether
-the refusal came from a guard or from a handler. The token is compared in constant time and
-never logged.
+the refusal came from a guard or from a handler.
 """
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import json
 import logging
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -171,53 +169,6 @@ def _normal_origin(origin: str) -> str:
 def _is_navigation(scope: Scope) -> bool:
     mode = _header(scope, b"sec-fetch-mode")
     return scope["method"] in ("GET", "HEAD") and mode == "navigate"
-
-
-class Session(Protocol):
-    """The dashboard's session (transports/dashboard.py): its public paths (page, assets,
-    sign-in) and the requests its cookie authorises."""
-
-    def is_public(self, path: str) -> bool: ...
-
-    def accepts(self, scope: Scope) -> bool: ...
-
-
-class BearerAuth:
-    """Every path but the public ones needs `Authorization: Bearer <CORTEX_API_TOKEN>`, or the
-    dashboard's session when one is given."""
-
-    def __init__(self, app: ASGIApp, token: str | None, session: Session | None = None) -> None:
-        self.app = app
-        self.token = token.encode() if token else None
-        self.session = session
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and self.token is not None
-            and scope["path"] not in PUBLIC_PATHS
-            and not (self.session is not None and self.session.is_public(scope["path"]))
-            and scope["method"] != "OPTIONS"  # CORS preflight carries no credentials
-            and not self._authorised(scope)
-            and not (self.session is not None and self.session.accepts(scope))
-        ):
-            await send_error(
-                send,
-                401,
-                "unauthorized",
-                "missing or wrong bearer token (send Authorization: Bearer $CORTEX_API_TOKEN)",
-                headers={"www-authenticate": 'Bearer realm="cortex"'},
-            )
-            return
-        await self.app(scope, receive, send)
-
-    def _authorised(self, scope: Scope) -> bool:
-        assert self.token is not None
-        header = _header(scope, b"authorization") or ""
-        scheme, _, presented = header.partition(" ")
-        if scheme.lower() != "bearer":
-            return False
-        return hmac.compare_digest(presented.strip().encode("latin-1"), self.token)
 
 
 class BodyLimit:

@@ -5,7 +5,9 @@ lifespan (the SSE transport would otherwise open one per connection).
 Guards, outermost first: no framing by other pages (every response), a deadline for request
 bodies (transports/timeouts.py, which also bounds request heads), CORS (when origins are
 configured), Host and exact Origin checks (DNS
-rebinding, other pages), bearer token, body limit, JSON bodies only (415). uvicorn drains in-flight requests on SIGTERM before the lifespan
+rebinding, other pages), the throttle of refused credentials, the caller (the MCP SDK's bearer
+token check, else the dashboard's session: transports/callers.py), body limit, JSON bodies
+only (415). uvicorn drains in-flight requests on SIGTERM before the lifespan
 closes the service, which waits for its background writes: an acknowledged write is never lost.
 """
 
