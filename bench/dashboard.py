@@ -126,6 +126,7 @@ async def server_side(db: Path, repeats: int, depth: int) -> list[tuple[str, lis
             ("first view, category=todo", {"category": "todo"}),
             ("first view, sort=importance", {"sort": "importance"}),
             ("first view, sort=access_count", {"sort": "access_count"}),
+            ("first view, sort=occurred_at", {"sort": "occurred_at"}),
             ("first view, q=lisbon", {"q": "lisbon"}),
             ("first view, q=lisbon kernel", {"q": "lisbon kernel"}),
         ):
@@ -138,7 +139,8 @@ async def server_side(db: Path, repeats: int, depth: int) -> list[tuple[str, lis
                 ),
             )
         await timed("agents list", lambda: service.browse.agents())
-        await timed("timeline (90 days)", lambda: service.browse.timeline(AGENT, 90))
+        await timed("timeline (every memory, axis fitted)", lambda: service.browse.timeline(AGENT))
+        await timed("timeline (last 90 days)", lambda: service.browse.timeline(AGENT, 90))
     return rows
 
 

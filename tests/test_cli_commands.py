@@ -321,3 +321,54 @@ def test_list_and_show_read_postgresql_and_keep_to_their_agent(tmp_path: Path, p
     hidden = cli("show", other, "--agent-id", "alice")
     assert hidden.returncode == 1 and "no memory starts with" in hidden.stderr
     assert not unused.exists()  # everything went to PostgreSQL
+
+
+def test_show_prints_a_memorys_own_time_and_a_summarys_period_beside_the_stored_time(
+    tmp_path: Path,
+) -> None:
+    """A memory said in 2023 and stored today: show gives both times; a summary also the
+    period it covers (its metadata's period_range); --json carries them."""
+    import asyncio
+
+    from cortex_mcp.config import load_settings
+    from cortex_mcp.models import Category
+    from cortex_mcp.runtime import open_cortex
+    from cortex_mcp.service.requests import RememberRequest
+
+    db = tmp_path / "brain.db"
+    period = {"start": "2023-05-02T09:00:00.000000Z", "end": "2023-05-29T18:30:00.000000Z"}
+
+    async def seed() -> tuple[str, str]:
+        async with open_cortex(load_settings(db_path=db, embedding_provider="none")) as service:
+            said = await service.memories.remember(
+                RememberRequest(content="Visited the Rodin museum", occurred_at="2023-05-06")
+            )
+            summary = await service.memories.remember(
+                RememberRequest(
+                    content="[2023-05] museum visits and a pottery class",
+                    category=Category.summary,
+                    occurred_at=period["start"],
+                ),
+                metadata={"period": "2023-05", "period_range": period},
+            )
+            return said.id, summary.id
+
+    said_id, summary_id = asyncio.run(seed())
+    shown = _cli("show", said_id, db=db)
+    assert shown.returncode == 0, shown.stderr
+    fields = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in shown.stdout.splitlines()[2:])
+    )
+    assert fields["occurred_at"] == "2023-05-06T00:00:00.000000Z", shown.stdout
+    assert fields["created_at"].startswith(str(datetime.now(UTC).year)), shown.stdout
+    assert "period" not in fields
+    memory = _json("show", said_id, db=db)["memory"]
+    assert memory["occurred_at"] == "2023-05-06T00:00:00.000000Z"
+    assert memory["created_at"] != memory["occurred_at"]
+
+    summary = _cli("show", summary_id, db=db).stdout
+    assert f"       period: {period['start']} to {period['end']}" in summary.splitlines()
+    shown_json = _json("show", summary_id, db=db)["memory"]
+    assert shown_json["occurred_at"] == period["start"]
+    assert shown_json["metadata"]["period_range"] == period

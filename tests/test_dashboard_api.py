@@ -308,3 +308,134 @@ def test_lifecycle_runs_show_the_agents_share_of_each_run(
     assert client.get(f"{API}/lifecycle/runs", headers={"X-Cortex-Agent": "bob"}).json() == {
         "runs": []
     }
+
+
+def timeline(client: TestClient, agent: str = "alice", **query: Any) -> dict[str, Any]:
+    reply = client.get(f"{API}/timeline", params=query, headers={"X-Cortex-Agent": agent})
+    assert reply.status_code == 200, reply.text
+    return dict(reply.json())
+
+
+def test_the_timeline_places_memories_by_when_they_happened_with_an_axis_that_fits(
+    client: TestClient, clock: FakeClock
+) -> None:
+    """The clock says 2026-11-01. A conversation of May to July 2023 stored today is charted
+    over May to July 2023 (by week), not squeezed into today; one memory of 2015 is left off
+    the chart and counted until fit=all; today's own memories are a second period, kept."""
+    said = ["2023-05-03", "2023-05-03", "2023-05-20", "2023-06-14", "2023-07-02", "2023-07-28"]
+    for n, day in enumerate(said):
+        remember(client, f"conversation turn {n}", occurred_at=day)
+    remember(client, "bob's 2020 note", agent="bob", occurred_at="2020-01-01")
+    forgotten = remember(client, "said and retracted", occurred_at="2023-09-30")
+    alice = {"X-Cortex-Agent": "alice"}
+    assert client.delete(f"{API}/memories/{forgotten}", headers=alice).status_code == 200
+
+    chart = timeline(client)
+    assert (chart["by"], chart["granularity"]) == ("occurred_at", "week")
+    assert (chart["start"], chart["end"]) == ("2023-05-03", "2023-07-28")
+    assert chart["total"] == 6 and chart["off_chart"] == {"before": 0, "after": 0}
+    starts = [b["start"] for b in chart["buckets"]]
+    assert starts[0] == "2023-05-01" and starts[-1] == "2023-07-24"  # Mondays
+    assert len(starts) == 13  # every week between, empty ones at zero
+    assert [b["total"] for b in chart["buckets"]][:3] == [2, 0, 1]
+    assert sum(b["core"] for b in chart["buckets"]) == 6
+
+    remember(client, "a note dated long ago", occurred_at="2015-03-09")
+    fitted = timeline(client)
+    assert (fitted["start"], fitted["end"], fitted["granularity"]) == (
+        "2023-05-03",
+        "2023-07-28",
+        "week",
+    )
+    assert fitted["off_chart"] == {"before": 1, "after": 0}
+    assert (fitted["earliest"], fitted["total"]) == ("2015-03-09", 6)
+    everything = timeline(client, fit="all")
+    assert (everything["start"], everything["granularity"]) == ("2015-03-09", "year")
+    assert [b["start"] for b in everything["buckets"]][:2] == ["2015-01-01", "2016-01-01"]
+    assert everything["total"] == 7 and everything["off_chart"] == {"before": 0, "after": 0}
+
+    for n in range(4):  # stored today, about today: a period of its own
+        remember(client, f"today's note {n}")
+    both = timeline(client)
+    assert (both["start"], both["end"], both["granularity"]) == (
+        "2023-05-03",
+        "2026-11-01",
+        "month",
+    )
+    assert both["buckets"][-1] == {"start": "2026-11-01", "total": 4, **_layers(core=4)}
+    assert both["off_chart"]["before"] == 1
+
+    recent = timeline(client, days=30)
+    assert (recent["start"], recent["end"], recent["total"]) == ("2026-11-01", "2026-11-01", 4)
+    assert recent["since"] == "2026-10-02"
+    assert timeline(client, agent="bob")["start"] == "2020-01-01"
+    assert timeline(client, agent="carol")["buckets"] == []
+
+    for bad, field in (({"fit": "some"}, "fit"), ({"days": 0}, "days")):
+        refused = client.get(f"{API}/timeline", params=bad)
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == field
+
+
+def _layers(**counts: int) -> dict[str, int]:
+    return {"working": 0, "core": 0, "archive": 0, **counts}
+
+
+def test_the_table_shows_and_sorts_by_when_a_memory_happened(client: TestClient) -> None:
+    ids = {day: remember(client, f"said on {day}", occurred_at=day) for day in
+           ("2024-02-29", "2021-07-04", "2025-12-31", "2023-01-15")}  # fmt: skip
+    today = remember(client, "said today")
+    seen: list[str] = []
+    page = browse(client, sort="occurred_at", order="asc", limit=2)
+    while True:
+        seen += [m["id"] for m in page["memories"]]
+        for m in page["memories"]:
+            assert m["occurred_at"] and m["created_at"]
+        if page["next_cursor"] is None:
+            break
+        page = browse(client, sort="occurred_at", order="asc", limit=2, cursor=page["next_cursor"])
+    assert seen == [*(ids[d] for d in sorted(ids)), today]
+    detail = client.get(
+        f"{API}/memories/{ids['2021-07-04']}/detail", headers={"X-Cortex-Agent": "alice"}
+    )
+    memory = detail.json()["memory"]
+    assert memory["occurred_at"].startswith("2021-07-04T00:00:00")
+    assert memory["created_at"].startswith("2026-11-01")
+
+
+def test_the_timeline_buckets_follow_the_span_and_only_few_far_outliers_leave_the_chart() -> None:
+    from datetime import date, timedelta
+
+    from cortex_mcp.engine.recall.timeline import granularity, timeline
+
+    start = date(2024, 1, 1)
+    for days, unit in ((1, "day"), (62, "day"), (63, "week"), (366, "week"), (367, "month"),
+                       (6 * 366, "month"), (6 * 366 + 1, "year")):  # fmt: skip
+        assert granularity(start, start + timedelta(days=days - 1)) == unit, days
+
+    def rows(*counts: tuple[str, int]) -> list[dict[str, Any]]:
+        return [{"day": day, "total": n, "core": n} for day, n in counts]
+
+    december = timeline(rows(("2023-11-20", 3), ("2024-02-02", 3)), ["core"], fit=True)
+    assert [b["start"] for b in december["buckets"]] == [
+        "2023-11-20", "2023-11-27", "2023-12-04", "2023-12-11", "2023-12-18", "2023-12-25",
+        "2024-01-01", "2024-01-08", "2024-01-15", "2024-01-22", "2024-01-29",
+    ]  # fmt: skip
+    month = timeline(rows(("2023-11-20", 3), ("2025-02-02", 3)), ["core"], fit=True)
+    assert [b["start"] for b in month["buckets"]][1:3] == ["2023-12-01", "2024-01-01"]
+
+    # one far outlier among 20 memories leaves; two do not (at most one under 100 memories)
+    days = [(f"2024-03-{d:02d}", 2) for d in range(1, 11)]
+    one = timeline(rows(("2019-06-01", 1), *days), ["core"], fit=True)
+    assert (one["start"], one["off_chart"]["before"], one["granularity"]) == (
+        "2024-03-01",
+        1,
+        "day",
+    )
+    two = timeline(rows(("2019-06-01", 2), *days), ["core"], fit=True)
+    assert (two["start"], two["off_chart"]["before"]) == ("2019-06-01", 0)
+    # nor is a memory a month before the rest an outlier (within 90 days), nor with fewer than 5
+    near = timeline(rows(("2024-02-01", 1), *days), ["core"], fit=True)
+    assert near["start"] == "2024-02-01"
+    few = timeline(rows(("2019-06-01", 1), ("2024-03-01", 3)), ["core"], fit=True)
+    assert few["start"] == "2019-06-01"
+    assert timeline([], ["core"], fit=True)["buckets"] == []

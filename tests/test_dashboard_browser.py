@@ -516,7 +516,7 @@ def one_day_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServePr
 
 
 def test_the_timeline_axis_fits_memories_that_are_all_from_one_day(
-    browser: Browser, one_day_server: ServeProcess, tmp_path: Path
+    browser: Browser, one_day_server: ServeProcess
 ) -> None:
     """drawDays gave uPlot the days with data and no range: one day's memories sat at the
     left edge of an axis running from 2026 to 2029. The chart's label says the range uPlot
@@ -531,7 +531,92 @@ def test_the_timeline_axis_fits_memories_that_are_all_from_one_day(
         today = datetime.now(UTC).date()
         assert first <= today <= last and last - first <= timedelta(days=2), label
         assert tab.errors == []
+    finally:
+        tab.close()
+
+
+CONVERSATION_DAYS = ["2023-05-03", "2023-05-20", "2023-06-14", "2023-07-02", "2023-07-28"]
+
+
+@pytest.fixture(scope="module")
+def dated_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServeProcess, str]]:
+    """A conversation of May to July 2023 imported today, one note dated 2015 and two notes
+    of today's; the id of the 2023-06-14 memory beside the server."""
+    db = tmp_path_factory.mktemp("dated") / "brain.db"
+
+    async def seed() -> str:
+        async with open_cortex(load_settings(db_path=db, embedding_provider="none")) as service:
+            ids = {}
+            for n, day in enumerate([*CONVERSATION_DAYS, "2015-03-09"]):
+                request = RememberRequest(content=f"Said on {day} ({n})", occurred_at=day)
+                ids[day] = (await service.memories.remember(request)).id
+            for content in ("Deploys on Fridays", "Uses Neovim"):
+                await service.memories.remember(RememberRequest(content=content))
+            return ids["2023-06-14"]
+
+    with ThreadPoolExecutor(1) as pool:
+        memory_id = pool.submit(asyncio.run, seed()).result()
+    with ServeProcess(db, token=None, CORTEX_LIFECYCLE__SCHEDULE="off") as served:
+        yield served, memory_id
+
+
+def _chart_range(page: Page, chart: str) -> tuple[date, date]:
+    label = page.get_attribute(chart, "aria-label") or ""
+    first, last = label.split(" from ")[1][:24].split(" to ")
+    return date.fromisoformat(first), date.fromisoformat(last)
+
+
+def test_the_timeline_axis_spans_when_dated_memories_happened(
+    browser: Browser, dated_server: tuple[ServeProcess, str], tmp_path: Path
+) -> None:
+    """Memories of 2023 stored today are charted over 2023 by month, the 2015 note is left off
+    and counted (with a button that shows it too), and the list runs by when they happened."""
+    tab = Tab(browser, dated_server[0].url)
+    try:
+        chart = "[role=img][aria-label^='Chart'][aria-label*=' from ']"
+        page = tab.open("#/memories?view=timeline", ready=chart)
+        first, last = _chart_range(page, chart)
+        today = datetime.now(UTC).date()
+        # 2023-05-03 to today, by month, one month of margin each side
+        assert date(2023, 3, 31) <= first <= date(2023, 5, 1), (first, last)
+        assert today <= last <= today + timedelta(days=62), (first, last)
+        assert page.get_attribute(chart, "data-granularity") == "month"
+        assert "7 in all" in (page.get_attribute(chart, "aria-label") or "")
         _screenshot(page, "dashboard-timeline.png", tmp_path)
+        ticks = (page.get_attribute(chart, "data-ticks") or "").split()
+        assert ticks[0] == "2023-05" and ticks[-1][:4] == str(today.year), ticks
+        note = page.inner_text("#off-chart")
+        assert "1 earlier memory (from 2015-03-09)" in note, note
+        days = page.locator("#timeline section.day h2").all_inner_texts()
+        assert days[-2:] == ["2023-05-03", "2015-03-09"] and days[0] == today.isoformat(), days
+        assert tab.errors == []
+
+        page.click("#show-all")
+        page.wait_for_selector(f"{chart}[data-granularity=year]")
+        first, last = _chart_range(page, chart)
+        assert first <= date(2015, 1, 1) and last >= date(today.year, 1, 1), (first, last)
+        assert "8 in all" in (page.get_attribute(chart, "aria-label") or "")
+        assert tab.errors == []
+    finally:
+        tab.close()
+
+
+def test_the_memory_page_shows_when_it_happened_beside_when_it_was_stored(
+    browser: Browser, dated_server: tuple[ServeProcess, str]
+) -> None:
+    server, memory_id = dated_server
+    tab = Tab(browser, server.url)
+    try:
+        page = tab.open(f"#/memory/{memory_id}", ready="#memory-meta")
+        occurred = page.inner_text("#memory-meta dd[data-key='Occurred (UTC)']")
+        stored = page.inner_text("#memory-meta dd[data-key='Stored (UTC)']")
+        assert occurred == "2023-06-14 00:00:00", occurred
+        assert stored.startswith(datetime.now(UTC).date().isoformat()[:4]), stored
+        table = tab.open("#/memories?sort=occurred_at&order=asc", ready="#memory-table tbody tr")
+        first_row = table.locator("#memory-table tbody tr").first.locator("td")
+        assert first_row.nth(0).inner_text().startswith("2015-03-09")
+        assert tab.axe_violations() == []
+        assert tab.errors == []
     finally:
         tab.close()
 

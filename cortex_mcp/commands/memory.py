@@ -145,10 +145,21 @@ def _detail(d: dict[str, Any]) -> str:
     ):
         if m.get(key) is not None:
             lines.append(f"{key:>13}: {m[key]}")
+        if key == "occurred_at" and (period := _period(m.get("metadata") or {})):
+            lines.append(f"{'period':>13}: {period}")
     chain = [c for c in d.get("correction_chain", []) if c["id"] != m["id"]]
     if chain:
         lines += ["", "correction chain:", *(f"  {_row(c)}" for c in chain)]
     return "\n".join(lines)
+
+
+def _period(metadata: dict[str, Any]) -> str | None:
+    """The period a summary covers: `period_range` {start, end}, else its month (`period`)."""
+    span = metadata.get("period_range")
+    if isinstance(span, dict) and span.get("start") and span.get("end"):
+        return f"{span['start']} to {span['end']}"
+    period = metadata.get("period")
+    return period if isinstance(period, str) and period else None
 
 
 def run_show(args: argparse.Namespace, settings: Settings) -> int:

@@ -17,6 +17,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.recall.report import debug_report
+from cortex_mcp.engine.recall.timeline import timeline as fitted_timeline
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import LOCAL, Caller, Category, Clock, Layer, Memory, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
@@ -119,10 +120,24 @@ class BrowseService:
         found.sort(key=lambda a: a["agent_id"])
         return {"agents": found, "default": self.settings.agent_id}
 
-    async def timeline(self, agent_id: str | None = None, days: int = 90) -> dict[str, Any]:
-        span = validate.int_range("days", days, 1, 3660)
-        since = to_iso(self.clock.now() - timedelta(days=span))[:10]
-        return {"since": since, "days": await self.browser.per_day(self._agent(agent_id), since)}
+    async def timeline(
+        self, agent_id: str | None = None, days: int | None = None, fit: str = "auto"
+    ) -> dict[str, Any]:
+        """Live memories by when they happened (`occurred_at`), bucketed for a chart whose
+        axis fits them (engine/recall/timeline.py says how); `days`: only the last `days` days;
+        `fit`: "auto" leaves far outliers off the chart (counted), "all" shows every one."""
+        if fit not in ("auto", "all"):
+            raise InvalidInput("fit: must be auto or all", field="fit")
+        since = None
+        if days is not None:
+            span = validate.int_range("days", days, 1, 3660)
+            since = to_iso(self.clock.now() - timedelta(days=span))[:10]
+        rows = await self.browser.per_day(self._agent(agent_id), since)
+        return {
+            "since": since,
+            "fit": fit,
+            **fitted_timeline(rows, [layer.value for layer in Layer], fit=fit == "auto"),
+        }
 
     # ---- one memory ---------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from cortex_mcp.store.interfaces import DatabaseHandle
 from cortex_mcp.store.memories import MEMORY_COLUMNS, log_entry, row_to_memory
 
 COUNT_CAP = 10_000
-SORTS = ("created_at", "updated_at", "importance", "access_count")
+SORTS = ("created_at", "occurred_at", "updated_at", "importance", "access_count")
 STATUSES = ("live", "forgotten", "superseded", "all")
 
 LAYER_VALUES = [layer.value for layer in Layer]
@@ -110,13 +110,15 @@ class BrowseStore:
         )
         return [{"agent_id": str(r[0]), "memories": int(r[1])} for r in rows]
 
-    async def per_day(self, agent_id: str, since: str) -> list[dict[str, Any]]:
-        """Live memories created per day (UTC) and layer since `since`."""
+    async def per_day(self, agent_id: str, since: str | None = None) -> list[dict[str, Any]]:
+        """Live memories per day (UTC) and layer of when they happened (`occurred_at`), from
+        `since` on (every day when None)."""
+        bound, params = (" AND occurred_at >= ?", [agent_id, since]) if since else ("", [agent_id])
         rows = await self.db.fetchall(
-            "SELECT substr(created_at, 1, 10) AS day, layer, COUNT(*) AS n FROM memories"
-            " WHERE agent_id = ? AND created_at >= ? AND forgotten_at IS NULL"
+            "SELECT substr(occurred_at, 1, 10) AS day, layer, COUNT(*) AS n FROM memories"
+            f" WHERE agent_id = ?{bound} AND forgotten_at IS NULL"
             " AND superseded_by IS NULL GROUP BY 1, 2 ORDER BY 1",
-            (agent_id, since),
+            params,
         )
         days: dict[str, dict[str, Any]] = {}
         for row in rows:

@@ -26,7 +26,9 @@ Moment = Annotated[
 
 class BrowseQuery(Body):
     agent_id: AgentId | None = None
-    sort: Literal["created_at", "updated_at", "importance", "access_count"] = "created_at"
+    sort: Literal["created_at", "occurred_at", "updated_at", "importance", "access_count"] = (
+        "created_at"
+    )
     order: Literal["asc", "desc"] = "desc"
     limit: Annotated[int, Field(ge=1, le=500)] = 50
     cursor: Annotated[str, Field(min_length=1, max_length=400)] | None = None
@@ -39,8 +41,12 @@ class BrowseQuery(Body):
 
 
 class TimelineQuery(Body):
+    """Live memories by when they happened; `days`: only the last `days` days; `fit`: auto
+    leaves a few far outliers off the chart (counted in off_chart), all shows every one."""
+
     agent_id: AgentId | None = None
-    days: Annotated[int, Field(ge=1, le=3660)] = 90
+    days: Annotated[int, Field(ge=1, le=3660)] | None = None
+    fit: Literal["auto", "all"] = "auto"
 
 
 class RestoreBody(Body):
@@ -143,7 +149,8 @@ async def agents(call: Call) -> Any:
 
 
 async def timeline(call: Call) -> Any:
-    return await call.service.browse.timeline(call.agent_id, call.query.days)
+    q: TimelineQuery = call.query
+    return await call.service.browse.timeline(call.agent_id, q.days, q.fit)
 
 
 async def memory_page(call: Call) -> Any:

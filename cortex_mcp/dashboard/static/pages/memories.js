@@ -1,5 +1,5 @@
-// Memories: a table (sort, filter, search, keyset pages), a timeline grouped by day with a
-// per-day chart, and the three layers side by side.
+// Memories: a table (sort, filter, search, keyset pages), a timeline of when they happened
+// (a chart whose axis fits them, and a list grouped by day), and the three layers side by side.
 
 import { api } from "../api.js";
 import { navigate } from "../app.js";
@@ -7,7 +7,7 @@ import { CATEGORIES, LAYERS, clear, field, h, num, select, short, table, when } 
 
 const VIEWS = [["table", "Table"], ["timeline", "Timeline"], ["layers", "Layers"]];
 const SORTS = [
-  ["created_at", "Created"], ["updated_at", "Updated"], ["importance", "Importance"],
+  ["created_at", "Stored"], ["occurred_at", "Occurred"], ["updated_at", "Updated"], ["importance", "Importance"],
   ["access_count", "Times recalled"],
 ];
 
@@ -22,7 +22,7 @@ export async function render(root, { params }) {
   root.append(tabs);
   const body = h("div");
   root.append(body);
-  if (view === "timeline") return renderTimeline(body);
+  if (view === "timeline") return renderTimeline(body, params);
   if (view === "layers") return renderLayers(body);
   return renderTable(body, params);
 }
@@ -60,8 +60,8 @@ async function renderTable(root, params) {
     h("div", {}, select("layer", "Layer", [["", "any"], ...LAYERS], filters.layer)),
     h("div", {}, select("category", "Category", [["", "any"], ...CATEGORIES], filters.category)),
     h("div", {}, select("status", "Status", ["live", "forgotten", "superseded", "all"], filters.status)),
-    h("div", {}, field("since", "Created from", { type: "date", value: filters.since })),
-    h("div", {}, field("until", "Created before", { type: "date", value: filters.until })),
+    h("div", {}, field("since", "Stored from", { type: "date", value: filters.since })),
+    h("div", {}, field("until", "Stored before", { type: "date", value: filters.until })),
     h("div", {}, select("sort", "Sort by", SORTS, filters.sort)),
     h("div", {}, select("order", "Order", [["desc", "descending"], ["asc", "ascending"]], filters.order)),
     h("div", {}, h("button", { type: "submit", class: "primary" }, "Apply")),
@@ -81,6 +81,7 @@ async function renderTable(root, params) {
     if (page.next_cursor) cursors[index + 1] = page.next_cursor;
     clear(holder);
     const rows = page.memories.map((m) => h("tr", { dataset: { id: m.id } },
+      h("td", {}, when(m.occurred_at)),
       h("td", {}, when(m.created_at)),
       h("td", {}, layerPill(m.layer)),
       h("td", {}, m.category),
@@ -90,8 +91,8 @@ async function renderTable(root, params) {
     ));
     holder.append(table(
       `Page ${index + 1}${typeof total === "number" ? ` of ${Math.max(1, Math.ceil(total / 50))}` : ""}${total !== null ? ` (${total} memories)` : ""}`,
-      ["Created (UTC)", "Layer", "Category", "Importance", "Recalled", "Content"],
-      rows.length ? rows : [h("tr", {}, h("td", { colspan: 6 }, "No memories match."))],
+      ["Occurred (UTC)", "Stored (UTC)", "Layer", "Category", "Importance", "Recalled", "Content"],
+      rows.length ? rows : [h("tr", {}, h("td", { colspan: 7 }, "No memories match."))],
       { id: "memory-table" },
     ));
     const prev = h("button", { type: "button", disabled: index === 0, onclick: () => show(index - 1) }, "Previous page");
@@ -104,12 +105,19 @@ async function renderTable(root, params) {
 
 // ---- timeline ------------------------------------------------------------------------------
 
-async function renderTimeline(root) {
-  const counts = await api("GET", "/timeline", { query: { days: 90 } });
-  const chartBox = h("figure", { class: "card" },
-    h("figcaption", {}, `Memories created per day since ${counts.since} (live ones, by layer)`));
+// The chart places memories by when they happened (occurred_at), in buckets the server sizes to
+// the span shown (day, week, month, year); a few far outliers are left off the chart and
+// counted under it, with a button that shows them too. The list below runs by the same time.
+async function renderTimeline(root, params) {
+  const fit = params.get("fit") === "all" ? "all" : "auto";
+  const data = await api("GET", "/timeline", { query: { fit } });
+  const caption = data.total
+    ? `When the memories happened (occurred, UTC), per ${data.granularity}, ${data.start} to ${data.end} (live ones, by layer)`
+    : "When the memories happened (occurred, UTC)";
+  const chartBox = h("figure", { class: "card" }, h("figcaption", {}, caption));
   root.append(chartBox);
-  drawDays(chartBox, counts.days);
+  drawBuckets(chartBox, data);
+  root.append(offChart(data, fit));
   const list = h("div", { id: "timeline" });
   root.append(list);
   let cursor = null;
@@ -119,15 +127,16 @@ async function renderTimeline(root) {
   root.append(more);
 
   async function load() {
-    const page = await api("GET", "/browse", { query: { sort: "created_at", order: "desc", limit: 100, cursor: cursor || undefined } });
+    const page = await api("GET", "/browse", { query: { sort: "occurred_at", order: "desc", limit: 100, cursor: cursor || undefined } });
     for (const m of page.memories) {
-      const day = m.created_at.slice(0, 10);
+      const day = m.occurred_at.slice(0, 10);
       if (day !== lastDay) {
         lastDay = day;
         section = h("ol", {});
         list.append(h("section", { class: "day", "aria-label": day }, h("h2", {}, day), section));
       }
-      section.append(h("li", {}, h("span", { class: "muted" }, m.created_at.slice(11, 16), " "),
+      section.append(h("li", { dataset: { id: m.id, occurred: m.occurred_at } },
+        h("span", { class: "muted" }, m.occurred_at.slice(11, 16), " "),
         layerPill(m.layer), " ", link(m)));
     }
     cursor = page.next_cursor;
@@ -137,60 +146,80 @@ async function renderTimeline(root) {
   await load();
 }
 
-const DAY_S = 86400;
-
-// Every day from the first with memories to the last, the days between at zero: uPlot draws
-// the points it is given, so a day with none must be given as 0, not left out.
-function everyDay(days) {
-  const byDay = new Map(days.map((d) => [Date.parse(d.day + "T00:00:00Z") / 1000, d]));
-  const first = Math.min(...byDay.keys());
-  const last = Math.max(...byDay.keys());
-  const filled = [];
-  for (let t = first; t <= last; t += DAY_S) filled.push([t, byDay.get(t) || {}]);
-  return filled;
+function offChart(data, fit) {
+  const { before, after } = data.off_chart;
+  const note = h("p", { id: "off-chart", class: "muted" });
+  if (before || after) {
+    const parts = [];
+    if (before) parts.push(`${before} earlier ${before === 1 ? "memory" : "memories"} (from ${data.earliest})`);
+    if (after) parts.push(`${after} later ${after === 1 ? "memory" : "memories"} (to ${data.latest})`);
+    const verb = before + after === 1 ? "lies" : "lie";
+    note.append(`${parts.join(" and ")} ${verb} far from the rest and ${before + after === 1 ? "is" : "are"} not on the chart. `,
+      h("button", { type: "button", id: "show-all", onclick: () => navigate("#/memories?view=timeline&fit=all") }, "Show them too"));
+  } else if (fit === "all" && data.total) {
+    note.append("Every memory is on the chart. ",
+      h("button", { type: "button", onclick: () => navigate("#/memories?view=timeline") }, "Fit to most memories"));
+  }
+  return note;
 }
 
-function drawDays(box, days) {
-  if (!days.length || typeof uPlot === "undefined") {
-    box.append(h("p", { class: "muted" }, "No memories in this period."));
+const DAY_S = 86400;
+const BUCKET_S = { day: DAY_S, week: 7 * DAY_S, month: 31 * DAY_S, year: 366 * DAY_S };
+
+function drawBuckets(box, data) {
+  if (!data.buckets.length || typeof uPlot === "undefined") {
+    box.append(h("p", { class: "muted" }, "No memories yet."));
     return;
   }
-  const filled = everyDay(days);
-  const xs = filled.map(([t]) => t);
-  const series = LAYERS.map((layer) => filled.map(([, d]) => d[layer] || 0));
-  // the axis fits the data: its days and one on each side (one day of data sits mid-chart)
-  const range = [xs[0] - DAY_S, xs[xs.length - 1] + DAY_S];
+  const unit = data.granularity;
+  const xs = data.buckets.map((b) => Date.parse(b.start + "T00:00:00Z") / 1000);
+  const series = LAYERS.map((layer) => data.buckets.map((b) => b[layer] || 0));
+  // the axis fits the data: its buckets and one on each side (one bucket sits mid-chart)
+  const range = [xs[0] - BUCKET_S[unit], xs[xs.length - 1] + BUCKET_S[unit]];
   const colours = { working: "#8a5a00", core: "#0b5cad", archive: "#5a4a78" };
-  const total = days.reduce((s, d) => s + d.total, 0);
-  const holder = h("div", { role: "img", "aria-label": `Chart: memories per day, ${total} in all` });
+  const holder = h("div", { role: "img", "aria-label": `Chart: memories per ${unit}, ${data.total} in all` });
   box.append(holder);
   const width = Math.max(320, Math.min(1200, box.clientWidth - 24 || 900));
-  const spanDays = (range[1] - range[0]) / DAY_S;
   // the label says the range uPlot drew, for screen readers (and the browser test)
   const day = (t) => new Date(t * 1000).toISOString().slice(0, 10);
   const describe = (u) => holder.setAttribute("aria-label",
-    `Chart: memories per day from ${day(u.scales.x.min)} to ${day(u.scales.x.max)}, ${total} in all`);
+    `Chart: memories per ${unit} by when they happened, from ${day(u.scales.x.min)} to ${day(u.scales.x.max)}, ${data.total} in all`);
+  const label = bucketLabel(unit, data.start.slice(0, 4) !== data.end.slice(0, 4));
   new uPlot({
     width, height: 220, legend: { show: false },
-    tzDate: (t) => uPlot.tzDate(new Date(t * 1000), "Etc/UTC"), // the days are UTC days
+    tzDate: (t) => uPlot.tzDate(new Date(t * 1000), "Etc/UTC"), // the buckets are UTC days
     scales: { x: { time: true, range: () => range } },
     hooks: { draw: [describe] },
     series: [{}, ...LAYERS.map((layer) => ({
       label: layer, stroke: colours[layer], width: 2, points: { show: xs.length < 40, size: 6 },
     }))],
     axes: [
-      // whole days only: no hour ticks on a short range
-      { space: 60, incrs: [DAY_S, 2 * DAY_S, 7 * DAY_S, 14 * DAY_S, 30 * DAY_S], values: (u, ticks) => ticks.map(dayLabel(spanDays)) },
+      // a tick on a bucket's start only, as many as fit (about one per 80 px)
+      { space: 60, splits: () => thinned(xs, Math.max(2, Math.floor(width / 80))), values: (u, ticks) => labelled(holder, ticks.map(label)) },
       { label: "memories" },
     ],
   }, [xs, ...series], holder);
-  box.append(h("p", { class: "muted" }, LAYERS.map((l) => `${l}: ${series[LAYERS.indexOf(l)].reduce((a, b) => a + b, 0)}`).join(" · ")));
+  holder.dataset.granularity = unit;
+  box.append(h("p", { class: "muted" }, LAYERS.map((l, i) => `${l}: ${series[i].reduce((a, b) => a + b, 0)}`).join(" · ")));
 }
 
-function dayLabel(spanDays) {
+// the labels are drawn on the canvas: kept on the chart's element too (for the browser test)
+function labelled(holder, labels) {
+  holder.dataset.ticks = labels.join(" ");
+  return labels;
+}
+
+function thinned(xs, most) {
+  const step = Math.ceil(xs.length / most);
+  return xs.filter((_, i) => i % step === 0);
+}
+
+function bucketLabel(unit, yearsDiffer) {
   return (t) => {
     const iso = new Date(t * 1000).toISOString();
-    return spanDays > 300 ? iso.slice(0, 7) : iso.slice(5, 10);
+    if (unit === "year") return iso.slice(0, 4);
+    if (unit === "month") return iso.slice(0, 7);
+    return yearsDiffer ? iso.slice(0, 10) : iso.slice(5, 10);
   };
 }
 

@@ -40,12 +40,22 @@ function metadata(m) {
     ["Id", m.id], ["Agent", m.agent_id], ["Layer", m.layer], ["Category", m.category],
     ["Importance", num(m.importance)], ["Confidence", num(m.confidence)],
     ["Times recalled", m.access_count], ["Last recalled", when(m.last_accessed)],
-    ["Created (UTC)", when(m.created_at)], ["Updated (UTC)", when(m.updated_at)],
+    ["Occurred (UTC)", when(m.occurred_at)], ...period(m.metadata),
+    ["Stored (UTC)", when(m.created_at)], ["Updated (UTC)", when(m.updated_at)],
     ["Expires", when(m.expires_at)], ["Shared with other agents", m.shared ? "yes" : "no"],
     ["Forgotten", when(m.forgotten_at)], ["Source", m.source || "—"],
   ];
   return h("dl", { class: "meta", id: "memory-meta" },
     rows.map(([k, v]) => [h("dt", {}, k), h("dd", { dataset: { key: k } }, String(v))]));
+}
+
+// A summary's period: the first and last moment of what it covers (period_range), else its
+// month (period); nothing for other memories.
+function period(metadata) {
+  const range = metadata && metadata.period_range;
+  if (range && range.start && range.end) return [["Period covered (UTC)", `${when(range.start)} to ${when(range.end)}`]];
+  if (metadata && typeof metadata.period === "string") return [["Period covered", metadata.period]];
+  return [];
 }
 
 function editForm(m) {
