@@ -17,6 +17,7 @@ from cortex_mcp.engine.exchange.admit import MAX_METADATA_CHARS
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -74,3 +75,61 @@ async def test_the_rest_of_the_metadata_keeps_its_limit_beside_a_list_of_ids(
         assert "memories[0]: metadata" in str(caught.value)
         assert "over the limit of 20000" in str(caught.value)
     assert await service.stores.exports.memories("carol") == []
+
+
+async def test_an_import_into_another_agent_points_its_summary_at_its_own_copies(
+    service: CortexService, clock: FakeClock, tmp_path: Path
+) -> None:
+    """Exported from alice and imported into bob in the same store, every id is taken, so bob's
+    memories get new ids: his summary covers those, and a purge of alice's memory leaves it."""
+    notes = [f"Kyoto trip day {day}: visited temple number {day * 3}" for day in range(5)]
+    archived = [
+        {"content": text, "layer": "archive", "category": "fact", "created_at": "2026-10-15"}
+        for text in notes
+    ]
+    document = {"format": "cortex-mcp-export", "memories": archived}
+    await service.exchange.import_memories(document=document, agent_id="alice")
+    clock.advance(days=91)
+    await service.lifecycle.run(agent_id="alice")
+    out = tmp_path / "alice.json"
+    await service.exchange.export_json(str(out), agent_id="alice")
+    await service.exchange.import_path(str(out), agent_id="bob")
+
+    alice = {m.content: m for m in await service.stores.exports.memories("alice")}
+    bob = {m.content: m for m in await service.stores.exports.memories("bob")}
+    [summary] = [m for m in bob.values() if m.category.value == "summary"]
+    assert sorted(summary.metadata["covers"]) == sorted(bob[text].id for text in notes)
+    [entry] = [e for e in await service.lifecycle.log(agent_id="bob") if e["action"] == "compress"]
+    assert summary.id in entry["details"]["after"]
+    assert set(entry["details"]["before"]) == {bob[text].id for text in notes}
+
+    purged = ForgetRequest(memory_id=alice[notes[0]].id, purge=True, agent_id="alice")
+    await service.memories.forget(purged)
+    after = await service.stores.memories.get(summary.id)
+    assert after is not None and after.content == summary.content
+
+
+async def test_a_purge_never_quotes_another_agents_memories_into_a_summary(
+    service: CortexService,
+) -> None:
+    """A summary imported with covers naming memories the document does not hold, which are
+    another agent's: when one of them is purged, the summary is rebuilt from its own agent's
+    memories only."""
+    secrets = ["Alice's bank PIN hint is the cat's birthday", "Alice hides the spare key"]
+    document = {
+        "format": "cortex-mcp-export",
+        "memories": [{"content": t, "layer": "archive", "category": "fact"} for t in secrets],
+    }
+    await service.exchange.import_memories(document=document, agent_id="alice")
+    alice = [m.id for m in await service.stores.exports.memories("alice")]
+    summary = {
+        "content": "[2026-10] 2 archived memories: a walk; a book",
+        "layer": "core",
+        "category": "summary",
+        "metadata": {"section": "history", "period": "2026-10", "covers": alice},
+    }
+    document = {"format": "cortex-mcp-export", "memories": [summary]}
+    await service.exchange.import_memories(document=document, agent_id="bob")
+    await service.memories.forget(ForgetRequest(memory_id=alice[0], purge=True, agent_id="alice"))
+    [bobs] = await service.stores.exports.memories("bob")
+    assert "spare key" not in bobs.content and "PIN" not in bobs.content

@@ -160,8 +160,9 @@ class Admission:
             "expires_at": rule.time(data, "expires_at", self.now + LATEST_EXPIRY),
             "superseded_by": self.reference(data.get("superseded_by"), rule, "superseded_by"),
             "forgotten_at": rule.time(data, "forgotten_at", self._latest),
-            "metadata": rule.json_object(
-                data, "metadata", MAX_METADATA_CHARS, ID_LISTS["metadata"]
+            "metadata": self.follow_renames(
+                rule.json_object(data, "metadata", MAX_METADATA_CHARS, ID_LISTS["metadata"]),
+                ID_LISTS["metadata"],
             ),
             "shared": rule.flag(data, "shared"),
             # the memory's own time; a file of another tool that has only created_at means it
@@ -190,6 +191,19 @@ class Admission:
             self._random, self._random_at = os.urandom(_ID_RANDOM_BYTES * 1024), 0
         start, self._random_at = self._random_at, self._random_at + _ID_RANDOM_BYTES
         return new_id(self._random[start : self._random_at])
+
+    def follow_renames(self, raw: dict[str, Any], id_lists: tuple[str, ...]) -> dict[str, Any]:
+        """The lists of ids in `raw` (a summary's covers...) naming the memories' new ids where
+        the import renamed them, so an import into another agent never points at the memories
+        of the agent it was exported from."""
+        if not self.renames.memories or not any(key in raw for key in id_lists):
+            return raw
+        followed = {
+            key: [self.renames.memory(id_key(i)) for i in raw[key]]
+            for key in id_lists
+            if key in raw and _id_list(raw[key])
+        }
+        return {**raw, **followed}
 
     def reference(self, raw: Any, rule: _Rules, name: str) -> str | None:
         """Another memory this one names (superseded_by, a relation's source)."""
@@ -243,7 +257,10 @@ class Admission:
                 f"{executed} is in the future (now is {self._now_iso}): a log entry records"
                 " what has happened",
             )
-        details = rule.json_object(data, "details", MAX_DETAILS_CHARS, ID_LISTS["details"])
+        details = self.follow_renames(
+            rule.json_object(data, "details", MAX_DETAILS_CHARS, ID_LISTS["details"]),
+            ID_LISTS["details"],
+        )
         return {
             "action": action,
             "memory_ids": named,

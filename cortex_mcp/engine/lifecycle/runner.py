@@ -127,7 +127,10 @@ class LifecycleEngine:
         for summary in await self.store.summaries_citing(memory_id):
             covers = [i for i in summary.metadata.get("covers", []) if i != memory_id]
             found = await self.store.memories.get_many(covers)
-            remaining = [found[i] for i in covers if i in found]
+            # only its own agent's memories: never quote another agent's text into it
+            remaining = [
+                found[i] for i in covers if i in found and found[i].agent_id == summary.agent_id
+            ]
             period = str(summary.metadata.get("period", "?"))
             content = (
                 extractive_summary(period, remaining)
