@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -214,12 +215,14 @@ async def test_rows_written_before_the_migration_get_their_stored_time(
 
 
 def _undo_migration(backend: str, settings: Settings) -> None:
-    """The store as the build before `occurred_at` left it: no column, the version before."""
+    """The store as the build before `occurred_at` left it: no column (nor a turn's
+    `said_at`), the version before."""
     if backend == "sqlite":
         with contextlib.closing(sqlite_module().connect(settings.db_path)) as conn:
             conn.execute("DROP TRIGGER trg_memories_occurred")
             conn.execute("DROP INDEX idx_memories_agent_occurred")
             conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
+            conn.execute("ALTER TABLE turns DROP COLUMN said_at")
             conn.execute("PRAGMA user_version = 11")
             conn.commit()
         return
@@ -230,7 +233,8 @@ def _undo_migration(backend: str, settings: Settings) -> None:
         conn.execute("DROP TRIGGER memories_occurred_default ON memories")
         conn.execute("DROP FUNCTION cortex_occurred_default()")
         conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
-        conn.execute("DELETE FROM cortex_schema WHERE version = 9")
+        conn.execute("ALTER TABLE turns DROP COLUMN said_at")
+        conn.execute("DELETE FROM cortex_schema WHERE version >= 9")
 
 
 # ---- request rules -----------------------------------------------------------------------
@@ -568,3 +572,97 @@ async def test_imported_notes_take_their_time_from_the_file(
     assert times["Walked to the station"] == "2026-03-07T08:15:00.000000Z"
     assert times["Said at a party"] == "2022-12-31T22:00:00.000000Z"
     assert times["Known since then"] == "2021-06-01T10:00:00.000000Z"
+
+
+# ---- ingest and flush take it from the conversation --------------------------------------
+
+MAY_8_MS = 1683554400000  # 2023-05-08T14:00:00Z in epoch milliseconds, as OpenClaw writes it
+SAID = "I prefer green tea over coffee. We took the ferry to the island museum with Anna."
+
+
+async def _by_content(service: CortexService) -> dict[str, Any]:
+    return {m.content: m for m in await service.stores.exports.memories(None)}
+
+
+async def test_an_ingested_turn_dates_its_memories_by_when_it_was_said(
+    service: CortexService,
+) -> None:
+    turn = [
+        {"role": "user", "content": "an earlier question", "timestamp": MAY_8_MS - 60_000},
+        {"role": "assistant", "content": "an earlier answer"},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": SAID}],
+            "timestamp": MAY_8_MS,
+        },
+        {"role": "assistant", "content": "Noted."},
+    ]
+    result = await service.conversation.ingest(None, messages=turn, session_id="s1")
+    assert result.status == "done"
+    rows = await _by_content(service)
+    may_8 = "2023-05-08T14:00:00.000000Z"
+    assert rows["I prefer green tea over coffee."].occurred_at == may_8  # the high signal
+    history = [m for m in rows.values() if m.metadata.get("unextracted")]  # the turn itself
+    assert [(m.occurred_at, m.metadata["said_at"]) for m in history] == [(may_8, may_8)]
+    # the same words another day are another turn, whose memories are those already known
+    # (stored once, keeping their first time); a session's date given with a turn wins
+    again = await service.conversation.ingest(SAID, "Noted.", session_id="s1", said="2024-01-02")
+    assert not again.duplicate
+    rows = await _by_content(service)
+    assert [m.occurred_at for m in rows.values() if m.metadata.get("unextracted")] == [may_8]
+    await service.conversation.ingest("We flew to Oslo for the fjords.", said="2024-01-02")
+    rows = await _by_content(service)
+    assert rows["We flew to Oslo for the fjords."].occurred_at == "2024-01-02T00:00:00.000000Z"
+
+
+async def test_a_turn_without_a_readable_time_is_dated_when_it_arrives(
+    service: CortexService,
+) -> None:
+    for stamp in (1, "soon", None, True):  # a sequence number, text, nothing: no time
+        turn = [{"role": "user", "content": f"My phone is a Pixel {stamp}", "timestamp": stamp}]
+        await service.conversation.ingest(None, messages=turn)
+    assert {m.occurred_at for m in (await _by_content(service)).values()} == {STORED}
+    with pytest.raises(InvalidInput) as refused:
+        await service.conversation.ingest("My laptop is a ThinkPad", said="last week")
+    assert refused.value.field == "said_at"
+
+
+async def test_a_flush_dates_each_message_by_its_own_time_else_the_sessions(
+    service: CortexService,
+) -> None:
+    session = [
+        {"role": "user", "content": "My name is Harry.", "timestamp": MAY_8_MS},
+        {"role": "assistant", "content": "Hello Harry."},
+        {"role": "user", "content": "I prefer green tea over coffee."},
+    ]
+    await service.conversation.flush(session, session_id="s2", said="2023-05-09")
+    rows = await _by_content(service)
+    assert rows["My name is Harry."].occurred_at == "2023-05-08T14:00:00.000000Z"
+    assert rows["I prefer green tea over coffee."].occurred_at == "2023-05-09T00:00:00.000000Z"
+    summary = next(m for m in rows.values() if m.category.value == "summary")
+    assert summary.occurred_at == "2023-05-09T00:00:00.000000Z"  # the last user message's
+
+
+def test_rest_ingest_takes_message_timestamps_and_said_at(rest: TestClient) -> None:
+    api = "/api/v1"
+    body = {
+        "messages": [{"role": "user", "content": "My name is Harry.", "timestamp": MAY_8_MS}],
+        "session_id": "s1",
+    }
+    assert rest.post(f"{api}/ingest", json=body).status_code == 202
+    reply = rest.post(f"{api}/ingest", json={"user_message": "Hi there", "said_at": "May 8"})
+    assert reply.status_code == 422 and reply.json()["error"]["field"] == "said_at"
+    reply = rest.post(
+        f"{api}/flush",
+        json={"messages": [{"role": "user", "content": "I prefer tea."}], "said_at": "2023-05-09"},
+    )
+    assert reply.status_code == 200, reply.text
+    found = {}
+    for _ in range(200):  # the ingest's extraction runs in the background
+        listed = rest.get(f"{api}/memories", params={"limit": 50}).json()["memories"]
+        found = {m["content"]: m["occurred_at"] for m in listed}
+        if "My name is Harry." in found:
+            break
+        time.sleep(0.05)
+    assert found["My name is Harry."] == "2023-05-08T14:00:00.000000Z"
+    assert found["I prefer tea."] == "2023-05-09T00:00:00.000000Z"

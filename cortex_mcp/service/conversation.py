@@ -8,12 +8,12 @@ from typing import Any
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.ingest.flush import Flusher, FlushResult
-from cortex_mcp.engine.ingest.messages import checked_messages, last_turn
+from cortex_mcp.engine.ingest.messages import checked_messages, last_turn, said_at
 from cortex_mcp.engine.ingest.pipeline import Ingestor, IngestResult
 from cortex_mcp.engine.ingest.profile import ProfileKeeper, readable
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import LOCAL, Caller
+from cortex_mcp.models import LOCAL, Caller, to_iso
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.service.effects import Refresher
 
@@ -40,17 +40,24 @@ class ConversationService:
         *,
         messages: list[dict[str, Any]] | None = None,
         wait: bool = True,
+        said: str | None = None,
     ) -> IngestResult:
         """One conversation turn in: high signals to core, extracted memories to working.
         `messages` (chat messages, content as text or blocks) gives the turn as a client's
         history holds it: its last user message(s) and the assistant's replies fill whichever
         of `user_message` and `assistant_message` is not given.
         `wait=False` stores the raw turn durably and returns at once (extraction continues in
-        the background; a crash resumes it at the next start)."""
+        the background; a crash resumes it at the next start).
+        `said` (an ISO date or date-time): when the turn was said, else its last user
+        message's `timestamp`, else when it is received; the memories written from it take
+        it as their own time (`occurred_at`)."""
         agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         session = await self.redactor.clean_optional(_session_id(session_id))
+        when = to_iso(validate.moment_of("said_at", said)) if said else None
         if messages is not None:
-            user, assistant = last_turn(checked_messages(messages))
+            checked = checked_messages(messages)
+            user, assistant = last_turn(checked)
+            when = when or said_at(checked)
             user_message = user if user_message is None else user_message
             assistant_message = assistant if assistant_message is None else assistant_message
         if user_message is None:
@@ -59,7 +66,7 @@ class ConversationService:
                 field="user_message",
             )
         return await self.ingestor.ingest(
-            user_message, assistant_message, agent, session, wait=wait
+            user_message, assistant_message, agent, session, wait=wait, said_at=when
         )
 
     async def flush(
@@ -68,13 +75,17 @@ class ConversationService:
         agent_id: str | None = None,
         session_id: str | None = None,
         reason: str | None = None,
+        said: str | None = None,
     ) -> FlushResult:
-        """Keep a session's highlights before the client compacts its context."""
+        """Keep a session's highlights before the client compacts its context. `said` (an
+        ISO date or date-time, e.g. the session's date) dates what is kept when its messages
+        carry no `timestamp` of their own."""
         agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
+        when = to_iso(validate.moment_of("said_at", said)) if said else None
         session = await self.redactor.clean_optional(_session_id(session_id))
         if reason is not None:
             validate.no_nul("reason", reason)
-        outcome = await self.flusher.flush(messages, agent, session, reason)
+        outcome = await self.flusher.flush(messages, agent, session, reason, session_at=when)
         self.refresher.written()
         return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)
 

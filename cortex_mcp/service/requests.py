@@ -150,6 +150,16 @@ OccurredAt = Annotated[
         " names an offset); default: now",
     ),
 ]
+SaidAt = Annotated[
+    str,
+    AfterValidator(_moment_rule),
+    Field(
+        max_length=_MOMENT_CHARS,
+        description="When the conversation was (an ISO date or date-time, e.g. the session's"
+        " date): the memories written from it take it as their own time; default: each"
+        " message's `timestamp`, else now",
+    ),
+]
 Since = Annotated[
     str,
     AfterValidator(_moment_rule),

@@ -322,6 +322,9 @@ MIGRATIONS: list[list[str]] = [
     # stored; the rows written before get their stored time. Searches bound by a period
     # (`SearchFilters.since/until`) and a time window's candidates read it per agent.
     OCCURRED_AT,
+    # 13: the moment a turn was said (a message's timestamp, a session's date), which the
+    # memories written from it take as their own time; NULL: when it was received
+    ["ALTER TABLE turns ADD COLUMN said_at TEXT"],
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

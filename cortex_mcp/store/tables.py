@@ -115,7 +115,7 @@ TABLES: tuple[Table, ...] = (
         _columns(
             "seq:int, id, agent_id, session_id, turn_hash, user_message, assistant_message,"
             " status, outcome, result:json, claimed_by, claimed_at:time, attempts:int,"
-            " created_at:time, updated_at:time"
+            " created_at:time, updated_at:time, said_at:time"
         ),
         key=("seq",),
         serial="seq",

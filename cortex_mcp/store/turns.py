@@ -21,7 +21,7 @@ from cortex_mcp.store.memories import MemoryStore
 
 _COLUMNS = (
     "id, agent_id, session_id, turn_hash, user_message, assistant_message, status, outcome,"
-    " result, claimed_by, claimed_at, attempts, created_at"
+    " result, claimed_by, claimed_at, attempts, created_at, said_at"
 )
 
 
@@ -40,6 +40,12 @@ class Turn:
     claimed_at: str | None
     attempts: int
     created_at: str
+    said_at: str | None = None  # when it was said, if the client said so
+
+    @property
+    def occurred_at(self) -> str:
+        """The own time of the memories written from this turn."""
+        return self.said_at or self.created_at
 
 
 @dataclass
@@ -73,14 +79,15 @@ class TurnStore:
         user_message: str,
         assistant_message: str,
         now: str,
+        said_at: str | None = None,
     ) -> tuple[Turn, bool]:
         """Store the raw turn durably; (the turn, False) when the same turn is already known."""
 
         def txn(conn: Connection) -> tuple[Turn, bool]:
             cursor = conn.execute(
                 "INSERT INTO turns (id, agent_id, session_id, turn_hash, user_message,"
-                " assistant_message, status, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)"
+                " assistant_message, status, created_at, updated_at, said_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)"
                 " ON CONFLICT(agent_id, turn_hash) DO NOTHING",
                 (
                     new_id(),
@@ -91,6 +98,7 @@ class TurnStore:
                     assistant_message,
                     now,
                     now,
+                    said_at,
                 ),
             )
             created = cursor.rowcount == 1

@@ -113,13 +113,16 @@ async def ingest(call: Call) -> Any:
         b.session_id,
         messages=messages,
         wait=False,
+        said=b.said_at,
     )
 
 
 async def flush(call: Call) -> Any:
     b: m.FlushBody = call.body
     messages = [msg.model_dump() for msg in b.messages]
-    return await call.service.conversation.flush(messages, call.agent_id, b.session_id, b.reason)
+    return await call.service.conversation.flush(
+        messages, call.agent_id, b.session_id, b.reason, said=b.said_at
+    )
 
 
 async def lifecycle_run(call: Call) -> Any:

@@ -29,6 +29,7 @@ from cortex_mcp.service.requests import (
     AgentId,
     Importance,
     Reason,
+    SaidAt,
     refuse_nul,
 )
 
@@ -136,6 +137,13 @@ class Message(BaseModel):
         | Annotated[list[ContentBlock], Field(max_length=MAX_BLOCKS)]
         | None
     ) = None
+    timestamp: Annotated[
+        float | Annotated[str, Field(max_length=40)] | None,
+        Field(
+            description="When it was said: epoch seconds or milliseconds, or an ISO date-time"
+            " (a value that reads as no time is ignored)"
+        ),
+    ] = None
 
 
 class IngestBody(Body):
@@ -149,6 +157,7 @@ class IngestBody(Body):
     )
     agent_id: AgentId | None = None
     session_id: SessionId | None = None
+    said_at: SaidAt | None = None
 
 
 class FlushBody(Body):
@@ -156,6 +165,7 @@ class FlushBody(Body):
     agent_id: AgentId | None = None
     session_id: SessionId | None = None
     reason: Reason | None = None
+    said_at: SaidAt | None = None
 
 
 class LifecycleBody(Body):

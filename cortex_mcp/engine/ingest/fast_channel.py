@@ -29,6 +29,7 @@ async def write_high_signals(
     now: str,
     speaker: str | None = None,
     embeddings: EmbeddingCascade | None = None,
+    occurred_at: str | None = None,
 ) -> list[Memory]:
     """Write each high signal straight to its layer (core; a pending action to working),
     deduplicated by content. A correction
@@ -51,6 +52,7 @@ async def write_high_signals(
             supersedes=supersedes,
             supersede_rule=f"sieve:{signal.kind}:{signal.language}",
             metadata={**metadata, **signal.metadata},
+            occurred_at=occurred_at,
         )
         written.append((await memories.remember(new, now)).memory)
     return written

@@ -17,12 +17,12 @@ from pydantic import BaseModel, Field
 
 from cortex_mcp.engine.ingest import extraction
 from cortex_mcp.engine.ingest.fast_channel import write_high_signals
-from cortex_mcp.engine.ingest.messages import Message, checked_messages
+from cortex_mcp.engine.ingest.messages import Message, checked_messages, said_at
 from cortex_mcp.engine.ingest.pipeline import history_metadata
 from cortex_mcp.engine.ingest.sieve import detect_high_signals
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import ProviderError
-from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
+from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, from_iso, to_iso
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.interfaces import MemoryStorage
@@ -80,22 +80,39 @@ class Flusher:
         return to_iso(self.clock.now())
 
     async def flush(
-        self, raw_messages: Any, agent_id: str, session_id: str | None, reason: str | None
+        self,
+        raw_messages: Any,
+        agent_id: str,
+        session_id: str | None,
+        reason: str | None,
+        *,
+        session_at: str | None = None,
     ) -> FlushOutcome:
+        """`session_at`: when the session was (its messages' own `timestamp` wins for what each
+        said); None: now."""
         messages = checked_messages(raw_messages)
         cleaned = await self.redactor.clean_many([m.content for m in messages])
-        messages = [Message(m.role, text) for m, text in zip(messages, cleaned, strict=True)]
+        messages = [
+            Message(m.role, text, m.said_at or session_at)
+            for m, text in zip(messages, cleaned, strict=True)
+        ]
+        session_time = said_at(messages)  # its last user message's time
         reason = (await self.redactor.clean(reason))[:200] if reason else "compaction"
         meta = {"session_id": session_id, "tag": TAG, "reason": reason}
-        users = [m.content for m in messages if m.role == "user"]
-        signals = [s for text in users for s in detect_high_signals(text)]
+        users = [m for m in messages if m.role == "user"]
         outcome = FlushOutcome()
-        outcome.memories += await write_high_signals(
-            self.memories, signals, agent_id, meta, self._now()
-        )
+        signals = []
+        for message in users:  # each dated by the message it was said in
+            said = detect_high_signals(message.content)
+            signals += said
+            outcome.memories += await write_high_signals(
+                self.memories, said, agent_id, meta, self._now(), occurred_at=message.said_at
+            )
         if self.llm.providers:
             try:
-                outcome.memories += await self._with_llm(messages, agent_id, meta, reason, signals)
+                outcome.memories += await self._with_llm(
+                    messages, agent_id, meta, reason, signals, session_time
+                )
                 await self.counters.add({"flush.llm": 1, "llm.calls": 1})
                 outcome.memories = _once(outcome.memories)
                 return outcome
@@ -105,7 +122,7 @@ class Flusher:
                 await self.counters.add({"llm.calls": 1, "llm.failures": 1})
         else:
             outcome.degraded.append("flush: no LLM provider configured: rules and a raw summary")
-        summary = await self._raw_summary(messages, agent_id, meta)
+        summary = await self._raw_summary(messages, agent_id, meta, session_time)
         if summary is not None:
             outcome.memories.append(summary)
         await self.counters.add({"flush.rules": 1})
@@ -119,13 +136,13 @@ class Flusher:
         meta: dict[str, Any],
         reason: str,
         signals: list[Any],
+        occurred_at: str | None,
     ) -> list[Memory]:
         prompt = extraction.render(
             "flush.md", conversation=conversation_text(messages), reason=reason
         )
-        system = extraction.render(
-            "extraction_system.md", date=self.clock.now().strftime("%Y-%m-%d")
-        )
+        today = from_iso(occurred_at) if occurred_at else self.clock.now()
+        system = extraction.render("extraction_system.md", date=today.strftime("%Y-%m-%d"))
         completion = await self.llm.complete(system, prompt)
         answer = extraction.parse_answer(completion.text)
         users = "\n\n".join(m.content for m in messages if m.role == "user")
@@ -143,13 +160,18 @@ class Flusher:
                 importance=item.importance,
                 source=item.source,
                 metadata={**meta, "priority": "high" if core else "normal"},
+                occurred_at=occurred_at,
             )
             new = await self.redactor.clean_memory(new)  # what the model wrote is stored too
             written.append((await self.memories.remember(new, self._now())).memory)
         return written
 
     async def _raw_summary(
-        self, messages: list[Message], agent_id: str, meta: dict[str, Any]
+        self,
+        messages: list[Message],
+        agent_id: str,
+        meta: dict[str, Any],
+        occurred_at: str | None,
     ) -> Memory | None:
         said = "\n".join(m.content for m in messages if m.role == "user" and m.content)
         if not said:
@@ -163,6 +185,7 @@ class Flusher:
             layer=Layer.working,
             importance=0.4,
             source="user",
-            metadata=history_metadata("user", self._now(), **meta),
+            metadata=history_metadata("user", occurred_at or self._now(), **meta),
+            occurred_at=occurred_at,
         )
         return (await self.memories.remember(new, self._now())).memory

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput
+from cortex_mcp.models import to_iso
 
 MAX_MESSAGES = 2000
 MAX_ROLE_CHARS = 64
@@ -30,6 +32,32 @@ _INJECTED = re.compile(
 class Message:
     role: str
     content: str
+    said_at: str | None = None  # the message's `timestamp`, when it has a readable one
+
+
+# a message's time before this is no clock's (a sequence number, a placeholder): not used
+_EARLIEST_SAID = datetime(2000, 1, 1, tzinfo=UTC)
+_MS_FROM = 10**11  # epoch numbers from here on are milliseconds (10**11 s is the year 5138)
+
+
+def message_time(value: Any) -> str | None:
+    """A message's `timestamp` as `to_iso` text: epoch seconds or milliseconds (as OpenClaw
+    and most chat clients write it) or an ISO date-time; None when it is absent or reads as
+    no wall-clock time (a sequence number, text that is not a time): a message's extra keys
+    never refuse it."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        if isinstance(value, int | float):
+            seconds = value / 1000 if abs(value) >= _MS_FROM else value
+            moment = datetime.fromtimestamp(seconds, UTC)
+        elif isinstance(value, str) and len(value) <= 40:
+            moment = validate.moment(value)
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    return to_iso(moment) if moment >= _EARLIEST_SAID else None
 
 
 def without_injected_memories(text: str) -> str:
@@ -97,8 +125,16 @@ def checked_messages(messages: Any) -> list[Message]:
                 field="messages",
             )
         text = message_text(item.get("content"), f"messages[{index}].content")
-        out.append(Message(role.strip(), text))
+        out.append(Message(role.strip(), text, message_time(item.get("timestamp"))))
     return out
+
+
+def said_at(messages: list[Message]) -> str | None:
+    """When the conversation's last turn was said: its last user message's time (else its
+    last message's with one)."""
+    users = [m.said_at for m in messages if m.role == "user" and m.content and m.said_at]
+    anyone = [m.said_at for m in messages if m.said_at]
+    return users[-1] if users else (anyone[-1] if anyone else None)
 
 
 def last_turn(messages: list[Message]) -> tuple[str, str]:

@@ -37,7 +37,7 @@ from cortex_mcp.engine.ingest.sieve import HighSignal, detect_high_signals
 from cortex_mcp.engine.recall.gate import small_talk_reason
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput, ProviderError
-from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, to_iso
+from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, from_iso, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.store.interfaces import MemoryStorage
@@ -70,8 +70,12 @@ class DeepResult:
     degraded: list[str]
 
 
-def turn_hash(agent_id: str, session_id: str | None, user: str, assistant: str) -> str:
-    key = "\x1f".join([agent_id, session_id or "", user, assistant])
+def turn_hash(
+    agent_id: str, session_id: str | None, user: str, assistant: str, said_at: str | None = None
+) -> str:
+    """The same words said at another time (a `said_at` given) are another turn."""
+    parts = [agent_id, session_id or "", user, assistant]
+    key = "\x1f".join([*parts, said_at] if said_at else parts)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
@@ -156,16 +160,20 @@ class Ingestor:
         session_id: str | None,
         *,
         wait: bool = True,
+        said_at: str | None = None,
     ) -> IngestResult:
+        """`said_at` (`to_iso` text): when the turn was said, the own time of every memory
+        written from it; None: when it is received."""
         user, assistant = _checked(user_message, assistant_message)
         user, assistant = await self.redactor.clean_many([user, assistant])
         turn, created = await self.turns.accept(
             agent_id=agent_id,
             session_id=session_id,
-            turn_hash=turn_hash(agent_id, session_id, user, assistant),
+            turn_hash=turn_hash(agent_id, session_id, user, assistant, said_at),
             user_message=user,
             assistant_message=assistant,
             now=self._now(),
+            said_at=said_at,
         )
         if not created:
             return await self._again(turn, wait)
@@ -293,6 +301,7 @@ class Ingestor:
             self._now(),
             speaker=speaker_of(turn.user_message),
             embeddings=self.embeddings,
+            occurred_at=turn.occurred_at,
         )
         if written:
             self.on_write()
@@ -305,8 +314,9 @@ class Ingestor:
         if not self.llm.providers:
             return self._fallback(turn, "no LLM provider configured (CORTEX_LLM_PROVIDER)", {})
         profile = await self.profiles.current(turn.agent_id)
+        # "yesterday" in the turn is the day before it was said
         system, prompt = extraction.extraction_prompts(
-            user, assistant, prompt_block(profile), self.clock.now()
+            user, assistant, prompt_block(profile), from_iso(turn.occurred_at)
         )
         try:
             completion = await self.llm.complete(system, prompt)
@@ -346,6 +356,7 @@ class Ingestor:
             importance=item.importance,
             source=item.source,
             metadata={"session_id": turn.session_id, "turn_id": turn.id, "channel": "llm"},
+            occurred_at=turn.occurred_at,
         )
 
     def _fallback(self, turn: Turn, reason: str, counts: dict[str, int]) -> DeepResult:
@@ -361,8 +372,9 @@ class Ingestor:
             importance=0.3,
             source="user",
             metadata=history_metadata(
-                "user", turn.created_at, session_id=turn.session_id, turn_id=turn.id
+                "user", turn.occurred_at, session_id=turn.session_id, turn_id=turn.id
             ),
+            occurred_at=turn.occurred_at,
         )
         return DeepResult("fallback", [note], [], counts, degraded)
 

@@ -366,6 +366,8 @@ MIGRATIONS: list[list[str]] = [
     _AGENT_TOKENS,
     # 9: a memory's own time (SQLite's 12)
     _OCCURRED_AT,
+    # 10: the moment a turn was said (SQLite's 13)
+    [f"ALTER TABLE turns ADD COLUMN said_at {_TEXT}"],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
