@@ -126,6 +126,7 @@ class CortexService:
         scoped.lifecycle = replace(self.lifecycle, caller=caller)
         scoped.exchange = replace(self.exchange, caller=caller)
         scoped.relations = replace(self.relations, caller=caller)
+        scoped.tokens = replace(self.tokens, caller=caller)
         scoped.browse = replace(
             self.browse, caller=caller, reading=reading, memories=memories, status=status
         )

@@ -25,8 +25,8 @@ from datetime import timedelta
 from typing import Any
 
 from cortex_mcp.engine import validate
-from cortex_mcp.errors import CortexError, InvalidInput
-from cortex_mcp.models import ADMIN, Caller, Clock, to_iso
+from cortex_mcp.errors import CortexError, Forbidden, InvalidInput
+from cortex_mcp.models import ADMIN, LOCAL, Caller, Clock, to_iso
 from cortex_mcp.store.interfaces import TokenStorage
 from cortex_mcp.store.tokens import AGENT, SESSION, TokenRow
 
@@ -77,6 +77,7 @@ class TokenService:
     tokens: TokenStorage
     clock: Clock
     admin_token: str | None
+    caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
     _cache: dict[str, _Checked] = field(default_factory=dict)
     _touched: dict[str, float] = field(default_factory=dict)
 
@@ -87,8 +88,17 @@ class TokenService:
 
     # ---- management (the CLI; REST for the admin) ---------------------------------------
 
+    def _admin_only(self) -> None:
+        if self.caller.is_agent:
+            raise Forbidden(
+                "tokens: only the admin token (CORTEX_API_TOKEN) or the command line manages"
+                " tokens; an agent token cannot",
+                field="token",
+            )
+
     async def create(self, agent_id: str, name: str | None = None) -> dict[str, Any]:
         """A new token for `agent_id`; the answer is the only place the token ever appears."""
+        self._admin_only()
         agent = validate.agent_id(agent_id, "")
         chosen = await self._name(name, agent)
         token_id = secrets.token_hex(_ID_HEX // 2)
@@ -115,6 +125,7 @@ class TokenService:
 
     async def list(self, *, include_revoked: bool = False) -> list[dict[str, Any]]:
         """Id, name, agent, created, last used (and revoked): never a token or its hash."""
+        self._admin_only()
         rows = await self.tokens.agent_tokens(include_revoked=include_revoked)
         return [
             {
@@ -135,6 +146,7 @@ class TokenService:
     async def revoke(self, id_or_name: str) -> dict[str, Any]:
         """Revoke by id or name (and end the dashboard sessions opened with it); every server
         on the database refuses it within CACHE_SECONDS."""
+        self._admin_only()
         key = validate.text("token", id_or_name, MAX_NAME_CHARS, verbatim=True)
         row = await self.tokens.revoke(key, self._now())
         self._cache.clear()

@@ -165,7 +165,22 @@ async def delete_relation(call: Call) -> Any:
     return await call.service.relations.delete(call.path["id"], call.agent_id)
 
 
+async def list_tokens(call: Call) -> r.TokenList:
+    return r.TokenList.model_validate({"tokens": await call.service.tokens.list()})
+
+
+async def create_token(call: Call) -> Any:
+    b: m.TokenBody = call.body
+    return await call.service.tokens.create(b.agent, b.name)
+
+
+async def revoke_token(call: Call) -> Any:
+    b: m.RevokeBody = call.body
+    return await call.service.tokens.revoke(b.token)
+
+
 _LATER = (400, 401, 413, 422, 503)
+_ADMIN = (400, 401, 403, 404, 409, 413, 422)
 _BY_ID = (400, 401, 404, 413, 422)
 
 ENDPOINTS: list[Endpoint] = [
@@ -206,4 +221,12 @@ ENDPOINTS: list[Endpoint] = [
              query=m.AgentQuery, response=r.DeletedRelation, errors=_BY_ID),
 ]  # fmt: skip
 
+ENDPOINTS += [
+    Endpoint("GET", "/tokens", list_tokens, "list_tokens", response=r.TokenList,
+             errors=(401, 403)),
+    Endpoint("POST", "/tokens", create_token, "create_token", m.TokenBody,
+             response=r.TokenCreated, status=201, errors=_ADMIN),
+    Endpoint("POST", "/tokens/revoke", revoke_token, "revoke_token", m.RevokeBody,
+             response=r.TokenRevoked, errors=_ADMIN),
+]  # fmt: skip
 ENDPOINTS += DASHBOARD_ENDPOINTS  # the dashboard's routes (transports/dashboard_api.py)

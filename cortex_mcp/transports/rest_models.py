@@ -215,3 +215,28 @@ class RelationBody(Body):
     predicate: Annotated[str, Field(min_length=1, max_length=200)]
     object: Annotated[str, Field(min_length=1, max_length=500)]
     agent_id: AgentId | None = None
+
+
+# a token's name, or what a revoke names (an id or a name): not blank, no control character
+TokenName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=100,
+        pattern=r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
+        json_schema_extra={"description": "not blank, no control characters"},
+    ),
+]
+
+
+class TokenBody(Body):
+    """A new agent token (the admin only): it is answered once, never shown again."""
+
+    agent: AgentId
+    name: TokenName | None = None
+
+
+class RevokeBody(Body):
+    """The token to revoke (the admin only), by id or name."""
+
+    token: TokenName

@@ -293,3 +293,34 @@ class Anything(BaseModel):
     """A JSON object whose keys the route's description lists."""
 
     model_config = ConfigDict(extra="allow")
+
+
+class TokenCreated(BaseModel):
+    """The new token, shown this once."""
+
+    id: str
+    name: str
+    agent: str
+    token: str
+
+
+class TokenInfo(BaseModel):
+    id: str
+    name: str | None
+    agent: str | None
+    created_at: str
+    last_used_at: str | None
+    revoked_at: str | None
+
+
+class TokenList(BaseModel):
+    """The live agent tokens (never a token itself)."""
+
+    tokens: list[TokenInfo]
+
+
+class TokenRevoked(BaseModel):
+    id: str
+    name: str | None
+    agent: str | None
+    revoked: bool
