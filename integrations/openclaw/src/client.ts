@@ -23,6 +23,8 @@ export interface RecallResult {
 export interface TextMessage {
   role: string;
   content: string;
+  /** When it was said, as OpenClaw's message has it (epoch ms): the memories' own time. */
+  timestamp?: number | string;
 }
 
 export interface OpenApiDocument {

@@ -77,10 +77,16 @@ export function conversationText(messages: readonly unknown[]): TextMessage[] {
   const out: TextMessage[] = [];
   for (const message of messages) {
     if (typeof message !== "object" || message === null) continue;
-    const { role, content } = message as { role?: unknown; content?: unknown };
+    const { role, content, timestamp } = message as {
+      role?: unknown;
+      content?: unknown;
+      timestamp?: unknown;
+    };
     if (role !== "user" && role !== "assistant") continue;
     const text = withoutInjectedMemories(contentText(content));
-    if (text) out.push({ role, content: cap(text) });
+    if (!text) continue;
+    const said = typeof timestamp === "number" && Number.isFinite(timestamp) ? timestamp : undefined;
+    out.push(said === undefined ? { role, content: cap(text) } : { role, content: cap(text), timestamp: said });
   }
   return out;
 }

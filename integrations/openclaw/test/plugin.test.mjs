@@ -80,6 +80,22 @@ describe("with cortex running", () => {
     assert.equal(memories[0].metadata.session_id, "agent:blocks:main");
   });
 
+  test("a captured turn is dated by when its user message was said", async () => {
+    const host = plugin();
+    const ctx = { agentId: "dated", sessionKey: "agent:dated:main", trigger: "user" };
+    const said = Date.UTC(2026, 4, 6, 9, 30); // OpenClaw's message timestamp: epoch ms
+    const messages = [
+      { role: "user", content: [{ type: "text", text: "We moved the standup to Tuesdays." }], timestamp: said },
+      { role: "assistant", content: [{ type: "text", text: "Noted, Tuesdays." }] },
+    ];
+    await host.fire("agent_end", { messages, success: true }, ctx);
+    const memories = await memoriesWhen(cortex, "dated", (m) => m.length > 0);
+    assert.deepEqual(
+      memories.map((m) => [m.content, m.occurred_at]),
+      [["We moved the standup to Tuesdays.", "2026-05-06T09:30:00.000000Z"]],
+    );
+  });
+
   test("recall pastes memories framed as untrusted data, and capture never stores them", async () => {
     await cortex.api("POST", "/memories", {
       content: "The user's staging database is Postgres 16 on db2.internal",
