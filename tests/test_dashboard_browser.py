@@ -28,6 +28,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from cortex_mcp.config import load_settings
+from cortex_mcp.reader import open_tokens
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service.requests import RememberRequest
 from tests.helpers.dashboard_seed import AGENT, KNOWN_QUERY, OTHER, RELATIONS, Seeded, seed_database
@@ -329,6 +330,37 @@ def test_with_a_token_the_page_asks_once_and_nothing_is_served_without_the_sessi
             f"{token_server.url}/api/v1/agents", headers={"X-Cortex-Dashboard": "1"}
         )
         assert no_cookie.status_code == 401
+    finally:
+        tab.close()
+
+
+def test_signed_in_with_an_agent_token_every_page_shows_that_agent_only(
+    browser: Browser, token_server: ServeProcess, seeded: tuple[Path, Seeded]
+) -> None:
+    async def issue() -> str:
+        async with open_tokens(load_settings(db_path=seeded[0])) as tokens:
+            return str((await tokens.create(AGENT))["token"])
+
+    with ThreadPoolExecutor(1) as pool:  # playwright's loop runs in this thread
+        token = pool.submit(asyncio.run, issue()).result()
+    tab = Tab(browser, token_server.url)
+    try:
+        page = tab.open("#/memories", ready="#token")
+        page.fill("#token", token)
+        page.click("form button[type=submit]")
+        page.wait_for_selector("#memory-table tbody tr[data-id]")
+        ids = seeded[1].ids
+        for hash_ in PAGES:
+            page = tab.open(hash_.format(**ids))
+            assert "Something went wrong" not in page.inner_text("main"), hash_
+            assert tab.errors == [], (hash_, tab.errors)
+            assert not any(other in page.inner_text("main") for other in seeded[1].other_ids)
+        page = tab.open("#/system", ready="#agents-h")
+        options = page.locator("#agent option").all_inner_texts()
+        assert [o.split(" (")[0] for o in options] == [AGENT]
+        agents = page.locator("section[aria-labelledby=agents-h] tbody tr").all_inner_texts()
+        assert [row.split()[0] for row in agents] == [AGENT]
+        assert page.locator("#settings").count() == 0  # the admin's
     finally:
         tab.close()
 

@@ -20,7 +20,8 @@ export async function render(root) {
         Object.entries(r.recall_latency_ms).map(([w, s]) => h("tr", { dataset: { window: w } }, h("td", {}, `last ${w}`),
           h("td", { class: "num" }, s.count), ["p50", "p95", "p99", "max"].map((k) => h("td", { class: "num" }, num(s[k], 1))))))),
     usage(r),
-    h("section", { class: "card", "aria-labelledby": "store-h" }, h("h2", { id: "store-h" }, "Storage"),
+    // storage and settings are the admin's: an agent token's report leaves them out
+    r.storage && h("section", { class: "card", "aria-labelledby": "store-h" }, h("h2", { id: "store-h" }, "Storage"),
       table("Files", ["File", "Size"], Object.entries(r.storage.bytes).map(([k, v]) => h("tr", {}, h("td", {}, k.replace("db_", "db-")), h("td", { class: "num" }, bytes(v))))),
       h("p", {}, `${r.storage.pages} pages of ${bytes(r.storage.page_size)}, ${r.storage.free_pages} free.`)),
   ));
@@ -29,8 +30,10 @@ export async function render(root) {
       table("What doctor checks, for this server", ["Part", "Status", "Detail"],
         r.health.parts.map((p) => h("tr", {}, h("td", {}, p.part), h("td", {}, p.status), h("td", { class: "content" }, p.detail))))));
   }
-  root.append(h("section", { "aria-labelledby": "settings-h" }, h("h2", { id: "settings-h" }, "Settings in force (secrets masked)"),
-    h("pre", { class: "json", id: "settings", tabindex: 0 }, JSON.stringify(r.settings, null, 2))));
+  if (r.settings) {
+    root.append(h("section", { "aria-labelledby": "settings-h" }, h("h2", { id: "settings-h" }, "Settings in force (secrets masked)"),
+      h("pre", { class: "json", id: "settings", tabindex: 0 }, JSON.stringify(r.settings, null, 2))));
+  }
 }
 
 function usage(r) {
@@ -47,12 +50,15 @@ function usage(r) {
   return h("section", { class: "card", "aria-labelledby": "use-h" }, h("h2", { id: "use-h" }, "LLM and embeddings"),
     table("Calls since the database was created (LLM) or this process started (embeddings)", ["What", "Value"], [
       h("tr", {}, h("td", {}, "LLM providers"), h("td", {}, r.llm.providers.join(", ") || "none")),
-      h("tr", {}, h("td", {}, "LLM calls"), h("td", { class: "num" }, llm.calls || 0)),
-      h("tr", {}, h("td", {}, "LLM failures"), h("td", { class: "num" }, llm.failures || 0)),
-      h("tr", {}, h("td", {}, "LLM prompt tokens"), h("td", { class: "num" }, prompt)),
+      // the counts over every agent are the admin's (an agent token's report leaves them out)
+      r.llm.counts && [
+        h("tr", {}, h("td", {}, "LLM calls"), h("td", { class: "num" }, llm.calls || 0)),
+        h("tr", {}, h("td", {}, "LLM failures"), h("td", { class: "num" }, llm.failures || 0)),
+        h("tr", {}, h("td", {}, "LLM prompt tokens"), h("td", { class: "num" }, prompt))],
       h("tr", {}, h("td", {}, "Embedding providers"), h("td", {}, r.embeddings.providers.join(", ") || "none")),
-      h("tr", {}, h("td", {}, "Embedding calls"), h("td", { class: "num" }, r.embeddings.calls)),
-      h("tr", {}, h("td", {}, "Cached embeddings"), h("td", { class: "num" }, r.embeddings.cache_rows)),
+      r.embeddings.calls !== undefined && [
+        h("tr", {}, h("td", {}, "Embedding calls"), h("td", { class: "num" }, r.embeddings.calls)),
+        h("tr", {}, h("td", {}, "Cached embeddings"), h("td", { class: "num" }, r.embeddings.cache_rows))],
     ]),
     h("div", { class: "controls" }, h("div", {}, h("label", { for: "price" }, "Your LLM price, $ per million prompt tokens"), price), h("div", {}, cost)),
     [...r.llm.notes, ...r.embeddings.notes].map((n) => h("p", { class: "muted" }, n)));
