@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -124,29 +124,28 @@ def _requests(ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any] | None
     ]
 
 
-def _cross_agent_attempts(server: ServeProcess, token: str, ids: dict[str, str]) -> int:
-    """Every route, naming bob in its body or query and, separately, in X-Cortex-Agent:
-    each must be 403 naming the rule."""
+def _cross_agent_attempts(send: Callable[..., Any], ids: dict[str, str]) -> int:
+    """Every route, naming bob in X-Cortex-Agent and, separately, in its body or query:
+    each must be 403 naming the rule. `send(method, path, **httpx arguments)`."""
     tried = 0
     for method, path, body, names in _requests(ids):
-        variants: list[dict[str, Any]] = [{"headers": {"X-Cortex-Agent": "bob"}}]
-        if names:
-            if body is None:
-                variants.append({"params": {"agent_id": "bob"}})
-            else:
-                variants.append({})
-                body = {**body, "agent_id": "bob"}
-        elif body is not None:
-            variants.append({})
-            body = {**body, "agent_id": "bob"}
-        for extra in variants:
-            kwargs = {"json": body} if body is not None else {}
-            reply = _rest(server, token, method, path, **kwargs, **extra)
-            assert reply.status_code == 403, (method, path, extra, reply.text)
+        plain = {"json": body} if body is not None else {}
+        variants: list[dict[str, Any]] = [{**plain, "headers": {"X-Cortex-Agent": "bob"}}]
+        if body is not None:
+            variants.append({"json": {**body, "agent_id": "bob"}})
+        elif names:
+            variants.append({"params": {"agent_id": "bob"}})
+        for kwargs in variants:
+            reply = send(method, path, **kwargs)
+            assert reply.status_code == 403, (method, path, kwargs, reply.text)
             assert reply.json()["error"]["code"] == "forbidden"
             assert RULE in reply.json()["error"]["message"]
             tried += 1
     return tried
+
+
+def _bearer(server: ServeProcess, token: str) -> Callable[..., Any]:
+    return lambda method, path, **kwargs: _rest(server, token, method, path, **kwargs)
 
 
 def _own_agent_cannot_reach_bobs_ids(server: ServeProcess, token: str, ids: dict[str, str]) -> None:
@@ -212,7 +211,7 @@ def _dashboard(server: ServeProcess, token: str) -> httpx2.Client:
     client = httpx2.Client(base_url=server.url, timeout=30)
     reply = client.post("/ui/session", json={"token": token}, headers={"Origin": server.url})
     assert reply.status_code == 200, reply.text
-    client.headers.update(DASHBOARD)
+    client.headers.update({**DASHBOARD, "Origin": server.url})
     return client
 
 
@@ -226,11 +225,12 @@ async def test_an_agent_token_acts_only_for_its_agent_on_every_transport(
         ids = _seed(server)
         before = await _snapshot(backend_settings)
 
-        assert _cross_agent_attempts(server, alice, ids) >= 55
+        assert _cross_agent_attempts(_bearer(server, alice), ids) >= 55
         _own_agent_cannot_reach_bobs_ids(server, alice, ids)
         for transport in ("http", "sse"):
             await _mcp_attempts(server, transport, alice, ids["bob"])
         page = _dashboard(server, alice)
+        assert _cross_agent_attempts(lambda m, p, **kw: page.request(m, API + p, **kw), ids) >= 55
         assert page.get(f"{API}/agents").json()["agents"] == [{"agent_id": "alice", "memories": 1}]
         refused = page.get(f"{API}/browse", params={"agent_id": "bob"})
         assert refused.status_code == 403 and RULE in refused.text
