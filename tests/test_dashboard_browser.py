@@ -28,6 +28,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from cortex_mcp.config import load_settings
+from cortex_mcp.models import Category, Layer
 from cortex_mcp.reader import open_tokens
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service.requests import RememberRequest
@@ -568,15 +569,18 @@ def test_the_timeline_axis_fits_memories_that_are_all_from_one_day(
 
 
 CONVERSATION_DAYS = ["2023-05-03", "2023-05-20", "2023-06-14", "2023-07-02", "2023-07-28"]
+SUMMARY_PERIOD = {"start": "2023-05-03T09:00:00.000000Z", "end": "2023-05-29T18:30:00.000000Z"}
 
 
 @pytest.fixture(scope="module")
-def dated_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServeProcess, str]]:
-    """A conversation of May to July 2023 imported today, one note dated 2015 and two notes
-    of today's; the id of the 2023-06-14 memory beside the server."""
+def dated_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[ServeProcess, str, str]]:
+    """A conversation of May to July 2023 imported today, one note dated 2015, two notes of
+    today's and a summary of May 2023; the ids of the 2023-06-14 memory and the summary."""
     db = tmp_path_factory.mktemp("dated") / "brain.db"
 
-    async def seed() -> str:
+    async def seed() -> tuple[str, str]:
         async with open_cortex(load_settings(db_path=db, embedding_provider="none")) as service:
             ids = {}
             for n, day in enumerate([*CONVERSATION_DAYS, "2015-03-09"]):
@@ -584,12 +588,23 @@ def dated_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Ser
                 ids[day] = (await service.memories.remember(request)).id
             for content in ("Deploys on Fridays", "Uses Neovim"):
                 await service.memories.remember(RememberRequest(content=content))
-            return ids["2023-06-14"]
+            summary = RememberRequest(
+                content="[2023-05] a museum, a pottery class",
+                category=Category.summary,
+                layer=Layer.archive,
+                occurred_at=SUMMARY_PERIOD["start"],
+            )
+            ids["summary"] = (
+                await service.memories.remember(
+                    summary, metadata={"period": "2023-05", "period_range": SUMMARY_PERIOD}
+                )
+            ).id
+            return ids["2023-06-14"], ids["summary"]
 
     with ThreadPoolExecutor(1) as pool:
-        memory_id = pool.submit(asyncio.run, seed()).result()
+        memory_id, summary_id = pool.submit(asyncio.run, seed()).result()
     with ServeProcess(db, token=None, CORTEX_LIFECYCLE__SCHEDULE="off") as served:
-        yield served, memory_id
+        yield served, memory_id, summary_id
 
 
 def _chart_range(page: Page, chart: str) -> tuple[date, date]:
@@ -599,7 +614,7 @@ def _chart_range(page: Page, chart: str) -> tuple[date, date]:
 
 
 def test_the_timeline_axis_spans_when_dated_memories_happened(
-    browser: Browser, dated_server: tuple[ServeProcess, str], tmp_path: Path
+    browser: Browser, dated_server: tuple[ServeProcess, str, str], tmp_path: Path
 ) -> None:
     """Memories of 2023 stored today are charted over 2023 by month, the 2015 note is left off
     and counted (with a button that shows it too), and the list runs by when they happened."""
@@ -613,7 +628,7 @@ def test_the_timeline_axis_spans_when_dated_memories_happened(
         assert date(2023, 3, 31) <= first <= date(2023, 5, 1), (first, last)
         assert today <= last <= today + timedelta(days=62), (first, last)
         assert page.get_attribute(chart, "data-granularity") == "month"
-        assert "7 in all" in (page.get_attribute(chart, "aria-label") or "")
+        assert "8 in all" in (page.get_attribute(chart, "aria-label") or "")  # the summary too
         _screenshot(page, "dashboard-timeline.png", tmp_path)
         ticks = (page.get_attribute(chart, "data-ticks") or "").split()
         assert ticks[0] == "2023-05" and ticks[-1][:4] == str(today.year), ticks
@@ -627,16 +642,16 @@ def test_the_timeline_axis_spans_when_dated_memories_happened(
         page.wait_for_selector(f"{chart}[data-granularity=year]")
         first, last = _chart_range(page, chart)
         assert first <= date(2015, 1, 1) and last >= date(today.year, 1, 1), (first, last)
-        assert "8 in all" in (page.get_attribute(chart, "aria-label") or "")
+        assert "9 in all" in (page.get_attribute(chart, "aria-label") or "")
         assert tab.errors == []
     finally:
         tab.close()
 
 
 def test_the_memory_page_shows_when_it_happened_beside_when_it_was_stored(
-    browser: Browser, dated_server: tuple[ServeProcess, str]
+    browser: Browser, dated_server: tuple[ServeProcess, str, str]
 ) -> None:
-    server, memory_id = dated_server
+    server, memory_id, summary_id = dated_server
     tab = Tab(browser, server.url)
     try:
         page = tab.open(f"#/memory/{memory_id}", ready="#memory-meta")
@@ -644,6 +659,11 @@ def test_the_memory_page_shows_when_it_happened_beside_when_it_was_stored(
         stored = page.inner_text("#memory-meta dd[data-key='Stored (UTC)']")
         assert occurred == "2023-06-14 00:00:00", occurred
         assert stored.startswith(datetime.now(UTC).date().isoformat()[:4]), stored
+        assert not page.locator("#memory-meta dd[data-key^='Period']").count()
+        page = tab.open(f"#/memory/{summary_id}", ready="#memory-meta")
+        covered = page.inner_text("#memory-meta dd[data-key='Period covered (UTC)']")
+        assert covered == "2023-05-03 09:00:00 to 2023-05-29 18:30:00", covered
+        assert page.inner_text("#memory-meta dd[data-key='Occurred (UTC)']") == covered[:19]
         table = tab.open("#/memories?sort=occurred_at&order=asc", ready="#memory-table tbody tr")
         first_row = table.locator("#memory-table tbody tr").first.locator("td")
         assert first_row.nth(0).inner_text().startswith("2015-03-09")
