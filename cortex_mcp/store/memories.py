@@ -66,8 +66,9 @@ class WriteOutcome:
 
 
 def row_to_memory(row: Row) -> Memory:
-    """Rows come from our own schema (CHECKed columns), so skip re-validation: on the search
-    path pydantic validation of a few dozen rows cost more than the SQL that fetched them."""
+    """A memory from a row of our own schema. Validated: pydantic's compiled validator builds
+    one in ~5 us where `model_construct`, in Python, took ~15 us (a recall reads a few dozen
+    rows: ~0.6 ms of its CPU)."""
     data = dict(row)
     data["layer"] = _LAYERS[data["layer"]]  # a dict lookup: Enum(value) is ~10x slower
     data["category"] = _CATEGORIES[data["category"]]
@@ -76,7 +77,7 @@ def row_to_memory(row: Row) -> Memory:
     data["shared"] = bool(data.get("shared"))
     if not data.get("occurred_at"):  # a row of a reader that selected other columns
         data["occurred_at"] = data.get("created_at", "")
-    return Memory.model_construct(**data)
+    return Memory.model_validate(data)
 
 
 _LAYERS = {layer.value: layer for layer in Layer}
