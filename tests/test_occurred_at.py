@@ -667,3 +667,41 @@ def test_rest_ingest_takes_message_timestamps_and_said_at(rest: TestClient) -> N
         time.sleep(0.05)
     assert found["My name is Harry."] == "2023-05-08T14:00:00.000000Z"
     assert found["I prefer tea."] == "2023-05-09T00:00:00.000000Z"
+
+
+# ---- the command line --------------------------------------------------------------------
+
+
+def test_the_cli_adds_searches_shows_and_ingests_by_a_memorys_own_time(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.helpers.stdio_helpers import server_command, server_env
+
+    env = server_env(tmp_path / "cli.db")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*server_command(), *args], capture_output=True, text=True, env=env, timeout=60
+        )
+
+    added = cli("add", "Read The Quiet Harbour", "--occurred-at", "2026-05-06", "--json")
+    assert added.returncode == 0, added.stderr
+    memory_id = json.loads(added.stdout)["id"]
+    assert cli("add", "Read a cookbook").returncode == 0
+    said = cli("ingest", "--user", "We hiked up Mount Tam.", "--said-at", "2025-09-14T08:00Z")
+    assert said.returncode == 0, said.stderr
+    found = cli("search", "read", "--since", "2026-05-01", "--until", "2026-05-31")
+    assert found.returncode == 0 and "2026-05-06  Read The Quiet Harbour" in found.stdout
+    assert "cookbook" not in found.stdout
+    shown = cli("show", memory_id)
+    assert "occurred_at: 2026-05-06T00:00:00.000000Z" in shown.stdout
+    hiked = json.loads(cli("search", "hiked", "--json").stdout)["memories"]
+    assert [m["occurred_at"] for m in hiked] == ["2025-09-14T08:00:00.000000Z"]
+    for bad in (
+        ("add", "x y z", "--occurred-at", "tomorrowish"),
+        ("search", "read", "--since", "2026-06-01", "--until", "2026-05-01"),
+        ("ingest", "--user", "hello there friend", "--said-at", "noon"),
+    ):
+        refused = cli(*bad)
+        assert refused.returncode == 2, bad
+        assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr

@@ -16,6 +16,9 @@ def _ingest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", required=True, help="what the user said")
     parser.add_argument("--assistant", default="", help="what the assistant answered")
     parser.add_argument("--session", help="session id (a retried turn in a session adds nothing)")
+    parser.add_argument(
+        "--said-at", help="when it was said (2026-05-06 or 2026-05-06T14:30Z; default: now)"
+    )
     add_json_flag(parser)
 
 
@@ -35,7 +38,7 @@ def _human_ingest(data: dict[str, Any]) -> str:
 def run_ingest(args: argparse.Namespace, settings: Any) -> int:
     async def work(service: CortexService) -> int:
         result = await service.conversation.ingest(
-            args.user, args.assistant, session_id=args.session
+            args.user, args.assistant, session_id=args.session, said=args.said_at
         )
         emit(args, result.model_dump(mode="json"), _human_ingest)
         return 0

@@ -25,7 +25,8 @@ LAYERS = ("working", "core", "archive")
 
 
 def _row(m: dict[str, Any]) -> str:
-    return f"{m['id']}  {m['layer']:<7} {m['category']:<12} {m['created_at'][:10]}  {short(m['content'])}"
+    day = (m.get("occurred_at") or m["created_at"])[:10]  # the memory's own date
+    return f"{m['id']}  {m['layer']:<7} {m['category']:<12} {day}  {short(m['content'])}"
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
@@ -183,6 +184,10 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "--importance", type=float, default=importance, help=f"0..1 (default {importance})"
     )
     parser.add_argument("--layer", choices=LAYERS, default=defaults["layer"].value)
+    parser.add_argument(
+        "--occurred-at",
+        help="when it happened (2026-05-06 or 2026-05-06T14:30Z; default: now)",
+    )
     add_json_flag(parser)
 
 
@@ -195,6 +200,7 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
             importance=args.importance,
             layer=args.layer,
             source="cli",
+            occurred_at=args.occurred_at,
         )
         result = await service.memories.remember(request)
 
