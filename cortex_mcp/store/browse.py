@@ -113,7 +113,7 @@ class BrowseStore:
     async def per_day(self, agent_id: str, since: str | None = None) -> list[dict[str, Any]]:
         """Live memories per day (UTC) and layer of when they happened (`occurred_at`), from
         `since` (a day, YYYY-MM-DD) on, every day when None. Read from idx_memories_live_day
-        on SQLite (the expressions as the index names them)."""
+        (the expressions as the index names them)."""
         day_of = "substr(occurred_at, 1, 10)"
         bound, params = (f" AND {day_of} >= ?", [agent_id, since]) if since else ("", [agent_id])
         rows = await self.db.fetchall(

@@ -368,6 +368,13 @@ MIGRATIONS: list[list[str]] = [
     _OCCURRED_AT,
     # 10: the moment a turn was said (SQLite's 13)
     [f"ALTER TABLE turns ADD COLUMN said_at {_TEXT}"],
+    # 11: the dashboard timeline's live memories per day (SQLite's 14); here it serves the
+    # last days (a range on the day): counting every day, PostgreSQL hashes the groups
+    [
+        "CREATE INDEX idx_memories_live_day"
+        " ON memories(agent_id, substr(occurred_at, 1, 10), layer)"
+        " WHERE forgotten_at IS NULL AND superseded_by IS NULL",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
