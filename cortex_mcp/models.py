@@ -33,12 +33,15 @@ def _class_char(code: int) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else chr(code)
 
 
-# the ranges as the inside of a regular-expression character class, for patterns
+# the ranges as the inside of a regular-expression character class, for published patterns;
+# without the surrogates, which no JSON text, UTF-8 header or URL can carry (refused before as
+# invalid Unicode) and which regular-expression engines other than Python's refuse to read
 AGENT_ID_FORBIDDEN_CLASS = "".join(
     _class_char(low) if low == high else f"{_class_char(low)}-{_class_char(high)}"
     for low, high in _AGENT_ID_FORBIDDEN_RANGES
+    if (low, high) != (0xD800, 0xDFFF)
 )
-_AGENT_ID_FORBIDDEN = re.compile(f"[{AGENT_ID_FORBIDDEN_CLASS}]")
+_AGENT_ID_FORBIDDEN = re.compile(f"[{AGENT_ID_FORBIDDEN_CLASS}\\ud800-\\udfff]")
 AGENT_ID_RULE = (
     "must not contain control characters or format characters (U+0000-U+001F, U+007F-U+009F;"
     " bidi controls such as U+202E; zero-width characters; line separators)"

@@ -37,6 +37,26 @@ REST_ONLY = "x-cortex-rest-only"
 
 _FORBIDDEN = AGENT_ID_FORBIDDEN_CLASS
 _AGENT_CHAR = f"[^{_FORBIDDEN}]"
+# every character str.strip() removes, spelt out (a generator may read \s as ASCII only)
+BLANK_CLASS = (
+    "\\t\\n\\u000b\\u000c\\r\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+# what `validate.moment` reads, published (a subset: years 1900-2999, days up to 28, whole
+# offsets' hours below 14): no value the document allows is refused
+MOMENT_PATTERN = (
+    r"^(?:19|2[0-9])[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"(?:T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,6})?)?"
+    r"(?:Z|[+-](?:0[0-9]|1[0-3]):[0-5][0-9])?)?$"
+)
+_MOMENT_TEXT = {"pattern": MOMENT_PATTERN}
+# text with a character str.strip() keeps, and no NUL (published; the service says the rule)
+NOT_BLANK_TEXT = f"^[^\\u0000]*[^{BLANK_CLASS}\\u0000][^\\u0000]*$"
+_NOT_BLANK = {"pattern": NOT_BLANK_TEXT}
+# a memory id as the document promises it: a canonical UUID (the server reads more spellings)
+_UUID_TEXT = {
+    "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+}
 _DECIMAL_TOO = {DECIMAL_MARK: True}
 
 
@@ -81,17 +101,29 @@ AgentId = Annotated[
         min_length=1,
         max_length=validate.MAX_AGENT_ID_CHARS,
         # the rule _agent_rule checks, published (it gives the message the tools give)
-        json_schema_extra={"pattern": f"^{_AGENT_CHAR}*[^\\s{_FORBIDDEN}]{_AGENT_CHAR}*$"},
+        json_schema_extra={
+            "pattern": f"^{_AGENT_CHAR}*[^{BLANK_CLASS}{_FORBIDDEN}]{_AGENT_CHAR}*$"
+        },
         description="Memory owner; default: this server's agent (CORTEX_AGENT_ID)",
     ),
 ]
 Query = Annotated[
     str,
-    Field(min_length=1, max_length=validate.MAX_QUERY_CHARS, description="What to look for"),
+    Field(
+        min_length=1,
+        max_length=validate.MAX_QUERY_CHARS,
+        json_schema_extra=_NOT_BLANK,
+        description="What to look for",
+    ),
 ]
 MemoryId = Annotated[
     str,
-    Field(min_length=1, max_length=validate.MAX_ID_CHARS, description="A memory id (UUID)"),
+    Field(
+        min_length=1,
+        max_length=validate.MAX_ID_CHARS,
+        json_schema_extra=_UUID_TEXT,
+        description="A memory id (UUID)",
+    ),
 ]
 Source = Annotated[
     str,
@@ -106,7 +138,7 @@ Content = Annotated[
     Field(
         min_length=1,
         max_length=validate.MAX_CONTENT_CEILING,
-        json_schema_extra={SETTING: "max_content_chars"},
+        json_schema_extra={SETTING: "max_content_chars", **_NOT_BLANK},
         description="One self-contained fact",
     ),
 ]
@@ -146,6 +178,7 @@ OccurredAt = Annotated[
     AfterValidator(_moment_rule),
     Field(
         max_length=_MOMENT_CHARS,
+        json_schema_extra=_MOMENT_TEXT,
         description="When it happened or was said: an ISO date or date-time (UTC unless it"
         " names an offset); default: now",
     ),
@@ -155,6 +188,7 @@ SaidAt = Annotated[
     AfterValidator(_moment_rule),
     Field(
         max_length=_MOMENT_CHARS,
+        json_schema_extra=_MOMENT_TEXT,
         description="When the conversation was (an ISO date or date-time, e.g. the session's"
         " date): the memories written from it take it as their own time; default: each"
         " message's `timestamp`, else now",
@@ -165,6 +199,7 @@ Since = Annotated[
     AfterValidator(_moment_rule),
     Field(
         max_length=_MOMENT_CHARS,
+        json_schema_extra=_MOMENT_TEXT,
         description="Only memories that happened at or after this ISO date or date-time",
     ),
 ]
@@ -173,6 +208,7 @@ Until = Annotated[
     AfterValidator(_moment_rule),
     Field(
         max_length=_MOMENT_CHARS,
+        json_schema_extra=_MOMENT_TEXT,
         description="Only memories that happened before this ISO date-time (a date: to the"
         " end of that day)",
     ),
@@ -182,6 +218,7 @@ Now = Annotated[
     AfterValidator(_moment_rule),
     Field(
         max_length=_MOMENT_CHARS,
+        json_schema_extra=_MOMENT_TEXT,
         description="The moment 'today', 'last week' and ages are reckoned from (ISO date or"
         " date-time); default: the server's clock",
     ),

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cortex_mcp.models import Category, ForgetResult, Layer
-from cortex_mcp.service.requests import AgentId, Content, Query, Reason
+from cortex_mcp.service.requests import AgentId, Content, MaxResults, Query, Reason
 from cortex_mcp.transports.endpoints import Call, Endpoint
 from cortex_mcp.transports.rest_models import Body
 from cortex_mcp.transports.rest_responses import Anything
@@ -71,7 +71,7 @@ class Variant(BaseModel):
 class CompareBody(Body):
     query: Query
     variants: Annotated[list[Variant], Field(min_length=1, max_length=2)]
-    limit: Annotated[int, Field(ge=1, le=50)] = 10
+    limit: MaxResults = 10
     agent_id: AgentId | None = None
 
 
@@ -94,8 +94,8 @@ ProfileList = Annotated[list[Annotated[str, Field(max_length=500)]], Field(max_l
 
 
 class ProfileBody(Body):
-    """Manual edits; an empty value clears that manual field (the generated one shows again).
-    `exclude` lists generated items to hide."""
+    """Manual edits; an empty value clears that manual field (the generated one shows again),
+    null leaves it as it is. `exclude` lists generated items to hide."""
 
     summary: ProfileText | None = None
     language_preferences: ProfileText | None = None
@@ -188,7 +188,7 @@ async def profile(call: Call) -> Any:
 
 async def edit_profile(call: Call) -> Any:
     b: ProfileBody = call.body
-    changes = b.model_dump(exclude={"agent_id"}, exclude_unset=True)
+    changes = b.model_dump(exclude={"agent_id"}, exclude_unset=True, exclude_none=True)
     return await call.service.conversation.edit_profile(changes, call.agent_id)
 
 

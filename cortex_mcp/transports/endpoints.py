@@ -224,11 +224,26 @@ def _fill_setting_limits(node: Any, settings: Any) -> None:
             node["maxLength"] = int(getattr(settings, name))
         if node.get(DECIMAL_MARK):
             or_decimal_text(node)
+        _no_nul(node)
         for value in node.values():
             _fill_setting_limits(value, settings)
     elif isinstance(node, list):
         for value in node:
             _fill_setting_limits(value, settings)
+
+
+NO_NUL = "^[^\\u0000]*$"
+
+
+def _no_nul(schema: dict[str, Any]) -> None:
+    """No text may hold NUL (refused on every route): a string without a pattern of its own
+    gets this one (the project's own patterns exclude NUL), and so do an object's keys."""
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "string" in kinds and "pattern" not in schema and "enum" not in schema:
+        schema["pattern"] = NO_NUL
+    if "object" in kinds and schema.get("additionalProperties") not in (None, False):
+        schema.setdefault("propertyNames", {"pattern": NO_NUL})
 
 
 def _path_names(path: str) -> list[str]:

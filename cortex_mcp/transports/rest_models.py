@@ -26,6 +26,7 @@ from cortex_mcp.engine.validate import DECIMAL_TEXT, MAX_DECIMAL_CHARS
 from cortex_mcp.models import Category, Layer
 from cortex_mcp.service.requests import (
     DECIMAL_MARK,
+    NOT_BLANK_TEXT,
     AgentId,
     Importance,
     Reason,
@@ -33,8 +34,9 @@ from cortex_mcp.service.requests import (
     refuse_nul,
 )
 
+_NOT_BLANK: dict[str, Any] = {"pattern": NOT_BLANK_TEXT}  # published; the service says the rule
 SessionId = Annotated[
-    str, Field(min_length=1, max_length=validate.MAX_SESSION_ID_CHARS, pattern=r"\S")
+    str, Field(min_length=1, max_length=validate.MAX_SESSION_ID_CHARS, pattern=NOT_BLANK_TEXT)
 ]
 
 
@@ -60,15 +62,57 @@ DECIMAL_MARK_PATTERN = rf"^\s*{DECIMAL_TEXT}\s*$"
 
 
 def or_decimal_text(schema: dict[str, Any]) -> None:
-    """Publish a marked number as it is read: a JSON number, or a plain decimal string."""
+    """Publish a marked number as it is read: a JSON number, or a plain decimal string whose
+    pattern admits only values within the number's bounds (the server reads more forms, such
+    as exponents: the pattern is the part of them a client can rely on)."""
     del schema[DECIMAL_MARK]
-    schema["type"] = [schema["type"], "string"]
-    schema["pattern"] = DECIMAL_MARK_PATTERN
+    kind = schema["type"]
+    schema["type"] = [kind, "string"]
+    schema["pattern"] = _bounded_decimal_pattern(kind, schema.get("minimum"), schema.get("maximum"))
     schema["maxLength"] = MAX_DECIMAL_CHARS
 
 
+def _bounded_decimal_pattern(kind: str, low: Any, high: Any) -> str:
+    if not (isinstance(low, int) and isinstance(high, int) and 0 <= low <= high):
+        return DECIMAL_MARK_PATTERN
+    whole = _integer_range(low, high)
+    if kind == "integer":
+        return rf"^\s*0*(?:{whole})\s*$"
+    if low == high:
+        return rf"^\s*0*(?:{whole})(?:\.0*)?\s*$"
+    below = _integer_range(low, high - 1)  # any fraction after these stays within bounds
+    return rf"^\s*0*(?:(?:{whole})(?:\.0*)?|(?:{below})\.[0-9]*)\s*$"
+
+
+def _integer_range(low: int, high: int) -> str:
+    """A regular expression (alternatives) for exactly the decimal integers low..high."""
+    alternatives: list[str] = []
+    for digits in range(len(str(low)), len(str(high)) + 1):
+        first = max(low, 10 ** (digits - 1) if digits > 1 else 0)
+        last = min(high, 10**digits - 1)
+        if first <= last:
+            alternatives += _same_length(str(first), str(last))
+    return "|".join(alternatives)
+
+
+def _same_length(first: str, last: str) -> list[str]:
+    if first == last:
+        return [first]
+    rest = len(first) - 1
+    if first[1:] == "0" * rest and last[1:] == "9" * rest:
+        return [f"[{first[0]}-{last[0]}]" + "[0-9]" * rest]
+    if first[0] == last[0]:
+        return [first[0] + "(?:" + "|".join(_same_length(first[1:], last[1:])) + ")"]
+    out = [first[0] + "(?:" + "|".join(_same_length(first[1:], "9" * rest)) + ")"]
+    if int(last[0]) - int(first[0]) > 1:
+        out.append(f"[{int(first[0]) + 1}-{int(last[0]) - 1}]" + "[0-9]" * rest)
+    out.append(last[0] + "(?:" + "|".join(_same_length("0" * rest, last[1:])) + ")")
+    return out
+
+
 QueryFlag = Annotated[bool, BeforeValidator(_flag_text)]
-QueryInt = Annotated[int, BeforeValidator(_integer_text)]
+# (a bounded query integer is Annotated[int, Field(ge, le), BeforeValidator(_integer_text)]: with
+# the validator inside, pydantic would publish the bounds as "ge"/"le", which no client reads)
 
 
 class Body(BaseModel):
@@ -104,8 +148,8 @@ class ListQuery(Body):
     agent_id: AgentId | None = None
     layer: Layer | None = None
     category: Category | None = None
-    limit: Annotated[QueryInt, Field(ge=1, le=500)] = 50
-    offset: Annotated[QueryInt, Field(ge=0, le=1_000_000)] = 0
+    limit: Annotated[int, Field(ge=1, le=500), BeforeValidator(_integer_text)] = 50
+    offset: Annotated[int, Field(ge=0, le=1_000_000), BeforeValidator(_integer_text)] = 0
     include_shared: QueryFlag | None = None
 
 
@@ -177,12 +221,12 @@ class LifecycleBody(Body):
 
 class RelationsQuery(Body):
     agent_id: AgentId | None = None
-    limit: Annotated[QueryInt, Field(ge=1, le=10_000)] = 200
+    limit: Annotated[int, Field(ge=1, le=10_000), BeforeValidator(_integer_text)] = 200
 
 
 class LogQuery(Body):
     agent_id: AgentId | None = None
-    limit: Annotated[QueryInt, Field(ge=1, le=10_000)] = 100
+    limit: Annotated[int, Field(ge=1, le=10_000), BeforeValidator(_integer_text)] = 100
 
 
 class ExportBody(Body):
@@ -195,6 +239,16 @@ class ImportBody(Body):
     `{format: "markdown", files}`. Or `content`: a text in `format` (json: our export, jsonl:
     the MCP memory server's memory.jsonl, markdown: a MEMORY.md, openclaw: one daily note).
     Exactly one of `document`, `files`, `content`. Memories go to the caller's agent."""
+
+    model_config = ConfigDict(  # exactly one of the three, as the document can say it
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+                for name in ("document", "files", "content")
+            ]
+        },
+    )
 
     format: Annotated[str, Field(pattern=r"^(json|jsonl|markdown|openclaw)$")] = "json"
     content: Annotated[str, Field(min_length=1)] | None = None
@@ -211,9 +265,9 @@ class ImportBody(Body):
 
 
 class RelationBody(Body):
-    subject: Annotated[str, Field(min_length=1, max_length=500)]
-    predicate: Annotated[str, Field(min_length=1, max_length=200)]
-    object: Annotated[str, Field(min_length=1, max_length=500)]
+    subject: Annotated[str, Field(min_length=1, max_length=500, json_schema_extra=_NOT_BLANK)]
+    predicate: Annotated[str, Field(min_length=1, max_length=200, json_schema_extra=_NOT_BLANK)]
+    object: Annotated[str, Field(min_length=1, max_length=500, json_schema_extra=_NOT_BLANK)]
     agent_id: AgentId | None = None
 
 
