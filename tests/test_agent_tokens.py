@@ -20,7 +20,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from cortex_mcp.config import Settings
+from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.reader import open_stores, open_tokens
 from tests.helpers.http_helpers import AUTH, TOKEN, ServeProcess
 
@@ -363,3 +363,13 @@ def test_wrong_tokens_are_throttled_per_client_and_the_right_one_still_works_els
     assert other.get(f"{API}/stats", headers=AUTH).status_code == 200
     guessing.close()
     other.close()
+
+
+async def test_a_server_without_an_admin_token_says_agent_tokens_are_not_checked(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(db_path=tmp_path / "brain.db", embedding_provider="none")
+    await _tokens(settings, "alice")
+    with ServeProcess(settings.db_path, token=None) as server:
+        log = server.log.read_text(errors="replace")
+    assert "agent tokens exist but CORTEX_API_TOKEN is not set" in log
