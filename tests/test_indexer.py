@@ -21,10 +21,11 @@ from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import RecallRequest, RememberRequest
 from cortex_mcp.store.database import Database
 from cortex_mcp.store.memories import Accesses
-from cortex_mcp.store.schema import EMBEDDING_QUEUE, MIGRATIONS
+from cortex_mcp.store.schema import EMBEDDING_QUEUE, MIGRATIONS, SCHEMA_VERSION
 from cortex_mcp.store.vectors import VectorStore
 from tests.conftest import FakeClock, stub_settings
 from tests.helpers.embedding_stub import StubState, embedding_stub
+from tests.helpers.older_schema import sqlite_back_to
 
 pytestmark = pytest.mark.anyio
 
@@ -253,6 +254,7 @@ async def test_an_older_database_gets_its_backlog_queued_when_it_migrates(tmp_pa
     for (trigger,) in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'trg_queue_%'"):
         conn.execute(f"DROP TRIGGER {trigger}")
     conn.execute("DROP TABLE embedding_queue")
+    sqlite_back_to(conn, SCHEMA_VERSION, EMBEDDING_QUEUE_MIGRATION - 1)
     for n, forgotten in ((1, None), (2, None), (3, "2026-01-02")):
         conn.execute(
             "INSERT INTO memories (id, agent_id, layer, category, content, content_hash,"

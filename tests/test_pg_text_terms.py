@@ -26,6 +26,7 @@ from cortex_mcp.store.memories import LayerTtl
 from cortex_mcp.store.postgres.database import PgDatabase
 from cortex_mcp.store.postgres.schema import SCHEMA_VERSION
 from tests.conftest import FakeClock
+from tests.helpers.older_schema import postgres_back_to
 
 pytestmark = pytest.mark.anyio
 
@@ -182,7 +183,7 @@ async def test_a_copy_by_migrate_and_the_schema_migration_fill_the_counts(
             conn.execute(f"DROP FUNCTION cortex_text_{name}()")
             conn.execute(f"DROP TABLE text_{name}")
         conn.execute("DROP FUNCTION cortex_pairs(tsvector)")
-        conn.execute("DELETE FROM cortex_schema WHERE version > 5")
+        postgres_back_to(conn, SCHEMA_VERSION, 5)
     async with PgDatabase(pg_url) as db:
         assert await db.schema_version() == SCHEMA_VERSION
     assert assert_counts_match_rows(pg_url)["hedgehog"] == 5

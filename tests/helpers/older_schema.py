@@ -1,0 +1,52 @@
+"""A store taken back to an older schema version, as a build of that version left it, so a test
+can open it with today's build and watch the migrations run. Each migration a test may roll back
+has its undo here, newest first; a test that goes further back undoes the older ones itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# version -> the statements that undo it (SQLite)
+SQLITE_UNDO: dict[int, list[str]] = {
+    14: ["DROP INDEX IF EXISTS idx_memories_live_day"],
+    13: ["ALTER TABLE turns DROP COLUMN said_at"],
+    12: [
+        "DROP TRIGGER IF EXISTS trg_memories_occurred",
+        "DROP INDEX IF EXISTS idx_memories_agent_occurred",
+        "ALTER TABLE memories DROP COLUMN occurred_at",
+    ],
+    11: ["DROP TABLE IF EXISTS agent_tokens"],
+}
+
+POSTGRES_UNDO: dict[int, list[str]] = {
+    11: ["DROP INDEX IF EXISTS idx_memories_live_day"],
+    10: ["ALTER TABLE turns DROP COLUMN said_at"],
+    9: [
+        "DROP TRIGGER IF EXISTS memories_occurred_default ON memories",
+        "DROP FUNCTION IF EXISTS cortex_occurred_default()",
+        "ALTER TABLE memories DROP COLUMN occurred_at",
+    ],
+    8: ["DROP TABLE IF EXISTS agent_tokens"],
+}
+
+
+def _undo(conn: Any, undo: dict[int, list[str]], current: int, version: int) -> None:
+    if current > max(undo):
+        raise AssertionError(
+            f"migration {current} has no undo in tests/helpers/older_schema.py: add it there"
+        )
+    for number in range(current, version, -1):
+        for statement in undo.get(number, []):
+            conn.execute(statement)
+
+
+def sqlite_back_to(conn: Any, current: int, version: int) -> None:
+    """Undo SQLite migrations `current` down to `version + 1` (the caller commits and sets
+    `PRAGMA user_version` to the version it ends at)."""
+    _undo(conn, SQLITE_UNDO, current, version)
+
+
+def postgres_back_to(conn: Any, current: int, version: int) -> None:
+    """Undo PostgreSQL migrations down to `version + 1` and forget them in cortex_schema."""
+    _undo(conn, POSTGRES_UNDO, current, version)
+    conn.execute("DELETE FROM cortex_schema WHERE version > %s", (version,))
