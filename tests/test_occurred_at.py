@@ -705,3 +705,27 @@ def test_the_cli_adds_searches_shows_and_ingests_by_a_memorys_own_time(tmp_path:
         refused = cli(*bad)
         assert refused.returncode == 2, bad
         assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
+
+
+async def test_listing_takes_a_period_of_the_memories_own_time(service: CortexService) -> None:
+    await _diary(service)
+    page = await service.reading.list_memories(since="2026-05-06", until="2026-05-06")
+    assert sorted(m["content"] for m in page["memories"]) == sorted(
+        [DIARY["2026-05-06"], DIARY["2026-05-06T21:00:00+02:00"]]
+    )
+    page = await service.reading.list_memories(since="2026-06-01")
+    assert [m["content"] for m in page["memories"]] == [DIARY["2026-06-14"]]
+    with pytest.raises(InvalidInput) as refused:
+        await service.reading.list_memories(until="June")
+    assert refused.value.field == "until"
+
+
+def test_rest_lists_a_period_and_refuses_a_bad_date(rest: TestClient) -> None:
+    api = "/api/v1"
+    for when, content in DIARY.items():
+        rest.post(f"{api}/memories", json={"content": content, "occurred_at": when})
+    listed = rest.get(f"{api}/memories", params={"since": "2026-05-01", "until": "2026-05-31"})
+    assert listed.status_code == 200, listed.text
+    assert len(listed.json()["memories"]) == 3
+    bad = rest.get(f"{api}/memories", params={"since": "yesterday"})
+    assert bad.status_code == 422 and bad.json()["error"]["field"] == "since"

@@ -45,6 +45,8 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the forgotten memories instead, most recently forgotten first",
     )
+    parser.add_argument("--since", help="only memories that happened on or after this date")
+    parser.add_argument("--until", help="only memories that happened up to this date's end")
     add_json_flag(parser)
 
 
@@ -55,7 +57,12 @@ def _forgotten_row(m: dict[str, Any]) -> str:
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
     async def work(reader: MemoryReading) -> int:
         page = await reader.list_memories(
-            args.layer, args.category, args.limit, forgotten=args.forgotten
+            args.layer,
+            args.category,
+            args.limit,
+            forgotten=args.forgotten,
+            since=args.since,
+            until=args.until,
         )
         if args.forgotten:
             rows = page["memories"]

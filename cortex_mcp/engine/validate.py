@@ -294,3 +294,11 @@ def period_end(value: str) -> datetime:
     """The exclusive end a period's `until` gives: a date covers its whole day."""
     end = moment(value)
     return end + timedelta(days=1) if is_date_only(value) else end
+
+
+def period_end_of(name: str, value: str) -> datetime:
+    """`period_end`, InvalidInput naming `name` when `value` is not a date or date-time."""
+    try:
+        return period_end(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{name}: {exc}", field=name) from None

@@ -297,7 +297,7 @@ class MemoryService:
                 self.settings.include_shared if include_shared is None else include_shared
             ),
             since=to_iso(validate.moment_of("since", since)) if since else None,
-            until=_period_end("until", until) if until else None,
+            until=to_iso(validate.period_end_of("until", until)) if until else None,
         )
 
     def reference_time(self, now: str | None) -> datetime:
@@ -330,13 +330,6 @@ def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
 
 def _iso_or_none(value: str | None) -> str | None:
     return to_iso(validate.moment_of("occurred_at", value)) if value else None
-
-
-def _period_end(name: str, value: str) -> str:
-    try:
-        return to_iso(validate.period_end(value))
-    except ValueError as exc:
-        raise InvalidInput(f"{name}: {exc}", field=name) from None
 
 
 def _values(members: Sequence[Layer | Category | str] | None) -> list[str] | None:

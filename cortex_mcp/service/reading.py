@@ -11,7 +11,7 @@ from typing import Any
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput, NotFound
-from cortex_mcp.models import LOCAL, Caller, Category, Layer
+from cortex_mcp.models import LOCAL, Caller, Category, Layer, to_iso
 from cortex_mcp.store.interfaces import ExportStorage, MemoryStorage
 from cortex_mcp.store.relations import RelationStore
 
@@ -53,9 +53,12 @@ class MemoryReading:
         offset: int = 0,
         include_shared: bool | None = None,
         forgotten: bool = False,
+        since: str | None = None,
+        until: str | None = None,
     ) -> dict[str, Any]:
         """Live memories, newest first (or, with `forgotten`, the forgotten ones, most recently
-        forgotten first): {memories, limit, offset}."""
+        forgotten first): {memories, limit, offset}. `since`/`until`: ISO dates or date-times
+        bounding their own time (`occurred_at`; a date `until` takes in that day)."""
         limit = validate.int_range("limit", limit, 1, 100_000)
         offset = validate.int_range("offset", offset, 0, 10**9)
         shared = self.settings.include_shared if include_shared is None else include_shared
@@ -67,6 +70,8 @@ class MemoryReading:
             offset,
             shared,
             forgotten,
+            since=to_iso(validate.moment_of("since", since)) if since else None,
+            until=to_iso(validate.period_end_of("until", until)) if until else None,
         )
         memories = [m.model_dump(mode="json") for m in rows]
         return {"memories": memories, "limit": limit, "offset": offset}

@@ -127,9 +127,13 @@ class ExportStore:
         offset: int = 0,
         include_shared: bool = False,
         forgotten: bool = False,
+        *,
+        since: str | None = None,
+        until: str | None = None,
     ) -> list[Memory]:
         """Live memories for people to browse, newest first; with `forgotten`, the forgotten
-        ones instead, most recently forgotten first."""
+        ones instead, most recently forgotten first. `since`/`until` (`to_iso` text): only
+        those whose own time (`occurred_at`) is in [since, until)."""
         owner = "(agent_id = ? OR shared = 1)" if include_shared else "agent_id = ?"
         if forgotten:
             clauses, order = [owner, "forgotten_at IS NOT NULL"], "forgotten_at DESC, seq DESC"
@@ -137,9 +141,14 @@ class ExportStore:
             clauses = [owner, "forgotten_at IS NULL", "superseded_by IS NULL"]
             order = "seq DESC"
         params: list[Any] = [agent_id]
-        for column, value in (("layer", layer), ("category", category)):
+        for clause, value in (
+            ("layer = ?", layer),
+            ("category = ?", category),
+            ("occurred_at >= ?", since),
+            ("occurred_at < ?", until),
+        ):
             if value is not None:
-                clauses.append(f"{column} = ?")
+                clauses.append(clause)
                 params.append(value)
         rows = await self.db.fetchall(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"

@@ -366,6 +366,9 @@ class ExportStorage(Protocol):
         offset: int = 0,
         include_shared: bool = False,
         forgotten: bool = False,
+        *,
+        since: str | None = None,
+        until: str | None = None,
     ) -> list[Memory]: ...
 
     async def relations(self, agent_id: str | None) -> list[dict[str, Any]]: ...

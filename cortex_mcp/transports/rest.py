@@ -96,6 +96,8 @@ async def list_memories(call: Call) -> Any:
         limit=q.limit,
         offset=q.offset,
         include_shared=q.include_shared,
+        since=q.since,
+        until=q.until,
     )
 
 

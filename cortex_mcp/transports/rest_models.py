@@ -31,6 +31,8 @@ from cortex_mcp.service.requests import (
     Importance,
     Reason,
     SaidAt,
+    Since,
+    Until,
     refuse_nul,
 )
 
@@ -151,6 +153,8 @@ class ListQuery(Body):
     limit: Annotated[int, Field(ge=1, le=500), BeforeValidator(_integer_text)] = 50
     offset: Annotated[int, Field(ge=0, le=1_000_000), BeforeValidator(_integer_text)] = 0
     include_shared: QueryFlag | None = None
+    since: Since | None = None
+    until: Until | None = None
 
 
 # ---- chat messages, as agent frameworks send them (docs/http.md) -----------------------------
