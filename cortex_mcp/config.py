@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     JsonConfigSettingsSource,
@@ -25,7 +25,6 @@ from cortex_mcp.config_groups import (
     LayerSettings,
     LifecycleSettings,
     MirrorSettings,
-    RerankSettings,
     SearchSettings,
 )
 from cortex_mcp.errors import ConfigError
@@ -33,6 +32,7 @@ from cortex_mcp.models import agent_id_problem
 
 LLM_PROVIDERS = {"auto", "openai", "anthropic", "none"}
 EMBEDDING_PROVIDERS = {"auto", "openai", "local", "none"}
+LOCAL_RERANK_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"
 LOG_LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
 
 
@@ -124,6 +124,29 @@ class Settings(BaseSettings):
         description="local provider: a model folder copied by hand (no download, no network)",
     )
 
+    rerank_provider: Literal["none", "http", "local"] = Field(
+        "none",
+        description="a cross-encoder that reorders the top candidates: none, a /rerank endpoint"
+        " (http: Cohere, Jina, Voyage, TEI, Infinity) or a model run here (local: the `local`"
+        " extra)",
+    )
+    rerank_base_url: str | None = Field(
+        None, description="provider http: the endpoint's base URL ({base_url}/rerank is posted)"
+    )
+    rerank_model: str | None = Field(
+        None, description=f"the reranking model (provider local: default {LOCAL_RERANK_MODEL})"
+    )
+    rerank_api_key: SecretStr | None = Field(
+        None, description="provider http: sent as Authorization: Bearer <key>"
+    )
+    rerank_top_n: int = Field(20, ge=2, le=200, description="how many top candidates are reranked")
+    rerank_timeout_s: float = Field(
+        2.0,
+        gt=0,
+        le=60,
+        description="a reranker slower than this is skipped for that recall (order kept)",
+    )
+
     export_dir: Path | None = Field(
         None, description="keep Markdown mirrors (MEMORY.md, memory/...) in this folder"
     )
@@ -163,7 +186,6 @@ class Settings(BaseSettings):
     )
 
     search: SearchSettings = SearchSettings()
-    rerank: RerankSettings = RerankSettings()
     layers: LayerSettings = LayerSettings()
     lifecycle: LifecycleSettings = LifecycleSettings()
     mirrors: MirrorSettings = MirrorSettings()
@@ -184,6 +206,24 @@ class Settings(BaseSettings):
         if "://" not in value.get_secret_value() or scheme not in ("postgresql", "postgres"):
             raise ValueError("must be a postgresql://user:password@host/database URL")
         return value
+
+    @field_validator("rerank_base_url", mode="after")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        url = value.strip().rstrip("/")
+        if not url.lower().startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return url
+
+    @model_validator(mode="after")
+    def _http_reranker_needs_url(self) -> Settings:
+        if self.rerank_provider == "http" and self.rerank_base_url is None:
+            raise ValueError(
+                "CORTEX_RERANK_PROVIDER=http needs CORTEX_RERANK_BASE_URL (the endpoint's base URL)"
+            )
+        return self
 
     @field_validator("allowed_hosts", "cors_origins", mode="before")
     @classmethod

@@ -1,4 +1,4 @@
-"""The nested settings groups (``CORTEX_SEARCH__*``, ``CORTEX_RERANK__*``, ``CORTEX_LAYERS__*``,
+"""The nested settings groups (``CORTEX_SEARCH__*``, ``CORTEX_LAYERS__*``,
 ``CORTEX_LIFECYCLE__*``, ``CORTEX_MIRRORS__*``); `config.Settings` holds one of each, and
 `config` re-exports them.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator
 
 
 class SearchSettings(BaseModel):
@@ -53,55 +53,6 @@ class SearchSettings(BaseModel):
     numpy_max_mb: int = Field(
         256, ge=0, description="an agent's vectors past this many MB: auto switches to ivf"
     )
-
-
-LOCAL_RERANK_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"
-
-
-class RerankSettings(BaseModel):
-    """The optional reranker stage (env: ``CORTEX_RERANK__PROVIDER=http`` and so on)."""
-
-    provider: Literal["none", "http", "local"] = Field(
-        "none",
-        description="a cross-encoder that reorders the top candidates: none, a /rerank endpoint"
-        " (http: Cohere, Jina, Voyage, TEI, Infinity) or a model run here (local: the `local`"
-        " extra)",
-    )
-    base_url: str | None = Field(
-        None, description="provider=http: the endpoint's base URL ({base_url}/rerank is posted)"
-    )
-    model: str | None = Field(
-        None,
-        description=f"the reranking model (provider=local: default {LOCAL_RERANK_MODEL})",
-    )
-    api_key: SecretStr | None = Field(
-        None, description="provider=http: sent as Authorization: Bearer <key>"
-    )
-    top_n: int = Field(20, ge=2, le=200, description="how many top candidates are reranked")
-    timeout_s: float = Field(
-        2.0,
-        gt=0,
-        le=60,
-        description="a reranker slower than this is skipped for that recall (order kept)",
-    )
-
-    @field_validator("base_url", mode="after")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        url = value.strip().rstrip("/")
-        if not url.lower().startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-        return url
-
-    @model_validator(mode="after")
-    def _http_needs_url(self) -> RerankSettings:
-        if self.provider == "http" and self.base_url is None:
-            raise ValueError(
-                "provider=http needs CORTEX_RERANK__BASE_URL (the endpoint's base URL)"
-            )
-        return self
 
 
 class LayerSettings(BaseModel):

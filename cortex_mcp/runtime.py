@@ -9,8 +9,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from cortex_mcp.config import Settings
-from cortex_mcp.config_groups import LOCAL_RERANK_MODEL
+from cortex_mcp.config import LOCAL_RERANK_MODEL, Settings
 from cortex_mcp.engine.exchange.exporters import mirror_files
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
 from cortex_mcp.engine.ingest.flush import Flusher
@@ -202,24 +201,27 @@ def build_embedders(
 
 def build_reranker(settings: Settings) -> tuple[GuardedReranker | None, list[str]]:
     """The reranker stage's provider (None when off or not usable) and why it is not."""
-    rerank = settings.rerank
+    s = settings
     inner: Reranker
-    if rerank.provider == "http" and rerank.base_url is not None:
-        key = rerank.api_key.get_secret_value() if rerank.api_key is not None else None
+    if s.rerank_provider == "http" and s.rerank_base_url is not None:
+        key = s.rerank_api_key.get_secret_value() if s.rerank_api_key is not None else None
         inner = HttpReranker(
-            base_url=rerank.base_url, model=rerank.model, api_key=key, timeout_s=rerank.timeout_s
+            base_url=s.rerank_base_url,
+            model=s.rerank_model,
+            api_key=key,
+            timeout_s=s.rerank_timeout_s,
         )
-    elif rerank.provider == "local":
+    elif s.rerank_provider == "local":
         if not LocalReranker.available():
             return None, ["reranker local: install cortex-mcp with its `local` extra (fastembed)"]
         inner = LocalReranker(
-            model=rerank.model or LOCAL_RERANK_MODEL,
+            model=s.rerank_model or LOCAL_RERANK_MODEL,
             cache_dir=settings.models_dir,
             hub_url=_model_hub(),
         )
     else:
         return None, []
-    return GuardedReranker(inner, timeout_s=rerank.timeout_s), []
+    return GuardedReranker(inner, timeout_s=s.rerank_timeout_s), []
 
 
 def build_embedding_cascade(
@@ -322,7 +324,7 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
             embeddings,
             settings.search,
             reranker=reranker,
-            rerank_top_n=settings.rerank.top_n,
+            rerank_top_n=settings.rerank_top_n,
         ),
         reranker=reranker,
         embeddings=embeddings,

@@ -41,7 +41,7 @@ def served() -> Iterator[tuple[str, RerankStubState]]:
 
 def _with_reranker(base: Settings, url: str, **rerank: Any) -> Settings:
     fields = {"provider": "http", "base_url": url, "model": "stub-rerank", **rerank}
-    return base.model_copy(update={"rerank": type(base.rerank)(**fields)})
+    return base.model_copy(update={f"rerank_{name}": value for name, value in fields.items()})
 
 
 async def _fill(settings: Settings, clock: FakeClock) -> list[str]:
@@ -210,19 +210,19 @@ def test_read_scores_takes_every_shape_and_refuses_nonsense() -> None:
 @pytest.mark.parametrize(
     ("env", "says"),
     [
-        ({"provider": "http"}, "provider=http needs CORTEX_RERANK__BASE_URL"),
-        ({"provider": "http", "base_url": "ftp://x"}, "CORTEX_RERANK__BASE_URL: "),
-        ({"provider": "cohere"}, "CORTEX_RERANK__PROVIDER: "),
-        ({"top_n": 1}, "CORTEX_RERANK__TOP_N: "),
-        ({"top_n": 500}, "CORTEX_RERANK__TOP_N: "),
-        ({"timeout_s": 0}, "CORTEX_RERANK__TIMEOUT_S: "),
+        ({"provider": "http"}, "CORTEX_RERANK_PROVIDER=http needs CORTEX_RERANK_BASE_URL"),
+        ({"provider": "http", "base_url": "ftp://x"}, "CORTEX_RERANK_BASE_URL: "),
+        ({"provider": "cohere"}, "CORTEX_RERANK_PROVIDER: "),
+        ({"top_n": 1}, "CORTEX_RERANK_TOP_N: "),
+        ({"top_n": 500}, "CORTEX_RERANK_TOP_N: "),
+        ({"timeout_s": 0}, "CORTEX_RERANK_TIMEOUT_S: "),
     ],
 )
 def test_settings_are_checked_and_name_the_setting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, Any], says: str
 ) -> None:
     for name, value in env.items():
-        monkeypatch.setenv(f"CORTEX_RERANK__{name.upper()}", str(value))
+        monkeypatch.setenv(f"CORTEX_RERANK_{name.upper()}", str(value))
     with pytest.raises(ConfigError, match="invalid settings") as raised:
         load_settings(db_path=tmp_path / "brain.db")
     assert says in raised.value.message
@@ -230,7 +230,7 @@ def test_settings_are_checked_and_name_the_setting(
 
 def test_no_reranker_unless_configured(tmp_path: Path) -> None:
     settings = load_settings(db_path=tmp_path / "brain.db")
-    assert settings.rerank.provider == "none"
+    assert settings.rerank_provider == "none"
     assert build_reranker(settings) == (None, [])
 
 
@@ -238,7 +238,7 @@ def test_a_local_reranker_without_the_extra_is_a_note(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(LocalReranker, "available", staticmethod(lambda: False))
-    settings = load_settings(db_path=tmp_path / "brain.db", rerank={"provider": "local"})
+    settings = load_settings(db_path=tmp_path / "brain.db", rerank_provider="local")
     reranker, notes = build_reranker(settings)
     assert reranker is None
     assert notes == ["reranker local: install cortex-mcp with its `local` extra (fastembed)"]
@@ -257,7 +257,7 @@ async def test_a_local_reranker_that_cannot_load_degrades_in_one_line(
         models_dir=tmp_path / "models",
     )
     before = await _fill(base, clock)
-    settings = base.model_copy(update={"rerank": type(base.rerank)(provider="local")})
+    settings = base.model_copy(update={"rerank_provider": "local"})
     async with open_cortex(settings, clock=clock) as service:
         reranker = service.engines.reranker
         assert reranker is not None

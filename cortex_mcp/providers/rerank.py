@@ -126,7 +126,7 @@ class LocalReranker(LocalEmbedder):
     kind = "reranker"
     offline_fix = (
         "copy ~/.cortex/models from a machine where the reranker loaded, or use a /rerank"
-        " server (CORTEX_RERANK__PROVIDER=http)"
+        " server (CORTEX_RERANK_PROVIDER=http)"
     )
 
     def __init__(self, *, model: str, cache_dir: Path, hub_url: str | None) -> None:
