@@ -132,7 +132,7 @@ async def test_since_and_until_bound_search_and_recall_on_the_memories_own_time(
     debug = await service.memories.search_debug(
         build(SearchDebugRequest, query="museum", since="2026-06-01")
     )
-    assert len(debug["hits"]) == 1
+    assert [hit["occurred_at"] for hit in debug["hits"]] == ["2026-06-14T00:00:00.000000Z"]
 
 
 async def test_every_store_read_that_takes_filters_applies_the_period(

@@ -38,7 +38,7 @@ def core_snapshot(memories: list[Memory], max_tokens: int) -> str:
         heading = f"## {title}"
         entries = []
         for memory in members:
-            entry = f"- {memory.content} _({memory.created_at[:10]}, id {memory.id})_"
+            entry = f"- {memory.content} _({memory.occurred_at[:10]}, id {memory.id})_"
             cost = count_tokens(entry) + 1
             if used + cost + count_tokens(heading) > max_tokens:
                 omitted += 1
@@ -99,6 +99,7 @@ def _hit(rank: int, c: Candidate) -> dict[str, Any]:
         "content": memory.content if memory else None,
         "layer": memory.layer.value if memory else None,
         "created_at": memory.created_at if memory else None,
+        "occurred_at": memory.occurred_at if memory else None,
         "text": {"rank": c.text_rank, "bm25": c.bm25, "normalised": round(c.text_score, 6)},
         "vector": {
             "rank": c.vector_rank,
