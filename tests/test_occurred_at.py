@@ -729,3 +729,44 @@ def test_rest_lists_a_period_and_refuses_a_bad_date(rest: TestClient) -> None:
     assert len(listed.json()["memories"]) == 3
     bad = rest.get(f"{api}/memories", params={"since": "yesterday"})
     assert bad.status_code == 422 and bad.json()["error"]["field"] == "since"
+
+
+async def test_a_period_holding_few_of_a_words_best_matches_still_finds_them(
+    service: CortexService,
+) -> None:
+    """The best text matches are all outside the period: the search goes on inside it."""
+    for day in range(1, 9):
+        await service.memories.remember(
+            build(
+                RememberRequest,
+                content=f"Museum museum museum trip number {day}",
+                occurred_at=f"2026-03-{day:02d}",
+            )
+        )
+    inside = await service.memories.remember(
+        build(
+            RememberRequest,
+            content="A long afternoon at the harbour, then the maritime museum",
+            occurred_at="2026-04-10",
+        )
+    )
+    shared = await service.memories.remember(
+        build(
+            RememberRequest,
+            content="The museum is closed on Mondays",
+            occurred_at="2026-04-11",
+            agent_id="other",
+            shared=True,
+        )
+    )
+    store = service.memories.memories
+    april = SearchFilters(
+        agent_id="default",
+        now=STORED,
+        since="2026-04-01T00:00:00.000000Z",
+        until="2026-05-01T00:00:00.000000Z",
+    )
+    assert [i for i, _ in await store.text_search('"museum"', april, 1)] == [inside.id]
+    with_shared = april.model_copy(update={"include_shared": True})
+    found = {i for i, _ in await store.text_search('"museum"', with_shared, 2)}
+    assert found == {inside.id, shared.id}

@@ -132,6 +132,8 @@ class TextReads:
         hits = [(str(row[0]), float(row[1])) for row in rows if row[2]]
         if len(hits) >= limit or len(rows) < fetch:
             return hits[:limit]
+        if filters.since is not None or filters.until is not None:
+            return await self._within_period(match, filters, limit)
         rows = await self.db.fetchall(
             "SELECT m.id, bm25(memories_fts) AS score FROM memories_fts"
             " CROSS JOIN memories m ON m.seq = memories_fts.rowid"  # FTS drives the join
@@ -139,6 +141,23 @@ class TextReads:
             [match, *params, limit],
         )
         return [(str(row["id"]), float(row["score"])) for row in rows]
+
+    async def _within_period(
+        self, match: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """BM25 hits among the memories of a period (`since`/`until`): FTS5 walks the matches
+        and keeps the rowids the period's index range holds, so bm25 is computed for those
+        only, not for every match of a common word."""
+        where, params = filter_sql(filters)
+        period, period_params = _period_rows(filters)
+        rows = await self.db.fetchall(
+            "SELECT m.id, r.score FROM (SELECT rowid, bm25(memories_fts) AS score"
+            f" FROM memories_fts WHERE memories_fts MATCH ? AND +rowid IN ({period})) AS r"
+            f" CROSS JOIN memories m ON m.seq = r.rowid WHERE {where}"
+            " ORDER BY r.score, m.seq DESC LIMIT ?",
+            [match, *period_params, *params, limit],
+        )
+        return [(str(row[0]), float(row[1])) for row in rows]
 
     async def _scored_candidates(
         self, match: str, filters: SearchFilters, limit: int, newest: int | None, rest: str
@@ -190,6 +209,25 @@ class TextReads:
             [*(like_pattern(p) for p in patterns), *params, limit],
         )
         return [str(row[0]) for row in rows]
+
+
+def _period_rows(filters: SearchFilters) -> tuple[str, list[Any]]:
+    """The seqs of the agent's memories (and the shared ones when the filters take them)
+    whose own time is in the filters' period: a range on (agent_id, occurred_at)."""
+    bounds, values = [], []
+    if filters.since is not None:
+        bounds.append(" AND occurred_at >= ?")
+        values.append(filters.since)
+    if filters.until is not None:
+        bounds.append(" AND occurred_at < ?")
+        values.append(filters.until)
+    within = "".join(bounds)
+    sql = f"SELECT seq FROM memories WHERE agent_id = ?{within}"
+    params: list[Any] = [filters.agent_id, *values]
+    if filters.include_shared:
+        sql += f" UNION ALL SELECT seq FROM memories WHERE shared = 1{within}"
+        params += values
+    return sql, params
 
 
 def on_primary_key(where: str) -> str:
