@@ -34,10 +34,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
+
+from tests.helpers.loopback import serve
 
 _WORD = re.compile(r"\w+")
 
@@ -232,16 +234,8 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
 def embedding_stub(state: StubState | None = None) -> Iterator[tuple[str, StubState]]:
     """Serve on 127.0.0.1 (a free port); yields the base URL ending in /v1 and the state."""
     state = state or StubState()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", state
-    finally:
-        state.release.set()
-        server.shutdown()
-        server.server_close()
+    with serve(_handler(state), state.release) as url:
+        yield url, state
 
 
 def main() -> None:

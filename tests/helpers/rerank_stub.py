@@ -22,8 +22,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.helpers.loopback import serve
 
 RERANK_FAULTS = ("nonjson", "http500", "out_of_range", "nonnumeric", "noresults", "hang")
 
@@ -105,16 +107,8 @@ def _handler(state: RerankStubState) -> type[BaseHTTPRequestHandler]:
 def rerank_stub(state: RerankStubState | None = None) -> Iterator[tuple[str, RerankStubState]]:
     """Serve on 127.0.0.1 (a free port); yields the base URL (ending in /v1) and the state."""
     state = state or RerankStubState()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", state
-    finally:
-        state.release.set()
-        server.shutdown()
-        server.server_close()
+    with serve(_handler(state), state.release) as url:
+        yield url, state
 
 
 def main() -> None:
