@@ -37,8 +37,15 @@ from cortex_mcp.service.requests import (
 )
 
 _NOT_BLANK: dict[str, Any] = {"pattern": NOT_BLANK_TEXT}  # published; the service says the rule
+# enforced here: not blank; a NUL is the service's refusal, which names the rule (400)
 SessionId = Annotated[
-    str, Field(min_length=1, max_length=validate.MAX_SESSION_ID_CHARS, pattern=NOT_BLANK_TEXT)
+    str,
+    Field(
+        min_length=1,
+        max_length=validate.MAX_SESSION_ID_CHARS,
+        pattern=r"\S",
+        json_schema_extra=_NOT_BLANK,
+    ),
 ]
 
 
