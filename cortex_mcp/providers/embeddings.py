@@ -11,6 +11,7 @@ import base64
 import importlib.util
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -29,6 +30,7 @@ from cortex_mcp.providers.breaker import short
 log = logging.getLogger(__name__)
 
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
+OPENAI_BASE_URL = "https://api.openai.com/v1"  # as the openai SDK: unless OPENAI_BASE_URL says
 LOCAL_DEFAULT_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
 # where fastembed downloads models from (huggingface_hub's default; HF_ENDPOINT overrides it)
 HUB_URL = "https://huggingface.co"
@@ -70,21 +72,47 @@ class Embedder(Protocol):
     def ready(self) -> bool: ...
 
 
-def _describe_sdk_error(exc: Exception, timeout_s: float) -> str:
-    """A one-line reason for an OpenAI SDK failure (or a body the SDK could not parse)."""
-    import openai
+def _describe_http_error(exc: Exception, timeout_s: float) -> str:
+    """A one-line reason for a failed embeddings request (or a body we could not read)."""
+    import httpx2
 
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, httpx2.TimeoutException):
         return f"timed out after {timeout_s:g} s"
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}: {exc.message}"
-    if isinstance(exc, openai.APIConnectionError):
-        return f"cannot connect ({exc.__cause__ or exc})"
+    if isinstance(exc, _StatusError):
+        return f"HTTP {exc.status}: {exc.message}"
+    if isinstance(exc, httpx2.HTTPError):
+        return f"cannot connect ({exc})"
     if isinstance(exc, ValueError):  # json.JSONDecodeError among them
         return "answered a body that is not JSON"
     if isinstance(exc, AttributeError | TypeError | KeyError):
         return "answered something other than an embeddings list"
     return f"{type(exc).__name__}: {exc}"
+
+
+class _StatusError(Exception):
+    """The server answered an HTTP error status; `message` is its error's own message."""
+
+    def __init__(self, status: int, message: str, headers: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers
+
+
+def _status_error(response: Any) -> _StatusError:
+    """The error a non-2xx answer carries: OpenAI's `{"error": {"message": ...}}`, else its text."""
+    text = response.text.strip()
+    message = ""
+    try:
+        body = json.loads(text)
+        error = body.get("error", body) if isinstance(body, dict) else None
+        found = error.get("message") if isinstance(error, dict) else None
+        message = found if isinstance(found, str) else ""
+    except ValueError:
+        pass
+    return _StatusError(
+        response.status_code, short(message or text or response.reason_phrase), response.headers
+    )
 
 
 def _rows(body: Any, count: int) -> list[Any]:
@@ -105,18 +133,17 @@ class _TooLarge(ProviderError):
     """The server refused a request as too large (too many inputs, or too many tokens)."""
 
 
-def _sdk_error(exc: Exception, timeout_s: float) -> ProviderError:
-    """The ProviderError for an SDK failure: too large, busy (429, 5xx, timeout) or other."""
-    import openai
+def _http_error(exc: Exception, timeout_s: float) -> ProviderError:
+    """The ProviderError for a failed request: too large, busy (429, 5xx, timeout) or other."""
+    import httpx2
 
-    message = _describe_sdk_error(exc, timeout_s)
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        if status == 413 or (status == 400 and _TOO_LARGE.search(str(exc.message))):
+    message = _describe_http_error(exc, timeout_s)
+    if isinstance(exc, _StatusError):
+        if exc.status == 413 or (exc.status == 400 and _TOO_LARGE.search(exc.message)):
             return _TooLarge(message)
-        if status == 429 or status >= 500:
-            return ProviderBusy(message, retry_after_s=_retry_after(exc.response.headers))
-    if isinstance(exc, openai.APITimeoutError):
+        if exc.status == 429 or exc.status >= 500:
+            return ProviderBusy(message, retry_after_s=_retry_after(exc.headers))
+    if isinstance(exc, httpx2.TimeoutException):
         return ProviderBusy(message)
     return ProviderError(message)
 
@@ -131,8 +158,11 @@ def _retry_after(headers: Any) -> float | None:
 
 
 class OpenAIEmbedder:
-    """OpenAI's embeddings endpoint through the official SDK; `base_url` serves Ollama,
-    vLLM, LM Studio, OpenRouter or Gemini's OpenAI-compatible endpoint the same way."""
+    """OpenAI's embeddings endpoint (`POST {base_url}/embeddings`, bearer key); `base_url`
+    serves Ollama, vLLM, LM Studio, OpenRouter or Gemini's OpenAI-compatible endpoint the
+    same way. A plain HTTP client, not the openai SDK: every recall embeds its query, and the
+    SDK's request building (options, headers, idempotency key, response wrapper) cost ~0.4 ms
+    of the server's CPU per recall on top of the HTTP exchange itself."""
 
     name = "openai"
 
@@ -155,14 +185,18 @@ class OpenAIEmbedder:
         self.base_url = base_url
         self.model_key = f"{model}@{dimensions}" if dimensions else model
         self._api_key = api_key or "not-needed"
-        self._client: Any = None  # the SDK import costs ~0.3-1 s: in warm_up, not in a call
+        self._client: Any = None  # importing the HTTP stack is slow: in warm_up, not in a call
         self._warming: asyncio.Lock | None = None
 
     def _build_client(self) -> Any:
-        from openai import AsyncOpenAI
+        import httpx2
 
-        return AsyncOpenAI(
-            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout_s, max_retries=0
+        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        return httpx2.AsyncClient(
+            base_url=base_url.rstrip("/") + "/",
+            headers={"Authorization": f"Bearer {self._api_key}", "Accept": "application/json"},
+            timeout=self.timeout_s,
+            follow_redirects=True,
         )
 
     async def warm_up(self, *, wait: bool = False) -> None:
@@ -207,25 +241,20 @@ class OpenAIEmbedder:
             self.batch_size = size
 
     async def _embed_batch(self, texts: list[str]) -> list[Any]:
-        import httpx2  # the SDK's own HTTP client: imported with it, in warm_up
-
         body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "base64"}
         if self.dimensions:
             body["dimensions"] = self.dimensions
         try:
-            # the raw body: the SDK's own models cost ~0.3 ms of CPU a vector to build, which
-            # caps a busy indexer at a few thousand vectors/s on one core; and a plain post, not
-            # embeddings.create, whose typed-parameter transform and response wrapper cost
-            # another ~0.4 ms of CPU on every recall's query (the SDK's auth, base URL, timeout
-            # and errors are the same)
-            response = await self._client.post("/embeddings", body=body, cast_to=httpx2.Response)
+            response = await self._client.post("embeddings", json=body)
+            if response.status_code >= 400:
+                raise _status_error(response)
             return _rows(json.loads(response.content), len(texts))
-        except Exception as exc:  # any SDK or body fault is the provider's, never a crash
-            raise _sdk_error(exc, self.timeout_s) from exc
+        except Exception as exc:  # any HTTP or body fault is the provider's, never a crash
+            raise _http_error(exc, self.timeout_s) from exc
 
     async def close(self) -> None:
         if self._client is not None:
-            await self._client.close()
+            await self._client.aclose()
 
 
 class LocalModelError(ProviderError):
