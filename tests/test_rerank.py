@@ -18,7 +18,7 @@ from cortex_mcp.providers.rerank import BadAnswer, LocalReranker, read_scores
 from cortex_mcp.runtime import build_reranker, open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import RecallRequest, RememberRequest, SearchDebugRequest
-from tests.conftest import FakeClock
+from tests.conftest import TEST_KNOBS, FakeClock
 from tests.helpers.rerank_stub import RerankStubState, rerank_stub, stub_score
 
 pytestmark = pytest.mark.anyio
@@ -249,7 +249,8 @@ async def test_a_local_reranker_that_cannot_load_degrades_in_one_line(
 ) -> None:
     """No copy in the models folder and the hub offline: the model fails for good, recall
     answers from the order it had and says why (nothing is downloaded)."""
-    pytest.importorskip("fastembed", reason="the `local` extra is not installed")
+    if TEST_KNOBS.get("CORTEX_TEST_LOCAL_EXTRA") != "required":
+        pytest.importorskip("fastembed", reason="the `local` extra is not installed")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     base = load_settings(
         db_path=tmp_path / "brain.db",
