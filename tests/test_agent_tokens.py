@@ -27,7 +27,14 @@ from tests.helpers.http_helpers import AUTH, TOKEN, ServeProcess
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 API = "/api/v1"
-RULE = "acts only for agent 'alice'"
+# what each agent's seeded memory holds that no other agent may ever see
+SECRET = {"bob": "vault", "alice": "lighthouse"}
+
+
+def _rule(agent: str) -> str:
+    return f"acts only for agent '{agent}'"
+
+
 DASHBOARD = {"X-Cortex-Dashboard": "1", "Sec-Fetch-Site": "same-origin"}
 # the tables a refused request must leave as they were (agent_tokens: last used may change)
 WATCHED = ("memories", "relations", "lifecycle_log", "lifecycle_runs", "turns", "profiles")
@@ -67,28 +74,34 @@ def _rest(server: ServeProcess, token: str, method: str, path: str, **kwargs: An
 
 
 def _seed(server: ServeProcess) -> dict[str, str]:
-    """As the admin: a memory and a relation for bob, a memory for alice."""
+    """As the admin: a memory and a relation for each of bob and alice; `ids[agent]` and
+    `ids[agent + "/relation"]`."""
     ids = {}
-    for agent, text in (("bob", "Bob keeps the vault code in his desk"), ("alice", "Alice")):
+    for agent, text in (
+        ("bob", "Bob keeps the vault code in his desk"),
+        ("alice", "Alice hides the lighthouse key"),
+    ):
         reply = _rest(server, TOKEN, "POST", "/memories", json={"content": text, "agent_id": agent})
         assert reply.status_code == 201, reply.text
         ids[agent] = reply.json()["id"]
-    relation = _rest(
-        server,
-        TOKEN,
-        "POST",
-        "/relations",
-        json={"subject": "Bob", "predicate": "owns", "object": "a boat", "agent_id": "bob"},
-    )
-    assert relation.status_code == 201, relation.text
-    ids["relation"] = relation.json()["id"]
+        relation = _rest(
+            server,
+            TOKEN,
+            "POST",
+            "/relations",
+            json={"subject": agent, "predicate": "owns", "object": "a boat", "agent_id": agent},
+        )
+        assert relation.status_code == 201, relation.text
+        ids[f"{agent}/relation"] = relation.json()["id"]
     return ids
 
 
-def _requests(ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any] | None, bool]]:
+def _requests(
+    ids: dict[str, str], victim: str
+) -> list[tuple[str, str, dict[str, Any] | None, bool]]:
     """(method, path, JSON body, whether its body or query names an agent) of every route
-    that acts for an agent, each valid but for whose agent it names."""
-    bob, relation = ids["bob"], ids["relation"]
+    that acts for an agent, each valid but for whose agent it names (the victim's ids)."""
+    theirs, relation = ids[victim], ids[f"{victim}/relation"]
     messages = [{"role": "user", "content": "I moved to Oslo"}]
     return [
         ("POST", "/recall", {"query": "vault code"}, True),
@@ -97,9 +110,9 @@ def _requests(ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any] | None
         ("POST", "/flush", {"messages": messages}, True),
         ("GET", "/memories", None, True),
         ("POST", "/memories", {"content": "Bob owes me money"}, True),
-        ("GET", f"/memories/{bob}", None, True),
-        ("PATCH", f"/memories/{bob}", {"importance": 0.1}, True),
-        ("DELETE", f"/memories/{bob}", None, True),
+        ("GET", f"/memories/{theirs}", None, True),
+        ("PATCH", f"/memories/{theirs}", {"importance": 0.1}, True),
+        ("DELETE", f"/memories/{theirs}", None, True),
         ("GET", "/stats", None, True),
         ("POST", "/lifecycle/run", {}, True),
         ("GET", "/lifecycle/preview", None, True),
@@ -112,9 +125,9 @@ def _requests(ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any] | None
         ("GET", "/agents", None, True),
         ("GET", "/browse", None, True),
         ("GET", "/timeline", None, True),
-        ("GET", f"/memories/{bob}/detail", None, True),
-        ("POST", f"/memories/{bob}/restore", {}, True),
-        ("POST", f"/memories/{bob}/correct", {"content": "Bob has no vault"}, True),
+        ("GET", f"/memories/{theirs}/detail", None, True),
+        ("POST", f"/memories/{theirs}/restore", {}, True),
+        ("POST", f"/memories/{theirs}/correct", {"content": "Bob has no vault"}, True),
         ("POST", "/search/compare", {"query": "vault", "variants": [{"mode": "text"}]}, True),
         ("GET", "/lifecycle/runs", None, True),
         ("GET", "/turns", None, True),
@@ -124,22 +137,24 @@ def _requests(ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any] | None
     ]
 
 
-def _cross_agent_attempts(send: Callable[..., Any], ids: dict[str, str]) -> int:
-    """Every route, naming bob in X-Cortex-Agent and, separately, in its body or query:
-    each must be 403 naming the rule. `send(method, path, **httpx arguments)`."""
+def _cross_agent_attempts(
+    send: Callable[..., Any], ids: dict[str, str], attacker: str, victim: str
+) -> int:
+    """Every route, naming the victim in X-Cortex-Agent and, separately, in its body or
+    query: each must be 403 naming the attacker's rule. `send(method, path, **httpx args)`."""
     tried = 0
-    for method, path, body, names in _requests(ids):
+    for method, path, body, names in _requests(ids, victim):
         plain = {"json": body} if body is not None else {}
-        variants: list[dict[str, Any]] = [{**plain, "headers": {"X-Cortex-Agent": "bob"}}]
+        variants: list[dict[str, Any]] = [{**plain, "headers": {"X-Cortex-Agent": victim}}]
         if body is not None:
-            variants.append({"json": {**body, "agent_id": "bob"}})
+            variants.append({"json": {**body, "agent_id": victim}})
         elif names:
-            variants.append({"params": {"agent_id": "bob"}})
+            variants.append({"params": {"agent_id": victim}})
         for kwargs in variants:
             reply = send(method, path, **kwargs)
             assert reply.status_code == 403, (method, path, kwargs, reply.text)
             assert reply.json()["error"]["code"] == "forbidden"
-            assert RULE in reply.json()["error"]["message"]
+            assert _rule(attacker) in reply.json()["error"]["message"]
             tried += 1
     return tried
 
@@ -148,17 +163,19 @@ def _bearer(server: ServeProcess, token: str) -> Callable[..., Any]:
     return lambda method, path, **kwargs: _rest(server, token, method, path, **kwargs)
 
 
-def _own_agent_cannot_reach_bobs_ids(server: ServeProcess, token: str, ids: dict[str, str]) -> None:
-    """Naming no agent means its own: bob's memory and relation are not found."""
-    bob = ids["bob"]
+def _own_agent_cannot_reach_the_victims_ids(
+    server: ServeProcess, token: str, ids: dict[str, str], victim: str
+) -> None:
+    """Naming no agent means its own: the victim's memory and relation are not found."""
+    theirs = ids[victim]
     for method, path, body in (
-        ("GET", f"/memories/{bob}", None),
-        ("PATCH", f"/memories/{bob}", {"importance": 0.1}),
-        ("DELETE", f"/memories/{bob}", None),
-        ("GET", f"/memories/{bob}/detail", None),
-        ("POST", f"/memories/{bob}/restore", {}),
-        ("POST", f"/memories/{bob}/correct", {"content": "Bob has no vault"}),
-        ("DELETE", f"/relations/{ids['relation']}", None),
+        ("GET", f"/memories/{theirs}", None),
+        ("PATCH", f"/memories/{theirs}", {"importance": 0.1}),
+        ("DELETE", f"/memories/{theirs}", None),
+        ("GET", f"/memories/{theirs}/detail", None),
+        ("POST", f"/memories/{theirs}/restore", {}),
+        ("POST", f"/memories/{theirs}/correct", {"content": "Bob has no vault"}),
+        ("DELETE", f"/relations/{ids[f'{victim}/relation']}", None),
     ):
         reply = _rest(server, token, method, path, **({"json": body} if body is not None else {}))
         assert reply.status_code == 404, (method, path, reply.text)
@@ -178,32 +195,37 @@ async def _mcp(
         yield c
 
 
-async def _mcp_attempts(server: ServeProcess, transport: str, token: str, bob: str) -> None:
+async def _mcp_attempts(
+    server: ServeProcess, transport: str, token: str, attacker: str, victim: str, victims_id: str
+) -> None:
+    rule, secret = _rule(attacker), SECRET[victim]
     calls = [
-        ("cortex_recall", {"query": "vault code", "agent_id": "bob"}),
-        ("cortex_remember", {"content": "Bob owes me money", "agent_id": "bob"}),
-        ("cortex_forget", {"memory_id": bob, "agent_id": "bob"}),
-        ("cortex_forget", {"memory_id": bob, "agent_id": "bob", "purge": True}),
-        ("cortex_search_debug", {"query": "vault", "agent_id": "bob"}),
+        ("cortex_recall", {"query": f"{secret} code", "agent_id": victim}),
+        ("cortex_remember", {"content": "Bob owes me money", "agent_id": victim}),
+        ("cortex_forget", {"memory_id": victims_id, "agent_id": victim}),
+        ("cortex_forget", {"memory_id": victims_id, "agent_id": victim, "purge": True}),
+        ("cortex_search_debug", {"query": secret, "agent_id": victim}),
     ]
     async with _mcp(server, transport, token) as client:
         for name, arguments in calls:
             result = await client.call_tool(name, arguments)
-            assert result.is_error and RULE in result.content[0].text, (name, result.content)
-        own = await client.call_tool("cortex_forget", {"memory_id": bob})
+            assert result.is_error and rule in result.content[0].text, (name, result.content)
+        own = await client.call_tool("cortex_forget", {"memory_id": victims_id})
         assert own.is_error and "no memory" in own.content[0].text
-        recalled = await client.call_tool("cortex_recall", {"query": "vault code"})
-        assert "vault" not in str(recalled.structured_content)
+        # its own recall (the secret word is in no memory of the attacker's: nothing of its
+        # own is recalled, so no access count changes either)
+        recalled = await client.call_tool("cortex_recall", {"query": secret})
+        assert secret not in str(recalled.structured_content)
         stats = await client.read_resource("cortex://stats")
-        assert '"agent_id": "alice"' in stats.contents[0].text
+        assert f'"agent_id": "{attacker}"' in stats.contents[0].text
         core = await client.read_resource("cortex://core")
-        assert "vault" not in core.contents[0].text
+        assert secret not in core.contents[0].text
         with pytest.raises(Exception, match=r"no memory|not found|Unknown"):
-            await client.read_resource(f"cortex://memories/{bob}")
-    async with _mcp(server, transport, token, **{"X-Cortex-Agent": "bob"}) as client:
-        result = await client.call_tool("cortex_recall", {"query": "vault code"})
-        assert result.is_error and RULE in result.content[0].text
-        with pytest.raises(Exception, match=re.escape(RULE)):
+            await client.read_resource(f"cortex://memories/{victims_id}")
+    async with _mcp(server, transport, token, **{"X-Cortex-Agent": victim}) as client:
+        result = await client.call_tool("cortex_recall", {"query": f"{secret} code"})
+        assert result.is_error and rule in result.content[0].text
+        with pytest.raises(Exception, match=re.escape(rule)):
             await client.read_resource("cortex://core")
 
 
@@ -224,27 +246,20 @@ async def test_an_agent_token_acts_only_for_its_agent_on_every_transport(
     with ServeProcess(db, **_env(backend_settings)) as server:
         ids = _seed(server)
         before = await _snapshot(backend_settings)
-
-        assert _cross_agent_attempts(_bearer(server, alice), ids) >= 55
-        _own_agent_cannot_reach_bobs_ids(server, alice, ids)
-        for transport in ("http", "sse"):
-            await _mcp_attempts(server, transport, alice, ids["bob"])
-        page = _dashboard(server, alice)
-        assert _cross_agent_attempts(lambda m, p, **kw: page.request(m, API + p, **kw), ids) >= 55
-        assert page.get(f"{API}/agents").json()["agents"] == [{"agent_id": "alice", "memories": 1}]
-        refused = page.get(f"{API}/browse", params={"agent_id": "bob"})
-        assert refused.status_code == 403 and RULE in refused.text
-        system = page.get(f"{API}/system", params={"health": "false"}).json()
-        assert "settings" not in system and "storage" not in system
-        assert [a["agent_id"] for a in system["agents"]] == ["alice"]
-        page.close()
+        for attacker, victim in (("alice", "bob"), ("bob", "alice")):
+            await _every_way_to_the_other_agent_is_refused(
+                server, issued[attacker], attacker, victim, ids
+            )
         assert await _snapshot(backend_settings) == before  # nothing read was changed
 
         # its own agent: allowed, without naming it or naming it
         mine = _rest(server, alice, "POST", "/memories", json={"content": "Alice likes tea"})
         assert mine.status_code == 201
         named = _rest(server, alice, "GET", "/memories", params={"agent_id": "alice"})
-        assert {m["content"] for m in named.json()["memories"]} == {"Alice", "Alice likes tea"}
+        assert {m["content"] for m in named.json()["memories"]} == {
+            "Alice hides the lighthouse key",
+            "Alice likes tea",
+        }
         # the admin token acts for any agent; bob's token reads bob's
         for token in (TOKEN, issued["bob"]):
             bobs = _rest(
@@ -261,6 +276,28 @@ async def test_an_agent_token_acts_only_for_its_agent_on_every_transport(
         secret = token.rsplit("_", 1)[1]
         assert secret not in log and secret not in stored and secret not in listed
     assert TOKEN not in log
+
+
+async def _every_way_to_the_other_agent_is_refused(
+    server: ServeProcess, token: str, attacker: str, victim: str, ids: dict[str, str]
+) -> None:
+    """REST, MCP over Streamable HTTP and SSE, and the dashboard's session, with the
+    attacker's token: every request naming the victim is refused, naming none reaches only
+    the attacker's own memories, and what lists agents lists the attacker alone."""
+    assert _cross_agent_attempts(_bearer(server, token), ids, attacker, victim) >= 55
+    _own_agent_cannot_reach_the_victims_ids(server, token, ids, victim)
+    for transport in ("http", "sse"):
+        await _mcp_attempts(server, transport, token, attacker, victim, ids[victim])
+    page = _dashboard(server, token)
+    send = lambda m, p, **kw: page.request(m, API + p, **kw)  # noqa: E731
+    assert _cross_agent_attempts(send, ids, attacker, victim) >= 55
+    assert page.get(f"{API}/agents").json()["agents"] == [{"agent_id": attacker, "memories": 1}]
+    refused = page.get(f"{API}/browse", params={"agent_id": victim})
+    assert refused.status_code == 403 and _rule(attacker) in refused.text
+    system = page.get(f"{API}/system", params={"health": "false"}).json()
+    assert "settings" not in system and "storage" not in system
+    assert [a["agent_id"] for a in system["agents"]] == [attacker]
+    page.close()
 
 
 async def _list(settings: Settings) -> str:
