@@ -164,6 +164,7 @@ CHINESE: list[Row] = [
     ("半年前", "2025-10-01", "2026-01-01", "range"),
     ("上个星期三我们吃了什么", "2026-05-13", "2026-05-14", "day"),
     ("礼拜天去了哪里", "2026-05-17", "2026-05-18", "day"),
+    ("看一下周五的会议记录", "2026-05-15", "2026-05-16", "day"),  # 一下 is no 下 (next)
 ]
 
 JAPANESE: list[Row] = [
@@ -246,6 +247,19 @@ NEAR_MISSES_ENGLISH = [
     "prices fall",
     "what did I buy for Christmas",  # the holiday as a topic: a window needs 'on', 'last'...
     "What tradition does Tim love during Thanksgiving?",  # a habit, not a day
+    # a time to come names no window (never the last one): its words stay search words
+    "what is on next Friday",
+    "this coming Friday",
+    "the upcoming Monday meeting",
+    "this Friday",  # asked on a Wednesday
+    "Friday next week",
+    "tomorrow",
+    "next week",
+    "in two weeks",
+    "next July",
+    "in May next year",
+    "this summer",  # asked in May
+    "notes from after today",
 ]
 NEAR_MISSES_CHINESE = [
     "5月花牌纸巾好用吗",
@@ -256,6 +270,12 @@ NEAR_MISSES_CHINESE = [
     "每周一的例会",
     "下午3点开会",
     "五月天的演唱会",  # Mayday, the band
+    "下周五开会",
+    "下个星期三",
+    "这周五",  # asked on a Wednesday
+    "明天",
+    "明年5月",
+    "三天后",
 ]
 NEAR_MISSES_JAPANESE = [
     "日本の首都",
@@ -265,6 +285,10 @@ NEAR_MISSES_JAPANESE = [
     "日曜大工の道具",
     "前年比で売上が伸びた",
     "3日目の朝",
+    "来週の金曜",
+    "今週の金曜日",  # asked on a Wednesday
+    "明日の予定",
+    "次の月曜日",
 ]
 
 

@@ -18,7 +18,9 @@ How the rules work:
    resolves it against `now` in `now`'s time zone. The earliest, longest atom wins where
    two overlap. A date without a year is its most recent past occurrence (a day later than
    today in this year means last year); a weekday is its most recent occurrence, today
-   included; "last <weekday>" is the one before today.
+   included; "last <weekday>" is the one before today. A time to come ("next Friday",
+   "下周五", "来週の金曜", "tomorrow", or "this Friday" before it comes) makes no window: its
+   atom keeps the weekday or date inside it from being read, and its words stay.
 3. Words that could be something else (the month "May", "March", a Chinese "5月" followed
    by a noun, a year alone, "on the 6th", a season) make an atom that needs a cue: a
    preposition before it ("in May", "在5月", "in 2023"), a particle after it ("5月的",
@@ -121,6 +123,12 @@ def _recent_season(name: str, today: date, *, ended: bool) -> _Period:
     return period
 
 
+def _this_season(name: str, today: date) -> _Period:
+    """'This summer': the one in progress, else this year's (to come, or over)."""
+    period = _recent_season(name, today, ended=False)
+    return period if period.end.date() > today else _season(name, today.year)
+
+
 def _last_days(today: date, days: int) -> _Period:
     """The trailing days up to the end of today ("the past 3 days", "过去一周")."""
     return _span(today - timedelta(days=days), today + timedelta(days=1), "range")
@@ -164,7 +172,8 @@ class _Atom:
     begin: int
     end: int
     period: _Period
-    kind: str = "period"  # "date" (re-anchorable), "dayonly", "year", "weekday", "period"
+    kind: str = "period"  # "date" (re-anchorable), "dayonly", "year", "weekday", "period",
+    # "holiday", "future" (names a time to come: no window, and its words stay search words)
     needs_cue: bool = False
     year: int | None = None  # for "date": the parts the query gave
     month: int | None = None
@@ -822,6 +831,8 @@ def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
     mod = " ".join((match["mod"] or "").lower().split())
     if match["y"]:
         return _period_atom(match, _season(name, int(match["y"])), absolute=True)
+    if mod == "this":
+        return _period_atom(match, _this_season(name, ctx.today))
     period = _recent_season(name, ctx.today, ended=mod in ("last", "past", "this past"))
     return _period_atom(match, period, needs_cue=not mod)
 
@@ -911,6 +922,39 @@ def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     needs_cue = not (mod or match["y"]) and name.isascii()
     absolute = bool(match["y"])
     return _period_atom(match, span, kind="holiday", needs_cue=needs_cue, absolute=absolute)
+
+
+# --- the future: an expression of a time to come names no window (memories are of the past),
+# and its words stay search words; its atom only keeps the weekday or date inside it ("next
+# Friday", "下周五", "来週の金曜") from being read as the last one
+
+
+_FUTURE_EN = (
+    r"\b(?:next|this\s+coming|coming|upcoming)\s+(?:"
+    rf"{_WEEKDAY}|week(?:end)?|month|year|{_MONTH}|spring|summer|autumn|fall|winter|{_HOLIDAY})\b"
+    rf"|\b(?:the\s+day\s+after\s+)?tomorrow\b|\b(?:in|within)\s+{_EN_NUM}\s+(?:day|week|month|year)s?"
+    rf"(?:\s+time)?\b|\b{_EN_NUM}\s+(?:day|week|month|year)s?\s+from\s+(?:now|today)\b"
+    rf"|\b{_WEEKDAY}\s+after\s+next\b"
+)
+
+
+@_rule(_FUTURE_EN, re.IGNORECASE, needs=("weekday", "unit", "month", "season", "holiday"))
+def _future_en(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _future_atom(match, ctx)
+
+
+@_cjk_rule(
+    r"(?<!一)下下?(?:个|個)?(?:(?:周|週|星期|礼拜|禮拜)(?:[一二三四五六日天]|末)?|月)"
+    r"|明天|明日|明早|明晚|后天|後天|大后天|大後天|明年|后年|後年|明後日|再来週|来週|再来月|来月"
+    r"|再来年|来年|今度の|次の"
+    rf"|(?:{_CJK_N}|几|幾|数|數)\s*(?:{_CJK_UNIT})(?:之后|以后|以後|后|後)"
+)
+def _future_cjk(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _future_atom(match, ctx)
+
+
+def _future_atom(match: re.Match[str], ctx: _Context) -> _Atom:
+    return _Atom(match.start(), match.end(), _day(ctx.today + timedelta(days=1)), "future")
 
 
 # --- Chinese and Japanese
@@ -1086,9 +1130,11 @@ def _cjk_season(match: re.Match[str], ctx: _Context) -> _Atom | None:
         )
     if len(whole) == 1:
         return None  # 春, 夏 alone are too often parts of other words
-    ended = (match["cue"] or "").startswith("上")
-    period = _recent_season(name, ctx.today, ended=ended)
-    return _period_atom(match, period, needs_cue=not match["cue"])
+    cue = match["cue"] or ""
+    if cue in ("这个", "這個", "今年の"):
+        return _period_atom(match, _this_season(name, ctx.today))
+    period = _recent_season(name, ctx.today, ended=cue.startswith("上"))
+    return _period_atom(match, period, needs_cue=not cue)
 
 
 @_cjk_rule(
@@ -1177,8 +1223,13 @@ def _merge(query: str, atoms: list[_Atom], ctx: _Context) -> list[_Atom]:
     return merged
 
 
+_REANCHORABLE = ("date", "dayonly", "weekday")
+
+
 def _join(first: _Atom, second: _Atom, ctx: _Context) -> _Atom | None:
     begin, end = min(first.begin, second.begin), max(first.end, second.end)
+    if first.kind == "future" and second.kind in _REANCHORABLE and second.year is None:
+        return replace(first, begin=begin, end=end)  # 'Friday next week', '明年5月': to come
     year_of = _year_of(second)
     if first.kind == "date" and first.year is None and year_of is not None and first.month:
         period = _resolve_date(year_of, first.month, first.day, first.part, ctx.today)
@@ -1221,11 +1272,16 @@ def _expression(query: str, atoms: list[_Atom], ctx: _Context) -> _Found | None:
     """The first expression that names its year ('recently, as mentioned on 3 June, 2023' is
     about 3 June 2023), else the first one: an atom with the range or preposition around it."""
     first: _Found | None = None
+    tomorrow = datetime.combine(ctx.today + timedelta(days=1), time())
     for index, atom in enumerate(atoms):
+        if atom.kind == "future":
+            continue
         after = atoms[index + 1] if index + 1 < len(atoms) else None
         found = _range(query, atom, after, ctx) or _bounded(query, atom, ctx)
         if found is None and (not atom.needs_cue or _cued(query, atom)):
             found = _Found(atom.begin, atom.end, atom.period, atom.absolute)
+        if found is not None and not found.period.start < min(found.period.end, tomorrow):
+            continue  # 'this Friday' on a Wednesday, 'May 2030', 'after today': not yet
         if found is not None and found.absolute:
             return found
         if found is not None and (first is None or found.begin >= first.end):
@@ -1246,7 +1302,9 @@ _BOTH_WORDS = {"and", "or", "和", "与", "與", "跟", "或", "或者", "と", 
 
 
 def _range(query: str, first: _Atom, second: _Atom | None, ctx: _Context) -> _Found | None:
-    if second is None or not _RANGE_GAP.fullmatch(query, first.end, second.begin):
+    if second is None or second.kind == "future":
+        return None
+    if not _RANGE_GAP.fullmatch(query, first.end, second.begin):
         return None
     gap = query[first.end : second.begin].strip().lower()
     opened = _RANGE_OPEN.search(query[max(0, first.begin - 10) : first.begin])
