@@ -115,6 +115,10 @@ ENGLISH: list[Row] = [
     ("in the last 24 hours", "2026-05-19", "2026-05-21", "range"),
     ("this past Monday", "2026-05-18", "2026-05-19", "day"),
     ("Tuesday, May 5", "2026-05-05", "2026-05-06", "day"),
+    ("3 weeks and 2 days ago", "2026-04-27", "2026-04-28", "day"),  # the finer part's unit
+    ("1 year and 2 months ago", "2025-03-01", "2025-04-01", "month"),
+    ("a year ago today", "2025-05-20", "2025-05-21", "day"),
+    ("this day two years ago", "2024-05-20", "2024-05-21", "day"),
 ]
 
 CHINESE: list[Row] = [
@@ -165,6 +169,9 @@ CHINESE: list[Row] = [
     ("上个星期三我们吃了什么", "2026-05-13", "2026-05-14", "day"),
     ("礼拜天去了哪里", "2026-05-17", "2026-05-18", "day"),
     ("看一下周五的会议记录", "2026-05-15", "2026-05-16", "day"),  # 一下 is no 下 (next)
+    ("两周零三天前", "2026-05-03", "2026-05-04", "day"),
+    ("一年零两个月前", "2025-03-01", "2025-04-01", "month"),
+    ("一年前的今天", "2025-05-20", "2025-05-21", "day"),
 ]
 
 JAPANESE: list[Row] = [
@@ -201,6 +208,8 @@ JAPANESE: list[Row] = [
     ("さっき話したこと", "2026-05-20", "2026-05-21", "day"),
     ("令和5年5月6日", "2023-05-06", "2023-05-07", "day"),
     ("平成元年", "1989-01-01", "1990-01-01", "year"),
+    ("1年2ヶ月前", "2025-03-01", "2025-04-01", "month"),
+    ("2年前の今日", "2024-05-20", "2024-05-21", "day"),
 ]
 
 
@@ -312,6 +321,7 @@ def test_near_misses_name_no_window_and_keep_every_word(query: str) -> None:
         ("先週話したレストランは？", "話したレストランは？"),
         ("5月6日に何を読んだ？", "何を読んだ？"),
         ("yesterday", ""),
+        ("we stayed 2 days and 3 weeks ago we left", "we stayed 2 days and we left"),
         ("last year's trip to Rome", "trip to Rome"),
         ("what did I do in the summer of 2023", "what did I do"),
         (

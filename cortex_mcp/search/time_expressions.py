@@ -150,6 +150,23 @@ def _shift(today: date, unit: str, count: int) -> _Period:
     return _year(today.year - count)
 
 
+def _compound_ago(today: date, unit: str, count: int, unit2: str, count2: int) -> _Period:
+    """'3 weeks and 2 days ago', '一年零两个月前': the calendar unit of the second (finer) part
+    that holds the day that far back."""
+    months = {"month": count, "year": 12 * count}.get(unit, 0)
+    months += {"month": count2, "year": 12 * count2}.get(unit2, 0)
+    days = {"day": count, "week": 7 * count}.get(unit, 0)
+    days += {"day": count2, "week": 7 * count2}.get(unit2, 0)
+    year, month = _add_months(today.year, today.month, -months)
+    back = date(year, month, 1) + timedelta(days=today.day - 1)
+    if back.month != month:  # 31 March less a month: the end of February
+        back = back.replace(day=1) - timedelta(days=1)
+    return _shift(back - timedelta(days=days), unit2, 0)
+
+
+_UNIT_ORDER = ("day", "week", "month", "year")
+
+
 def _loose_ago(today: date, unit: str) -> _Period:
     """'A few days/weeks/months/years ago': a loose stretch before the current unit."""
     if unit == "day":
@@ -707,13 +724,19 @@ def _the_weekend(match: re.Match[str], ctx: _Context) -> _Atom:
 
 
 @_rule(
-    r"\b(?:this\s+(?:day|time)\s+last\s+year|(?:a|one)\s+year\s+ago\s+today)\b",
+    rf"\b(?:this\s+(?:day|time)\s+(?:last\s+year|(?P<n>{_EN_NUM})\s+years?\s+ago)"
+    rf"|(?P<n2>{_EN_NUM})\s+years?\s+ago\s+today)\b",
     re.IGNORECASE,
     needs=("unit",),
 )
-def _this_day_last_year(match: re.Match[str], ctx: _Context) -> _Atom:
+def _this_day_last_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """'This time last year', 'a year ago today', 'this day 3 years ago'."""
+    words = match["n"] or match["n2"]
+    years = _en_count(words) if words else 1
+    if years is None:
+        return None
     widen = "time" in match[0].lower()
-    return _period_atom(match, _same_day_years_back(ctx.today, 1, widen=widen))
+    return _period_atom(match, _same_day_years_back(ctx.today, years, widen=widen))
 
 
 def _same_day_years_back(today: date, years: int, *, widen: bool) -> _Period:
@@ -752,7 +775,8 @@ def _day_before_yesterday(match: re.Match[str], ctx: _Context) -> _Atom:
 
 
 @_rule(
-    rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>day|week|month|year)s?\s+(?:ago|back)\b",
+    rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>day|week|month|year)s?(?:,?\s+(?:and\s+)?(?P<n2>{_EN_NUM})"
+    r"\s+(?P<unit2>day|week|month|year)s?)?\s+(?:ago|back)\b",
     re.IGNORECASE,
     needs=("unit",),
 )
@@ -761,6 +785,14 @@ def _ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     count = _en_count(match["n"])
     if count is None:
         return _period_atom(match, _loose_ago(ctx.today, unit))
+    count2 = _en_count(match["n2"]) if match["n2"] else None
+    if count2 is not None:
+        unit2 = match["unit2"].lower()
+        if _UNIT_ORDER.index(unit2) >= _UNIT_ORDER.index(unit):
+            # "2 days and 3 weeks ago": two things, the second of them a time
+            period = _shift(ctx.today, unit2, count2)
+            return _Atom(match.start("n2"), match.end(), period)
+        return _period_atom(match, _compound_ago(ctx.today, unit, count, unit2, count2))
     return _period_atom(match, _shift(ctx.today, unit, count))
 
 
@@ -1064,11 +1096,14 @@ def _cjk_relative(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 
 @_cjk_rule(
-    r"(?P<yw>去年|前年|昨年|一昨年)(?:的|の)?"
+    rf"(?:(?P<yw>去年|前年|昨年|一昨年)|(?P<n>{_CJK_N})\s*年(?:之前|以前|前))(?:的|の)?"
     r"(?P<what>今天|今日|这个时候|這個時候|这时候|今頃|この時期|同期|这个时期)"
 )
-def _cjk_this_day_years_back(match: re.Match[str], ctx: _Context) -> _Atom:
-    years = _cjk_years_back(match["yw"], ctx)
+def _cjk_this_day_years_back(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """去年的今天, 一年前的今天, 2年前の今日: that day; 去年の今頃: a week either side."""
+    years = _cjk_number(match["n"]) if match["n"] else _cjk_years_back(match["yw"], ctx)
+    if years is None:
+        return None
     widen = match["what"] not in ("今天", "今日")
     return _period_atom(match, _same_day_years_back(ctx.today, years, widen=widen))
 
@@ -1088,7 +1123,10 @@ def _cjk_previous_few(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _loose_ago(ctx.today, unit))
 
 
-@_cjk_rule(rf"(?P<n>{_CJK_N}|几|幾|数|數|何)\s*(?P<unit>{_CJK_UNIT})(?:之前|以前|前)")
+@_cjk_rule(
+    rf"(?P<n>{_CJK_N}|几|幾|数|數|何)\s*(?P<unit>{_CJK_UNIT})"
+    rf"(?:(?:零|又)?(?P<n2>{_CJK_N})\s*(?P<unit2>{_CJK_UNIT}))?(?:之前|以前|前)"
+)
 def _cjk_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     unit = _CJK_UNITS[match["unit"]]
     if match["n"] in _LOOSE:
@@ -1096,6 +1134,14 @@ def _cjk_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     count = _cjk_number(match["n"])
     if count is None:
         return None
+    if match["n2"]:
+        count2 = _cjk_number(match["n2"])
+        if count2 is None:
+            return None
+        unit2 = _CJK_UNITS[match["unit2"]]
+        if _UNIT_ORDER.index(unit2) >= _UNIT_ORDER.index(unit):
+            return None
+        return _period_atom(match, _compound_ago(ctx.today, unit, count, unit2, count2))
     return _period_atom(match, _shift(ctx.today, unit, count))
 
 
