@@ -718,6 +718,58 @@ def _week_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, _Period(first, first + timedelta(days=7), "range"))
 
 
+_NTH = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
+
+
+def _nth_weekday(year: int, month: int, weekday: int, nth: int) -> date | None:
+    """The nth (1-5, or -1 for the last) given weekday of a month; None if it has none."""
+    if nth < 0:
+        stop = date(*_add_months(year, month, 1), 1) - timedelta(days=1)
+        return stop - timedelta(days=(stop.weekday() - weekday) % 7)
+    first = date(year, month, 1)
+    day = first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (nth - 1))
+    return day if day.month == month else None
+
+
+def _nth_weekday_atom(
+    match: re.Match[str], ctx: _Context, year: int | None, month: int, weekday: int, nth: int
+) -> _Atom | None:
+    """'The first Monday of May', '5月的第一个星期一': without a year, the most recent one."""
+    if not 1 <= month <= 12:
+        return None
+    if year is not None:
+        day = _nth_weekday(year, month, weekday, nth)
+        return None if day is None else _period_atom(match, _day(day), absolute=True)
+    year = ctx.today.year if month <= ctx.today.month else ctx.today.year - 1
+    for back in range(8):  # a fifth Monday: the most recent month that has one
+        day = _nth_weekday(year - back, month, weekday, nth)
+        if day is not None and day <= ctx.today:
+            return _period_atom(match, _day(day))
+    return None
+
+
+@_rule(
+    rf"\b(?:the\s+)?(?P<nth>first|second|third|fourth|fifth|last|[1-5](?:st|nd|rd|th))\s+"
+    rf"(?P<wd>{_WEEKDAY})\s+(?:of|in)\s+(?:(?P<mon>{_MONTH})\b\.?(?:,?\s+(?P<y>{_YEAR})\b)?"
+    r"|(?P<rel>last|this|the\s+previous)\s+month\b)",
+    re.IGNORECASE,
+    needs=("weekday",),
+)
+def _nth_weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    word = match["wd"]
+    if not (len(word) >= 6 or word[0].isupper()):
+        return None
+    nth_word = match["nth"].lower()
+    nth = _NTH.get(nth_word) or int(nth_word[0])
+    weekday = _EN_WEEKDAYS[word.lower()[:3]]
+    if match["rel"]:
+        month = _shift(ctx.today, "month", 0 if match["rel"].lower() == "this" else 1)
+        day = _nth_weekday(month.start.year, month.start.month, weekday, nth)
+        return None if day is None else _period_atom(match, _day(day))
+    year = int(match["y"]) if match["y"] else None
+    return _nth_weekday_atom(match, ctx, year, _en_month(match["mon"]), weekday, nth)
+
+
 @_rule(r"\b(?:over|during|at|on)\s+the\s+weekend\b", re.IGNORECASE, needs=("unit",))
 def _the_weekend(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, "weekend", 0))
@@ -1106,6 +1158,25 @@ def _cjk_this_day_years_back(match: re.Match[str], ctx: _Context) -> _Atom | Non
         return None
     widen = match["what"] not in ("今天", "今日")
     return _period_atom(match, _same_day_years_back(ctx.today, years, widen=widen))
+
+
+@_cjk_rule(
+    rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?:(?P<y>{_CJK_YEAR})年|(?P<yw>去年|今年|前年|昨年|一昨年))?"
+    rf"(?:の|的)?(?P<m>{_CJK_N})月(?:的|の)?(?:第(?P<n>[1-5１-５一二三四五])(?:个|個)?"
+    r"|(?P<last>最后一个|最後一個|最后一|最後一|最后|最後の|最後))"
+    r"(?:(?:星期|周|週|礼拜|禮拜)(?P<wd>[一二三四五六日天])|(?P<jwd>[月火水木金土日])曜(?:日)?)"
+)
+def _cjk_nth_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """5月的第一个星期一, 5月の第1月曜日, 4月最后一个周五."""
+    month = _cjk_number(match["m"])
+    nth = -1 if match["last"] else _cjk_number(match["n"])
+    if month is None or nth is None:
+        return None
+    year = _cjk_number(match["y"]) if match["y"] else None
+    if match["yw"]:
+        year = ctx.today.year - _cjk_years_back(match["yw"], ctx)
+    weekday = _CJK_WEEKDAYS[match["wd"]] if match["wd"] else _JA_WEEKDAYS[match["jwd"]]
+    return _nth_weekday_atom(match, ctx, year, month, weekday, nth)
 
 
 @_cjk_rule(r"半个月前|半個月前|半月前")
