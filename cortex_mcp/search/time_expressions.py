@@ -589,7 +589,7 @@ def _day_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _date_atom(match, ctx, year, _en_month(match["mon"]), day)
 
 
-_DAY_RANGE_DAYS = r"(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|–|to|through|until|till)\s*(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?(?![\w:])"
+_DAY_RANGE_DAYS = r"(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|–|to|through|until|till|or|and|&)\s*(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?(?![\w:])"
 
 
 @_rule(
@@ -599,7 +599,7 @@ _DAY_RANGE_DAYS = r"(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|–|to|through|until
     needs=("month",),
 )
 def _day_range(match: re.Match[str], ctx: _Context) -> _Atom | None:
-    """'May 1-3', 'May 1 to 3', '1-3 May 2023': days of one month."""
+    """'May 1-3', 'May 1 to 3', '1-3 May 2023', 'May 3rd or 4th': days of one month."""
     word = match["mon"] or match["mon2"]
     first, last = int(match["d1"] or match["e1"]), int(match["d2"] or match["e2"])
     if first >= last:
@@ -1426,22 +1426,27 @@ def _range(query: str, first: _Atom, second: _Atom | None, ctx: _Context) -> _Fo
     gap = query[first.end : second.begin].strip().lower()
     opened = _RANGE_OPEN.search(query[max(0, first.begin - 10) : first.begin])
     tail = _RANGE_TAIL.match(query[second.end :])
-    if gap in _BOTH_WORDS and not (opened or tail):
-        if first.needs_cue or second.needs_cue:
+    end_period = second.period
+    in_month = second.kind == "dayonly" and first.kind == "date" and first.month and second.day
+    if in_month:  # '5月1日到3日', '5月3日或4日': the day of the start's month
+        try:
+            end_period = _day(first.period.start.date().replace(day=second.day or 1))
+        except ValueError:
             return None
-        start = min(first.period.start, second.period.start)  # 'May 2 and May 3': both
-        stop = max(first.period.end, second.period.end)
+    if gap in _BOTH_WORDS and not (opened or tail):
+        if first.needs_cue or (second.needs_cue and not in_month):
+            return None
+        start = min(first.period.start, end_period.start)  # 'May 2 and May 3': both
+        stop = max(first.period.end, end_period.end)
         absolute = first.absolute or second.absolute
         return _Found(first.begin, second.end, _Period(start, stop, "range"), absolute)
     if gap in ("-", "–", "—") and (first.needs_cue or second.needs_cue):
         return None
-    end_period = second.period
-    if second.kind == "dayonly" and first.kind == "date" and first.month and second.day:
-        try:
-            start_day = first.period.start
-            end_period = _day(start_day.date().replace(day=second.day))
-        except ValueError:
-            return None
+    if second.kind == "weekday" and first.kind != "weekday" and first.period.granularity == "day":
+        # '先週の月曜から水曜まで', 'May 4 to Friday': the first such weekday from the start on
+        start_day = first.period.start.date()
+        weekday = second.period.start.date().weekday()
+        end_period = _day(start_day + timedelta(days=(weekday - start_day.weekday()) % 7))
     start_period = _anchor_before(first, end_period, ctx)
     begin = first.begin - (len(opened.group(0)) if opened else 0)
     end = second.end + (tail.end() if tail else 0)
@@ -1471,6 +1476,7 @@ _SPAN_NEXT_TO = re.compile(
 )
 _HALF_OF = re.compile(r"\b(?:the\s+)?(?P<half>first|second|latter)\s+half\s+of\s+$", re.IGNORECASE)
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "weekend": 7}
+_WEEK_OF = re.compile(r"\b(?:the\s+)?week\s+of\s+$", re.IGNORECASE)
 
 
 def _next_to(query: str, atom: _Atom) -> _Found | None:
@@ -1520,9 +1526,19 @@ def _half(query: str, atom: _Atom) -> _Found | None:
     return _Found(match.start(), atom.end, halved, atom.absolute)
 
 
+def _week_of(query: str, atom: _Atom) -> _Found | None:
+    """'The week of May 4': the calendar week (Monday to Sunday) that holds the day."""
+    match = _WEEK_OF.search(query, max(0, atom.begin - 16), atom.begin)
+    if match is None or atom.period.granularity != "day":
+        return None
+    day = atom.period.start.date()
+    week = _week(day - timedelta(days=day.weekday()))
+    return _Found(match.start(), atom.end, week, atom.absolute)
+
+
 def _bounded(query: str, atom: _Atom, ctx: _Context) -> _Found | None:
     """The atom with the words around it that bound it: since, before, until, around..."""
-    near = _next_to(query, atom) or _half(query, atom)
+    near = _next_to(query, atom) or _half(query, atom) or _week_of(query, atom)
     if near is not None:
         return near
     before = _SINCE_BEFORE.search(query[max(0, atom.begin - 24) : atom.begin])
