@@ -126,6 +126,9 @@ ENGLISH: list[Row] = [
     ("the week of May 4", "2026-05-04", "2026-05-11", "week"),
     ("the week of May 6th, 2023", "2023-05-01", "2023-05-08", "week"),
     ("from May 4 to Friday", "2026-05-04", "2026-05-09", "range"),  # that week's Friday
+    ("what did I buy on Black Friday", "2025-11-28", "2025-11-29", "day"),  # Thanksgiving + 1
+    ("last Cyber Monday", "2025-12-01", "2025-12-02", "day"),
+    ("we had a good Friday", "2026-05-15", "2026-05-16", "day"),  # not Good Friday
 ]
 
 CHINESE: list[Row] = [
@@ -283,6 +286,15 @@ NEAR_MISSES_ENGLISH = [
     "in May next year",
     "this summer",  # asked in May
     "notes from after today",
+    # a weekday inside a fixed name is not that day
+    "Sunday school teacher",
+    "my Sunday best",
+    "Black Friday deals",  # a holiday, which needs a cue ("on Black Friday")
+    "Cyber Monday sales",
+    "Super Tuesday results",
+    "Blue Monday by New Order",
+    "the Good Friday service",
+    "Friday night lights",
 ]
 NEAR_MISSES_CHINESE = [
     "5月花牌纸巾好用吗",
@@ -299,6 +311,11 @@ NEAR_MISSES_CHINESE = [
     "明天",
     "明年5月",
     "三天后",
+    # a street, a square named after a holiday or a date
+    "五一路上的那家店",
+    "五一广场见",
+    "国庆路的咖啡馆",
+    "5月6日路",
 ]
 NEAR_MISSES_JAPANESE = [
     "日本の首都",

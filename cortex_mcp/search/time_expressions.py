@@ -921,6 +921,13 @@ def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, period, needs_cue=not mod)
 
 
+# a weekday inside a fixed name (Black Friday and Cyber Monday are holidays, read below)
+_WEEKDAY_NAME_BEFORE = re.compile(
+    r"(?:\b(?:super|easter|palm|ash|maundy)|(?-i:\b(?:Man|Girl|Good|Blue|Holy)))\s+$", re.IGNORECASE
+)
+_WEEKDAY_NAME_AFTER = re.compile(r"\s+(?:school|best|night\s+lights)\b", re.IGNORECASE)
+
+
 @_rule(
     rf"\b(?:(?P<mod>last|this\s+past|this|past|previous)\s+)?(?P<wd>{_WEEKDAY})\b\.?"
     r"(?:\s+(?P<wk>(?:of\s+)?(?:last|this|the\s+previous)\s+week|before\s+last))?"
@@ -935,6 +942,10 @@ def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
     full = len(word) >= 6
     if not full and not word[0].isupper():
         return None  # "sat", "sun", "wed" are words
+    if _WEEKDAY_NAME_AFTER.match(match.string, match.end("wd")) or (
+        not mod and _WEEKDAY_NAME_BEFORE.search(match.string, 0, match.start("wd"))
+    ):
+        return None  # "Sunday school", "Super Tuesday", "Good Friday": names, not that day
     week = (match["wk"] or "").lower()
     if week:
         back = 2 if "before" in week else (0 if "this" in week else 1)
@@ -975,11 +986,16 @@ _HOLIDAYS: dict[str, tuple[int, int, int]] = {
         ((10, 31, 1), "halloween|万圣节|萬聖節|ハロウィン|ハロウィーン"),
         ((10, 1, 7), "国庆节|國慶節|国庆假期|国庆|國慶"),
         ((5, 1, 5), "劳动节|勞動節|五一假期|五一"),
+        # a day of 0 or less in November: that many days after Thanksgiving
         ((11, 0, 1), "thanksgiving day|thanksgiving"),
+        ((11, -1, 1), "black friday"),
+        ((11, -4, 1), "cyber monday"),
     )
     for word in words.split("|")
 }
-_HOLIDAY = "|".join(sorted(map(re.escape, _HOLIDAYS), key=len, reverse=True))
+_HOLIDAY = "|".join(
+    r"\s+".join(map(re.escape, name.split())) for name in sorted(_HOLIDAYS, key=len, reverse=True)
+)
 
 
 @_rule(
@@ -991,12 +1007,14 @@ _HOLIDAY = "|".join(sorted(map(re.escape, _HOLIDAYS), key=len, reverse=True))
 def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """Christmas, 国庆节, バレンタイン: the most recent one begun (a year, if given)."""
     name = match["name"]
-    month, day, days = _HOLIDAYS[name.lower()]
+    month, day, days = _HOLIDAYS[" ".join(name.lower().split())]
     year = int(match["y"]) if match["y"] else ctx.today.year
     mod = (match["mod"] or "").lower()
 
     def start_in(year: int) -> date:
-        return _thanksgiving(year) if month == 11 and day == 0 else date(year, month, day)
+        if month == 11 and day <= 0:
+            return _thanksgiving(year) + timedelta(days=-day)
+        return date(year, month, day)
 
     later = start_in(year) > ctx.today or (mod == "last" and start_in(year) == ctx.today)
     if later and not match["y"]:
@@ -1308,6 +1326,14 @@ _SINCE_AFTER = re.compile(
 )
 
 
+# after a date or holiday, a place suffix makes it a name: 五一路, 五一广场, 国庆路, 八月一日駅
+_PLACE_AFTER = re.compile(
+    r"大道|大街|广场|廣場|公园|公園|小区|小區|号线|號線|通り|[路街巷桥橋駅]|站(?![在起着著])"
+    r"|道(?![歉别別谢謝贺賀])"
+)
+_NAMEABLE = ("holiday", "date", "dayonly")
+
+
 def _atoms(query: str, ctx: _Context, anchors: set[str]) -> list[_Atom]:
     found: list[_Atom] = []
     for rule in _RULES:
@@ -1315,8 +1341,11 @@ def _atoms(query: str, ctx: _Context, anchors: set[str]) -> list[_Atom]:
             continue
         for match in rule.pattern.finditer(query):
             atom = rule.make(match, ctx)
-            if atom is not None:
-                found.append(atom)
+            if atom is None:
+                continue
+            if atom.kind in _NAMEABLE and _PLACE_AFTER.match(query, atom.end):
+                continue  # a street, a square, a station named after the day
+            found.append(atom)
     found.sort(key=lambda a: (a.begin, -(a.end - a.begin)))
     chosen: list[_Atom] = []
     for atom in found:
@@ -1625,7 +1654,8 @@ _ANCHORS = re.compile(
     r"|afternoon|evening)"
     r"|(?P<unit>(?:hour|day|week|weekend|month|year)s?)"
     r"|(?P<season>spring|summer|autumn|fall|winter)"
-    r"|(?P<holiday>christmas|xmas|new\s+years?|valentine(?:['’]?s)?|halloween|thanksgiving)"
+    r"|(?P<holiday>christmas|xmas|new\s+years?|valentine(?:['’]?s)?|halloween|thanksgiving"
+    r"|black\s+friday|cyber\s+monday)"
     rf"|(?P<month>{_MONTH})|(?P<weekday>{_WEEKDAY}))\b",
     re.IGNORECASE,
 )
