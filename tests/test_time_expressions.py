@@ -129,6 +129,8 @@ ENGLISH: list[Row] = [
     ("what did I buy on Black Friday", "2025-11-28", "2025-11-29", "day"),  # Thanksgiving + 1
     ("last Cyber Monday", "2025-12-01", "2025-12-02", "day"),
     ("we had a good Friday", "2026-05-15", "2026-05-16", "day"),  # not Good Friday
+    ("the Friday before last", "2026-05-08", "2026-05-09", "day"),
+    ("the previous Saturday", "2026-05-16", "2026-05-17", "day"),
 ]
 
 CHINESE: list[Row] = [
@@ -353,6 +355,8 @@ def test_near_misses_name_no_window_and_keep_every_word(query: str) -> None:
         ("5月6日に何を読んだ？", "何を読んだ？"),
         ("yesterday", ""),
         ("we stayed 2 days and 3 weeks ago we left", "we stayed 2 days and we left"),
+        ("what did we eat the Friday before last", "what did we eat"),
+        ("the previous Saturday, where were we?", "where were we?"),
         ("last year's trip to Rome", "trip to Rome"),
         ("what did I do in the summer of 2023", "what did I do"),
         (

@@ -1610,7 +1610,7 @@ def _bound(period: _Period, kinds: set[str], today: date, suffixed: bool) -> _Pe
 
 _DANGLING_BEFORE = re.compile(
     r"(?:\b(?:on|in|at|during|since|from|by|around|of|for|over|within|between)(?:\s+the)?\s*"
-    r"|在|于|於|从|從|自从|自從|是)$",
+    r"|\bthe\s*|在|于|於|从|從|自从|自從|是)$",
     re.IGNORECASE,
 )
 _DANGLING_AFTER = re.compile(
