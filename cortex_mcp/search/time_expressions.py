@@ -45,6 +45,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from functools import cache
 
 __all__ = ["TimeQuery", "TimeWindow", "parse_time"]
 
@@ -930,7 +931,7 @@ _WEEKDAY_NAME_AFTER = re.compile(r"\s+(?:school|best|night\s+lights)\b", re.IGNO
 
 @_rule(
     rf"\b(?:(?P<mod>last|this\s+past|this|past|previous)\s+)?(?P<wd>{_WEEKDAY})\b\.?"
-    r"(?:\s+(?P<wk>(?:of\s+)?(?:last|this|the\s+previous)\s+week|before\s+last))?"
+    r"(?:\s+(?P<wk>(?:of\s+)?(?:last|this|the\s+previous)\s+week|before\s+last|after\s+next))?"
     r"(?:\s+(?:morning|afternoon|evening|night))?",
     re.IGNORECASE,
     needs=("weekday",),
@@ -943,10 +944,13 @@ def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
     if not full and not word[0].isupper():
         return None  # "sat", "sun", "wed" are words
     if _WEEKDAY_NAME_AFTER.match(match.string, match.end("wd")) or (
-        not mod and _WEEKDAY_NAME_BEFORE.search(match.string, 0, match.start("wd"))
+        not mod
+        and _WEEKDAY_NAME_BEFORE.search(match.string, max(0, match.start() - 8), match.start())
     ):
         return None  # "Sunday school", "Super Tuesday", "Good Friday": names, not that day
     week = (match["wk"] or "").lower()
+    if week == "after next":  # a time to come
+        return _future_atom(match, ctx)
     if week:
         back = 2 if "before" in week else (0 if "this" in week else 1)
         monday = _shift(ctx.today, "week", back).start.date()
@@ -1034,10 +1038,8 @@ def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
 _FUTURE_EN = (
     r"\b(?:next|this\s+coming|coming|upcoming)\s+(?:"
     rf"{_WEEKDAY}|week(?:end)?|month|year|{_MONTH}|spring|summer|autumn|fall|winter|{_HOLIDAY})\b"
-    rf"|\b(?:the\s+day\s+after\s+)?tomorrow\b|\b(?:in|within)\s+{_EN_NUM}\s+(?:day|week|month|year)s?"
-    rf"(?:\s+time)?\b|\b{_EN_NUM}\s+(?:day|week|month|year)s?\s+from\s+(?:now|today)\b"
-    rf"|\b{_WEEKDAY}\s+after\s+next\b"
-)
+    r"|\btomorrow\b"
+)  # "in two weeks", "3 days from now" hold nothing another rule would read
 
 
 @_rule(_FUTURE_EN, re.IGNORECASE, needs=("weekday", "unit", "month", "season", "holiday"))
@@ -1334,11 +1336,15 @@ _PLACE_AFTER = re.compile(
 _NAMEABLE = ("holiday", "date", "dayonly")
 
 
-def _atoms(query: str, ctx: _Context, anchors: set[str]) -> list[_Atom]:
+@cache
+def _rules_for(anchors: frozenset[str]) -> tuple[_Rule, ...]:
+    """The rules a query with these anchor kinds runs (a few hundred sets at most)."""
+    return tuple(rule for rule in _RULES if anchors.intersection(rule.needs))
+
+
+def _atoms(query: str, ctx: _Context, anchors: frozenset[str]) -> list[_Atom]:
     found: list[_Atom] = []
-    for rule in _RULES:
-        if not anchors.intersection(rule.needs):
-            continue
+    for rule in _rules_for(anchors):
         for match in rule.pattern.finditer(query):
             atom = rule.make(match, ctx)
             if atom is None:
@@ -1661,11 +1667,16 @@ _ANCHORS = re.compile(
 )
 
 
-def _anchors(query: str) -> set[str]:
+_NO_ANCHORS: frozenset[str] = frozenset()
+
+
+def _anchors(query: str) -> frozenset[str]:
     kinds = {match.lastgroup for match in _ANCHORS.finditer(query)}
+    if not kinds:
+        return _NO_ANCHORS
     if "holiday_cjk" in kinds:
         kinds |= {"holiday", "cjk"}
-    return {kind for kind in kinds if kind}
+    return frozenset(kind for kind in kinds if kind)
 
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
