@@ -131,6 +131,7 @@ ENGLISH: list[Row] = [
     ("we had a good Friday", "2026-05-15", "2026-05-16", "day"),  # not Good Friday
     ("the Friday before last", "2026-05-08", "2026-05-09", "day"),
     ("the previous Saturday", "2026-05-16", "2026-05-17", "day"),
+    ("in December 2030", "2030-12-01", "2031-01-01", "month"),  # a named year is taken as said
 ]
 
 CHINESE: list[Row] = [

@@ -1432,8 +1432,11 @@ def _expression(query: str, atoms: list[_Atom], ctx: _Context) -> _Found | None:
         found = _range(query, atom, after, ctx) or _bounded(query, atom, ctx)
         if found is None and (not atom.needs_cue or _cued(query, atom)):
             found = _Found(atom.begin, atom.end, atom.period, atom.absolute)
-        if found is not None and not found.period.start < min(found.period.end, tomorrow):
-            continue  # 'this Friday' on a Wednesday, 'May 2030', 'after today': not yet
+        if found is not None and (
+            found.period.start >= found.period.end
+            or (not found.absolute and found.period.start >= tomorrow)
+        ):
+            continue  # 'this Friday' on a Wednesday, 'after today': not yet ('May 2030' is said)
         if found is not None and found.absolute:
             return found
         if found is not None and (first is None or found.begin >= first.end):
