@@ -1330,7 +1330,7 @@ _SINCE_AFTER = re.compile(
 
 # after a date or holiday, a place suffix makes it a name: 五一路, 五一广场, 国庆路, 八月一日駅
 _PLACE_AFTER = re.compile(
-    r"大道|大街|广场|廣場|公园|公園|小区|小區|号线|號線|通り|[路街巷桥橋駅]|站(?![在起着著])"
+    r"大道|大街|广场|廣場|公园|公園|小区|小區|号线|號線|通り|[路街巷桥橋駅]|站(?![在起着著会會])"
     r"|道(?![歉别別谢謝贺賀])"
 )
 _NAMEABLE = ("holiday", "date", "dayonly")
