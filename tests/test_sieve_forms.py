@@ -126,3 +126,42 @@ def test_an_adjective_is_not_a_flag_and_learning_is_not_a_job(line: str) -> None
 )
 def test_a_flag_that_points_at_a_fact_still_counts(line: str) -> None:
     assert _core(line) != []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Hello there, I work as a nurse in Cork, don't you?",
+        "It's hard to say why, but I really enjoy birdwatching.",
+        "That's why I love sailing.",
+        "It reminded me why I'm passionate about woodworking.",
+        "I'm so happy to tell you I joined a rowing club!",
+        "I'm lucky to have my wife and two boys.",
+        "早上好，我叫陈静。",
+        "我喜欢下围棋，你呢？",
+        "我很喜欢爬山和摄影，你觉得周末去哪里好？",
+    ],
+)
+def test_a_clause_of_the_speakers_own_stands_beside_a_greeting_a_tag_or_a_remark(
+    line: str,
+) -> None:
+    assert _core(line) != []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Do you like sailing, or is it too cold?",
+        "You know what, I'm not sure I love sailing.",
+        "I'm so happy for you!",
+        "I'm grateful to have a job I like.",
+        "It's a reminder of why I started running.",
+        "If I ever move to Lisbon, I'll learn to surf.",
+        "你喜欢下围棋吗，还是象棋？",
+        "如果明年去留学，我一定会喜欢那里。",
+    ],
+)
+def test_a_question_a_hedge_a_feeling_or_a_conditional_still_vetoes_its_clause(
+    line: str,
+) -> None:
+    assert _core(line) == []

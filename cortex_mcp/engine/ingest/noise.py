@@ -1,7 +1,7 @@
 """What looks like a high signal but is not a lasting fact about the speaker, as data per language.
 
 `sieve.py` applies these around the triggers of `signals.py`: leading interjections and
-vocatives are set aside before matching ("Hey Nate, I love ..."); a sentence that is a question,
+vocatives are set aside before matching ("Hey Nate, I love ..."); a clause that is a question,
 a photo presentation, a hedge, a statement about the listener or about someone else, or an
 instruction with nothing to remember ("Remember this, it's important!", "记住哦", "覚えといてね")
 is vetoed; a trigger whose object is only a pronoun ("I love it", "我也喜欢它") does not count;
@@ -30,7 +30,20 @@ LEADING: dict[str, str] = {
     r"でも|それに|ありがとう|じゃあ|まあ|えっと)[、，,！!。\s]+)+",
 }
 
-# Vetoes for every rule family.
+# A sentence's clauses: a trigger is vetoed by what its own clause says, not by a greeting,
+# a tag question or a remark on either side of it ("你好，我叫孙悦。", "I love jazz, don't you?",
+# "It's a bit scary, but I ..."). Clauses part at a dash, a semicolon, and a comma before a
+# conjunction, a new first-person subject or a tag; in Chinese at every comma. Japanese keeps
+# the sentence whole (its particles, not commas, join the clauses).
+CLAUSE: dict[str, str] = {
+    "en": r"\s+[-–—]+\s*|[–—]|\s*;\s*|,\s+(?=(?:but|so|and|because|since|though|although|yet|"
+    r"while|i|we|do|does|did|don't|didn't|isn't|aren't|wasn't|right|huh|eh|pretty|what|how|"
+    r"which)\b)",
+    "zh": r"[，,；;]",
+    "ja": r"(?!)",
+}
+
+# Vetoes for every rule family, in the clause that holds the trigger.
 NOISE: dict[str, list[str]] = {
     "en": [
         r"\?",  # questions (the splitter ends a question at its mark)
@@ -45,11 +58,7 @@ NOISE: dict[str, list[str]] = {
         r"picture|snap|shot|selfie)s?\b",
         r"\b(?:not sure|unsure|maybe|perhaps|i guess|i wonder|i think|probably|might be(?! able)|"
         r"might give|may have|might have|who knows|hopefully|i wish|if only)\b|\bi mean\b[,.]",
-        # feelings and reactions ("I'm so grateful to have a job I enjoy every day")
-        r"^i(?:'m| am) (?:\w+ )?(?:grateful|thankful|proud|glad|happy|excited|stoked|thrilled|"
-        r"blessed|lucky|sorry|amazed|impressed)\b",
         r"\b(?:make sure|have a (?:safe|good|great|nice|fun|wonderful) \w+|for you)\b",
-        r"^(?:if|unless|whenever)\b|, (?:if|unless) (?:i|we)\b",
         r"\bi(?:'m| am) not\b(?! allergic)",
         r"\bhaven't decided\b|\bcan't decide\b|\bundecided\b",
         r"\bdon't remember\b|\bnot important\b",
@@ -60,7 +69,7 @@ NOISE: dict[str, list[str]] = {
         r"^(?:你|您)",
         r"(?:给你看|你看|看看|瞧瞧|这是|这张|分享)[^。！]{0,12}(?:照片|相片|图|合影|视频)",
         r"不确定|不知道|也许|可能|大概|好像|还没(?:决定|想好)|没决定|希望|我觉得|我感觉|我猜",
-        r"我叫了|我是说|如果|要是|假如|万一|的话|就好了",
+        r"我叫了|我是说",
     ],
     "ja": [
         r"[?？]|(?:ですか|ますか|の|か)\s*[。]?$",
@@ -70,9 +79,39 @@ NOISE: dict[str, list[str]] = {
         r"みたい[。！]?$|らしい[。！]?$|そうです[。！]?$",  # hearsay: about someone else
         r"(?:大丈夫|元気|平気|賛成|反対|忙しい|眠い|暇)です",
         r"好きに|覚えていな|覚えてません|覚えていません",
-        r"^もし|(?:たら|れば)いいな|といいな",  # a conditional or a wish
     ],
 }
+
+# A conditional or a wish holds the whole sentence, whichever clause it opens ("If I move to
+# Berlin next year, I'll learn German", "要是…就好了", "もし…").
+CONDITIONAL: dict[str, str] = {
+    "en": r"^(?:if|unless|whenever)\b|, (?:if|unless) (?:i|we)\b",
+    "zh": r"如果|要是|假如|万一|的话|就好了",
+    "ja": r"^もし|(?:たら|れば)いいな|といいな",
+}
+
+# A feeling or a reaction opens the clause ("I'm so grateful to have a job I enjoy every day"):
+# it vetoes all but a relationship ("I'm lucky to have my husband and kids"). When what the
+# speaker is excited to tell is a new first-person clause, that clause is set aside and judged
+# alone ("I'm so excited to tell you I started a yoga class"): see FEELING_FRAME.
+FEELING: dict[str, str] = {
+    "en": r"^i(?:'m| am) (?:\w+ )?(?:grateful|thankful|proud|glad|happy|excited|stoked|thrilled|"
+    r"blessed|lucky|sorry|amazed|impressed)\b",
+}
+FEELING_FRAME: dict[str, str] = {
+    "en": r"^i(?:'m| am) (?:so |really |super |very )?(?:excited|happy|glad|thrilled|stoked|"
+    r"pleased|proud) (?:to (?:tell|let|share with|say to) you(?: that)?|that|to say(?: that)?)?"
+    r"\s*(?=(?:i|we)\b(?!'d))",
+}
+
+# A dummy subject ("It", "That") opens the clause, and the trigger has a first-person subject
+# of its own ("That's why I love traveling", "It reminded me why I'm passionate about ..."):
+# the trigger is the speaker's own statement; OTHERS does not veto it. A milestone
+# or a plan told under it is the back-story of the remark ("It's a reminder of why I started
+# playing"), not news: those still need a clause of their own.
+DUMMY_SUBJECT: dict[str, str] = {"en": r"^(?:it|that|this|there)\b"}
+EVENT_KINDS = {"milestone", "plan"}
+OWN_SUBJECT: dict[str, str] = {"en": r"^(?:i|we)\b"}
 
 # Reported speech: where someone else's words begin. English and Chinese put the reporting
 # clause first ("The email said: ...", "According to the form, ...", "短信写着："), so what

@@ -173,9 +173,43 @@ def _object_missing(language: str, kind: str, body: str, match: re.Match[str]) -
     return _pattern(empty).search(body[match.end() :]) is not None
 
 
+def _clause(language: str, body: str, at: int) -> str:
+    """The clause of `body` that holds position `at` (`noise.CLAUSE`)."""
+    start, end = 0, len(body)
+    for cut in _pattern(noise.CLAUSE[language]).finditer(body):
+        if cut.end() <= at:
+            start = cut.end()
+        elif cut.start() >= at:
+            end = cut.start()
+            break
+    return body[start:end]
+
+
+def _vetoed(language: str, kind: str, clause: str, match: re.Match[str]) -> bool:
+    """What the trigger's own clause says against it: a question, a greeting or an address to
+    the listener, a hedge, a feeling, someone else as the subject."""
+    if _any(noise.NOISE[language], clause):
+        return True
+    feeling = noise.FEELING.get(language)
+    if kind != "relationship" and feeling and _pattern(feeling).search(clause):
+        return True
+    if kind in {"relationship", "important"}:  # someone in their life; a flag's own subject
+        return False
+    if not _pattern(noise.OTHERS[language]).search(clause):
+        return False
+    if kind in noise.EVENT_KINDS:  # "It's a reminder of why I started ...": a back-story
+        return True
+    dummy, own = noise.DUMMY_SUBJECT.get(language), noise.OWN_SUBJECT.get(language)
+    return not (
+        dummy and own and _pattern(dummy).search(clause) and _pattern(own).search(match.group())
+    )
+
+
 def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
     """Whether a trigger's match stands: the subject is the speaker (or, for a relationship,
     someone in their life), the moment is not today's, the object is not just a pronoun."""
+    if _vetoed(language, kind, _clause(language, body, match.start()), match):
+        return False
     if kind in signals.TIME_BOUND and _pattern(noise.NEAR_TIME[language]).search(body):
         return False
     if kind in noise.PASSING_KINDS and _pattern(noise.PASSING[language]).search(body):
@@ -184,8 +218,6 @@ def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
         return False
     if kind == "important":  # a flag ("这个很重要：…"): what matters is what else it says
         return _states_something(language, body[: match.start()] + " " + body[match.end() :])
-    if kind != "relationship" and _pattern(noise.OTHERS[language]).search(body):
-        return False
     if kind == "plan" and (
         _pattern(noise.PAST[language]).search(body)
         or _pattern(noise.PLAN_PRONOUN[language]).search(body)
@@ -217,25 +249,35 @@ def _reported_from(language: str, body: str) -> int:
     return 0 if language == "ja" else match.start()
 
 
+def _set_aside(language: str, text: str) -> str:
+    """`text` without its leading interjections and vocatives, and without a frame of feeling
+    around a new first-person clause ("I'm so excited to tell you I ...")."""
+    body = _pattern(noise.LEADING[language]).sub("", text) or text
+    frame = noise.FEELING_FRAME.get(language)
+    return (_pattern(frame).sub("", body) or body) if frame else body
+
+
 def classify(sentence: str) -> tuple[str, str, str | None] | None:
     """(rule family, language, corrected term) of a sentence that states a lasting fact about
     its speaker, or None."""
     language = language_of(sentence)
     text = _QUOTED_SPAN.sub('""', sentence).replace("’", "'").strip()
-    body = _pattern(noise.LEADING[language]).sub("", text) or text
-    if _any(noise.NOISE[language], body) or _content_free(language, body):
+    body = _set_aside(language, text)
+    conditional = _pattern(noise.CONDITIONAL[language]).search(body) is not None
+    if conditional or _content_free(language, body):
         return None
     near = _pattern(noise.NEAR_TIME[language]).search(body) is not None
     reported = _reported_from(language, body)
     corrects, term = _contrast(language, body[:reported])
-    if corrects and not near and not _pattern(noise.OTHERS[language]).search(body):
+    quiet = not _any(noise.NOISE[language], body)  # a correction is judged whole
+    if corrects and quiet and not near and not _pattern(noise.OTHERS[language]).search(body):
         return "correction", language, term
     revising = _pattern(noise.REVISION[language]).search(text) is not None
     for kind in signals.CATEGORY_ORDER:
         for match in _compiled(language, kind).finditer(body):
             if match.start() >= reported or not _counts(language, kind, body, match):
                 continue
-            if revising and kind not in {"todo", "important", "correction"}:
+            if revising and quiet and kind not in {"todo", "important", "correction"}:
                 return "correction", language, None
             return kind, language, None
     return None

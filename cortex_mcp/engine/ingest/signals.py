@@ -95,6 +95,9 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             rf"two|three|my|our)? ?(?:new |little |cute |\w+ ){{0,2}}{vocab.EN_PET}s?\b",
             r"\b(?:i'?ve|i have) known (?:\w+ ){1,3}for (?:\d+|\w+) years\b",
             rf"\b(?:i|we) have (?:a|an|two|three|four) (?:\w+ )?{vocab.EN_RELATIVE}s?\b",
+            # lucky or grateful "to have my husband and kids": who is in their life, by role
+            # ("my family" alone names no one)
+            rf"\bto have (?:my|our) (?!fam)(?:\w+ )?{vocab.EN_RELATIVE}s?\b(?!')",
         ],
         "preference": [
             rf"\b(?:i|we) {vocab.EN_ADVERB}(?:prefer|like|love|hate|dislike|enjoy|adore|"
