@@ -165,3 +165,37 @@ def test_a_question_a_hedge_a_feeling_or_a_conditional_still_vetoes_its_clause(
     line: str,
 ) -> None:
     assert _core(line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I'm flying to a robotics conference this month.",
+        "We're organising a chess tournament for the library later this month.",
+        "My love for jazz started with my grandfather's records.",
+        "We share a passion for mountain biking.",
+        "I will always love sci-fi novels.",
+        "I loved building model trains as a kid.",
+        "Studying ancient languages fascinates me.",
+    ],
+)
+def test_a_time_phrase_is_a_time_and_a_liking_may_be_a_noun_or_a_past_biography(
+    line: str,
+) -> None:
+    assert _core(line) != []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I'm meeting a friend later.",
+        "I love that one too.",
+        "I just like helping people.",
+        "I just like playing for fun!",
+        "I love seeing my teammates succeed.",
+        "Their love for the game is infectious.",
+        "Your story fascinates me.",
+    ],
+)
+def test_a_motive_a_reaction_or_someone_elses_liking_is_not_a_taste(line: str) -> None:
+    assert _core(line) == []

@@ -180,9 +180,18 @@ OBJECT_VERB = (
     r"decided|chose|picked|opted for|went with)$"
 )
 LIKING_VERB = (
-    r"(?:love|like|enjoy|adore|prefer|hate|dislike|stand|喜欢|喜爱|热爱|讨厌|偏爱|爱吃|爱喝|"
-    r"爱看|爱听|爱玩)$"
+    r"(?:love|like|enjoy|adore|prefer|hate|dislike|stand|(?:love|passion|fondness) (?:for|of)|"
+    r"喜欢|喜爱|热爱|讨厌|偏爱|爱吃|爱喝|爱看|爱听|爱玩)$"
 )
+# A liking of doing something for or with people in general, or of the conversation's own
+# pastime, or of getting better at it, is a motive, not a taste: "I just like helping people",
+# "I just like playing for fun", "I love seeing my teammates succeed", "my love for improving
+# my skills".
+GENERIC_OBJECT: dict[str, str] = {
+    "en": r"^\s*\w+ing (?:\w+ ){0,2}(?:people|others|everyone|everybody|folks|teammates|"
+    r"for fun)\b(?: \w+)?\s*(?:[.!,;]|$)"
+    r"|^\s*(?:improving|bettering|challenging|pushing|growing) (?:my ?self|my (?:skills|game|craft))\b",
+}
 PRONOUN_SUBJECT_JA = (
     r"(?:それ|これ|あれ|僕も|私も|(?:その|この|あの)[^、。]{0,6})(?:は|が|も|、)?[^、。]{0,4}"
     r"(?:好き|嫌い)"
@@ -209,12 +218,24 @@ SOON: dict[str, str] = {
     "ja": r"今夜|今晩|明日|あした|今週末|今日は|昼ご飯|晩ご飯|夕飯|朝ご飯|ランチ|ディナー",
 }
 
-# A near time: what the sentence says belongs to today or the coming days.
+# A near time: what the sentence says belongs to today or the coming days. "Later" alone is
+# near; "later this month" is a time of its own (TIME_PHRASE).
 NEAR_TIME: dict[str, str] = {
     "en": r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|weekend)|"
-    r"last night|right now|later today|in a bit|earlier today|later)\b",
+    r"last night|right now|later today|in a bit|earlier today|"
+    r"later(?! (?:this|next|in the) (?:month|year|summer|spring|fall|autumn|winter|season)))\b",
     "zh": r"今天|明天|后天|今晚|昨天|昨晚|刚才|这周末|这个周末|今早|待会|一会儿|下午[^，。]{0,4}点",
     "ja": r"今日|明日|あした|明後日|今夜|今晩|昨日|昨夜|さっき|今週末|午後[^、。]{0,4}時",
+}
+
+# A time phrase is read as a time before any pronoun check: the "this" of "a conference this
+# month" is no pronoun object.
+TIME_PHRASE: dict[str, str] = {
+    "en": r"\b(?:(?:later|earlier|early|late) )?(?:this|that|next|last) (?:coming )?(?:day|week|"
+    r"weekend|month|year|summer|spring|fall|autumn|winter|semester|season|morning|afternoon|"
+    r"evening|time)\b|\bthese days\b",
+    "zh": r"这(?:个)?(?:月|周|星期|礼拜|学期|季度)|这些天|那(?:天|时候|年)",
+    "ja": r"(?!)",
 }
 
 # What an instruction to remember is made of when it holds nothing to remember.

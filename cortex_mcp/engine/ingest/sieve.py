@@ -223,13 +223,15 @@ def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
         or _pattern(noise.PLAN_PRONOUN[language]).search(body)
     ):
         return False
-    if kind != "relationship" and _pattern(noise.PRONOUN_OBJECT[language]).search(
-        body[match.end() :]
-    ):
+    after = _pattern(noise.TIME_PHRASE[language]).sub("", body[match.end() :])
+    if kind != "relationship" and _pattern(noise.PRONOUN_OBJECT[language]).search(after):
         return False
     reaction = noise.REACTION_OBJECT.get(language)
     liking = _pattern(noise.LIKING_VERB).search(match.group())
-    if liking and reaction and _pattern(reaction).search(body[match.end() :]):
+    if liking and reaction and _pattern(reaction).search(after):
+        return False
+    generic = noise.GENERIC_OBJECT.get(language)
+    if liking and generic and _pattern(generic).search(after):
         return False
     if _object_missing(language, kind, body, match):
         return False

@@ -103,6 +103,13 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             rf"\b(?:i|we) {vocab.EN_ADVERB}(?:prefer|like|love|hate|dislike|enjoy|adore|"
             r"can't stand|cannot stand|can't live without)\b(?! to know\b)(?=\s*[\w\"'“])",
             r"\b(?:i|we) (?:do not|don't|never) (?:really )?(?:like|enjoy|eat|drink)\b",
+            # liking as a noun: "my love for dance", "we share a passion for sailing"
+            r"\b(?:(?:i|we) (?:\w+ ){0,2}(?:have|share|found|developed|discovered) (?:a|an)|my|our)"
+            r" (?:[\w-]+ )?(?:love|passion|fondness) (?:for|of)\b(?=\s*[\w\"'“])",
+            r"\b(?:i|we)(?:'ll| will) (?:always|forever) (?:love|enjoy|adore|hate)\b(?=\s*[\w\"'“])",
+            # a liking of the past told as biography: "I loved reading as a kid"
+            r"\b(?:i|we) (?:\w+ )?(?:loved|enjoyed|adored) (?:[\w'\"-]+ ){1,6}(?:as (?:a )?(?:kid|"
+            r"child|teen\w*|boy|girl|kids|children)|growing up|when i was (?:a |little|young|\d))",
             r"\b(?:i'?ve|i have) (?:always |long )?(?:loved|enjoyed|been into|"
             r"been passionate about|had a (?:\w+ )?(?:respect|passion|love|soft spot) for)\b",
             r"\bmy (?:[\w'-]+ )?favou?rite (?:[\w'-]+ ){0,2}(?:is|are|has to be)(?: th(?:is|at|ese|ose))?\b",
@@ -115,7 +122,10 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"^(?!(?:seeing|hearing|knowing|having|being|getting)\b)(?:[a-z]+ing)"
             r"(?: (?!(?:you|your|it|this|that|these|those|them)\b)[\w'-]+){0,3}"
             r" (?:just |really |always |still )?(?:helps|keeps|makes|brings|"
-            r"gives|lets|calms|relaxes) me\b",
+            r"gives|lets|calms|relaxes|fascinates|interests|excites) me\b",
+            # what fascinates the speaker, named: "Learning about old cultures fascinates me"
+            r"^(?!(?:it|this|that|these|those|he|she|they|you|your|what|everything)\b)"
+            r"(?:[\w'-]+ ){1,8}(?:really |always )?(?:fascinates?|interests?) me\b",
             r"\bi(?:'m| am) (?:a |an )?(?:\w+ ){0,2}fan of\b(?=\s*[\w\"'“])",
             r"\bi(?:'m| am) (?:a |an )(?:total |big |huge |die-hard )?"
             r"(?!(?:total|big|huge|massive|great|real)\b)\w+ (?:fan|lover|buff|nerd|"
