@@ -199,3 +199,39 @@ def test_a_time_phrase_is_a_time_and_a_liking_may_be_a_noun_or_a_past_biography(
 )
 def test_a_motive_a_reaction_or_someone_elses_liking_is_not_a_taste(line: str) -> None:
     assert _core(line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I graduated from nursing school in May.",
+        "I was drafted by a team in Ohio.",
+        "I've been climbing competitively for almost two years.",
+        "I started my own small pottery studio.",
+        "I'm gluten intolerant.",
+        "I used to sail on the lake near our house.",
+        "I'd go fishing with my grandpa every summer.",
+        "I mentor two students at the community college.",
+        "I'm keeping up with my Spanish lessons.",
+        "I've also started learning the cello.",
+        "We joined a local running club.",
+        "Chess has been a big part of my life.",
+    ],
+)
+def test_a_change_of_status_or_a_biography_verb_goes_to_core(line: str) -> None:
+    assert _core(line) != []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I used to think that was silly.",
+        "I'd love to try it someday.",
+        "I'd try them out with my family.",
+        "I just signed up for a pottery class yesterday.",
+        "I teach them how to cook.",
+        "It's a reminder of why I joined a band.",
+    ],
+)
+def test_a_thought_a_wish_or_a_one_off_act_is_not_a_biography(line: str) -> None:
+    assert _core(line) == []

@@ -80,8 +80,16 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"\bi (?:just )?got (?:accepted|hired|promoted|into|a job|a new job|the job)\b",
             r"\bi(?:'m| am|'ve been| have been) (?:now )?(?:a )?(?:pregnant|retired|vegan|"
             r"vegetarian|diabetic|student)\b",
-            r"\b(?:i )?(?:run|own|opened|started|have) my own (?:\w+ )?(?:business|studio|store|"
-            r"shop|company|restaurant|practice|bakery|cafe|gym|label|brand)\b",
+            r"\b(?:i )?(?:run|own|opened|started|have|having|running|owning) my own (?:[\w-]+ ){0,2}"
+            r"(?:business|studio|store|shop|company|restaurant|practice|bakery|cafe|gym|label|"
+            r"brand)\b",
+            # a change of status, told by its verb: graduated, drafted, signed, enrolled, promoted
+            r"\bi (?:just |recently |finally |officially )?(?:graduated|was drafted|got drafted|"
+            r"signed (?:with|a contract)|enrolled (?:in|at)|was promoted|got promoted|"
+            r"retired from|became an? )\b",
+            # health beyond allergies: an intolerance, a lasting condition
+            r"\b(?:lactose|gluten|dairy|wheat|soy|fructose)[- ]intolerant\b|\bintolerant (?:to|of)\b"
+            r"|\bi(?:'m| am) (?:celiac|deaf|colou?r-?blind|dyslexic|autistic|epileptic)\b",
         ],
         "relationship": [
             rf"\bmy (?:\w+ )?{vocab.EN_RELATIVE}'s name is\b",
@@ -134,8 +142,10 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"addicted to|hooked on)\b(?=\s*[\w\"'“])",
             r"\b(?:i|we) (?:started|began|took up) \w+(?:ing)? (?:\w+ ){0,3}(?:\w+ )?"
             r"(?:years?|months?) ago\b",
-            r"\b(?:i'?ve|i have) been (?:\w+ing|into \w+)(?: \w+){0,4} (?:for (?:\w+ )?years|"
-            r"since (?:i was|childhood|high school|college))\b",
+            r"\b(?:i'?ve|i have) been (?:\w+ing|into \w+)(?: \w+){0,4} (?:for (?:[\w-]+ ){0,3}"
+            r"(?:years?|decades?)|ever since|since (?:i was|childhood|high school|college))\b",
+            r"(?:^|, )(?!(?:it|this|that|they|these|those|he|she)\b)(?:\w[\w'\"-]* ){1,5}"
+            r"(?:is|has been|has become) (?:a |an )?(?:\w+ )?part of my life\b",
             r"\b(?:i|we)(?:'m|'re|'ve)?(?: [\w'-]+){0,8} (?:every|each) (?:day|morning|evening|"
             r"night|week|weekend|"
             r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
@@ -165,12 +175,31 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
         "milestone": [
             r"\b(?:i|we) (?:just |recently |finally |officially )?joined (?!in\b)(?:a|an|the|my|"
             r"our)?\b",
-            r"\b(?:i|we) (?:just |recently )?(?:started|began) " + vocab.EN_HOBBY_VERB + r"\b",
+            r"\b(?:i|we)(?:'ve| have)? (?:just |recently |also |finally )?(?:started|began) "
+            + vocab.EN_HOBBY_VERB
+            + r"\b",
+            # a recurring commitment: a class or a team taken up, kept up, or given (signing up is
+            # one act, not yet a habit)
+            r"\b(?:i|we)(?:'ve| have)? (?:just |recently |also |finally )?(?:started|began|joined|"
+            r"enrolled in|took up) (?:a|an|my|our|some) (?:[\w'-]+ ){0,3}(?:class|"
+            r"classes|course|lessons|league|club|team|choir|band|program|group)\b",
+            r"\b(?:keep(?:ing)? up|stick(?:ing)? with|continu(?:e|ing)|carry(?:ing)? on) (?:with )?"
+            r"my (?:[\w-]+ ){0,2}(?:lessons|classes|course|training|practice|studies|program)\b",
+            r"\b(?:i|we) (?:also |still )?(?:mentor|tutor|coach|teach) (?!(?:it|them|you|him|her|"
+            r"myself|that|this|me)\b)\w+",
             r"\bi(?:'m| am) (?:now )?(?:learning|studying|mentoring|coaching|volunteering|"
             r"training) (?!how to (?:market|deal|handle|cope))\w+",
             r"\bi (?:just )?(?:bought|got|own|have) (?:a|an|my|our) (?:new |first |own )?"
             r"(?:car|house|home|apartment|condo|truck|motorcycle|boat|flat)\b",
             r"\bi used to (?:\w+ ){1,8}(?:when i was|as a (?:kid|child)|growing up|back in)\b",
+            # a habit of the past told as biography: "I used to ride horses", "I'd go fishing
+            # with my dad" (not a feeling, a thought or a wish)
+            r"\b(?:i|we) used to (?!(?:think|feel|believe|be|worry|wonder|say|get|hate|love|like|"
+            r"enjoy|have|want|need|know)\b)\w+ (?!(?:it|them|that|this|there|you)\b)\w",
+            r"\b(?:i|we)'d (?:always |often |usually )?(?!(?:love|like|rather|say|be|have|want|"
+            r"better|need|prefer|recommend|suggest|think|guess|imagine|appreciate|bet|try)\b)\w+ "
+            rf"(?!(?:it|them|that|this|you)\b)(?:[\w'-]+ ){{0,5}}(?:with my (?:\w+ )?{vocab.EN_RELATIVE}|every (?:summer|weekend|"
+            r"day|year|sunday|saturday|morning|night)|when i was|as a kid|growing up)",
             r"\bi (?:quit|stopped|gave up) (?:smoking|drinking|alcohol|caffeine|sugar|meat|vaping)\b",
             r"\bi(?:'ve| have)? got (?:lots of|a collection of) (?:[\w'-]+ ){0,2}(?:books|records|"
             r"plants|games|vinyls?|comics|stamps|coins)\b",
