@@ -235,3 +235,44 @@ def test_a_change_of_status_or_a_biography_verb_goes_to_core(line: str) -> None:
 )
 def test_a_thought_a_wish_or_a_one_off_act_is_not_a_biography(line: str) -> None:
     assert _core(line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "We're considering adopting a retired greyhound.",
+        "I hope to build my own cabin one day.",
+        "I'm gonna stay in Lisbon for good.",
+        "Next month I'm having a solo exhibition.",
+        "Running a marathon is my biggest goal.",
+        "I opened my own little bakery not so long ago.",
+        "我最近打算去爬黄山。",
+        "我计划在日本住一年。",
+        "我通常会在睡前读半小时书。",
+        "我一般都是骑车上班。",
+        "我很喜欢那种安静而有深度的电影。",
+        "我最喜欢《你好，李焕英》这部电影。",
+    ],
+)
+def test_an_intent_with_a_concrete_step_a_time_ahead_or_a_habit_by_its_frequency(
+    line: str,
+) -> None:
+    assert _core(line) != []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I'm gonna try it out.",
+        "I'm thinking about it.",
+        "We're going to the park later.",
+        "我计划去一些其他的博物馆看看。",
+        "我打算去看电影。",
+        "我每天都会觉得很累。",
+        "我很喜欢那种。",
+    ],
+)
+def test_a_vague_intent_an_errand_a_feeling_or_a_pronoun_is_not_a_plan_or_a_habit(
+    line: str,
+) -> None:
+    assert _core(line) == []

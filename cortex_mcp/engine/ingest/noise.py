@@ -160,7 +160,8 @@ PRONOUN_OBJECT: dict[str, str] = {
     r"all of it)\b(?!['-])|(?:this|that|these|those|is|are|was|were|not)\b|to\s*(?:[,.!;:]|$)"
     r"|(?:\w+ing |to \w+ )(?:this|that|these|those)(?=\s*(?:[,.!;:?]|$|(?:one|ones|so|too|"
     r"very|really|a lot|stuff|thing|kind|at|in|on|for|with|to|from)\b))|to \w+\s*(?:[,.!;:]|$))",
-    "zh": r"^(?:(?:它|他们|她们|他|她|这样|那样)(?:[了啊呀哦吧]|[！!。，,]|$)|你|您|这|那)",
+    "zh": r"^(?:(?:它|他们|她们|他|她|这样|那样)(?:[了啊呀哦吧]|[！!。，,]|$)|你|您|"
+    r"(?:这|那)(?!种[^，。]{2,}的))",  # "那种富有深度的文学风格" describes a kind
     "ja": r"^(?:それ|これ|あれ|そう)",
 }
 # A liking of something just said or shown is a reaction, not a lasting taste ("I love how you
@@ -168,7 +169,7 @@ PRONOUN_OBJECT: dict[str, str] = {
 # puts the object first: see PRONOUN_SUBJECT_JA.)
 REACTION_OBJECT: dict[str, str] = {
     "en": r"^\s*(?:how|when|the way|what|why|(?:all )?the|his|her|their|its)\b",
-    "zh": r"^(?:他的|她的|他们的|那种|这种)",
+    "zh": r"^(?:他的|她的|他们的|(?:那种|这种)(?![^，。]{2,}的))",
 }
 # A liking or a decision with nothing after it ("我决定了！", "I decided."): no object at all.
 EMPTY_OBJECT: dict[str, str] = {
@@ -204,6 +205,13 @@ PAST: dict[str, str] = {
     "zh": r"去年|上个月|上周|上星期|以前|小时候|那时候",
     "ja": r"去年|先月|先週|昔|子供の頃|以前",
 }
+# A plan whose object is vague or an errand: a part of a trip ("去一些其他的博物馆"), a few of
+# something, an ordinary outing ("去看电影").
+VAGUE_PLAN: dict[str, str] = {
+    "zh": r"一些|其他|别的|几(?:个|本|家|部|天)|某些|什么|哪|看电影|吃饭|晚饭|午饭|逛街|买东西|"
+    r"散步|睡觉|超市|商场|上班|上课",
+}
+
 # A plan whose destination is only a pronoun ("Planning a trip there next month").
 PLAN_PRONOUN: dict[str, str] = {
     "en": r"\b(?:there|that place)\b",
@@ -233,7 +241,8 @@ NEAR_TIME: dict[str, str] = {
 TIME_PHRASE: dict[str, str] = {
     "en": r"\b(?:(?:later|earlier|early|late) )?(?:this|that|next|last) (?:coming )?(?:day|week|"
     r"weekend|month|year|summer|spring|fall|autumn|winter|semester|season|morning|afternoon|"
-    r"evening|time)\b|\bthese days\b",
+    r"evening|time)\b|\bthese days\b|\b(?:not (?:so |that |too )?long|a (?:little )?while|"
+    r"(?:a|an|one|two|three|a few|\d+|several|many) (?:\w+ )?(?:days?|weeks?|months?|years?)) ago\b",
     "zh": r"这(?:个)?(?:月|周|星期|礼拜|学期|季度)|这些天|那(?:天|时候|年)",
     "ja": r"(?!)",
 }

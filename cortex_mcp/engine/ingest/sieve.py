@@ -30,6 +30,8 @@ _QUOTED_SPAN = re.compile(
     r"|(?<![\w'])'(?=\w)(?:[^'\n]|(?<=\w)'(?=\w)){11,}(?<=\S)'(?!\w)"
     r"|(?<![\w‘’])‘(?=\w)(?:[^‘’\n]|(?<=\w)’(?=\w)){11,}(?<=\S)’(?!\w)"
 )
+# A title is a name, whatever words it holds: "《你好，李焕英》" opens no address to the listener.
+_TITLE = re.compile(r"《[^》\n]{1,40}》")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _LETTER = re.compile(r"[^\W\d_]")
 _PARAGRAPH = re.compile(r"\n\s*\n")
@@ -218,6 +220,9 @@ def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
         return False
     if kind == "important":  # a flag ("这个很重要：…"): what matters is what else it says
         return _states_something(language, body[: match.start()] + " " + body[match.end() :])
+    vague = noise.VAGUE_PLAN.get(language)
+    if kind == "plan" and vague and _pattern(vague).search(body[match.start() :]):
+        return False
     if kind == "plan" and (
         _pattern(noise.PAST[language]).search(body)
         or _pattern(noise.PLAN_PRONOUN[language]).search(body)
@@ -263,7 +268,7 @@ def classify(sentence: str) -> tuple[str, str, str | None] | None:
     """(rule family, language, corrected term) of a sentence that states a lasting fact about
     its speaker, or None."""
     language = language_of(sentence)
-    text = _QUOTED_SPAN.sub('""', sentence).replace("’", "'").strip()
+    text = _QUOTED_SPAN.sub('""', _TITLE.sub("《》", sentence)).replace("’", "'").strip()
     body = _set_aside(language, text)
     conditional = _pattern(noise.CONDITIONAL[language]).search(body) is not None
     if conditional or _content_free(language, body):

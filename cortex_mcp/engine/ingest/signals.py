@@ -210,6 +210,13 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             rf"{vocab.EN_HAVE}.*{vocab.EN_HORIZON}|{vocab.EN_HORIZON}.*{vocab.EN_HAVE}",
             rf"{vocab.EN_HAVE} (?:[\w'-]+ ){{0,2}}{vocab.EN_PLAN_NOUN}\b.*{vocab.EN_DATE}",
             r"\b(?:gonna|going to) (?:continue|finish|pursue) (?:my|a) \w+",
+            rf"{vocab.EN_INTENT} (?:\w+ )?{vocab.EN_LIFE_STEP} (?:a |an |my |our |(?-i:[A-Z]))",
+            # a time ahead and the present progressive: "Next month I'm having an art show"
+            rf"{vocab.EN_AHEAD}.*\b(?:i'm|i am|we're|we are) \w+ing\b"
+            rf"|\b(?:i'm|i am|we're|we are) \w+ing\b.*{vocab.EN_AHEAD}",
+            # a goal or a dream, named: "Winning a championship is my number one goal"
+            r"(?:^|, )(?!(?:it|this|that|they|these|those|he|she)\b)(?:\w[\w'\"-]* ){1,5}"
+            r"(?:is|has always been) my (?:[\w-]+ ){0,2}(?:goal|dream|ambition)\b",
             r"\bi(?:'m| am|'ve been| have been| started| began)? (?:\w+ )?(?:looking into|"
             r"looking at|exploring|considering|aiming|thinking (?:of|about)) (?:[\w'-]+ ){0,8}"
             r"(?:career|job|degree|opportunit|profession|field|industry|business)",
@@ -281,6 +288,11 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"我(?:更)?愿意用",
             r"我是(?:个|一个|一名)?(?:素食|吃素)",
             r"每个?(?:周末|星期|礼拜)都",
+            # a habit by a frequency word and 会/是/在, whatever its verb ("我通常会听…",
+            # "我每天都会花…画画", "我一般都是在健身房里锻炼"), not a feeling or a thought
+            r"我(?:每天|每周|每个?周末|每个?月|每晚|平时|经常|通常|一般|常常|总是|平常)(?:都|也|还)?"
+            r"(?:会|是|要|在)(?!(?:很|在)?(?:感觉|觉得|想|希望|担心|害怕|感到|发现|忘|记得))"
+            r"[^，。,]{2,}",
         ],
         "decision": [
             r"(?:^|我们?|最后|最终|那就|那)(?:已经)?(?:决定|选择了|选定|定了|敲定|确定用)",
@@ -298,6 +310,8 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             rf"(?:要|打算|准备|计划)[^。！]{{0,20}}{vocab.ZH_FAR}",
             rf"(?:下周|下星期|下礼拜)[^。！]{{0,12}}{vocab.ZH_PLAN_NOUN}",
             rf"(?:打算|准备|计划)[^。！]{{0,20}}{vocab.ZH_PLAN_NOUN}",
+            # the speaker plans to go somewhere: "我最近打算去攀登华山", "我计划在西班牙待两周"
+            r"我[^，。]{0,4}(?:计划|打算|准备)[^，。]{0,3}(?:去|到|在|搬|回)[^，。]{2,}",
         ],
         "correction": [
             r"更正|纠正一下|我说错了|搞错了|正确的是",

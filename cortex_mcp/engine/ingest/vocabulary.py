@@ -40,6 +40,26 @@ EN_FUTURE = (
     r"|\b(?:i|we)(?:'ll| will| plan to| want to| intend to| hope to)\b|\bgonna\b|\bgoing to\b"
     r"|^(?:planning|thinking of|looking into)\b)"
 )
+# A time ahead beyond the coming days, that a plan in the present progressive may name
+# ("Next month I'm having an art show").
+EN_AHEAD = (
+    r"(?:\bnext (?:month|year|summer|spring|fall|autumn|winter|semester|season)\b"
+    r"|\bin the (?:next|coming) (?:few )?(?:weeks|months|years)\b"
+    r"|\blater this (?:month|year)\b|\bin (?:january|february|march|april|may|june|july|"
+    r"august|september|october|november|december)\b)"
+)
+# Intent with a concrete step in one's life as its object: "we're considering adopting a rescue
+# dog", "I hope to build my own family", "I'm gonna stay in Galway".
+EN_INTENT = (
+    r"\b(?:i|we)(?:'m|'re| am| are)? (?:\w+ )?(?:considering|thinking (?:of|about)|planning "
+    r"(?:on|to)|hoping to|hope to|plan to|intend to|aim(?:ing)? to|gonna|going to)"
+)
+EN_LIFE_STEP = (
+    r"(?:adopt(?:ing)?|buy(?:ing)?|mov(?:e|ing) (?:to|back)|start(?:ing)?|open(?:ing)?|"
+    r"join(?:ing)?|build(?:ing)?|launch(?:ing)?|found(?:ing)?|marry(?:ing)?|get(?:ting)? married|"
+    r"hav(?:e|ing) a baby|go(?:ing)? back to|apply(?:ing)? (?:to|for)|enroll(?:ing)? in|"
+    r"stay(?:ing)? in|settl(?:e|ing) in|run(?:ning)? for|retir(?:e|ing))"
+)
 EN_DATE = (
     r"(?:\bnext (?:week|\w+day)\b|\bthis (?:coming )?\w+day\b|\bon (?:mon|tues|wednes|thurs|"
     r"fri|satur|sun)day\b|\bin (?:january|february|march|april|may|june|july|august|"
