@@ -140,6 +140,8 @@ def test_a_flag_that_points_at_a_fact_still_counts(line: str) -> None:
         "早上好，我叫陈静。",
         "我喜欢下围棋，你呢？",
         "我很喜欢爬山和摄影，你觉得周末去哪里好？",
+        "You know I love live music.",
+        "抹茶が好きです、あなたは？",
     ],
 )
 def test_a_clause_of_the_speakers_own_stands_beside_a_greeting_a_tag_or_a_remark(
@@ -158,6 +160,8 @@ def test_a_clause_of_the_speakers_own_stands_beside_a_greeting_a_tag_or_a_remark
         "It's a reminder of why I started running.",
         "If I ever move to Lisbon, I'll learn to surf.",
         "你喜欢下围棋吗，还是象棋？",
+        "You know you love it.",
+        "抹茶は好きですか、あなたは？",
         "如果明年去留学，我一定会喜欢那里。",
     ],
 )
@@ -216,6 +220,10 @@ def test_a_motive_a_reaction_or_someone_elses_liking_is_not_a_taste(line: str) -
         "I've also started learning the cello.",
         "We joined a local running club.",
         "Chess has been a big part of my life.",
+        "我乳糖不耐受。",
+        "我小时候每个周末都跟外公去钓鱼。",
+        "乳糖不耐症です。",
+        "子供の頃、祖父とよく山に登っていました。",
     ],
 )
 def test_a_change_of_status_or_a_biography_verb_goes_to_core(line: str) -> None:

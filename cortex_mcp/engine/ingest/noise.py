@@ -16,12 +16,13 @@ conditional or a wish ("if", "要是", "もし"), and a passing state (an ongoin
 
 from __future__ import annotations
 
-# Set aside before matching: "Hey Nate, ", "Wow, ", "By the way, ", "Guess what - ".
+# Set aside before matching: "Hey Nate, ", "Wow, ", "By the way, ", "Guess what - ", and "You
+# know" before the speaker's own clause ("You know I love live music").
 LEADING: dict[str, str] = {
     "en": r"^(?:(?:hey|hi|hello|oh|ohh|wow|whoa|yeah|yes|yep|yup|no|nah|nope|ok|okay|well|so|"
     r"and|but|plus|also|haha|hah|lol|omg|aww|aw|hmm|um|uh|sure|totally|definitely|honestly|"
     r"by the way|btw|anyway|anyways|on another note|on a different note|guess what|"
-    r"you know what|ya know|lately|now|then|thanks|thank you|sorry|oops|wait|right|true|"
+    r"you know what|ya know|you know(?=,? (?:i|we|my)\b)|lately|now|then|thanks|thank you|sorry|oops|wait|right|true|"
     r"cool|great|awesome|nice|man|dude|ah|hehe|gosh|absolutely|exactly|indeed|"
     r"(?-i:[A-Z][a-z]+)(?=\s*[,!]))\b[\s,!.:;–—-]*)+",
     "zh": r"^(?:(?:哈哈+|嗯+|哇|啊|哦+|对了|对|是的|是啊|好的|好|嗨|嘿|其实|另外|还有|顺便说一下|"
@@ -34,13 +35,14 @@ LEADING: dict[str, str] = {
 # a tag question or a remark on either side of it ("你好，我叫孙悦。", "I love jazz, don't you?",
 # "It's a bit scary, but I ..."). Clauses part at a dash, a semicolon, and a comma before a
 # conjunction, a new first-person subject or a tag; in Chinese at every comma. Japanese keeps
-# the sentence whole (its particles, not commas, join the clauses).
+# the sentence whole (its particles, not commas, join the clauses) but for a comma that turns to
+# the listener ("猫が好きです、あなたは？").
 CLAUSE: dict[str, str] = {
     "en": r"\s+[-–—]+\s*|[–—]|\s*;\s*|,\s+(?=(?:but|so|and|because|since|though|although|yet|"
     r"while|i|we|do|does|did|don't|didn't|isn't|aren't|wasn't|right|huh|eh|pretty|what|how|"
     r"which)\b)",
     "zh": r"[，,；;]",
-    "ja": r"(?!)",
+    "ja": r"[、，](?=(?:あなた|君|きみ)(?:は|も|の))",
 }
 
 # Vetoes for every rule family, in the clause that holds the trigger.
