@@ -210,8 +210,8 @@ PAST: dict[str, str] = {
 # A plan whose object is vague or an errand: a part of a trip ("去一些其他的博物馆"), a few of
 # something, an ordinary outing ("去看电影").
 VAGUE_PLAN: dict[str, str] = {
-    "zh": r"一些|其他|别的|几(?:个|本|家|部|天)|某些|什么|哪|看电影|吃饭|晚饭|午饭|逛街|买东西|"
-    r"散步|睡觉|超市|商场|上班|上课",
+    "zh": r"一些|其他|别的|几(?:个|本|家|部|天)|某些|什么|哪|看电影|吃饭|晚饭|午饭|逛街|买|"
+    r"散步|睡觉|洗澡|在家|回家|超市|商场|上班|上课",
 }
 
 # A plan whose destination is only a pronoun ("Planning a trip there next month").

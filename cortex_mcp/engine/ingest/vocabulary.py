@@ -49,16 +49,19 @@ EN_AHEAD = (
     r"august|september|october|november|december)\b)"
 )
 # Intent with a concrete step in one's life as its object: "we're considering adopting a rescue
-# dog", "I hope to build my own family", "I'm gonna stay in Galway".
+# dog", "I hope to build my own family", "I'm gonna stay in Galway". A purchase is a step only
+# for a home or a vehicle, a stay only in a named place.
 EN_INTENT = (
     r"\b(?:i|we)(?:'m|'re| am| are)? (?:\w+ )?(?:considering|thinking (?:of|about)|planning "
     r"(?:on|to)|hoping to|hope to|plan to|intend to|aim(?:ing)? to|gonna|going to)"
 )
 EN_LIFE_STEP = (
-    r"(?:adopt(?:ing)?|buy(?:ing)?|mov(?:e|ing) (?:to|back)|start(?:ing)?|open(?:ing)?|"
-    r"join(?:ing)?|build(?:ing)?|launch(?:ing)?|found(?:ing)?|marry(?:ing)?|get(?:ting)? married|"
-    r"hav(?:e|ing) a baby|go(?:ing)? back to|apply(?:ing)? (?:to|for)|enroll(?:ing)? in|"
-    r"stay(?:ing)? in|settl(?:e|ing) in|run(?:ning)? for|retir(?:e|ing))"
+    r"(?:adopt(?:ing)?|buy(?:ing)?(?= (?:a|an|my|our) (?:new |first |own |\w+ )?(?:car|house|"
+    r"home|apartment|condo|flat|truck|boat|motorcycle|farm|cabin)\b)|mov(?:e|ing) (?:to|back)|"
+    r"start(?:ing)?|open(?:ing)?|join(?:ing)?(?! (?:a|the) (?:call|meeting|chat)\b)|build(?:ing)?|"
+    r"launch(?:ing)?|found(?:ing)?|marry(?:ing)?|get(?:ting)? married|hav(?:e|ing) a baby|"
+    r"go(?:ing)? back to|apply(?:ing)? (?:to|for)|enroll(?:ing)? in|"
+    r"(?:stay(?:ing)?|settl(?:e|ing)) in(?= (?-i:[A-Z]))|run(?:ning)? for|retir(?:e|ing))"
 )
 EN_DATE = (
     r"(?:\bnext (?:week|\w+day)\b|\bthis (?:coming )?\w+day\b|\bon (?:mon|tues|wednes|thurs|"
