@@ -4,8 +4,10 @@ Only what the user wrote counts: fenced code, quoted lines and any paragraph tha
 injected instruction ("ignore previous instructions") are external content and never become the
 user's identity or preference, and neither does a pasted transcript (`dialogue.py`). A sentence
 goes to core when it states a lasting fact about its speaker: a trigger of `signals.py` matches
-and none of the vetoes of `noise.py` applies (questions, greetings, photo presentations,
-pronoun-only objects, hedges, today's plans, instructions with nothing to remember), and no
+and none of the vetoes of `noise.py` applies in the trigger's own clause (questions, greetings,
+photo presentations, hedges; so "你好，我叫孙悦。" and "I love jazz, don't you?" stand) nor to
+its object (pronoun-only objects, once time phrases are read as times) nor to the sentence as a
+whole (a conditional, today's plans, instructions with nothing to remember), and no
 trigger counts inside reported speech ("The email said: 'my name is ...'"). Every
 sentence of a turn written as dialogue keeps its speaker's label ("Caroline: ...").
 """
