@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 from bench.locomo_data import DEV_IDS, DataNotFound, find_dataset  # noqa: E402
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.service.requests import IngestRequest, LifecycleLogRequest, build  # noqa: E402
 
 _DIA = re.compile(r"D:?(\d+):0*(\d+)")
 MODES = ("aged", "never", "control")
@@ -185,7 +186,13 @@ async def age(dialogue: Dialogue, mode: str, folder: Path, after_days: int) -> O
                 turn_of[made.id] = turn.dia_id
                 continue
             result = await service.conversation.ingest(
-                turn.text, "", session_id=f"{dialogue.sample_id}:{turn.session}", wait=True
+                build(
+                    IngestRequest,
+                    user_message=turn.text,
+                    assistant_message="",
+                    session_id=f"{dialogue.sample_id}:{turn.session}",
+                ),
+                wait=True,
             )
             turn_of[result.turn_id] = turn.dia_id
             if result.outcome == "skipped" and not result.high_signals:
@@ -256,7 +263,7 @@ async def _audit(
             outcome.untraceable.append(dia)
         elif all((m.superseded_by or m.forgotten_at) and m.id not in covered for m in memories):
             outcome.unfindable.append(dia)
-    log = await service.lifecycle.log(10_000)
+    log = await service.lifecycle.log(build(LifecycleLogRequest, limit=10_000))
     pairs: set[tuple[str, str]] = set()
     for entry in log:
         ids = entry["memory_ids"]

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.service.requests import IngestRequest, build  # noqa: E402
 from tests.helpers.llm_stub import Received, Reply, extraction, llm_stub  # noqa: E402
 
 TOPICS = ["invoice job", "VPS firewall", "Shinagawa 1LDK yield", "Postgres ledger", "CI runner"]
@@ -68,7 +69,13 @@ async def run_ingests(service, turns: int, callers: int, wait: bool, offset: int
         async with gate:
             user, assistant = turn(offset + i)
             await service.conversation.ingest(
-                user, assistant, session_id=f"bench-{offset}", wait=wait
+                build(
+                    IngestRequest,
+                    user_message=user,
+                    assistant_message=assistant,
+                    session_id=f"bench-{offset}",
+                ),
+                wait=wait,
             )
 
     started = time.perf_counter()

@@ -34,6 +34,7 @@ from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.engine.exchange.markdown import count_words  # noqa: E402
 from cortex_mcp.models import Category, Layer, Memory, new_id, to_iso  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.service.requests import IngestRequest, build  # noqa: E402
 
 TOPICS = [
     "router", "tax return", "Shinagawa flat", "Oracle VPS", "Rust course", "bike repair",
@@ -77,8 +78,11 @@ async def _turn(service: Any, rng: random.Random, day: int, turn: int) -> list[s
     detail = rng.randint(1, 10_000)
     if hasattr(service, "ingest"):
         result = await service.conversation.ingest(
-            f"Day {day}: can you help with the {topic}? Detail {detail}.",
-            f"Sure: for the {topic}, option {detail % 7} is the usual answer.",
+            build(
+                IngestRequest,
+                user_message=f"Day {day}: can you help with the {topic}? Detail {detail}.",
+                assistant_message=f"Sure: for the {topic}, option {detail % 7} is the usual answer.",
+            ),
             wait=True,
         )
         return [m.id for m in [*result.extracted, *getattr(result, "high_signals", [])]]

@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.service.requests import IngestRequest, build  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SPLIT_SETS = {"sieve_dev", "sieve_zh", "sieve_ja"}  # labelled dialogue, split by `part_of`
@@ -116,7 +117,12 @@ async def judge(lines: list[dict[str, Any]], **overrides: Any) -> list[Judged]:
         async with open_cortex(settings, background=False) as service:
             for number, line in enumerate(lines):
                 result = await service.conversation.ingest(
-                    line["text"], "", agent_id=f"line-{number}"
+                    build(
+                        IngestRequest,
+                        user_message=line["text"],
+                        assistant_message="",
+                        agent_id=f"line-{number}",
+                    )
                 )
                 left = {m.id: m for m in [*result.high_signals, *result.extracted]}
                 core = [m.content for m in left.values() if m.layer.value == "core"]

@@ -57,7 +57,7 @@ from cortex_mcp.models import to_iso  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.search.time_expressions import parse_time  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
-from cortex_mcp.service.requests import RecallRequest, SearchRequest  # noqa: E402
+from cortex_mcp.service.requests import ImportRequest, RecallRequest, SearchRequest, build  # noqa: E402
 
 SETS = ("memorybank_en", "memorybank_zh", "locomo")
 FILES = {
@@ -138,7 +138,9 @@ def export_document(corpus: Corpus) -> dict[str, Any]:
 
 async def load(service: CortexService, corpus: Corpus) -> dict[str, str]:
     """Import the corpus; memory id -> its source id."""
-    await service.exchange.import_memories(document=export_document(corpus), agent_id=corpus.agent)
+    await service.exchange.import_memories(
+        build(ImportRequest, document=export_document(corpus), agent_id=corpus.agent)
+    )
     return {memory_id(corpus.agent, source): source for source in corpus.memories}
 
 

@@ -22,6 +22,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.reader import open_tokens
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import tokens as token_module
+from cortex_mcp.service.requests import TokenRequest, build
 from cortex_mcp.transports.http import create_app
 
 ADMIN = "bench-admin-token"
@@ -39,7 +40,7 @@ async def _median_us(call: Callable[[], Awaitable[object]], rounds: int) -> floa
 async def _identify(db: Path, rounds: int) -> list[tuple[str, float]]:
     settings = load_settings(db_path=db, embedding_provider="none", api_token=ADMIN)
     async with open_tokens(settings) as tokens:
-        agent = (await tokens.create("alice"))["token"]
+        agent = (await tokens.create(build(TokenRequest, agent="alice")))["token"]
         rows = [
             ("identify: admin token", await _median_us(lambda: tokens.identify(ADMIN), rounds)),
             (
@@ -85,7 +86,7 @@ def _requests(db: Path, rounds: int) -> list[tuple[str, float]]:
 
 async def _agent_token(settings: object) -> str:
     async with open_tokens(settings) as tokens:  # type: ignore[arg-type]
-        return str((await tokens.create("bob"))["token"])
+        return str((await tokens.create(build(TokenRequest, agent="bob")))["token"])
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.reader import open_stores, open_tokens
+from cortex_mcp.service.requests import RevokeRequest, TokenRequest, build
 from tests.helpers.http_helpers import AUTH, TOKEN, ServeProcess
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -48,7 +49,10 @@ def _env(settings: Settings) -> dict[str, str]:
 
 async def _tokens(settings: Settings, *agents: str) -> dict[str, str]:
     async with open_tokens(settings) as tokens:
-        return {agent: (await tokens.create(agent))["token"] for agent in agents}
+        return {
+            agent: (await tokens.create(build(TokenRequest, agent=agent)))["token"]
+            for agent in agents
+        }
 
 
 async def _snapshot(settings: Settings) -> dict[str, list[tuple[Any, ...]]]:
@@ -324,7 +328,7 @@ async def test_a_revoke_reaches_a_second_running_server_on_the_same_store_within
             for server in (first, second):
                 assert not _refused_by(server, issued["alice"])
             async with open_tokens(backend_settings) as tokens:
-                await tokens.revoke("alice")
+                await tokens.revoke(build(RevokeRequest, token="alice"))
             revoked_at = time.monotonic()
             for server in (second, first):
                 while not _refused_by(server, issued["alice"]):

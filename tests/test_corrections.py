@@ -18,7 +18,14 @@ from cortex_mcp.errors import NotFound
 from cortex_mcp.models import Category, Layer, Memory
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest, RememberRequest, SearchRequest
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    IngestRequest,
+    LifecycleLogRequest,
+    RememberRequest,
+    SearchRequest,
+    build,
+)
 from tests.conftest import FakeClock, llm_stub_settings
 from tests.helpers.embedding_stub import StubState, embedding_stub
 from tests.helpers.http_helpers import authed_rest_client
@@ -66,7 +73,7 @@ def test_a_superseded_memory_is_restored_from_the_command_line(tmp_path: Path) -
 
 
 async def _supersedes(service: CortexService) -> list[dict[str, Any]]:
-    entries = await service.lifecycle.log(100)
+    entries = await service.lifecycle.log(build(LifecycleLogRequest, limit=100))
     return [e for e in entries if e["action"] in ("supersede", "correct")]
 
 
@@ -91,7 +98,9 @@ async def test_a_correction_supersedes_the_same_speakers_memory_of_the_same_thin
     service: CortexService, old: str, correction: str
 ) -> None:
     first = await service.memories.remember(RememberRequest(content=old, category="fact"))
-    result = await service.conversation.ingest(correction, "")
+    result = await service.conversation.ingest(
+        build(IngestRequest, user_message=correction, assistant_message="")
+    )
     (corrected,) = [m for m in result.high_signals if m.category.value == "correction"]
     assert not await _is_live(service, first.id)
     (entry,) = await _supersedes(service)
@@ -120,7 +129,9 @@ async def test_a_correction_about_something_else_leaves_the_old_memory_alone(
     service: CortexService, old: str, correction: str
 ) -> None:
     first = await service.memories.remember(RememberRequest(content=old, category="fact"))
-    result = await service.conversation.ingest(correction, "")
+    result = await service.conversation.ingest(
+        build(IngestRequest, user_message=correction, assistant_message="")
+    )
     assert [m.category.value for m in result.high_signals] == ["correction"]
     assert await _is_live(service, first.id)
     assert await _supersedes(service) == []
@@ -152,7 +163,11 @@ async def test_the_newest_matching_memory_is_the_one_corrected(
     newer = await service.memories.remember(
         RememberRequest(content="My daughter is seven and loves chess", category="fact")
     )
-    await service.conversation.ingest("My daughter is not seven, but eight", "")
+    await service.conversation.ingest(
+        build(
+            IngestRequest, user_message="My daughter is not seven, but eight", assistant_message=""
+        )
+    )
     assert await _is_live(service, older.id) and not await _is_live(service, newer.id)
 
 
@@ -174,7 +189,9 @@ async def test_an_explicit_supersedes_is_logged_and_can_be_restored(
         old.id,
         new.id,
     }
-    assert (await service.lifecycle.log(1))[0]["action"] == "restore"
+    assert (await service.lifecycle.log(build(LifecycleLogRequest, limit=1)))[0][
+        "action"
+    ] == "restore"
 
 
 async def test_forget_with_a_correction_is_logged_with_its_rule_and_can_be_restored(
@@ -227,7 +244,11 @@ async def test_the_lifecycle_merges_one_speakers_near_duplicates_never_two_speak
     merges = [a for a in report.actions if a.kind == "merge"]
     assert [sorted(a.ids) for a in merges] == [sorted(m.id for m in mine)]
     assert await _is_live(service, theirs.id)
-    logged = [e for e in await service.lifecycle.log(100) if e["action"] == "merge"]
+    logged = [
+        e
+        for e in await service.lifecycle.log(build(LifecycleLogRequest, limit=100))
+        if e["action"] == "merge"
+    ]
     assert {mine[0].id, mine[1].id} <= set(logged[0]["memory_ids"])
 
 
@@ -252,7 +273,13 @@ async def test_an_llm_correction_is_stored_beside_the_old_memory_never_over_it(
     item = {"content": "User's favourite colour is green", "category": "correction",
             "importance": 0.8, "source": "user"}  # fmt: skip
     stub.queue(extraction([item]))
-    result = await with_llm.conversation.ingest("I'd like to update my profile details", "Noted.")
+    result = await with_llm.conversation.ingest(
+        build(
+            IngestRequest,
+            user_message="I'd like to update my profile details",
+            assistant_message="Noted.",
+        )
+    )
     assert [m.category.value for m in result.extracted] == ["correction"]
     assert await _is_live(with_llm, old.id)
     assert await _supersedes(with_llm) == []
@@ -312,7 +339,11 @@ async def test_with_vectors_the_same_subject_is_told_by_meaning(
     with_vectors: CortexService,
 ) -> None:
     old = await with_vectors.memories.remember(RememberRequest(content="My daughter is seven"))
-    await with_vectors.conversation.ingest("My daughter is not seven, but eight", "")
+    await with_vectors.conversation.ingest(
+        build(
+            IngestRequest, user_message="My daughter is not seven, but eight", assistant_message=""
+        )
+    )
     (entry,) = await _supersedes(with_vectors)
     assert entry["memory_ids"][0] == old.id
 
@@ -323,9 +354,12 @@ async def test_with_vectors_a_correction_far_in_meaning_leaves_the_old_memory(
     # the text measure alone would take it (they share "daughter" beyond "seven")
     old = await with_vectors.memories.remember(RememberRequest(content="My daughter is seven"))
     await with_vectors.conversation.ingest(
-        "My daughter is not seven, but the twins turned eight and love football, chess and"
-        " long walks by the river every weekend",
-        "",
+        build(
+            IngestRequest,
+            user_message="My daughter is not seven, but the twins turned eight and love football, chess and"
+            " long walks by the river every weekend",
+            assistant_message="",
+        )
     )
     assert await _is_live(with_vectors, old.id)
     assert await _supersedes(with_vectors) == []
@@ -336,6 +370,10 @@ async def test_when_the_embedding_provider_fails_the_text_measure_decides(
 ) -> None:
     old = await with_vectors.memories.remember(RememberRequest(content="My daughter is seven"))
     embedder[1].mode = "http500"
-    await with_vectors.conversation.ingest("My daughter is not seven, but eight", "")
+    await with_vectors.conversation.ingest(
+        build(
+            IngestRequest, user_message="My daughter is not seven, but eight", assistant_message=""
+        )
+    )
     (entry,) = await _supersedes(with_vectors)
     assert entry["memory_ids"][0] == old.id

@@ -31,7 +31,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.models import Category, Layer
 from cortex_mcp.reader import open_tokens
 from cortex_mcp.runtime import open_cortex
-from cortex_mcp.service.requests import RememberRequest
+from cortex_mcp.service.requests import RememberRequest, TokenRequest, build
 from tests.helpers.dashboard_seed import AGENT, KNOWN_QUERY, OTHER, RELATIONS, Seeded, seed_database
 from tests.helpers.embedding_stub import embedding_stub
 from tests.helpers.http_helpers import TOKEN, ServeProcess
@@ -340,7 +340,7 @@ def test_signed_in_with_an_agent_token_every_page_shows_that_agent_only(
 ) -> None:
     async def issue() -> str:
         async with open_tokens(load_settings(db_path=seeded[0])) as tokens:
-            return str((await tokens.create(AGENT))["token"])
+            return str((await tokens.create(build(TokenRequest, agent=AGENT)))["token"])
 
     with ThreadPoolExecutor(1) as pool:  # playwright's loop runs in this thread
         token = pool.submit(asyncio.run, issue()).result()

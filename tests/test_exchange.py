@@ -14,7 +14,14 @@ from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import Layer
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
+from cortex_mcp.service.requests import (
+    ExportRequest,
+    ForgetRequest,
+    ImportRequest,
+    RecallRequest,
+    RememberRequest,
+    build,
+)
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -150,15 +157,19 @@ async def test_the_sqlite_backup_is_consistent_while_a_writer_is_busy(
 
 async def test_inline_imports_and_exports_for_the_http_api(service: CortexService) -> None:
     note = (FIXTURES / "openclaw" / "memory" / "2026-02-19.md").read_text()
-    done = await service.exchange.import_memories("# 2026-02-19\n" + note, format="openclaw")
+    done = await service.exchange.import_memories(
+        build(ImportRequest, content="# 2026-02-19\n" + note, format="openclaw")
+    )
     assert done["memories"] == 3
     page = await service.reading.list_memories(layer="core", limit=1)
     assert page["limit"] == 1 and len(page["memories"]) == 1
-    exported = await service.exchange.export_memories("json")
+    exported = await service.exchange.export_memories(build(ExportRequest, format="json"))
     assert len(exported["document"]["memories"]) == 3
-    markdown = await service.exchange.export_memories("markdown")
+    markdown = await service.exchange.export_memories(build(ExportRequest, format="markdown"))
     assert "low-risk investments" in markdown["files"]["MEMORY.md"]
-    again = await service.exchange.import_memories(json.dumps(exported["document"]), format="json")
+    again = await service.exchange.import_memories(
+        build(ImportRequest, content=json.dumps(exported["document"]), format="json")
+    )
     assert again["memories"] == 0 and again["existing"] == 3
     with pytest.raises(InvalidInput, match=r"content\.json:1: not JSON"):
-        await service.exchange.import_memories("{oops", format="json")
+        await service.exchange.import_memories(build(ImportRequest, content="{oops", format="json"))

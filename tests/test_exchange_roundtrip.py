@@ -20,7 +20,7 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import RememberRequest
+from cortex_mcp.service.requests import ImportRequest, RelationRequest, RememberRequest, build
 from tests.conftest import FakeClock
 from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
 from tests.helpers.stdio_helpers import server_command, server_env
@@ -65,7 +65,9 @@ async def _fill(service: CortexService, clock: FakeClock) -> None:
     await service.memories.remember(
         RememberRequest(content="Old lesson\nwith two lines", category="insight", layer="archive")
     )
-    await service.relations.add("Harry", "works at", "Acme")
+    await service.relations.add(
+        build(RelationRequest, subject="Harry", predicate="works at", object="Acme")
+    )
 
 
 def _shape(memories: list[Any]) -> set[tuple[str, str, str, str]]:
@@ -130,7 +132,11 @@ async def test_an_openclaw_workspace_dates_daily_notes_by_file_name_and_reads_us
     assert rows["Walked to the station"].created_at.startswith("2026-03-07T08:15")
     assert rows["Lives in Tokyo"].category.value == "identity"
     posted = await service.exchange.import_memories(
-        format="openclaw", files={"memory/2026-03-09.md": "- Took the train home\n"}
+        build(
+            ImportRequest,
+            format="openclaw",
+            files={"memory/2026-03-09.md": "- Took the train home\n"},
+        )
     )
     assert posted["memories"] == 1
     rows = {m.content: m for m in await service.stores.exports.memories(None)}

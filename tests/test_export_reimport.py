@@ -17,7 +17,13 @@ from cortex_mcp.engine.exchange.admit import MAX_METADATA_CHARS
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    ImportRequest,
+    LifecycleLogRequest,
+    LifecycleRequest,
+    build,
+)
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -43,9 +49,11 @@ async def test_an_export_holding_a_big_months_summary_and_its_log_imports_again(
         for i in range(MONTH)
     ]
     document = {"format": "cortex-mcp-export", "memories": archived}
-    await service.exchange.import_memories(document=document, agent_id="alice")
+    await service.exchange.import_memories(
+        build(ImportRequest, document=document, agent_id="alice")
+    )
     clock.advance(days=91)
-    report = await service.lifecycle.run(agent_id="alice")
+    report = await service.lifecycle.run(build(LifecycleRequest, agent_id="alice"))
     assert report.counts["compress"] == 1
     out = tmp_path / "export.json"
     await service.exchange.export_json(str(out), agent_id="alice")
@@ -71,7 +79,9 @@ async def test_the_rest_of_the_metadata_keeps_its_limit_beside_a_list_of_ids(
         memory = {"content": "A summary", "layer": "core", "category": "summary"}
         document = {"format": "cortex-mcp-export", "memories": [{**memory, "metadata": metadata}]}
         with pytest.raises(InvalidInput) as caught:
-            await service.exchange.import_memories(document=document, agent_id="carol")
+            await service.exchange.import_memories(
+                build(ImportRequest, document=document, agent_id="carol")
+            )
         assert "memories[0]: metadata" in str(caught.value)
         assert "over the limit of 20000" in str(caught.value)
     assert await service.stores.exports.memories("carol") == []
@@ -88,9 +98,11 @@ async def test_an_import_into_another_agent_points_its_summary_at_its_own_copies
         for text in notes
     ]
     document = {"format": "cortex-mcp-export", "memories": archived}
-    await service.exchange.import_memories(document=document, agent_id="alice")
+    await service.exchange.import_memories(
+        build(ImportRequest, document=document, agent_id="alice")
+    )
     clock.advance(days=91)
-    await service.lifecycle.run(agent_id="alice")
+    await service.lifecycle.run(build(LifecycleRequest, agent_id="alice"))
     out = tmp_path / "alice.json"
     await service.exchange.export_json(str(out), agent_id="alice")
     await service.exchange.import_path(str(out), agent_id="bob")
@@ -99,7 +111,11 @@ async def test_an_import_into_another_agent_points_its_summary_at_its_own_copies
     bob = {m.content: m for m in await service.stores.exports.memories("bob")}
     [summary] = [m for m in bob.values() if m.category.value == "summary"]
     assert sorted(summary.metadata["covers"]) == sorted(bob[text].id for text in notes)
-    [entry] = [e for e in await service.lifecycle.log(agent_id="bob") if e["action"] == "compress"]
+    [entry] = [
+        e
+        for e in await service.lifecycle.log(build(LifecycleLogRequest, agent_id="bob"))
+        if e["action"] == "compress"
+    ]
     assert summary.id in entry["details"]["after"]
     assert set(entry["details"]["before"]) == {bob[text].id for text in notes}
 
@@ -120,7 +136,9 @@ async def test_a_purge_never_quotes_another_agents_memories_into_a_summary(
         "format": "cortex-mcp-export",
         "memories": [{"content": t, "layer": "archive", "category": "fact"} for t in secrets],
     }
-    await service.exchange.import_memories(document=document, agent_id="alice")
+    await service.exchange.import_memories(
+        build(ImportRequest, document=document, agent_id="alice")
+    )
     alice = [m.id for m in await service.stores.exports.memories("alice")]
     summary = {
         "content": "[2026-10] 2 archived memories: a walk; a book",
@@ -129,7 +147,7 @@ async def test_a_purge_never_quotes_another_agents_memories_into_a_summary(
         "metadata": {"section": "history", "period": "2026-10", "covers": alice},
     }
     document = {"format": "cortex-mcp-export", "memories": [summary]}
-    await service.exchange.import_memories(document=document, agent_id="bob")
+    await service.exchange.import_memories(build(ImportRequest, document=document, agent_id="bob"))
     await service.memories.forget(ForgetRequest(memory_id=alice[0], purge=True, agent_id="alice"))
     [bobs] = await service.stores.exports.memories("bob")
     assert "spare key" not in bobs.content and "PIN" not in bobs.content

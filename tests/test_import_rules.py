@@ -26,7 +26,7 @@ from cortex_mcp.engine.exchange.admit import (
 )
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest, RememberRequest
+from cortex_mcp.service.requests import ForgetRequest, ImportRequest, RememberRequest
 from tests.conftest import FakeClock
 from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
 from tests.helpers.stdio_helpers import server_command, server_env
@@ -68,7 +68,10 @@ def _document(memories: list[Any], relations: list[Any] = (), logs: list[Any] = 
 
 
 async def _import(service: CortexService, document: dict, agent: str = "A") -> dict[str, Any]:
-    return await service.exchange.import_memories(document=document, agent_id=agent)
+    """The import pipeline's own rules: the request is built without validation, so a NUL in
+    the document reaches them (the model refuses it first for a client, naming its path)."""
+    request = ImportRequest.model_construct(document=document, agent_id=agent)
+    return await service.exchange.import_memories(request)
 
 
 async def test_a_document_naming_another_agent_writes_only_into_the_callers_agent(

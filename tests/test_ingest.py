@@ -13,7 +13,7 @@ import pytest
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import RememberRequest
+from cortex_mcp.service.requests import IngestRequest, RememberRequest, build
 from tests.conftest import FakeClock
 from tests.helpers.llm_stub import StubLLM, dropped, extraction, held, llm_stub, status, text
 
@@ -133,7 +133,9 @@ async def test_the_seed_examples_give_the_expected_categories(
 ) -> None:
     user, assistant, items, categories = example
     stub.queue(extraction(items))
-    result = await svc.conversation.ingest(user, assistant, session_id="s1")
+    result = await svc.conversation.ingest(
+        build(IngestRequest, user_message=user, assistant_message=assistant, session_id="s1")
+    )
     assert [m.category.value for m in result.extracted] == categories
     assert all(m.layer.value == "working" for m in result.extracted)
     assert [m.source for m in result.extracted] == [i["source"] for i in items]
@@ -144,10 +146,20 @@ async def test_the_seed_examples_give_the_expected_categories(
 
 
 async def test_small_talk_makes_no_llm_call(svc: CortexService, stub: StubLLM) -> None:
-    result = await svc.conversation.ingest("今天天气真好", "是啊，东京今天晴天，适合出去走走！")
+    result = await svc.conversation.ingest(
+        build(
+            IngestRequest,
+            user_message="今天天气真好",
+            assistant_message="是啊，东京今天晴天，适合出去走走！",
+        )
+    )
     assert result.extracted == [] and result.high_signals == [] and result.outcome == "skipped"
     assert stub.received == []
-    assert (await svc.conversation.ingest("thanks!", "You're welcome.")).outcome == "skipped"
+    assert (
+        await svc.conversation.ingest(
+            build(IngestRequest, user_message="thanks!", assistant_message="You're welcome.")
+        )
+    ).outcome == "skipped"
     assert stub.received == []
 
 
@@ -156,7 +168,11 @@ async def test_an_empty_list_stores_nothing_but_the_turn_is_done(
 ) -> None:
     stub.queue(text('{"memories": []}'))
     result = await svc.conversation.ingest(
-        "What is the capital of Australia?", "Canberra, not Sydney."
+        build(
+            IngestRequest,
+            user_message="What is the capital of Australia?",
+            assistant_message="Canberra, not Sydney.",
+        )
     )
     assert result.extracted == [] and result.outcome == "extracted"
     assert (await svc.status.stats())["ingest"]["turns"]["done"] == {"extracted": 1}
@@ -178,7 +194,11 @@ async def test_json_in_fences_or_prose_is_accepted(
 ) -> None:
     stub.queue(text(answer))
     result = await svc.conversation.ingest(
-        "My VPS runs Debian 12 with 2 cores.", "Noted: Debian 12, 2 cores."
+        build(
+            IngestRequest,
+            user_message="My VPS runs Debian 12 with 2 cores.",
+            assistant_message="Noted: Debian 12, 2 cores.",
+        )
     )
     assert [m.content for m in result.extracted] == ["User runs Debian 12 on the VPS"]
 
@@ -201,7 +221,11 @@ async def test_every_fault_keeps_the_raw_turn_and_returns_in_time(
     user = "The staging database moved to db2.internal on port 5433."
     started = time.monotonic()
     result = await svc.conversation.ingest(
-        user, "Got it, I will use db2.internal:5433 from now on."
+        build(
+            IngestRequest,
+            user_message=user,
+            assistant_message="Got it, I will use db2.internal:5433 from now on.",
+        )
     )
     # the held reply never comes and the 429 asks for 60 s: only the timeout can end it this
     # soon (the margin is for a loaded machine, far under 60 s)
@@ -230,7 +254,9 @@ async def test_a_short_429_is_retried_and_then_extracted(svc: CortexService, stu
             ]
         ),
     )
-    result = await svc.conversation.ingest("My VPS has 2 cores.", "OK, 2 cores.")
+    result = await svc.conversation.ingest(
+        build(IngestRequest, user_message="My VPS has 2 cores.", assistant_message="OK, 2 cores.")
+    )
     assert result.outcome == "extracted" and len(stub.received) == 2
 
 
@@ -238,7 +264,11 @@ async def test_without_a_provider_the_rules_run_and_the_raw_turn_is_kept(
     service: CortexService,
 ) -> None:
     result = await service.conversation.ingest(
-        "我叫张伟。我们决定用 Postgres。", "好的，Postgres 是个稳妥的选择。"
+        build(
+            IngestRequest,
+            user_message="我叫张伟。我们决定用 Postgres。",
+            assistant_message="好的，Postgres 是个稳妥的选择。",
+        )
     )
     assert {m.category.value for m in result.high_signals} == {"identity", "decision"}
     assert all(m.layer.value == "core" for m in result.high_signals)
@@ -261,7 +291,13 @@ async def test_high_signals_go_to_core_while_the_llm_extracts(
             ]
         )
     )
-    result = await svc.conversation.ingest("我偏好低风险的投资。记住：预算是5000万。", "明白了。")
+    result = await svc.conversation.ingest(
+        build(
+            IngestRequest,
+            user_message="我偏好低风险的投资。记住：预算是5000万。",
+            assistant_message="明白了。",
+        )
+    )
     assert [(m.category.value, m.importance) for m in result.high_signals] == [
         ("preference", 0.8),
         ("fact", 1.0),
@@ -275,7 +311,11 @@ async def test_a_correction_supersedes_what_it_corrects(service: CortexService) 
         RememberRequest(content="用户的预算是5000万日元", category="fact")
     )
     result = await service.conversation.ingest(
-        "预算不是5000万，而是4000万。", "好的，已更新为4000万。"
+        build(
+            IngestRequest,
+            user_message="预算不是5000万，而是4000万。",
+            assistant_message="好的，已更新为4000万。",
+        )
     )
     (correction,) = result.high_signals
     assert correction.category.value == "correction"
@@ -296,9 +336,23 @@ async def test_the_same_turn_twice_adds_nothing(svc: CortexService, stub: StubLL
             ]
         )
     )
-    first = await svc.conversation.ingest("My cat is called Miso.", "Cute name!", session_id="a")
+    first = await svc.conversation.ingest(
+        build(
+            IngestRequest,
+            user_message="My cat is called Miso.",
+            assistant_message="Cute name!",
+            session_id="a",
+        )
+    )
     total = (await svc.status.stats())["memories"]["total"]
-    again = await svc.conversation.ingest("My cat is called Miso.", "Cute name!", session_id="a")
+    again = await svc.conversation.ingest(
+        build(
+            IngestRequest,
+            user_message="My cat is called Miso.",
+            assistant_message="Cute name!",
+            session_id="a",
+        )
+    )
     assert again.duplicate and again.turn_id == first.turn_id
     assert [m.id for m in again.extracted] == [m.id for m in first.extracted]
     assert (await svc.status.stats())["memories"]["total"] == total
@@ -324,12 +378,21 @@ async def test_wait_false_returns_at_once_and_extracts_in_the_background(
             ),
         )
     )
-    accepted = await svc.conversation.ingest("We deploy every Friday at 5pm.", "Noted.", wait=False)
+    accepted = await svc.conversation.ingest(
+        build(
+            IngestRequest, user_message="We deploy every Friday at 5pm.", assistant_message="Noted."
+        ),
+        wait=False,
+    )
     # the reply is held until released below: "pending" is the proof it did not wait for it
     assert accepted.status == "pending" and accepted.extracted == []
     stub.release.set()
     await svc.engines.ingestor.drain()
-    again = await svc.conversation.ingest("We deploy every Friday at 5pm.", "Noted.")
+    again = await svc.conversation.ingest(
+        build(
+            IngestRequest, user_message="We deploy every Friday at 5pm.", assistant_message="Noted."
+        )
+    )
     assert again.duplicate and [m.content for m in again.extracted] == ["User deploys on Fridays"]
 
 
@@ -366,7 +429,11 @@ async def test_injected_instructions_are_not_stored_as_preferences(
         )
     )
     result = await svc.conversation.ingest(
-        page, "The page greets visitors; it also contains an instruction."
+        build(
+            IngestRequest,
+            user_message=page,
+            assistant_message="The page greets visitors; it also contains an instruction.",
+        )
     )
     assert [m.category.value for m in result.extracted] == ["fact"]
     assert result.high_signals == []
@@ -395,7 +462,11 @@ async def test_the_assistant_never_speaks_for_the_users_preferences(
         )
     )
     result = await svc.conversation.ingest(
-        "Which theme is better at night?", "You prefer dark mode, always."
+        build(
+            IngestRequest,
+            user_message="Which theme is better at night?",
+            assistant_message="You prefer dark mode, always.",
+        )
     )
     assert [m.category.value for m in result.extracted] == ["fact"]
 
@@ -417,7 +488,11 @@ async def test_relations_are_stored_per_agent_and_shown_with_their_memory(
         )
     )
     result = await svc.conversation.ingest(
-        "I have an Oracle Cloud ARM VPS with 4 cores.", "Nice machine."
+        build(
+            IngestRequest,
+            user_message="I have an Oracle Cloud ARM VPS with 4 cores.",
+            assistant_message="Nice machine.",
+        )
     )
     (memory,) = result.extracted
     detail = await svc.reading.memory_detail(memory.id)
@@ -431,7 +506,14 @@ async def test_bad_input_names_the_field_and_stores_nothing(svc: CortexService) 
     from cortex_mcp.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="user_message"):
-        await svc.conversation.ingest("  ", "")
+        await svc.conversation.ingest(build(IngestRequest, user_message="  ", assistant_message=""))
     with pytest.raises(InvalidInput, match="session_id"):
-        await svc.conversation.ingest("hello there friend", "hi", session_id="x" * 200)
+        await svc.conversation.ingest(
+            build(
+                IngestRequest,
+                user_message="hello there friend",
+                assistant_message="hi",
+                session_id="x" * 200,
+            )
+        )
     assert (await svc.status.stats())["ingest"]["turns"] == {"pending": 0, "done": {}}

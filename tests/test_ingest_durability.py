@@ -18,7 +18,7 @@ import pytest
 
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
-from cortex_mcp.service.requests import RecallRequest
+from cortex_mcp.service.requests import IngestRequest, RecallRequest, build
 from tests.conftest import llm_stub_settings
 from tests.helpers.llm_stub import (
     Received,
@@ -70,11 +70,13 @@ _CHILD = """
 import asyncio, sys
 from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import IngestRequest
 
 async def main():
     async with open_cortex(load_settings()) as service:
         for i in range(5):
-            await service.conversation.ingest(f"Turn {i}: the build server is ci-{i}.example", "Noted.", wait=False)
+            turn = IngestRequest(user_message=f"Turn {i}: the build server is ci-{i}.example")
+            await service.conversation.ingest(turn, wait=False)
         print("accepted", flush=True)
         await asyncio.sleep(600)
 
@@ -144,7 +146,11 @@ async def test_a_turn_sent_while_the_start_resumes_pending_turns_is_answered_as_
 
         monkeypatch.setattr(ingestor.turns, "accept", accept_then_resume)
         result = await service.conversation.ingest(
-            "预算不是5000万，而是4000万。", "好的，已更新为4000万。"
+            build(
+                IngestRequest,
+                user_message="预算不是5000万，而是4000万。",
+                assistant_message="好的，已更新为4000万。",
+            )
         )
         assert (result.status, result.duplicate) == ("done", False)
         assert [m.category.value for m in result.high_signals] == ["correction"]
@@ -192,7 +198,11 @@ async def test_200_ingests_with_a_provider_failing_30_percent_are_all_accounted_
     async def one(i: int) -> object:
         async with callers:
             return await service.conversation.ingest(
-                f"Ticket {i}: the invoice job failed at step {i % 7}.", "I see."
+                build(
+                    IngestRequest,
+                    user_message=f"Ticket {i}: the invoice job failed at step {i % 7}.",
+                    assistant_message="I see.",
+                )
             )
 
     started = time.monotonic()

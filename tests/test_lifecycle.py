@@ -12,7 +12,13 @@ from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.models import Layer
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    LifecycleLogRequest,
+    RecallRequest,
+    RememberRequest,
+    build,
+)
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -310,7 +316,7 @@ async def test_every_memory_ever_written_is_active_archived_or_cited_by_a_summar
     present = await service.stores.memories.get_many(written)
     assert all(i in present or i in cited for i in written)
     assert any(i in cited for i in written)
-    log = await service.lifecycle.log(limit=10_000)
+    log = await service.lifecycle.log(build(LifecycleLogRequest, limit=10_000))
     assert {entry["action"] for entry in log} >= {"expire", "compress"}
     assert json.dumps(log)  # serialisable for export
 

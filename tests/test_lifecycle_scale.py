@@ -22,6 +22,7 @@ from cortex_mcp.engine.lifecycle.similarity import TextSimilarity, dice, shingle
 from cortex_mcp.engine.lifecycle.vector_blocking import close_pairs
 from cortex_mcp.models import LifecycleAction
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import LifecycleLogRequest
 from tests.conftest import FakeClock
 
 NOW = datetime(2026, 6, 1, 3, 0, tzinfo=UTC)
@@ -114,7 +115,7 @@ async def test_a_run_over_thousands_does_what_its_preview_showed(tmp_path: Path,
         merged = {frozenset(a.ids) for a in report.actions if a.kind == "merge"}
         for original, twin in data.planted:
             assert any({original, twin} <= ids for ids in merged), (original, twin)
-        log = await service.lifecycle.log(limit=10_000)
+        log = await service.lifecycle.log(LifecycleLogRequest(limit=10_000))
         mine = [e for e in log if e["details"].get("run_id") == report.run_id]
         assert len(mine) == len(report.actions)
         for entry in mine:

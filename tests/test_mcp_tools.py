@@ -11,6 +11,7 @@ from mcp import Client, MCPError
 
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import IngestRequest, build
 from cortex_mcp.tokenize import query_key
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
@@ -294,7 +295,11 @@ async def test_recall_text_marks_raw_turns_as_conversation_history(
 ) -> None:
     async with open_cortex(settings, clock=clock) as service:  # no LLM: the raw turn is kept
         await service.conversation.ingest(
-            "The staging database moved to db2.internal.", "Noted, db2 it is."
+            build(
+                IngestRequest,
+                user_message="The staging database moved to db2.internal.",
+                assistant_message="Noted, db2 it is.",
+            )
         )
     result = await client.call_tool("cortex_recall", {"query": "staging database"})
     text = result.content[0].text

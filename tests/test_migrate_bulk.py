@@ -16,7 +16,13 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.engine.exchange.migrate import migrate
 from cortex_mcp.errors import Conflict, StorageError
 from cortex_mcp.runtime import open_cortex
-from cortex_mcp.service.requests import RecallRequest, RememberRequest, SearchRequest
+from cortex_mcp.service.requests import (
+    RecallRequest,
+    RelationRequest,
+    RememberRequest,
+    SearchRequest,
+    build,
+)
 from cortex_mcp.store.postgres.inspect import inspect_postgres
 from cortex_mcp.store.tables import TABLE_NAMES
 from tests.conftest import FakeClock
@@ -145,7 +151,9 @@ async def _source(path: Path, clock: FakeClock, memories: int) -> Path:
             )
             clock.advance(seconds=1)
         for n in range(7):
-            await svc.relations.add("garden", "holds", f"plant {n}")
+            await svc.relations.add(
+                build(RelationRequest, subject="garden", predicate="holds", object=f"plant {n}")
+            )
         await svc.memories.recall(RecallRequest(query="garden Lyon"))
     return path
 

@@ -19,6 +19,13 @@ from cortex_mcp.config import Settings
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    FlushRequest,
+    ImportRequest,
+    IngestRequest,
+    RelationRequest,
+    build,
+)
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
 from tests.helpers.http_helpers import authed_rest_client
@@ -129,16 +136,43 @@ async def svc(backend_settings: Settings, clock: FakeClock) -> AsyncIterator[Cor
 async def test_the_service_refuses_nul_on_every_way_in(svc: CortexService) -> None:
     """What the CLI and in-process callers reach: the same rule inside the service."""
     calls: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
-        ("subject", lambda: svc.relations.add(NUL, "likes", "tea")),
-        ("user_message", lambda: svc.conversation.ingest(NUL, "ok")),
-        ("session_id", lambda: svc.conversation.ingest("hi", "ok", session_id=NUL)),
-        ("messages[0].content", lambda: svc.conversation.flush([{"role": "user", "content": NUL}])),
+        (
+            "subject",
+            lambda: svc.relations.add(
+                build(RelationRequest, subject=NUL, predicate="likes", object="tea")
+            ),
+        ),
+        (
+            "user_message",
+            lambda: svc.conversation.ingest(
+                build(IngestRequest, user_message=NUL, assistant_message="ok")
+            ),
+        ),
+        (
+            "session_id",
+            lambda: svc.conversation.ingest(
+                build(IngestRequest, user_message="hi", assistant_message="ok", session_id=NUL)
+            ),
+        ),
+        (
+            "messages.0.content",
+            lambda: svc.conversation.flush(
+                build(FlushRequest, messages=[{"role": "user", "content": NUL}])
+            ),
+        ),
         ("summary", lambda: svc.conversation.edit_profile({"summary": NUL})),
         ("domains", lambda: svc.conversation.edit_profile({"domains": [NUL]})),
-        ("content", lambda: svc.exchange.import_memories(json.dumps(_document(content=NUL)))),
+        (
+            "content",
+            lambda: svc.exchange.import_memories(
+                build(ImportRequest, content=json.dumps(_document(content=NUL)))
+            ),
+        ),
         (
             "metadata.note",
-            lambda: svc.exchange.import_memories(json.dumps(_document(metadata={"note": NUL}))),
+            lambda: svc.exchange.import_memories(
+                build(ImportRequest, content=json.dumps(_document(metadata={"note": NUL})))
+            ),
         ),
     ]
     for field, call in calls:

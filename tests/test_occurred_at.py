@@ -22,7 +22,9 @@ from cortex_mcp.models import Category, SearchFilters
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
+    FlushRequest,
     ForgetRequest,
+    IngestRequest,
     RecallRequest,
     RememberRequest,
     SearchDebugRequest,
@@ -598,7 +600,9 @@ async def test_an_ingested_turn_dates_its_memories_by_when_it_was_said(
         },
         {"role": "assistant", "content": "Noted."},
     ]
-    result = await service.conversation.ingest(None, messages=turn, session_id="s1")
+    result = await service.conversation.ingest(
+        build(IngestRequest, user_message=None, messages=turn, session_id="s1")
+    )
     assert result.status == "done"
     rows = await _by_content(service)
     may_8 = "2023-05-08T14:00:00.000000Z"
@@ -607,11 +611,21 @@ async def test_an_ingested_turn_dates_its_memories_by_when_it_was_said(
     assert [(m.occurred_at, m.metadata["said_at"]) for m in history] == [(may_8, may_8)]
     # the same words another day are another turn, whose memories are those already known
     # (stored once, keeping their first time); a session's date given with a turn wins
-    again = await service.conversation.ingest(SAID, "Noted.", session_id="s1", said="2024-01-02")
+    again = await service.conversation.ingest(
+        build(
+            IngestRequest,
+            user_message=SAID,
+            assistant_message="Noted.",
+            session_id="s1",
+            said_at="2024-01-02",
+        )
+    )
     assert not again.duplicate
     rows = await _by_content(service)
     assert [m.occurred_at for m in rows.values() if m.metadata.get("unextracted")] == [may_8]
-    await service.conversation.ingest("We flew to Oslo for the fjords.", said="2024-01-02")
+    await service.conversation.ingest(
+        build(IngestRequest, user_message="We flew to Oslo for the fjords.", said_at="2024-01-02")
+    )
     rows = await _by_content(service)
     assert rows["We flew to Oslo for the fjords."].occurred_at == "2024-01-02T00:00:00.000000Z"
 
@@ -621,10 +635,12 @@ async def test_a_turn_without_a_readable_time_is_dated_when_it_arrives(
 ) -> None:
     for stamp in (1, "soon", None, True):  # a sequence number, text, nothing: no time
         turn = [{"role": "user", "content": f"My phone is a Pixel {stamp}", "timestamp": stamp}]
-        await service.conversation.ingest(None, messages=turn)
+        await service.conversation.ingest(build(IngestRequest, user_message=None, messages=turn))
     assert {m.occurred_at for m in (await _by_content(service)).values()} == {STORED}
     with pytest.raises(InvalidInput) as refused:
-        await service.conversation.ingest("My laptop is a ThinkPad", said="last week")
+        await service.conversation.ingest(
+            build(IngestRequest, user_message="My laptop is a ThinkPad", said_at="last week")
+        )
     assert refused.value.field == "said_at"
 
 
@@ -636,7 +652,9 @@ async def test_a_flush_dates_each_message_by_its_own_time_else_the_sessions(
         {"role": "assistant", "content": "Hello Harry."},
         {"role": "user", "content": "I prefer green tea over coffee."},
     ]
-    await service.conversation.flush(session, session_id="s2", said="2023-05-09")
+    await service.conversation.flush(
+        build(FlushRequest, messages=session, session_id="s2", said_at="2023-05-09")
+    )
     rows = await _by_content(service)
     assert rows["My name is Harry."].occurred_at == "2023-05-08T14:00:00.000000Z"
     assert rows["I prefer green tea over coffee."].occurred_at == "2023-05-09T00:00:00.000000Z"

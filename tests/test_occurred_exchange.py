@@ -18,7 +18,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import RememberRequest, build
+from cortex_mcp.service.requests import ImportRequest, RememberRequest, build
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -107,7 +107,9 @@ async def test_a_document_of_another_tool_with_only_created_at_takes_it_as_the_m
         },
         {"content": "Nothing dated here"},
     )
-    await service.exchange.import_memories(document=document, agent_id="carol")
+    await service.exchange.import_memories(
+        build(ImportRequest, document=document, agent_id="carol")
+    )
     times = await _own_times(service, "carol")
     assert times == {
         "Met Aiko at the pottery class": "2023-07-02T18:00:00.000000Z",
@@ -133,7 +135,9 @@ async def test_an_occurred_at_that_is_not_a_time_refuses_the_import_naming_the_f
         {"content": "A fine memory"}, {"content": "A bad one", "occurred_at": occurred}
     )
     with pytest.raises(InvalidInput) as caught:
-        await service.exchange.import_memories(document=document, agent_id="dave")
+        await service.exchange.import_memories(
+            build(ImportRequest, document=document, agent_id="dave")
+        )
     assert "memories[1]" in str(caught.value) and "occurred_at" in str(caught.value)
     assert says in str(caught.value)
     assert await service.stores.exports.memories("dave") == []
@@ -198,7 +202,9 @@ DIARY_MD = """# Memory
 async def test_a_markdown_file_of_dated_notes_and_date_headings_gives_each_note_its_day(
     service: CortexService, clock: FakeClock
 ) -> None:
-    await service.exchange.import_memories(format="markdown", content=DIARY_MD, agent_id="erin")
+    await service.exchange.import_memories(
+        build(ImportRequest, format="markdown", content=DIARY_MD, agent_id="erin")
+    )
     rows = {m.content: m for m in await service.stores.exports.memories("erin")}
     assert {c: (m.occurred_at, m.category.value) for c, m in rows.items()} == {
         "Moved the blog to a static site": ("2023-04-30T00:00:00.000000Z", "decision"),
@@ -219,9 +225,12 @@ async def test_a_date_heading_that_is_no_real_day_refuses_the_file_naming_its_li
 ) -> None:
     with pytest.raises(InvalidInput) as caught:
         await service.exchange.import_memories(
-            format="markdown",
-            content="# Diary\n\n## 2023-02-30\n\n- A day that never was\n",
-            agent_id="frank",
+            build(
+                ImportRequest,
+                format="markdown",
+                content="# Diary\n\n## 2023-02-30\n\n- A day that never was\n",
+                agent_id="frank",
+            )
         )
     assert ":3" in str(caught.value) and "not a real date" in str(caught.value)
     assert await service.stores.exports.memories("frank") == []

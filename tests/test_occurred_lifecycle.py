@@ -13,7 +13,7 @@ import pytest
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import RememberRequest, build
+from cortex_mcp.service.requests import LifecycleLogRequest, RememberRequest, build
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -83,7 +83,11 @@ async def test_archives_stored_on_one_day_are_summarised_by_the_month_each_is_ab
         "2026-11": (STORED, {"start": STORED, "end": STORED}),
     }
     assert all(m.created_at > STORED for m in summaries.values())  # stored by the run
-    log = [e for e in await service.lifecycle.log(limit=100) if e["action"] == "compress"]
+    log = [
+        e
+        for e in await service.lifecycle.log(build(LifecycleLogRequest, limit=100))
+        if e["action"] == "compress"
+    ]
     assert len(log) == 3
     for entry in log:
         [summary_id] = entry["details"]["after"]

@@ -19,7 +19,7 @@ from cortex_mcp.engine.exchange.migrate import migrate
 from cortex_mcp.models import LifecycleAction, NewMemory
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest, RememberRequest
+from cortex_mcp.service.requests import ForgetRequest, ImportRequest, RememberRequest, build
 from cortex_mcp.store.backend import open_database, store_classes
 from cortex_mcp.store.lifecycle_phases import action_key
 from cortex_mcp.store.memories import LayerTtl
@@ -126,7 +126,11 @@ async def test_a_correction_and_an_import_keep_the_counts(
         ForgetRequest(memory_id=old.id, correction="The hedgehog lives under the old oak tree")
     )
     await service.exchange.import_memories(
-        "- The hedgehog crossed the road\n- Ёж и йод\n", format="markdown"
+        build(
+            ImportRequest,
+            content="- The hedgehog crossed the road\n- Ёж и йод\n",
+            format="markdown",
+        )
     )
     assert await hedgehogs(service) == 3
     counts = assert_counts_match_rows(pg_url)

@@ -16,7 +16,17 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine.redaction import redact
 from cortex_mcp.engine.redaction.redactor import redact_joined
 from cortex_mcp.runtime import open_cortex
-from cortex_mcp.service.requests import RememberRequest
+from cortex_mcp.service.requests import (
+    ExportRequest,
+    FlushRequest,
+    ImportRequest,
+    IngestRequest,
+    LifecycleLogRequest,
+    RelationListRequest,
+    RelationRequest,
+    RememberRequest,
+    build,
+)
 from tests.conftest import FakeClock
 from tests.helpers.redaction_corpus import ORDINARY, PROBE_SECRETS, Secret, locomo_turns
 from tests.test_redaction_corpus import _export_document, leaked, raw_bytes
@@ -63,23 +73,40 @@ async def test_no_probe_form_reaches_the_store_by_any_write_path(
     async with open_cortex(backend_settings, clock=clock) as svc:
         for index, text in enumerate(texts):
             await svc.memories.remember(RememberRequest(content=text, source=text))
-            await svc.relations.add("ci", "has token", text)
-            await svc.relations.add(text, "is set in", "the vault")
-            await svc.conversation.ingest(text, f"Noted: {text}", session_id=f"s{index}")
+            await svc.relations.add(
+                build(RelationRequest, subject="ci", predicate="has token", object=text)
+            )
+            await svc.relations.add(
+                build(RelationRequest, subject=text, predicate="is set in", object="the vault")
+            )
+            await svc.conversation.ingest(
+                build(
+                    IngestRequest,
+                    user_message=text,
+                    assistant_message=f"Noted: {text}",
+                    session_id=f"s{index}",
+                )
+            )
             kept = await svc.memories.remember(RememberRequest(content=f"card note {index}"))
             await svc.memories.correct(kept.id, content=text, reason=text)
         await svc.conversation.flush(
-            [{"role": "user", "content": text} for text in texts], reason=texts[0]
+            build(
+                FlushRequest,
+                messages=[{"role": "user", "content": text} for text in texts],
+                reason=texts[0],
+            )
         )
-        await svc.exchange.import_memories(_export_document(texts, "default"))
+        await svc.exchange.import_memories(
+            build(ImportRequest, content=_export_document(texts, "default"))
+        )
         await svc.conversation.edit_profile({"summary": " ".join(texts), "domains": texts})
         await svc.drain()
         seen = json.dumps(
             [
-                await svc.exchange.export_memories("json"),
+                await svc.exchange.export_memories(build(ExportRequest, format="json")),
                 await svc.conversation.profile(),
-                await svc.relations.list(limit=10_000),
-                await svc.lifecycle.log(limit=10_000),
+                await svc.relations.list(build(RelationListRequest, limit=10_000)),
+                await svc.lifecycle.log(build(LifecycleLogRequest, limit=10_000)),
             ],
             ensure_ascii=False,
         ).encode()

@@ -14,7 +14,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import RememberRequest
+from cortex_mcp.service.requests import FlushRequest, IngestRequest, RememberRequest, build
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock, llm_stub_settings
 from tests.helpers.llm_stub import StubLLM, extraction, llm_stub, status, text
@@ -60,7 +60,11 @@ async def test_the_profile_round_trip(svc: CortexService, stub: StubLLM) -> None
 
     stub.queue(extraction([]))
     await svc.conversation.ingest(
-        "Compare yields in Shinagawa and Ota ward for a 1LDK.", "Ota is 0.4% higher."
+        build(
+            IngestRequest,
+            user_message="Compare yields in Shinagawa and Ota ward for a 1LDK.",
+            assistant_message="Ota is 0.4% higher.",
+        )
     )
     assert "Harry lives in Tokyo and invests in real estate" in stub.received[-1].user
 
@@ -99,7 +103,11 @@ async def test_the_profile_round_trip(svc: CortexService, stub: StubLLM) -> None
 
     stub.queue(extraction([]))
     await svc.conversation.ingest(
-        "What did the Ota ward listing cost per m2?", "About 1.1M yen per m2."
+        build(
+            IngestRequest,
+            user_message="What did the Ota ward listing cost per m2?",
+            assistant_message="About 1.1M yen per m2.",
+        )
     )
     prompt = stub.received[-1].user
     assert "Tokyo-based property investor" in prompt and "Japanese real estate" in prompt
@@ -182,7 +190,9 @@ async def test_flush_sends_high_priority_items_to_core(svc: CortexService, stub:
             ]
         )
     )
-    result = await svc.conversation.flush(MESSAGES, session_id="s9", reason="compaction")
+    result = await svc.conversation.flush(
+        build(FlushRequest, messages=MESSAGES, session_id="s9", reason="compaction")
+    )
     layers = {m.content: m.layer.value for m in result.flushed}
     assert layers["账本数据库选定 Postgres"] == "core"
     assert layers["部署被防火墙挡住，尚未解决"] == "working"
@@ -192,7 +202,9 @@ async def test_flush_sends_high_priority_items_to_core(svc: CortexService, stub:
 
 
 async def test_flush_without_an_llm_keeps_rules_and_a_raw_summary(service: CortexService) -> None:
-    result = await service.conversation.flush(MESSAGES, reason="window full")
+    result = await service.conversation.flush(
+        build(FlushRequest, messages=MESSAGES, reason="window full")
+    )
     kinds = [(m.layer.value, m.category.value) for m in result.flushed]
     assert kinds == [("core", "decision"), ("working", "summary")]
     summary = result.flushed[-1]
@@ -202,14 +214,19 @@ async def test_flush_without_an_llm_keeps_rules_and_a_raw_summary(service: Corte
 
 
 async def test_flush_refuses_malformed_messages(service: CortexService) -> None:
-    with pytest.raises(InvalidInput, match=r"messages\[0\].role"):
-        await service.conversation.flush([{"role": 5, "content": "x"}])
-    with pytest.raises(InvalidInput, match=r"messages\[0\].content\[1\]"):
+    with pytest.raises(InvalidInput, match=r"messages\.0\.role"):
         await service.conversation.flush(
-            [{"role": "user", "content": [{"type": "text", "text": "a"}, 7]}]
+            build(FlushRequest, messages=[{"role": 5, "content": "x"}])
+        )
+    with pytest.raises(InvalidInput, match=r"messages\.0\.content\.1"):
+        await service.conversation.flush(
+            build(
+                FlushRequest,
+                messages=[{"role": "user", "content": [{"type": "text", "text": "a"}, 7]}],
+            )
         )
     with pytest.raises(InvalidInput, match="messages"):
-        await service.conversation.flush([])
+        await service.conversation.flush(build(FlushRequest, messages=[]))
 
 
 async def test_no_secret_reaches_the_database_or_the_provider(
@@ -229,15 +246,29 @@ async def test_no_secret_reaches_the_database_or_the_provider(
         )
     )
     await svc.conversation.ingest(
-        f"Here are my settings:\n{secrets_text}", f"Noted. {secrets_text}"
+        build(
+            IngestRequest,
+            user_message=f"Here are my settings:\n{secrets_text}",
+            assistant_message=f"Noted. {secrets_text}",
+        )
     )
     stub.queue(status(500))  # the raw turn is kept: it must be redacted too
     await svc.conversation.ingest(
-        f"Again, with the keys: {secrets_text}", "I will not repeat them."
+        build(
+            IngestRequest,
+            user_message=f"Again, with the keys: {secrets_text}",
+            assistant_message="I will not repeat them.",
+        )
     )
     stub.queue(extraction([]))
     await svc.conversation.flush(
-        [{"role": "user", "content": secrets_text}, {"role": "assistant", "content": "ok"}]
+        build(
+            FlushRequest,
+            messages=[
+                {"role": "user", "content": secrets_text},
+                {"role": "assistant", "content": "ok"},
+            ],
+        )
     )
     await svc.memories.remember(RememberRequest(content=secrets_text))
     assert len(stub.received) == 3

@@ -16,7 +16,13 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine.redaction import redact
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import RememberRequest
+from cortex_mcp.service.requests import (
+    FlushRequest,
+    ImportRequest,
+    IngestRequest,
+    RememberRequest,
+    build,
+)
 from tests.conftest import FakeClock, llm_stub_settings
 from tests.helpers.llm_stub import Received, Reply, StubLLM, extraction, llm_stub
 from tests.helpers.redaction_corpus import ORDINARY, SECRETS, Secret, locomo_turns, needle
@@ -144,15 +150,25 @@ async def test_no_secret_of_the_corpus_reaches_disk_or_the_provider(
         )
     for batch in _batches(SECRETS, 5):
         await svc.conversation.ingest(
-            "\n".join(s.text for s in batch),
-            f"Noted: {batch[0].text}",
-            session_id=batch[-1].text[:128],
+            build(
+                IngestRequest,
+                user_message="\n".join(s.text for s in batch),
+                assistant_message=f"Noted: {batch[0].text}",
+                session_id=batch[-1].text[:128],
+            )
         )
-    await svc.exchange.import_memories(_export_document([s.text for s in SECRETS], "default"))
+    await svc.exchange.import_memories(
+        build(ImportRequest, content=_export_document([s.text for s in SECRETS], "default"))
+    )
     for batch in _batches(SECRETS, 20):
         messages = [{"role": "user", "content": s.text} for s in batch]
         await svc.conversation.flush(
-            messages, session_id=batch[0].text[:128], reason=batch[1].text[:200]
+            build(
+                FlushRequest,
+                messages=messages,
+                session_id=batch[0].text[:128],
+                reason=batch[1].text[:200],
+            )
         )
     await svc.drain()
 
@@ -166,7 +182,9 @@ async def test_no_secret_of_the_corpus_reaches_disk_or_the_provider(
 
 async def test_ordinary_sentences_come_back_unchanged(service: CortexService) -> None:
     sentences = list(dict.fromkeys(ORDINARY + locomo_turns()))
-    await service.exchange.import_memories(_export_document(sentences, "default"))
+    await service.exchange.import_memories(
+        build(ImportRequest, content=_export_document(sentences, "default"))
+    )
     listed = (await service.reading.list_memories(limit=100_000))["memories"]
     stored = {m["content"] for m in listed}
     changed = [s for s in sentences if s.strip() not in stored]  # import trims the ends

@@ -13,6 +13,7 @@ import pytest
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.ingest.sieve import detect_high_signals
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service.requests import IngestRequest, build
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -63,7 +64,14 @@ async def test_rules_only_ingest_keeps_reported_words_out_of_core_and_the_profil
     settings = backend_settings.model_copy(update={"llm_provider": "none"})
     async with open_cortex(settings, clock=clock) as service:
         for index, line in enumerate(REPORTED):
-            await service.conversation.ingest(line, "Noted.", session_id=f"probe-{index}")
+            await service.conversation.ingest(
+                build(
+                    IngestRequest,
+                    user_message=line,
+                    assistant_message="Noted.",
+                    session_id=f"probe-{index}",
+                )
+            )
         await service.drain()
         memories = (await service.reading.list_memories(limit=500))["memories"]
         profile = await service.conversation.profile(refresh=True)

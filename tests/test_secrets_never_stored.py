@@ -8,7 +8,7 @@ import pytest
 
 from cortex_mcp.config import Settings
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest, RememberRequest
+from cortex_mcp.service.requests import ForgetRequest, RelationRequest, RememberRequest, build
 from tests.helpers.redaction_table import POSITIVES
 
 pytestmark = pytest.mark.anyio
@@ -64,9 +64,13 @@ async def test_relations_profile_edits_and_audit_details_store_no_secret(
     service: CortexService, settings: Settings
 ) -> None:
     key = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z0AbC"
-    relation = await service.relations.add("user", "has password", "Zebra!Quasar-4471")
+    relation = await service.relations.add(
+        build(RelationRequest, subject="user", predicate="has password", object="Zebra!Quasar-4471")
+    )
     assert relation["object"] == "[REDACTED:password]"
-    await service.relations.add("openai account", "uses key", key)
+    await service.relations.add(
+        build(RelationRequest, subject="openai account", predicate="uses key", object=key)
+    )
     await service.conversation.edit_profile({"summary": f"Developer; their OpenAI key is {key}"})
     made = await service.memories.remember(
         RememberRequest(content="The staging box runs Debian 12")

@@ -22,6 +22,7 @@ from cortex_mcp.engine.ingest.dialogue import is_transcript, utterances
 from cortex_mcp.engine.ingest.sieve import detect_high_signals
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import IngestRequest, build
 
 pytestmark = pytest.mark.anyio
 
@@ -75,7 +76,9 @@ async def test_every_sentence_of_a_dialogue_turn_keeps_its_speaker(
         "Caroline: I went to a pottery class yesterday. I'm allergic to cats.\n"
         "Harry Potter is my favorite book!"
     )
-    result = await service.conversation.ingest(turn, "")
+    result = await service.conversation.ingest(
+        build(IngestRequest, user_message=turn, assistant_message="")
+    )
     assert [m.content for m in result.high_signals] == [
         "Caroline: I'm allergic to cats.",
         "Caroline: Harry Potter is my favorite book!",
@@ -90,7 +93,9 @@ async def test_every_sentence_of_a_dialogue_turn_keeps_its_speaker(
 async def test_a_turn_without_a_speaker_label_is_stored_as_written(
     service: CortexService,
 ) -> None:
-    result = await service.conversation.ingest("I'm allergic to peanuts.", "Noted.")
+    result = await service.conversation.ingest(
+        build(IngestRequest, user_message="I'm allergic to peanuts.", assistant_message="Noted.")
+    )
     assert [m.content for m in result.high_signals] == ["I'm allergic to peanuts."]
     assert "speaker" not in result.high_signals[0].metadata
 
@@ -105,7 +110,9 @@ async def test_a_turn_without_a_speaker_label_is_stored_as_written(
 async def test_the_issue_13_injection_examples_store_nothing_in_core(
     service: CortexService, message: str
 ) -> None:
-    result = await service.conversation.ingest(message, "")
+    result = await service.conversation.ingest(
+        build(IngestRequest, user_message=message, assistant_message="")
+    )
     assert result.high_signals == []
     assert await _core(service) == []
 
@@ -170,7 +177,13 @@ def test_a_label_is_a_speaker_only_when_it_names_one(line: str, speaker: str | N
 async def test_a_pending_action_is_kept_in_working_memory_not_core(
     service: CortexService,
 ) -> None:
-    result = await service.conversation.ingest("Remind me to renew the domain next week.", "Sure.")
+    result = await service.conversation.ingest(
+        build(
+            IngestRequest,
+            user_message="Remind me to renew the domain next week.",
+            assistant_message="Sure.",
+        )
+    )
     assert [(m.category.value, m.layer.value) for m in result.high_signals] == [("todo", "working")]
     assert await _core(service) == []
 

@@ -11,10 +11,10 @@ import random
 
 import pytest
 
-from cortex_mcp.models import MemoryChanges, SearchFilters
+from cortex_mcp.models import SearchFilters
 from cortex_mcp.search.text import build_query, match_of, within_budget
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest, UpdateRequest
 from cortex_mcp.store.text import filter_sql
 
 pytestmark = pytest.mark.anyio
@@ -49,7 +49,7 @@ async def corpus(service: CortexService) -> list[str]:
         )
         if agent == "other" and rng.random() < 0.05:
             await service.memories.update_memory(
-                memory.id, MemoryChanges(shared=True), agent_id="other"
+                memory.id, UpdateRequest(shared=True, agent_id="other")
             )
         elif rng.random() < 0.05:
             await service.memories.forget(ForgetRequest(memory_id=memory.id, agent_id=agent))

@@ -15,6 +15,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.models import ADMIN, Caller
 from cortex_mcp.reader import build_tokens, open_stores
 from cortex_mcp.service import tokens as token_module
+from cortex_mcp.service.requests import RevokeRequest, TokenRequest, build
 from cortex_mcp.service.tokens import TokenService
 from tests.conftest import FakeClock
 
@@ -44,14 +45,14 @@ async def test_a_token_stands_for_its_agent_until_revoked(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     async with _service(backend_settings, clock) as tokens:
-        made = await tokens.create("alice")
+        made = await tokens.create(build(TokenRequest, agent="alice"))
         assert await tokens.identify(made["token"]) == Caller.for_agent("alice", made["id"])
         assert await tokens.identify(ADMIN_TOKEN) == ADMIN
         for wrong in ("", "cxt_", made["token"] + "x", made["token"][:-1], "Bearer x", "é" * 40):
             assert await tokens.identify(wrong) is None, wrong
         other_id = made["token"].replace(made["id"], "0" * 12)
         assert await tokens.identify(other_id) is None
-        await tokens.revoke(made["id"])
+        await tokens.revoke(build(RevokeRequest, token=made["id"]))
         assert await tokens.identify(made["token"]) is None
     assert made["token"].rsplit("_", 1)[1] not in caplog.text
 
@@ -62,7 +63,7 @@ async def test_last_used_is_written_at_most_once_a_minute(
     now = [1000.0]
     monkeypatch.setattr(token_module.time, "monotonic", lambda: now[0])
     async with _service(backend_settings, clock) as tokens:
-        made = await tokens.create("alice")
+        made = await tokens.create(build(TokenRequest, agent="alice"))
         await tokens.identify(made["token"])
         first = (await tokens.list())[0]["last_used_at"]
         assert first is not None
@@ -80,7 +81,7 @@ async def test_a_dashboard_session_ends_at_sign_out_after_12_hours_or_with_its_t
     backend_settings: Settings, clock: FakeClock
 ) -> None:
     async with _service(backend_settings, clock) as tokens:
-        made = await tokens.create("alice")
+        made = await tokens.create(build(TokenRequest, agent="alice"))
         alice = await tokens.identify(made["token"])
         assert alice is not None
         signed_out = await tokens.open_session(alice)
@@ -93,7 +94,7 @@ async def test_a_dashboard_session_ends_at_sign_out_after_12_hours_or_with_its_t
         assert await tokens.session(signed_out) is None
         clock.advance(hours=11, minutes=59)
         assert await tokens.session(expiring) == alice
-        await tokens.revoke("alice")
+        await tokens.revoke(build(RevokeRequest, token="alice"))
         assert await tokens.session(revoked_with_token) is None
         clock.advance(minutes=2)
         assert await tokens.session(expiring) is None

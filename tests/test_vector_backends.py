@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cortex_mcp.config import Settings
-from cortex_mcp.models import MemoryChanges, SearchFilters
+from cortex_mcp.models import SearchFilters
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.ivf import IvfIndex, quantize
 from cortex_mcp.search.vector import IndexNotReady
@@ -22,6 +22,7 @@ from cortex_mcp.service.requests import (
     RecallRequest,
     RememberRequest,
     SearchDebugRequest,
+    UpdateRequest,
 )
 from tests.conftest import FACTS, FakeClock, stub_settings
 from tests.helpers.embedding_stub import StubState
@@ -143,7 +144,7 @@ async def test_one_agents_recall_never_returns_another_agents_memory(
     shared = await service.memories.remember(
         RememberRequest(content="Team note: the staging VPS moved to Osaka", agent_id="b")
     )
-    await service.memories.update_memory(shared.id, MemoryChanges(shared=True), agent_id="b")
+    await service.memories.update_memory(shared.id, UpdateRequest(shared=True, agent_id="b"))
     await service.embed_pending()
     found = await service.memories.recall(
         RecallRequest(query="staging VPS Osaka", agent_id="a", include_shared=True)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import add_json_flag, emit, run_with_service, short
+from cortex_mcp.service.requests import IngestRequest, build
 
 if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
@@ -14,7 +15,11 @@ if TYPE_CHECKING:
 
 def _ingest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", required=True, help="what the user said")
-    parser.add_argument("--assistant", default="", help="what the assistant answered")
+    parser.add_argument(
+        "--assistant",
+        default=IngestRequest.default("assistant_message"),
+        help="what the assistant answered",
+    )
     parser.add_argument("--session", help="session id (a retried turn in a session adds nothing)")
     parser.add_argument(
         "--said-at", help="when it was said (2026-05-06 or 2026-05-06T14:30Z; default: now)"
@@ -37,9 +42,14 @@ def _human_ingest(data: dict[str, Any]) -> str:
 
 def run_ingest(args: argparse.Namespace, settings: Any) -> int:
     async def work(service: CortexService) -> int:
-        result = await service.conversation.ingest(
-            args.user, args.assistant, session_id=args.session, said=args.said_at
+        request = build(
+            IngestRequest,
+            user_message=args.user,
+            assistant_message=args.assistant,
+            session_id=args.session,
+            said_at=args.said_at,
         )
+        result = await service.conversation.ingest(request)
         emit(args, result.model_dump(mode="json"), _human_ingest)
         return 0
 

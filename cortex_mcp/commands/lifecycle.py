@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import add_json_flag, emit, progress_bar, run_with_service
 from cortex_mcp.config import Settings
+from cortex_mcp.service.requests import LifecycleLogRequest, LifecycleRequest, build
 
 if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
@@ -28,8 +29,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         " takes any",
     )
     parser.add_argument("--agent", help="only this agent's memories (default: every agent)")
+    limit = LifecycleLogRequest.default("limit")
     parser.add_argument(
-        "--limit", type=int, default=100, help="log: the newest N entries (default 100)"
+        "--limit", type=int, default=limit, help=f"log: the newest N entries (default {limit})"
     )
     add_json_flag(parser)
 
@@ -104,18 +106,19 @@ def run_lifecycle(args: argparse.Namespace, settings: Settings) -> int:
 
     async def work(service: CortexService) -> int:
         if args.action == "log":
-            entries = await service.lifecycle.log(args.limit, agent_id=args.agent)
-            emit(args, {"entries": entries}, _log_lines)
+            log = build(LifecycleLogRequest, agent_id=args.agent, limit=args.limit)
+            emit(args, {"entries": await service.lifecycle.log(log)}, _log_lines)
             return 0
+        request = build(LifecycleRequest, agent_id=args.agent)
         if args.action == "preview":
-            report = await service.lifecycle.preview(now=args.now, agent_id=args.agent)
+            report = await service.lifecycle.preview(request, now=args.now)
         else:
-            preview = await service.lifecycle.preview(now=args.now, agent_id=args.agent)
+            preview = await service.lifecycle.preview(request, now=args.now)
             total = len(preview.actions)
             with progress_bar("lifecycle") as bar:
                 report = await service.lifecycle.run(
+                    request,
                     now=args.now,
-                    agent_id=args.agent,
                     on_phase=lambda phase, done, phases: bar(done * total // phases, total),
                 )
         emit(args, report.model_dump(), _human)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import add_json_flag, emit, run_with_tokens
 from cortex_mcp.config import Settings
+from cortex_mcp.service.requests import RevokeRequest, TokenRequest, build
 
 if TYPE_CHECKING:
     from cortex_mcp.service.tokens import TokenService
@@ -77,7 +78,7 @@ def _listed(rows: list[dict[str, Any]]) -> str:
 def run_token(args: argparse.Namespace, settings: Settings) -> int:
     async def work(tokens: TokenService) -> int:
         if args.action == "create":
-            created = await tokens.create(args.agent, args.name)
+            created = await tokens.create(build(TokenRequest, agent=args.agent, name=args.name))
             emit(args, created, _created)
             if settings.api_token is None:
                 sys.stderr.write(
@@ -87,7 +88,7 @@ def run_token(args: argparse.Namespace, settings: Settings) -> int:
         elif args.action == "list":
             emit(args, await tokens.list(include_revoked=args.all), _listed)
         else:
-            revoked = await tokens.revoke(args.token)
+            revoked = await tokens.revoke(build(RevokeRequest, token=args.token))
             emit(args, revoked, lambda d: f"revoked token {d['id']} ({d['name']})")
         return 0
 

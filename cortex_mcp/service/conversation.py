@@ -16,6 +16,7 @@ from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import LOCAL, Caller, to_iso
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.service.effects import Refresher
+from cortex_mcp.service.requests import FlushRequest, IngestRequest
 
 
 @dataclass(kw_only=True)
@@ -31,31 +32,23 @@ class ConversationService:
     refresher: Refresher
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
-    async def ingest(
-        self,
-        user_message: str | None,
-        assistant_message: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        *,
-        messages: list[dict[str, Any]] | None = None,
-        wait: bool = True,
-        said: str | None = None,
-    ) -> IngestResult:
+    async def ingest(self, request: IngestRequest, *, wait: bool = True) -> IngestResult:
         """One conversation turn in: high signals to core, extracted memories to working.
         `messages` (chat messages, content as text or blocks) gives the turn as a client's
         history holds it: its last user message(s) and the assistant's replies fill whichever
         of `user_message` and `assistant_message` is not given.
         `wait=False` stores the raw turn durably and returns at once (extraction continues in
         the background; a crash resumes it at the next start).
-        `said` (an ISO date or date-time): when the turn was said, else its last user
+        `said_at` (an ISO date or date-time): when the turn was said, else its last user
         message's `timestamp`, else when it is received; the memories written from it take
         it as their own time (`occurred_at`)."""
-        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
-        session = await self.redactor.clean_optional(_session_id(session_id))
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
+        session = await self.redactor.clean_optional(_session_id(request.session_id))
+        said = request.said_at
         when = to_iso(validate.moment_of("said_at", said)) if said else None
-        if messages is not None:
-            checked = checked_messages(messages)
+        user_message, assistant_message = request.user_message, request.assistant_message
+        if request.messages is not None:
+            checked = checked_messages([m.model_dump() for m in request.messages])
             user, assistant = last_turn(checked)
             when = when or said_at(checked)
             user_message = user if user_message is None else user_message
@@ -69,22 +62,17 @@ class ConversationService:
             user_message, assistant_message, agent, session, wait=wait, said_at=when
         )
 
-    async def flush(
-        self,
-        messages: list[dict[str, Any]],
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        reason: str | None = None,
-        said: str | None = None,
-    ) -> FlushResult:
-        """Keep a session's highlights before the client compacts its context. `said` (an
+    async def flush(self, request: FlushRequest) -> FlushResult:
+        """Keep a session's highlights before the client compacts its context. `said_at` (an
         ISO date or date-time, e.g. the session's date) dates what is kept when its messages
         carry no `timestamp` of their own."""
-        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
+        said, reason = request.said_at, request.reason
         when = to_iso(validate.moment_of("said_at", said)) if said else None
-        session = await self.redactor.clean_optional(_session_id(session_id))
+        session = await self.redactor.clean_optional(_session_id(request.session_id))
         if reason is not None:
             validate.no_nul("reason", reason)
+        messages = [m.model_dump() for m in request.messages]
         outcome = await self.flusher.flush(messages, agent, session, reason, session_at=when)
         self.refresher.written()
         return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)

@@ -22,7 +22,10 @@ from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.models import LOCAL, Caller, Clock, to_iso
 from cortex_mcp.service.effects import Refresher
+from cortex_mcp.service.requests import ExportRequest, ImportRequest
 from cortex_mcp.store.interfaces import ExportStorage
+
+_JSON = ExportRequest()
 
 
 @dataclass(kw_only=True)
@@ -49,14 +52,7 @@ class ExchangeService:
         sources = await asyncio.to_thread(find_sources, target)
         return await self._import(sources, agent_id, progress)
 
-    async def import_memories(
-        self,
-        content: str | None = None,
-        format: str = "json",
-        agent_id: str | None = None,
-        document: dict[str, Any] | None = None,
-        files: dict[str, str] | None = None,
-    ) -> dict[str, Any]:
+    async def import_memories(self, request: ImportRequest) -> dict[str, Any]:
         """Import what a request carries (REST) into the caller's agent: `document` (what
         `export_memories` returns, posted back as is), `files` (a Markdown export's folder
         or an OpenClaw workspace: relative path -> text; daily notes dated by their name),
@@ -64,8 +60,9 @@ class ExchangeService:
         markdown (a MEMORY.md) or openclaw (one daily note dated by a leading
         `# YYYY-MM-DD`, else today)."""
         today = self.clock.now().date().isoformat()
-        sources = inline_sources(format, content, document, files, today)
-        report = await self._import(sources, agent_id, None)
+        r = request
+        sources = inline_sources(r.format, r.content, r.document, r.files, today)
+        report = await self._import(sources, r.agent_id, None)
         return report.as_dict()
 
     async def _import(
@@ -128,12 +125,11 @@ class ExchangeService:
         verdict, count = await self.exports.check_copy(target)
         return {"format": "sqlite", "path": str(target), "integrity": verdict, "memories": count}
 
-    async def export_memories(
-        self, format: str = "json", agent_id: str | None = None
-    ) -> dict[str, Any]:
+    async def export_memories(self, request: ExportRequest = _JSON) -> dict[str, Any]:
         """An export returned rather than written to a file (REST): `{format, document}` for
         json, `{format, files}` for markdown; either can be posted back to `import_memories`."""
-        if format == "markdown":
+        agent_id = request.agent_id
+        if request.format == "markdown":
             own = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
             words = self.settings.mirrors.memory_md_words
             files = await mirror_files(self.exports, own, self._now(), words, exact=True)

@@ -53,6 +53,7 @@ from cortex_mcp.service.requests import (
     RememberRequest,
     SearchDebugRequest,
     SearchRequest,
+    UpdateRequest,
     build,
 )
 from cortex_mcp.store.interfaces import MemoryStorage
@@ -240,11 +241,11 @@ class MemoryService:
         report["vector_index"] = self.searcher.index.describe(filters.agent_id)
         return report
 
-    async def update_memory(
-        self, memory_id: str, changes: MemoryChanges, agent_id: str | None = None
-    ) -> Memory:
+    async def update_memory(self, memory_id: str, request: UpdateRequest) -> Memory:
+        """Change a memory's category, importance, layer or sharing in place."""
         target = validate.memory_id(memory_id, "id")
-        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
+        changes = MemoryChanges(**request.model_dump(exclude={"agent_id"}))
         if changes.importance is not None:
             validate.unit_interval("importance", changes.importance)
         return await self.memories.update(target, agent, changes, self._now())

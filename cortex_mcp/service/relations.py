@@ -11,7 +11,10 @@ from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import LOCAL, Caller, Clock, to_iso
 from cortex_mcp.service.effects import Refresher
+from cortex_mcp.service.requests import RelationListRequest, RelationRequest
 from cortex_mcp.store.relations import RelationStore, Triple
+
+_NEWEST = RelationListRequest()
 
 
 @dataclass(kw_only=True)
@@ -25,24 +28,21 @@ class RelationService:
     clock: Clock
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
-    async def list(self, agent_id: str | None = None, limit: int = 200) -> dict[str, Any]:
+    async def list(self, request: RelationListRequest = _NEWEST) -> dict[str, Any]:
         """The agent's relations (subject, predicate, object), most recently updated first."""
-        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
-        size = validate.int_range("limit", limit, 1, 10_000)
-        return {"relations": await self.relations.for_agent(agent, size)}
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
+        return {"relations": await self.relations.for_agent(agent, request.limit)}
 
-    async def add(
-        self, subject: str, predicate: str, object: str, agent_id: str | None = None
-    ) -> dict[str, Any]:
+    async def add(self, request: RelationRequest) -> dict[str, Any]:
         """Store one (subject, predicate, object) for the agent, secrets redacted; adding a
         known triple refreshes it. Returns the stored relation."""
-        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
         parts = [
             validate.text(name, value, limit, verbatim=True)
             for name, value, limit in (
-                ("subject", subject, validate.MAX_RELATION_PART_CHARS),
-                ("predicate", predicate, validate.MAX_PREDICATE_CHARS),
-                ("object", object, validate.MAX_RELATION_PART_CHARS),
+                ("subject", request.subject, validate.MAX_RELATION_PART_CHARS),
+                ("predicate", request.predicate, validate.MAX_PREDICATE_CHARS),
+                ("object", request.object, validate.MAX_RELATION_PART_CHARS),
             )
         ]
         cleaned = await self.redactor.clean_relation(*parts)

@@ -1,6 +1,8 @@
-"""One request model per memory operation: what the service takes, and what the MCP tool's input
-schema (`transports/arguments.py`), the REST body and the OpenAPI document are generated from.
-Limits, descriptions and defaults are written here once.
+"""One request model per operation: what the service takes, and what the MCP tool's input schema
+(`transports/arguments.py`), the REST body or query string, the OpenAPI document and the CLI's
+defaults are generated from. Limits, descriptions and defaults are written here once. The
+memory operations come first, then the other nouns' (conversation, lifecycle, relations,
+exchange, tokens, reading).
 
 Two marks travel in a field's JSON schema and are settled when a schema is published:
 `SETTING` (a maxLength that is the named setting's value on this server, checked against that
@@ -9,10 +11,12 @@ plain decimal string, as models often send one). `REST_ONLY` fields are left out
 
 Built with `build` (the CLI, the tools), a request that breaks a rule raises `InvalidInput` naming
 the field and the rule, like every other check; REST validates bodies with `model_validate_json`
-and answers its own 422."""
+and answers its own 422; a query string is read with `model_validate` (its booleans and
+integers written as text, `QueryFlag` and `QueryInt`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import (
@@ -261,6 +265,12 @@ class Request(BaseModel):
         return refuse_nul(self) if self.stores_text else self
 
     @classmethod
+    def default(cls, name: str) -> Any:
+        """Field `name`'s default as a command line shows and parses it (an enum's value)."""
+        value = cls.model_fields[name].default
+        return getattr(value, "value", value)
+
+    @classmethod
     def tool_fields(cls) -> list[str]:
         """The fields an MCP tool takes: all but the REST-only ones, in declaration order."""
         return [
@@ -291,9 +301,22 @@ def build(request: type[R], **fields: Any) -> R:
 
 
 def _invalid(exc: ValidationError) -> InvalidInput:
-    error = exc.errors(include_url=False)[0]
-    field = ".".join(str(part) for part in error["loc"]) or "arguments"
-    return InvalidInput(f"{field}: {error['msg']}", field=field)
+    """The first error, or for a value that fits no member of a union (a message's content:
+    text or blocks) the member's that went deepest: `messages.0.content.1`, not the text
+    member's 'Input should be a valid string'."""
+    paths = [[p for p in e["loc"] if not _is_member_tag(p)] for e in exc.errors()]
+    deepest = max(range(len(paths)), key=lambda i: len(paths[i]))
+    field = ".".join(str(part) for part in paths[deepest]) or "arguments"
+    return InvalidInput(f"{field}: {exc.errors()[deepest]['msg']}", field=field)
+
+
+_MEMBER_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}
+
+
+def _is_member_tag(part: str | int) -> bool:
+    """Whether a part of an error's location names a union's member ("constrained-str",
+    "list[ContentBlock]"), not a field."""
+    return isinstance(part, str) and (part in _MEMBER_TAGS or not part.isidentifier())
 
 
 R = TypeVar("R", bound=Request)
@@ -393,3 +416,327 @@ class ForgetRequest(Request):
     correction: Annotated[Content, Field(description="The corrected fact")] | None = None
     purge: Annotated[bool, Field(description="Erase the content everywhere")] = False
     agent_id: AgentId | None = None
+
+
+# ---- query strings -------------------------------------------------------------------------
+
+
+def _flag_text(value: object) -> object:
+    """A query-string boolean is exactly "true" or "false" (not "1", "yes" or "on")."""
+    if isinstance(value, str):
+        if value not in ("true", "false"):
+            raise ValueError('must be "true" or "false"')
+        return value == "true"
+    return value
+
+
+def _integer_text(value: object) -> object:
+    """A query-string integer is decimal digits (not "5.0", "+5" or "5_000")."""
+    if isinstance(value, str):
+        if not re.fullmatch(r"-?[0-9]{1,20}", value):
+            raise ValueError("must be an integer written in decimal digits")
+        return int(value)
+    return value
+
+
+QueryFlag = Annotated[bool, BeforeValidator(_flag_text)]
+# A bounded query integer is Annotated[int, Field(ge, le), BeforeValidator(_integer_text)]: with
+# the validator inside, pydantic would publish the bounds as "ge"/"le", which no client reads.
+AsQueryInt = BeforeValidator(_integer_text)
+
+
+# ---- reading and editing memories ------------------------------------------------------------
+
+
+class ListRequest(Request):
+    """A page of live memories, newest first (GET /memories)."""
+
+    schema_name: ClassVar[str] = "ListQuery"
+    agent_id: AgentId | None = None
+    layer: Annotated[Layer, Field(description="Only this layer")] | None = None
+    category: Annotated[Category, Field(description="Only this category")] | None = None
+    limit: Annotated[
+        int, Field(ge=1, le=500, description="Most memories to return"), AsQueryInt
+    ] = 50
+    offset: Annotated[
+        int, Field(ge=0, le=1_000_000, description="Memories to skip"), AsQueryInt
+    ] = 0
+    include_shared: Annotated[
+        QueryFlag | None,
+        Field(
+            description="Also other agents' memories marked shared (default: CORTEX_INCLUDE_SHARED)"
+        ),
+    ] = None
+    since: Since | None = None
+    until: Until | None = None
+
+
+class AgentRequest(Request):
+    """An operation that names nothing but whose memories: a memory's page, the stats, a
+    relation to delete (their ids are in the path)."""
+
+    schema_name: ClassVar[str] = "AgentQuery"
+    agent_id: AgentId | None = None
+
+
+class UpdateRequest(Request):
+    """Change a memory's category, importance, layer or sharing (PATCH /memories/{id})."""
+
+    schema_name: ClassVar[str] = "PatchBody"
+    category: Annotated[Category, Field(description="Kind of memory")] | None = None
+    importance: Importance | None = None
+    layer: (
+        Annotated[Layer, Field(description="core (permanent), working (48 h) or archive")] | None
+    ) = None
+    shared: Annotated[bool, Field(description="Other agents may recall it")] | None = None
+    agent_id: AgentId | None = None
+
+
+class ForgetQuery(Request):
+    """`forget` as DELETE /memories/{id} takes it (the id in the path; no correction): turned
+    into a `ForgetRequest` by `as_forget`."""
+
+    schema_name: ClassVar[str] = "ForgetQuery"
+    agent_id: AgentId | None = None
+    reason: Reason | None = None
+    purge: Annotated[QueryFlag, Field(description="Erase the content everywhere")] = False
+
+    def as_forget(self, memory_id: str) -> ForgetRequest:
+        return build(
+            ForgetRequest,
+            memory_id=memory_id,
+            reason=self.reason,
+            purge=self.purge,
+            agent_id=self.agent_id,
+        )
+
+
+# ---- conversation: chat messages, as agent frameworks send them (docs/http.md) ---------------
+MAX_TEXT_CHARS = 100_000  # one message or one text block
+MAX_BLOCKS = 500  # blocks in one message's content
+MAX_TURN_MESSAGES = 200  # messages in one /ingest turn
+MAX_FLUSH_MESSAGES = 2000
+
+# enforced here: not blank; a NUL is the service's refusal, which names the rule (400)
+SessionId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=validate.MAX_SESSION_ID_CHARS,
+        pattern=r"\S",
+        json_schema_extra=_NOT_BLANK,
+        description="The conversation's id (a retried turn in a session adds nothing)",
+    ),
+]
+ChatText = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
+
+
+class ContentBlock(BaseModel):
+    """One block of a message's content. Only `{type: "text", text}` carries text; other types
+    (tool_use, tool_result, toolCall, thinking, image, ...) are accepted and dropped."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    type: Annotated[str, Field(min_length=1, max_length=64)]
+    text: ChatText | None = None
+
+
+class Message(BaseModel):
+    """One chat message; other keys a client's message objects carry are ignored. Any role is
+    accepted (user, assistant, system, tool, toolResult, developer, ...): user and assistant
+    make the turn, the others are context or ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    role: Annotated[str, Field(min_length=1, max_length=64)]
+    content: ChatText | Annotated[list[ContentBlock], Field(max_length=MAX_BLOCKS)] | None = None
+    timestamp: Annotated[
+        float | Annotated[str, Field(max_length=40)] | None,
+        Field(
+            description="When it was said: epoch seconds or milliseconds, or an ISO date-time"
+            " (a value that reads as no time is ignored)"
+        ),
+    ] = None
+
+
+class IngestRequest(Request):
+    """A turn as two strings, or as chat `messages` (its last user message(s) and the replies
+    after them fill whichever string is not given)."""
+
+    schema_name: ClassVar[str] = "IngestBody"
+    user_message: Annotated[ChatText, Field(description="What the user said")] | None = None
+    assistant_message: (
+        Annotated[ChatText, Field(description="What the assistant answered")] | None
+    ) = None
+    messages: (
+        Annotated[
+            list[Message],
+            Field(
+                min_length=1,
+                max_length=MAX_TURN_MESSAGES,
+                description="The turn's chat messages, as the client's history holds them",
+            ),
+        ]
+        | None
+    ) = None
+    agent_id: AgentId | None = None
+    session_id: SessionId | None = None
+    said_at: SaidAt | None = None
+
+
+class FlushRequest(Request):
+    """A session's messages, kept before the client compacts its context."""
+
+    schema_name: ClassVar[str] = "FlushBody"
+    messages: Annotated[
+        list[Message],
+        Field(
+            min_length=1,
+            max_length=MAX_FLUSH_MESSAGES,
+            description="The session's chat messages",
+        ),
+    ]
+    agent_id: AgentId | None = None
+    session_id: SessionId | None = None
+    reason: Reason | None = None
+    said_at: SaidAt | None = None
+
+
+# ---- lifecycle -----------------------------------------------------------------------------
+
+
+class LifecycleRequest(Request):
+    """A lifecycle run or preview. It covers the caller's agent (body, X-Cortex-Agent, else the
+    server's own); only the operator runs it for every agent (`cortex-mcp lifecycle`, the
+    schedule)."""
+
+    schema_name: ClassVar[str] = "LifecycleBody"
+    agent_id: AgentId | None = None
+
+
+class LifecycleLogRequest(Request):
+    """The lifecycle's audit log, newest first."""
+
+    schema_name: ClassVar[str] = "LogQuery"
+    agent_id: AgentId | None = None
+    limit: Annotated[
+        int, Field(ge=1, le=10_000, description="The newest N entries"), AsQueryInt
+    ] = 100
+
+
+# ---- relations -----------------------------------------------------------------------------
+
+
+class RelationListRequest(Request):
+    """The agent's relations, most recently updated first."""
+
+    schema_name: ClassVar[str] = "RelationsQuery"
+    agent_id: AgentId | None = None
+    limit: Annotated[
+        int, Field(ge=1, le=10_000, description="Most relations to return"), AsQueryInt
+    ] = 200
+
+
+class RelationRequest(Request):
+    """One (subject, predicate, object) to store; adding a known one refreshes it."""
+
+    schema_name: ClassVar[str] = "RelationBody"
+    subject: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=validate.MAX_RELATION_PART_CHARS,
+            json_schema_extra=_NOT_BLANK,
+            description="Who or what it is about",
+        ),
+    ]
+    predicate: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=validate.MAX_PREDICATE_CHARS,
+            json_schema_extra=_NOT_BLANK,
+            description='How they relate ("works at")',
+        ),
+    ]
+    object: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=validate.MAX_RELATION_PART_CHARS,
+            json_schema_extra=_NOT_BLANK,
+            description="To whom or what",
+        ),
+    ]
+    agent_id: AgentId | None = None
+
+
+# ---- exchange ------------------------------------------------------------------------------
+
+
+class ExportRequest(Request):
+    """An export answered rather than written to a file: json `{format, document}`, markdown
+    `{format, files}`; either can be posted back to import."""
+
+    schema_name: ClassVar[str] = "ExportBody"
+    format: Annotated[str, Field(pattern=r"^(json|markdown)$")] = "json"
+    agent_id: AgentId | None = None
+
+
+class ImportRequest(Request):
+    """What `POST /export` answers can be posted back as is: `{format: "json", document}` or
+    `{format: "markdown", files}`. Or `content`: a text in `format` (json: our export, jsonl:
+    the MCP memory server's memory.jsonl, markdown: a MEMORY.md, openclaw: one daily note).
+    Exactly one of `document`, `files`, `content`. Memories go to the caller's agent."""
+
+    model_config = ConfigDict(  # exactly one of the three, as the document can say it
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={
+            "oneOf": [
+                {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+                for name in ("document", "files", "content")
+            ]
+        },
+    )
+    schema_name: ClassVar[str] = "ImportBody"
+
+    format: Annotated[str, Field(pattern=r"^(json|jsonl|markdown|openclaw)$")] = "json"
+    content: Annotated[str, Field(min_length=1)] | None = None
+    document: dict[str, Any] | None = None
+    files: Annotated[dict[str, str], Field(min_length=1, max_length=10_000)] | None = None
+    agent_id: AgentId | None = None
+
+    @model_validator(mode="after")
+    def _one_payload(self) -> ImportRequest:
+        given = [n for n in ("content", "document", "files") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of document, files or content")
+        return self
+
+
+# ---- tokens --------------------------------------------------------------------------------
+
+# a token's name, or what a revoke names (an id or a name): not blank, no control character
+TokenName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=100,
+        pattern=r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$",
+        json_schema_extra={"description": "not blank, no control characters"},
+    ),
+]
+
+
+class TokenRequest(Request):
+    """A new agent token (the admin only): it is answered once, never shown again."""
+
+    schema_name: ClassVar[str] = "TokenBody"
+    agent: AgentId
+    name: TokenName | None = None
+
+
+class RevokeRequest(Request):
+    """The token to revoke (the admin only), by id or name."""
+
+    schema_name: ClassVar[str] = "RevokeBody"
+    token: TokenName

@@ -27,6 +27,7 @@ from typing import Any
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import CortexError, Forbidden, InvalidInput
 from cortex_mcp.models import ADMIN, LOCAL, Caller, Clock, to_iso
+from cortex_mcp.service.requests import RevokeRequest, TokenRequest
 from cortex_mcp.store.interfaces import TokenStorage
 from cortex_mcp.store.tokens import AGENT, SESSION, TokenRow
 
@@ -96,11 +97,12 @@ class TokenService:
                 field="token",
             )
 
-    async def create(self, agent_id: str, name: str | None = None) -> dict[str, Any]:
-        """A new token for `agent_id`; the answer is the only place the token ever appears."""
+    async def create(self, request: TokenRequest) -> dict[str, Any]:
+        """A new token for `request.agent`; the answer is the only place the token ever
+        appears."""
         self._admin_only()
-        agent = validate.agent_id(agent_id, "")
-        chosen = await self._name(name, agent)
+        agent = validate.agent_id(request.agent, "")
+        chosen = await self._name(request.name, agent)
         token_id = secrets.token_hex(_ID_HEX // 2)
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_hex(16)
@@ -143,11 +145,11 @@ class TokenService:
         """Live agent tokens exist but no admin token is set: servers check no token."""
         return self.admin_token is None and bool(await self.tokens.agent_tokens())
 
-    async def revoke(self, id_or_name: str) -> dict[str, Any]:
+    async def revoke(self, request: RevokeRequest) -> dict[str, Any]:
         """Revoke by id or name (and end the dashboard sessions opened with it); every server
         on the database refuses it within CACHE_SECONDS."""
         self._admin_only()
-        key = validate.text("token", id_or_name, MAX_NAME_CHARS, verbatim=True)
+        key = validate.text("token", request.token, MAX_NAME_CHARS, verbatim=True)
         row = await self.tokens.revoke(key, self._now())
         self._cache.clear()
         log.info("agent token %s (%s) revoked", row.id, row.name)

@@ -12,9 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cortex_mcp.models import Category, ForgetResult, Layer
-from cortex_mcp.service.requests import AgentId, Content, MaxResults, Query, Reason
+from cortex_mcp.service.requests import AgentId, Content, MaxResults, Query, Reason, Request
 from cortex_mcp.transports.endpoints import Call, Endpoint
-from cortex_mcp.transports.rest_models import Body
 from cortex_mcp.transports.rest_responses import Anything
 
 # a date or an ISO-8601 moment (compared as text with the stored UTC timestamps)
@@ -24,7 +23,7 @@ Moment = Annotated[
 ]
 
 
-class BrowseQuery(Body):
+class BrowseQuery(Request):
     agent_id: AgentId | None = None
     sort: Literal["created_at", "occurred_at", "updated_at", "importance", "access_count"] = (
         "created_at"
@@ -40,7 +39,7 @@ class BrowseQuery(Body):
     q: Annotated[str, Field(max_length=2000)] | None = None
 
 
-class TimelineQuery(Body):
+class TimelineQuery(Request):
     """Live memories by when they happened; `days`: only the last `days` days; `fit`: auto
     leaves a few far outliers off the chart (counted in off_chart), all shows every one."""
 
@@ -49,12 +48,12 @@ class TimelineQuery(Body):
     fit: Literal["auto", "all"] = "auto"
 
 
-class RestoreBody(Body):
+class RestoreBody(Request):
     layer: Layer = Layer.core
     agent_id: AgentId | None = None
 
 
-class CorrectBody(Body):
+class CorrectBody(Request):
     content: Content
     reason: Reason | None = None
     agent_id: AgentId | None = None
@@ -68,14 +67,14 @@ class Variant(BaseModel):
     temporal_decay: bool | None = None
 
 
-class CompareBody(Body):
+class CompareBody(Request):
     query: Query
     variants: Annotated[list[Variant], Field(min_length=1, max_length=2)]
     limit: MaxResults = 10
     agent_id: AgentId | None = None
 
 
-class RunsQuery(Body):
+class RunsQuery(Request):
     agent_id: AgentId | None = None
     limit: Annotated[int, Field(ge=1, le=200)] = 20
 
@@ -83,7 +82,7 @@ class RunsQuery(Body):
 _LARGEST_ROW_ID = 2**63 - 1  # SQLite's largest integer (and PostgreSQL's bigint)
 
 
-class TurnsQuery(Body):
+class TurnsQuery(Request):
     agent_id: AgentId | None = None
     limit: Annotated[int, Field(ge=1, le=200)] = 20
     before: Annotated[int, Field(ge=1, le=_LARGEST_ROW_ID)] | None = None
@@ -93,7 +92,7 @@ ProfileText = Annotated[str, Field(max_length=2000)]
 ProfileList = Annotated[list[Annotated[str, Field(max_length=500)]], Field(max_length=100)]
 
 
-class ProfileBody(Body):
+class ProfileBody(Request):
     """Manual edits; an empty value clears that manual field (the generated one shows again),
     null leaves it as it is. `exclude` lists generated items to hide."""
 
@@ -107,12 +106,12 @@ class ProfileBody(Body):
     agent_id: AgentId | None = None
 
 
-class SystemQuery(Body):
+class SystemQuery(Request):
     agent_id: AgentId | None = None
     health: bool = True
 
 
-class AgentQuery(Body):
+class AgentQuery(Request):
     agent_id: AgentId | None = None
 
 

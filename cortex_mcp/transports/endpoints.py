@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from cortex_mcp.engine.validate import DECIMAL_TEXT, MAX_DECIMAL_CHARS
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import ADMIN
 from cortex_mcp.service import CortexService
@@ -25,7 +26,6 @@ from cortex_mcp.service.requests import DECIMAL_MARK, REST_ONLY, SETTING
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
 from cortex_mcp.transports.callers import caller_of
 from cortex_mcp.transports.json_checks import MalformedJson, check_json
-from cortex_mcp.transports.rest_models import or_decimal_text
 from cortex_mcp.transports.rest_responses import ErrorBody
 
 log = logging.getLogger(__name__)
@@ -152,7 +152,7 @@ def route_for(endpoint: Endpoint) -> Route:
 def openapi_document(
     endpoints: list[Endpoint], version: str, settings: Any = None
 ) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of `endpoints`; a limit marked as a setting's (rest_models.
+    """The OpenAPI 3.1 document of `endpoints`; a limit marked as a setting's (requests.
     SETTING) is stated with `settings`' value, the one this server enforces."""
     schemas: dict[str, Any] = {}
 
@@ -248,3 +248,55 @@ def _no_nul(schema: dict[str, Any]) -> None:
 
 def _path_names(path: str) -> list[str]:
     return [part[1:-1].split(":")[0] for part in path.split("/") if part.startswith("{")]
+
+
+DECIMAL_MARK_PATTERN = rf"^\s*{DECIMAL_TEXT}\s*$"
+
+
+def or_decimal_text(schema: dict[str, Any]) -> None:
+    """Publish a marked number as it is read: a JSON number, or a plain decimal string whose
+    pattern admits only values within the number's bounds (the server reads more forms, such
+    as exponents: the pattern is the part of them a client can rely on)."""
+    del schema[DECIMAL_MARK]
+    kind = schema["type"]
+    schema["type"] = [kind, "string"]
+    schema["pattern"] = _bounded_decimal_pattern(kind, schema.get("minimum"), schema.get("maximum"))
+    schema["maxLength"] = MAX_DECIMAL_CHARS
+
+
+def _bounded_decimal_pattern(kind: str, low: Any, high: Any) -> str:
+    if not (isinstance(low, int) and isinstance(high, int) and 0 <= low <= high):
+        return DECIMAL_MARK_PATTERN
+    whole = _integer_range(low, high)
+    if kind == "integer":
+        return rf"^\s*0*(?:{whole})\s*$"
+    if low == high:
+        return rf"^\s*0*(?:{whole})(?:\.0*)?\s*$"
+    below = _integer_range(low, high - 1)  # any fraction after these stays within bounds
+    return rf"^\s*0*(?:(?:{whole})(?:\.0*)?|(?:{below})\.[0-9]*)\s*$"
+
+
+def _integer_range(low: int, high: int) -> str:
+    """A regular expression (alternatives) for exactly the decimal integers low..high."""
+    alternatives: list[str] = []
+    for digits in range(len(str(low)), len(str(high)) + 1):
+        first = max(low, 10 ** (digits - 1) if digits > 1 else 0)
+        last = min(high, 10**digits - 1)
+        if first <= last:
+            alternatives += _same_length(str(first), str(last))
+    return "|".join(alternatives)
+
+
+def _same_length(first: str, last: str) -> list[str]:
+    if first == last:
+        return [first]
+    rest = len(first) - 1
+    if first[1:] == "0" * rest and last[1:] == "9" * rest:
+        return [f"[{first[0]}-{last[0]}]" + "[0-9]" * rest]
+    if first[0] == last[0]:
+        return [first[0] + "(?:" + "|".join(_same_length(first[1:], last[1:])) + ")"]
+    out = [first[0] + "(?:" + "|".join(_same_length(first[1:], "9" * rest)) + ")"]
+    if int(last[0]) - int(first[0]) > 1:
+        out.append(f"[{int(first[0]) + 1}-{int(last[0]) - 1}]" + "[0-9]" * rest)
+    out.append(last[0] + "(?:" + "|".join(_same_length("0" * rest, last[1:])) + ")")
+    return out

@@ -9,19 +9,30 @@ from cortex_mcp.models import (
     ForgetResult,
     LifecycleReport,
     Memory,
-    MemoryChanges,
     RecallResult,
     RememberResult,
 )
 from cortex_mcp.service.requests import (
-    ForgetRequest,
+    AgentRequest,
+    ExportRequest,
+    FlushRequest,
+    ForgetQuery,
+    ImportRequest,
+    IngestRequest,
+    LifecycleLogRequest,
+    LifecycleRequest,
+    ListRequest,
     RecallRequest,
+    RelationListRequest,
+    RelationRequest,
     RememberRequest,
+    RevokeRequest,
     SearchDebugRequest,
     SearchRequest,
+    TokenRequest,
+    UpdateRequest,
     build,
 )
-from cortex_mcp.transports import rest_models as m
 from cortex_mcp.transports import rest_responses as r
 from cortex_mcp.transports.dashboard_api import DASHBOARD_ENDPOINTS
 from cortex_mcp.transports.endpoints import Call, Endpoint, openapi_document
@@ -69,26 +80,22 @@ async def get_memory(call: Call) -> dict[str, Any]:
     return await call.service.reading.memory_detail(call.path["id"], call.agent_id)
 
 
+def _own(call: Call, request: Any) -> Any:
+    """`request` for the caller's agent (body or query `agent_id`, else X-Cortex-Agent)."""
+    return request.model_copy(update={"agent_id": call.agent_id})
+
+
 async def patch_memory(call: Call) -> Any:
-    b: m.PatchBody = call.body
-    changes = MemoryChanges(**b.model_dump(exclude={"agent_id"}))
-    return await call.service.memories.update_memory(call.path["id"], changes, call.agent_id)
+    return await call.service.memories.update_memory(call.path["id"], _own(call, call.body))
 
 
 async def delete_memory(call: Call) -> Any:
-    q: m.ForgetQuery = call.query
-    request = build(
-        ForgetRequest,
-        memory_id=call.path["id"],
-        reason=q.reason,
-        purge=q.purge,
-        agent_id=call.agent_id,
-    )
-    return await call.service.memories.forget(request)
+    q: ForgetQuery = _own(call, call.query)
+    return await call.service.memories.forget(q.as_forget(call.path["id"]))
 
 
 async def list_memories(call: Call) -> Any:
-    q: m.ListQuery = call.query
+    q: ListRequest = call.query
     return await call.service.reading.list_memories(
         agent_id=call.agent_id,
         layer=q.layer,
@@ -106,61 +113,40 @@ async def stats(call: Call) -> dict[str, Any]:
 
 
 async def ingest(call: Call) -> Any:
-    b: m.IngestBody = call.body
-    messages = [msg.model_dump() for msg in b.messages] if b.messages is not None else None
-    return await call.service.conversation.ingest(
-        b.user_message,
-        b.assistant_message,
-        call.agent_id,
-        b.session_id,
-        messages=messages,
-        wait=False,
-        said=b.said_at,
-    )
+    return await call.service.conversation.ingest(_own(call, call.body), wait=False)
 
 
 async def flush(call: Call) -> Any:
-    b: m.FlushBody = call.body
-    messages = [msg.model_dump() for msg in b.messages]
-    return await call.service.conversation.flush(
-        messages, call.agent_id, b.session_id, b.reason, said=b.said_at
-    )
+    return await call.service.conversation.flush(_own(call, call.body))
 
 
 async def lifecycle_run(call: Call) -> Any:
-    return await call.service.lifecycle.run(agent_id=call.agent_id)
+    return await call.service.lifecycle.run(_own(call, call.body))
 
 
 async def lifecycle_preview(call: Call) -> Any:
-    return await call.service.lifecycle.preview(agent_id=call.agent_id)
+    return await call.service.lifecycle.preview(_own(call, call.query))
 
 
 async def lifecycle_log(call: Call) -> Any:
-    q: m.LogQuery = call.query
-    entries = await call.service.lifecycle.log(q.limit, agent_id=call.agent_id)
+    entries = await call.service.lifecycle.log(_own(call, call.query))
     return {"entries": entries}
 
 
 async def export(call: Call) -> Any:
-    b: m.ExportBody = call.body
-    return await call.service.exchange.export_memories(format=b.format, agent_id=call.agent_id)
+    return await call.service.exchange.export_memories(_own(call, call.body))
 
 
 async def import_(call: Call) -> Any:
-    b: m.ImportBody = call.body
-    return await call.service.exchange.import_memories(
-        b.content, format=b.format, agent_id=call.agent_id, document=b.document, files=b.files
-    )
+    return await call.service.exchange.import_memories(_own(call, call.body))
 
 
 async def list_relations(call: Call) -> Any:
-    q: m.RelationsQuery = call.query
-    return await call.service.relations.list(agent_id=call.agent_id, limit=q.limit)
+    return await call.service.relations.list(_own(call, call.query))
 
 
 async def add_relation(call: Call) -> Any:
-    b: m.RelationBody = call.body
-    return await call.service.relations.add(b.subject, b.predicate, b.object, call.agent_id)
+    return await call.service.relations.add(_own(call, call.body))
 
 
 async def delete_relation(call: Call) -> Any:
@@ -172,13 +158,11 @@ async def list_tokens(call: Call) -> r.TokenList:
 
 
 async def create_token(call: Call) -> Any:
-    b: m.TokenBody = call.body
-    return await call.service.tokens.create(b.agent, b.name)
+    return await call.service.tokens.create(call.body)
 
 
 async def revoke_token(call: Call) -> Any:
-    b: m.RevokeBody = call.body
-    return await call.service.tokens.revoke(b.token)
+    return await call.service.tokens.revoke(call.body)
 
 
 _LATER = (400, 401, 413, 422, 503)
@@ -190,45 +174,45 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/openapi.json", openapi, "openapi", errors=(401,)),
     Endpoint("POST", "/recall", recall, "recall", RecallRequest, response=RecallResult),
     Endpoint("POST", "/search", search, "search", SearchRequest, response=r.SearchResponse),
-    Endpoint("POST", "/ingest", ingest, "ingest", m.IngestBody, response=r.IngestResponse,
+    Endpoint("POST", "/ingest", ingest, "ingest", IngestRequest, response=r.IngestResponse,
              status=202, errors=_LATER),
-    Endpoint("POST", "/flush", flush, "flush", m.FlushBody, response=r.FlushResponse,
+    Endpoint("POST", "/flush", flush, "flush", FlushRequest, response=r.FlushResponse,
              errors=_LATER),
-    Endpoint("GET", "/memories", list_memories, "list_memories", query=m.ListQuery,
+    Endpoint("GET", "/memories", list_memories, "list_memories", query=ListRequest,
              response=r.MemoryList, errors=_LATER),
     Endpoint("POST", "/memories", remember, "remember", RememberRequest,
              response=RememberResult, status=201, errors=(400, 401, 404, 413, 422)),
-    Endpoint("GET", _MEMORY, get_memory, "get_memory", query=m.AgentQuery,
+    Endpoint("GET", _MEMORY, get_memory, "get_memory", query=AgentRequest,
              response=r.MemoryDetail, errors=_BY_ID),
-    Endpoint("PATCH", _MEMORY, patch_memory, "update_memory", m.PatchBody,
+    Endpoint("PATCH", _MEMORY, patch_memory, "update_memory", UpdateRequest,
              response=Memory, errors=_BY_ID),
-    Endpoint("DELETE", _MEMORY, delete_memory, "forget_memory", query=m.ForgetQuery,
+    Endpoint("DELETE", _MEMORY, delete_memory, "forget_memory", query=ForgetQuery,
              response=ForgetResult, errors=_BY_ID),
-    Endpoint("GET", "/stats", stats, "stats", query=m.AgentQuery, response=r.Stats),
-    Endpoint("POST", "/lifecycle/run", lifecycle_run, "lifecycle_run", m.LifecycleBody,
+    Endpoint("GET", "/stats", stats, "stats", query=AgentRequest, response=r.Stats),
+    Endpoint("POST", "/lifecycle/run", lifecycle_run, "lifecycle_run", LifecycleRequest,
              response=LifecycleReport, errors=_LATER),
     Endpoint("GET", "/lifecycle/preview", lifecycle_preview, "lifecycle_preview",
-             query=m.AgentQuery, response=LifecycleReport, errors=_LATER),
-    Endpoint("GET", "/lifecycle/log", lifecycle_log, "lifecycle_log", query=m.LogQuery,
+             query=LifecycleRequest, response=LifecycleReport, errors=_LATER),
+    Endpoint("GET", "/lifecycle/log", lifecycle_log, "lifecycle_log", query=LifecycleLogRequest,
              response=r.LifecycleLog, errors=_LATER),
-    Endpoint("POST", "/export", export, "export", m.ExportBody, response=r.ExportResponse,
+    Endpoint("POST", "/export", export, "export", ExportRequest, response=r.ExportResponse,
              errors=_LATER),
-    Endpoint("POST", "/import", import_, "import", m.ImportBody, response=r.ImportResponse,
+    Endpoint("POST", "/import", import_, "import", ImportRequest, response=r.ImportResponse,
              errors=_LATER),
-    Endpoint("GET", "/relations", list_relations, "list_relations", query=m.RelationsQuery,
+    Endpoint("GET", "/relations", list_relations, "list_relations", query=RelationListRequest,
              response=r.RelationList, errors=_LATER),
-    Endpoint("POST", "/relations", add_relation, "add_relation", m.RelationBody,
+    Endpoint("POST", "/relations", add_relation, "add_relation", RelationRequest,
              response=r.StoredRelation, status=201, errors=(400, 401, 413, 422)),
     Endpoint("DELETE", "/relations/{id}", delete_relation, "delete_relation",
-             query=m.AgentQuery, response=r.DeletedRelation, errors=_BY_ID),
+             query=AgentRequest, response=r.DeletedRelation, errors=_BY_ID),
 ]  # fmt: skip
 
 ENDPOINTS += [
     Endpoint("GET", "/tokens", list_tokens, "list_tokens", response=r.TokenList,
              errors=(401, 403)),
-    Endpoint("POST", "/tokens", create_token, "create_token", m.TokenBody,
+    Endpoint("POST", "/tokens", create_token, "create_token", TokenRequest,
              response=r.TokenCreated, status=201, errors=_ADMIN),
-    Endpoint("POST", "/tokens/revoke", revoke_token, "revoke_token", m.RevokeBody,
+    Endpoint("POST", "/tokens/revoke", revoke_token, "revoke_token", RevokeRequest,
              response=r.TokenRevoked, errors=_ADMIN),
 ]  # fmt: skip
 ENDPOINTS += DASHBOARD_ENDPOINTS  # the dashboard's routes (transports/dashboard_api.py)

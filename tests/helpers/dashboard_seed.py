@@ -13,7 +13,13 @@ from typing import Any
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest, RememberRequest
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    IngestRequest,
+    RelationRequest,
+    RememberRequest,
+    build,
+)
 from tests.conftest import FakeClock
 
 AGENT = "alice"
@@ -103,13 +109,24 @@ async def _seed(settings: Settings) -> Seeded:
             )
         )
         for subject, predicate, obj in RELATIONS:
-            await service.relations.add(subject, predicate, obj, agent_id=AGENT)
+            await service.relations.add(
+                build(
+                    RelationRequest,
+                    subject=subject,
+                    predicate=predicate,
+                    object=obj,
+                    agent_id=AGENT,
+                )
+            )
         clock.moment = now - timedelta(hours=2)
         await service.conversation.ingest(
-            "Remember that I always deploy on Fridays at 5pm",
-            "Noted: Friday 5pm deploys.",
-            agent_id=AGENT,
-            session_id="s-1",
+            build(
+                IngestRequest,
+                user_message="Remember that I always deploy on Fridays at 5pm",
+                assistant_message="Noted: Friday 5pm deploys.",
+                agent_id=AGENT,
+                session_id="s-1",
+            )
         )
         for n in range(3):
             seeded.other_ids.append(

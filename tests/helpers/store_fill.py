@@ -10,7 +10,15 @@ from typing import Any
 
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    IngestRequest,
+    RecallRequest,
+    RelationRequest,
+    RememberRequest,
+    TokenRequest,
+    build,
+)
 from tests.conftest import FakeClock, stub_settings
 
 # What a copy carries, read with this test's own SQL (not the code under test).
@@ -94,14 +102,23 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
             memory_id=ids["old"], reason="moved", correction="The build server runs Debian 12"
         )
     )
-    await service.relations.add("Harry", "works at", "Acme")
-    await service.tokens.create("harry", "harry's laptop")  # a copy keeps the agents' tokens
+    await service.relations.add(
+        build(RelationRequest, subject="Harry", predicate="works at", object="Acme")
+    )
+    await service.tokens.create(
+        build(TokenRequest, agent="harry", name="harry's laptop")
+    )  # a copy keeps the agents' tokens
     await service.embed_pending()
     clock.advance(minutes=5)
     for query in ("green tea", "gateway crash", "上海"):
         await service.memories.recall(RecallRequest(query=query))
     await service.conversation.ingest(
-        "I moved to Berlin last week", "Noted, Berlin it is.", session_id="s1"
+        build(
+            IngestRequest,
+            user_message="I moved to Berlin last week",
+            assistant_message="Noted, Berlin it is.",
+            session_id="s1",
+        )
     )
     await service.conversation.edit_profile(
         {"summary": "Harry, lives in Berlin", "domains": ["networking"]}
