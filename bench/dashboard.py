@@ -35,6 +35,7 @@ import httpx2  # noqa: E402
 from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
+from cortex_mcp.service.requests import ListRequest, build  # noqa: E402
 from tests.helpers.http_helpers import ServeProcess  # noqa: E402
 
 AGENT = "bench"
@@ -145,7 +146,9 @@ async def server_side(db: Path, repeats: int, depth: int) -> list[tuple[str, lis
 
 
 async def _offset(service: CortexService, offset: int) -> None:
-    await service.reading.list_memories(agent_id=AGENT, limit=PAGE, offset=offset)
+    await service.reading.list_memories(
+        build(ListRequest, agent_id=AGENT, limit=PAGE, offset=offset)
+    )
 
 
 def over_http(db: Path, repeats: int) -> list[tuple[str, list[float]]]:

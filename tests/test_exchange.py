@@ -18,6 +18,7 @@ from cortex_mcp.service.requests import (
     ExportRequest,
     ForgetRequest,
     ImportRequest,
+    ListRequest,
     RecallRequest,
     RememberRequest,
     build,
@@ -161,7 +162,7 @@ async def test_inline_imports_and_exports_for_the_http_api(service: CortexServic
         build(ImportRequest, content="# 2026-02-19\n" + note, format="openclaw")
     )
     assert done["memories"] == 3
-    page = await service.reading.list_memories(layer="core", limit=1)
+    page = await service.reading.list_memories(build(ListRequest, layer="core", limit=1))
     assert page["limit"] == 1 and len(page["memories"]) == 1
     exported = await service.exchange.export_memories(build(ExportRequest, format="json"))
     assert len(exported["document"]["memories"]) == 3

@@ -23,6 +23,7 @@ from cortex_mcp.service.requests import (
     FlushRequest,
     ImportRequest,
     IngestRequest,
+    ListRequest,
     RelationRequest,
     build,
 )
@@ -179,7 +180,7 @@ async def test_the_service_refuses_nul_on_every_way_in(svc: CortexService) -> No
         with pytest.raises(InvalidInput) as refused:
             await call()
         assert field in refused.value.message and "NUL" in refused.value.message
-    listed = await svc.reading.list_memories(limit=100)
+    listed = await svc.reading.list_memories(build(ListRequest, limit=100))
     assert listed["memories"] == []
     assert (await svc.relations.list())["relations"] == []
 

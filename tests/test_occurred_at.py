@@ -25,6 +25,7 @@ from cortex_mcp.service.requests import (
     FlushRequest,
     ForgetRequest,
     IngestRequest,
+    ListRequest,
     RecallRequest,
     RememberRequest,
     SearchDebugRequest,
@@ -727,14 +728,16 @@ def test_the_cli_adds_searches_shows_and_ingests_by_a_memorys_own_time(tmp_path:
 
 async def test_listing_takes_a_period_of_the_memories_own_time(service: CortexService) -> None:
     await _diary(service)
-    page = await service.reading.list_memories(since="2026-05-06", until="2026-05-06")
+    page = await service.reading.list_memories(
+        build(ListRequest, since="2026-05-06", until="2026-05-06")
+    )
     assert sorted(m["content"] for m in page["memories"]) == sorted(
         [DIARY["2026-05-06"], DIARY["2026-05-06T21:00:00+02:00"]]
     )
-    page = await service.reading.list_memories(since="2026-06-01")
+    page = await service.reading.list_memories(build(ListRequest, since="2026-06-01"))
     assert [m["content"] for m in page["memories"]] == [DIARY["2026-06-14"]]
     with pytest.raises(InvalidInput) as refused:
-        await service.reading.list_memories(until="June")
+        await service.reading.list_memories(build(ListRequest, until="June"))
     assert refused.value.field == "until"
 
 

@@ -185,8 +185,7 @@ async def test_ordinary_sentences_come_back_unchanged(service: CortexService) ->
     await service.exchange.import_memories(
         build(ImportRequest, content=_export_document(sentences, "default"))
     )
-    listed = (await service.reading.list_memories(limit=100_000))["memories"]
-    stored = {m["content"] for m in listed}
+    stored = {m.content for m in await service.stores.exports.memories(None)}
     changed = [s for s in sentences if s.strip() not in stored]  # import trims the ends
     assert len(changed) <= MAX_CHANGED * len(sentences), changed[:20]
 

@@ -13,7 +13,7 @@ import pytest
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.ingest.sieve import detect_high_signals
 from cortex_mcp.runtime import open_cortex
-from cortex_mcp.service.requests import IngestRequest, build
+from cortex_mcp.service.requests import IngestRequest, ListRequest, build
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -73,7 +73,7 @@ async def test_rules_only_ingest_keeps_reported_words_out_of_core_and_the_profil
                 )
             )
         await service.drain()
-        memories = (await service.reading.list_memories(limit=500))["memories"]
+        memories = (await service.reading.list_memories(build(ListRequest, limit=500)))["memories"]
         profile = await service.conversation.profile(refresh=True)
     assert memories, "each turn is kept as raw working context"
     kept = [(m["layer"], m["category"], m["importance"]) for m in memories]

@@ -22,7 +22,7 @@ from cortex_mcp.engine.ingest.dialogue import is_transcript, utterances
 from cortex_mcp.engine.ingest.sieve import detect_high_signals
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import IngestRequest, build
+from cortex_mcp.service.requests import IngestRequest, ListRequest, build
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +37,7 @@ async def service(tmp_path: Path) -> AsyncIterator[CortexService]:
 
 
 async def _core(service: CortexService, agent: str = "default") -> list[dict]:
-    listed = await service.reading.list_memories(layer="core", agent_id=agent)
+    listed = await service.reading.list_memories(build(ListRequest, layer="core", agent_id=agent))
     return listed["memories"]
 
 

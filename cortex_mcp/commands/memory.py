@@ -15,7 +15,14 @@ from cortex_mcp.commands.output import (
 )
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.redaction import describe_redactions
-from cortex_mcp.service.requests import ForgetRequest, RememberRequest, SearchRequest, build
+from cortex_mcp.service.requests import (
+    MAX_LIST_PAGE,
+    ForgetRequest,
+    ListRequest,
+    RememberRequest,
+    SearchRequest,
+    build,
+)
 
 if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
@@ -39,7 +46,10 @@ def _table(rows: list[dict[str, Any]]) -> str:
 def _list_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layer", choices=LAYERS, help="only this layer")
     parser.add_argument("--category", help="only this category (fact, preference, ...)")
-    parser.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    limit = ListRequest.default("limit")
+    parser.add_argument(
+        "--limit", type=int, default=limit, help=f"at most this many (default {limit})"
+    )
     parser.add_argument(
         "--forgotten",
         action="store_true",
@@ -56,22 +66,34 @@ def _forgotten_row(m: dict[str, Any]) -> str:
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
     async def work(reader: MemoryReading) -> int:
-        page = await reader.list_memories(
-            args.layer,
-            args.category,
-            args.limit,
-            forgotten=args.forgotten,
-            since=args.since,
-            until=args.until,
-        )
+        rows = await _listed(reader, args)
         if args.forgotten:
-            rows = page["memories"]
             emit(args, rows, lambda d: "\n".join(map(_forgotten_row, d)) or "no forgotten memories")
         else:
-            emit(args, page["memories"], _table)
+            emit(args, rows, _table)
         return 0
 
     return run_with_reader(settings, work)
+
+
+async def _listed(reader: MemoryReading, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Up to --limit memories, read a page (at most MAX_LIST_PAGE) at a time."""
+    rows: list[dict[str, Any]] = []
+    while True:
+        size = min(args.limit - len(rows), MAX_LIST_PAGE) if args.limit > 0 else args.limit
+        request = build(
+            ListRequest,
+            layer=args.layer,
+            category=args.category,
+            limit=size,  # 0 or less: refused, naming the rule
+            offset=len(rows),
+            since=args.since,
+            until=args.until,
+        )
+        page = (await reader.list_memories(request, forgotten=args.forgotten))["memories"]
+        rows += page
+        if len(page) < size or len(rows) >= args.limit:
+            return rows
 
 
 # ---- search ------------------------------------------------------------------------------

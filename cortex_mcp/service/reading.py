@@ -11,11 +11,13 @@ from typing import Any
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput, NotFound
-from cortex_mcp.models import LOCAL, Caller, Category, Layer, to_iso
+from cortex_mcp.models import LOCAL, Caller, to_iso
+from cortex_mcp.service.requests import ListRequest
 from cortex_mcp.store.interfaces import ExportStorage, MemoryStorage
 from cortex_mcp.store.relations import RelationStore
 
 _CANDIDATES = 5  # ids listed when a prefix is ambiguous
+_NEWEST = ListRequest()
 
 
 class MemoryReading:
@@ -45,36 +47,27 @@ class MemoryReading:
             await self._drain()
 
     async def list_memories(
-        self,
-        layer: str | None = None,
-        category: str | None = None,
-        limit: int = 50,
-        agent_id: str | None = None,
-        offset: int = 0,
-        include_shared: bool | None = None,
-        forgotten: bool = False,
-        since: str | None = None,
-        until: str | None = None,
+        self, request: ListRequest = _NEWEST, *, forgotten: bool = False
     ) -> dict[str, Any]:
-        """Live memories, newest first (or, with `forgotten`, the forgotten ones, most recently
-        forgotten first): {memories, limit, offset}. `since`/`until`: ISO dates or date-times
-        bounding their own time (`occurred_at`; a date `until` takes in that day)."""
-        limit = validate.int_range("limit", limit, 1, 100_000)
-        offset = validate.int_range("offset", offset, 0, 10**9)
-        shared = self.settings.include_shared if include_shared is None else include_shared
+        """Live memories, newest first (or, with `forgotten`, the operator's, the forgotten
+        ones, most recently forgotten first): {memories, limit, offset}. `since`/`until`: ISO
+        dates or date-times bounding their own time (`occurred_at`; a date `until` takes in
+        that day)."""
+        r = request
+        shared = self.settings.include_shared if r.include_shared is None else r.include_shared
         rows = await self.exports.list_memories(
-            validate.agent_for(self.caller, agent_id, self.settings.agent_id),
-            validate.member("layer", layer, Layer).value if layer else None,
-            validate.member("category", category, Category).value if category else None,
-            limit,
-            offset,
+            validate.agent_for(self.caller, r.agent_id, self.settings.agent_id),
+            r.layer.value if r.layer else None,
+            r.category.value if r.category else None,
+            r.limit,
+            r.offset,
             shared,
             forgotten,
-            since=to_iso(validate.moment_of("since", since)) if since else None,
-            until=to_iso(validate.period_end_of("until", until)) if until else None,
+            since=to_iso(validate.moment_of("since", r.since)) if r.since else None,
+            until=to_iso(validate.period_end_of("until", r.until)) if r.until else None,
         )
         memories = [m.model_dump(mode="json") for m in rows]
-        return {"memories": memories, "limit": limit, "offset": offset}
+        return {"memories": memories, "limit": r.limit, "offset": r.offset}
 
     async def memory_detail(self, memory_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """One memory of `agent_id` (default: this server's) with its correction chain and access

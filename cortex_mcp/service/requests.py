@@ -448,6 +448,9 @@ AsQueryInt = BeforeValidator(_integer_text)
 # ---- reading and editing memories ------------------------------------------------------------
 
 
+MAX_LIST_PAGE = 500  # memories in one page of a listing
+
+
 class ListRequest(Request):
     """A page of live memories, newest first (GET /memories)."""
 
@@ -456,7 +459,7 @@ class ListRequest(Request):
     layer: Annotated[Layer, Field(description="Only this layer")] | None = None
     category: Annotated[Category, Field(description="Only this category")] | None = None
     limit: Annotated[
-        int, Field(ge=1, le=500, description="Most memories to return"), AsQueryInt
+        int, Field(ge=1, le=MAX_LIST_PAGE, description="Most memories to return"), AsQueryInt
     ] = 50
     offset: Annotated[
         int, Field(ge=0, le=1_000_000, description="Memories to skip"), AsQueryInt

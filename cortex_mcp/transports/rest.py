@@ -95,17 +95,7 @@ async def delete_memory(call: Call) -> Any:
 
 
 async def list_memories(call: Call) -> Any:
-    q: ListRequest = call.query
-    return await call.service.reading.list_memories(
-        agent_id=call.agent_id,
-        layer=q.layer,
-        category=q.category,
-        limit=q.limit,
-        offset=q.offset,
-        include_shared=q.include_shared,
-        since=q.since,
-        until=q.until,
-    )
+    return await call.service.reading.list_memories(_own(call, call.query))
 
 
 async def stats(call: Call) -> dict[str, Any]:
