@@ -26,6 +26,7 @@ from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.search.text import build_query, quote
 from cortex_mcp.service.memories import MemoryService, unique
 from cortex_mcp.service.reading import MemoryReading
+from cortex_mcp.service.requests import AgentRequest, build
 from cortex_mcp.service.status import StatusService
 from cortex_mcp.store.backend import Stores
 from cortex_mcp.store.browse import SORTS, STATUSES, BrowseStore, TableQuery
@@ -143,7 +144,7 @@ class BrowseService:
 
     async def memory_page(self, memory_id: str, agent_id: str | None = None) -> dict[str, Any]:
         """memory_detail plus where it came from, the summary covering it and its audit log."""
-        detail = await self.reading.memory_detail(memory_id, agent_id)
+        detail = await self.reading.memory_detail(memory_id, build(AgentRequest, agent_id=agent_id))
         memory = Memory.model_validate(detail["memory"])
         covering = await self.browser.summaries_covering(memory)
         return {

@@ -12,12 +12,13 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import LOCAL, Caller, to_iso
-from cortex_mcp.service.requests import ListRequest
+from cortex_mcp.service.requests import AgentRequest, ListRequest
 from cortex_mcp.store.interfaces import ExportStorage, MemoryStorage
 from cortex_mcp.store.relations import RelationStore
 
 _CANDIDATES = 5  # ids listed when a prefix is ambiguous
 _NEWEST = ListRequest()
+_OWN = AgentRequest()  # the server's own agent
 
 
 class MemoryReading:
@@ -69,12 +70,12 @@ class MemoryReading:
         memories = [m.model_dump(mode="json") for m in rows]
         return {"memories": memories, "limit": r.limit, "offset": r.offset}
 
-    async def memory_detail(self, memory_id: str, agent_id: str | None = None) -> dict[str, Any]:
-        """One memory of `agent_id` (default: this server's) with its correction chain and access
-        history. Another agent's memory is "not found", exactly like a missing one, unless that
-        agent marked it shared and shared recall is on (CORTEX_INCLUDE_SHARED)."""
+    async def memory_detail(self, memory_id: str, request: AgentRequest = _OWN) -> dict[str, Any]:
+        """One memory of the request's agent (default: this server's) with its correction chain
+        and access history. Another agent's memory is "not found", exactly like a missing one,
+        unless that agent marked it shared and shared recall is on (CORTEX_INCLUDE_SHARED)."""
         await self.drain()
-        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
         target = validate.memory_id(memory_id, "id")
         memory = await self.memories.get(target)
         visible = memory is not None and (

@@ -11,10 +11,11 @@ from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import LOCAL, Caller, Clock, to_iso
 from cortex_mcp.service.effects import Refresher
-from cortex_mcp.service.requests import RelationListRequest, RelationRequest
+from cortex_mcp.service.requests import AgentRequest, RelationListRequest, RelationRequest
 from cortex_mcp.store.relations import RelationStore, Triple
 
 _NEWEST = RelationListRequest()
+_OWN = AgentRequest()  # the server's own agent
 
 
 @dataclass(kw_only=True)
@@ -51,10 +52,10 @@ class RelationService:
         self.refresher.mirror()
         return relation
 
-    async def delete(self, relation_id: str, agent_id: str | None = None) -> dict[str, Any]:
+    async def delete(self, relation_id: str, request: AgentRequest = _OWN) -> dict[str, Any]:
         """Delete one of the agent's relations; another agent's is "not found" like a missing one."""
         target = validate.relation_id(relation_id, "id")
-        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
         if not await self.relations.delete(target, agent):
             raise NotFound(f"id: no relation {target} for agent {agent!r}", field="id")
         self.refresher.mirror()

@@ -21,8 +21,11 @@ from cortex_mcp.engine.recall.report import core_snapshot
 from cortex_mcp.models import LOCAL, Caller, Clock, Layer, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
+from cortex_mcp.service.requests import AgentRequest
 from cortex_mcp.store import connector_info
 from cortex_mcp.store.backend import Stores
+
+_OWN = AgentRequest()  # the server's own agent
 
 
 @dataclass(kw_only=True)
@@ -48,12 +51,12 @@ class StatusService:
         return core_snapshot(core, max_tokens)
 
     async def stats(
-        self, agent_id: str | None = None, *, all_agents: bool = False
+        self, request: AgentRequest = _OWN, *, all_agents: bool = False
     ) -> dict[str, Any]:
         """Health and counts. Memory, turn and relation counts are the agent's (default: this
         server's); `all_agents` (the operator's CLI, never a remote caller) adds the total
         over every agent. Vector, cache and provider counters are the server's."""
-        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
         info = connector_info()
         primary = self.embeddings.primary
         report: dict[str, Any] = {

@@ -12,7 +12,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cortex_mcp.models import Category, ForgetResult, Layer
-from cortex_mcp.service.requests import AgentId, Content, MaxResults, Query, Reason, Request
+from cortex_mcp.service.requests import (
+    AgentId,
+    AgentRequest,
+    Content,
+    MaxResults,
+    Query,
+    Reason,
+    Request,
+)
 from cortex_mcp.transports.endpoints import Call, Endpoint
 from cortex_mcp.transports.rest_responses import Anything
 
@@ -111,10 +119,6 @@ class SystemQuery(Request):
     health: bool = True
 
 
-class AgentQuery(Request):
-    agent_id: AgentId | None = None
-
-
 class MemoryPage(BaseModel):
     """{memories, next_cursor, total, total_capped}: pass next_cursor back (same sort and
     filters) for the next page; total is counted on the first page only, and with a text or
@@ -199,10 +203,10 @@ _BY_ID = (400, 401, 404, 413, 422)
 _DETAIL = "/memories/{id}/detail"
 
 DASHBOARD_ENDPOINTS: list[Endpoint] = [
-    Endpoint("GET", "/agents", agents, "list_agents", query=AgentQuery, response=Anything),
+    Endpoint("GET", "/agents", agents, "list_agents", query=AgentRequest, response=Anything),
     Endpoint("GET", "/browse", browse, "browse_memories", query=BrowseQuery, response=MemoryPage),
     Endpoint("GET", "/timeline", timeline, "timeline", query=TimelineQuery, response=Anything),
-    Endpoint("GET", _DETAIL, memory_page, "memory_page", query=AgentQuery, response=Anything,
+    Endpoint("GET", _DETAIL, memory_page, "memory_page", query=AgentRequest, response=Anything,
              errors=_BY_ID),
     Endpoint("POST", "/memories/{id}/restore", restore, "restore_memory", RestoreBody,
              response=Anything, errors=_BY_ID),
@@ -213,7 +217,7 @@ DASHBOARD_ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/lifecycle/runs", runs, "lifecycle_runs", query=RunsQuery,
              response=Anything),
     Endpoint("GET", "/turns", turns, "extraction_log", query=TurnsQuery, response=Anything),
-    Endpoint("GET", "/profile", profile, "get_profile", query=AgentQuery, response=Anything),
+    Endpoint("GET", "/profile", profile, "get_profile", query=AgentRequest, response=Anything),
     Endpoint("PATCH", "/profile", edit_profile, "edit_profile", ProfileBody, response=Anything),
     Endpoint("GET", "/system", system, "system_report", query=SystemQuery, response=Anything),
 ]  # fmt: skip

@@ -27,7 +27,7 @@ from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import LOCAL, Caller
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import build
+from cortex_mcp.service.requests import AgentRequest, build
 from cortex_mcp.transports import render
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
 from cortex_mcp.transports.arguments import input_schema, parse_arguments
@@ -245,7 +245,9 @@ def build_server(
         mime_type="application/json",
     )
     async def stats() -> str:
-        return await for_agent(lambda service, agent: _json(service.status.stats(agent)))
+        return await for_agent(
+            lambda service, agent: _json(service.status.stats(build(AgentRequest, agent_id=agent)))
+        )
 
     @mcp.resource(
         "cortex://profile",
@@ -264,7 +266,8 @@ def build_server(
     )
     async def memory(id: str, ctx: Context) -> str:
         try:
-            detail = await _service_of(ctx).reading.memory_detail(id, _header_agent(ctx))
+            request = build(AgentRequest, agent_id=_header_agent(ctx))
+            detail = await _service_of(ctx).reading.memory_detail(id, request)
         except CortexError as exc:
             raise ResourceNotFoundError(exc.message) from None
         return json.dumps(detail, ensure_ascii=False, indent=2)

@@ -77,7 +77,7 @@ async def remember(call: Call) -> RememberResult:
 
 
 async def get_memory(call: Call) -> dict[str, Any]:
-    return await call.service.reading.memory_detail(call.path["id"], call.agent_id)
+    return await call.service.reading.memory_detail(call.path["id"], _own(call, call.query))
 
 
 def _own(call: Call, request: Any) -> Any:
@@ -99,7 +99,7 @@ async def list_memories(call: Call) -> Any:
 
 
 async def stats(call: Call) -> dict[str, Any]:
-    return await call.service.status.stats(call.agent_id)
+    return await call.service.status.stats(_own(call, call.query))
 
 
 async def ingest(call: Call) -> Any:
@@ -140,7 +140,7 @@ async def add_relation(call: Call) -> Any:
 
 
 async def delete_relation(call: Call) -> Any:
-    return await call.service.relations.delete(call.path["id"], call.agent_id)
+    return await call.service.relations.delete(call.path["id"], _own(call, call.query))
 
 
 async def list_tokens(call: Call) -> r.TokenList:
