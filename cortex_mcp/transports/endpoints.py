@@ -180,7 +180,8 @@ def openapi_document(
             for name in _path_names(ep.path)
         ]
         if ep.query is not None:
-            schema = ep.query.model_json_schema()
+            schema = ep.query.model_json_schema(ref_template="#/components/schemas/{model}")
+            schemas.update(schema.pop("$defs", {}))  # a parameter's enum (Layer) is a component
             required = set(schema.get("required", []))
             for name, prop in schema["properties"].items():
                 params.append(
