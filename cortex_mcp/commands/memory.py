@@ -15,6 +15,7 @@ from cortex_mcp.commands.output import (
 )
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.redaction import describe_redactions
+from cortex_mcp.models import Layer
 from cortex_mcp.service.requests import (
     MAX_LIST_PAGE,
     ForgetRequest,
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
     from cortex_mcp.service.reading import MemoryReading
 
-LAYERS = ("working", "core", "archive")
+LAYERS = tuple(layer.value for layer in Layer)
 
 
 def _row(m: dict[str, Any]) -> str:

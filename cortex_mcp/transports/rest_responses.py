@@ -3,7 +3,8 @@
 The first group describes routes whose handlers return the service's plain dicts as they are;
 each of those is strict (`additionalProperties: false`), so a key the service starts to return
 without being described here fails tests/test_openapi_responses.py. The second group is the
-other routes' responses. Request bodies are in rest_models.py.
+other routes' responses. Request bodies and query strings are the services' request models
+(service/requests.py).
 """
 
 from __future__ import annotations
