@@ -40,6 +40,11 @@ from cortex_mcp.transports.endpoints import Call, Endpoint, openapi_document
 _MEMORY = "/memories/{id}"
 
 
+def _own(call: Call, request: Any) -> Any:
+    """`request` for the caller's agent (body or query `agent_id`, else X-Cortex-Agent)."""
+    return request.model_copy(update={"agent_id": call.agent_id})
+
+
 async def health(call: Call) -> dict[str, Any]:
     return call.service.status.health()
 
@@ -49,12 +54,11 @@ async def openapi(call: Call) -> dict[str, Any]:
 
 
 async def recall(call: Call) -> RecallResult:
-    b: RecallRequest = call.body
-    return await call.service.memories.recall(b.model_copy(update={"agent_id": call.agent_id}))
+    return await call.service.memories.recall(_own(call, call.body))
 
 
 async def search(call: Call) -> r.SearchResponse:
-    b: SearchRequest = call.body.model_copy(update={"agent_id": call.agent_id})
+    b: SearchRequest = _own(call, call.body)
     results = await call.service.memories.search(b)
     debug = None
     if b.debug:
@@ -72,17 +76,11 @@ async def search(call: Call) -> r.SearchResponse:
 
 
 async def remember(call: Call) -> RememberResult:
-    b: RememberRequest = call.body
-    return await call.service.memories.remember(b.model_copy(update={"agent_id": call.agent_id}))
+    return await call.service.memories.remember(_own(call, call.body))
 
 
 async def get_memory(call: Call) -> dict[str, Any]:
     return await call.service.reading.memory_detail(call.path["id"], _own(call, call.query))
-
-
-def _own(call: Call, request: Any) -> Any:
-    """`request` for the caller's agent (body or query `agent_id`, else X-Cortex-Agent)."""
-    return request.model_copy(update={"agent_id": call.agent_id})
 
 
 async def patch_memory(call: Call) -> Any:
