@@ -739,6 +739,9 @@ async def test_listing_takes_a_period_of_the_memories_own_time(service: CortexSe
     with pytest.raises(InvalidInput) as refused:
         await service.reading.list_memories(build(ListRequest, until="June"))
     assert refused.value.field == "until"
+    with pytest.raises(InvalidInput, match="later than since") as refused:
+        build(ListRequest, since="2026-06-02", until="2026-06-01")
+    assert refused.value.field == "until"
 
 
 def test_rest_lists_a_period_and_refuses_a_bad_date(rest: TestClient) -> None:
@@ -750,6 +753,11 @@ def test_rest_lists_a_period_and_refuses_a_bad_date(rest: TestClient) -> None:
     assert len(listed.json()["memories"]) == 3
     bad = rest.get(f"{api}/memories", params={"since": "yesterday"})
     assert bad.status_code == 422 and bad.json()["error"]["field"] == "since"
+    # an empty period is a mistake to name, not an empty page (as recall and search say it)
+    backwards = rest.get(f"{api}/memories", params={"since": "2026-05-31", "until": "2026-05-01"})
+    assert backwards.status_code == 422, backwards.text
+    error = backwards.json()["error"]
+    assert error["field"] == "until" and "later than since" in error["message"]
 
 
 async def test_a_period_holding_few_of_a_words_best_matches_still_finds_them(

@@ -30,6 +30,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput
@@ -307,7 +308,15 @@ def _invalid(exc: ValidationError) -> InvalidInput:
     paths = [[p for p in e["loc"] if not _is_member_tag(p)] for e in exc.errors()]
     deepest = max(range(len(paths)), key=lambda i: len(paths[i]))
     field = ".".join(str(part) for part in paths[deepest]) or "arguments"
-    return InvalidInput(f"{field}: {exc.errors()[deepest]['msg']}", field=field)
+    return InvalidInput(f"{field}: {rule_of(exc.errors()[deepest])}", field=field)
+
+
+def rule_of(error: ErrorDetails) -> str:
+    """What a validation error says, without pydantic's "Value error, " before a rule of our
+    own ("until: must be later than since (2026-06-02)")."""
+    if error["type"] == "value_error" and "error" in error.get("ctx", {}):
+        return str(error["ctx"]["error"])
+    return error["msg"]
 
 
 _MEMBER_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}
@@ -451,7 +460,7 @@ AsQueryInt = BeforeValidator(_integer_text)
 MAX_LIST_PAGE = 500  # memories in one page of a listing
 
 
-class ListRequest(Request):
+class ListRequest(Period, Request):
     """A page of live memories, newest first (GET /memories)."""
 
     schema_name: ClassVar[str] = "ListQuery"

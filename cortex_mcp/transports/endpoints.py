@@ -22,7 +22,7 @@ from cortex_mcp.engine.validate import DECIMAL_TEXT, MAX_DECIMAL_CHARS
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import ADMIN
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import DECIMAL_MARK, REST_ONLY, SETTING
+from cortex_mcp.service.requests import DECIMAL_MARK, REST_ONLY, SETTING, rule_of
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
 from cortex_mcp.transports.callers import caller_of
 from cortex_mcp.transports.json_checks import MalformedJson, check_json
@@ -82,7 +82,7 @@ def _validation_response(exc: ValidationError, where: str = "") -> Response:
     problems = []
     for error in exc.errors(include_url=False):
         loc = ".".join(str(part) for part in error["loc"]) or where or "body"
-        problems.append((loc, error["msg"]))
+        problems.append((loc, rule_of(error)))
     message = "; ".join(f"{loc}: {msg}" for loc, msg in problems[:5])
     return error_response(422, "invalid_input", message, problems[0][0])
 
