@@ -78,6 +78,34 @@ class Category(enum.StrEnum):
     profile = "profile"
 
 
+class EntityKind(enum.StrEnum):
+    """What an entity is: who or what memories are about."""
+
+    person = "person"
+    pet = "pet"
+    place = "place"
+    organization = "organization"
+    project = "project"
+    thing = "thing"
+
+
+class LinkRole(enum.StrEnum):
+    """How a memory is tied to an entity: who said it, who it is about, or only named in it."""
+
+    speaker = "speaker"
+    subject = "subject"
+    mentioned = "mentioned"
+
+
+class MemoryKind(enum.StrEnum):
+    """What kind of statement a memory is (the design documents' retain prefixes W, B, O, S)."""
+
+    world = "world"
+    experience = "experience"
+    opinion = "opinion"
+    observation = "observation"
+
+
 class Clock(Protocol):
     def now(self) -> datetime: ...
 
