@@ -52,6 +52,22 @@ export function framedMemories(context: string, extraLines: readonly string[] = 
   return [OPENING + frameBody(context), ...extra].join("\n") + CLOSING;
 }
 
+/** Line breaks JSON.stringify leaves as they are (a model may read them as a new line). */
+const UNESCAPED_BREAKS = /[\x85\u2028\u2029]/g;
+
+/**
+ * `record` as indented JSON framed as untrusted data like recalled memories: the notice first,
+ * then the JSON with `&`, `<` and `>` escaped (a value can never close the frame) and every
+ * line break inside a value written as a JSON escape (a value can never start a line).
+ */
+export function framedRecord(record: unknown): string {
+  const json = JSON.stringify(record, null, 2).replace(
+    UNESCAPED_BREAKS,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  return `${OPENING}${NOTICE}\n${escapeMarkup(json)}${CLOSING}`;
+}
+
 /** The text of a message's content: a string, or the `text` blocks of a block array. */
 export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
