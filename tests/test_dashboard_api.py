@@ -89,6 +89,22 @@ def test_filters_narrow_the_table(client: TestClient, clock: FakeClock) -> None:
     assert fact not in [m["id"] for m in browse(client)["memories"]]
 
 
+def test_the_all_filter_lists_live_forgotten_and_superseded_memories_on_both_stores(
+    client: TestClient,
+) -> None:
+    kept = remember(client, "Keeps a sourdough starter in the fridge")
+    dropped = remember(client, "Owns a red bicycle")
+    old = remember(client, "Works at Initech")
+    new = remember(client, "Works at Globex", supersedes=old)
+    alice = {"X-Cortex-Agent": "alice"}
+    assert client.delete(f"{API}/memories/{dropped}", headers=alice).status_code == 200
+    everything = browse(client, status="all")
+    assert {m["id"] for m in everything["memories"]} == {kept, dropped, old, new}
+    assert everything["total"] == 4
+    for sort in ("occurred_at", "importance"):
+        assert len(browse(client, status="all", sort=sort, limit=2)["memories"]) == 2
+
+
 @pytest.mark.parametrize(
     ("query", "field"),
     [

@@ -28,7 +28,7 @@ _STATUS_SQL = {
     "live": "forgotten_at IS NULL AND superseded_by IS NULL",
     "forgotten": "forgotten_at IS NOT NULL",
     "superseded": "superseded_by IS NOT NULL",
-    "all": "1",
+    "all": "TRUE",  # a boolean on both stores (PostgreSQL refuses WHERE 1)
 }
 
 
