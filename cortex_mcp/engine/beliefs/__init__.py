@@ -1,0 +1,1 @@
+"""Beliefs: what the memory has come to believe, with the evidence for and against it."""
