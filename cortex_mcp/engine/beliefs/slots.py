@@ -1,0 +1,234 @@
+"""Single-valued slots: the facts a newer statement replaces rather than adds to.
+
+Where someone lives, where they work, their role, email, phone, relationship status, a person's
+or pet's age, a metric's current figure: each has one value at a time, so "Marco moved to Milan"
+closes "Marco lives in Turin" (it stays as history, valid until the move). A fact of another
+kind ("Marco likes Turin") is no slot and never closes anything.
+
+`find_slot_facts` reads them by rules, in English, Chinese and Japanese, from one memory's text:
+each `SlotFact` says whose slot it is (`holder`: "I" for the speaker, a name, or a phrase such
+as "my sister"), which slot, and the value. Deliberately narrow: a missed update leaves two
+facts side by side (what recall did before); a wrong one would retire a true fact.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+SLOTS = ("residence", "workplace", "role", "email", "phone", "relationship", "age", "metric")
+SELF = "I"
+
+
+@dataclass(frozen=True)
+class SlotFact:
+    holder: str  # SELF, a name ("Marco"), or an alias phrase ("my sister")
+    slot: str
+    value: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What two facts must share for one to replace the other."""
+        return (holder_key(self.holder), self.slot)
+
+    def same_value(self, other: SlotFact) -> bool:
+        return value_key(self.value) == value_key(other.value)
+
+
+def holder_key(holder: str) -> str:
+    folded = unicodedata.normalize("NFKC", holder).casefold().strip()
+    folded = _ARTICLE.sub("", folded)
+    return SELF.casefold() if folded in _SELF_WORDS else folded
+
+
+def value_key(value: str) -> str:
+    folded = unicodedata.normalize("NFKC", value).casefold()
+    return re.sub(r"[\s\W_]+", " ", folded).strip()
+
+
+_ARTICLE = re.compile(r"^(?:the|our) ")
+_SELF_WORDS = {
+    "i",
+    "we",
+    "me",
+    "my",
+    "our",
+    "我",
+    "我们",
+    "私",
+    "僕",
+    "俺",
+    "わたし",
+    "ぼく",
+    "おれ",
+    "自分",
+}
+
+# --- English -----------------------------------------------------------------------------
+_EN_HOLDER = (
+    r"(?P<holder>I|We|we|[Mm]y (?:[a-z]+ )?(?:sister|brother|mom|mother|dad|father|son|daughter|"
+    r"wife|husband|partner|boyfriend|girlfriend|friend|boss|cousin|aunt|uncle|grandma|grandpa|"
+    r"kid|dog|cat|puppy|kitten)|[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
+)
+_EN_ADVERB = r"(?:\s+(?:just|recently|finally|now|currently|still|already|officially))*"
+_EN_UNIT = (
+    r"(?:%|ms|s|secs?|seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|months?|years?|kg|g|lbs?|"
+    r"pounds?|km|miles?|k|m|mb|gb|tb|x|dollars?|euros?|points?|users?|people|members?|"
+    r"customers?|steps?|pages?|errors?|tests?|bugs?)\b"
+)
+_EN_PLACE = r"(?P<value>[A-Z][\w'.-]*(?:(?:,? | of | de )[A-Z][\w'.-]*){0,3})"
+_EN_ORG = r"(?P<value>(?:the )?[A-Z][\w&'.-]*(?: (?:[A-Z][\w&'.-]*|of|&|and))*[\w.]?)"
+
+_ENGLISH: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (slot, re.compile(pattern))
+    for slot, pattern in (
+        (
+            "residence",
+            _EN_HOLDER + _EN_ADVERB + r"(?:\s+(?:moved|relocated|have moved|has moved)|'ve moved)"
+            r"(?: (?:back|away|out))?(?: from [A-Z][\w'.-]*(?: [A-Z][\w'.-]*)*)? to " + _EN_PLACE,
+        ),
+        (
+            "residence",
+            _EN_HOLDER + _EN_ADVERB + r"(?:\s+(?:live|lives|am living|is living|are living|"
+            r"reside|resides)|'m living|'s living|'re living)(?: now)? in " + _EN_PLACE,
+        ),
+        (
+            "workplace",
+            _EN_HOLDER + _EN_ADVERB + r"(?:\s+(?:work|works|am working|is working)|'m working|"
+            r"'s working)(?: now)? (?:at|for) " + _EN_ORG,
+        ),
+        (
+            "workplace",
+            _EN_HOLDER + _EN_ADVERB + r"\s+(?:joined|started (?:a (?:new )?job |working )?at|"
+            r"got (?:a|the) job at|took a job at|was hired by|got hired (?:at|by)|"
+            r"(?:has|have|'ve) joined) " + _EN_ORG,
+        ),
+        (
+            "role",
+            _EN_HOLDER + _EN_ADVERB + r"\s+(?:was promoted to|got promoted to|became|"
+            r"(?:has|have) become|works as|is working as|'m working as|am working as) "
+            r"(?:an? |the )?(?P<value>(?:senior |junior |lead |head |chief |staff )?"
+            r"[a-z]+(?: [a-z]+)?)\b",
+        ),
+        (
+            "email",
+            r"(?P<holder>I|[A-Z][a-z]+|my)\b[^.\n]{0,20}?\bemail(?: address)? (?:is|:|"
+            r"changed to|is now) (?P<value>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)",
+        ),
+        (
+            "phone",
+            r"(?P<holder>I|[A-Z][a-z]+|my)\b[^.\n]{0,20}?\b(?:phone|cell|mobile)(?: number)? "
+            r"(?:is|:|changed to|is now) (?P<value>\+?\d[\d ()-]{5,}\d)",
+        ),
+        (
+            "relationship",
+            _EN_HOLDER + _EN_ADVERB + r"(?:\s+(?:am|is|are|got|just got)|'m|'s|'re)"
+            r"(?: now)? (?P<value>married|engaged|divorced|single|separated|widowed)\b",
+        ),
+        (
+            "age",
+            _EN_HOLDER + r"(?:(?: (?:just|finally))? (?:is|turned|am|turns)|'s|'m) (?:now )?"
+            r"(?P<value>\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+            r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)"
+            r"(?: years? old| months? old|(?=[.!,;]|$)| now\b| today\b| this year\b)",
+        ),
+        (
+            "metric",
+            r"(?P<holder>(?:[Tt]he |[Oo]ur |[Mm]y )?[a-z][a-z -]{2,40}?) (?:went|dropped|fell|"
+            r"rose|grew|climbed|improved|came down) from [\d.,]+ ?(?:" + _EN_UNIT + r")? to "
+            r"(?P<value>[\d.,]+(?: ?" + _EN_UNIT + r")?)",
+        ),
+        (
+            "metric",
+            r"(?P<holder>(?:[Tt]he |[Oo]ur |[Mm]y )[a-z][a-z -]{2,40}?) (?:now )?(?:takes|is down to|"
+            r"is up to|is at|is now|runs in|costs|weighs)(?: only| just| about)? "
+            r"(?P<value>[\d.,]+ ?" + _EN_UNIT + r")",
+        ),
+    )
+)
+
+# --- Chinese -----------------------------------------------------------------------------
+_ZH_HOLDER = r"(?P<holder>我们|我|他|她|我(?:的)?(?:姐姐|妹妹|哥哥|弟弟|表弟|表妹|表哥|表姐|爸爸|妈妈|老公|老婆|儿子|女儿|朋友|同事)|[\u4e00-\u9fff]{2,3}?)"
+_ZH_ADVERB = r"(?:现在|目前|已经|刚刚|刚|最近|终于|又)*"
+_ZH_VALUE = r"(?P<value>[\u4e00-\u9fffA-Za-z]{2,12}?)"
+_ZH_END = r"(?=了|啦|。|，|,|！|!|$|工作|上班|去了|住)"
+
+_CHINESE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (slot, re.compile(pattern))
+    for slot, pattern in (
+        ("residence", _ZH_HOLDER + _ZH_ADVERB + r"(?:从[\u4e00-\u9fff]{2,8})?(?:搬到了?|搬去了?|搬家到|定居在?|移居到?)" + _ZH_VALUE + _ZH_END),
+        ("residence", _ZH_HOLDER + _ZH_ADVERB + r"住在" + _ZH_VALUE + r"(?=了|。|，|,|！|$)"),
+        ("workplace", _ZH_HOLDER + _ZH_ADVERB + r"在" + _ZH_VALUE + r"(?:工作|上班|任职)"),
+        ("workplace", _ZH_HOLDER + _ZH_ADVERB + r"(?:入职了?|加入了|跳槽到了?|跳槽去了?|去了)" + _ZH_VALUE + r"(?=了|。|，|,|！|$|工作|上班)"),
+        ("role", _ZH_HOLDER + _ZH_ADVERB + r"(?:升职为|升为|当上了?|成为了?|晋升为)" + _ZH_VALUE + _ZH_END),
+        ("relationship", _ZH_HOLDER + _ZH_ADVERB + r"(?P<value>结婚|订婚|离婚|分手|单身)"),
+        ("age", _ZH_HOLDER + r"(?:今年|已经|现在|刚满|满)*(?P<value>\d{1,3}|[一二三四五六七八九十两]{1,3})(?:岁|周岁)"),
+        ("metric", r"(?P<holder>[\u4e00-\u9fffA-Za-z]{2,10}?)从[\d.]+\S{0,3}?(?:降到了?|减少到了?|缩短到了?|提高到了?|增加到了?|涨到了?|变成了?)(?P<value>[\d.]+\S{0,3}?)(?=[，。,！]|$)"),
+        ("email", r"(?P<holder>我|[\u4e00-\u9fff]{2,3}?)的?(?:新)?邮箱(?:地址)?(?:是|改成了?|换成了?|：|:)\s*(?P<value>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"),
+        ("phone", r"(?P<holder>我|[\u4e00-\u9fff]{2,3}?)的?(?:新)?(?:手机号码?|电话号码?|手机|电话)(?:是|改成了?|换成了?|：|:)\s*(?P<value>\+?\d[\d -]{5,}\d)"),
+    )
+)  # fmt: skip
+
+# --- Japanese ----------------------------------------------------------------------------
+_JA_HOLDER = r"(?P<holder>私|僕|俺|わたし|ぼく|(?:うちの|私の)?(?:姉|妹|兄|弟|母|父|息子|娘|夫|妻|犬|猫)|[\u4e00-\u9fff\u30a0-\u30ffA-Za-z]{1,8}(?:さん|くん|ちゃん)?)(?:は|が|も)"
+_JA_ADVERB = r"(?:今|いま|現在|最近|先月|去年|もう|ついに|やっと|、)*"
+_JA_VALUE = r"(?P<value>[\u4e00-\u9fff\u30a0-\u30ffA-Za-z]{2,12}?)"
+
+_JAPANESE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (slot, re.compile(pattern))
+    for slot, pattern in (
+        ("residence", _JA_HOLDER + _JA_ADVERB + r"(?:[\u4e00-\u9fff\u30a0-\u30ff]{2,8}から)?" + _JA_VALUE + r"(?:に|へ)(?:引っ越し|引越し|移住|転居)"),
+        ("residence", _JA_HOLDER + _JA_ADVERB + _JA_VALUE + r"に住んで"),
+        ("workplace", _JA_HOLDER + _JA_ADVERB + _JA_VALUE + r"(?:で働いて|に勤めて|に勤務して)"),
+        ("workplace", _JA_HOLDER + _JA_ADVERB + _JA_VALUE + r"に(?:転職|入社|就職)"),
+        ("role", _JA_HOLDER + _JA_ADVERB + _JA_VALUE + r"に(?:昇進|昇格|就任)"),
+        ("relationship", _JA_HOLDER + _JA_ADVERB + r"(?P<value>結婚|婚約|離婚)(?:し|する)"),
+        ("age", _JA_HOLDER + _JA_ADVERB + r"(?P<value>\d{1,3}|[一二三四五六七八九十]{1,3})歳(?:に|です|だ|で|。|$)"),
+        ("metric", r"(?P<holder>[\u4e00-\u9fff\u30a0-\u30ffA-Za-z]{2,10}?)(?:は|が)[\d.]+\S{0,3}?から(?P<value>[\d.]+\S{0,3}?)(?:に|へ|まで)(?:短縮|減|増|改善|向上|下が|上が)"),
+        ("email", r"(?P<holder>私|[\u4e00-\u9fff\u30a0-\u30ff]{1,6}(?:さん)?)の?(?:新しい)?メール(?:アドレス)?(?:は|が|を)\s*(?P<value>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"),
+        ("phone", r"(?P<holder>私|[\u4e00-\u9fff\u30a0-\u30ff]{1,6}(?:さん)?)の?(?:新しい)?(?:電話番号|携帯番号|携帯)(?:は|が|を)\s*(?P<value>\+?\d[\d -]{5,}\d)"),
+    )
+)  # fmt: skip
+
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_SPEAKER_LABEL = re.compile(r"^\s*[^:：\n]{1,40}[:：]\s*")
+_HONORIFIC = re.compile(r"(?:さん|くん|ちゃん)$")
+# words the English holder pattern would take for a name at the start of a sentence
+_NOT_HOLDERS = {
+    "It", "This", "That", "There", "Here", "They", "He", "She", "You", "What", "Who", "Which",
+    "When", "Where", "Why", "How", "Then", "And", "But", "So", "Also", "Now", "Today",
+    "Yesterday", "Everyone", "Someone", "Nobody", "Everything",
+}  # fmt: skip
+
+
+def find_slot_facts(text: str, *, speaker: str | None = None) -> list[SlotFact]:
+    """The slot facts `text` states, first one per (holder, slot). `speaker`: who said it, so
+    that "I" can be told apart from a name (it stays `SELF`; the caller binds it)."""
+    body = _SPEAKER_LABEL.sub("", text, count=1) if speaker else text
+    tables = _tables_for(body)
+    found: dict[tuple[str, str], SlotFact] = {}
+    for slot, pattern in tables:
+        for match in pattern.finditer(body):
+            fact = _fact(slot, match)
+            if fact is not None and fact.key not in found:
+                found[fact.key] = fact
+    return list(found.values())
+
+
+def _tables_for(text: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    if not _CJK.search(text):
+        return _ENGLISH
+    return _JAPANESE if _KANA.search(text) else _CHINESE
+
+
+def _fact(slot: str, match: re.Match[str]) -> SlotFact | None:
+    holder = match.group("holder").strip()
+    value = match.group("value").strip(" ,.;:!?，。、")
+    if not value or holder in _NOT_HOLDERS:
+        return None
+    holder = _HONORIFIC.sub("", holder) or holder
+    if holder_key(holder) in _SELF_WORDS:
+        holder = SELF
+    return SlotFact(holder=holder, slot=slot, value=value)
