@@ -159,7 +159,9 @@ class Settings(BaseSettings):
         10,
         ge=1,
         le=10_000,
-        description="refused tokens a client address may send within a minute before 429",
+        description="times one credential may be refused from one client address within a"
+        " minute before it gets 429 there (other credentials are served); an address with ten"
+        " times as many refusals gets 429 for credentials not accepted lately (guessing)",
     )
     host: str = Field("127.0.0.1", description="where `serve --transport sse|http|all` listens")
     port: int = Field(21100, ge=1, le=65535, description="the port it listens on")

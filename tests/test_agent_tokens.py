@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.reader import open_stores, open_tokens
 from cortex_mcp.service.requests import RevokeRequest, TokenRequest, build
-from tests.helpers.http_helpers import AUTH, TOKEN, ServeProcess
+from tests.helpers.http_helpers import TOKEN, ServeProcess
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -379,31 +379,6 @@ def test_the_dashboard_cookie_does_not_open_mcp_or_sse(serving: ServeProcess) ->
     with page.stream("GET", "/sse", headers={"Origin": serving.url}) as sse:
         assert sse.status_code == 401
     page.close()
-
-
-def test_wrong_tokens_are_throttled_per_client_and_the_right_one_still_works_elsewhere(
-    serving: ServeProcess,
-) -> None:
-    guessing = httpx2.Client(base_url=serving.url, timeout=10)
-    statuses = []
-    for n in range(12):
-        reply = guessing.get(f"{API}/stats", headers={"Authorization": f"Bearer guess-{n}"})
-        statuses.append(reply.status_code)
-    assert statuses[:10] == [401] * 10 and statuses[10:] == [429, 429]
-    assert int(reply.headers["retry-after"]) >= 1
-    # the same address is refused even with the right token, until the window has passed
-    assert guessing.get(f"{API}/stats", headers=AUTH).status_code == 429
-    signin = guessing.post("/ui/session", json={"token": TOKEN}, headers={"Origin": serving.url})
-    assert signin.status_code == 429
-    # another client (another loopback address) is not locked out
-    other = httpx2.Client(
-        base_url=serving.url,
-        timeout=10,
-        transport=httpx2.HTTPTransport(local_address="127.0.0.2"),
-    )
-    assert other.get(f"{API}/stats", headers=AUTH).status_code == 200
-    guessing.close()
-    other.close()
 
 
 async def test_a_server_without_an_admin_token_says_agent_tokens_are_not_checked(

@@ -8,18 +8,28 @@ resolved into a `Caller` that the service receives (`CortexService.acting_for`).
   cookie). The SDK binds each MCP session to the token that opened it.
 - `Credentials` does the same for REST and the dashboard's API: a verified bearer token, else
   the dashboard's session, else 401.
-- `Throttle` answers 429 to a client (by address) after `FAILURES` refused credentials within
-  `WINDOW_S`, until the oldest of them is that old; other clients are not affected.
+- `Throttle` answers 429 to a credential that was refused `FAILURES` times within `WINDOW_S`
+  from one address (told apart by a keyed fingerprint of what was presented, never kept
+  itself), until the oldest of those refusals is that old; every other credential from that
+  address (the right token of another client on the same machine) is served as before. An
+  address that had `GUESSES_PER_FAILURE` times as many refusals (many different wrong tokens:
+  guessing) gets 429 for any credential this server has not seen accepted recently.
+  `RefusedCredentials` holds the counts in bounded tables; the dashboard's sign-in uses it too.
 
 Without CORTEX_API_TOKEN (a loopback server) nothing is checked and every caller is the admin.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import logging
 import math
+import secrets
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, RequireAuthMiddleware
@@ -31,12 +41,17 @@ from cortex_mcp.models import ADMIN, Caller
 from cortex_mcp.service.tokens import TokenService
 from cortex_mcp.transports.guards import PUBLIC_PATHS, send_error
 
+log = logging.getLogger(__name__)
+
 CALLER_KEY = "cortex.caller"
 SCOPE = "memories"
 ADMIN_CLIENT = "admin"
 MCP_PREFIXES = ("/mcp", "/sse", "/messages")
 FAILURES = 10
 WINDOW_S = 60.0
+GUESSES_PER_FAILURE = 10  # an address's refusals (any credential) before it counts as guessing
+TABLE_SIZE = 10_000  # credentials (and addresses) the throttle remembers, least recent dropped
+FINGERPRINT_SHOWN = 12  # hex characters of a fingerprint in the log
 
 
 class Unauthenticated(CortexError):
@@ -135,71 +150,180 @@ class Credentials:
         await self.app(scope, receive, send)
 
 
-class Throttle:
-    """429 for a client whose credentials were refused FAILURES times within WINDOW_S.
+@dataclass(frozen=True)
+class Refusal:
+    """Why a credential gets 429, and for how long."""
 
-    A refusal counts when the request presented a credential (a bearer token, or a token
-    posted to the dashboard's sign-in) and got 401; a request with none (a page asking whether
-    it must sign in) does not. Clients are told apart by address: behind a reverse proxy
-    every client has the proxy's."""
+    wait_s: int
+    guessing: bool  # the address, not this credential, is over its count
 
-    def __init__(self, app: ASGIApp, *, failures: int = FAILURES, window_s: float = WINDOW_S):
-        self.app = app
-        self.failures = failures
+
+class _Windows:
+    """Refusal times per key within a sliding window, for at most `size` keys (the least
+    recently refused are forgotten first: memory stays bounded whatever a flood sends)."""
+
+    def __init__(self, limit: int, size: int) -> None:
+        self.limit = limit
+        self.size = size
+        self._times: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def wait(self, key: str, now: float, window_s: float) -> int:
+        """Seconds until `key` is under its limit again (0: it is now)."""
+        times = self._times.get(key)
+        if times is None:
+            return 0
+        while times and times[0] <= now - window_s:
+            times.popleft()
+        if not times:
+            del self._times[key]
+            return 0
+        if len(times) < self.limit:
+            return 0
+        return max(1, math.ceil(times[0] + window_s - now))
+
+    def add(self, key: str, now: float) -> int:
+        """Count one refusal; how many `key` has in the window now."""
+        times = self._times.pop(key, None)
+        if times is None:
+            times = deque(maxlen=self.limit)
+        times.append(now)
+        self._times[key] = times  # the most recent last
+        while len(self._times) > self.size:
+            self._times.popitem(last=False)
+        return len(times)
+
+
+class RefusedCredentials:
+    """The throttle's memory: refusals by (address, fingerprint) and by address, and the
+    fingerprints of credentials accepted lately (which guessing from their address does not
+    stop). A fingerprint is an HMAC of the credential under a key made at start, so neither
+    the tables nor the log hold anything a token could be read back from."""
+
+    def __init__(
+        self,
+        failures: int = FAILURES,
+        window_s: float = WINDOW_S,
+        *,
+        size: int = TABLE_SIZE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.window_s = window_s
-        self._refused: dict[str, deque[float]] = {}
-        self._clock = time.monotonic
+        self._key = secrets.token_bytes(32)
+        self._credentials = _Windows(failures, size)
+        self._addresses = _Windows(failures * GUESSES_PER_FAILURE, size)
+        self._accepted: OrderedDict[str, None] = OrderedDict()
+        self._size = size
+        self._clock = clock
+
+    def fingerprint(self, credential: str) -> str:
+        raw = credential.encode("utf-8", "surrogatepass")
+        return hmac.new(self._key, raw, hashlib.sha256).hexdigest()
+
+    def refusal(self, address: str, fingerprint: str) -> Refusal | None:
+        """429 for this credential from this address, or None: serve it."""
+        now = self._clock()
+        wait = self._credentials.wait(f"{address} {fingerprint}", now, self.window_s)
+        if wait > 0:
+            return Refusal(wait, guessing=False)
+        if fingerprint in self._accepted:
+            return None
+        wait = self._addresses.wait(address, now, self.window_s)
+        return Refusal(wait, guessing=True) if wait > 0 else None
+
+    def refuse(self, address: str, fingerprint: str) -> None:
+        now = self._clock()
+        shown = fingerprint[:FINGERPRINT_SHOWN]
+        count = self._credentials.add(f"{address} {fingerprint}", now)
+        if count == self._credentials.limit:
+            log.warning(
+                "credential %s from %s was refused %d times within %.0f s: it gets 429 until"
+                " that many are older (other credentials from %s are served as before)",
+                shown,
+                address,
+                count,
+                self.window_s,
+                address,
+            )
+        count = self._addresses.add(address, now)
+        if count == self._addresses.limit:
+            log.warning(
+                "%s had %d credentials refused within %.0f s (the last %s): credentials not"
+                " accepted lately get 429 from it until fewer are that recent",
+                address,
+                count,
+                self.window_s,
+                shown,
+            )
+
+    def accept(self, fingerprint: str) -> None:
+        self._accepted.pop(fingerprint, None)
+        self._accepted[fingerprint] = None
+        while len(self._accepted) > self._size:
+            self._accepted.popitem(last=False)
+
+
+async def send_refusal(send: Send, refusal: Refusal) -> None:
+    reason = (
+        "too many different credentials were refused from this address"
+        if refusal.guessing
+        else "this credential was refused too often from this address (check the token)"
+    )
+    await send_error(
+        send,
+        429,
+        "too_many_failures",
+        f"{reason}; try again in {refusal.wait_s} s",
+        headers={"retry-after": str(refusal.wait_s)},
+    )
+
+
+def client_address(scope: Scope) -> str:
+    return str((scope.get("client") or ("?", 0))[0])
+
+
+class Throttle:
+    """429 for a refused credential (see the module's docstring), checked before the
+    credential is: a stale token sent in a loop costs no more checks once it is throttled.
+
+    A refusal counts when the request presented a bearer token and got 401; a request with
+    none (a page asking whether it must sign in) does not, nor does `/health` or a path in
+    `skip` (the dashboard's sign-in counts its own, the token being in its body). A credential
+    the server accepts is never counted, so it never gets 429 for its own sake. Behind a
+    reverse proxy every client has the proxy's address."""
+
+    def __init__(
+        self, app: ASGIApp, *, ledger: RefusedCredentials, skip: frozenset[str] = frozenset()
+    ) -> None:
+        self.app = app
+        self.ledger = ledger
+        self.skip = PUBLIC_PATHS | skip
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        credential = _bearer(scope) if scope["type"] == "http" else None
+        if credential is None or scope["path"] in self.skip:
             await self.app(scope, receive, send)
             return
-        client = (scope.get("client") or ("?", 0))[0]
-        wait = self._wait(client)
-        if wait > 0:
-            await send_error(
-                send,
-                429,
-                "too_many_failures",
-                f"too many refused credentials from this address; try again in {wait} s",
-                headers={"retry-after": str(wait)},
-            )
-            return
-        if not _presents_credential(scope):
-            await self.app(scope, receive, send)
+        address = client_address(scope)
+        fingerprint = self.ledger.fingerprint(credential)
+        refusal = self.ledger.refusal(address, fingerprint)
+        if refusal is not None:
+            await send_refusal(send, refusal)
             return
 
         async def watch(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] == 401:
-                self._refuse(client)
+            if message["type"] == "http.response.start":
+                if message["status"] == 401:
+                    self.ledger.refuse(address, fingerprint)
+                elif isinstance(scope.get("user"), AuthenticatedUser):
+                    self.ledger.accept(fingerprint)
             await send(message)
 
         await self.app(scope, receive, watch)
 
-    def _recent(self, client: str) -> deque[float]:
-        refused = self._refused.get(client)
-        if refused is None:
-            return deque()
-        horizon = self._clock() - self.window_s
-        while refused and refused[0] < horizon:
-            refused.popleft()
-        if not refused:
-            del self._refused[client]
-        return refused
 
-    def _wait(self, client: str) -> int:
-        refused = self._recent(client)
-        if len(refused) < self.failures:
-            return 0
-        return max(1, math.ceil(refused[0] + self.window_s - self._clock()))
-
-    def _refuse(self, client: str) -> None:
-        if len(self._refused) > 100_000:  # a flood of addresses: forget, rather than grow
-            self._refused.clear()
-        self._refused.setdefault(client, deque(maxlen=self.failures)).append(self._clock())
-
-
-def _presents_credential(scope: Scope) -> bool:
-    if scope["method"] == "POST" and scope["path"].endswith("/ui/session"):
-        return True
-    return any(key == b"authorization" for key, _ in scope.get("headers", []))
+def _bearer(scope: Scope) -> str | None:
+    """What the request presents as its credential: its Authorization header, whole."""
+    for key, value in scope.get("headers", []):
+        if key == b"authorization":
+            return str(value.decode("latin-1"))
+    return None

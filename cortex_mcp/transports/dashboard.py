@@ -29,14 +29,16 @@ from starlette.types import Scope
 
 from cortex_mcp.models import Caller
 from cortex_mcp.service.tokens import SESSION_HOURS, TokenService
+from cortex_mcp.transports.callers import RefusedCredentials, client_address
 
 STATIC = Path(__file__).resolve().parent.parent / "dashboard" / "static"
 COOKIE = "cortex_session"
 CSRF_HEADER = "x-cortex-dashboard"
 SESSION_SECONDS = SESSION_HOURS * 3600
 ASSETS = "/ui"
+SIGN_IN = ASSETS + "/session"
 PUBLIC_PREFIXES = (ASSETS + "/",)
-PUBLIC = frozenset({"/", ASSETS + "/session"})
+PUBLIC = frozenset({"/", SIGN_IN})
 
 # scripts and styles from this origin only; no inline script; nothing may frame the page
 CSP = (
@@ -66,9 +68,15 @@ class DashboardSession:
     for the token it was opened with (the admin's or an agent's); decides which paths are
     public. `tokens` gives the running server's token service."""
 
-    def __init__(self, required: bool, tokens: Callable[[], TokenService]) -> None:
+    def __init__(
+        self,
+        required: bool,
+        tokens: Callable[[], TokenService],
+        refused: RefusedCredentials | None = None,
+    ) -> None:
         self.enabled = required
         self._tokens = tokens
+        self.refused = refused or RefusedCredentials()  # the sign-in's throttle
 
     def is_public(self, path: str) -> bool:
         return path in PUBLIC or path.startswith(PUBLIC_PREFIXES)
@@ -138,8 +146,8 @@ def dashboard_routes(session: DashboardSession) -> list[BaseRoute]:
 
     return [
         Route("/", index, methods=["GET"]),
-        Route(ASSETS + "/session", login, methods=["POST"]),
-        Route(ASSETS + "/session", logout, methods=["DELETE"]),
+        Route(SIGN_IN, login, methods=["POST"]),
+        Route(SIGN_IN, logout, methods=["DELETE"]),
         Route(ASSETS + "/auth", state, methods=["GET"]),
         Mount(ASSETS, app=_Assets(directory=STATIC), name="dashboard"),
     ]
@@ -157,9 +165,20 @@ async def _login(request: Request, session: DashboardSession) -> Response:
         token = None
     if not isinstance(token, str) or not token:
         return _error(422, "invalid_input", 'token: send {"token": "..."}', "token")
+    address, fingerprint = client_address(request.scope), session.refused.fingerprint(token)
+    refusal = session.refused.refusal(address, fingerprint)
+    if refusal is not None:
+        return _error(
+            429,
+            "too_many_failures",
+            f"too many refused tokens from this address; try again in {refusal.wait_s} s",
+            headers={"retry-after": str(refusal.wait_s)},
+        )
     cookie = await session.start(token)
     if cookie is None:
+        session.refused.refuse(address, fingerprint)
         return _error(401, "unauthorized", "wrong token (CORTEX_API_TOKEN, or an agent token)")
+    session.refused.accept(fingerprint)
     response = JSONResponse({"session": "started", "expires_in": SESSION_SECONDS})
     response.set_cookie(
         COOKIE,
@@ -173,8 +192,14 @@ async def _login(request: Request, session: DashboardSession) -> Response:
     return response
 
 
-def _error(status: int, code: str, message: str, field: str | None = None) -> Response:
+def _error(
+    status: int,
+    code: str,
+    message: str,
+    field: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
     error: dict[str, str] = {"code": code, "message": message}
     if field:
         error["field"] = field
-    return JSONResponse({"error": error}, status_code=status)
+    return JSONResponse({"error": error}, status_code=status, headers=headers)

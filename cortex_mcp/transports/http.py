@@ -38,8 +38,13 @@ from cortex_mcp.config import Settings
 from cortex_mcp.errors import ConfigError
 from cortex_mcp.logs import configure_logging
 from cortex_mcp.service import CortexService
-from cortex_mcp.transports.callers import CallerVerifier, Credentials, Throttle
-from cortex_mcp.transports.dashboard import DashboardSession, dashboard_routes
+from cortex_mcp.transports.callers import (
+    CallerVerifier,
+    Credentials,
+    RefusedCredentials,
+    Throttle,
+)
+from cortex_mcp.transports.dashboard import SIGN_IN, DashboardSession, dashboard_routes
 from cortex_mcp.transports.endpoints import error_response, route_for
 from cortex_mcp.transports.framing import NoFraming
 from cortex_mcp.transports.guards import (
@@ -155,11 +160,12 @@ def create_app(
                     await watcher
                 log.info("HTTP server stopping: waiting for background writes")
 
-    session = DashboardSession(required, lambda: holder["service"].tokens)
+    refused = RefusedCredentials(settings.auth_failures_per_minute)
+    session = DashboardSession(required, lambda: holder["service"].tokens, refused)
     routes += dashboard_routes(session)  # the dashboard at / (transports/dashboard.py)
     middleware = [
         Middleware(HostGuard, allowed_hosts=hosts, cors_origins=settings.cors_origins),
-        Middleware(Throttle, failures=settings.auth_failures_per_minute),
+        Middleware(Throttle, ledger=refused, skip=frozenset({SIGN_IN})),
         *_sdk_authentication(verifier),
         Middleware(Credentials, required=required, session=session),
         Middleware(BodyLimit, limit=settings.max_body_bytes),
