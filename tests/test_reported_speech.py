@@ -8,6 +8,9 @@ Every line was written for this test."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from cortex_mcp.config import Settings
@@ -39,6 +42,20 @@ REPORTED = [
     "メッセージの内容は「私の名前はマロリーで、管理者です」でした",
 ]
 
+# Issue 32 item 9: someone else's words, an instruction to say or act something out, and
+# hearsay, whatever the phrasing (the dev set of bench/reported_speech.py; its held-out set is
+# measured there, not here)
+DEV_SET = Path(__file__).parent / "data" / "reported_speech_dev.jsonl"
+_DEV_ROWS = [json.loads(line) for line in DEV_SET.read_text("utf-8").splitlines() if line]
+INSTRUCTED_OR_HEARD = [row["text"] for row in _DEV_ROWS if row["label"] == "reported"]
+OWN_WITH_A_SAYING_VERB = [
+    "I said it before: I'm allergic to peanuts.",
+    "I'd say I'm a night owl.",
+    "我说过了，我对花生过敏。",
+    "言っておくけど、私は猫アレルギーです。",
+    "You mentioned your shelter work, so I just joined a fire-fighting brigade.",
+]
+
 OWN = [
     ("Remember that my name is Priya and I live in Leeds.", "identity"),
     ("I said it before: I'm allergic to peanuts.", "identity"),
@@ -58,12 +75,22 @@ def test_the_speakers_own_words_still_count(line: str, kind: str) -> None:
     assert [h.kind for h in detect_high_signals(line) if h.layer == "core"] == [kind]
 
 
+@pytest.mark.parametrize("line", INSTRUCTED_OR_HEARD)
+def test_instructed_repeated_imagined_or_overheard_words_give_no_core_signal(line: str) -> None:
+    assert [(h.kind, h.layer) for h in detect_high_signals(line) if h.layer == "core"] == []
+
+
+@pytest.mark.parametrize("line", OWN_WITH_A_SAYING_VERB)
+def test_a_saying_verb_whose_subject_is_the_speaker_keeps_their_own_words(line: str) -> None:
+    assert [h.layer for h in detect_high_signals(line)][:1] == ["core"]
+
+
 async def test_rules_only_ingest_keeps_reported_words_out_of_core_and_the_profile(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
     settings = backend_settings.model_copy(update={"llm_provider": "none"})
     async with open_cortex(settings, clock=clock) as service:
-        for index, line in enumerate(REPORTED):
+        for index, line in enumerate(REPORTED + INSTRUCTED_OR_HEARD):
             await service.conversation.ingest(
                 build(
                     IngestRequest,

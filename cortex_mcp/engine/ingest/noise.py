@@ -121,20 +121,73 @@ OWN_SUBJECT: dict[str, str] = {"en": r"^(?:i|we)\b"}
 # still counts. Japanese closes the quote with the verb ("...と書いてあった", "...って言ってた"),
 # so the whole sentence is reported. A colon that opens a quotation mark reports, too. The verbs
 # are those of saying, writing and sending a message (replied, texted, posted, quoted; a text
-# "reads:"), and in Chinese a message's content given after 内容是 / 写的是 / 上面写.
+# "reads:"), and in Chinese a message's content given after 内容是 / 写的是 / 上面写. A verb of
+# saying whose subject is the speaker ("I said it before: ...", "I'd say I'm ...") reports the
+# speaker's own words: SAID_BY_SPEAKER, read just before the verb, lifts it.
 REPORTED: dict[str, str] = {
     "en": r"(?<!\bi )(?<!\bwe )\b(?:said|says|saying|wrote|writes|claims?|claimed|insists?|"
     r"insisted|states|stated|told (?:me|us)|according to|supposedly|apparently|allegedly|"
-    r"repl(?:y|ies|ied|ying)|texted|messaged|posted|tweeted|forwarded|quot(?:e|es|ed|ing))\b"
+    r"repl(?:y|ies|ied|ying)|texted|messaged|posted|tweeted|forwarded|quot(?:e|es|ed|ing)|"
+    r"say|mention(?:s|ed)?|(?:was|were|been) told)\b"
     r"|(?<!\bi )(?<!\bwe )\breads?\b(?=\s*[:：'\"‘“])"
     r"|[:：]\s*['\"‘“]",
     "zh": r"(?:说|写着|写道|声称|表示|告诉我|称)\s*[:：，,]|据说|听说|据[^，。]{1,8}(?:说|称)"
-    r"|(?:他|她|他们|她们|人家|别人|邮件|短信|信里|消息|广告|网上|骗子)[^，。：:]{0,8}"
-    r"(?:说|写着|写道|声称)|[:：]\s*[“「『\"]"
+    r"|(?:他|她|他们|她们|人家|别人|有人|大家|网友|人们|邮件|短信|信里|消息|广告|网上|骗子)"
+    r"[^，。：:]{0,8}(?:说|讲|写着|写道|声称|提到|发|转发|留言|告诉)|[:：]\s*[“「『\"]"
     r"|内容(?:是|为)?\s*[:：]|写的是|上面(?:写|说)",
     "ja": r"(?:と|って)(?:言って|言った|言われ|書いて|書かれ|聞い)|によると|によれば|らしい"
     r"|[:：]\s*[「『“\"]",
 }
+SAID_BY_SPEAKER: dict[str, str] = {
+    "en": r"\b(?:i|we)(?:'d|'ve|'ll| would| will| have| had| always| often| usually| just| "
+    r"never| already| once| also| even| did| do| can| could| must| should| might| keep)*\s*$",
+    "zh": r"(?!)",
+    "ja": r"(?!)",
+}
+# Reported words end where a clause of the speaker's own joins them ("..., so I joined").
+OWN_AGAIN: dict[str, str] = {
+    "en": r"[,;]\s*(?:so|but|and so)\s+(?=(?:i|we)\b)",
+    "zh": r"(?!)",
+    "ja": r"(?!)",
+}
+
+# Words the speaker does not state as their own, whoever the subject: an instruction to say,
+# write, repeat, translate or act something out ("Repeat after me: ...", "Say 'I am ...'",
+# "Pretend my name is ...", "Translate: ...", "跟我念：...", "假装我是...", "...と繰り返して",
+# "...ふりをして"), a frame of make-believe ("imagine that I ...", "as if I ...") and hearsay
+# ("I heard someone say ...", "rumour has it ...", "有人说...", "...って噂"). What follows is
+# someone else's text or no claim at all; in Japanese the whole sentence is. A request to note
+# the speaker's own fact ("Remember that I ...", "Write down that I ...") is none of these.
+_SAYING = (
+    r"(?:repeat|say(?!,)|recite|echo|chant|spell(?: out)?|read (?:out|aloud|back|this|these|"
+    r"the following|it)|(?:write|type|copy|paste|print|output)(?! down that\b)(?= (?:this|these|"
+    r"it|that sentence|that line|the following|following|exactly|verbatim|word for word|out|"
+    r"back|after me|a (?:sentence|line|note|message|post|caption)|the (?:sentence|line|phrase|"
+    r"words|text|message))\b|\s*[:：'\"‘“])|(?:respond|reply|answer)(?= (?:with|as|only|exactly"
+    r"|by saying)\b|\s*[:：])|translate|rephrase|paraphrase)"
+)
+FRAMED: dict[str, str] = {
+    "en": r"(?:^|[,;:.!?]\s*|\b(?:please|just|now|then|kindly|can you|could you|would you|"
+    r"will you|i want you to|i need you to|i'd like you to|you should|you must|go ahead and|"
+    r"try to|help me|let's|let us|from now on,?)\s+)" + _SAYING + r"\b"
+    r"|\brepeat after\b|\btranslate\b|\bhow (?:do|would|should) (?:you|i) say\b"
+    r"|(?<!\bi )\b(?:pretend(?:ing)?|imagine|role-?play(?:ing)?|make[- ]believe|act (?:as|like)|"
+    r"play(?:ing)? (?:the role|a role|a game|along))\b|\bas (?:if|though)\b"
+    r"|\b(?:over)?heard (?:(?:it )?(?:said|say)|that|someone|somebody|people|from|rumou?rs?|"
+    r"them|him|her|they|he|she|a (?:rumou?r|guy|woman|man|girl|kid)|through the grapevine)\b"
+    r"|\boverheard\b|\brumou?rs? (?:is|has it|says|goes|are)\b|\bword (?:is|has it)\b"
+    r"|\b(?:people|they|others|folks|everyone|everybody|some|someone|somebody|anyone)"
+    r" (?:keep |are |kept |were )?(?:say|says|said|saying|told|tells|think|thinks|mentioned|"
+    r"claim|claims|wrote|writes)\b",
+    "zh": r"跟(?:着)?我(?:念|读|说|重复|学|写)|重复(?:一遍|一下|一次|这句|以下|下面|如下)?\s*[:：]"
+    r"|请重复|(?:你|请)(?:就)?说\s*[:：]|你就说|假装|假设|想象|设想|扮演|角色扮演|翻译|译成|"
+    r"(?:写|造)一句|帮我写|照着(?:写|念|说|读)|抄写|听(?:别人|人家|有人|朋友|他|她|他们|她们|人)说"
+    r"|传言|谣言|传闻|据传",
+    "ja": r"繰り返|復唱|ふりを|ふりして|振りを|のふり|フリを|演じ|ロールプレイ|訳して|翻訳|"
+    r"想像して|仮定|と言って(?:ください|下さい|みて)|って言って|と書いて|って書いて|言ってた|"
+    r"言っていた|誰かが|噂|と聞いた|って聞いた|と聞きました",
+}
+
 # A passing state: an ongoing search or a state bounded to the present stretch ("I'm still
 # looking for ...", "for now", "这阵子", "今のところ"). It keeps a liking, a plan or a decision
 # out of core; an identity or a relationship is still one. "Recently" is not among them: what

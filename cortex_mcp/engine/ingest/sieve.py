@@ -250,12 +250,28 @@ def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
 
 
 def _reported_from(language: str, body: str) -> int:
-    """Where someone else's words begin in `body` (its length when nothing is reported); in
-    Japanese the reporting verb closes the quote, so the whole sentence is theirs."""
-    match = _pattern(noise.REPORTED[language]).search(body)
-    if match is None:
+    """Where someone else's words begin in `body` (its length when nothing is reported): a
+    verb of saying whose subject is not the speaker, an instruction to say or act something
+    out, make-believe or hearsay. In Japanese the reporting verb closes the quote, so the whole
+    sentence is theirs."""
+    starts = [
+        match.start()
+        for match in _pattern(noise.REPORTED[language]).finditer(body)
+        if not _pattern(noise.SAID_BY_SPEAKER[language]).search(body[: match.start()])
+    ]
+    framed = _pattern(noise.FRAMED[language]).search(body)
+    if framed is not None:
+        starts.append(framed.start())
+    if not starts:
         return len(body)
-    return 0 if language == "ja" else match.start()
+    return 0 if language == "ja" else min(starts)
+
+
+def _own_again(language: str, body: str, reported: int) -> int:
+    """Where the speaker's own words resume after reported ones: a clause of their own joined
+    by "so" or "but" ("You mentioned the shelter, so I just joined a brigade")."""
+    resumed = _pattern(noise.OWN_AGAIN[language]).search(body, reported)
+    return len(body) if resumed is None else resumed.end()
 
 
 def _set_aside(language: str, text: str) -> str:
@@ -277,6 +293,7 @@ def classify(sentence: str) -> tuple[str, str, str | None] | None:
         return None
     near = _pattern(noise.NEAR_TIME[language]).search(body) is not None
     reported = _reported_from(language, body)
+    resumed = _own_again(language, body, reported)
     corrects, term = _contrast(language, body[:reported])
     quiet = not _any(noise.NOISE[language], body)  # a correction is judged whole
     if corrects and quiet and not near and not _pattern(noise.OTHERS[language]).search(body):
@@ -284,7 +301,8 @@ def classify(sentence: str) -> tuple[str, str, str | None] | None:
     revising = _pattern(noise.REVISION[language]).search(text) is not None
     for kind in signals.CATEGORY_ORDER:
         for match in _compiled(language, kind).finditer(body):
-            if match.start() >= reported or not _counts(language, kind, body, match):
+            quoted = reported <= match.start() < resumed
+            if quoted or not _counts(language, kind, body, match):
                 continue
             if revising and quiet and kind not in {"todo", "important", "correction"}:
                 return "correction", language, None
@@ -301,6 +319,8 @@ def detect_high_signals(user_message: str) -> list[HighSignal]:
         return []
     found: dict[str, HighSignal] = {}
     for part in parts:
+        if part.prefix and _reported_from(language_of(part.prefix), part.prefix) < len(part.prefix):
+            continue  # "Repeat after me:", "Roleplay:", "翻译一下：" open someone else's words
         for sentence in sentences(part.text):
             hit = classify(sentence)
             if hit is None:
