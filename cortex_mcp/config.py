@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CORTEX_",
         env_nested_delimiter="__",
+        # an empty variable is an unset one: GUI hosts (a Claude Desktop bundle's settings form)
+        # pass a field left blank as ""
+        env_ignore_empty=True,
         extra="ignore",
         validate_default=True,
     )
@@ -80,6 +83,11 @@ class Settings(BaseSettings):
     )
     llm_base_url: str | None = Field(
         None, description="any OpenAI-compatible /v1 endpoint for extraction (Ollama, vLLM)"
+    )
+    llm_api_key: SecretStr | None = Field(
+        None,
+        description="key of the LLM provider (openai: OpenAI or the llm_base_url endpoint;"
+        " anthropic), else OPENAI_API_KEY / ANTHROPIC_API_KEY",
     )
     llm_timeout_s: float = Field(
         20.0, gt=0, le=600, description="per provider and turn; then the next, then the raw turn"
@@ -197,7 +205,7 @@ class Settings(BaseSettings):
     )
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
-        return value.expanduser() if value is not None else None
+        return _expand_home(value) if value is not None else None
 
     @field_validator("database_url", mode="after")
     @classmethod
@@ -274,6 +282,16 @@ class Settings(BaseSettings):
         if config_file:
             sources.append(_file_source(settings_cls, Path(config_file).expanduser()))
         return tuple(sources)
+
+
+def _expand_home(path: Path) -> Path:
+    """`~`, and a leading `${HOME}` or `$HOME`: an MCPB bundle's default folder reaches the server
+    unexpanded when the host substitutes the user's settings after the system folders."""
+    text = str(path)
+    for variable in ("${HOME}", "$HOME"):
+        if text == variable or text.startswith((variable + "/", variable + "\\")):
+            return Path.home() / text[len(variable) :].lstrip("/\\")
+    return path.expanduser()
 
 
 def _check_provider_list(value: str, allowed: set[str]) -> str:

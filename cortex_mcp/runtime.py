@@ -66,6 +66,13 @@ def _openai_key(settings: Settings) -> str | None:
     return os.environ.get("OPENAI_API_KEY")
 
 
+def _llm_key(settings: Settings, variable: str) -> str | None:
+    """CORTEX_LLM_API_KEY, else the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY)."""
+    if settings.llm_api_key is not None:
+        return settings.llm_api_key.get_secret_value()
+    return os.environ.get(variable)
+
+
 def resolve_embedding_providers(settings: Settings) -> tuple[list[str], list[str]]:
     """Which embedding providers `settings` select, in order, and why others were skipped."""
     chosen: list[str] = []
@@ -103,9 +110,9 @@ def resolve_llm_providers(settings: Settings) -> list[str]:
 def _llm_choice(settings: Settings) -> tuple[list[str], list[str]]:
     chosen: list[str] = []
     notes: list[str] = []
-    openai_usable = bool(os.environ.get("OPENAI_API_KEY") or settings.llm_base_url)
+    openai_usable = bool(_llm_key(settings, "OPENAI_API_KEY") or settings.llm_base_url)
     anthropic_usable = bool(
-        os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL")
+        _llm_key(settings, "ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL")
     )
     for name in settings.llm_provider.split(","):
         if name == "auto":
@@ -139,7 +146,7 @@ def build_llm(settings: Settings) -> tuple[LLMCascade, list[str]]:
             providers.append(
                 OpenAIChat(
                     model=model or OPENAI_CHAT_DEFAULT,
-                    api_key=os.environ.get("OPENAI_API_KEY"),
+                    api_key=_llm_key(settings, "OPENAI_API_KEY"),
                     base_url=settings.llm_base_url,
                     timeout_s=settings.llm_timeout_s,
                 )
@@ -148,7 +155,7 @@ def build_llm(settings: Settings) -> tuple[LLMCascade, list[str]]:
             providers.append(
                 AnthropicMessages(
                     model=model or ANTHROPIC_DEFAULT_MODEL,
-                    api_key=os.environ.get("ANTHROPIC_API_KEY") or "not-needed",
+                    api_key=_llm_key(settings, "ANTHROPIC_API_KEY") or "not-needed",
                     timeout_s=settings.llm_timeout_s,
                 )
             )

@@ -120,3 +120,30 @@ def test_valid_settings_give_no_warnings(tmp_path: Path) -> None:
         "cortex_log_level": "debug",
     }
     assert setting_warnings(env) == []
+
+
+def test_a_leading_home_variable_in_a_path_setting_is_the_home_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A Claude Desktop bundle's default folder (`${HOME}/.cortex`) can reach the server
+    unexpanded: the host substitutes the user's settings after the system folders."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CORTEX_DB_PATH", "${HOME}/.cortex/brain.db")
+    monkeypatch.setenv("CORTEX_MODELS_DIR", "$HOME/models")
+    settings = load_settings()
+    assert settings.db_path == tmp_path / ".cortex" / "brain.db"
+    assert settings.models_dir == tmp_path / "models"
+    monkeypatch.setenv("CORTEX_DB_PATH", "/srv/${HOME}/$HOMEWORK/b.db")
+    assert str(load_settings().db_path) == "/srv/${HOME}/$HOMEWORK/b.db"
+
+
+def test_a_setting_left_empty_by_a_settings_form_is_unset(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("DB_PATH", "EMBEDDING_BASE_URL", "EMBEDDING_API_KEY", "LLM_API_KEY", "AGENT_ID"):
+        monkeypatch.setenv(f"CORTEX_{name}", "")
+    settings = load_settings()
+    assert settings.db_path == tmp_path / ".cortex" / "brain.db"
+    assert settings.embedding_base_url is None and settings.embedding_api_key is None
+    assert settings.llm_api_key is None and settings.agent_id == "default"

@@ -9,8 +9,10 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from cortex_mcp.config import load_settings
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.providers.llm import AnthropicMessages, LLMCascade, OpenAIChat
+from cortex_mcp.runtime import build_llm
 from tests.helpers.llm_stub import StubLLM, dropped, held, llm_stub, slow, status, text
 
 pytestmark = pytest.mark.anyio
@@ -121,3 +123,27 @@ async def test_the_cascade_bounds_calls_in_flight(made: list[LLMCascade], stub: 
     cascade = cascade_of(made, openai_at(stub), timeout_s=5, max_in_flight=3)
     await asyncio.gather(*(cascade.complete("s", str(i)) for i in range(9)))
     assert cascade.peak_in_flight == 3 and len(stub.received) == 9
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_cortex_llm_api_key_is_the_key_the_llm_provider_is_sent(
+    stub: StubLLM, monkeypatch: pytest.MonkeyPatch, provider: str
+) -> None:
+    """The one LLM key a Claude Desktop bundle asks for: it is chosen over the provider's own
+    variable and sent as that provider's credential."""
+    monkeypatch.setenv("OPENAI_API_KEY", "the-environments-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "the-environments-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.anthropic_url)
+    settings = load_settings(
+        llm_provider=provider, llm_api_key="sk-from-the-form", llm_base_url=stub.openai_url
+    )
+    cascade, notes = build_llm(settings)
+    try:
+        stub.queue(text("ok"))
+        assert (await cascade.complete("SYS", "USER")).provider == provider
+    finally:
+        await cascade.close()
+    (request,) = stub.received
+    sent = request.headers.get("authorization", "") + request.headers.get("x-api-key", "")
+    assert "sk-from-the-form" in sent and "the-environments-key" not in sent
+    assert notes == []
