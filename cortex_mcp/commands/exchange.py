@@ -38,9 +38,11 @@ def _import_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _import_human(d: dict[str, Any]) -> str:
+    dropped = d.get("dropped_ids", 0)
     return (
         f"imported {d['memories']} memories, {d['relations']} relations, {d['logs']} log entries"
         f" from {len(d['files'])} file(s); {d['existing']} already known"
+        + (f"; {dropped} ids of other agents' memories dropped from id lists" if dropped else "")
     )
 
 

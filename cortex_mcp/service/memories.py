@@ -182,7 +182,7 @@ class MemoryService:
         self.refresher.discard(target)
         if purge:
             await self.memories.purge(target, agent, now)
-            await self.lifecycle.erase_from_summaries(target)  # no extract of it may remain
+            await self.lifecycle.erase_from_summaries(target, agent)  # no extract may remain
             self.searcher.index.mark_dirty()
             self.refresher.mirror()
             return ForgetResult(id=target, status=ForgetStatus.purged)

@@ -83,7 +83,7 @@ class MemoryReading:
         )
         if memory is None or not visible:
             raise NotFound(f"id: no memory {target} for agent {agent!r}", field="id")
-        chain = [m for m in await self.memories.chain(memory) if m.agent_id == memory.agent_id]
+        chain = await self.memories.chain(memory)  # its own agent's only
         return {
             "memory": memory.model_dump(),
             "correction_chain": [m.model_dump() for m in chain],

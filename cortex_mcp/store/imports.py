@@ -36,6 +36,7 @@ class ImportCounts:
     relations: int = 0
     logs: int = 0
     existing: int = 0
+    dropped_ids: int = 0  # ids of other agents' memories taken out of the items' id lists
 
 
 def new_memories(memories: list[dict[str, Any]], agent_id: str) -> list[NewMemory]:
@@ -56,13 +57,15 @@ def write_batch(
     """`insert`: how the new memories' rows and text index go in, when the backend does it
     its own way (PostgreSQL); else rows and FTS rows, with `assign_seq` as below."""
     counts = ImportCounts()
+    counts.dropped_ids = _without_foreign_ids(conn, agent_id, memories)
     counts.memories, counts.existing = _insert_memories(
         conn, agent_id, memories, assign_seq, insert
     )
     for relation in relations:
         counts.relations += _insert_relation(conn, agent_id, relation)
     if logs:
-        counts.logs = _insert_logs(conn, agent_id, logs)
+        counts.logs, dropped = _insert_logs(conn, agent_id, logs)
+        counts.dropped_ids += dropped
     return counts
 
 
@@ -148,12 +151,78 @@ def _insert_memories(
 
 
 ROW_FIELDS = ["seq", *MEMORY_FIELDS, "content_hash"]  # `NewMemory.row`
+_METADATA = ROW_FIELDS.index("metadata")
+# the lists of memory ids a memory's metadata and a log entry's details hold: an agent's own
+# lists name only its own memories (or ones gone: a summary's compressed originals)
+METADATA_ID_LISTS = ("covers", "merged_from")
+DETAILS_ID_LISTS = ("before", "after")
 _INSERT_WITH_SEQ = (
     f"INSERT INTO memories ({', '.join(ROW_FIELDS)}) VALUES ({placeholders(ROW_FIELDS)})"
 )
 _INSERT_WITHOUT_SEQ = (
     f"INSERT INTO memories ({', '.join(ROW_FIELDS[1:])}) VALUES ({placeholders(ROW_FIELDS[1:])})"
 )
+
+
+def _foreign(conn: Connection, agent_id: str, ids: set[str]) -> set[str]:
+    """Those of `ids` that name a memory of another agent than `agent_id`."""
+    found: set[str] = set()
+    listed = sorted(ids)
+    for start in range(0, len(listed), _CHUNK):
+        chunk = listed[start : start + _CHUNK]
+        found |= _column(
+            conn,
+            f"SELECT id FROM memories WHERE id IN ({placeholders(chunk)}) AND agent_id != ?",
+            [*chunk, agent_id],
+        )
+    return found
+
+
+def _without_foreign_ids(conn: Connection, agent_id: str, memories: list[NewMemory]) -> int:
+    """Take the ids of other agents' memories out of the memories' id lists (a summary's
+    covers, a merge's merged_from), in their rows; how many were taken out."""
+    listing = []
+    for memory in memories:
+        text = memory.row[_METADATA]
+        if any(f'"{key}"' in text for key in METADATA_ID_LISTS):  # most hold none: no parse
+            listing.append((memory, json.loads(text)))
+    if not listing:
+        return 0
+    named = {i for _, meta in listing for i in _listed_ids(meta, METADATA_ID_LISTS)}
+    foreign = _foreign(conn, agent_id, named)
+    if not foreign:
+        return 0
+    dropped = 0
+    for memory, meta in listing:
+        kept, taken = _keep_ids(meta, METADATA_ID_LISTS, lambda i: i not in foreign)
+        if taken:
+            memory.row[_METADATA] = json.dumps(kept, ensure_ascii=False)
+            dropped += taken
+    return dropped
+
+
+def _listed_ids(data: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
+    return [
+        i
+        for key in keys
+        if isinstance(data.get(key), list)
+        for i in data[key]
+        if isinstance(i, str)
+    ]
+
+
+def _keep_ids(
+    data: dict[str, Any], keys: tuple[str, ...], keep: Callable[[str], bool]
+) -> tuple[dict[str, Any], int]:
+    """`data` with only the ids `keep` accepts in its lists of `keys`; how many went."""
+    kept = dict(data)
+    taken = 0
+    for key in keys:
+        ids = data.get(key)
+        if isinstance(ids, list):
+            kept[key] = [i for i in ids if not isinstance(i, str) or keep(i)]
+            taken += len(ids) - len(kept[key])
+    return kept, taken
 
 
 def _insert_relation(conn: Connection, agent_id: str, relation: dict[str, Any]) -> int:
@@ -190,10 +259,15 @@ def _comparable(details: str) -> str:
     return json.dumps(without_origin(json.loads(details)), ensure_ascii=False)
 
 
-def _insert_logs(conn: Connection, agent_id: str, logs: list[dict[str, Any]]) -> int:
+def _insert_logs(conn: Connection, agent_id: str, logs: list[dict[str, Any]]) -> tuple[int, int]:
     """Entries not already present that name at least one of this agent's memories (as an
-    export of one agent selects them); ids of other agents' memories are dropped from them."""
-    named = sorted({i for entry in logs for i in entry["memory_ids"]})
+    export of one agent selects them); ids of other agents' memories are dropped from them
+    (from their details' before/after too), and an `agent_id` in their details names this
+    agent (the log of an agent is read by it). (entries added, ids dropped)"""
+    named = sorted(
+        {i for entry in logs for i in entry["memory_ids"]}
+        | {i for entry in logs for i in _listed_ids(entry.get("details") or {}, DETAILS_ID_LISTS)}
+    )
     owners: dict[str, str] = {}
     for start in range(0, len(named), _CHUNK):
         chunk = named[start : start + _CHUNK]
@@ -211,21 +285,29 @@ def _insert_logs(conn: Connection, agent_id: str, logs: list[dict[str, Any]]) ->
             chunk,
         ).fetchall()
         present |= {(str(r[0]), str(r[1]), str(r[2]), _comparable(str(r[3]))) for r in rows}
-    added = 0
+    added = dropped = 0
+
+    def own(memory_id: str) -> bool:  # this agent's, or no memory (any more)
+        return owners.get(memory_id, agent_id) == agent_id
+
     for entry in logs:
-        ids = [i for i in entry["memory_ids"] if owners.get(i, agent_id) == agent_id]
+        ids = [i for i in entry["memory_ids"] if own(i)]
         if not any(owners.get(i) == agent_id for i in ids):
             continue
+        kept, taken = _keep_ids(entry.get("details") or {}, DETAILS_ID_LISTS, own)
+        if "agent_id" in kept:
+            kept["agent_id"] = agent_id
         memory_ids = json.dumps(ids)
-        details = json.dumps(entry.get("details") or {}, ensure_ascii=False)
+        details = json.dumps(kept, ensure_ascii=False)
         key = (str(entry["action"]), memory_ids, str(entry["executed_at"]), _comparable(details))
         if key in present:
             continue
         present.add(key)
+        dropped += taken + len(entry["memory_ids"]) - len(ids)
         conn.execute(
             "INSERT INTO lifecycle_log (action, memory_ids, details, executed_at)"
             " VALUES (?, ?, ?, ?)",
             (entry["action"], memory_ids, details, entry["executed_at"]),
         )
         added += 1
-    return added
+    return added, dropped

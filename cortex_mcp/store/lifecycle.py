@@ -72,20 +72,23 @@ class LifecycleStore:
             found.update((str(r[0]), bytes(r[1])) for r in rows)
         return found
 
-    async def ranked_members(self, ids: list[str], limit: int) -> tuple[int, list[Memory]]:
-        """(how many of `ids` still exist, the first `limit` of them by summary rank:
-        importance, then accesses, then age, then their order in `ids`)."""
+    async def ranked_members(
+        self, agent_id: str, ids: list[str], limit: int
+    ) -> tuple[int, list[Memory]]:
+        """(how many of `ids` are memories of `agent_id` that still exist, the first `limit`
+        of them by summary rank: importance, then accesses, then age, then their order in
+        `ids`). A summary's `covers` may name anything; only its agent's memories are read."""
         position = {memory_id: n for n, memory_id in enumerate(ids)}
         ranks = []
         for chunk in chunks(list(position), CHUNK):
             rows = await self.db.fetchall(
                 "SELECT id, importance, access_count, created_at FROM memories"
-                f" WHERE id IN ({placeholders(chunk)})",
-                chunk,
+                f" WHERE id IN ({placeholders(chunk)}) AND agent_id = ?",
+                [*chunk, agent_id],
             )
             ranks += [(-r[1], -r[2], r[3], position[r[0]], str(r[0])) for r in rows]
         top = [rank[-1] for rank in sorted(ranks)[:limit]]
-        found = await self.memories.get_many(top)
+        found = await self.memories.get_many(top, agent_id=agent_id)
         return len(ranks), [found[i] for i in top if i in found]
 
     async def unfinished_run(self, scope: str) -> RunRecord | None:
@@ -195,11 +198,13 @@ class LifecycleStore:
 
         await self.db.transact(txn)
 
-    async def summaries_citing(self, memory_id: str) -> list[Memory]:
+    async def summaries_citing(self, memory_id: str, agent_id: str) -> list[Memory]:
+        """The summaries of `agent_id` whose covers name `memory_id` (another agent's summary
+        may list it too, but never holds its text, and is not this agent's to change)."""
         rows = await self.db.fetchall(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE category = 'summary' AND EXISTS"
-            " (SELECT 1 FROM json_each(memories.metadata, '$.covers') WHERE value = ?)",
-            (memory_id,),
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE agent_id = ? AND category = 'summary'"
+            " AND EXISTS (SELECT 1 FROM json_each(memories.metadata, '$.covers') WHERE value = ?)",
+            (agent_id, memory_id),
         )
         return [row_to_memory(row) for row in rows]
 

@@ -226,8 +226,8 @@ def with_period_range(
 ) -> NewMemory:
     """A summary dated by the period it covers: `occurred_at` its earliest memory's own time,
     `metadata.period_range` {start, end} the earliest and the latest. It covers `ids` and
-    what is listed in its `covers`, and, folding into the `previous` summary, that one's range
-    too (its originals may be deleted by now)."""
+    what is listed in its `covers` (its agent's memories only), and, folding into the
+    `previous` summary, that one's range too (its originals may be deleted by now)."""
     covered = list(dict.fromkeys([*summary.metadata.get("covers", []), *ids]))
     starts: list[str] = []
     ends: list[str] = []
@@ -235,14 +235,18 @@ def with_period_range(
         row = fetch_all(
             conn,
             f"SELECT MIN(occurred_at), MAX(occurred_at) FROM memories"
-            f" WHERE id IN ({placeholders(chunk)})",
-            chunk,
+            f" WHERE id IN ({placeholders(chunk)}) AND agent_id = ?",
+            [*chunk, summary.agent_id],
         )[0]
         if row[0] is not None:
             starts.append(str(row[0]))
             ends.append(str(row[1]))
     if previous is not None:
-        rows = fetch_all(conn, "SELECT metadata FROM memories WHERE id = ?", [previous])
+        rows = fetch_all(
+            conn,
+            "SELECT metadata FROM memories WHERE id = ? AND agent_id = ?",
+            [previous, summary.agent_id],
+        )
         span = json.loads(rows[0][0] or "{}").get("period_range") if rows else None
         if isinstance(span, dict) and span.get("start") and span.get("end"):
             starts.append(str(span["start"]))

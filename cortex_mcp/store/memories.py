@@ -487,11 +487,13 @@ class MemoryStore(TextReads):
         )
         return [str(row["id"]) for row in rows]
 
-    async def get_many(self, ids: list[str]) -> dict[str, Memory]:
+    async def get_many(self, ids: list[str], *, agent_id: str | None = None) -> dict[str, Memory]:
         if not ids:
             return {}
+        owner, params = (" AND agent_id = ?", [*ids, agent_id]) if agent_id else ("", ids)
         rows = await self.db.fetchall(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({placeholders(ids)})", ids
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({placeholders(ids)}){owner}",
+            params,
         )
         return {str(row["id"]): row_to_memory(row) for row in rows}
 
@@ -531,10 +533,12 @@ class MemoryStore(TextReads):
         return [row_to_memory(row) for row in rows]
 
     async def chain(self, memory: Memory) -> list[Memory]:
-        """Older memories this one corrected, and newer ones that corrected it."""
+        """Older memories this one corrected, and newer ones that corrected it: its own
+        agent's only, whatever id `superseded_by` holds."""
         rows = await self.db.fetchall(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE superseded_by = ? OR id = ? ORDER BY seq",
-            (memory.id, memory.superseded_by or ""),
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE (superseded_by = ? OR id = ?)"
+            " AND agent_id = ? ORDER BY seq",
+            (memory.id, memory.superseded_by or "", memory.agent_id),
         )
         return [row_to_memory(row) for row in rows]
 
@@ -603,7 +607,9 @@ class MemoryStore(TextReads):
                     "was_forgotten_at": forgotten_at,
                     "was_superseded_by": superseded_by,
                 }
-                ids = [memory_id, *([superseded_by] if superseded_by else [])]
+                # the entry is this agent's: it names the memory that superseded it only when
+                # that memory is this agent's too (the log is read by the ids it names)
+                ids = [memory_id, *_owned(conn, [superseded_by] if superseded_by else [], agent_id)]
                 add_log_row(conn, "restore", ids, details, now)
             restored = conn.execute(
                 f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
@@ -611,3 +617,15 @@ class MemoryStore(TextReads):
             return row_to_memory(restored)
 
         return await self.db.transact(txn)
+
+
+def _owned(conn: Connection, ids: list[str], agent_id: str) -> list[str]:
+    """Those of `ids` that name a memory of `agent_id`, in their order."""
+    if not ids:
+        return []
+    rows = conn.execute(
+        f"SELECT id FROM memories WHERE id IN ({placeholders(ids)}) AND agent_id = ?",
+        [*ids, agent_id],
+    ).fetchall()
+    found = {str(row[0]) for row in rows}
+    return [i for i in ids if i in found]

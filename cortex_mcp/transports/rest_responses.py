@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
 from cortex_mcp.models import Memory, ScoredMemory
@@ -288,6 +288,11 @@ class ImportResponse(BaseModel):
     relations: int
     logs: int
     existing: int
+    dropped_ids: int = Field(
+        description="ids of other agents' memories taken out of the items' lists of ids (a"
+        " summary's covers, a merge's merged_from, a log entry's memory_ids, before and after):"
+        " an agent's items name only its own memories"
+    )
 
 
 class Anything(BaseModel):

@@ -46,6 +46,7 @@ class ImportReport:
     relations: int = 0
     logs: int = 0
     existing: int = 0
+    dropped_ids: int = 0  # ids of other agents' memories taken out of covers, before...
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,6 +56,7 @@ class ImportReport:
         self.relations += counts.relations
         self.logs += counts.logs
         self.existing += counts.existing
+        self.dropped_ids += counts.dropped_ids
 
 
 @dataclass

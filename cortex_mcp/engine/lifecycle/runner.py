@@ -120,17 +120,15 @@ class LifecycleEngine:
         log.info("lifecycle run %s: %s in %.0f ms", report.run_id, report.counts, report.took_ms)
         return report
 
-    async def erase_from_summaries(self, memory_id: str) -> int:
-        """A purged memory may be quoted in a history summary: rebuild each such summary
-        from the memories it still covers (extractively), so no copy of the text remains."""
+    async def erase_from_summaries(self, memory_id: str, agent_id: str) -> int:
+        """A purged memory of `agent_id` may be quoted in one of its history summaries:
+        rebuild each such summary from the agent's memories it still covers (extractively),
+        so no copy of the text remains."""
         rewritten = 0
-        for summary in await self.store.summaries_citing(memory_id):
+        for summary in await self.store.summaries_citing(memory_id, agent_id):
             covers = [i for i in summary.metadata.get("covers", []) if i != memory_id]
-            found = await self.store.memories.get_many(covers)
-            # only its own agent's memories: never quote another agent's text into it
-            remaining = [
-                found[i] for i in covers if i in found and found[i].agent_id == summary.agent_id
-            ]
+            found = await self.store.memories.get_many(covers, agent_id=agent_id)
+            remaining = [found[i] for i in covers if i in found]
             period = str(summary.metadata.get("period", "?"))
             content = (
                 extractive_summary(period, remaining)

@@ -68,8 +68,9 @@ class PhaseTexts:
 
     async def _summary(self, action: LifecycleAction, notes: list[str]) -> NewMemory:
         covers = list(action.ids)
+        agent = action.agent_id
         if action.into is not None:  # fold into the month's summary: cover its memories too
-            found = await self.store.memories.get_many([action.into])
+            found = await self.store.memories.get_many([action.into], agent_id=agent)
             previous = found.get(action.into)
             if previous is not None:
                 new = set(covers)
@@ -77,7 +78,7 @@ class PhaseTexts:
                 covers = [*earlier, *covers]
         # a month may hold thousands: only the few a summary quotes are read
         limit = max(SUMMARY_ITEMS, self.settings.llm_batch_items)
-        total, members = await self.store.ranked_members(covers, limit)
+        total, members = await self.store.ranked_members(agent, covers, limit)
         period = action.period or "?"
         content, method = extractive_summary(period, members, total), "extractive"
         if action.llm and self.llm is not None:
@@ -138,7 +139,7 @@ class PhaseTexts:
         return answer or None
 
     async def _members(self, action: LifecycleAction) -> list[Memory]:
-        found = await self.store.memories.get_many(action.ids)
+        found = await self.store.memories.get_many(action.ids, agent_id=action.agent_id)
         return [found[i] for i in action.ids if i in found]
 
 

@@ -218,11 +218,15 @@ class PgMemoryStore(MemoryStore):
     async def _fts_rows(self) -> int:
         return int(await self.db.scalar("SELECT SUM(docs) FROM text_stats") or 0)
 
-    async def get_many(self, ids: Sequence[str]) -> dict[str, Memory]:  # type: ignore[override]
+    async def get_many(  # type: ignore[override]
+        self, ids: Sequence[str], *, agent_id: str | None = None
+    ) -> dict[str, Memory]:
         if not ids:
             return {}
+        owner, params = (" AND agent_id = ?", [agent_id]) if agent_id else ("", [])
         rows = await self.db.fetchall(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY(?::text[])", (list(ids),)
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY(?::text[]){owner}",
+            (list(ids), *params),
         )
         return {str(row["id"]): row_to_memory(row) for row in rows}
 
