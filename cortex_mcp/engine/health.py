@@ -182,14 +182,16 @@ class IntegrityWatch:
             self._checked_at = time.monotonic()
         return self._verdict or "not checked"
 
-    async def health(self, db: DatabaseHandle) -> PartHealth:
+    async def health(self, db: DatabaseHandle, *, show_where: bool = True) -> PartHealth:
         """The database a running server holds open: its integrity, and whether this
-        process may write it."""
+        process may write it; where it is (its path, a PostgreSQL URL without its password)
+        unless `show_where` is off (an agent token's caller is not told)."""
+        where = str(db.path) if show_where else "the database"
         verdict = await self.verdict(db)
         if verdict != "ok":
-            return PartHealth("database", "failed", f"{db.path} is corrupt: {short(verdict)}")
+            return PartHealth("database", "failed", f"{where} is corrupt: {short(verdict)}")
         age = time.monotonic() - self._checked_at
-        summary = f"{db.path}: schema {await db.schema_version()}, integrity ok ({age:.0f} s ago)"
+        summary = f"{where}: schema {await db.schema_version()}, integrity ok ({age:.0f} s ago)"
         if db.read_only:
             return PartHealth("database", "degraded", f"{summary}; read-only: writes are refused")
         return PartHealth("database", "ok", summary)

@@ -113,8 +113,10 @@ class StatusService:
         database's integrity, and one real call to each embedding provider (`health` above
         is the cheap liveness answer)."""
         parts = sqlite_health(connector_info())
-        parts.append(await self.integrity.health(self.stores.db))
-        endpoint = embedding_endpoint(self.settings)
+        # where the database and the embedding endpoint are is the operator's to know
+        server_side = not self.caller.is_agent
+        parts.append(await self.integrity.health(self.stores.db, show_where=server_side))
+        endpoint = embedding_endpoint(self.settings) if server_side else None
         parts += await embedding_health(self.embeddings, self.provider_notes, endpoint)
         parts += llm_record(self.llm, self.llm_notes)
         return {"status": worst(parts), "parts": [part.as_dict() for part in parts]}
