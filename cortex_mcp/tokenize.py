@@ -33,6 +33,33 @@ def normalise(text: str) -> str:
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
 
+# Japanese honorifics that follow a name and are no part of it (longest first).
+_HONORIFICS = ("ちゃん", "さま", "さん", "くん", "様", "君", "氏")
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
+def _is_edge_punctuation(char: str) -> bool:
+    return unicodedata.category(char)[0] in "PSZ"
+
+
+def normalize_name(text: str) -> str:
+    """The key names and aliases are compared by: NFKC (width), casefold, whitespace collapsed,
+    surrounding punctuation stripped, a trailing English possessive ('s) and a Japanese honorific
+    dropped. "Anna's" -> "anna", "田中さん" -> "田中", "ＡＮＮＡ" -> "anna"."""
+    key = normalise(text).casefold()
+    start, end = 0, len(key)
+    while start < end and _is_edge_punctuation(key[start]):
+        start += 1
+    while end > start and _is_edge_punctuation(key[end - 1]):
+        end -= 1
+    key = _POSSESSIVE.sub("", key[start:end])
+    for honorific in _HONORIFICS:
+        if key.endswith(honorific) and len(key) > len(honorific):
+            key = key[: -len(honorific)]
+            break
+    return key.rstrip()
+
+
 def content_hash(text: str) -> str:
     """Identity of a memory's content: case, width and spacing differences do not count."""
     key = normalise(text).casefold().rstrip(" .!。！")

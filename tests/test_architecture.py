@@ -210,7 +210,7 @@ def test_the_service_package_holds_one_module_per_noun() -> None:
     )
 
 
-ENGINE_CAPABILITIES = {"recall", "ingest", "lifecycle", "exchange", "beliefs"}
+ENGINE_CAPABILITIES = {"recall", "ingest", "lifecycle", "exchange", "beliefs", "entities"}
 ENGINE_SHARED = {"__init__.py", "validate.py", "health.py"}
 ENGINE_SHARED_PACKAGES = {"redaction"}  # used by every capability
 

@@ -1,0 +1,1 @@
+"""Entities: who memories are about (issue 33). `mentions` holds the linking rules."""

@@ -1,0 +1,509 @@
+"""The word tables the linking rules read: what is never a name, which words introduce one, and
+the few places and brands a rule can tell without a model. Built once at import, as frozensets.
+
+Kept small on purpose: each table holds the words a careful reader would list, not a dictionary.
+A word missing here costs a missed or a wrong mention; a word wrongly here hides a name."""
+
+from __future__ import annotations
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# --- English -------------------------------------------------------------------------------
+
+MONTHS = _words(
+    "January February March April May June July August September October November December "
+    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
+)
+# Months that are also given names: a name unless a date or a calendar preposition says month.
+MONTH_NAMES = frozenset({"April", "May", "June", "August"})
+WEEKDAYS = _words(
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday Mon Tue Tues Wed Thu Thur Thurs Fri "
+    "Sat Sun Weekend"
+)
+HOLIDAYS = _words(
+    "Christmas Xmas Easter Thanksgiving Halloween Hanukkah Diwali Ramadan Eid Valentine "
+    "Valentine's Valentines Year Year's Eve Day Birthday Anniversary Holidays Holiday"
+)
+# Words before a holiday word that belong to the holiday: "New Year", "Mother's Day".
+HOLIDAY_LEADS = _words(
+    "New Mother's Father's Mothers Fathers Valentine's Independence Labor Labour Memorial Boxing "
+    "Groundhog Election Saint St Patrick's Veterans Presidents Christmas"
+)
+# Languages, nationalities and other capitalised adjectives: never an entity on their own.
+LANGUAGES = _words(
+    "English Spanish French Italian German Chinese Japanese Korean Russian Portuguese Dutch "
+    "Greek Turkish Arabic Hindi Thai Vietnamese Swedish Norwegian Danish Polish Irish Scottish "
+    "Welsh British American Canadian Mexican Australian Indian African European Asian Latin "
+    "Brazilian Cuban Jewish Christian Muslim Buddhist Catholic Hispanic Asian-American"
+)
+# Words that start sentences or greet: capitalised for grammar, not because they name someone.
+COMMON = _words(
+    # pronouns, determiners, conjunctions, prepositions, question words
+    "I Me My Mine Myself We Us Our Ours You Your Yours He Him His She Her Hers It Its They Them "
+    "Their Theirs This That These Those There Here A An The Some Any All Each Every Both Either "
+    "Neither No None Nothing Everything Something Anything Everyone Someone Anyone Nobody "
+    "Everybody Somebody Anybody One Ones Another Other Others Such And But Or Nor So Yet For If "
+    "Then Than Because Since As While When Whenever Where Wherever What Whatever Which Who Whom "
+    "Whose Why How After Before Until Till Unless Although Though Once About Above Across Against "
+    "Along Among Around At Behind Below Beside Besides Between Beyond By Despite Down During "
+    "Except From In Inside Into Like Near Of Off On Onto Out Outside Over Past Per Through "
+    "Throughout To Toward Towards Under Up Upon Via With Within Without "
+    # auxiliaries and very common verbs at the start of a sentence
+    "Am Is Are Was Were Be Been Being Do Does Did Done Have Has Had Having Can Could Will Would "
+    "Shall Should Must Might Let Lets Get Got Go Going Gone Went Come Came Coming Make Made Take "
+    "Took Taking Give Gave Keep Kept See Saw Seen Look Looks Looking Looked Check Try Tried Trying "
+    "Tell Told Ask Asked Say Said Says Think Thought Know Knew Feel Felt Feels Seem Seems Seemed "
+    "Sound Sounds Sounded Mean Means Remind Reminds Need Needs Want Wants Wanted Guess Wish "
+    "Remember Imagine Wait Stay Enjoy Enjoyed Hope Hoped Hoping Love Loved Loving Like Liked "
+    "Glad Happy Sad Proud Excited Busy Ready Thank Thanks Thankful Grateful Appreciate "
+    "Appreciated Agreed Agree Reminded Started Starting Finished Just Been Saying "
+    # adverbs and discourse words
+    "Also Too Very Really Actually Basically Honestly Seriously Literally Definitely Totally "
+    "Absolutely Exactly Certainly Surely Indeed Maybe Perhaps Probably Possibly Hopefully "
+    "Luckily Unfortunately Fortunately Sadly Finally Eventually Recently Lately Currently "
+    "Already Still Always Never Sometimes Often Usually Again Anyway Anyways Besides However "
+    "Otherwise Instead Meanwhile Now Today Tonight Tomorrow Yesterday Later Soon Earlier Last "
+    "Next First Second Third Lastly Well Even Only Almost Especially Speaking Plus Not "
+    "Yes Yeah Yep Yup Yea No Nope Nah Okay Ok OK Alright Right Sure True Fine Cool Nice Great "
+    "Good Awesome Amazing Wonderful Fantastic Beautiful Lovely Perfect Wow Whoa Woah Oh Ooh Ah "
+    "Aw Aww Awww Haha Hahaha Hehe Lol Omg Ugh Hmm Hm Um Uh Oops Yay Hooray Phew Gosh Geez Jeez "
+    "Damn Dang Darn Yikes Hey Hi Hello Hiya Howdy Yo Bye Goodbye Cheers Welcome Congrats "
+    "Congratulations Sorry Please Pardon Dear Morning Evening Afternoon Night Goodnight "
+    "Greetings Regards Best Merry Same Wanna Gonna Gotta Kinda Btw Fyi Thx Ty Np "
+    # common nouns that start sentences in chat
+    "Life Family Friends Friend Kids Kid People Person Everyone Things Thing Time Times Work "
+    "School Home Music Art Books Book Nature Love Hugs Hug Fun Sweet Cute Congratulation "
+    "Mr Mrs Ms Miss Dr Prof Sir Madam Mister Lord Lady Saint St God Jesus Internet Web Wifi "
+    "Photo Pic Picture Video Note Update Edit Re Fwd PS Todo Tip Q A Yours Sincerely"
+)
+# Titles before a surname: "Mrs. Patel" names Patel.
+TITLES = _words("Mr Mrs Ms Miss Mx Dr Prof Professor Sir Madam Aunt Uncle Auntie Grandma Grandpa")
+# Family words written capitalised as a name: a reference to the speaker's own family.
+FAMILY_AS_NAME = _words(
+    "Mom Mum Mommy Mummy Mama Momma Dad Daddy Papa Pa Ma Grandma Grandpa Granny Nana Nan Grandad "
+    "Granddad Gramps Auntie"
+)
+# Lowercase words allowed inside a name: "Lord of the Rings", "Leonardo da Vinci".
+CONNECTORS = _words("of the de da di van von der del la le du")
+# The last word of a capitalised run that says what it is.
+PLACE_SUFFIXES = _words(
+    "Street St Road Rd Avenue Ave Boulevard Blvd Lane Drive Square Park Bridge Lake River "
+    "Mountain Mountains Mount Mt Beach Island Islands Bay Valley Canyon City Town Village County "
+    "State Province Hills Falls Forest Station Airport Harbor Harbour Coast Tower Castle Museum "
+    "Zoo Stadium Mall Market Plaza Hall Cathedral Church Temple"
+)
+ORGANIZATION_SUFFIXES = _words(
+    "Inc Inc. Corp Corporation Company Co Ltd LLC Group University College School Academy "
+    "Institute Club Foundation Bank Hospital Clinic Association Society Team Studio Studios "
+    "Agency Department Labs Records"
+)
+# A capitalised run starting with a brand names a product, not a person ("Ford Mustang").
+BRANDS = _words(
+    "Ford Honda Toyota Tesla BMW Audi Mercedes Volkswagen VW Nissan Subaru Mazda Kia Hyundai "
+    "Chevy Chevrolet Jeep Porsche Ferrari Volvo Apple iPhone iPad MacBook Samsung Google Pixel "
+    "Microsoft Xbox Sony PlayStation Nintendo Switch Nike Adidas Canon Nikon Fitbit Kindle "
+    "Amazon Netflix Spotify Instagram Facebook TikTok YouTube Twitter Lego Starbucks IKEA Ikea "
+    "Disney Marvel Harley"
+)
+# Words before a capitalised run that make it a place: "in Paris", "moved to Milan".
+PLACE_CUES = (
+    "in",
+    "to",
+    "from",
+    "near",
+    "at",
+    "visit",
+    "visited",
+    "visiting",
+)
+# A cue word alone is not enough for these: "talked to Anna", "a gift from Anna", "at Anna's".
+WEAK_PLACE_CUES = frozenset({"to", "from", "at"})
+PLACE_VERBS = _words(
+    "moved move moving moves live lives lived living went go goes going gone flew fly flying "
+    "drove drive driving travel traveled travelled traveling travelling trip trips back been "
+    "arrived arrive born based headed heading off stay stayed staying vacation holiday vacationed "
+    "relocated relocate return returned returning tour touring road"
+)
+
+# Kinship and role nouns that introduce a person: "my sister Anna", "Anna, my sister".
+PERSON_ROLES = _words(
+    "sister brother sis bro mom mother mum mommy dad father daddy son daughter wife husband "
+    "partner spouse boyfriend girlfriend fiance fiancé fiancee fiancée friend bestie buddy pal "
+    "cousin aunt auntie uncle niece nephew grandma grandmother grandpa grandfather granny nana "
+    "grandson granddaughter grandchild grandkid kid child baby twin sibling stepmom stepmother "
+    "stepdad stepfather stepson stepdaughter stepsister stepbrother mother-in-law father-in-law "
+    "sister-in-law brother-in-law son-in-law daughter-in-law boss manager supervisor coworker "
+    "co-worker colleague teammate classmate roommate flatmate housemate neighbor neighbour "
+    "teacher coach mentor tutor student doctor therapist dentist landlord landlady assistant "
+    "ex girl guy"
+)
+PET_ROLES = _words(
+    "dog dogs puppy puppies pup pups doggo cat cats kitten kittens kitty bunny bunnies rabbit "
+    "rabbits hamster hamsters parrot parrots bird birds horse horses pony turtle turtles tortoise "
+    "fish goldfish snake snakes lizard gecko iguana ferret chinchilla hedgehog pet pets canary "
+    "cockatiel budgie mouse rat rats"
+)
+# Adjectives allowed between the possessive and the role: "my older sister Anna".
+ROLE_ADJECTIVES = _words(
+    "best older younger elder little big baby twin late new old dear oldest youngest eldest "
+    "beloved lovely sweet adorable cute rescue first second third other favorite favourite "
+    "close good childhood"
+)
+# Possessives whose kinship phrase is an alias of the speaker's own people.
+FIRST_PERSON = frozenset({"my", "our"})
+
+# --- Chinese -------------------------------------------------------------------------------
+
+# Common single- and double-character surnames (the top ~150 cover most of the population).
+ZH_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程"
+    "苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛"
+    "郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦"
+    "俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房"
+    "滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应"
+    "臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
+) | frozenset({"欧阳", "司马", "诸葛", "上官", "东方", "皇甫", "令狐", "慕容", "夏侯", "司徒"})
+# A title after a surname makes a name of its own: 张老师, 王总, 李阿姨.
+ZH_TITLES = (
+    "老师",
+    "阿姨",
+    "叔叔",
+    "先生",
+    "女士",
+    "小姐",
+    "医生",
+    "大夫",
+    "经理",
+    "老板",
+    "教授",
+    "师傅",
+    "大爷",
+    "大妈",
+    "奶奶",
+    "爷爷",
+    "总",
+    "姐",
+    "哥",
+)
+# Kinship and role words, longest first so 表弟 wins over 弟.
+ZH_PERSON_ROLES = (
+    "男朋友",
+    "女朋友",
+    "好朋友",
+    "老朋友",
+    "表哥",
+    "表姐",
+    "表弟",
+    "表妹",
+    "堂哥",
+    "堂姐",
+    "堂弟",
+    "堂妹",
+    "哥哥",
+    "姐姐",
+    "弟弟",
+    "妹妹",
+    "爸爸",
+    "妈妈",
+    "父亲",
+    "母亲",
+    "老爸",
+    "老妈",
+    "爷爷",
+    "奶奶",
+    "外公",
+    "外婆",
+    "姥姥",
+    "姥爷",
+    "舅舅",
+    "舅妈",
+    "叔叔",
+    "阿姨",
+    "姑姑",
+    "姨妈",
+    "伯伯",
+    "儿子",
+    "女儿",
+    "孙子",
+    "孙女",
+    "老公",
+    "老婆",
+    "丈夫",
+    "妻子",
+    "太太",
+    "先生",
+    "未婚夫",
+    "未婚妻",
+    "朋友",
+    "闺蜜",
+    "同事",
+    "同学",
+    "室友",
+    "邻居",
+    "老师",
+    "上司",
+    "领导",
+    "老板",
+    "经理",
+    "师傅",
+    "医生",
+    "教练",
+    "学生",
+    "搭档",
+    "对象",
+    "哥",
+    "姐",
+    "弟",
+    "妹",
+)
+ZH_PET_ROLES = (
+    "小猫",
+    "小狗",
+    "猫咪",
+    "狗狗",
+    "兔子",
+    "仓鼠",
+    "鹦鹉",
+    "宠物",
+    "乌龟",
+    "金鱼",
+    "猫",
+    "狗",
+)
+# Family words a speaker uses alone for their own family (妈妈 = my mother).
+ZH_BARE_FAMILY = frozenset(
+    {"爸爸", "妈妈", "父亲", "母亲", "老爸", "老妈", "爷爷", "奶奶", "外公", "外婆", "姥姥", "老公"}
+    | {"老婆", "哥哥", "姐姐", "弟弟", "妹妹"}
+)
+# Characters that follow a name and are almost never the last character of a given name: they
+# end the name ("张伟在深圳" -> 张伟). Verbs and particles, not a dictionary.
+ZH_AFTER_NAME = frozenset(
+    "在是的了和跟与说要会也都很就还又去来把被给对从向到让叫最已正刚下上这那个们今昨每经总不没常"
+    "特真非年以可能应得将才只邀推告喜觉认帮送问带买做打想请开回过现曾当约拍考退结生住搬工读学"
+    "吃喝看听玩写发拿用"
+    "，。！？；：、…（）“”\"' \n\t,.!?;:()"
+)
+# The first given character is never one of these (a particle or punctuation follows a surname
+# used alone); the wider ZH_AFTER_NAME would refuse given names such as 陈刚 or 王明.
+ZH_NOT_GIVEN = frozenset(
+    "的了在是和跟与说要会也都很就还又去来把被给对从向到让叫这那个们，。！？；：、…（）“” ,.!?;:"
+)
+# Words that start right after a one-character given name: 张伟明天 -> 张伟, 陈刚周末 -> 陈刚.
+ZH_TIME_WORDS = (
+    "明天",
+    "今天",
+    "昨天",
+    "后天",
+    "前天",
+    "每天",
+    "天天",
+    "周末",
+    "上周",
+    "下周",
+    "最近",
+    "今晚",
+    "昨晚",
+    "晚上",
+    "早上",
+    "上午",
+    "下午",
+    "中午",
+    "平时",
+    "一直",
+    "一起",
+    "已经",
+    "经常",
+    "刚刚",
+    "刚才",
+)
+ZH_PLACE_SUFFIXES = ("公园", "广场", "大学", "医院", "博物馆", "商场", "机场", "车站", "寺", "湖")
+# Greetings and words of address before a name said to the other speaker.
+ZH_ADDRESS = (
+    "你好",
+    "您好",
+    "嗨",
+    "哈喽",
+    "谢谢你",
+    "谢谢",
+    "感谢",
+    "抱歉",
+    "对不起",
+    "早上好",
+    "早安",
+    "中午好",
+    "下午好",
+    "午安",
+    "晚上好",
+    "晚安",
+    "亲爱的",
+    "再见",
+    "拜拜",
+    "不用谢",
+    "不客气",
+)
+ZH_NAMING = ("我叫", "我的名字是", "我名字叫", "名字叫", "名叫", "叫做", "叫")
+# Characters before 张 that make it a measure word (一张照片) rather than a surname.
+ZH_MEASURE_BEFORE = frozenset("一二两三四五六七八九十几每这那哪某整半多好")
+
+# --- Japanese ------------------------------------------------------------------------------
+
+JA_HONORIFICS = ("ちゃん", "さま", "さん", "くん", "様", "君", "氏", "先輩", "先生")
+# Roles and family words: before の they introduce a name (上司の田中さん); with さん or alone
+# they are a role reference (部長さん, 母).
+JA_PERSON_ROLES = (
+    "お母さん",
+    "お父さん",
+    "お兄さん",
+    "お姉さん",
+    "おばあちゃん",
+    "おじいちゃん",
+    "幼なじみ",
+    "ルームメイト",
+    "クラスメート",
+    "ボーイフレンド",
+    "ガールフレンド",
+    "彼氏",
+    "上司",
+    "部下",
+    "同僚",
+    "先輩",
+    "後輩",
+    "友達",
+    "友人",
+    "親友",
+    "同級生",
+    "部長",
+    "課長",
+    "係長",
+    "社長",
+    "専務",
+    "店長",
+    "店員",
+    "先生",
+    "医者",
+    "お医者",
+    "看護師",
+    "大家",
+    "隣人",
+    "主人",
+    "旦那",
+    "祖母",
+    "祖父",
+    "息子",
+    "娘",
+    "母",
+    "父",
+    "兄",
+    "姉",
+    "弟",
+    "妹",
+    "夫",
+    "妻",
+    "嫁",
+    "叔母",
+    "叔父",
+    "伯母",
+    "伯父",
+    "いとこ",
+    "従兄弟",
+    "従姉妹",
+    "甥",
+    "姪",
+    "孫",
+    "子供",
+)
+# Jobs: "恵子は看護師です" says what she does, not who she is to the speaker.
+JA_JOBS = frozenset(
+    {
+        "看護師",
+        "医者",
+        "お医者",
+        "先生",
+        "店員",
+        "部長",
+        "課長",
+        "係長",
+        "社長",
+        "専務",
+        "店長",
+        "大家",
+    }
+)
+JA_PET_ROLES = (
+    "子猫",
+    "子犬",
+    "猫",
+    "犬",
+    "ペット",
+    "うさぎ",
+    "ウサギ",
+    "ハムスター",
+    "インコ",
+    "金魚",
+)
+# Jobs and roles: with さん or 様 after them they name a role, not a person (部長さん, 店員さん).
+JA_ROLE_WORDS = frozenset(JA_PERSON_ROLES) | frozenset(
+    {"運転手", "駅員", "警察官", "お巡り", "大工", "お客", "おばさん", "おじさん", "奥", "皆"}
+    | {"みな", "お嬢", "赤ちゃん", "お坊", "お医者", "先生", "兄", "姉"}
+)
+JA_ADDRESS = (
+    "おはよう",
+    "おはようございます",
+    "こんにちは",
+    "こんばんは",
+    "ありがとう",
+    "ありがとうございます",
+    "ごめん",
+    "ごめんね",
+    "すみません",
+    "おやすみ",
+    "またね",
+    "ねえ",
+    "やあ",
+    "お疲れ様",
+    "お疲れさま",
+)
+# Nouns often after の that are no name: 友達の家, 母の日.
+JA_NOT_NAMES = frozenset(
+    "家 日 誕生日 結婚式 仕事 会社 学校 部屋 話 写真 子供 病気 車 店 名前 趣味 料理 声 顔 手 "
+    "ため 方 こと もの 時 頃 前 後 中 上 下 人 皆 みんな 全員 一人 二人 家族 実家 彼女 彼 "
+    "パーティー プレゼント".split()
+)
+# Leading words glued to a name in a kanji run (今日田中さんが): dropped from the name.
+JA_TIME_PREFIXES = ("今日", "昨日", "明日", "先日", "毎日", "今朝", "昨夜", "今度", "今年", "去年")
+
+# --- Places a rule can tell without a model (Chinese and Japanese share the kanji forms) -----
+
+CJK_PLACES = frozenset(
+    "北京 上海 广州 深圳 杭州 成都 重庆 南京 武汉 西安 天津 苏州 长沙 郑州 青岛 厦门 大连 沈阳 "
+    "哈尔滨 昆明 合肥 福州 济南 宁波 无锡 东莞 佛山 珠海 三亚 拉萨 桂林 丽江 香港 澳门 台北 台湾 "
+    "新疆 西藏 云南 海南 四川 广东 浙江 江苏 山东 河南 湖南 湖北 黄山 泰山 峨眉山 张家界 九寨沟 "
+    "长城 故宫 颐和园 西湖 中国 美国 英国 法国 德国 日本 韩国 俄罗斯 意大利 西班牙 葡萄牙 加拿大 "
+    "澳大利亚 新西兰 泰国 新加坡 马来西亚 越南 印度 巴西 墨西哥 埃及 希腊 瑞士 荷兰 冰岛 纽约 "
+    "伦敦 巴黎 东京 大阪 京都 首尔 洛杉矶 旧金山 悉尼 曼谷 罗马 柏林 "
+    "東京 京都 大阪 北海道 沖縄 福岡 名古屋 横浜 神戸 札幌 仙台 広島 奈良 鎌倉 箱根 渋谷 新宿 "
+    "池袋 銀座 原宿 秋葉原 浅草 上野 品川 六本木 博多 金沢 長野 静岡 千葉 埼玉 熊本 鹿児島 "
+    "日本 中国 韓国 台湾 アメリカ イギリス フランス ドイツ イタリア スペイン カナダ "
+    "オーストラリア タイ ハワイ パリ ロンドン ニューヨーク ソウル 上海 北京 香港".split()
+)
+# Place suffixes for CJK names the gazetteer lacks (a run ending in 市 or 公园 is a place).
+CJK_PLACE_SUFFIXES = (
+    "公园",
+    "市",
+    "省",
+    "县",
+    "区",
+    "镇",
+    "村",
+    "岛",
+    "湖",
+    "山",
+    "路",
+    "街",
+    "駅",
+    "県",
+    "町",
+)

@@ -1,0 +1,987 @@
+"""Who a text names: the linking rules, offline, in English, Chinese and Japanese. Pure functions.
+
+`find_mentions` reads one text (a turn, a memory) and returns the names it holds (`Mention`: who,
+what kind, in which role, found by which rule, with the kinship phrases that became its aliases)
+and the alias-only phrases it uses ("my sister", "我表弟", "部長": `Reference`). The rules, strongest
+first; a later rule never takes a span an earlier one took:
+
+1. `retain`: a `## Retain` line's entity tags (`- O(c=0.95) @Peter: ...`) name its subject.
+2. `label`: a `Name:` label at the start of a line names the speaker of that line.
+3. `slug`: an `@slug` mention.
+4. `kinship`: a kinship, role or pet word that introduces a name ("my sister Anna", "Anna, my
+   sister", "a dog named Rex", "我的表弟张伟", "同事小王", "上司の田中さん", "うちの犬のポチ"); the
+   phrase becomes an alias of that name.
+5. `name`: a self-introduction ("my name is Emily", "我叫孙悦", "名前は中村です"), a Chinese surname
+   with a title (张老师, 王总), a Japanese name with an honorific (田中さん, 翔太くん), a place
+   the gazetteer knows (北京, 東京), and in English capitalised runs that survive the stop lists.
+6. `address`: a name said to the other speaker ("Hey Maya!", "Thanks, Mel", "你好，刘琳").
+
+Chinese has no capital letters and no spaces, so a Chinese name is only taken where a rule says a
+name must follow (a kinship or role word, a greeting, 叫) and it starts with a known surname;
+famous names in passing (周杰伦) are left to the LLM. Roles: `speaker` for whoever says the text,
+`subject` for a name that starts its sentence (or is a Retain tag's entity), `mentioned` otherwise.
+Each entity appears once (its first span; aliases gathered from every occurrence)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from cortex_mcp.engine.entities import lexicon as lex
+from cortex_mcp.models import EntityKind, LinkRole
+from cortex_mcp.tokenize import CJK_CHAR, normalize_name
+
+
+@dataclass(frozen=True)
+class Mention:
+    name: str  # as written, honorifics/possessive removed: "Anna", "张伟", "田中"
+    kind: EntityKind  # best guess: person unless the rule knows better (pet, place, ...)
+    role: LinkRole  # speaker | subject | mentioned
+    start: int  # offsets of the name in the text ([start, end)); (0, 0) for the `speaker` given
+    end: int
+    rule: str  # "speaker" | "label" | "slug" | "retain" | "name" | "kinship" | "address"
+    aliases: tuple[str, ...] = ()  # phrases this mention makes aliases of the same entity
+
+
+@dataclass(frozen=True)
+class Reference:
+    phrase: str  # an alias-only phrase with no name beside it: "my sister", "我表弟", "部長"
+    role: LinkRole
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Mentions:
+    mentions: tuple[Mention, ...]
+    references: tuple[Reference, ...]
+
+
+_ROLE_RANK = {LinkRole.speaker: 0, LinkRole.subject: 1, LinkRole.mentioned: 2}
+
+
+@dataclass
+class _Found:
+    name: str
+    kind: EntityKind
+    start: int
+    end: int
+    rule: str
+    aliases: list[str] = field(default_factory=list)
+    kind_known: bool = False  # the rule saw the kind (pet word, place cue); person is a guess
+    role: LinkRole | None = None  # set by the rule when it knows; else from the sentence
+
+
+class _Scan:
+    """One text being read: what the rules found so far and which spans they took."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.found: list[_Found] = []
+        self.references: list[Reference] = []
+        self._taken: list[tuple[int, int]] = []
+
+    def free(self, start: int, end: int) -> bool:
+        return all(end <= s or start >= e for s, e in self._taken)
+
+    def take(self, start: int, end: int) -> None:
+        self._taken.append((start, end))
+
+    def add(self, found: _Found, span: tuple[int, int] | None = None) -> bool:
+        """Keep a mention unless its span (default: the name's) overlaps one already taken."""
+        start, end = span or (found.start, found.end)
+        if not self.free(start, end):
+            return False
+        self.take(start, end)
+        self.found.append(found)
+        return True
+
+    def refer(self, phrase_start: int, phrase_end: int) -> None:
+        if not self.free(phrase_start, phrase_end):
+            return
+        self.take(phrase_start, phrase_end)
+        phrase = self.text[phrase_start:phrase_end]
+        role = LinkRole.subject if _starts_sentence(self.text, phrase_start) else LinkRole.mentioned
+        self.references.append(Reference(phrase, role, phrase_start, phrase_end))
+
+
+def _alternation(words: Iterable[str]) -> str:
+    """A regex alternation of the words, longest first so 表弟 wins over 弟."""
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+# --- shared patterns -----------------------------------------------------------------------
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々"
+_KATA = "\u30a1-\u30fa\u30fc"
+_HIRA = "\u3041-\u3096"
+_SENTENCE_END = '.!?…\n:;。！？：；"“”()（）「」'
+_OPENERS = " \t\"'“‘(（「『*-•>"
+
+_RETAIN = re.compile(
+    r"^[ \t]*[-*][ \t]*[WBOS][ \t]*(?:\([^)\n]*\))?[ \t]*"
+    r"(?P<tags>@[^\s:：@]+(?:[ \t,]+@[^\s:：@]+)*)[ \t]*[:：]",
+    re.M,
+)
+_TAG = re.compile(r"@([^\s:：@,]+)")
+_LABEL_LATIN = re.compile(
+    r"^(?:\[[^\]\n]{1,16}\][ \t]*)?(?:user:[ \t]*)?"
+    r"(?P<name>[A-Z][\w.'’-]{0,30}(?: [A-Z][\w.'’-]{0,30}){0,2}):[ \t]",
+    re.M,
+)
+_LABEL_CJK = re.compile(rf"^[ \t]*(?P<name>[{_CJK}]{{1,8}})[：:]", re.M)
+_NOT_LABELS = frozenset(
+    "user assistant ai system bot human note q a tip todo update edit re fwd ps warning error "
+    "question answer summary example source date time subject from to cc title status result "
+    "step http https 问 答 注意 用户 助手 质问 問 答え 質問 回答 ai伴侣 备注 メモ 注意".split()
+)
+_SLUG = re.compile(
+    r"(?<![\w@.])@(?P<name>[^\s@:,.!?;，。！？：；()（）\"'“”]*[^\s@:,.!?;，。！？：；()（）\"'“”_.-])"
+)
+
+
+def _starts_sentence(text: str, start: int) -> bool:
+    i = start
+    while i > 0 and text[i - 1] in _OPENERS:
+        i -= 1
+    return i == 0 or text[i - 1] in _SENTENCE_END
+
+
+def _role_at(text: str, start: int, end: int) -> LinkRole:
+    """Subject when the name starts its sentence (Japanese: or is marked by は/が)."""
+    if _starts_sentence(text, start):
+        return LinkRole.subject
+    after = text[end : end + 3]
+    for honorific in lex.JA_HONORIFICS:
+        if after.startswith(honorific):
+            after = text[end + len(honorific) : end + len(honorific) + 1]
+            break
+    return LinkRole.subject if after[:1] in ("は", "が") else LinkRole.mentioned
+
+
+# --- rules that read markup: retain tags, labels, slugs ------------------------------------
+
+
+def _retain_tags(scan: _Scan) -> None:
+    for line in _RETAIN.finditer(scan.text):
+        for tag in _TAG.finditer(line.group("tags"), 0):
+            start = line.start("tags") + tag.start(1)
+            found = _Found(
+                tag.group(1), EntityKind.person, start, start + len(tag.group(1)), "retain"
+            )
+            found.role = LinkRole.subject
+            scan.add(found, (start - 1, found.end))
+        scan.take(line.start(), line.end())
+
+
+def _labels(scan: _Scan) -> None:
+    for pattern in (_LABEL_LATIN, _LABEL_CJK):
+        for match in pattern.finditer(scan.text):
+            name = match.group("name")
+            if name.casefold() in _NOT_LABELS or (pattern is _LABEL_CJK and name in lex.CJK_PLACES):
+                continue
+            found = _Found(name, EntityKind.person, match.start("name"), match.end("name"), "label")
+            found.role = LinkRole.speaker
+            if scan.add(found):
+                scan.take(match.end("name"), match.end())
+
+
+def _slugs(scan: _Scan) -> None:
+    for match in _SLUG.finditer(scan.text):
+        name = match.group("name")
+        if not any(ch.isalpha() for ch in name):
+            continue
+        scan.add(
+            _Found(name, EntityKind.person, match.start("name"), match.end("name"), "slug"),
+            (match.start(), match.end()),
+        )
+
+
+# --- English -------------------------------------------------------------------------------
+
+_EN_WORD = r"[A-Z][a-z][\w'’-]*"
+_EN_TITLED = rf"(?:(?:{_alternation(lex.TITLES)})\.?\s+)?"
+_EN_NAME = rf"(?P<name>{_EN_WORD}(?:\s{_EN_WORD})?)"
+_EN_ROLE_WORDS = _alternation(lex.PERSON_ROLES | lex.PET_ROLES)
+_EN_ADJ = _alternation(lex.ROLE_ADJECTIVES)
+_EN_POSSESSIVE = r"(?i:my|our|his|her|their|your)"
+# "my sister Anna", "my best friend Leo", "my son's teacher, Mrs. Patel", "a dog named Rex"
+_EN_ROLE_PHRASE = re.compile(
+    rf"\b(?P<phrase>(?P<poss>{_EN_POSSESSIVE})\s+"
+    rf"(?:(?P<owner>(?i:{_EN_ROLE_WORDS}))['’]s\s+)?"
+    rf"(?:(?i:{_EN_ADJ})\s+){{0,2}}"
+    rf"(?P<role>(?i:{_EN_ROLE_WORDS})))\b"
+    rf"(?:(?:,|\s+(?:is\s+|was\s+)?(?:named|called))?\s+{_EN_TITLED}{_EN_NAME})?"
+)
+# "Anna, my sister", "Priya, my manager"
+_EN_APPOSITION = re.compile(
+    rf"(?<![\w'’]){_EN_NAME},\s+(?P<phrase>(?P<poss>{_EN_POSSESSIVE})\s+"
+    rf"(?:(?i:{_EN_ADJ})\s+){{0,2}}(?P<role>(?i:{_EN_ROLE_WORDS})))\b"
+)
+# "a dog named Rex", "Tom's cats are called Oscar and Milo"
+_EN_NAMED = re.compile(
+    rf"\b(?P<role>(?i:{_EN_ROLE_WORDS}))\s+(?:(?:is|are|was|were)\s+)?(?:named|called)\s+"
+    rf"(?P<names>{_EN_WORD}(?:(?:,\s*|,?\s+and\s+){_EN_WORD})*)"
+)
+_EN_SELF = re.compile(
+    rf"\b(?i:my\s+name\s+is|my\s+name['’]s|call\s+me|i\s+am\s+called|i['’]m\s+called)\s+{_EN_NAME}"
+)
+_EN_GREETING = (
+    r"(?i:hey|hi|hello|hiya|howdy|yo|thanks|thank\s+you|thx|ty|bye|goodbye|congrats|"
+    r"congratulations|sorry|welcome|dear|morning|good\s+morning|good\s+night|goodnight|night|"
+    r"see\s+you(?:\s+(?:later|soon|tomorrow|then|there))?|love\s+you|miss\s+you|cheers|wow|oh|"
+    r"yes|yeah|yep|sure|ok|okay|agreed|great|awesome|nice|cool|haha|aww*|omg|way\s+to\s+go|"
+    r"well\s+done|good\s+job|nice\s+one|of\s+course|absolutely|definitely|exactly|true|right|"
+    r"hmm|ugh|oops|take\s+care|good\s+luck|happy\s+birthday|glad\s+to\s+help|no\s+problem|"
+    r"no\s+worries|sounds\s+good|same\s+here|me\s+too)"
+)
+_EN_ADDRESS = re.compile(
+    rf"(?:^|(?<=[.!?…\n\"“(]))[ \t]*(?P<greeting>{_EN_GREETING}),?\s+(?P<name>{_EN_WORD})(?=\s*[,!?.…]|\s*$)",
+    re.M,
+)
+# ", Gina!" / ", Nate." at the end of a sentence: a name said to the listener.
+_EN_VOCATIVE = re.compile(rf"(?<=[a-z]),\s+(?P<name>{_EN_WORD})(?=\s*[!?]|\s*\.(?:\s|$)|\s*$)")
+_EN_RUN = re.compile(
+    r"(?<![\w'’@#])[A-Z][\w'’-]*(?:(?: (?:of|the|de|da|di|van|von|der|del|la|le|du))* [A-Z][\w'’-]*)*"
+)
+_EN_SUFFIXES_NOT_NAMES = ("ing", "ed", "ly", "ful", "ous", "ness", "ment", "less", "able", "ish")
+_EN_MONTH_BEFORE = frozenset(
+    "in on of since until till by early late mid next last this every during through from to "
+    "before after around".split()
+)
+_EN_MODAL_AFTER = frozenset("i we you he she they it this that".split())
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[^\w]*$")
+_DIGIT_AROUND = re.compile(r"^\s*\d")
+_LOWER_WORDS = re.compile(r"\b[a-z][a-z'’]*\b")
+
+
+def _bare(word: str) -> str:
+    """A word without a possessive or contraction: "Sara's" -> "Sara", "It's" -> "It"."""
+    for mark in ("'", "’"):
+        if mark in word:
+            return word.split(mark, 1)[0]
+    return word
+
+
+def _blocked(word: str) -> bool:
+    bare = _bare(word)
+    return (
+        bare in lex.COMMON
+        or (bare in lex.MONTHS and bare not in lex.MONTH_NAMES)
+        or bare in lex.WEEKDAYS
+        or bare in lex.HOLIDAYS
+        or bare in lex.LANGUAGES
+        or (len(bare) > 1 and bare.isupper())
+    )
+
+
+def _alias_if_own(poss: str, phrase: str) -> list[str]:
+    """A kinship phrase is an alias only in the speaker's own words: "my sister", not "his dog"."""
+    return [phrase] if poss.casefold() in lex.FIRST_PERSON else []
+
+
+def _english_roles(scan: _Scan) -> None:
+    text = scan.text
+    for match in _EN_APPOSITION.finditer(text):
+        if _blocked(match.group("name")):
+            continue
+        kind = (
+            EntityKind.pet if match.group("role").casefold() in lex.PET_ROLES else EntityKind.person
+        )
+        found = _Found(
+            _bare(match.group("name")),
+            kind,
+            match.start("name"),
+            match.start("name") + len(_bare(match.group("name"))),
+            "kinship",
+        )
+        found.aliases = _alias_if_own(match.group("poss"), match.group("phrase"))
+        found.kind_known = kind is EntityKind.pet
+        if scan.add(found, (match.start(), match.end())):
+            continue
+    for match in _EN_ROLE_PHRASE.finditer(text):
+        _english_role_phrase(scan, match)
+    for match in _EN_NAMED.finditer(text) if ("named" in text or "called" in text) else ():
+        kind = (
+            EntityKind.pet if match.group("role").casefold() in lex.PET_ROLES else EntityKind.person
+        )
+        names = match.group("names")
+        for word in re.finditer(_EN_WORD, names):
+            if _blocked(word.group(0)):
+                continue
+            start = match.start("names") + word.start()
+            scan.add(
+                _Found(
+                    _bare(word.group(0)),
+                    kind,
+                    start,
+                    start + len(_bare(word.group(0))),
+                    "kinship",
+                    kind_known=kind is EntityKind.pet,
+                )
+            )
+
+
+def _english_role_phrase(scan: _Scan, match: re.Match[str]) -> None:
+    role_word = match.group("role").casefold()
+    kind = EntityKind.pet if role_word in lex.PET_ROLES else EntityKind.person
+    phrase_span = (match.start("phrase"), match.end("phrase"))
+    name = match.group("name")
+    if name is not None and name.split()[0] in lex.COMMON:
+        name = None
+    if name is not None and len(name.split()) == 2 and _blocked(name.split()[1]):
+        name = name.split()[0]
+    if name is None or _blocked(name.split()[0]):
+        if match.group("poss").casefold() in lex.FIRST_PERSON:
+            if match.group("owner"):
+                scan.refer(match.start("phrase"), match.start("owner") + len(match.group("owner")))
+            else:
+                scan.refer(*phrase_span)
+        return
+    bare = _bare(name)
+    start = match.start("name")
+    found = _Found(
+        bare, kind, start, start + len(bare), "kinship", kind_known=kind is EntityKind.pet
+    )
+    found.aliases = _alias_if_own(match.group("poss"), match.group("phrase"))
+    if _starts_sentence(scan.text, match.start("phrase")):
+        found.role = LinkRole.subject
+    if scan.add(found, (match.start(), start + len(bare))) and match.group("owner"):
+        owner_end = match.start("owner") + len(match.group("owner"))
+        owner_ref = Reference(
+            scan.text[match.start("phrase") : owner_end],
+            LinkRole.mentioned,
+            match.start("phrase"),
+            owner_end,
+        )
+        scan.references.append(owner_ref)
+
+
+def _english_self(scan: _Scan) -> None:
+    for match in _EN_SELF.finditer(scan.text):
+        name = (
+            match.group("name").split()[0]
+            if _blocked(match.group("name").split()[-1])
+            else match.group("name")
+        )
+        if _blocked(name.split()[0]):
+            continue
+        found = _Found(
+            _bare(name),
+            EntityKind.person,
+            match.start("name"),
+            match.start("name") + len(_bare(name)),
+            "name",
+        )
+        found.role = LinkRole.speaker
+        scan.add(found)
+
+
+def _english_address(scan: _Scan) -> None:
+    for pattern in (_EN_ADDRESS, _EN_VOCATIVE):
+        for match in pattern.finditer(scan.text):
+            name = match.group("name")
+            bare = _bare(name)
+            if bare in lex.FAMILY_AS_NAME:
+                scan.refer(match.start("name"), match.start("name") + len(bare))
+                continue
+            if _blocked(name) or bare in lex.MONTHS:
+                continue
+            found = _Found(
+                bare,
+                EntityKind.person,
+                match.start("name"),
+                match.start("name") + len(bare),
+                "address",
+            )
+            found.role = LinkRole.mentioned
+            scan.add(found)
+
+
+def _is_month_here(text: str, start: int, end: int) -> bool:
+    """ "May" the month: a calendar word before it or a day number beside it; "May I" the modal."""
+    before = _WORD_BEFORE.search(text, 0, start)
+    if before and before.group(1).casefold() in _EN_MONTH_BEFORE:
+        return True
+    if _DIGIT_AROUND.match(text, end) or re.search(
+        r"\d(?:st|nd|rd|th)?\s*(?:of\s+)?$", text[max(0, start - 8) : start]
+    ):
+        return True
+    after = re.match(r"\s+(\w+)", text[end : end + 12])
+    return bool(
+        after and after.group(1).casefold() in _EN_MODAL_AFTER and _starts_sentence(text, start)
+    )
+
+
+def _english_names(scan: _Scan) -> None:
+    text = scan.text
+    lower_words: set[str] | None = None
+    for run in _EN_RUN.finditer(text):
+        for start, end in _segments(text, run.start(), run.group(0)):
+            if not scan.free(start, end):
+                continue
+            words = text[start:end].split()
+            first, last = words[0], _bare(words[-1])
+            at_sentence_start = _starts_sentence(text, start) and not _after_title(text, start)
+            if len(words) == 1:
+                if first in lex.FAMILY_AS_NAME:
+                    scan.refer(start, end)
+                    continue
+                if first in lex.MONTH_NAMES and _is_month_here(text, start, end):
+                    continue
+                if at_sentence_start:
+                    if first.casefold().endswith(_EN_SUFFIXES_NOT_NAMES):
+                        continue
+                    if lower_words is None:
+                        lower_words = set(_LOWER_WORDS.findall(text))
+                    if first.casefold() in lower_words:
+                        continue
+            name_end = (
+                start + len(" ".join([*words[:-1], last])) if len(words) > 1 else start + len(last)
+            )
+            kind, known = _english_kind(text, start, words)
+            found = _Found(text[start:name_end], kind, start, name_end, "name", kind_known=known)
+            scan.add(found)
+
+
+def _after_title(text: str, start: int) -> bool:
+    return (
+        re.search(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Mx)\.\s*$", text[max(0, start - 8) : start]) is not None
+    )
+
+
+def _segments(text: str, offset: int, run: str) -> list[tuple[int, int]]:
+    """Split a capitalised run at the words that are never part of a name; keep a leading "The"
+    of a title ("The Hobbit"). A segment holding a holiday word ("New Year") is dropped."""
+    segments: list[tuple[int, int]] = []
+    current: list[tuple[int, int, str]] = []
+    position = offset
+    words: list[tuple[int, int, str]] = []
+    for word in run.split(" "):
+        words.append((position, position + len(word), word))
+        position += len(word) + 1
+
+    def close() -> None:
+        while current and current[-1][2] in lex.CONNECTORS:
+            current.pop()
+        while current and current[0][2] in lex.CONNECTORS:
+            current.pop(0)
+        if current and not any(_bare(w) in lex.HOLIDAYS for _, _, w in current):
+            segments.append((current[0][0], current[-1][1]))
+        current.clear()
+
+    for index, (start, end, word) in enumerate(words):
+        if _bare(word) in lex.HOLIDAYS and current and current[-1][2] in lex.HOLIDAY_LEADS:
+            current.clear()  # "New Year", "Mother's Day": a date, not a name
+        if word in lex.CONNECTORS:
+            if current:
+                current.append((start, end, word))
+            continue
+        is_title_the = (
+            word == "The"
+            and not current
+            and index + 1 < len(words)
+            and not _blocked(words[index + 1][2])
+        )
+        if _blocked(word) and not is_title_the:
+            close()
+            continue
+        current.append((start, end, word))
+        if _bare(word) != word:  # a possessive ends the name: "Sara's birthday"
+            close()
+    close()
+    return segments
+
+
+_FROM_TO = re.compile(r"[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* to [A-Z]")
+_FROM_BEFORE_TO = re.compile(r"\bfrom [A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* to $")
+
+
+def _english_kind(text: str, start: int, words: list[str]) -> tuple[EntityKind, bool]:
+    last = _bare(words[-1])
+    if last in lex.PLACE_SUFFIXES and len(words) > 1:
+        return EntityKind.place, True
+    if last in lex.ORGANIZATION_SUFFIXES and len(words) > 1:
+        return EntityKind.organization, True
+    if words[0] in lex.BRANDS or words[0] == "The":
+        return EntityKind.thing, True
+    before = text[max(0, start - 40) : start].split()
+    cue = before[-1].casefold() if before else ""
+    if cue in ("a", "an"):
+        return EntityKind.thing, True
+    if cue in lex.PLACE_CUES:
+        verb = before[-2].casefold().strip(",.") if len(before) > 1 else ""
+        if (
+            cue not in lex.WEAK_PLACE_CUES
+            or verb in lex.PLACE_VERBS
+            or (cue == "from" and _FROM_TO.match(text, start))
+            or (cue == "to" and _FROM_BEFORE_TO.search(text, 0, start))
+        ):
+            return EntityKind.place, True
+    return EntityKind.person, False
+
+
+# --- Chinese -------------------------------------------------------------------------------
+
+_ZH_PREFIX = r"(?P<prefix>我的|我家的|我们的|我们家的|我们家|我家|我们|我)?"
+_ZH_ROLE_PHRASE = re.compile(rf"{_ZH_PREFIX}(?P<role>{_alternation(lex.ZH_PERSON_ROLES)})")
+_ZH_AFTER = "".join(sorted(lex.ZH_AFTER_NAME))
+_ZH_NAME_CHAR = rf"(?:(?![{_ZH_AFTER}])[{_CJK}])"
+_ZH_PET_PHRASE = re.compile(
+    rf"{_ZH_PREFIX}(?P<role>{_alternation(lex.ZH_PET_ROLES)})"
+    rf"(?:(?:的名字)?叫(?:做)?(?P<called>{_ZH_NAME_CHAR}{{1,4}}?)(?=[^{_CJK}]|$|[{_ZH_AFTER}])"
+    rf"|(?P<name>(?P<dup>{_ZH_NAME_CHAR})(?P=dup)|{_ZH_NAME_CHAR}{{2,3}}?(?=[{_ZH_AFTER}]|$)))"
+)
+# A place by its suffix after a verb of going or being: 我去的是绿禾公园, 到了西湖.
+_ZH_SUFFIX_PLACE = re.compile(
+    rf"(?<=[是去到在逛从往])(?P<name>{_ZH_NAME_CHAR}{{2,4}}?(?:{_alternation(lex.ZH_PLACE_SUFFIXES)}))"
+)
+# "张伟是我的表弟": the role after 是 is an alias of the name before it.
+_ZH_IS_ROLE = re.compile(
+    rf"(?P<name>[{_CJK}]{{2,4}}?)是(?P<phrase>(?:我的|我们的|我)(?P<role>{_alternation(lex.ZH_PERSON_ROLES)}))"
+)
+_ZH_ADDRESS = re.compile(
+    rf"(?:^|(?<=[^{_CJK}]))(?:{_alternation(lex.ZH_ADDRESS)})[，,、！!\s]*(?P<name>[{_CJK}]{{2,4}}?)(?=[，。！？,.!?\s~～]|$)"
+)
+_ZH_SELF = re.compile(
+    rf"(?:我叫|我的名字是|我的名字叫|我名字叫|我名叫)(?P<name>[{_CJK}]{{2,4}}?)(?=[^{_CJK}]|$|今年|是)"
+)
+_ZH_TITLED = re.compile(
+    rf"(?P<name>(?:{_alternation(s for s in lex.ZH_SURNAMES if len(s) == 2)}|[{''.join(s for s in lex.ZH_SURNAMES if len(s) == 1)}])"
+    rf"(?:{_alternation(lex.ZH_TITLES)}))"
+)
+_BOOK_TITLE = re.compile(r"《[^》]*》")
+
+
+def _zh_name_at(text: str, position: int) -> int | None:
+    """End of a Chinese personal name starting at `position`, or None: a known surname and one
+    or two given characters (or surname + title: 王总; or 小王, 老李)."""
+    if text[position - 1 : position] in lex.ZH_MEASURE_BEFORE:
+        return None  # 一张照片, 这张桌子: 张 counts, it is no surname here
+    head = text[position : position + 2]
+    if head in lex.ZH_SURNAMES:
+        given_start = position + 2
+    elif head[:1] in lex.ZH_SURNAMES:
+        given_start = position + 1
+    elif (
+        head[:1] in "小老阿"
+        and len(head) == 2
+        and CJK_CHAR.match(head[1])
+        and head[1] not in lex.ZH_AFTER_NAME
+    ):
+        return position + 2
+    else:
+        return None
+    for title in lex.ZH_TITLES:
+        if text.startswith(title, given_start):
+            return given_start + len(title)
+    first = text[given_start : given_start + 1]
+    if not first or not CJK_CHAR.match(first) or first in lex.ZH_NOT_GIVEN:
+        return None
+    second = text[given_start + 1 : given_start + 2]
+    if (
+        not second
+        or not CJK_CHAR.match(second)
+        or second in lex.ZH_AFTER_NAME
+        or text.startswith(lex.ZH_TIME_WORDS, given_start + 1)
+    ):
+        return given_start + 1
+    return given_start + 2
+
+
+def _zh_is_role(scan: _Scan) -> None:
+    text = scan.text
+    for match in _ZH_IS_ROLE.finditer(text):
+        start = match.start("name")
+        for offset in range(len(match.group("name"))):  # the name ends right before 是
+            end = _zh_name_at(text, start + offset)
+            if end == match.end("name"):
+                found = _Found(
+                    text[start + offset : end], EntityKind.person, start + offset, end, "kinship"
+                )
+                found.aliases = [match.group("phrase")]
+                scan.add(found, (match.start("phrase"), match.end()))
+                break
+
+
+def _chinese(scan: _Scan) -> None:
+    text = scan.text
+    for book in _BOOK_TITLE.finditer(text):
+        scan.take(book.start(), book.end())
+    for match in _ZH_SELF.finditer(text):
+        found = _Found(
+            match.group("name"), EntityKind.person, match.start("name"), match.end("name"), "name"
+        )
+        found.role = LinkRole.speaker
+        scan.add(found)
+    _zh_is_role(scan)
+    for match in _ZH_PET_PHRASE.finditer(text):
+        name_group = "called" if match.group("called") else "name"
+        phrase_start = match.start("prefix") if match.group("prefix") else match.start("role")
+        phrase = text[phrase_start : match.end("role")]
+        if match.group(name_group):
+            found = _Found(
+                match.group(name_group),
+                EntityKind.pet,
+                match.start(name_group),
+                match.end(name_group),
+                "kinship",
+                kind_known=True,
+            )
+            found.aliases = [phrase] if match.group("prefix") else []
+            if _starts_sentence(text, phrase_start):
+                found.role = LinkRole.subject
+            scan.add(found, (phrase_start, match.end(name_group)))
+    for match in _ZH_ROLE_PHRASE.finditer(text):
+        phrase_start = match.start("prefix") if match.group("prefix") else match.start("role")
+        phrase = text[phrase_start : match.end("role")]
+        name_end = _zh_name_at(text, match.end("role"))
+        if name_end is None and text.startswith("叫", match.end("role")):
+            name_end = _zh_name_at(text, match.end("role") + 1)
+            name_start = match.end("role") + 1
+        else:
+            name_start = match.end("role")
+        if name_end is not None:
+            found = _Found(
+                text[name_start:name_end], EntityKind.person, name_start, name_end, "kinship"
+            )
+            found.aliases = [phrase]
+            if (
+                _starts_sentence(text, phrase_start)
+                or text[phrase_start - 1 : phrase_start] == "和"
+            ):
+                found.role = LinkRole.subject
+            scan.add(found, (phrase_start, name_end))
+        elif match.group("prefix") or match.group("role") in lex.ZH_BARE_FAMILY:
+            scan.refer(phrase_start, match.end("role"))
+    for match in _ZH_SUFFIX_PLACE.finditer(text):
+        scan.add(
+            _Found(
+                match.group("name"),
+                EntityKind.place,
+                match.start(),
+                match.end(),
+                "name",
+                kind_known=True,
+            )
+        )
+    for match in _ZH_ADDRESS.finditer(text):
+        end = _zh_name_at(text, match.start("name"))
+        if end == match.end("name"):
+            found = _Found(
+                match.group("name"), EntityKind.person, match.start("name"), end, "address"
+            )
+            found.role = LinkRole.mentioned
+            scan.add(found)
+    for match in _ZH_TITLED.finditer(text):
+        if text[match.start() - 1 : match.start()] in lex.ZH_MEASURE_BEFORE:
+            continue
+        scan.add(_Found(match.group("name"), EntityKind.person, match.start(), match.end(), "name"))
+
+
+# --- Japanese ------------------------------------------------------------------------------
+
+_JA_NAME = rf"(?:[{_HAN}]{{1,4}}|[{_KATA}]{{2,8}}|[{_HIRA}]{{2,4}})"
+_JA_HON = _alternation(lex.JA_HONORIFICS)
+_JA_PARTICLE = r"(?=[がはとにをものへやで、。！？!?\s]|です|だ|$)"
+_JA_OWN = r"(?P<prefix>うちの|私の|僕の|俺の|わたしの|あたしの)?"
+_JA_ROLE_NAME = re.compile(
+    rf"{_JA_OWN}(?P<role>{_alternation(lex.JA_PERSON_ROLES + lex.JA_PET_ROLES)})の"
+    rf"(?P<name>{_JA_NAME}?)(?P<hon>{_JA_HON})?{_JA_PARTICLE}"
+)
+_JA_HONORIFIC = re.compile(
+    rf"(?:(?<![{_HAN}{_KATA}])(?P<name>[{_HAN}]{{1,6}}|[{_KATA}]{{2,8}})"
+    rf"|(?:(?<=^)|(?<=[、。！？!?\s「『（の]))(?P<hira>[{_HIRA}]{{2,4}}))(?P<hon>{_JA_HON})",
+    re.M,
+)
+_JA_ADDRESS = re.compile(
+    rf"(?:{_alternation(lex.JA_ADDRESS)})[、,！!\s]+(?P<name>{_JA_NAME}?)(?:{_JA_HON})?(?=[！!。、？?\s]|$)"
+)
+_JA_SELF = re.compile(
+    rf"(?:名前は|と申します|と言います)?(?:私|僕|俺)?(?:の名前は)(?P<name>{_JA_NAME}?)(?=です|だ|と申|。|$)"
+)
+_JA_BARE_ROLE = re.compile(
+    rf"(?<![{_HAN}{_KATA}]){_JA_OWN}(?P<role>{_alternation(lex.JA_PERSON_ROLES)})(?:さん|様|さま)?"
+    rf"(?=[がはとにをもへのや、。！？!?\s]|で(?!す)|$)"
+)
+# "小林さんは私の幼なじみです": the role after は is an alias of the name before it.
+_JA_IS_ROLE = re.compile(
+    rf"(?<![{_HAN}{_KATA}])(?P<name>[{_HAN}]{{1,4}}|[{_KATA}]{{2,8}})(?P<hon>{_JA_HON})?は"
+    rf"(?P<phrase>(?:私の|僕の|俺の|うちの|わたしの)?(?P<role>{_alternation(lex.JA_PERSON_ROLES)}))"
+    rf"(?=です|だ|でした|だった|。|$)"
+)
+
+
+def _japanese(scan: _Scan) -> None:
+    text = scan.text
+    for match in _JA_SELF.finditer(text):
+        found = _Found(
+            match.group("name"), EntityKind.person, match.start("name"), match.end("name"), "name"
+        )
+        found.role = LinkRole.speaker
+        scan.add(found)
+    for match in _JA_IS_ROLE.finditer(text):
+        name = match.group("name")
+        own = match.group("phrase") != match.group("role")
+        if (
+            name in lex.JA_ROLE_WORDS
+            or name in lex.JA_NOT_NAMES
+            or (not own and match.group("role") in lex.JA_JOBS)
+        ):
+            continue
+        found = _Found(name, EntityKind.person, match.start("name"), match.end("name"), "kinship")
+        found.aliases = [match.group("phrase")]
+        scan.add(found, (match.start("phrase"), match.end("phrase")))
+    for match in _JA_ROLE_NAME.finditer(text):
+        name = match.group("name")
+        if not name or name in lex.JA_NOT_NAMES or name in lex.JA_ROLE_WORDS:
+            continue
+        if not match.group("hon") and re.fullmatch(f"[{_HAN}]", name):
+            continue
+        role = match.group("role")
+        kind = EntityKind.pet if role in lex.JA_PET_ROLES else EntityKind.person
+        phrase_start = match.start("prefix") if match.group("prefix") else match.start("role")
+        found = _Found(
+            name,
+            kind,
+            match.start("name"),
+            match.end("name"),
+            "kinship",
+            kind_known=kind is EntityKind.pet,
+        )
+        found.aliases = [text[phrase_start : match.end("role")]]
+        scan.add(
+            found, (phrase_start, match.end("hon") if match.group("hon") else match.end("name"))
+        )
+    for match in _JA_ADDRESS.finditer(text):
+        name = match.group("name")
+        if name and name not in lex.JA_ROLE_WORDS and name not in lex.JA_NOT_NAMES:
+            found = _Found(
+                name, EntityKind.person, match.start("name"), match.end("name"), "address"
+            )
+            found.role = LinkRole.mentioned
+            scan.add(found, (match.start("name"), match.end()))
+    for match in _JA_HONORIFIC.finditer(text):
+        group = "name" if match.group("name") else "hira"
+        start, end = match.start(group), match.end(group)
+        name = match.group(group)
+        for prefix in lex.JA_TIME_PREFIXES:
+            if name.startswith(prefix) and len(name) > len(prefix):
+                name, start = name[len(prefix) :], start + len(prefix)
+        honorific_end = match.end("hon")
+        if text[start - 1 : start] in ("お", "ご"):
+            if name in lex.JA_ROLE_WORDS:
+                scan.refer(start - 1, end)
+            scan.take(start - 1, honorific_end)
+            continue
+        if name in lex.JA_ROLE_WORDS:
+            scan.refer(start, end)
+            scan.take(start, honorific_end)
+            continue
+        if name in lex.JA_NOT_NAMES:
+            continue
+        scan.add(_Found(name, EntityKind.person, start, end, "name"), (start, honorific_end))
+    for match in _JA_BARE_ROLE.finditer(text):
+        start = match.start("prefix") if match.group("prefix") else match.start("role")
+        scan.refer(start, match.end("role"))
+
+
+# --- places the gazetteer knows (Chinese and Japanese) --------------------------------------
+
+_CJK_PLACE = re.compile(_alternation(lex.CJK_PLACES))
+
+
+def _cjk_places(scan: _Scan) -> None:
+    for match in _CJK_PLACE.finditer(scan.text):
+        scan.add(
+            _Found(
+                match.group(0),
+                EntityKind.place,
+                match.start(),
+                match.end(),
+                "name",
+                kind_known=True,
+            )
+        )
+
+
+# --- assembly ------------------------------------------------------------------------------
+
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def find_mentions(text: str, *, speaker: str | None = None) -> Mentions:
+    """The names and alias-only phrases in `text`; `speaker` (who said it) joins as a mention
+    with role speaker and an empty span (0, 0). A `Name:` label is found in the text itself."""
+    scan = _Scan(text)
+    _retain_tags(scan)
+    _labels(scan)
+    _slugs(scan)
+    if CJK_CHAR.search(text):
+        _chinese_or_japanese(scan)
+    if _LATIN.search(text):
+        _english_roles(scan)
+        _english_self(scan)
+        _english_address(scan)
+        _english_names(scan)
+    return _assemble(scan, speaker)
+
+
+def _chinese_or_japanese(scan: _Scan) -> None:
+    if re.search(f"[{_HIRA}{_KATA}]", scan.text):
+        _japanese(scan)
+        _cjk_places(scan)
+    else:
+        _cjk_places(scan)
+        _chinese(scan)
+
+
+def _assemble(scan: _Scan, speaker: str | None) -> Mentions:
+    by_key: dict[str, Mention] = {}
+    found = sorted(scan.found, key=lambda f: f.start)
+    if speaker and speaker.strip():
+        name = speaker.strip()
+        by_key[normalize_name(name)] = Mention(
+            name, EntityKind.person, LinkRole.speaker, 0, 0, "speaker"
+        )
+    for item in found:
+        key = normalize_name(item.name)
+        if not key:
+            continue
+        role = item.role or _role_at(scan.text, item.start, item.end)
+        mention = Mention(
+            item.name, item.kind, role, item.start, item.end, item.rule, tuple(item.aliases)
+        )
+        earlier = by_key.get(key)
+        by_key[key] = _merge(earlier, mention, item.kind_known) if earlier else mention
+    references = tuple(sorted(_unique_references(scan.references), key=lambda r: r.start))
+    return Mentions(tuple(by_key.values()), references)
+
+
+def _merge(earlier: Mention, later: Mention, later_kind_known: bool) -> Mention:
+    aliases = earlier.aliases + tuple(a for a in later.aliases if a not in earlier.aliases)
+    role = min(earlier.role, later.role, key=_ROLE_RANK.__getitem__)
+    kind = later.kind if later_kind_known and earlier.kind is EntityKind.person else earlier.kind
+    return Mention(earlier.name, kind, role, earlier.start, earlier.end, earlier.rule, aliases)
+
+
+def _unique_references(references: list[Reference]) -> list[Reference]:
+    seen: set[str] = set()
+    unique = []
+    for reference in references:
+        key = normalize_name(reference.phrase)
+        if key not in seen:
+            seen.add(key)
+            unique.append(reference)
+    return unique
+
+
+# --- questions -----------------------------------------------------------------------------
+
+_ZH_QUESTION_NAME = re.compile(
+    rf"^\s*(?P<name>[{_CJK}]{{2,4}}?)(?=是谁|是誰|是什么人|的|呢|最近|在哪|怎么样|喜欢|做什么|住在)"
+)
+
+
+def query_entities(query: str) -> tuple[str, ...]:
+    """The names and alias phrases a question names, best first: names (in order of appearance),
+    then alias-only phrases. "What are Maya's hobbies?" -> ("Maya",), "我表弟的老家在哪里" ->
+    ("我表弟",), "田中さんは?" -> ("田中",)."""
+    found = find_mentions(query)
+    names = [m.name for m in sorted(found.mentions, key=lambda m: m.start)]
+    question_name = _ZH_QUESTION_NAME.match(query)
+    if question_name and _zh_name_at(query, question_name.start("name")) == question_name.end(
+        "name"
+    ):
+        names.insert(0, question_name.group("name"))
+    subject = page_subject(query)
+    if subject is not None:
+        names.insert(0, subject)
+    phrases = names + [r.phrase for r in found.references]
+    seen: set[str] = set()
+    unique = []
+    for phrase in phrases:
+        key = normalize_name(phrase)
+        if key and key not in seen:
+            seen.add(key)
+            unique.append(phrase)
+    return tuple(unique)
+
+
+_END = r"[\s?？。.!！~～…]*$"
+_PAGE_QUESTIONS = (
+    re.compile(
+        r"^\s*(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:tell|remind)\s+me\s+"
+        r"(?:(?:everything|all|more|a\s+bit|a\s+little|something|anything)\s+)?(?:you\s+know\s+)?"
+        rf"about\s+(?P<x>.+?){_END}",
+        re.I,
+    ),
+    re.compile(
+        r"^\s*what\s+(?:do|did)\s+(?:you|we|i)\s+(?:know|remember|have)\s+(?:about|on)\s+"
+        rf"(?P<x>.+?){_END}",
+        re.I,
+    ),
+    re.compile(rf"^\s*(?:who\s+is|who\s+was|who['’]s)\s+(?P<x>.+?){_END}", re.I),
+    re.compile(rf"^\s*(?:everything|all|anything)\s+about\s+(?P<x>.+?){_END}", re.I),
+    re.compile(
+        rf"^\s*(?:请)?(?:告诉我|跟我说说|和我说说|给我讲讲|说说|讲讲|介绍一下|介绍)(?:一下)?(?:关于)?"
+        rf"(?P<x>.+?)(?:的(?:事情|事|情况|一切|信息|资料))?[吧吗呢]?{_END}"
+    ),
+    re.compile(rf"^\s*(?P<x>.+?)是(?:谁|誰|什么人|怎样的人)[呀啊呢吗]?{_END}"),
+    re.compile(rf"^\s*(?:你知道|你记得)(?:关于)?(?P<x>.+?)(?:的(?:事情|事))?[吗么]{_END}"),
+    re.compile(rf"^\s*关于(?P<x>.+?)(?:，?你知道什么|的(?:事情|事))?{_END}"),
+    re.compile(
+        rf"^\s*(?P<x>.+?)(?:について|のこと(?:を|について)?)(?:何か)?(?:教えて|知って|覚えて)"
+        rf"(?:ください|くれる|くれ|る|いる|いますか|ますか)?(?:か)?{_END}"
+    ),
+    re.compile(
+        rf"^\s*(?P<x>.+?)(?:って|は)(?:誰|だれ|どんな人)(?:ですか|なの|だっけ|でしたっけ)?{_END}"
+    ),
+)
+_EN_ALIAS_PHRASE = re.compile(
+    rf"^(?i:my|our)\s+(?:(?i:{_EN_ROLE_WORDS})['’]s\s+)?(?:(?i:{_EN_ADJ})\s+){{0,2}}(?i:{_EN_ROLE_WORDS})$"
+)
+
+
+def page_subject(query: str) -> str | None:
+    """The name or alias a "tell me about X" question asks for a page on, or None.
+    "tell me about Anna" / "what do you know about Anna?" / "who is my sister?" /
+    "告诉我关于张伟的事" / "张伟是谁" / "田中さんについて教えて" -> "Anna", "my sister", "张伟", "田中"."""
+    for pattern in _PAGE_QUESTIONS:
+        match = pattern.match(query)
+        if match is None:
+            continue
+        subject = _page_subject_of(match.group("x").strip(" \t,，、\"'“”「」"))
+        if subject is not None:
+            return subject
+    return None
+
+
+def _page_subject_of(phrase: str) -> str | None:
+    """The phrase when it can name an entity: a name (capitalised or CJK, up to four words), an
+    @slug, or a kinship phrase ("my sister", "我表弟", "部長")."""
+    if not phrase:
+        return None
+    if CJK_CHAR.match(phrase):
+        if len(phrase) > 8 or re.search(r"[\s，。？！、]", phrase):
+            return None
+        key = normalize_name(phrase)
+        return phrase[: len(key)] if phrase.startswith(key) else phrase
+    if _EN_ALIAS_PHRASE.match(phrase):
+        return phrase
+    words = phrase.split()
+    if len(words) > 4:
+        return None
+    if phrase.startswith("@"):
+        return phrase[1:] or None
+    name = _bare(words[-1])
+    words = [*words[:-1], name] if name else words[:-1]
+    if (
+        not words
+        or not all(w[:1].isupper() or w in lex.CONNECTORS for w in words)
+        or _blocked(words[0])
+    ):
+        return None
+    return " ".join(words)
