@@ -7,7 +7,7 @@ import os
 import re
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -104,6 +104,124 @@ class MemoryKind(enum.StrEnum):
     experience = "experience"
     opinion = "opinion"
     observation = "observation"
+
+
+class AliasOrigin(enum.StrEnum):
+    """Where an alias of an entity came from: a former name (a rename, a merge), a linking rule
+    ("my sister Anna" makes "my sister" one), a person's verb, or the LLM's extraction."""
+
+    name = "name"
+    rule = "rule"
+    user = "user"
+    llm = "llm"
+
+
+class EntityAlias(BaseModel):
+    alias: str  # as written
+    origin: AliasOrigin
+    # the entity whose words made it an alias ("my sister" said by Tom): a kinship alias means
+    # someone else when another speaker says it; None: the agent's own user
+    speaker_id: str | None = None
+
+
+class Entity(BaseModel):
+    """Who or what memories are about, per agent: a canonical name, its aliases and what the
+    links say (how many live memories name it, the first and last moment they are about)."""
+
+    id: str
+    agent_id: str
+    name: str
+    kind: EntityKind
+    aliases: list[str] = Field(default_factory=list)
+    alias_details: list[EntityAlias] = Field(default_factory=list)
+    summary: str = ""
+    first_seen: str | None = None
+    last_seen: str | None = None
+    mention_count: int = 0
+    created_at: str = ""
+    updated_at: str = ""
+
+
+@dataclass(frozen=True)
+class EntityMatch:
+    """An entity a store lookup found for one normalised key (`tokenize.normalize_name`): by its
+    canonical name, or by an alias (then `speaker_id` says whose words the alias is, if anyone's)."""
+
+    key: str
+    entity_id: str
+    name: str
+    kind: EntityKind
+    by: str  # "name" | "alias"
+    speaker_id: str | None = None
+
+
+@dataclass(frozen=True)
+class EntityLink:
+    memory_id: str
+    entity_id: str
+    role: LinkRole
+
+
+@dataclass(frozen=True)
+class EntityRef:
+    """An entity a link plan names: by id when the resolution found it, else by the name it is
+    created with (or found by, when another writer created it meanwhile)."""
+
+    name: str
+    kind: EntityKind = EntityKind.person
+    entity_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PlannedLink:
+    entity: EntityRef
+    role: LinkRole
+
+
+@dataclass(frozen=True)
+class PlannedAlias:
+    """A phrase a rule (or the LLM) made an alias of an entity: "my sister" of Anna, in the
+    words of `speaker` (None: the agent's own user)."""
+
+    entity: EntityRef
+    alias: str
+    origin: AliasOrigin
+    speaker: EntityRef | None = None
+
+
+@dataclass(frozen=True)
+class UnresolvedRef:
+    """An alias phrase that names several entities: linked to none, kept with its candidates."""
+
+    phrase: str
+    key: str
+    role: LinkRole
+    candidates: tuple[str, ...]  # the candidates' names
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    """What linking one memory writes (`engine/entities/resolve.py` plans, the store applies)."""
+
+    memory_id: str
+    links: tuple[PlannedLink, ...] = ()
+    aliases: tuple[PlannedAlias, ...] = ()
+    unresolved: tuple[UnresolvedRef, ...] = ()
+
+
+@dataclass
+class LinkReport:
+    """What linking did to one memory: the entities it now names (by name), those created, and
+    the alias phrases it left unresolved, each with its candidates' names."""
+
+    memory_id: str
+    entities: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    unresolved: dict[str, list[str]] = field(default_factory=dict)
+
+
+# the order a memory's links to one entity keep the strongest of
+ROLE_STRENGTH = {LinkRole.speaker: 3, LinkRole.subject: 2, LinkRole.mentioned: 1}
 
 
 class Clock(Protocol):
@@ -203,12 +321,57 @@ class Memory(BaseModel):
     # the moment the memory is about or was said (a turn's date, a dated note); the stored time
     # (`created_at`) unless a writer knows better. Same form as created_at (`to_iso`).
     occurred_at: str = ""
+    # what kind of statement it is (`memory_kind`), who it is about (entity names, filled by
+    # the reads that show a memory), and `source` where it came from (`memory_source`)
+    kind: MemoryKind | None = None
+    entities: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _occurred_defaults_to_created(self) -> Memory:
+    def _derived_fields(self) -> Memory:
         if not self.occurred_at:
             self.occurred_at = self.created_at
+        if self.kind is None:
+            self.kind = memory_kind(self.category, self.metadata)
+        self.source = memory_source(self.source, self.metadata)
         return self
+
+
+# A memory's kind, when no `## Retain` prefix (W world, B experience, O opinion, S observation,
+# kept as metadata `retain`) says it: from its category (docs/entities.md has the table)
+_CATEGORY_KINDS = {
+    Category.identity: MemoryKind.experience,
+    Category.context: MemoryKind.experience,
+    Category.preference: MemoryKind.opinion,
+    Category.decision: MemoryKind.opinion,
+    Category.insight: MemoryKind.observation,
+    Category.summary: MemoryKind.observation,
+    Category.profile: MemoryKind.observation,
+}
+_RETAIN_KINDS = {kind.value: kind for kind in MemoryKind}
+
+
+def memory_kind(category: Category, metadata: dict[str, Any]) -> MemoryKind:
+    """World, experience, opinion or observation: the Retain prefix's, else the category's."""
+    retained = metadata.get("retain") if metadata else None
+    if isinstance(retained, str) and retained in _RETAIN_KINDS:
+        return _RETAIN_KINDS[retained]
+    return _CATEGORY_KINDS.get(category, MemoryKind.world)
+
+
+def memory_source(stored: str | None, metadata: dict[str, Any]) -> str | None:
+    """Where a memory came from, as a reader can follow it: the Markdown file and line it was
+    imported from (`memory/2025-11-27.md#L12`), the conversation session it was said in
+    (`session:<id>`), else what its writer stored."""
+    if not metadata:
+        return stored
+    where = metadata.get("imported_from")
+    if isinstance(where, str) and where:
+        line = metadata.get("line")
+        return f"{where}#L{line}" if isinstance(line, int) else where
+    session = metadata.get("session_id")
+    if isinstance(session, str) and session:
+        return f"session:{session}"
+    return stored
 
 
 class NewMemory(BaseModel):

@@ -238,6 +238,9 @@ def _undo_migration(backend: str, settings: Settings) -> None:
         conn.execute("DROP FUNCTION cortex_occurred_default()")
         conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
         conn.execute("ALTER TABLE turns DROP COLUMN said_at")
+        for table in ("entity_log", "entity_unresolved", "memory_entities", "entity_aliases"):
+            conn.execute(f"DROP TABLE {table}")  # migration 12, run again with the rest
+        conn.execute("DROP TABLE entities")
         conn.execute("DELETE FROM cortex_schema WHERE version >= 9")
 
 

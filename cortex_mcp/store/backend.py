@@ -12,9 +12,11 @@ from cortex_mcp.config import Settings
 from cortex_mcp.store.browse import BrowseStore
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.database import Database
+from cortex_mcp.store.entities import EntityStore
 from cortex_mcp.store.exports import ExportStore
 from cortex_mcp.store.interfaces import (
     DatabaseHandle,
+    EntityStorage,
     ExportStorage,
     LifecycleStorage,
     MemoryStorage,
@@ -44,6 +46,7 @@ class StoreClasses:
     profiles: type[ProfileStore]
     counters: type[Counters]
     tokens: type[TokenStore]
+    entities: type[EntityStore]
 
 
 SQLITE = StoreClasses(
@@ -58,6 +61,7 @@ SQLITE = StoreClasses(
     profiles=ProfileStore,
     counters=Counters,
     tokens=TokenStore,
+    entities=EntityStore,
 )
 
 
@@ -101,6 +105,7 @@ class Stores:
     profiles: ProfileStore
     counters: Counters
     tokens: TokenStorage
+    entities: EntityStorage
 
 
 def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
@@ -121,4 +126,5 @@ def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
         profiles=classes.profiles(db),
         counters=classes.counters(db),
         tokens=classes.tokens(db),
+        entities=classes.entities(db),
     )

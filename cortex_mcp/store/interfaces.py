@@ -7,7 +7,7 @@
   connection, or `SyncPgConnection` on PostgreSQL). Statements are written in SQLite's SQL
   with `?` placeholders; the PostgreSQL connection translates the few phrases that differ.
 - `MemoryStorage`, `TextStorage`, `VectorStorage`, `LifecycleStorage`, `ExportStorage`,
-  `TokenStorage`: the stores the engine and the service use (`MemoryStore`, `VectorStore` ... on SQLite; the
+  `TokenStorage`, `EntityStorage`: the stores the engine and the service use (`MemoryStore`, `VectorStore` ... on SQLite; the
   `Pg...` subclasses override what PostgreSQL does its own way).
 
 mypy holds every class to its interface: `store/conformance.py` assigns each backend's classes
@@ -26,8 +26,14 @@ if TYPE_CHECKING:
     import numpy as np
 
     from cortex_mcp.models import (
+        AliasOrigin,
+        Entity,
+        EntityMatch,
         Layer,
         LifecycleAction,
+        LinkPlan,
+        LinkReport,
+        LinkRole,
         Memory,
         MemoryChanges,
         NewMemory,
@@ -417,3 +423,68 @@ class TokenStorage(Protocol):
     async def touch(self, token_ids: list[str], now: str) -> None: ...
 
     async def forget_ended_sessions(self, before: str) -> int: ...
+
+
+class EntityStorage(Protocol):
+    """Entities per agent, their aliases, the links from memories to them and the verbs that
+    mend them (each logged, each undone by `undo`). Keys are `tokenize.normalize_name`'d."""
+
+    @property
+    def db(self) -> DatabaseHandle: ...
+
+    async def find_entities(self, agent_id: str, keys: Sequence[str]) -> list[EntityMatch]:
+        """The entities each key names, by name or by alias (one match per entity and key)."""
+        ...
+
+    async def linked_memories(
+        self, agent_id: str, entity_ids: Sequence[str], limit: int
+    ) -> list[tuple[str, str, LinkRole]]:
+        """(memory id, entity id, role) of the agent's live memories linked to the entities,
+        speakers and subjects first, then the most recent `occurred_at`."""
+        ...
+
+    async def entities_of(self, agent_id: str, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Memory id -> the names of the entities it is linked to, the strongest role first."""
+        ...
+
+    async def get_entity(self, agent_id: str, entity_id: str) -> Entity | None: ...
+
+    async def entity_named(self, agent_id: str, name: str) -> list[Entity]: ...
+
+    async def list_entities(
+        self, agent_id: str, prefix: str, limit: int, offset: int
+    ) -> tuple[list[Entity], int]: ...
+
+    async def memory_ids_of(self, agent_id: str, entity_id: str, limit: int) -> list[str]: ...
+
+    async def unresolved(self, agent_id: str, limit: int) -> list[dict[str, Any]]: ...
+
+    async def log(self, agent_id: str, limit: int) -> list[dict[str, Any]]: ...
+
+    async def count(self, agent_id: str | None = None) -> int: ...
+
+    async def link(
+        self, agent_id: str, plans: Sequence[LinkPlan], now: str
+    ) -> list[LinkReport]: ...
+
+    def link_in(
+        self, conn: Connection, agent_id: str, plans: Sequence[LinkPlan], now: str
+    ) -> list[LinkReport]: ...
+
+    async def add_alias(
+        self, agent_id: str, entity_id: str, alias: str, origin: AliasOrigin, now: str
+    ) -> dict[str, Any]: ...
+
+    async def remove_alias(
+        self, agent_id: str, entity_id: str, alias: str, now: str
+    ) -> dict[str, Any]: ...
+
+    async def rename(
+        self, agent_id: str, entity_id: str, name: str, now: str
+    ) -> dict[str, Any]: ...
+
+    async def merge(
+        self, agent_id: str, source_id: str, into_id: str, now: str, *, dry_run: bool
+    ) -> dict[str, Any]: ...
+
+    async def undo(self, agent_id: str, log_id: int, now: str) -> dict[str, Any]: ...

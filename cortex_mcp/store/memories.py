@@ -27,6 +27,7 @@ from cortex_mcp.models import (
     to_iso,
 )
 from cortex_mcp.store.database import Row, placeholders
+from cortex_mcp.store.entities import drop_links_in
 from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 from cortex_mcp.store.text import TextReads, filter_sql, on_primary_key
 from cortex_mcp.tokenize import content_hash, index_text, query_key
@@ -350,6 +351,7 @@ class MemoryStore(TextReads):
 
         def txn(conn: Connection) -> Memory:
             require_owned(conn, memory_id, agent_id)
+            drop_links_in(conn, [memory_id])
             conn.execute(
                 "UPDATE memories SET layer = 'archive', forgotten_at = ?, expires_at = NULL,"
                 " updated_at = ? WHERE id = ?",
@@ -393,6 +395,7 @@ class MemoryStore(TextReads):
             seq, digest = row["seq"], row["content_hash"]
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
             conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
+            drop_links_in(conn, [memory_id])
             conn.execute(  # content-free, but still the owner's entries
                 "UPDATE lifecycle_log SET details = json_object('agent_id', ?)"
                 " WHERE memory_ids LIKE ?",

@@ -111,6 +111,77 @@ OCCURRED_AT: list[str] = [
     """,
 ]
 
+# Entities (store/entities.py): who or what memories are about, per agent. A name is unique
+# per agent by its key (`tokenize.normalize_name`); an alias key may name several entities
+# (then it links none: the resolution reports the candidates). A link holds one role per
+# memory and entity; links and unresolved references go with their memory (a purge, a
+# deletion) by cascade. The entity log keeps what each verb changed, enough to undo it.
+ENTITIES: list[str] = [
+    """
+    CREATE TABLE IF NOT EXISTS entities (
+        id            TEXT PRIMARY KEY,
+        agent_id      TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        name_key      TEXT NOT NULL,
+        kind          TEXT NOT NULL,
+        summary       TEXT NOT NULL DEFAULT '',
+        first_seen    TEXT,
+        last_seen     TEXT,
+        mention_count INTEGER NOT NULL DEFAULT 0,
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL
+    )
+    """,
+    "CREATE UNIQUE INDEX IF NOT EXISTS idx_entities_agent_key ON entities(agent_id, name_key)",
+    """
+    CREATE TABLE IF NOT EXISTS entity_aliases (
+        entity_id  TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        agent_id   TEXT NOT NULL,
+        alias_key  TEXT NOT NULL,
+        alias      TEXT NOT NULL,
+        origin     TEXT NOT NULL CHECK (origin IN ('name', 'rule', 'user', 'llm')),
+        speaker_id TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (entity_id, alias_key)
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS idx_entity_aliases_key ON entity_aliases(agent_id, alias_key)",
+    """
+    CREATE TABLE IF NOT EXISTS memory_entities (
+        memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        agent_id  TEXT NOT NULL,
+        role      TEXT NOT NULL CHECK (role IN ('speaker', 'subject', 'mentioned')),
+        PRIMARY KEY (memory_id, entity_id)
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS idx_memory_entities_entity ON memory_entities(entity_id, memory_id)",
+    """
+    CREATE TABLE IF NOT EXISTS entity_unresolved (
+        memory_id  TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        agent_id   TEXT NOT NULL,
+        alias_key  TEXT NOT NULL,
+        phrase     TEXT NOT NULL,
+        role       TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (memory_id, alias_key)
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS idx_entity_unresolved_agent ON entity_unresolved(agent_id, alias_key)",
+    """
+    CREATE TABLE IF NOT EXISTS entity_log (
+        id          INTEGER PRIMARY KEY,
+        agent_id    TEXT NOT NULL,
+        action      TEXT NOT NULL,
+        entity_ids  TEXT NOT NULL,
+        details     TEXT NOT NULL DEFAULT '{}',
+        executed_at TEXT NOT NULL,
+        undone_at   TEXT
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS idx_entity_log_agent ON entity_log(agent_id, id)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the first full schema (docs/architecture.md, "Store")
     [
@@ -333,6 +404,9 @@ MIGRATIONS: list[list[str]] = [
         " ON memories(agent_id, substr(occurred_at, 1, 10), layer)"
         " WHERE forgotten_at IS NULL AND superseded_by IS NULL",
     ],
+    # 15: entities, their aliases, the links from memories to them, the references an
+    # ambiguous alias left unresolved, and the log of the verbs that mend them
+    ENTITIES,
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

@@ -136,6 +136,38 @@ TABLES: tuple[Table, ...] = (
         ),
         key=("id",),
     ),
+    Table(
+        "entities",
+        _columns(
+            "id, agent_id, name, name_key, kind, summary, first_seen:time, last_seen:time,"
+            " mention_count:int, created_at:time, updated_at:time"
+        ),
+        key=("id",),
+    ),
+    Table(
+        "entity_aliases",
+        _columns("entity_id, agent_id, alias_key, alias, origin, speaker_id, created_at:time"),
+        key=("entity_id", "alias_key"),
+    ),
+    Table(
+        "memory_entities",
+        _columns("memory_id, entity_id, agent_id, role"),
+        key=("memory_id", "entity_id"),
+    ),
+    Table(
+        "entity_unresolved",
+        _columns("memory_id, agent_id, alias_key, phrase, role, created_at:time"),
+        key=("memory_id", "alias_key"),
+    ),
+    Table(
+        "entity_log",
+        _columns(
+            "id:int, agent_id, action, entity_ids:json, details:json, executed_at:time,"
+            " undone_at:time"
+        ),
+        key=("id",),
+        serial="id",
+    ),
     Table("meta", _columns("key, value"), key=("key",)),
 )
 

@@ -8,6 +8,13 @@ from typing import Any
 
 # version -> the statements that undo it (SQLite)
 SQLITE_UNDO: dict[int, list[str]] = {
+    15: [
+        "DROP TABLE IF EXISTS entity_log",
+        "DROP TABLE IF EXISTS entity_unresolved",
+        "DROP TABLE IF EXISTS memory_entities",
+        "DROP TABLE IF EXISTS entity_aliases",
+        "DROP TABLE IF EXISTS entities",
+    ],
     14: ["DROP INDEX IF EXISTS idx_memories_live_day"],
     13: ["ALTER TABLE turns DROP COLUMN said_at"],
     12: [
@@ -19,6 +26,13 @@ SQLITE_UNDO: dict[int, list[str]] = {
 }
 
 POSTGRES_UNDO: dict[int, list[str]] = {
+    12: [
+        "DROP TABLE IF EXISTS entity_log",
+        "DROP TABLE IF EXISTS entity_unresolved",
+        "DROP TABLE IF EXISTS memory_entities",
+        "DROP TABLE IF EXISTS entity_aliases",
+        "DROP TABLE IF EXISTS entities",
+    ],
     11: ["DROP INDEX IF EXISTS idx_memories_live_day"],
     10: ["ALTER TABLE turns DROP COLUMN said_at"],
     9: [

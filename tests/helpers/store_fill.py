@@ -8,6 +8,15 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from cortex_mcp.models import (
+    AliasOrigin,
+    EntityRef,
+    LinkPlan,
+    LinkRole,
+    PlannedAlias,
+    PlannedLink,
+    UnresolvedRef,
+)
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
@@ -33,6 +42,11 @@ TABLE_KEYS = {
     "turns": "seq",
     "profiles": "agent_id",
     "agent_tokens": "id",
+    "entities": "id",
+    "entity_aliases": "entity_id, alias_key",
+    "memory_entities": "memory_id, entity_id",
+    "entity_unresolved": "memory_id, alias_key",
+    "entity_log": "id",
     "meta": "key",
 }
 
@@ -105,6 +119,7 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
     await service.relations.add(
         build(RelationRequest, subject="Harry", predicate="works at", object="Acme")
     )
+    await _entities(service, ids["tea"], ids["zh"])
     await service.tokens.create(
         build(TokenRequest, agent="harry", name="harry's laptop")
     )  # a copy keeps the agents' tokens
@@ -126,6 +141,22 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
     clock.advance(days=2)
     await service.lifecycle.run()
     return ids
+
+
+async def _entities(service: CortexService, linked: str, ambiguous: str) -> None:
+    """Entities, an alias, a link, an unresolved reference and a logged verb."""
+    store, agent, now = (
+        service.stores.entities,
+        service.settings.agent_id,
+        "2026-01-01T00:00:00.000000Z",
+    )
+    sister = PlannedAlias(EntityRef("Anna"), "my sister", AliasOrigin.rule)
+    plans = [LinkPlan(linked, (PlannedLink(EntityRef("Anna"), LinkRole.subject),), (sister,))]
+    await store.link(agent, plans, now)
+    refs = (UnresolvedRef("my cousin", "my cousin", LinkRole.mentioned, ("Bo", "Cy")),)
+    await store.link(agent, [LinkPlan(ambiguous, unresolved=refs)], now)
+    (anna,) = await store.entity_named(agent, "Anna")
+    await store.rename(agent, anna.id, "Anna Lee", now)
 
 
 def table_rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from cortex_mcp.models import Memory, NewMemory, SearchFilters, new_id
 from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.entities import drop_links_in
 from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.memories import (
     INSERT_COLUMNS,
@@ -105,6 +106,7 @@ class PgMemoryStore(MemoryStore):
             row = require_owned(conn, memory_id, agent_id)
             seq, digest = row["seq"], row["content_hash"]
             conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
+            drop_links_in(conn, [memory_id])
             conn.execute(
                 "UPDATE lifecycle_log SET details = json_build_object('agent_id', ?::text)::text"
                 " WHERE memory_ids LIKE ?",

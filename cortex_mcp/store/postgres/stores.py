@@ -91,6 +91,7 @@ POSTGRES = StoreClasses(
     profiles=SQLITE.profiles,
     counters=SQLITE.counters,
     tokens=SQLITE.tokens,
+    entities=SQLITE.entities,
 )
 
 
@@ -98,8 +99,10 @@ if TYPE_CHECKING:  # mypy fails here when a class of either backend drifts from 
     import sqlite3
 
     from cortex_mcp.store.database import Database
+    from cortex_mcp.store.entities import EntityStore
     from cortex_mcp.store.interfaces import (
         DatabaseHandle,
+        EntityStorage,
         ExportStorage,
         LifecycleStorage,
         MemoryStorage,
@@ -122,3 +125,4 @@ if TYPE_CHECKING:  # mypy fails here when a class of either backend drifts from 
     _LIFECYCLE: tuple[type[LifecycleStorage], ...] = (LifecycleStore, PgLifecycleStore)
     _EXPORTS: tuple[type[ExportStorage], ...] = (ExportStore, PgExportStore)
     _TOKENS: tuple[type[TokenStorage], ...] = (TokenStore,)  # the same SQL on both
+    _ENTITIES: tuple[type[EntityStorage], ...] = (EntityStore,)  # the same SQL on both

@@ -1,0 +1,242 @@
+"""The entity store on both backends: entities created by linking, found by name and alias,
+links per memory with their roles, links gone with a forgotten or purged memory, and the verbs
+(alias, rename, merge with its dry run, undo), each logged."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex_mcp.config import Settings
+from cortex_mcp.errors import InvalidInput, NotFound
+from cortex_mcp.models import (
+    AliasOrigin,
+    EntityKind,
+    EntityRef,
+    LinkPlan,
+    LinkRole,
+    PlannedAlias,
+    PlannedLink,
+    UnresolvedRef,
+    to_iso,
+)
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ForgetRequest, RememberRequest
+from cortex_mcp.store.interfaces import EntityStorage
+from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.anyio
+NOW = "2026-03-01T10:00:00.000000Z"
+
+
+async def _remember(svc: CortexService, content: str, agent: str = "a1") -> str:
+    result = await svc.memories.remember(
+        RememberRequest(content=content, agent_id=agent, category="fact")
+    )
+    return result.id
+
+
+def _plan(memory_id: str, *links: tuple[str, LinkRole], **extra: object) -> LinkPlan:
+    planned = tuple(PlannedLink(EntityRef(name), role) for name, role in links)
+    return LinkPlan(memory_id, planned, **extra)  # type: ignore[arg-type]
+
+
+async def _entity_id(store: EntityStorage, agent: str, name: str) -> str:
+    (entity,) = await store.entity_named(agent, name)
+    return entity.id
+
+
+async def test_linking_creates_entities_once_and_the_reads_find_them_by_name_and_alias(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        store = svc.stores.entities
+        first = await _remember(svc, "Anna is a doctor")
+        second = await _remember(svc, "Tom: my sister Anna moved to Lyon")
+        await store.link("a1", [_plan(first, ("Anna", LinkRole.subject))], NOW)
+        sister = PlannedAlias(EntityRef("Anna"), "my sister", AliasOrigin.rule, EntityRef("Tom"))
+        reports = await store.link(
+            "a1",
+            [
+                _plan(
+                    second,
+                    ("Tom", LinkRole.speaker),
+                    ("Anna", LinkRole.mentioned),
+                    ("ANNA", LinkRole.subject),
+                    aliases=(sister,),
+                )
+            ],
+            NOW,
+        )
+        assert reports[0].created == ["Tom"]  # Anna existed: found by her key
+        anna = await _entity_id(store, "a1", "anna's")
+        tom = await _entity_id(store, "a1", "Tom")
+        matches = await store.find_entities("a1", ["anna", "my sister", "nobody"])
+        assert {(m.key, m.entity_id, m.by) for m in matches} == {
+            ("anna", anna, "name"),
+            ("my sister", anna, "alias"),
+        }
+        assert [m.speaker_id for m in matches if m.by == "alias"] == [tom]
+        linked = await store.linked_memories("a1", [anna], 10)
+        assert sorted(linked) == sorted(
+            [(first, anna, LinkRole.subject), (second, anna, LinkRole.subject)]
+        )  # the stronger of "mentioned" and "subject" kept
+        assert await store.entities_of("a1", [second, first]) == {
+            second: ["Tom", "Anna"],
+            first: ["Anna"],
+        }
+        entity = await store.get_entity("a1", anna)
+        assert entity is not None
+        assert (entity.name, entity.kind, entity.mention_count) == ("Anna", EntityKind.person, 2)
+        assert entity.aliases == ["my sister"]
+        assert entity.first_seen == entity.last_seen == to_iso(clock.now())
+        assert await store.get_entity("a2", anna) is None  # another agent sees nothing
+        assert await store.find_entities("a2", ["anna"]) == []
+        page, total = await store.list_entities("a1", "an", 10, 0)
+        assert ([e.name for e in page], total) == (["Anna"], 1)
+        page, total = await store.list_entities("a1", "my s", 10, 0)  # by an alias too
+        assert [e.name for e in page] == ["Anna"]
+        page, total = await store.list_entities("a1", "", 1, 0)
+        assert ([e.name for e in page], total) == (["Anna"], 2)  # most mentioned first
+
+
+async def test_forgetting_or_purging_a_memory_removes_its_links_and_nothing_else(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        store = svc.stores.entities
+        kept = await _remember(svc, "Maya climbs on Sundays")
+        forgotten = await _remember(svc, "Maya started pottery")
+        purged = await _remember(svc, "Maya's phone number changed")
+        for memory in (kept, forgotten, purged):
+            await store.link("a1", [_plan(memory, ("Maya", LinkRole.subject))], NOW)
+        maya = await _entity_id(store, "a1", "Maya")
+        await svc.memories.forget(ForgetRequest(memory_id=forgotten, agent_id="a1"))
+        await svc.memories.forget(ForgetRequest(memory_id=purged, agent_id="a1", purge=True))
+        assert await store.linked_memories("a1", [maya], 10) == [(kept, maya, LinkRole.subject)]
+        entity = await store.get_entity("a1", maya)
+        assert entity is not None and entity.mention_count == 1
+        still = await svc.stores.memories.get(forgotten)
+        assert still is not None and still.content == "Maya started pottery"
+        # a plan for a memory forgotten meanwhile links nothing
+        await store.link("a1", [_plan(forgotten, ("Maya", LinkRole.subject))], NOW)
+        assert await store.entities_of("a1", [forgotten]) == {}
+
+
+async def test_an_ambiguous_reference_is_kept_and_linked_once_a_person_settles_the_alias(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        store = svc.stores.entities
+        memory = await _remember(svc, "my sister called")
+        for name in ("Anna", "Beth"):
+            other = await _remember(svc, f"my sister {name} is here")
+            alias = PlannedAlias(EntityRef(name), "my sister", AliasOrigin.rule)
+            await store.link("a1", [_plan(other, (name, LinkRole.subject), aliases=(alias,))], NOW)
+        ref = UnresolvedRef("my sister", "my sister", LinkRole.subject, ("Anna", "Beth"))
+        (report,) = await store.link("a1", [_plan(memory, unresolved=(ref,))], NOW)
+        assert report.entities == [] and report.unresolved == {"my sister": ["Anna", "Beth"]}
+        (waiting,) = await store.unresolved("a1", 10)
+        assert waiting["memory_id"] == memory
+        assert sorted(c["name"] for c in waiting["candidates"]) == ["Anna", "Beth"]
+        beth = await _entity_id(store, "a1", "Beth")
+        anna = await _entity_id(store, "a1", "Anna")
+        removed = await store.remove_alias("a1", beth, "My Sister", NOW)
+        assert [item["memory_id"] for item in removed["linked"]] == [memory]
+        assert await store.entities_of("a1", [memory]) == {memory: ["Anna"]}
+        assert await store.unresolved("a1", 10) == []
+        await store.undo("a1", removed["log_id"], NOW)  # ambiguous again, unlinked again
+        assert await store.entities_of("a1", [memory]) == {}
+        assert [u["memory_id"] for u in await store.unresolved("a1", 10)] == [memory]
+        entity = await store.get_entity("a1", beth)
+        assert entity is not None and entity.aliases == ["my sister"]
+        assert (await store.get_entity("a1", anna)).mention_count == 1  # type: ignore[union-attr]
+
+
+async def test_merge_dry_run_equals_the_run_and_an_undo_brings_the_entity_back(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        store = svc.stores.entities
+        one = await _remember(svc, "Kate loves jazz")
+        two = await _remember(svc, "Katie: I play the sax")
+        both = await _remember(svc, "Kate, also called Katie, came")
+        await store.link("a1", [_plan(one, ("Kate", LinkRole.subject))], NOW)
+        nick = PlannedAlias(EntityRef("Katie"), "Kit", AliasOrigin.rule)
+        await store.link("a1", [_plan(two, ("Katie", LinkRole.speaker), aliases=(nick,))], NOW)
+        await store.link(
+            "a1",
+            [_plan(both, ("Kate", LinkRole.speaker), ("Katie", LinkRole.mentioned))],
+            NOW,
+        )
+        kate, katie = await _entity_id(store, "a1", "Kate"), await _entity_id(store, "a1", "Katie")
+        before = await store.get_entity("a1", katie)
+        preview = await store.merge("a1", katie, kate, NOW, dry_run=True)
+        assert await store.get_entity("a1", katie) == before  # nothing changed
+        done = await store.merge("a1", katie, kate, NOW, dry_run=False)
+        assert {**preview, "log_id": None, "dry_run": None} == {
+            **done,
+            "log_id": None,
+            "dry_run": None,
+        }
+        assert sorted(done["memories_moved"]) == sorted([two, both])
+        assert done["aliases_moved"] == ["Kit"] and done["name_becomes_alias"] is True
+        assert await store.get_entity("a1", katie) is None
+        merged = await store.get_entity("a1", kate)
+        assert merged is not None and merged.mention_count == 3
+        assert sorted(merged.aliases) == ["Katie", "Kit"]
+        assert await store.entities_of("a1", [both]) == {both: ["Kate"]}
+        (entry, *_) = await store.log("a1", 10)
+        assert (entry["action"], entry["id"]) == ("merge", done["log_id"])
+        await store.undo("a1", done["log_id"], NOW)
+        back = await store.get_entity("a1", katie)
+        assert back == before.model_copy(  # type: ignore[union-attr]
+            update={"updated_at": NOW}
+        )
+        assert await store.entities_of("a1", [both, two]) == {
+            both: ["Kate", "Katie"],
+            two: ["Katie"],
+        }
+        restored = await store.get_entity("a1", kate)
+        assert restored is not None and restored.aliases == [] and restored.mention_count == 2
+        with pytest.raises(InvalidInput, match="undone already"):
+            await store.undo("a1", done["log_id"], NOW)
+
+
+async def test_rename_keeps_the_old_name_as_an_alias_and_refuses_another_entitys_name(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        store = svc.stores.entities
+        memory = await _remember(svc, "Bob and Rob went fishing")
+        await store.link(
+            "a1", [_plan(memory, ("Bob", LinkRole.subject), ("Rob", LinkRole.subject))], NOW
+        )
+        bob = await _entity_id(store, "a1", "Bob")
+        with pytest.raises(InvalidInput, match="merge the two instead"):
+            await store.rename("a1", bob, "ROB", NOW)
+        with pytest.raises(InvalidInput, match="is the name of entity"):
+            await store.add_alias("a1", bob, "rob", AliasOrigin.user, NOW)
+        with pytest.raises(NotFound):
+            await store.rename("a2", bob, "Robert", NOW)  # another agent's entity
+        renamed = await store.rename("a1", bob, "Robert Smith", NOW)
+        entity = await store.get_entity("a1", bob)
+        assert entity is not None and (entity.name, entity.aliases) == ("Robert Smith", ["Bob"])
+        assert [e.id for e in await store.entity_named("a1", "bob")] == [bob]
+        await store.undo("a1", renamed["log_id"], NOW)
+        entity = await store.get_entity("a1", bob)
+        assert entity is not None and (entity.name, entity.aliases) == ("Bob", [])
+        added = await store.add_alias("a1", bob, "Bobby", AliasOrigin.user, NOW)
+        assert (await store.add_alias("a1", bob, "bobby", AliasOrigin.user, NOW))[
+            "changed"
+        ] is False
+        entity = await store.get_entity("a1", bob)
+        assert entity is not None and [(a.alias, a.origin) for a in entity.alias_details] == [
+            ("Bobby", AliasOrigin.user)
+        ]
+        await store.undo("a1", added["log_id"], NOW)
+        assert (await store.get_entity("a1", bob)).aliases == []  # type: ignore[union-attr]
+        assert [e["action"] for e in await store.log("a1", 10)] == [
+            "alias_add",
+            "rename",
+        ]
