@@ -194,6 +194,52 @@ def test_places_come_from_a_cue_before_them():
     assert mention(find_mentions("I talked to Anna about it."), "Anna").kind is EntityKind.person
 
 
+def test_a_capitalised_word_starting_a_sentence_needs_evidence_to_be_a_name():
+    for text in [
+        "Dinner was great, thanks for asking.",
+        "Yoga is a great way to relax.",
+        "Don't give up!",
+        "Haven't talked in a few days.",
+        "Definitely, Jon! Together, we can make a difference.",
+    ]:
+        assert [n for n in names(find_mentions(text)) if n != "Jon"] == [], text
+    for text, name in [
+        ("Grace and I went to the market.", "Grace"),
+        ("Ethan's coming over for dinner.", "Ethan"),
+        ("Luna and Oliver are so playful.", "Luna"),
+        ("Priya said she would come.", "Priya"),
+        ("Barcelona is a must-visit city!", "Barcelona"),
+    ]:
+        assert name in names(find_mentions(text)), text
+
+
+def test_a_title_cased_phrase_in_quotes_is_one_thing():
+    found = find_mentions('I just watched "Little Women" and we love "Home Alone".')
+    assert [(m.name, m.kind) for m in found.mentions] == [
+        ("Little Women", EntityKind.thing),
+        ("Home Alone", EntityKind.thing),
+    ]
+
+
+def test_his_or_her_name_is_names_a_pet_when_a_pet_word_came_just_before():
+    found = find_mentions("I got a puppy two weeks ago! Her name's Coco and she's adorable.")
+    assert [(m.name, m.kind) for m in found.mentions] == [("Coco", EntityKind.pet)]
+    found = find_mentions("Our one-year-old is so cute, his name is Kyle!")
+    assert [(m.name, m.kind) for m in found.mentions] == [("Kyle", EntityKind.person)]
+
+
+def test_known_places_are_places_without_a_cue_and_a_place_after_a_comma_is_no_address():
+    found = find_mentions("Edinburgh, Scotland would be great for a magical vibe.")
+    assert [(m.name, m.kind) for m in found.mentions] == [
+        ("Edinburgh", EntityKind.place),
+        ("Scotland", EntityKind.place),
+    ]
+    sweden = mention(
+        find_mentions("It was a gift from my grandma in my home country, Sweden."), "Sweden"
+    )
+    assert (sweden.kind, sweden.rule) == (EntityKind.place, "name")
+
+
 def test_a_self_introduction_names_the_speaker():
     emily = mention(find_mentions("Hello, my name is Emily. Nice to meet you."), "Emily")
     assert (emily.rule, emily.role) == ("name", LinkRole.speaker)

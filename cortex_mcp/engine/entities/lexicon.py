@@ -77,7 +77,15 @@ COMMON = _words(
     "Life Family Friends Friend Kids Kid People Person Everyone Things Thing Time Times Work "
     "School Home Music Art Books Book Nature Love Hugs Hug Fun Sweet Cute Congratulation "
     "Mr Mrs Ms Miss Dr Prof Sir Madam Mister Lord Lady Saint St God Jesus Internet Web Wifi "
-    "Photo Pic Picture Video Note Update Edit Re Fwd PS Todo Tip Q A Yours Sincerely"
+    "Photo Pic Picture Video Note Update Edit Re Fwd PS Todo Tip Q A Yours Sincerely "
+    # more interjections and sentence adverbs seen in chat
+    "Together Woohoo Woo Whoo Oof Man Dude Bro Overall Anytime Yum Yummy Ouch Bummer Mm Mmm "
+    "Super Pretty Lucky Hard Tough Crazy Believe Count Hang Care Spill Gather Create Show Most "
+    "Little Small Young Strong Rock Thoughts Ever Talk Long Way Catch Chat Bet Thankfully "
+    "Gratefully Weirdly Funnily Interestingly Surprisingly Ironically Admittedly Obviously "
+    "Clearly Apparently Personally Generally Normally Originally Ultimately Frankly Truly "
+    "Naturally Additionally Similarly Importantly Speaking Shure Sup Welp Meh Boo Yikes Bravo "
+    "Kudos Ahh Ahem Eh Huh Ha Hah Ooh Oooh Uhh Umm Jk Brb Idk Tbh Imo Omw"
 )
 # Titles before a surname: "Mrs. Patel" names Patel.
 TITLES = _words("Mr Mrs Ms Miss Mx Dr Prof Professor Sir Madam Aunt Uncle Auntie Grandma Grandpa")
@@ -111,6 +119,9 @@ BRANDS = _words(
 # Words before a capitalised run that make it a place: "in Paris", "moved to Milan".
 PLACE_CUES = (
     "in",
+    "through",
+    "across",
+    "around",
     "to",
     "from",
     "near",
@@ -128,6 +139,76 @@ PLACE_VERBS = _words(
     "relocated relocate return returned returning tour touring road"
 )
 
+# Places an English rule can tell without a cue: countries, US states, big and famous cities.
+# A multi-word place is listed by its words joined with a space ("New York").
+EN_PLACES = frozenset(
+    """Afghanistan Albania Algeria Argentina Armenia Australia Austria Azerbaijan Bahamas
+    Bangladesh Belarus Belgium Belize Bolivia Bosnia Botswana Brazil Bulgaria Cambodia Cameroon
+    Canada Chile China Colombia Croatia Cuba Cyprus Czechia Denmark Ecuador Egypt England Estonia
+    Ethiopia Fiji Finland France Germany Ghana Greece Guatemala Haiti Honduras Hungary Iceland
+    India Indonesia Iran Iraq Ireland Israel Italy Jamaica Japan Jordan Kazakhstan Kenya Korea
+    Kuwait Laos Latvia Lebanon Libya Lithuania Luxembourg Madagascar Malaysia Maldives Mali Malta
+    Mexico Moldova Monaco Mongolia Montenegro Morocco Mozambique Myanmar Namibia Nepal Netherlands
+    Nicaragua Nigeria Norway Oman Pakistan Panama Paraguay Peru Philippines Poland Portugal Qatar
+    Romania Russia Rwanda Scotland Senegal Serbia Singapore Slovakia Slovenia Somalia Spain
+    Sudan Sweden Switzerland Syria Taiwan Tanzania Thailand Tunisia Turkey Uganda Ukraine
+    Uruguay Uzbekistan Venezuela Vietnam Wales Yemen Zambia Zimbabwe Europe Asia Africa
+    Antarctica Oceania Scandinavia Caribbean Midwest Alabama Alaska Arizona Arkansas California
+    Colorado Connecticut Delaware Florida Georgia Hawaii Idaho Illinois Indiana Iowa Kansas
+    Kentucky Louisiana Maine Maryland Massachusetts Michigan Minnesota Mississippi Missouri
+    Montana Nebraska Nevada Ohio Oklahoma Oregon Pennsylvania Tennessee Texas Utah Vermont
+    Virginia Washington Wisconsin Wyoming Amsterdam Athens Atlanta Austin Bali Bangkok Barcelona
+    Beijing Berlin Boston Brooklyn Brussels Budapest Cairo Chicago Copenhagen Dallas Denver
+    Detroit Dubai Dublin Edinburgh Florence Glasgow Hamburg Helsinki Honolulu Houston Istanbul
+    Jakarta Jerusalem Kyoto Lagos Lisbon London Madrid Manchester Manhattan Melbourne Miami Milan
+    Montreal Moscow Mumbai Munich Nairobi Naples Nashville Oslo Osaka Oxford Paris Philadelphia
+    Phoenix Portland Prague Reykjavik Rome Seattle Seoul Shanghai Stockholm Sydney Tokyo Toronto
+    Vancouver Venice Vienna Warsaw Zurich Cambridge Hollywood Vegas Orlando Tampa Sacramento
+    Brisbane Auckland Cancun Havana Lima Santiago Bogota Marrakech Kathmandu Delhi Hanoi Manila
+    Taipei""".split()
+) | frozenset(
+    {
+        "New York",
+        "New Jersey",
+        "New Mexico",
+        "New Hampshire",
+        "New Zealand",
+        "North Carolina",
+        "South Carolina",
+        "North Dakota",
+        "South Dakota",
+        "West Virginia",
+        "Rhode Island",
+        "Los Angeles",
+        "San Francisco",
+        "San Diego",
+        "San Jose",
+        "Las Vegas",
+        "New Orleans",
+        "Hong Kong",
+        "Mexico City",
+        "Cape Town",
+        "Buenos Aires",
+        "Rio de Janeiro",
+        "Costa Rica",
+        "Puerto Rico",
+        "Sri Lanka",
+        "South Africa",
+        "South Korea",
+        "North Korea",
+        "Saudi Arabia",
+        "United States",
+        "United Kingdom",
+        "Czech Republic",
+        "Dominican Republic",
+        "New York City",
+        "Salt Lake City",
+        "St. Louis",
+        "East Coast",
+        "West Coast",
+        "Pacific Northwest",
+    }
+)
 # Kinship and role nouns that introduce a person: "my sister Anna", "Anna, my sister".
 PERSON_ROLES = _words(
     "sister brother sis bro mom mother mum mommy dad father daddy son daughter wife husband "
@@ -143,9 +224,9 @@ PERSON_ROLES = _words(
 PET_ROLES = _words(
     "dog dogs puppy puppies pup pups doggo cat cats kitten kittens kitty bunny bunnies rabbit "
     "rabbits hamster hamsters parrot parrots bird birds horse horses pony turtle turtles tortoise "
-    "fish goldfish snake snakes lizard gecko iguana ferret chinchilla hedgehog pet pets canary "
+    "fish goldfish pig pigs snake snakes lizard gecko iguana ferret chinchilla hedgehog pet pets canary "
     "cockatiel budgie mouse rat rats"
-)
+) | frozenset({"guinea pig", "guinea pigs"})
 # Adjectives allowed between the possessive and the role: "my older sister Anna".
 ROLE_ADJECTIVES = _words(
     "best older younger elder little big baby twin late new old dear oldest youngest eldest "

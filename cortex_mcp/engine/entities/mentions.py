@@ -244,7 +244,8 @@ _EN_ADDRESS = re.compile(
 # ", Gina!" / ", Nate." at the end of a sentence: a name said to the listener.
 _EN_VOCATIVE = re.compile(rf"(?<=[a-z]),\s+(?P<name>{_EN_WORD})(?=\s*[!?]|\s*\.(?:\s|$)|\s*$)")
 _EN_RUN = re.compile(
-    r"(?<![\w'’@#])[A-Z][\w'’-]*(?:(?: (?:of|the|de|da|di|van|von|der|del|la|le|du))* [A-Z][\w'’-]*)*"
+    r"(?<![\w'’@#.])[A-Z](?:[\w'’-]*\w)?(?![.]\w)"
+    r"(?:(?: (?:of|the|de|da|di|van|von|der|del|la|le|du))* [A-Z](?:[\w'’-]*\w)?)*"
 )
 _EN_SUFFIXES_NOT_NAMES = ("ing", "ed", "ly", "ful", "ous", "ness", "ment", "less", "able", "ish")
 _EN_MONTH_BEFORE = frozenset(
@@ -254,7 +255,6 @@ _EN_MONTH_BEFORE = frozenset(
 _EN_MODAL_AFTER = frozenset("i we you he she they it this that".split())
 _WORD_BEFORE = re.compile(r"([A-Za-z]+)[^\w]*$")
 _DIGIT_AROUND = re.compile(r"^\s*\d")
-_LOWER_WORDS = re.compile(r"\b[a-z][a-z'’]*\b")
 
 
 def _bare(word: str) -> str:
@@ -268,7 +268,8 @@ def _bare(word: str) -> str:
 def _blocked(word: str) -> bool:
     bare = _bare(word)
     return (
-        bare in lex.COMMON
+        word.endswith(("n't", "n’t"))
+        or bare in lex.COMMON
         or (bare in lex.MONTHS and bare not in lex.MONTH_NAMES)
         or bare in lex.WEEKDAYS
         or bare in lex.HOLIDAYS
@@ -379,11 +380,56 @@ def _english_self(scan: _Scan) -> None:
         scan.add(found)
 
 
+_SECOND_PERSON = re.compile(
+    r"\b(?i:you|your|you['’](?:re|ve|ll|d)|yours|thanks|thank|congrats|sorry|glad|hope|"
+    r"love|miss|bye|see|welcome|cheers|awesome|great|nice|cool|wow|yes|sure|agreed)\b"
+)
+
+
+def _said_to_someone(text: str, comma: int) -> bool:
+    """A ", Name!" at a sentence's end is said to the listener only if the sentence speaks to
+    them ("Your support means a lot, Gina."); "my home country, Sweden." names a place."""
+    sentence_start = max(text.rfind(mark, 0, comma) for mark in ".!?\n") + 1
+    return _SECOND_PERSON.search(text, sentence_start, comma) is not None
+
+
+def _english_titles(scan: _Scan) -> None:
+    """A title-cased phrase in quotes is a work's title, a thing: "Little Women", "Home Alone"."""
+    for match in _EN_QUOTED.finditer(scan.text):
+        title = match.group("title")
+        words = title.split()
+        if len(words) > 8 or not all(w[:1].isupper() or w in _TITLE_SMALL_WORDS for w in words):
+            continue
+        if len(words) == 1 and (_blocked(title) or title in lex.FAMILY_AS_NAME):
+            continue
+        found = _Found(title, EntityKind.thing, match.start("title"), match.end("title"), "name")
+        found.kind_known = True
+        scan.add(found)
+
+
+def _english_named_others(scan: _Scan) -> None:
+    """ "Her name is Shadow", "his name's Kyle", "I named her Tilly": a pet when a pet word
+    came just before, a person otherwise."""
+    text = scan.text
+    for match in _EN_OTHER_NAMED.finditer(text):
+        name = match.group("name").split()[0]
+        if _blocked(name):
+            continue
+        bare = _bare(name)
+        pet = _PET_WORD.search(text, max(0, match.start() - 120), match.start()) is not None
+        kind = EntityKind.pet if pet else EntityKind.person
+        found = _Found(bare, kind, match.start("name"), match.start("name") + len(bare), "name")
+        found.kind_known = pet
+        scan.add(found)
+
+
 def _english_address(scan: _Scan) -> None:
     for pattern in (_EN_ADDRESS, _EN_VOCATIVE):
         for match in pattern.finditer(scan.text):
             name = match.group("name")
             bare = _bare(name)
+            if pattern is _EN_VOCATIVE and not _said_to_someone(scan.text, match.start()):
+                continue
             if bare in lex.FAMILY_AS_NAME:
                 scan.refer(match.start("name"), match.start("name") + len(bare))
                 continue
@@ -398,6 +444,17 @@ def _english_address(scan: _Scan) -> None:
             )
             found.role = LinkRole.mentioned
             scan.add(found)
+
+
+_EN_QUOTED = re.compile(r"[\"“](?P<title>[A-Z][^\"”\n]{0,80}?)[.,!?]?[\"”]")
+_TITLE_SMALL_WORDS = frozenset(
+    "a an the and of in on to for with at by from or is are my your".split()
+)
+_EN_OTHER_NAMED = re.compile(
+    rf"\b(?:(?i:his|her|its|their)\s+name(?:\s+is|\s+was|['’]s)|named\s+(?:him|her|it|them))\s+"
+    rf"{_EN_NAME}"
+)
+_PET_WORD = re.compile(rf"\b(?i:{_alternation(lex.PET_ROLES)})\b")
 
 
 def _is_month_here(text: str, start: int, end: int) -> bool:
@@ -417,33 +474,77 @@ def _is_month_here(text: str, start: int, end: int) -> bool:
 
 def _english_names(scan: _Scan) -> None:
     text = scan.text
-    lower_words: set[str] | None = None
-    for run in _EN_RUN.finditer(text):
-        for start, end in _segments(text, run.start(), run.group(0)):
-            if not scan.free(start, end):
+    segments = [
+        seg for run in _EN_RUN.finditer(text) for seg in _segments(text, run.start(), run.group(0))
+    ]
+    # Capitalised words inside a sentence: a sentence-start word seen there too is a name.
+    mid_sentence = {
+        text[start:end].split()[0]
+        for start, end in segments
+        if not _starts_sentence(text, start) or _after_title(text, start)
+    }
+    for start, end in segments:
+        if not scan.free(start, end):
+            continue
+        words = text[start:end].split()
+        first, last = words[0], _bare(words[-1])
+        at_sentence_start = _starts_sentence(text, start) and not _after_title(text, start)
+        if len(words) == 1:
+            if len(last) < 2:
                 continue
-            words = text[start:end].split()
-            first, last = words[0], _bare(words[-1])
-            at_sentence_start = _starts_sentence(text, start) and not _after_title(text, start)
-            if len(words) == 1:
-                if first in lex.FAMILY_AS_NAME:
-                    scan.refer(start, end)
-                    continue
-                if first in lex.MONTH_NAMES and _is_month_here(text, start, end):
-                    continue
-                if at_sentence_start:
-                    if first.casefold().endswith(_EN_SUFFIXES_NOT_NAMES):
-                        continue
-                    if lower_words is None:
-                        lower_words = set(_LOWER_WORDS.findall(text))
-                    if first.casefold() in lower_words:
-                        continue
-            name_end = (
-                start + len(" ".join([*words[:-1], last])) if len(words) > 1 else start + len(last)
-            )
-            kind, known = _english_kind(text, start, words)
-            found = _Found(text[start:name_end], kind, start, name_end, "name", kind_known=known)
-            scan.add(found)
+            if first in lex.FAMILY_AS_NAME:
+                scan.refer(start, end)
+                continue
+            if first in lex.MONTH_NAMES and _is_month_here(text, start, end):
+                continue
+            if (
+                at_sentence_start
+                and first not in mid_sentence
+                and _bare(first) not in lex.EN_PLACES
+                and not _name_evidence(text, end, first)
+            ):
+                continue
+        name_end = start + len(" ".join([*words[:-1], last]))
+        kind, known = _english_kind(text, start, words)
+        found = _Found(text[start:name_end], kind, start, name_end, "name", kind_known=known)
+        scan.add(found)
+
+
+# What follows a sentence-start word that makes it a name rather than a capitalised common word.
+_PERSON_VERBS = (
+    "said says told tells asked asks thinks thought called calls texted texts wants wanted "
+    "loves loved likes liked hates hated came comes went goes bought gave gives sent sends "
+    "invited visited met meets moved married adopted introduced helped helps taught showed "
+    "brought cooked baked won wrote writes sang sings smiled laughed cried replied mentioned "
+    "suggested recommended promised decided agreed admitted"
+).split()
+_AFTER_START_NAME = re.compile(
+    r"(?:\s+(?:just|also|really|finally|always|never|and\s+I|then)\b)?\s+(?:"
+    + "|".join(_PERSON_VERBS)
+    + r")\b|\s+and\s+(?:I\b|me\b|my\b|[A-Z])"
+    r"|,\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\s+(?:and|would|is|was|are|will)\b"
+    r"|,\s+(?:you|your|you['’](?:re|ve|ll)|thanks|thank|how|what|did|do|can|could|would|are|"
+    r"have|I|I['’]m|that['’]s|this|it['’]s|congrats|please|let['’]s|glad|so|we)\b"
+)
+# After "X's", these say the 's is "is" or "has" ("Painting's a fun way"), not a possessive.
+_CONTRACTION_FOLLOWERS = frozenset(
+    "a an the so really been my your our his her their mostly great awesome not just always "
+    "pretty very such all also still definitely totally got gotten going gonna never too more "
+    "one what how".split()
+)
+_NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
+
+
+def _name_evidence(text: str, end: int, word: str) -> bool:
+    """A single capitalised word at a sentence start is a name only with evidence: a possessive
+    ("Ethan's birthday"), "and I" or another name after it, a verb only people do ("May said"),
+    or a comma then words said to someone ("Caroline, you did it"). "Dinner was great" has none."""
+    if word.casefold().endswith(_EN_SUFFIXES_NOT_NAMES) or len(_bare(word)) < 2:
+        return False
+    if _bare(word) != word:
+        following = _NEXT_WORD.match(text, end)
+        return following is not None and following.group(1).casefold() not in _CONTRACTION_FOLLOWERS
+    return _AFTER_START_NAME.match(text, end) is not None
 
 
 def _after_title(text: str, start: int) -> bool:
@@ -499,8 +600,16 @@ _FROM_TO = re.compile(r"[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* to [A-Z]")
 _FROM_BEFORE_TO = re.compile(r"\bfrom [A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* to $")
 
 
+# "Edinburgh, Scotland": a name right after a place and a comma is the place's region.
+_AFTER_PLACE = re.compile(
+    r"\b(?:in|to|from|near|visit|visited|visiting)\s+[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)*,\s*$"
+)
+
+
 def _english_kind(text: str, start: int, words: list[str]) -> tuple[EntityKind, bool]:
     last = _bare(words[-1])
+    if " ".join([*words[:-1], last]) in lex.EN_PLACES:
+        return EntityKind.place, True
     if last in lex.PLACE_SUFFIXES and len(words) > 1:
         return EntityKind.place, True
     if last in lex.ORGANIZATION_SUFFIXES and len(words) > 1:
@@ -511,6 +620,13 @@ def _english_kind(text: str, start: int, words: list[str]) -> tuple[EntityKind, 
     cue = before[-1].casefold() if before else ""
     if cue in ("a", "an"):
         return EntityKind.thing, True
+    if cue == "the" and len(before) > 1:  # "in the Midwest", "through the Himalayas"
+        before = before[:-1]
+        cue = before[-1].casefold()
+        if cue not in lex.PLACE_CUES:
+            return EntityKind.thing, False
+    if _AFTER_PLACE.search(text, 0, start):
+        return EntityKind.place, True
     if cue in lex.PLACE_CUES:
         verb = before[-2].casefold().strip(",.") if len(before) > 1 else ""
         if (
@@ -822,8 +938,10 @@ def find_mentions(text: str, *, speaker: str | None = None) -> Mentions:
     if CJK_CHAR.search(text):
         _chinese_or_japanese(scan)
     if _LATIN.search(text):
+        _english_titles(scan)
         _english_roles(scan)
         _english_self(scan)
+        _english_named_others(scan)
         _english_address(scan)
         _english_names(scan)
     return _assemble(scan, speaker)
