@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from cortex_mcp.engine.redaction.checks import looks_random
 from cortex_mcp.engine.redaction.rules import Rule, hinted, lazy_pattern
-from cortex_mcp.engine.redaction.words import password_like
+from cortex_mcp.engine.redaction.words import DESCRIBING, password_like
 
 # The last word of a key that holds a secret: OPENAI_API_KEY, db.password, authToken, PGPASSWORD.
 _PASSWORD_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "pgpassword"}
@@ -71,6 +71,7 @@ def _placeholder(value: str) -> bool:
     lowered = value.strip().lower()
     return (
         lowered in _PLACEHOLDERS
+        or lowered in DESCRIBING  # "secret: the launch codename is ...": the clause follows
         or lowered.startswith(("$", "{{", "%(", "<", "[redacted", "os.", "process.", "env("))
         or set(lowered) <= set("*x.•-_ ")
     )
@@ -175,16 +176,58 @@ CLI_PASSWORD = Rule(
         r"(?<![A-Za-z0-9])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?P<mysql>[^\s\-]\S*)"
         r"|(?<![A-Za-z0-9])sshpass\s+-p\s*(?P<sshpass>\S+)"
         r"|\s(?:-u|--user)\s+[^\s:]+:(?P<curl>[^\s\"']+)"
-        r"|--(?:password|passwd|pass|token|api-key|secret|client-secret|auth-token)"
+        r"|--(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|token|api-?key|secret|auth-token)"
         r"(?:=|\s+)[\"']?(?P<flag>[^\s\"']+)"
     ),
     groups=("mysql", "sshpass", "curl", "flag"),
     refine=lambda value: None if _placeholder(value) else (0, len(value)),
 )
 
+
+def _tool_flag(tools: str, flag: str) -> Rule:
+    """A command of `tools` (on one line, before a pipe or `;`) whose `flag` gives a password."""
+    return Rule(
+        "password",
+        lazy_pattern(
+            rf"(?<![A-Za-z0-9_\-])(?:{tools})\b[^\n|;&]*?(?<=\s){flag}[\"']?(?P<value>[^\s\"']+)"
+        ),
+        groups=("value",),
+        refine=lambda value: None if _placeholder(value) else (0, len(value)),
+    )
+
+
+# Short flags that take a password, by the tools that read them so.
+TOOL_PASSWORDS: list[Rule] = [
+    _tool_flag(
+        r"(?:docker|podman|buildah|skopeo|helm|nerdctl|oras|crane)\b[^\n|;&]*?\blogin", r"-p\s+"
+    ),
+    _tool_flag(r"redis-cli|keydb-cli|valkey-cli", r"-a\s+"),
+    _tool_flag(r"openssl", r"-k\s+"),
+    _tool_flag(r"7z|7za|7zr|rar|unrar", r"-p(?=[^\s\-])"),
+    _tool_flag(r"zip|unzip|zipcloak", r"-P\s+"),
+    _tool_flag(r"ldap[a-z]+", r"-w\s+"),
+    _tool_flag(r"mongo|mongosh|mongodump|mongorestore", r"-p\s+"),
+    _tool_flag(r"smbclient|rpcclient|smbmap|smbget|mount\.cifs", r"-U\s+[^\s%]+%"),
+    # OpenSSL's pass phrase arguments, in any command that takes them: -passin pass:SECRET
+    _tool_flag(r"\S+", r"-(?:passin|passout|pass|password)\s+pass:"),
+]
+
+# A PostgreSQL password file line (~/.pgpass): host:port:database:user:password.
+PGPASS = Rule(
+    "password",
+    lazy_pattern(
+        r"(?<![^\s:])(?P<host>[\w.\-*\[\]]+):(?:\d{1,5}|\*):[\w.\-*]+:(?P<user>[\w.\-*@]*[A-Za-z*][\w.\-*@]*):"
+        r"(?P<value>[^\s:]\S*)"
+    ),
+    groups=("value",),
+    refine=lambda value: None if _placeholder(value) else (0, len(value.rstrip(".,;"))),
+)
+
 RULES: list[Rule] = [
     *hinted("://", [URL_PASSWORD]),
     *hinted("bearer|token|basic", [AUTHORIZATION, BEARER, SHORT_BEARER]),
     *hinted("mysql|mariadb|sshpass|-u |--", [CLI_PASSWORD]),
+    *hinted(r"\s-(?:[pakwu]\b|p\S|pass)", TOOL_PASSWORDS),
+    *hinted(r":(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:", [PGPASS]),
     *hinted(r"(?:key|token|secret|pass|pwd|auth|credentials?)\w*[\"'\]]?\s*[=:]", [ASSIGNMENT]),
 ]

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import re
 
-from cortex_mcp.engine.redaction.checks import looks_random
+from cortex_mcp.engine.redaction.checks import entropy_bits, looks_random
 from cortex_mcp.engine.redaction.rules import Rule, lazy_pattern
 
 _STRONG = (
     r"api[\s_\-]?keys?|secrets?|tokens?|passwords?|passwd|passphrase|credentials?|"
     r"access[\s_\-]?keys?|private[\s_\-]?keys?|client[\s_\-]?secret|auth(?:orization)?|"
     r"license\s+key|signing\s+key|session\s+(?:id|cookie)|cookie|"
-    r"密钥|秘钥|密鑰|令牌|秘密|口令|密码|密碼|凭证|憑證|トークン|シークレット|アクセスキー|APIキー|秘密鍵|認証"
+    r"密钥|秘钥|密鑰|令牌|秘密|口令|密码|密碼|凭证|憑證|トークン|シークレット|アクセスキー|APIキー|秘密鍵|認証|"
+    r"secretid|secretkey|access\s?key|clave|llave|schl[üu]ssel|cl[ée]|chave|chiave|jeton|geheimnis|"
+    r"segreto|secreto|segredo|sleutel|ключ|токен|секрет|비밀|시크릿|토큰|인증키"
 )
 _CHARS = r"A-Za-z0-9+/=_\-.~"
 NEAR_SECRET_WORD = Rule(
@@ -38,3 +40,34 @@ def _random_token(value: str) -> tuple[int, int] | None:
     if re.match(r"\d{4}-\d{2}-\d{2}", stripped):
         return None  # a date-based build or release name
     return (0, len(stripped)) if looks_random(stripped) else None
+
+
+# A long token with the spread of a generated key, whatever is around it: upper and lower case
+# letters and digits mixed (base62 or base64, 32 characters or more) and an entropy no word, id
+# or hex hash reaches. Inside a URL or a path it is a part of the address, not a key.
+_GENERATED = lazy_pattern(
+    r"(?<![A-Za-z0-9+/=_\-.~:@%])[A-Za-z0-9+/_\-]{32,300}={0,2}(?![A-Za-z0-9+/=_\-~@%])"
+)
+
+
+def _generated_key(value: str) -> tuple[int, int] | None:
+    body = value.rstrip("=")
+    if body.startswith("/") or (
+        "/" in body
+        and (
+            not re.fullmatch(r"[A-Za-z0-9+/]+", body)
+            or any(re.fullmatch(r"[a-z]{3,}", part) for part in body.split("/"))
+        )
+    ):
+        return None  # a path: a leading slash, a dash or underscore, or a folder's name
+    kinds = (
+        any(c.isupper() for c in body),
+        any(c.islower() for c in body),
+        any(c.isdigit() for c in body),
+    )
+    if not all(kinds) or sum(c.isdigit() for c in body) < 3:
+        return None
+    return (0, len(value)) if entropy_bits(body) >= 4.3 else None
+
+
+GENERATED_KEY = Rule("secret", _GENERATED, refine=_generated_key)

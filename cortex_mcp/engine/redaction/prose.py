@@ -176,8 +176,80 @@ JAPANESE: list[Rule] = [
     _rule("password", rf"{_JA_LABEL}\s*{_VALUE}", _ascii_with_digit),
 ]
 
+# --- other languages: a password's name, its owner, a verb or a colon, then a value that
+# could be a password (a word with a digit or a symbol, or quoted): "la contraseña del wifi es
+# X", "das Passwort lautet X", "mot de passe : X", "a senha é X", "пароль: X", "비밀번호는 X" --------
+_OTHER_LABEL = (
+    r"(?:password|contraseñas?|contrasenas?|clave|passw[oö]rt(?:er)?|kennw[oö]rt(?:er)?|mots?\s+de\s+passe|mdp"
+    r"|senhas?|palavra-passe|parola\s+d'ordine|parola\s+chiave|wachtwoord|has[łl]o|l[öo]senord"
+    r"|adgangskode|passord|salasana|şifre|sifre|heslo|jelsz[óo]|parol[ăa]|κωδικός|пароль|пароля"
+    r"|비밀번호|암호|패스워드|口令|密碼|密码|パスキー)"
+)
+_OTHER_OWNER = r"(?:[\s\-]+(?!(?:es|est|ist|é|è|era|war)\b)[\w'’.\-]{1,20}){0,3}?"
+_OTHER_IS = (
+    r"(?:\s+(?:es|era|est|c'est|c’est|ist|lautet|war|é|è|är|er|on|je|jest|это|—|–|-)"
+    r"(?![^\W\d_])\s*[:：]?"
+    r"|\s*[:：=]|\s*(?:는|은|이|가)|\s+c'est|\s+c’est)\s*"
+)
+
+
+def _foreign_value(value: str) -> tuple[int, int] | None:
+    """A quoted value, or one word of four or more characters holding a digit or a symbol."""
+    inside = quoted(value)
+    if inside is not None:
+        return inside
+    found = ascii_run(value) if value[:1].isascii() else None
+    if found is None:
+        return None
+    word = value[found[0] : found[1]]
+    return found if len(word) >= 4 and has_digit_or_symbol(word) and password_like(word) else None
+
+
+OTHER_LANGUAGES: list[Rule] = [
+    _rule(
+        "password",
+        rf"(?<![^\W\d_]){_OTHER_LABEL}{_OTHER_OWNER}{_OTHER_IS}{_VALUE}",
+        _foreign_value,
+    ),
+    _rule("password", rf"(?<![^\W\d_]){_OTHER_LABEL}\s+{_VALUE}", _foreign_value),
+]
+
+# --- a secret told in a clause after the word that says it is one: "Alice secret: the launch
+# codename is BLUEHERON", "confidential: the gate code is 4821", "the secret phrase is X". The
+# value must read as a code, not a description ("the secret to good bread is patience"): all
+# capitals, a digit or a symbol, or quoted. --------------------------------------------------
+_SECRET_WORD = r"(?:secret|confidential|classified|top\s+secret|机密|機密|秘密|保密)"
+_CLAUSE_IS = r"\s(?:is|are|was|=|:|-)\s+|\s*[:：=]\s*|是\s*|は\s*"
+
+
+def _code_value(value: str) -> tuple[int, int] | None:
+    inside = quoted(value)
+    if inside is not None:
+        return inside
+    found = spoken_value(value, max_words=1) if value[:1].isascii() else None
+    if found is None:
+        return None
+    word = value[found[0] : found[1]]
+    letters = [c for c in word if c.isalpha()]
+    capitals = len(letters) >= 3 and all(c.isupper() for c in letters)
+    contraction = re.fullmatch(r"[A-Za-z]+['’][A-Za-z]{1,2}", word) is not None  # "we're"
+    return found if capitals or (has_digit_or_symbol(word) and not contraction) else None
+
+
+SECRET_CLAUSE = _rule(
+    "secret",
+    rf"(?<![A-Za-z]){_SECRET_WORD}(?![A-Za-z])[^\n.!?。！？]{{0,60}}(?:{_CLAUSE_IS}){_VALUE}",
+    _code_value,
+)
+
 RULES: list[Rule] = [
     *hinted(r"(?=[pc])(?:pass|pwd|\bpw\b|\bpin\b|codes?\b|combo|combination)", ENGLISH),
     *hinted("密|口令|暗号|暗號|码|碼", CHINESE),
     *hinted("パス|ぱす|暗証|合言葉|あいことば|番号|ピン|コード", JAPANESE),
+    *hinted(
+        "contra|clave|passw|kennw|passe|mdp|senha|parola|wachtw|hasło|haslo|senord|kode|passord"
+        "|salasana|ifre|heslo|jelsz|parol|κωδικ|парол|비밀번호|암호|패스워드|口令|密|パスキー",
+        OTHER_LANGUAGES,
+    ),
+    *hinted("secret|confidential|classified|机密|機密|秘密|保密", [SECRET_CLAUSE]),
 ]

@@ -12,7 +12,8 @@ DigitalOcean (dop_v1_, doo_v1_, dor_v1_); Mailchimp (-usN); Square (sq0atp-, sq0
 Shopify (shpat_, shpca_, shppa_, shpss_); Groq (gsk_); Replicate (r8_); Perplexity (pplx-);
 xAI (xai-); Linear (lin_api_); Notion (ntn_, secret_); Postman (PMAK-); Atlassian (ATATT3);
 Doppler (dp.pt.); HashiCorp Vault (hvs.); Databricks (dapi); Mailgun (key-); Figma (figd_);
-Grafana (glsa_, glc_); Supabase (sbp_); Sentry (sntrys_); age (AGE-SECRET-KEY-1)."""
+Grafana (glsa_, glc_); Supabase (sbp_); Sentry (sntrys_); age (AGE-SECRET-KEY-1); New Relic
+(NRAK-, NRII-, NRJS-, NRAA-, ...NRAL license keys); Tencent Cloud (AKID); Alibaba Cloud (LTAI)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,17 @@ _TOKENS: list[Rule] = [
     Rule("mailchimp_key", lazy_pattern(rf"{_START}[0-9a-f]{{32}}-us\d{{1,2}}{_END}")),
     _token("square_token", r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}", r"EAAA[A-Za-z0-9_\-+=]{60,}"),
     _token("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    Rule(
+        "newrelic_key",
+        lazy_pattern(
+            rf"{_START}(?:NRAK-[A-Z0-9]{{27}}|NRII-[A-Za-z0-9_\-]{{32}}|NRJS-[a-f0-9]{{19}}"
+            rf"|NRAA-[a-f0-9]{{27}}|[a-f0-9]{{36}}NRAL){_END}"
+        ),
+    ),
+    Rule("tencent_key", lazy_pattern(rf"{_START}AKID[A-Za-z0-9]{{32}}{_END}")),
+    Rule(
+        "alibaba_key", lazy_pattern(rf"{_START}LTAI[A-Za-z0-9]{{12,20}}{_END}"), refine=when(_mixed)
+    ),
     _token(
         "api_token",
         r"gsk_[A-Za-z0-9]{48,}",

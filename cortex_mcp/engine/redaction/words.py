@@ -8,7 +8,7 @@ import itertools
 from cortex_mcp.engine.redaction.rules import lazy_pattern
 
 # First words that describe a password rather than state it.
-_DESCRIBING = set(
+DESCRIBING = set(
     """a an the my your his her our their its it this that these those same different what which
     how why where when who whom whose there here not never no none nothing something anything
     everything too very so really pretty quite super kinda also only always usually probably
@@ -62,7 +62,7 @@ def password_like(word: str) -> bool:
     """A single word that could be a password rather than a description of one."""
     bare = word.rstrip(_TRAILING)
     lowered = bare.lower()
-    if not bare or lowered in _DESCRIBING:
+    if not bare or lowered in DESCRIBING:
         return False
     plain = bare.isalpha() and bare.islower()
     return not (plain and lowered.endswith(("ed", "ing", "ly")))
