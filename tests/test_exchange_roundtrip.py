@@ -218,6 +218,7 @@ def test_the_openapi_document_types_export_and_import_responses(
         "relations",
         "logs",
         "existing",
+        "dropped_ids",
     }
 
 
