@@ -478,7 +478,8 @@ class LifecycleAction(BaseModel):
 
 class LifecycleReport(BaseModel):
     status: str  # preview | done | busy
-    run_id: int | None = None
+    run_id: int | None = None  # the run, when one agent's run did the work
+    run_ids: list[int] = Field(default_factory=list)  # every agent's run: one each
     now: str
     agent_id: str | None = None
     resumed: bool = False
@@ -486,6 +487,7 @@ class LifecycleReport(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     skipped: list[LifecycleAction] = Field(default_factory=list)
     created: dict[str, str] = Field(default_factory=dict)  # action key -> new memory id
-    holder: str | None = None  # busy: who holds the lease
+    holder: str | None = None  # busy: since when another run holds the lease (no host, no PID)
+    busy_agents: list[str] = Field(default_factory=list)  # skipped: another run holds their lease
     took_ms: float = 0.0
     notes: list[str] = Field(default_factory=list)

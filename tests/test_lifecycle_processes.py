@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -66,7 +67,7 @@ async def _layers(db: Path, ids: dict[str, str]) -> dict[str, Layer]:
         return {name: found[i].layer for name, i in ids.items()}
 
 
-def test_two_processes_starting_a_run_together_one_runs_the_other_names_the_holder(
+def test_two_processes_starting_a_run_together_one_runs_the_other_answers_busy_naming_no_process(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "brain.db"
@@ -81,8 +82,8 @@ def test_two_processes_starting_a_run_together_one_runs_the_other_names_the_hold
     out, err = second.communicate(timeout=60)
     assert second.returncode == 0, err
     busy = json.loads(out)
-    assert busy["status"] == "busy"
-    assert f":{first.pid}:" in busy["holder"]
+    assert busy["status"] == "busy" and busy["busy_agents"] == ["default"]
+    assert str(first.pid) not in busy["holder"] and socket.gethostname() not in busy["holder"]
     gate.write_text("go")
     out, err = first.communicate(timeout=60)
     assert first.returncode == 0, err

@@ -116,7 +116,7 @@ async def test_a_run_over_thousands_does_what_its_preview_showed(tmp_path: Path,
         for original, twin in data.planted:
             assert any({original, twin} <= ids for ids in merged), (original, twin)
         log = await service.lifecycle.log(LifecycleLogRequest(limit=10_000))
-        mine = [e for e in log if e["details"].get("run_id") == report.run_id]
+        mine = [e for e in log if e["details"].get("run_id") in report.run_ids]
         assert len(mine) == len(report.actions)
         for entry in mine:
             assert set(entry["details"]) == {"run_id", "before", "after", "reason", "score"}

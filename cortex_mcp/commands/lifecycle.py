@@ -39,6 +39,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _human(d: dict[str, Any]) -> str:
     if d["status"] == "busy":
         return f"another lifecycle run holds the lease: {d['holder']}; nothing done"
+    busy = d.get("busy_agents") or []
     counts = d.get("counts", {})
     verb = "would" if d["status"] == "preview" else "did"
     head = f"lifecycle {d['status']} at {d['now']}" + (
@@ -57,7 +58,9 @@ def _human(d: dict[str, Any]) -> str:
         lines.append(f"  … {len(d['actions']) - 50} more (--json lists all)")
     if d.get("skipped"):
         lines.append(f"  skipped {len(d['skipped'])} step(s) whose memories changed meanwhile")
-    lines += [f"  note: {n}" for n in d.get("notes", [])]
+    if busy:
+        lines.append(f"  busy (another run holds their lease; run again later): {', '.join(busy)}")
+    lines += [f"  note: {n}" for n in d.get("notes", []) if "skipped: another" not in n]
     if d["status"] != "preview":
         lines.append(f"  took {d.get('took_ms', 0):.0f} ms")
     return "\n".join(lines)
@@ -124,6 +127,11 @@ def run_lifecycle(args: argparse.Namespace, settings: Settings) -> int:
         emit(args, report.model_dump(), _human)
         if report.status == "busy":
             sys.stderr.write("cortex-mcp: lifecycle already running elsewhere; try again later\n")
+        elif report.busy_agents:
+            sys.stderr.write(
+                f"cortex-mcp: {len(report.busy_agents)} agent(s) skipped, their lifecycle runs"
+                " elsewhere; run again later for them\n"
+            )
         return 0
 
     return run_with_service(settings, work)

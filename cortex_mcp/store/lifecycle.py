@@ -91,6 +91,15 @@ class LifecycleStore:
         found = await self.memories.get_many(top, agent_id=agent_id)
         return len(ranks), [found[i] for i in top if i in found]
 
+    async def agents(self) -> list[str]:
+        """Every agent a run over every agent takes in turn: those with memories, and those
+        with an interrupted run of their own."""
+        rows = await self.db.fetchall(
+            "SELECT agent_id FROM memories UNION SELECT scope FROM lifecycle_runs"
+            " WHERE status = 'running' AND scope != '*' ORDER BY 1"
+        )
+        return [str(row[0]) for row in rows]
+
     async def unfinished_run(self, scope: str) -> RunRecord | None:
         row = await self.db.fetchone(
             "SELECT id, scope, run_at, next_phase, plan, report FROM lifecycle_runs"

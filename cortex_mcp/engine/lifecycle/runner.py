@@ -1,15 +1,21 @@
-"""The lifecycle engine: plan, then apply phase by phase under a database lease.
+"""The lifecycle engine: plan, then apply phase by phase under a database lease per agent.
 
-A run stores its plan in `lifecycle_runs` and applies one phase per transaction (promote,
-merge, archive, compress), each advancing the run's progress marker in the same transaction;
-then it refreshes indexes and reports. A process that dies between phases leaves a
-consistent database and a `running` row: the next run resumes that plan where it stopped.
-`preview` returns the same plan without applying it.
+A run is one agent's: it stores its plan in `lifecycle_runs` (scope: the agent) and applies
+one phase per transaction (promote, merge, archive, compress), each advancing the run's
+progress marker in the same transaction, all under that agent's lease (one holder at a time
+across every process on the database, and one run per agent within a process). A process that
+dies between phases leaves a consistent database and a `running` row: the next run of that
+agent resumes the plan where it stopped. The operator's run over every agent takes each
+agent's lease in turn, one agent at a time, so no agent waits for the others; an agent whose
+lease another run holds is skipped, tried once more after the rest, and then reported busy.
+Indexes are refreshed once at the end. `preview` returns the same plans without applying them.
+
+A busy answer names no host or process (the caller may be another agent): the holder is
+logged here instead.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 import os
@@ -29,13 +35,14 @@ from cortex_mcp.errors import CortexError, InvalidInput
 from cortex_mcp.models import Clock, Layer, LifecycleAction, LifecycleReport, Memory, to_iso
 from cortex_mcp.store.interfaces import LifecycleStorage
 from cortex_mcp.store.lease import Lease, LeaseStore
-from cortex_mcp.store.lifecycle import PhaseResult
+from cortex_mcp.store.lifecycle import PhaseResult, RunRecord
 
 __all__ = ["CascadeTextModel", "LifecycleEngine", "PhaseCallback", "TextModel", "parse_moment"]
 
 log = logging.getLogger(__name__)
 
-LEASE_NAME = "lifecycle"
+LEASE_PREFIX = "lifecycle:"
+EVERY_AGENT = "*"  # the scope of a run over every agent at once (before per-agent leases)
 PhaseCallback = Callable[[str, int, int], Any]  # (phase, done, total); may be async
 
 
@@ -65,25 +72,34 @@ class LifecycleEngine:
         self.refresh_profile = refresh_profile  # rebuilds a stale profile by rules
         self.vector_model = vector_model  # the current embedding model's key, if any
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._running = asyncio.Lock()  # the lease is this process's: one run in it at a time
+        self._running: set[str] = set()  # agents a run of this process is running now
 
     async def preview(
         self, now: datetime | None = None, agent_id: str | None = None
     ) -> LifecycleReport:
         started = time.perf_counter()
-        scope = agent_id or "*"
-        unfinished = await self.store.unfinished_run(scope)
-        if unfinished is not None:
-            actions = _remaining(unfinished.plan, unfinished.next_phase)
-            report = LifecycleReport(
-                status="preview", now=unfinished.run_at, agent_id=agent_id, resumed=True
-            )
+        moment = now or self.clock.now()
+        interrupted = None if agent_id else await self.store.unfinished_run(EVERY_AGENT)
+        if interrupted is not None:
+            report = _remaining_of(interrupted, agent_id)
         else:
-            made = await self._fresh_plan(agent_id, now)
-            actions = made.actions
-            report = LifecycleReport(status="preview", now=made.now, agent_id=agent_id)
-        report.actions = actions
-        report.counts = _counts(actions)
+            report = LifecycleReport(status="preview", now=to_iso(moment), agent_id=agent_id)
+            budget = self.settings.llm_max_calls
+            for agent in [agent_id] if agent_id else await self.store.agents():
+                unfinished = await self.store.unfinished_run(agent)
+                if unfinished is not None:
+                    part = _remaining_of(unfinished, agent_id)
+                else:
+                    made = await self._fresh_plan(agent, moment, budget)
+                    budget -= made.llm_calls
+                    part = LifecycleReport(
+                        status="preview", now=made.now, agent_id=agent_id, actions=made.actions
+                    )
+                report.actions += part.actions
+                report.resumed = report.resumed or part.resumed
+                if agent_id:
+                    report.now = part.now
+        report.counts = _counts(report.actions)
         report.took_ms = _ms_since(started)
         return report
 
@@ -93,31 +109,26 @@ class LifecycleEngine:
         agent_id: str | None = None,
         on_phase: PhaseCallback | None = None,
     ) -> LifecycleReport:
+        """One agent's run, or with no agent the operator's run over every agent in turn."""
         started = time.perf_counter()
-        if self._running.locked():  # the scheduler's run, or another request's, in this process
-            return LifecycleReport(
-                status="busy",
-                now=to_iso(now or self.clock.now()),
-                agent_id=agent_id,
-                holder=f"{self.holder} (this process)",
-            )
-        async with self._running:
-            busy = await self.leases.acquire(
-                LEASE_NAME, self.holder, self.settings.lease_seconds, is_stale=_holder_is_gone
-            )
-            if busy is not None:
-                return LifecycleReport(
-                    status="busy",
-                    now=to_iso(now or self.clock.now()),
-                    agent_id=agent_id,
-                    holder=f"{busy.holder} (since {busy.acquired_at})",
-                )
-            try:
-                report = await self._run_locked(now, agent_id, on_phase)
-            finally:
-                await self.leases.release(LEASE_NAME, self.holder)
+        moment = now or self.clock.now()
+        interrupted = None if agent_id else await self.store.unfinished_run(EVERY_AGENT)
+        if interrupted is not None:
+            report = await self._finish_every_agent_run(interrupted, moment, on_phase)
+        else:
+            agents = [agent_id] if agent_id else await self.store.agents()
+            report = await self._run_in_turn(agents, moment, agent_id, on_phase)
+        if report.run_ids:
+            await self._refresh()
+        await _call(on_phase, "refresh", 1, 1)
         report.took_ms = _ms_since(started)
-        log.info("lifecycle run %s: %s in %.0f ms", report.run_id, report.counts, report.took_ms)
+        log.info(
+            "lifecycle run(s) %s: %s in %.0f ms%s",
+            report.run_ids,
+            report.counts,
+            report.took_ms,
+            f"; busy: {', '.join(report.busy_agents)}" if report.busy_agents else "",
+        )
         return report
 
     async def erase_from_summaries(self, memory_id: str, agent_id: str) -> int:
@@ -145,25 +156,144 @@ class LifecycleEngine:
     async def last_success(self) -> str | None:
         return await self.store.last_success()
 
-    async def holder_of_lease(self) -> Lease | None:
-        return await self.leases.holder(LEASE_NAME)
+    async def holder_of_lease(self, agent_id: str) -> Lease | None:
+        return await self.leases.holder(LEASE_PREFIX + agent_id)
 
     # ---- the run ------------------------------------------------------------------------
 
-    async def _run_locked(
-        self, now: datetime | None, agent_id: str | None, on_phase: PhaseCallback | None
+    async def _run_in_turn(
+        self,
+        agents: list[str],
+        moment: datetime,
+        agent_id: str | None,
+        on_phase: PhaseCallback | None,
     ) -> LifecycleReport:
-        scope = agent_id or "*"
+        """Each agent's run under its own lease, one after the other; the agents whose lease
+        another run holds get a second turn after the rest, then are reported busy."""
+        combined = LifecycleReport(status="done", now=to_iso(moment), agent_id=agent_id)
+        progress = _Progress(on_phase, len(agents))
+        budget = self.settings.llm_max_calls
+        waiting = list(agents)
+        busy: list[LifecycleReport] = []
+        own_moment = combined.now
+        for _turn in range(2):
+            busy = []
+            for agent in waiting:
+                report, llm_calls = await self._run_agent(agent, moment, progress, budget)
+                if report.status == "busy":
+                    busy.append(report)
+                    continue
+                budget -= llm_calls
+                progress.agent_done()
+                _add(combined, report)
+                own_moment = report.now
+            waiting = [r.agent_id for r in busy if r.agent_id is not None]
+            if not waiting:
+                break
+        combined.busy_agents = sorted(waiting)
+        if waiting and not combined.run_ids:
+            combined.status = "busy"
+            combined.holder = busy[0].holder
+        if len(agents) == 1:
+            combined.now = own_moment  # a resumed run keeps its own moment
+        combined.notes += [
+            f"agent {agent} skipped: another lifecycle run holds its lease; run it again later"
+            for agent in combined.busy_agents
+            if len(agents) > 1
+        ]
+        combined.counts = _counts(combined.actions)
+        return combined
+
+    async def _run_agent(
+        self, agent: str, moment: datetime, progress: _Progress, budget: int
+    ) -> tuple[LifecycleReport, int]:
+        """One agent's run under its lease (the report, and the LLM calls its plan made), or
+        a busy report naming no host or process (which the log names instead)."""
+        busy = LifecycleReport(status="busy", now=to_iso(moment), agent_id=agent)
+        if agent in self._running:
+            log.info("lifecycle run for agent %r is busy: another run in this process", agent)
+            busy.holder = "another lifecycle run of this agent, in this process"
+            return busy, 0
+        self._running.add(agent)
+        try:
+            name = LEASE_PREFIX + agent
+            held = await self.leases.acquire(
+                name, self.holder, self.settings.lease_seconds, is_stale=_holder_is_gone
+            )
+            if held is not None:
+                log.info(
+                    "lifecycle run for agent %r is busy: lease held by %s since %s",
+                    agent,
+                    held.holder,
+                    held.acquired_at,
+                )
+                busy.holder = f"another lifecycle run of this agent (since {held.acquired_at})"
+                return busy, 0
+            try:
+                return await self._run_locked(moment, agent, progress.callback, budget, [name])
+            finally:
+                await self.leases.release(name, self.holder)
+        finally:
+            self._running.discard(agent)
+
+    async def _finish_every_agent_run(
+        self, interrupted: RunRecord, moment: datetime, on_phase: PhaseCallback | None
+    ) -> LifecycleReport:
+        """A run over every agent at once that a process left unfinished (stored before runs
+        were per agent) is finished first, under the lease of every agent in its plan."""
+        agents = sorted({a.agent_id for a in interrupted.plan} - self._running)
+        blocked = sorted({a.agent_id for a in interrupted.plan} & self._running)
+        names: list[str] = []
+        try:
+            for agent in agents:
+                held = await self.leases.acquire(
+                    LEASE_PREFIX + agent,
+                    self.holder,
+                    self.settings.lease_seconds,
+                    is_stale=_holder_is_gone,
+                )
+                if held is not None:
+                    blocked.append(agent)
+                    continue
+                names.append(LEASE_PREFIX + agent)
+            if blocked:
+                report = LifecycleReport(status="busy", now=to_iso(moment))
+                report.busy_agents = sorted(blocked)
+                report.holder = "another lifecycle run (of an agent in the interrupted run)"
+                return report
+            self._running.update(agents)
+            try:
+                report, _ = await self._run_locked(
+                    moment, None, on_phase, self.settings.llm_max_calls, names
+                )
+                return report
+            finally:
+                self._running.difference_update(agents)
+        finally:
+            for name in names:
+                await self.leases.release(name, self.holder)
+
+    async def _run_locked(
+        self,
+        now: datetime,
+        agent_id: str | None,
+        on_phase: PhaseCallback | None,
+        budget: int,
+        leases: list[str],
+    ) -> tuple[LifecycleReport, int]:
+        scope = agent_id or EVERY_AGENT
         started_at = to_iso(self.clock.now())
         unfinished = await self.store.unfinished_run(scope)
         decay: dict[str, float] = {}
+        llm_calls = 0
         if unfinished is not None:
             run_id, run_at, actions = unfinished.id, unfinished.run_at, unfinished.plan
             first = unfinished.next_phase
             log.warning("resuming lifecycle run %d at phase %d", run_id, first)
         else:
-            made = await self._fresh_plan(agent_id, now)
+            made = await self._fresh_plan(agent_id, now, budget)
             run_at, actions, decay, first = made.now, made.actions, made.decay_scores, 0
+            llm_calls = made.llm_calls
             run_id = await self.store.start_run(scope, run_at, actions, started_at)
         report = LifecycleReport(
             status="done", run_id=run_id, now=run_at, agent_id=agent_id, resumed=first > 0
@@ -183,28 +313,30 @@ class LifecycleEngine:
                 delete_compressed=self.settings.delete_compressed_archive,
             )
             _merge_result(report, result)
-            await self.leases.renew(LEASE_NAME, self.holder, self.settings.lease_seconds)
-            await _call(on_phase, phase, index + 1, len(PHASES) + 1)
-        await self._refresh(report)
-        await _call(on_phase, "refresh", len(PHASES) + 1, len(PHASES) + 1)
+            for name in leases:
+                await self.leases.renew(name, self.holder, self.settings.lease_seconds)
+            await _call(on_phase, phase, index + 1, len(PHASES))
+        await self._refresh_profiles(report)
         report.counts = _counts(report.actions)
+        report.run_ids = [run_id]
         await self.store.finish_run(
             run_id,
             report.model_dump(include={"counts", "created", "notes"}),
             to_iso(self.clock.now()),
         )
-        return report
+        return report, llm_calls
 
-    async def _fresh_plan(self, agent_id: str | None, now: datetime | None) -> Plan:
-        """What a run starting now would do (preview and run must plan alike)."""
-        moment = now or self.clock.now()
+    async def _fresh_plan(self, agent_id: str | None, moment: datetime, budget: int) -> Plan:
+        """What a run starting now would do (preview and run must plan alike), making at most
+        `budget` LLM calls (what is left of the whole run's)."""
+        settings = self.settings.model_copy(update={"llm_max_calls": max(0, budget)})
         snapshot = await self.store.snapshot(
             agent_id, archive_before=to_iso(moment - self.archive_ttl)
         )
         made = plan(
             snapshot,
             moment,
-            self.settings,
+            settings,
             self.archive_ttl,
             llm_available=self.llm is not None,
             vectors=await self._vectors(snapshot),
@@ -230,9 +362,9 @@ class LifecycleEngine:
         blobs = await self.store.vectors(ids, model)
         return {i: np.frombuffer(blob, dtype=np.float32) for i, blob in blobs.items()}
 
-    async def _refresh(self, report: LifecycleReport) -> None:
+    async def _refresh(self) -> None:
+        """Once after the runs of a call: the text index merged, mirrors and vectors."""
         await self.store.optimize_text_index()
-        await self._refresh_profiles(report)
         if self.after_run is not None:
             await self.after_run()
 
@@ -289,6 +421,40 @@ def _holder_is_gone(lease: Lease) -> bool:
 
 def _remaining(actions: list[LifecycleAction], next_phase: int) -> list[LifecycleAction]:
     return [a for a in actions if PHASES.index(a.phase) >= next_phase]
+
+
+def _remaining_of(run: RunRecord, agent_id: str | None) -> LifecycleReport:
+    """The preview of an interrupted run: what it has left to do."""
+    actions = _remaining(run.plan, run.next_phase)
+    return LifecycleReport(
+        status="preview", now=run.run_at, agent_id=agent_id, resumed=True, actions=actions
+    )
+
+
+def _add(combined: LifecycleReport, report: LifecycleReport) -> None:
+    combined.actions += report.actions
+    combined.skipped += report.skipped
+    combined.created.update(report.created)
+    combined.notes += report.notes
+    combined.run_ids += report.run_ids
+    combined.resumed = combined.resumed or report.resumed
+    combined.run_id = combined.run_ids[0] if len(combined.run_ids) == 1 else None
+
+
+class _Progress:
+    """The operator's callback over several agents' runs: the phases of the agents done so
+    far count towards one total (every agent's phases, then the refresh)."""
+
+    def __init__(self, on_phase: PhaseCallback | None, agents: int) -> None:
+        self.on_phase = on_phase
+        self.total = agents * len(PHASES) + 1
+        self.done = 0
+
+    async def callback(self, phase: str, done: int, total: int) -> None:
+        await _call(self.on_phase, phase, self.done * len(PHASES) + done, self.total)
+
+    def agent_done(self) -> None:
+        self.done += 1
 
 
 def _merge_result(report: LifecycleReport, result: PhaseResult) -> None:
