@@ -288,9 +288,18 @@ IMPORTED_ORIGIN = "import"
 SERVER_ORIGIN = "server"
 
 
+# The moments a caller may give, on every way in (a date or date-time, once its offset is
+# applied): stored times are fixed-width text, so the year has four digits, and the end leaves
+# room below year 10000 for what is reckoned from a moment (the end of a day, "next year", a
+# window around it, a lifecycle's TTL). `engine/validate.py` holds the rule that uses them.
+EARLIEST_MOMENT = datetime(1000, 1, 1, tzinfo=UTC)
+END_OF_MOMENTS = datetime(9000, 1, 1, tzinfo=UTC)  # the first moment after the range
+
+
 def to_iso(moment: datetime) -> str:
-    """Fixed-width UTC text, so timestamps compare correctly as strings in SQL."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Fixed-width UTC text, so timestamps compare correctly as strings in SQL (isoformat
+    writes a year before 1000 with four digits too; strftime's %Y does not)."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def from_iso(text: str) -> datetime:

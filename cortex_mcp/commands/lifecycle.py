@@ -89,10 +89,10 @@ def _future_refusal(now: str | None) -> str | None:
         return None
     try:
         moment = datetime.fromisoformat(now.strip().replace("Z", "+00:00"))
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.astimezone()  # no offset: local time, as the service reads it
+    except (ValueError, OverflowError):
         return None  # the service names the bad value
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # no offset: local time, as the service reads it
     if moment <= datetime.now(UTC) + FUTURE_SKEW:
         return None
     return (

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from cortex_mcp.errors import Forbidden, InvalidInput
-from cortex_mcp.models import Caller, agent_id_problem
+from cortex_mcp.models import EARLIEST_MOMENT, END_OF_MOMENTS, Caller, agent_id_problem
 from cortex_mcp.tokenize import normalise
 
 E = TypeVar("E", bound=enum.Enum)
@@ -259,23 +259,81 @@ MOMENT_RULE = (
     "must be an ISO-8601 date or date-time (2026-05-06, 2026-05-06T14:30:00Z; UTC unless it"
     " names an offset)"
 )
+# the one range of valid moments (models.EARLIEST_MOMENT .. END_OF_MOMENTS), as a rule
+RANGE_RULE = (
+    f"must lie from {EARLIEST_MOMENT:%Y-%m-%dT%H:%M:%SZ} up to, not including,"
+    f" {END_OF_MOMENTS:%Y-%m-%dT%H:%M:%SZ} (in UTC, once its offset is applied)"
+)
+
+
+def in_range(moment: datetime) -> bool:
+    """Whether an aware moment lies in the range every date a caller gives must lie in."""
+    return EARLIEST_MOMENT <= moment < END_OF_MOMENTS
 
 
 def moment(value: str) -> datetime:
     """A date or date-time as an aware UTC moment (a date is its midnight UTC; a time with no
-    offset is UTC). ValueError naming the rule otherwise (a request model's validator turns it
-    into the field's message; `moment_of` names the field itself)."""
+    offset is UTC) within the range of valid moments (`RANGE_RULE`). ValueError naming the
+    rule otherwise (a request model's validator turns it into the field's message;
+    `moment_of` names the field itself)."""
+    parsed = _written_moment(value)
+    if parsed is None:
+        raise ValueError(f"{MOMENT_RULE}, got {preview(value)}")
+    return within_range(parsed, value)
+
+
+def _written_moment(value: str) -> datetime | None:
+    """The aware moment an ISO date or date-time spells (UTC without an offset), else None."""
     text = value.strip()
-    if _MOMENT.fullmatch(text):
-        try:
-            parsed = datetime.fromisoformat(text.replace(",", "."))
-            if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=UTC)
-            if parsed.year >= 1000:  # stored times are fixed-width text
-                return parsed.astimezone(UTC)
-        except (ValueError, OverflowError):
-            pass
-    raise ValueError(f"{MOMENT_RULE}, got {preview(value)}")
+    if not _MOMENT.fullmatch(text):
+        return None
+    try:
+        parsed = datetime.fromisoformat(text.replace(",", "."))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+EPOCH_MS_FROM = 10**11  # epoch numbers from here on are milliseconds (10**11 s is the year 5138)
+
+
+def timestamp_moment(value: object) -> datetime | None:
+    """A chat message's `timestamp` (epoch seconds or milliseconds, as OpenClaw and most chat
+    clients write it, or an ISO date-time) as an aware UTC moment; None when it reads as no
+    time (text that is not a date, a moment before the range: a sequence number). A time past
+    the range is a ValueError saying the range: it would be stored as the memory's time."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    if isinstance(value, str):
+        written = _written_moment(value) if len(value) <= 40 else None
+        if written is None:
+            return None
+    else:
+        seconds = value / 1000 if abs(value) >= EPOCH_MS_FROM else value
+        if seconds != seconds or seconds < EARLIEST_MOMENT.timestamp():  # NaN, or too early
+            return None
+        if seconds >= END_OF_MOMENTS.timestamp():
+            raise ValueError(f"{RANGE_RULE}, got {value!r}")
+        written = datetime.fromtimestamp(seconds, UTC)
+    try:
+        return within_range(written, value)
+    except ValueError:
+        if written < EARLIEST_MOMENT + timedelta(days=1):  # before it (an offset at most a day)
+            return None
+        raise
+
+
+def within_range(parsed: datetime, written: object) -> datetime:
+    """`parsed` (aware) in UTC when it lies in the range of valid moments, else ValueError
+    saying the range and what was `written`."""
+    try:
+        utc = parsed.astimezone(UTC)
+    except OverflowError:  # year 1 or 9999 pushed past the calendar by its offset
+        utc = None
+    if utc is None or not in_range(utc):
+        shown = preview(written) if isinstance(written, str) else repr(written)
+        raise ValueError(f"{RANGE_RULE}, got {shown}")
+    return utc
 
 
 def moment_of(name: str, value: str) -> datetime:

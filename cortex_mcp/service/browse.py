@@ -92,8 +92,8 @@ class BrowseService:
             layer=validate.member("layer", layer, Layer).value if layer else None,
             category=validate.member("category", category, Category).value if category else None,
             status=status,
-            since=since,
-            until=until,
+            since=to_iso(validate.moment_of("since", since)) if since else None,
+            until=to_iso(validate.moment_of("until", until)) if until else None,
             match=_match_all(q) if q and q.strip() else None,
         )
         if q and q.strip() and query.match is None:

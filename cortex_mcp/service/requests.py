@@ -34,7 +34,13 @@ from pydantic_core import ErrorDetails
 
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import AGENT_ID_FORBIDDEN_CLASS, Category, Layer, agent_id_problem
+from cortex_mcp.models import (
+    AGENT_ID_FORBIDDEN_CLASS,
+    END_OF_MOMENTS,
+    Category,
+    Layer,
+    agent_id_problem,
+)
 
 SETTING = "x-cortex-setting"
 DECIMAL_MARK = "x-cortex-decimal-text"
@@ -47,13 +53,16 @@ BLANK_CLASS = (
     "\\t\\n\\u000b\\u000c\\r\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
     "\\u2028\\u2029\\u202f\\u205f\\u3000"
 )
-# what `validate.moment` reads, published (a subset: years 1900-2999, days up to 28, whole
-# offsets' hours below 14): no value the document allows is refused
+# what `validate.moment` reads, published (a subset: years 1001-8998, so that no offset takes
+# it out of the range of valid moments; days up to 28, whole offsets' hours below 14): no value
+# the document allows is refused. The descriptions say the whole rule (MOMENT_TERMS).
 MOMENT_PATTERN = (
-    r"^(?:19|2[0-9])[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"^(?:100[1-9]|10[1-9][0-9]|1[1-9][0-9]{2}|[2-7][0-9]{3}|8[0-8][0-9]{2}|89[0-8][0-9]|899[0-8])"
+    r"-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
     r"(?:T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,6})?)?"
     r"(?:Z|[+-](?:0[0-9]|1[0-3]):[0-5][0-9])?)?$"
 )
+MOMENT_TERMS = f" (UTC unless it names an offset); it {validate.RANGE_RULE}"
 _MOMENT_TEXT = {"pattern": MOMENT_PATTERN}
 # text with a character str.strip() keeps, and no NUL (published; the service says the rule)
 NOT_BLANK_TEXT = f"^[^\\u0000]*[^{BLANK_CLASS}\\u0000][^\\u0000]*$"
@@ -184,8 +193,9 @@ OccurredAt = Annotated[
     Field(
         max_length=_MOMENT_CHARS,
         json_schema_extra=_MOMENT_TEXT,
-        description="When it happened or was said: an ISO date or date-time (UTC unless it"
-        " names an offset); default: now",
+        description="When it happened or was said: an ISO date or date-time"
+        + MOMENT_TERMS
+        + "; default: now",
     ),
 ]
 SaidAt = Annotated[
@@ -196,7 +206,7 @@ SaidAt = Annotated[
         json_schema_extra=_MOMENT_TEXT,
         description="When the conversation was (an ISO date or date-time, e.g. the session's"
         " date): the memories written from it take it as their own time; default: each"
-        " message's `timestamp`, else now",
+        " message's `timestamp`, else now. An ISO date or date-time" + MOMENT_TERMS,
     ),
 ]
 Since = Annotated[
@@ -205,7 +215,8 @@ Since = Annotated[
     Field(
         max_length=_MOMENT_CHARS,
         json_schema_extra=_MOMENT_TEXT,
-        description="Only memories that happened at or after this ISO date or date-time",
+        description="Only memories that happened at or after this ISO date or date-time"
+        + MOMENT_TERMS,
     ),
 ]
 Until = Annotated[
@@ -215,7 +226,7 @@ Until = Annotated[
         max_length=_MOMENT_CHARS,
         json_schema_extra=_MOMENT_TEXT,
         description="Only memories that happened before this ISO date-time (a date: to the"
-        " end of that day)",
+        " end of that day)" + MOMENT_TERMS,
     ),
 ]
 Now = Annotated[
@@ -224,8 +235,8 @@ Now = Annotated[
     Field(
         max_length=_MOMENT_CHARS,
         json_schema_extra=_MOMENT_TEXT,
-        description="The moment 'today', 'last week' and ages are reckoned from (ISO date or"
-        " date-time); default: the server's clock",
+        description="The moment 'today', 'last week' and ages are reckoned from: an ISO date"
+        " or date-time" + MOMENT_TERMS + "; default: the server's clock",
     ),
 ]
 
@@ -543,6 +554,11 @@ SessionId = Annotated[
 ChatText = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 
 
+def _timestamp_rule(value: float | str | None) -> float | str | None:
+    validate.timestamp_moment(value)  # a time past the range of valid moments is refused
+    return value
+
+
 class ContentBlock(BaseModel):
     """One block of a message's content. Only `{type: "text", text}` carries text; other types
     (tool_use, tool_result, toolCall, thinking, image, ...) are accepted and dropped."""
@@ -562,9 +578,11 @@ class Message(BaseModel):
     content: ChatText | Annotated[list[ContentBlock], Field(max_length=MAX_BLOCKS)] | None = None
     timestamp: Annotated[
         float | Annotated[str, Field(max_length=40)] | None,
+        AfterValidator(_timestamp_rule),
         Field(
             description="When it was said: epoch seconds or milliseconds, or an ISO date-time"
-            " (a value that reads as no time is ignored)"
+            " (a value that reads as no time, or as one before 2000, is ignored); a time at"
+            f" or after {END_OF_MOMENTS:%Y-%m-%dT%H:%M:%SZ} is refused"
         ),
     ] = None
 

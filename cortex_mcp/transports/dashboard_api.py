@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cortex_mcp.models import Category, ForgetResult, Layer
 from cortex_mcp.service.requests import (
+    MOMENT_TERMS,
     AgentId,
     AgentRequest,
     Content,
@@ -20,14 +21,20 @@ from cortex_mcp.service.requests import (
     Query,
     Reason,
     Request,
+    Since,
+    Until,
 )
 from cortex_mcp.transports.endpoints import Call, Endpoint
 from cortex_mcp.transports.rest_responses import Anything
 
-# a date or an ISO-8601 moment (compared as text with the stored UTC timestamps)
-Moment = Annotated[
-    str,
-    Field(pattern=r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?Z?)?$", max_length=32),
+# when a memory was stored: the rule and pattern of every date a caller gives
+StoredFrom = Annotated[
+    Since,
+    Field(description="Only memories stored at or after this ISO date or date-time" + MOMENT_TERMS),
+]
+StoredBefore = Annotated[
+    Until,
+    Field(description="Only memories stored before this ISO date or date-time" + MOMENT_TERMS),
 ]
 
 
@@ -42,8 +49,8 @@ class BrowseQuery(Request):
     layer: Layer | None = None
     category: Category | None = None
     status: Literal["live", "forgotten", "superseded", "all"] = "live"
-    since: Moment | None = None
-    until: Moment | None = None
+    since: StoredFrom | None = None
+    until: StoredBefore | None = None
     q: Annotated[str, Field(max_length=2000)] | None = None
 
 

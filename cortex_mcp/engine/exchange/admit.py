@@ -22,6 +22,8 @@ from typing import Any
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import (
+    EARLIEST_MOMENT,
+    END_OF_MOMENTS,
     IMPORTED_ORIGIN,
     LOG_ACTIONS,
     LOG_ORIGIN_KEY,
@@ -44,9 +46,10 @@ ID_LISTS = {
 }
 MAX_ACCESS_COUNT = 10**12
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
-# what a memory is about may lie long before computers (a birthday, a family story); stored
-# times are fixed-width text, so the year has four digits
-EARLIEST_OCCURRED = datetime(1000, 1, 1, tzinfo=UTC)
+# what a memory is about may lie long before computers (a birthday, a family story) or long
+# after the export (a plan): it takes the range every date a caller gives takes, as remember
+# does (models.EARLIEST_MOMENT .. END_OF_MOMENTS)
+LATEST_OCCURRED = END_OF_MOMENTS - timedelta(microseconds=1)
 CLOCK_SKEW = timedelta(days=1)  # how far past "now" a recorded time may lie
 LATEST_EXPIRY = timedelta(days=366 * 100)
 
@@ -166,9 +169,7 @@ class Admission:
             ),
             "shared": rule.flag(data, "shared"),
             # the memory's own time; a file of another tool that has only created_at means it
-            "occurred_at": rule.time(
-                data, "occurred_at", self.now + LATEST_EXPIRY, earliest=EARLIEST_OCCURRED
-            )
+            "occurred_at": rule.time(data, "occurred_at", LATEST_OCCURRED, earliest=EARLIEST_MOMENT)
             or created,
         }
 

@@ -37,27 +37,18 @@ class Message:
 
 # a message's time before this is no clock's (a sequence number, a placeholder): not used
 _EARLIEST_SAID = datetime(2000, 1, 1, tzinfo=UTC)
-_MS_FROM = 10**11  # epoch numbers from here on are milliseconds (10**11 s is the year 5138)
 
 
-def message_time(value: Any) -> str | None:
-    """A message's `timestamp` as `to_iso` text: epoch seconds or milliseconds (as OpenClaw
-    and most chat clients write it) or an ISO date-time; None when it is absent or reads as
-    no wall-clock time (a sequence number, text that is not a time): a message's extra keys
-    never refuse it."""
-    if isinstance(value, bool) or value is None:
-        return None
+def message_time(value: Any, where: str = "timestamp") -> str | None:
+    """A message's `timestamp` as `to_iso` text (`validate.timestamp_moment`: epoch seconds or
+    milliseconds, or an ISO date-time); None when it is absent or reads as no wall-clock time
+    (a sequence number, text that is not a time): a message's extra keys never refuse it,
+    but a time past the range of valid moments is refused naming `where`."""
     try:
-        if isinstance(value, int | float):
-            seconds = value / 1000 if abs(value) >= _MS_FROM else value
-            moment = datetime.fromtimestamp(seconds, UTC)
-        elif isinstance(value, str) and len(value) <= 40:
-            moment = validate.moment(value)
-        else:
-            return None
-    except (ValueError, OverflowError, OSError):
-        return None
-    return to_iso(moment) if moment >= _EARLIEST_SAID else None
+        moment = validate.timestamp_moment(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{where}: {exc}", field=where) from None
+    return to_iso(moment) if moment is not None and moment >= _EARLIEST_SAID else None
 
 
 def without_injected_memories(text: str) -> str:
@@ -125,7 +116,8 @@ def checked_messages(messages: Any) -> list[Message]:
                 field="messages",
             )
         text = message_text(item.get("content"), f"messages[{index}].content")
-        out.append(Message(role.strip(), text, message_time(item.get("timestamp"))))
+        said = message_time(item.get("timestamp"), f"messages.{index}.timestamp")
+        out.append(Message(role.strip(), text, said))
     return out
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from cortex_mcp.config import LifecycleSettings
+from cortex_mcp.engine import validate
 from cortex_mcp.engine.lifecycle.plan import PHASES, Plan, extractive_summary, plan
 from cortex_mcp.engine.lifecycle.texts import CascadeTextModel, PhaseTexts, TextModel
 from cortex_mcp.errors import CortexError, InvalidInput
@@ -388,7 +389,8 @@ async def _unchanged(text: str) -> str:
 
 
 def parse_moment(value: str | datetime | None, field: str = "now") -> datetime | None:
-    """An ISO-8601 moment; without an offset it is local time."""
+    """An ISO-8601 moment within the range of valid moments; without an offset it is local
+    time."""
     if value is None or isinstance(value, datetime):
         return value
     try:
@@ -398,7 +400,14 @@ def parse_moment(value: str | datetime | None, field: str = "now") -> datetime |
             f"{field}: {value!r} is not an ISO-8601 date or time (e.g. 2026-03-01T03:00)",
             field=field,
         ) from None
-    return moment if moment.tzinfo is not None else moment.astimezone()
+    try:
+        local = moment if moment.tzinfo is not None else moment.astimezone()
+    except (ValueError, OverflowError):  # year 1 or 9999 pushed off the calendar
+        local = None
+    if local is None or not validate.in_range(local):
+        rule = f"{validate.RANGE_RULE}, got {validate.preview(value)}"
+        raise InvalidInput(f"{field}: {rule}", field=field)
+    return local
 
 
 def _holder_is_gone(lease: Lease) -> bool:

@@ -55,7 +55,8 @@ def fitted_range(days: list[Day]) -> tuple[date, date]:
     low = _inner_edge(days, allowed)
     high = _inner_edge(list(reversed(days)), allowed)
     margin = max(high - low, OUTLIER_MIN_GAP)
-    shown = [d.day for d in days if low - margin <= d.day <= high + margin]
+    # distances, not low - margin: a span of millennia would reach past the calendar
+    shown = [d.day for d in days if low - d.day <= margin and d.day - high <= margin]
     return shown[0], shown[-1]
 
 
