@@ -305,7 +305,10 @@ def test_fuzzed_dates_in_every_rest_field_never_give_a_500_and_refusals_name_the
         assert reply.status_code < 500, (field, value, reply.text)
         if reply.status_code >= 400:
             error = reply.json()["error"]
-            assert error.get("field") == named, (field, value, reply.text)
+            names = {named}
+            if path == "/import":
+                names.add("document.memories.0.occurred_at")  # the import's NUL rule names it so
+            assert error.get("field") in names, (field, value, reply.text)
             assert error["message"].startswith(f"{named}: ") or path == "/import", error
 
     one()
