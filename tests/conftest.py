@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,7 +23,7 @@ from tests.helpers.llm_stub import StubLLM
 TEST_KNOBS = {
     name: os.environ.pop(name)
     for name in list(os.environ)
-    if name in {"CORTEX_OPENCLAW_E2E", "CORTEX_OPENCLAW_HOST", "CORTEX_NODE_BIN"}
+    if name in {"CORTEX_OPENCLAW_E2E", "CORTEX_OPENCLAW_HOST", "CORTEX_NODE_BIN", "CORTEX_MCPB_E2E"}
     or name in {data.variable for data in datasets.DATA_FILES.values()}
     or name.startswith("CORTEX_TEST_")
 }
@@ -102,6 +104,24 @@ def settings(tmp_path: Path) -> Settings:
 async def service(settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
     async with open_cortex(settings, clock=clock) as svc:
         yield svc
+
+
+# ---- what users install: the sdist and the wheel, built once per session ------------------
+
+
+@pytest.fixture(scope="session")
+def built_dists(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`python -m build` of this checkout (with this environment's hatchling): the folder
+    holding cortex_mcp-<version>.tar.gz and cortex_mcp-<version>-py3-none-any.whl."""
+    outdir = tmp_path_factory.mktemp("dist")
+    root = Path(__file__).resolve().parent.parent
+    build = [sys.executable, "-m", "build", "--sdist", "--wheel", "--no-isolation"]
+    subprocess.run(
+        [*build, "--outdir", str(outdir), str(root)],
+        check=True,
+        capture_output=True,
+    )
+    return outdir
 
 
 # ---- PostgreSQL (issue 17) ----------------------------------------------------------------

@@ -31,16 +31,9 @@ def test_every_prompt_file_loads_and_uses_its_arguments() -> None:
     assert prompts_dir().is_dir()
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    outdir = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(outdir)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    (built,) = outdir.glob("cortex_mcp-*.whl")
+@pytest.fixture
+def wheel(built_dists: Path) -> Path:
+    (built,) = built_dists.glob("cortex_mcp-*.whl")
     return built
 
 
