@@ -240,6 +240,13 @@ def test_known_places_are_places_without_a_cue_and_a_place_after_a_comma_is_no_a
     assert (sweden.kind, sweden.rule) == (EntityKind.place, "name")
 
 
+def test_a_name_said_to_be_my_kin_takes_the_phrase_as_an_alias():
+    assert mention(find_mentions("Anna is my sister."), "Anna").aliases == ("my sister",)
+    assert mention(find_mentions("Leo was my best friend in school."), "Leo").aliases == (
+        "my best friend",
+    )
+
+
 def test_a_self_introduction_names_the_speaker():
     emily = mention(find_mentions("Hello, my name is Emily. Nice to meet you."), "Emily")
     assert (emily.rule, emily.role) == ("name", LinkRole.speaker)
@@ -305,6 +312,13 @@ def test_a_chinese_self_introduction_and_a_role_after_shi_are_found():
     assert mention(find_mentions("张伟是我的表弟。"), "张伟").aliases == ("我的表弟",)
 
 
+def test_a_chinese_name_between_a_word_of_company_and_what_is_done_together_is_found():
+    assert names(find_mentions("我周末和王芳一起去爬山。")) == ["王芳"]
+    assert names(find_mentions("昨天给李明打电话了。")) == ["李明"]
+    for text in ["我跟周末一起去。", "我和朋友一起去。", "给他打电话。"]:
+        assert names(find_mentions(text)) == [], text
+
+
 def test_a_famous_chinese_name_in_passing_is_left_to_the_llm():
     assert names(find_mentions("我最喜欢的是《听妈妈的话》，那首歌非常有感觉。")) == []
     assert phrases(find_mentions("我最喜欢的是《听妈妈的话》。")) == []
@@ -324,7 +338,8 @@ def test_san_after_a_job_title_is_a_role_reference_and_no_name():
         ("部長さんにお土産を渡した。", "部長"),
         ("店員さんがおすすめしてくれた。", "店員"),
         ("部長が会議で新しい方針を発表した。", "部長"),
-        ("お医者さんに薬をもらいました。", "お医者"),
+        ("お医者さんに薬をもらいました。", "お医者さん"),
+        ("お母さんが来た。", "お母さん"),
     ]:
         found = find_mentions(text)
         assert (names(found), phrases(found)) == ([], [phrase]), text
@@ -338,6 +353,21 @@ def test_japanese_honorifics_mark_names_and_are_dropped_from_them():
         ("今日田中さんに会った。", "田中"),
     ]:
         assert names(find_mentions(text)) == [name], text
+
+
+def test_a_job_title_after_a_japanese_name_is_an_alias_of_that_person():
+    for text in ["佐藤部長が会議に来た。", "佐藤部長さんに会った。"]:
+        assert [(m.name, m.aliases) for m in find_mentions(text).mentions] == [("佐藤", ("部長",))]
+    assert mention(find_mentions("山田先生に相談した。"), "山田").aliases == ("先生",)
+
+
+def test_common_words_that_start_with_a_surname_character_are_no_chinese_names():
+    for text in [
+        "有时候也会和老师同学讨论一下。",
+        "你可以多找一些能力更强的老师和朋友来帮助你。",
+        "向周围的朋友和亲人寻求支持。",
+    ]:
+        assert names(find_mentions(text)) == [], text
 
 
 def test_japanese_pets_are_found_by_their_pet_word():
@@ -376,6 +406,8 @@ def test_a_japanese_name_said_to_the_listener_and_a_role_after_wa_are_found():
         ("田中さんは?", ("田中",)),
         ("部長って誰？", ("部長",)),
         ("what did we eat last night?", ()),
+        ("what are maya's hobbies?", ("maya",)),
+        ("张伟怎么样", ("张伟",)),
     ],
 )
 def test_query_entities_lists_the_names_and_aliases_a_question_names(query, expected):
@@ -396,6 +428,13 @@ def test_query_entities_lists_the_names_and_aliases_a_question_names(query, expe
         ("田中さんについて教えて", "田中"),
         ("田中さんのことを教えてください", "田中"),
         ("部長って誰？", "部長"),
+        ("what's Anna like?", "Anna"),
+        ("What about Anna?", "Anna"),
+        ("Do you remember Anna?", "Anna"),
+        ("tell me about my sister Anna", "Anna"),
+        ("who is Dr. Patel?", "Patel"),
+        ("tell me about The Hobbit", "The Hobbit"),
+        ("tell me about luna", "luna"),
     ],
 )
 def test_page_subject_is_the_name_a_tell_me_about_question_asks_for(query, subject):

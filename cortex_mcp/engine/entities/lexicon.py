@@ -37,7 +37,9 @@ LANGUAGES = _words(
     "English Spanish French Italian German Chinese Japanese Korean Russian Portuguese Dutch "
     "Greek Turkish Arabic Hindi Thai Vietnamese Swedish Norwegian Danish Polish Irish Scottish "
     "Welsh British American Canadian Mexican Australian Indian African European Asian Latin "
-    "Brazilian Cuban Jewish Christian Muslim Buddhist Catholic Hispanic Asian-American"
+    "Brazilian Cuban Jewish Christian Muslim Buddhist Catholic Hispanic Asian-American Western "
+    "Eastern Northern Southern Cantonese Mandarin Taiwanese Thai Filipino Persian Swiss Austrian "
+    "Belgian Egyptian Moroccan Peruvian Argentinian Argentine Colombian Chilean Nigerian Kenyan"
 )
 # Words that start sentences or greet: capitalised for grammar, not because they name someone.
 COMMON = _words(
@@ -85,7 +87,8 @@ COMMON = _words(
     "Gratefully Weirdly Funnily Interestingly Surprisingly Ironically Admittedly Obviously "
     "Clearly Apparently Personally Generally Normally Originally Ultimately Frankly Truly "
     "Naturally Additionally Similarly Importantly Speaking Shure Sup Welp Meh Boo Yikes Bravo "
-    "Kudos Ahh Ahem Eh Huh Ha Hah Ooh Oooh Uhh Umm Jk Brb Idk Tbh Imo Omw"
+    "Kudos Ahh Ahem Eh Huh Ha Hah Ooh Oooh Uhh Umm Jk Brb Idk Tbh Imo Omw "
+    "Companion Assistant Bot User Friend Buddy Museum Renaissance"
 )
 # Titles before a surname: "Mrs. Patel" names Patel.
 TITLES = _words("Mr Mrs Ms Miss Mx Dr Prof Professor Sir Madam Aunt Uncle Auntie Grandma Grandpa")
@@ -165,7 +168,10 @@ EN_PLACES = frozenset(
     Phoenix Portland Prague Reykjavik Rome Seattle Seoul Shanghai Stockholm Sydney Tokyo Toronto
     Vancouver Venice Vienna Warsaw Zurich Cambridge Hollywood Vegas Orlando Tampa Sacramento
     Brisbane Auckland Cancun Havana Lima Santiago Bogota Marrakech Kathmandu Delhi Hanoi Manila
-    Taipei""".split()
+    Taipei Sichuan Hunan Guangdong Fujian Yunnan Tibet Xinjiang Hainan Shenzhen Guangzhou
+    Hangzhou Chengdu Chongqing Nanjing Suzhou Wuhan Tianjin Qingdao Xiamen Guilin Lijiang Harbin
+    Kunming Sanya Macau Huangshan Zhangjiajie Yangshuo Taishan Hokkaido Okinawa Nagoya Yokohama
+    Kobe Sapporo Fukuoka Hiroshima Nara Busan Jeju Phuket Hanoi""".split()
 ) | frozenset(
     {
         "New York",
@@ -238,7 +244,8 @@ FIRST_PERSON = frozenset({"my", "our"})
 
 # --- Chinese -------------------------------------------------------------------------------
 
-# Common single- and double-character surnames (the top ~150 cover most of the population).
+# Common single- and double-character surnames (the top ~150 cover most of the population), less
+# the few that are far more often a common word than a surname (和, 向, 于, 全, 时, 常, ...).
 ZH_SURNAMES = frozenset(
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程"
     "苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛"
@@ -246,7 +253,9 @@ ZH_SURNAMES = frozenset(
     "俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房"
     "滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应"
     "臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
-) | frozenset({"欧阳", "司马", "诸葛", "上官", "东方", "皇甫", "令狐", "慕容", "夏侯", "司徒"})
+) - frozenset("和向于应尤连席管祝简全易时常") | frozenset(
+    {"欧阳", "司马", "诸葛", "上官", "东方", "皇甫", "令狐", "慕容", "夏侯", "司徒"}
+)
 # A title after a surname makes a name of its own: 张老师, 王总, 李阿姨.
 ZH_TITLES = (
     "老师",
@@ -370,7 +379,7 @@ ZH_AFTER_NAME = frozenset(
 # The first given character is never one of these (a particle or punctuation follows a surname
 # used alone); the wider ZH_AFTER_NAME would refuse given names such as 陈刚 or 王明.
 ZH_NOT_GIVEN = frozenset(
-    "的了在是和跟与说要会也都很就还又去来把被给对从向到让叫这那个们，。！？；：、…（）“” ,.!?;:"
+    "你我他她它您咱的了在是和跟与说要会也都很就还又去来把被给对从向到让叫这那个们，。！？；：、…（）“” ,.!?;:"
 )
 # Words that start right after a one-character given name: 张伟明天 -> 张伟, 陈刚周末 -> 陈刚.
 ZH_TIME_WORDS = (
@@ -426,12 +435,34 @@ ZH_ADDRESS = (
     "不客气",
 )
 ZH_NAMING = ("我叫", "我的名字是", "我名字叫", "名字叫", "名叫", "叫做", "叫")
+# Two- and three-character words that start with a surname and are no name.
+ZH_NOT_NAMES = frozenset(
+    "周末 周一 周二 周三 周四 周五 周六 周日 周年 周围 高兴 安全 安静 常常 文化 万一 时间 时候 方便 "
+    "方面 方法 方向 江湖 马上 石头 金钱 金额 明天 明白 明年 明星 黄色 白色 白天 林子 成功 成绩 "
+    "成为 许多 任何 任务 何时 向前 向上 于是 程度 宁愿 全部 全家 全国 全天 安排 关心 关系 司机 "
+    "包括 易于 景色 童年 和平 和好 连续 齐全 尤其 应该 华丽 毛衣 祝福 管理 路上 时光 朱红 简单 "
+    "曾经 杨树 柏树 柳树 梅花 兰花 米饭 水果 龙虾 牛奶 牛肉 牛排 钱包 车子 车站 房子 房间 席子".split()
+)
 # Characters before 张 that make it a measure word (一张照片) rather than a surname.
 ZH_MEASURE_BEFORE = frozenset("一二两三四五六七八九十几每这那哪某整半多好")
 
 # --- Japanese ------------------------------------------------------------------------------
 
 JA_HONORIFICS = ("ちゃん", "さま", "さん", "くん", "様", "君", "氏", "先輩", "先生")
+# Job titles written after a name (佐藤部長, 山田先生): the name is the person, the title an alias.
+JA_NAME_TITLES = (
+    "部長",
+    "課長",
+    "係長",
+    "社長",
+    "店長",
+    "先生",
+    "先輩",
+    "監督",
+    "教授",
+    "選手",
+    "会長",
+)
 # Roles and family words: before の they introduce a name (上司の田中さん); with さん or alone
 # they are a role reference (部長さん, 母).
 JA_PERSON_ROLES = (

@@ -220,6 +220,11 @@ _EN_APPOSITION = re.compile(
     rf"(?<![\w'’]){_EN_NAME},\s+(?P<phrase>(?P<poss>{_EN_POSSESSIVE})\s+"
     rf"(?:(?i:{_EN_ADJ})\s+){{0,2}}(?P<role>(?i:{_EN_ROLE_WORDS})))\b"
 )
+# "Anna is my sister", "Leo was my best friend": the speaker's own kinship phrase is an alias.
+_EN_IS_ROLE = re.compile(
+    rf"(?<![\w'’]){_EN_NAME}\s+(?:is|was|['’]s)\s+(?P<phrase>(?P<poss>(?i:my|our))\s+"
+    rf"(?:(?i:{_EN_ADJ})\s+){{0,2}}(?P<role>(?i:{_EN_ROLE_WORDS})))\b"
+)
 # "a dog named Rex", "Tom's cats are called Oscar and Milo"
 _EN_NAMED = re.compile(
     rf"\b(?P<role>(?i:{_EN_ROLE_WORDS}))\s+(?:(?:is|are|was|were)\s+)?(?:named|called)\s+"
@@ -268,7 +273,7 @@ def _bare(word: str) -> str:
 def _blocked(word: str) -> bool:
     bare = _bare(word)
     return (
-        word.endswith(("n't", "n’t"))
+        word.endswith(("n't", "n’t", "-style", "-based", "-like", "-ish"))
         or bare in lex.COMMON
         or (bare in lex.MONTHS and bare not in lex.MONTH_NAMES)
         or bare in lex.WEEKDAYS
@@ -302,6 +307,15 @@ def _english_roles(scan: _Scan) -> None:
         found.kind_known = kind is EntityKind.pet
         if scan.add(found, (match.start(), match.end())):
             continue
+    for match in _EN_IS_ROLE.finditer(text):
+        name = match.group("name").split()[0]
+        if _blocked(name):
+            continue
+        role_word = match.group("role").casefold()
+        kind = EntityKind.pet if role_word in lex.PET_ROLES else EntityKind.person
+        found = _Found(name, kind, match.start("name"), match.start("name") + len(name), "kinship")
+        found.aliases, found.kind_known = [match.group("phrase")], kind is EntityKind.pet
+        scan.add(found, (match.start("name"), match.end()))
     for match in _EN_ROLE_PHRASE.finditer(text):
         _english_role_phrase(scan, match)
     for match in _EN_NAMED.finditer(text) if ("named" in text or "called" in text) else ():
@@ -669,6 +683,10 @@ _ZH_TITLED = re.compile(
     rf"(?:{_alternation(lex.ZH_TITLES)}))"
 )
 _BOOK_TITLE = re.compile(r"《[^》]*》")
+_ZH_WITH = re.compile(
+    rf"(?:和|跟|与|同|给|对|问|告诉|找|陪|约|喊|帮|见到|遇到|碰到)(?P<name>[{_CJK}]{{2,4}}?)"
+    rf"(?=一起|一块|聊天|聊|说|讲|打电话|打了|见面|吃饭|吃|去|玩|发|借|商量|学习|视频|通话|约会)"
+)
 
 
 def _zh_name_at(text: str, position: int) -> int | None:
@@ -705,6 +723,26 @@ def _zh_name_at(text: str, position: int) -> int | None:
     ):
         return given_start + 1
     return given_start + 2
+
+
+def _zh_plausible_name(name: str) -> bool:
+    """A whole string that reads as a Chinese personal name: a known surname and one or two
+    characters (a double surname and one or two), none a particle, and no common word."""
+    if name in lex.ZH_NOT_NAMES or not all(CJK_CHAR.match(ch) for ch in name):
+        return False
+    surname = 2 if name[:2] in lex.ZH_SURNAMES else 1 if name[:1] in lex.ZH_SURNAMES else 0
+    given = name[surname:]
+    return surname > 0 and 1 <= len(given) <= 2 and given[0] not in lex.ZH_NOT_GIVEN
+
+
+def _zh_with(scan: _Scan) -> None:
+    """A name between a word of company or address and what is done with them:
+    我和王芳一起去, 给李明打电话, 跟张伟聊天."""
+    text = scan.text
+    for match in _ZH_WITH.finditer(text):
+        name, start = match.group("name"), match.start("name")
+        if _zh_plausible_name(name) and text[start - 1 : start] not in lex.ZH_MEASURE_BEFORE:
+            scan.add(_Found(name, EntityKind.person, start, match.end("name"), "name"))
 
 
 def _zh_is_role(scan: _Scan) -> None:
@@ -783,6 +821,7 @@ def _chinese(scan: _Scan) -> None:
                 kind_known=True,
             )
         )
+    _zh_with(scan)
     for match in _ZH_ADDRESS.finditer(text):
         end = _zh_name_at(text, match.start("name"))
         if end == match.end("name"):
@@ -800,11 +839,11 @@ def _chinese(scan: _Scan) -> None:
 # --- Japanese ------------------------------------------------------------------------------
 
 _JA_NAME = rf"(?:[{_HAN}]{{1,4}}|[{_KATA}]{{2,8}}|[{_HIRA}]{{2,4}})"
-_JA_HON = _alternation(lex.JA_HONORIFICS)
+_JA_HON = _alternation(lex.JA_HONORIFICS + lex.JA_NAME_TITLES)
 _JA_PARTICLE = r"(?=[がはとにをものへやで、。！？!?\s]|です|だ|$)"
 _JA_OWN = r"(?P<prefix>うちの|私の|僕の|俺の|わたしの|あたしの)?"
 _JA_ROLE_NAME = re.compile(
-    rf"{_JA_OWN}(?P<role>{_alternation(lex.JA_PERSON_ROLES + lex.JA_PET_ROLES)})の"
+    rf"{_JA_OWN}(?<![{_HAN}{_KATA}])(?P<role>{_alternation(lex.JA_PERSON_ROLES + lex.JA_PET_ROLES)})の"
     rf"(?P<name>{_JA_NAME}?)(?P<hon>{_JA_HON})?{_JA_PARTICLE}"
 )
 _JA_HONORIFIC = re.compile(
@@ -887,9 +926,9 @@ def _japanese(scan: _Scan) -> None:
             if name.startswith(prefix) and len(name) > len(prefix):
                 name, start = name[len(prefix) :], start + len(prefix)
         honorific_end = match.end("hon")
-        if text[start - 1 : start] in ("お", "ご"):
+        if text[start - 1 : start] in ("お", "ご"):  # お母さん, お医者さん: one word with its さん
             if name in lex.JA_ROLE_WORDS:
-                scan.refer(start - 1, end)
+                scan.refer(start - 1, honorific_end)
             scan.take(start - 1, honorific_end)
             continue
         if name in lex.JA_ROLE_WORDS:
@@ -898,7 +937,13 @@ def _japanese(scan: _Scan) -> None:
             continue
         if name in lex.JA_NOT_NAMES:
             continue
-        scan.add(_Found(name, EntityKind.person, start, end, "name"), (start, honorific_end))
+        title = match.group("hon") if match.group("hon") in lex.JA_NAME_TITLES else None
+        for job in lex.JA_NAME_TITLES:  # 佐藤部長さん: the title sits inside the kanji run
+            if title is None and name.endswith(job) and len(name) > len(job):
+                name, end, title = name[: -len(job)], end - len(job), job
+        found = _Found(name, EntityKind.person, start, end, "name")
+        found.aliases = [title] if title else []
+        scan.add(found, (start, honorific_end))
     for match in _JA_BARE_ROLE.finditer(text):
         start = match.start("prefix") if match.group("prefix") else match.start("role")
         scan.refer(start, match.end("role"))
@@ -999,8 +1044,11 @@ def _unique_references(references: list[Reference]) -> list[Reference]:
 # --- questions -----------------------------------------------------------------------------
 
 _ZH_QUESTION_NAME = re.compile(
-    rf"^\s*(?P<name>[{_CJK}]{{2,4}}?)(?=是谁|是誰|是什么人|的|呢|最近|在哪|怎么样|喜欢|做什么|住在)"
+    rf"^\s*(?P<name>[{_CJK}]{{2,4}}?)(?=是谁|是誰|是什么人|的|呢|最近|在哪|怎么样|好吗|喜欢|做什么|住在)"
 )
+# A lower-case possessive in a question ("what are maya's hobbies?"): a candidate the caller
+# looks up among the entities it knows.
+_LOWER_POSSESSIVE = re.compile(r"\b([a-z][a-z-]{1,30})['’]s\b")
 
 
 def query_entities(query: str) -> tuple[str, ...]:
@@ -1010,10 +1058,9 @@ def query_entities(query: str) -> tuple[str, ...]:
     found = find_mentions(query)
     names = [m.name for m in sorted(found.mentions, key=lambda m: m.start)]
     question_name = _ZH_QUESTION_NAME.match(query)
-    if question_name and _zh_name_at(query, question_name.start("name")) == question_name.end(
-        "name"
-    ):
+    if question_name and _zh_plausible_name(question_name.group("name")):
         names.insert(0, question_name.group("name"))
+    names += [w for w in _LOWER_POSSESSIVE.findall(query) if _plausible_lowercase_name(w)]
     subject = page_subject(query)
     if subject is not None:
         names.insert(0, subject)
@@ -1043,6 +1090,9 @@ _PAGE_QUESTIONS = (
     ),
     re.compile(rf"^\s*(?:who\s+is|who\s+was|who['’]s)\s+(?P<x>.+?){_END}", re.I),
     re.compile(rf"^\s*(?:everything|all|anything)\s+about\s+(?P<x>.+?){_END}", re.I),
+    re.compile(rf"^\s*what\s+about\s+(?P<x>.+?){_END}", re.I),
+    re.compile(rf"^\s*(?:what['’]s|what\s+is|what\s+was)\s+(?P<x>.+?)\s+like{_END}", re.I),
+    re.compile(rf"^\s*(?:do|did)\s+you\s+(?:remember|know)\s+(?P<x>.+?){_END}", re.I),
     re.compile(
         rf"^\s*(?:请)?(?:告诉我|跟我说说|和我说说|给我讲讲|说说|讲讲|介绍一下|介绍)(?:一下)?(?:关于)?"
         rf"(?P<x>.+?)(?:的(?:事情|事|情况|一切|信息|资料))?[吧吗呢]?{_END}"
@@ -1078,8 +1128,10 @@ def page_subject(query: str) -> str | None:
 
 
 def _page_subject_of(phrase: str) -> str | None:
-    """The phrase when it can name an entity: a name (capitalised or CJK, up to four words), an
-    @slug, or a kinship phrase ("my sister", "我表弟", "部長")."""
+    """The entity a phrase names: a CJK name or role (honorific dropped), a kinship phrase ("my
+    sister"), an @slug, the name a rule finds in it ("my sister Anna" -> Anna, "Dr. Patel" ->
+    Patel), a run of capitalised words, or one lower-case word that is no common word ("luna":
+    the caller looks it up among the entities it knows)."""
     if not phrase:
         return None
     if CJK_CHAR.match(phrase):
@@ -1090,16 +1142,29 @@ def _page_subject_of(phrase: str) -> str | None:
     if _EN_ALIAS_PHRASE.match(phrase):
         return phrase
     words = phrase.split()
-    if len(words) > 4:
+    if len(words) > 6:
         return None
     if phrase.startswith("@"):
         return phrase[1:] or None
-    name = _bare(words[-1])
-    words = [*words[:-1], name] if name else words[:-1]
-    if (
-        not words
-        or not all(w[:1].isupper() or w in lex.CONNECTORS for w in words)
-        or _blocked(words[0])
-    ):
-        return None
-    return " ".join(words)
+    named = find_mentions(phrase).mentions
+    if named:
+        return named[0].name
+    bare_words = [*words[:-1], _bare(words[-1])]
+    if len(words) <= 4 and all(w[:1].isupper() or w in lex.CONNECTORS for w in bare_words):
+        return None if _blocked(bare_words[0]) else " ".join(bare_words)
+    if len(words) == 1 and _plausible_lowercase_name(bare_words[0]):
+        return bare_words[0]
+    return None
+
+
+def _plausible_lowercase_name(word: str) -> bool:
+    return (
+        word.isalpha()
+        and len(word) > 2
+        and not _blocked(word.capitalize())
+        and not word.endswith(_EN_SUFFIXES_NOT_NAMES)
+        and word not in _PRONOUNS
+    )
+
+
+_PRONOUNS = frozenset("yourself myself himself herself themselves ourselves yourselves it".split())
