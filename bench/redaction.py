@@ -7,8 +7,8 @@
 - the same for the forms probe item 4 of issue 26 found (`PROBE_SECRETS`) and for the held-back
   forms written before the patterns for them and not used to write them
   (tests/helpers/redaction_heldback.py), each a table of its own;
-- issue 32 item 10: the new secret shapes of tests/data/secret_shapes_dev.jsonl (read while the
-  rules were written) and tests/data/secret_shapes_heldout.jsonl (written before them and not
+- issue 32 item 10: the new secret shapes of tests/data/secret_shapes_dev.jsonl and
+  secret_shapes_dev2.jsonl (read while the rules were written) and tests/data/secret_shapes_heldout.jsonl (written before them and not
   read while writing them: its misses are never printed), and the false positives on ordinary
   text in three languages: the corpus's ordinary lines, the dev LoCoMo turns, sieve_dev.jsonl,
   the MemoryBank dev dialogues in English and Chinese (user and AI text) and the Chinese and
@@ -94,7 +94,7 @@ def _shapes(name: str) -> list[Secret]:
     return [Secret(r["category"], r["lang"], r["text"], r["secret"]) for r in rows]
 
 
-DEV_SHAPES = _shapes("secret_shapes_dev.jsonl")
+DEV_SHAPES = _shapes("secret_shapes_dev.jsonl") + _shapes("secret_shapes_dev2.jsonl")
 HELD_OUT_SHAPES = _shapes("secret_shapes_heldout.jsonl")
 
 

@@ -6,8 +6,9 @@ token anywhere (its character spread), New Relic, Tencent and Alibaba keys, a pa
 another language (contraseña, Passwort, mot de passe, senha, пароль, 비밀번호, ...), letters that
 imitate Latin ones or are spelt out one by one, and the value of a clause after a secret word.
 
-The rows of tests/data/secret_shapes_dev.jsonl were read while the rules were written and are
-checked here; tests/data/secret_shapes_heldout.jsonl was written first and is only measured
+The rows of tests/data/secret_shapes_dev.jsonl and secret_shapes_dev2.jsonl (a second round:
+command-line positional passwords, disguised password words, more languages, recovery phrases in
+capitals, with commas or numbered) were read while the rules were written and are checked here; tests/data/secret_shapes_heldout.jsonl was written first and is only measured
 (`python bench/redaction.py`), never asserted row by row. Ordinary text in English, Chinese and
 Japanese stays untouched."""
 
@@ -46,7 +47,7 @@ def _shapes(name: str) -> list[Secret]:
     return [Secret(r["category"], r["lang"], r["text"], r["secret"]) for r in rows]
 
 
-DEV = _shapes("secret_shapes_dev.jsonl")
+DEV = _shapes("secret_shapes_dev.jsonl") + _shapes("secret_shapes_dev2.jsonl")
 
 
 @pytest.mark.parametrize("item", DEV, ids=lambda s: f"{s.category}-{s.lang}-{s.text[:24]}")
@@ -112,6 +113,8 @@ ORDINARY_LOOK_ALIKES = [
     "https://drive.google.com/file/d/1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789/view",
     "The image is at /srv/assets/Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78/logo.png",
     "機密情報の扱いについて会議で話しました。",
+    "We met at the net user group meeting on Tuesday.",
+    "Abandon ship, the ability to adapt is able to absorb the abstract absurd abuse, they said.",
     "这个秘密我不能告诉你。",
 ]
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from cortex_mcp.engine.redaction.checks import looks_random
-from cortex_mcp.engine.redaction.rules import Rule, hinted, lazy_pattern
+from cortex_mcp.engine.redaction.rules import Refine, Rule, hinted, lazy_pattern, when
 from cortex_mcp.engine.redaction.words import DESCRIBING, password_like
 
 # The last word of a key that holds a secret: OPENAI_API_KEY, db.password, authToken, PGPASSWORD.
@@ -184,7 +184,11 @@ CLI_PASSWORD = Rule(
 )
 
 
-def _tool_flag(tools: str, flag: str) -> Rule:
+def _not_placeholder(value: str) -> tuple[int, int] | None:
+    return None if _placeholder(value) else (0, len(value))
+
+
+def _tool_flag(tools: str, flag: str, refine: Refine = _not_placeholder) -> Rule:
     """A command of `tools` (on one line, before a pipe or `;`) whose `flag` gives a password."""
     return Rule(
         "password",
@@ -192,7 +196,7 @@ def _tool_flag(tools: str, flag: str) -> Rule:
             rf"(?<![A-Za-z0-9_\-])(?:{tools})\b[^\n|;&]*?(?<=\s){flag}[\"']?(?P<value>[^\s\"']+)"
         ),
         groups=("value",),
-        refine=lambda value: None if _placeholder(value) else (0, len(value)),
+        refine=refine,
     )
 
 
@@ -208,6 +212,10 @@ TOOL_PASSWORDS: list[Rule] = [
     _tool_flag(r"ldap[a-z]+", r"-w\s+"),
     _tool_flag(r"mongo|mongosh|mongodump|mongorestore", r"-p\s+"),
     _tool_flag(r"smbclient|rpcclient|smbmap|smbget|mount\.cifs", r"-U\s+[^\s%]+%"),
+    _tool_flag(r"sqlcmd|bcp|osql|isql", r"-P\s*"),
+    # a positional password: `net user NAME PASSWORD`, `htpasswd -b FILE USER PASSWORD`
+    _tool_flag(r"net", r"user\s+\S+\s+(?=[^\s/*])", when(_secret_like)),
+    _tool_flag(r"htpasswd", r"-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\S+\s+)*\S+\s+\S+\s+"),
     # OpenSSL's pass phrase arguments, in any command that takes them: -passin pass:SECRET
     _tool_flag(r"\S+", r"-(?:passin|passout|pass|password)\s+pass:"),
 ]
@@ -227,7 +235,7 @@ RULES: list[Rule] = [
     *hinted("://", [URL_PASSWORD]),
     *hinted("bearer|token|basic", [AUTHORIZATION, BEARER, SHORT_BEARER]),
     *hinted("mysql|mariadb|sshpass|-u |--", [CLI_PASSWORD]),
-    *hinted(r"\s-(?:[pakwu]\b|p\S|pass)", TOOL_PASSWORDS),
+    *hinted(r"\s-(?:[pakwu]\b|p\S|pass)|net user|htpasswd", TOOL_PASSWORDS),
     *hinted(r":(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:", [PGPASS]),
     *hinted(r"(?:key|token|secret|pass|pwd|auth|credentials?)\w*[\"'\]]?\s*[=:]", [ASSIGNMENT]),
 ]

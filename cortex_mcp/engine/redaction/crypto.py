@@ -3,7 +3,8 @@ keys in Wallet Import Format and extended private keys (xprv, tprv, yprv, zprv),
 Base58Check (a double SHA-256 checksum and a version byte that says "private key"), and BIP39
 recovery phrases (12 to 24 words of the English, Chinese or Japanese wordlist whose last word
 carries a checksum of the others: an ordinary sentence of list words passes it only by chance,
-1 time in 16 for 12 words, 1 in 256 for 24)."""
+1 time in 16 for 12 words, 1 in 256 for 24), in any case, numbered or not, apart by spaces,
+line breaks or commas."""
 
 from __future__ import annotations
 
@@ -64,15 +65,11 @@ WALLET_KEY = Rule(
 )
 
 _PHRASE_LENGTHS = (24, 21, 18, 15, 12)
-# A run of twelve or more words of three to eight small letters (the English list's words), or
-# of single Han characters, or of kana words, each apart from the next by spaces.
-_RUN = lazy_pattern(
-    r"(?<![A-Za-z])[a-z]{3,8}(?:[ \t\n]+[a-z]{3,8}){11,}(?![A-Za-z])"
-    r"|(?<![\u3400-\u9fff])[\u3400-\u9fff](?:[ \u3000]+[\u3400-\u9fff]){11,}(?![\u3400-\u9fff])"
-    r"|[\u3040-\u30ff]{1,8}(?:[ \u3000]+[\u3040-\u30ff]{1,8}){11,}"
-)
-_WORDS = lazy_pattern(r"\S+")
-_LETTERS = lazy_pattern(r"[^\W\d_]+")
+_LANGUAGES = ("english", "chinese_simplified", "chinese_traditional", "japanese")
+_LETTERS = lazy_pattern(r"[^\W\d_](?:[^\W\d_]|[\u0300-\u036f\u3099\u309a])*")  # with kana's dakuten
+# What may stand between two words of a phrase: spaces and line breaks, a comma or a dash, and
+# the next word's number ("1. abandon 2. ability", "(3) able").
+_GAP = lazy_pattern(r"[\s,;、，·\-]*(?:[(#]?\d{1,2}[.):]?\s*)?")
 
 
 @cache
@@ -87,58 +84,51 @@ def _listed(language: str) -> frozenset[str]:
 
 @cache
 def _every_listed() -> frozenset[str]:
-    languages = ("english", "chinese_simplified", "chinese_traditional", "japanese")
-    return frozenset().union(*(_listed(language) for language in languages))
+    return frozenset().union(*(_listed(language) for language in _LANGUAGES))
 
 
-def _language(word: str) -> tuple[str, ...]:
-    if word.isascii():
-        return ("english",)
-    if "\u3040" <= word[0] <= "\u30ff":
-        return ("japanese",)
-    return ("chinese_simplified", "chinese_traditional")
+def _word(token: str) -> str:
+    return token.lower() if token.isascii() else unicodedata.normalize("NFKD", token)
 
 
-def _phrases(run: str) -> Iterator[tuple[int, int]]:
-    """(start, end) in `run` of each valid recovery phrase, longest first at each word."""
-    words = list(_WORDS.finditer(run))
-    for language in _language(words[0].group()):
-        listed = _listed(language)
-        index = 0
-        while index + 12 <= len(words):
-            found = _phrase_at(words, index, listed, language)
-            if found is None:
-                index += 1
-                continue
-            yield words[index].start(), words[index + found - 1].end()
-            index += found
-        return
+def _runs(text: str) -> Iterator[list[re.Match[str]]]:
+    """Runs of twelve or more list words in a row, in any case, apart by a gap."""
+    listed = _every_listed()
+    run: list[re.Match[str]] = []
+    for token in _LETTERS.finditer(text):
+        joined = bool(run) and _GAP.fullmatch(text, run[-1].end(), token.start()) is not None
+        if _word(token.group()) not in listed:
+            if len(run) >= 12:
+                yield run
+            run = []
+        elif joined or not run:
+            run.append(token)
+        else:
+            if len(run) >= 12:
+                yield run
+            run = [token]
+    if len(run) >= 12:
+        yield run
 
 
-def _phrase_at(
-    words: list[re.Match[str]], index: int, listed: frozenset[str], language: str
-) -> int | None:
+def _phrase_at(words: list[str], index: int) -> int | None:
+    """How many words from `index` make a valid phrase of one list, the longest first."""
     for length in _PHRASE_LENGTHS:
-        chosen = [unicodedata.normalize("NFKD", w.group()) for w in words[index : index + length]]
-        if len(chosen) < length or not all(word in listed for word in chosen):
+        chosen = words[index : index + length]
+        if len(chosen) < length:
             continue
-        separator = "\u3000" if language == "japanese" else " "
-        if _mnemonic(language).check(separator.join(chosen)):
-            return length
+        for language in _LANGUAGES:
+            if set(chosen) <= _listed(language) and _mnemonic(language).check(" ".join(chosen)):
+                return length
     return None
 
 
 def _twelve_listed_words(text: str) -> bool:
-    """Whether twelve words in a row are words of one of the lists (a cheap test first)."""
-    words = _LETTERS.findall(text)
-    if len(words) < 12:
-        return False
+    """Whether twelve words in a row are words of the lists (a cheap test first)."""
     listed = _every_listed()
     row = 0
-    for word in words:
-        if not word.isascii():
-            word = unicodedata.normalize("NFKD", word)
-        row = row + 1 if word in listed else 0
+    for token in _LETTERS.findall(text):
+        row = row + 1 if _word(token) in listed else 0
         if row == 12:
             return True
     return False
@@ -148,11 +138,18 @@ class _RecoveryPhraseRule(Rule):
     def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
         if not _twelve_listed_words(text):
             return
-        for run in self.pattern.finditer(text):
-            for start, end in _phrases(run.group()):
-                yield "recovery_phrase", run.start() + start, run.start() + end
+        for run in _runs(text):
+            words = [_word(token.group()) for token in run]
+            index = 0
+            while index + 12 <= len(words):
+                found = _phrase_at(words, index)
+                if found is None:
+                    index += 1
+                    continue
+                yield "recovery_phrase", run[index].start(), run[index + found - 1].end()
+                index += found
 
 
-RECOVERY_PHRASE = _RecoveryPhraseRule("recovery_phrase", _RUN)
+RECOVERY_PHRASE = _RecoveryPhraseRule("recovery_phrase", _LETTERS)
 
 RULES: list[Rule] = [RECOVERY_PHRASE]

@@ -16,7 +16,8 @@ from cortex_mcp.engine.redaction.words import (
 )
 
 _A = r"(?<![A-Za-z])"
-_PASSWORD = r"(?:pass\s?words?|passcodes?|pass\s?phrases?|pwd|pw)"
+# also as people disguise or shorten it: p@ssword, passw0rd, pa$$word, pswd, pword, passwd
+_PASSWORD = r"(?:p[a@4][s$5]{2}\s?w[o0]rds?|passcodes?|pass\s?phrases?|pwd|pw|pswd|pword|passwd)"
 _CODE = (
     r"(?:pin(?:\s?(?:code|number|no\.?))?"
     r"|(?:door|gate|garage|alarm|safe|locker|lock|entry|access|security|keypad|building|"
@@ -183,11 +184,14 @@ _OTHER_LABEL = (
     r"(?:password|contraseñas?|contrasenas?|clave|passw[oö]rt(?:er)?|kennw[oö]rt(?:er)?|mots?\s+de\s+passe|mdp"
     r"|senhas?|palavra-passe|parola\s+d'ordine|parola\s+chiave|wachtwoord|has[łl]o|l[öo]senord"
     r"|adgangskode|passord|salasana|şifre|sifre|heslo|jelsz[óo]|parol[ăa]|κωδικός|пароль|пароля"
-    r"|비밀번호|암호|패스워드|口令|密碼|密码|パスキー)"
+    r"|비밀번호|암호|패스워드|口令|密碼|密码|パスキー|mật\s+khẩu|kata\s+sandi|पासवर्ड"
+    r"|كلمة\s+(?:المرور|السر)|code\s+(?:wifi|wi-fi|d['’]acc[eè]s|de\s+la\s+porte|d['’]entr[ée]e))"
+    r"[^\W\d_]{0,3}"  # an inflection: şifrem, lösenordet, Passworte
 )
 _OTHER_OWNER = r"(?:[\s\-]+(?!(?:es|est|ist|é|è|era|war)\b)[\w'’.\-]{1,20}){0,3}?"
 _OTHER_IS = (
-    r"(?:\s+(?:es|era|est|c'est|c’est|ist|lautet|war|é|è|är|er|on|je|jest|это|—|–|-)"
+    r"(?:\s+(?:es|era|est|c'est|c’est|ist|lautet|war|wird|é|è|är|er|on|je|jest|это|—|–|-"
+    r"|será|sera|sarà|fue|foi|là|adalah|है|هي|هو)"
     r"(?![^\W\d_])\s*[:：]?"
     r"|\s*[:：=]|\s*(?:는|은|이|가)|\s+c'est|\s+c’est)\s*"
 )
@@ -243,12 +247,16 @@ SECRET_CLAUSE = _rule(
 )
 
 RULES: list[Rule] = [
-    *hinted(r"(?=[pc])(?:pass|pwd|\bpw\b|\bpin\b|codes?\b|combo|combination)", ENGLISH),
+    *hinted(
+        r"(?=[pc])(?:p[a@4][s$5]|pwd|\bpw\b|pswd|pword|\bpin\b|codes?\b|combo|combination)",
+        ENGLISH,
+    ),
     *hinted("密|口令|暗号|暗號|码|碼", CHINESE),
     *hinted("パス|ぱす|暗証|合言葉|あいことば|番号|ピン|コード", JAPANESE),
     *hinted(
         "contra|clave|passw|kennw|passe|mdp|senha|parola|wachtw|hasło|haslo|senord|kode|passord"
-        "|salasana|ifre|heslo|jelsz|parol|κωδικ|парол|비밀번호|암호|패스워드|口令|密|パスキー",
+        "|salasana|ifre|heslo|jelsz|parol|κωδικ|парол|비밀번호|암호|패스워드|口令|密|パスキー"
+        "|khẩu|sandi|पासवर्ड|كلمة|code w|code d",
         OTHER_LANGUAGES,
     ),
     *hinted("secret|confidential|classified|机密|機密|秘密|保密", [SECRET_CLAUSE]),

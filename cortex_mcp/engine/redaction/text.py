@@ -32,9 +32,9 @@ _TO_LATIN = str.maketrans(_LOOK_ALIKES)
 _ANY_LOOK_ALIKE = lazy_pattern(f"[{''.join(_LOOK_ALIKES)}]")
 _SPECIAL = lazy_pattern(f"[{''.join(sorted(_INVISIBLE | _SPACES))}]")
 _WORD = lazy_pattern(r"[^\W\d_]+")
-# Four or more single letters each followed by one space, dot or hyphen: "p a s s w o r d".
-_SPELT = lazy_pattern(r"(?<![^\W\d_])(?:[A-Za-z][ .\-])+[A-Za-z](?![^\W\d_])")
-_SPELT_HINT = lazy_pattern(r"(?<![^\W\d_])[A-Za-z][ .\-][A-Za-z][ .\-][A-Za-z][ .\-][A-Za-z]")
+# Four or more single letters each followed by one space, dot, underscore or hyphen: "p a s s".
+_SPELT = lazy_pattern(r"(?<![^\W\d_])(?:[A-Za-z][ ._\-])+[A-Za-z](?![^\W\d_])")
+_SPELT_HINT = lazy_pattern(r"[A-Za-z][ ._\-][A-Za-z][ ._\-][A-Za-z][ ._\-][A-Za-z]")
 
 
 @dataclass(frozen=True)
