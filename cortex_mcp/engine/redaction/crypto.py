@@ -125,12 +125,18 @@ def _phrase_at(words: list[str], index: int) -> int | None:
 
 def _twelve_listed_words(text: str) -> bool:
     """Whether twelve words in a row are words of the lists (a cheap test first)."""
+    tokens = _LETTERS.findall(text.lower())
+    if len(tokens) < 12:
+        return False
     listed = _every_listed()
     row = 0
-    for token in _LETTERS.findall(text):
-        row = row + 1 if _word(token) in listed else 0
-        if row == 12:
-            return True
+    for token in tokens:
+        if token in listed or (not token.isascii() and _word(token) in listed):
+            row += 1
+            if row == 12:
+                return True
+        else:
+            row = 0
     return False
 
 
