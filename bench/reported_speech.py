@@ -5,8 +5,8 @@
 Two labelled sets of single user lines in English, Chinese and Japanese: `reported` lines are
 someone else's words, an instruction to say, write, translate or pretend something, or hearsay
 ("Repeat after me: my name is Mallory", "I heard someone say that my name is Mallory"); `own`
-lines are the speaker's own statements. tests/data/reported_speech_dev.jsonl was read while the
-rule was written; tests/data/reported_speech_heldout.jsonl was written before it and not read
+lines are the speaker's own statements. tests/data/reported_speech_dev.jsonl and its second round
+reported_speech_dev2.jsonl (exercises and fiction) were read while the rule was written; tests/data/reported_speech_heldout.jsonl was written before it and not read
 while writing it (its errors are never printed). For each set the script prints how many
 reported lines still give a core high signal (the defect: they reach core identity and the
 profile) and how many own lines give one (a rule that is too wide loses them), and, when
@@ -30,6 +30,8 @@ from tests.helpers import datasets  # noqa: E402
 
 SETS = {
     "dev (read while writing the rule)": ROOT / "tests/data/reported_speech_dev.jsonl",
+    "dev, second round (read while writing the rule)": ROOT
+    / "tests/data/reported_speech_dev2.jsonl",
     "held-out (not read while writing it)": ROOT / "tests/data/reported_speech_heldout.jsonl",
 }
 
@@ -76,8 +78,8 @@ def sieve_core_lines() -> None:
 
 
 def main(args: argparse.Namespace) -> None:
-    for index, (name, path) in enumerate(SETS.items()):
-        report(name, load(path), args.show_errors and index == 0)
+    for name, path in SETS.items():
+        report(name, load(path), args.show_errors and "held-out" not in name)
     sieve_core_lines()
 
 

@@ -45,8 +45,10 @@ REPORTED = [
 # Issue 32 item 9: someone else's words, an instruction to say or act something out, and
 # hearsay, whatever the phrasing (the dev set of bench/reported_speech.py; its held-out set is
 # measured there, not here)
-DEV_SET = Path(__file__).parent / "data" / "reported_speech_dev.jsonl"
-_DEV_ROWS = [json.loads(line) for line in DEV_SET.read_text("utf-8").splitlines() if line]
+DEV_SETS = [Path(__file__).parent / "data" / f"reported_speech_{n}.jsonl" for n in ("dev", "dev2")]
+_DEV_ROWS = [
+    json.loads(line) for p in DEV_SETS for line in p.read_text("utf-8").splitlines() if line
+]
 INSTRUCTED_OR_HEARD = [row["text"] for row in _DEV_ROWS if row["label"] == "reported"]
 OWN_WITH_A_SAYING_VERB = [
     "I said it before: I'm allergic to peanuts.",

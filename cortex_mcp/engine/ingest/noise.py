@@ -155,9 +155,11 @@ OWN_AGAIN: dict[str, str] = {
 # write, repeat, translate or act something out ("Repeat after me: ...", "Say 'I am ...'",
 # "Pretend my name is ...", "Translate: ...", "跟我念：...", "假装我是...", "...と繰り返して",
 # "...ふりをして"), a frame of make-believe ("imagine that I ...", "as if I ...") and hearsay
-# ("I heard someone say ...", "rumour has it ...", "有人说...", "...って噂"). What follows is
-# someone else's text or no claim at all; in Japanese the whole sentence is. A request to note
-# the speaker's own fact ("Remember that I ...", "Write down that I ...") is none of these.
+# ("I heard someone say ...", "rumour has it ...", "有人说...", "...って噂"), an exercise
+# ("Complete the sentence: ...", "造句") and fiction ("In the story, I am ...", "物語の中では").
+# What follows is someone else's text or no claim at all; in Japanese the whole sentence is. A
+# request to note the speaker's own fact ("Remember that I ...", "Write down that I ...") is
+# none of these.
 _SAYING = (
     r"(?:repeat|say(?!,)|recite|echo|chant|spell(?: out)?|read (?:out|aloud|back|this|these|"
     r"the following|it)|(?:write|type|copy|paste|print|output)(?! down that\b)(?= (?:this|these|"
@@ -178,14 +180,21 @@ FRAMED: dict[str, str] = {
     r"|\boverheard\b|\brumou?rs? (?:is|has it|says|goes|are)\b|\bword (?:is|has it)\b"
     r"|\b(?:people|they|others|folks|everyone|everybody|some|someone|somebody|anyone)"
     r" (?:keep |are |kept |were )?(?:say|says|said|saying|told|tells|think|thinks|mentioned|"
-    r"claim|claims|wrote|writes)\b",
+    r"claim|claims|wrote|writes)\b"
+    # an exercise or a text to complete, and fiction: a story, a game, a part to play
+    r"|\b(?:complete|finish|continue) (?:the|this|my|a) (?:sentence|line|phrase|story|text)\b"
+    r"|\bfill in the blanks?\b|\b(?:practice|example|sample|test) (?:sentence|line|phrase)\b"
+    r"|\bmake (?:up )?a sentence\b|\bmy character(?:'s)?\b|\b(?:in|for) (?:the|this|a|our|my) "
+    r"(?:story|skit|play|game|novel|movie|film|script|scene|fiction|dream|sketch)\b",
     "zh": r"跟(?:着)?我(?:念|读|说|重复|学|写)|重复(?:一遍|一下|一次|这句|以下|下面|如下)?\s*[:：]"
     r"|请重复|(?:你|请)(?:就)?说\s*[:：]|你就说|假装|假设|想象|设想|扮演|角色扮演|翻译|译成|"
     r"(?:写|造)一句|帮我写|照着(?:写|念|说|读)|抄写|听(?:别人|人家|有人|朋友|他|她|他们|她们|人)说"
-    r"|传言|谣言|传闻|据传",
+    r"|传言|谣言|传闻|据传|复述|造句|例句|填空|完成(?:这个|下面的)?句子|模仿|台词"
+    r"|在(?:故事|游戏|小说|剧本|电影|梦)(?:里|中)",
     "ja": r"繰り返|復唱|ふりを|ふりして|振りを|のふり|フリを|演じ|ロールプレイ|訳して|翻訳|"
     r"想像して|仮定|と言って(?:ください|下さい|みて)|って言って|と書いて|って書いて|言ってた|"
-    r"言っていた|誰かが|噂|と聞いた|って聞いた|と聞きました",
+    r"言っていた|誰かが|噂|と聞いた|って聞いた|と聞きました|真似|まねして|例文|穴埋め|台詞|セリフ"
+    r"|(?:物語|ゲーム|小説|夢|劇|映画)の中",
 }
 
 # A passing state: an ongoing search or a state bounded to the present stretch ("I'm still
