@@ -11,8 +11,9 @@ mention given as `speaker` is not scored (the caller supplied it).
 Prints per language and part: precision and recall of mentions (names compared by
 `normalize_name`), the share of found names whose kind is right, precision and recall of
 references and of (name, alias) pairs; then the median cost of one `find_mentions` call in µs
-on a typical 30-word English turn, a Chinese and a Japanese turn, and over all the lines, with
-`str.split` of the same texts as a baseline measured in the same run.
+on a typical 30-word English turn, a Chinese and a Japanese turn, over all the lines, and on
+one long text of about 100 KB (a Markdown file imported whole), with `str.split` of the same
+texts as a baseline measured in the same run.
 """
 
 from __future__ import annotations
@@ -143,6 +144,12 @@ def main() -> None:
             f"{'words' if language == 'en' else 'chars'}) | {median_us(find_mentions, [text], args.repeat):.1f} | "
             f"{median_us(str.split, [text], args.repeat):.2f} |"
         )
+    long_text = "\n".join(all_texts * 60)  # a long Markdown import, about 100 KB
+    print(
+        f"| one {len(long_text) // 1000} KB text (ms, not µs) | "
+        f"{median_us(find_mentions, [long_text], 3) / 1000:.0f} | "
+        f"{median_us(str.split, [long_text], 3) / 1000:.1f} |"
+    )
     print(
         f"| all {len(all_texts)} labelled lines | {median_us(find_mentions, all_texts, max(1, args.repeat // 10)):.1f} | "
         f"{median_us(str.split, all_texts, max(1, args.repeat // 10)):.2f} |"

@@ -94,6 +94,25 @@ def test_the_speaker_given_joins_with_role_speaker_and_an_empty_span():
     )
 
 
+def test_a_role_given_as_the_speaker_is_no_mention():
+    for role in ["user", "assistant", "AI"]:
+        assert find_mentions("My sister Anna called.", speaker=role).mentions[0].name == "Anna"
+
+
+def test_every_line_of_a_transcript_has_its_label_and_each_entity_appears_once():
+    text = (
+        "Caroline: Hey Mel! I went to the support group yesterday.\n"
+        "Melanie: That's great, Caroline! My kids loved the beach.\n"
+        "Caroline: Tell Mel's kids I said hi."
+    )
+    found = find_mentions(text)
+    assert [(m.name, m.role, m.rule) for m in found.mentions] == [
+        ("Caroline", LinkRole.speaker, "label"),
+        ("Mel", LinkRole.mentioned, "address"),
+        ("Melanie", LinkRole.speaker, "label"),
+    ]
+
+
 def test_offsets_point_at_the_name_without_its_possessive():
     text = "That trip was for my daughter Sara's birthday."
     sara = mention(find_mentions(text), "Sara")

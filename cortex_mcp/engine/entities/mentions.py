@@ -80,13 +80,14 @@ class _Scan:
         self.text = text
         self.found: list[_Found] = []
         self.references: list[Reference] = []
-        self._taken: list[tuple[int, int]] = []
+        self._taken = bytearray(len(text))  # 1 where a rule took the character
 
     def free(self, start: int, end: int) -> bool:
-        return all(end <= s or start >= e for s, e in self._taken)
+        return self._taken.find(1, max(start, 0), end) == -1
 
     def take(self, start: int, end: int) -> None:
-        self._taken.append((start, end))
+        start = max(start, 0)
+        self._taken[start:end] = b"\x01" * (end - start)
 
     def add(self, found: _Found, span: tuple[int, int] | None = None) -> bool:
         """Keep a mention unless its span (default: the name's) overlaps one already taken."""
@@ -104,6 +105,13 @@ class _Scan:
         phrase = self.text[phrase_start:phrase_end]
         role = LinkRole.subject if _starts_sentence(self.text, phrase_start) else LinkRole.mentioned
         self.references.append(Reference(phrase, role, phrase_start, phrase_end))
+
+
+def _first_chars(*word_lists: Iterable[str]) -> str:
+    """A lookahead on the first characters the words can start with: a pattern that tries a long
+    alternation at every position fails at most positions after one character test."""
+    chars = sorted({w[0] for words in word_lists for w in words})
+    return "(?=[" + "".join(re.escape(c) for c in chars) + "])"
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -209,29 +217,22 @@ _EN_ADJ = _alternation(lex.ROLE_ADJECTIVES)
 _EN_POSSESSIVE = r"(?i:my|our|his|her|their|your)"
 # "my sister Anna", "my best friend Leo", "my son's teacher, Mrs. Patel", "a dog named Rex"
 _EN_ROLE_PHRASE = re.compile(
-    rf"\b(?P<phrase>(?P<poss>{_EN_POSSESSIVE})\s+"
+    rf"(?=[MmOoHhTtYy])\b(?P<phrase>(?P<poss>{_EN_POSSESSIVE})\s+"
     rf"(?:(?P<owner>(?i:{_EN_ROLE_WORDS}))['’]s\s+)?"
     rf"(?:(?i:{_EN_ADJ})\s+){{0,2}}"
     rf"(?P<role>(?i:{_EN_ROLE_WORDS})))\b"
     rf"(?:(?:,|\s+(?:is\s+|was\s+)?(?:named|called))?\s+{_EN_TITLED}{_EN_NAME})?"
 )
-# "Anna, my sister", "Priya, my manager"
-_EN_APPOSITION = re.compile(
-    rf"(?<![\w'’]){_EN_NAME},\s+(?P<phrase>(?P<poss>{_EN_POSSESSIVE})\s+"
-    rf"(?:(?i:{_EN_ADJ})\s+){{0,2}}(?P<role>(?i:{_EN_ROLE_WORDS})))\b"
-)
-# "Anna is my sister", "Leo was my best friend": the speaker's own kinship phrase is an alias.
-_EN_IS_ROLE = re.compile(
-    rf"(?<![\w'’]){_EN_NAME}\s+(?:is|was|['’]s)\s+(?P<phrase>(?P<poss>(?i:my|our))\s+"
-    rf"(?:(?i:{_EN_ADJ})\s+){{0,2}}(?P<role>(?i:{_EN_ROLE_WORDS})))\b"
-)
+# The name before a kinship phrase: "Anna, my sister", "Anna is my sister", "Anna's my sister".
+_EN_NAME_BEFORE = re.compile(rf"(?<![\w'’])(?P<name>{_EN_WORD})(?:,\s*|\s+(?:is|was)\s+|['’]s\s+)$")
 # "a dog named Rex", "Tom's cats are called Oscar and Milo"
 _EN_NAMED = re.compile(
-    rf"\b(?P<role>(?i:{_EN_ROLE_WORDS}))\s+(?:(?:is|are|was|were)\s+)?(?:named|called)\s+"
-    rf"(?P<names>{_EN_WORD}(?:(?:,\s*|,?\s+and\s+){_EN_WORD})*)"
+    rf"\b(?:named|called)\s+(?P<names>{_EN_WORD}(?:(?:,\s*|,?\s+and\s+){_EN_WORD})*)"
 )
+_WORDS_BEFORE_NAMED = re.compile(r"([A-Za-z-]+)(?:\s+([A-Za-z-]+))?\s+(?:(?:is|are|was|were)\s+)?$")
 _EN_SELF = re.compile(
-    rf"\b(?i:my\s+name\s+is|my\s+name['’]s|call\s+me|i\s+am\s+called|i['’]m\s+called)\s+{_EN_NAME}"
+    rf"(?=[MmCcIi])\b(?i:my\s+name\s+is|my\s+name['’]s|call\s+me|i\s+am\s+called|i['’]m\s+called)"
+    rf"\s+{_EN_NAME}"
 )
 _EN_GREETING = (
     r"(?i:hey|hi|hello|hiya|howdy|yo|thanks|thank\s+you|thx|ty|bye|goodbye|congrats|"
@@ -243,7 +244,7 @@ _EN_GREETING = (
     r"no\s+worries|sounds\s+good|same\s+here|me\s+too)"
 )
 _EN_ADDRESS = re.compile(
-    rf"(?:^|(?<=[.!?…\n\"“(]))[ \t]*(?P<greeting>{_EN_GREETING}),?\s+(?P<name>{_EN_WORD})(?=\s*[,!?.…]|\s*$)",
+    rf"(?:^|(?<=[.!?…:\n\"“(]))[ \t]*(?P<greeting>{_EN_GREETING}),?\s+(?P<name>{_EN_WORD})(?=\s*[,!?.…]|\s*$)",
     re.M,
 )
 # ", Gina!" / ", Nate." at the end of a sentence: a name said to the listener.
@@ -290,88 +291,76 @@ def _alias_if_own(poss: str, phrase: str) -> list[str]:
 
 def _english_roles(scan: _Scan) -> None:
     text = scan.text
-    for match in _EN_APPOSITION.finditer(text):
-        if _blocked(match.group("name")):
-            continue
-        kind = (
-            EntityKind.pet if match.group("role").casefold() in lex.PET_ROLES else EntityKind.person
-        )
-        found = _Found(
-            _bare(match.group("name")),
-            kind,
-            match.start("name"),
-            match.start("name") + len(_bare(match.group("name"))),
-            "kinship",
-        )
-        found.aliases = _alias_if_own(match.group("poss"), match.group("phrase"))
-        found.kind_known = kind is EntityKind.pet
-        if scan.add(found, (match.start(), match.end())):
-            continue
-    for match in _EN_IS_ROLE.finditer(text):
-        name = match.group("name").split()[0]
-        if _blocked(name):
-            continue
-        role_word = match.group("role").casefold()
-        kind = EntityKind.pet if role_word in lex.PET_ROLES else EntityKind.person
-        found = _Found(name, kind, match.start("name"), match.start("name") + len(name), "kinship")
-        found.aliases, found.kind_known = [match.group("phrase")], kind is EntityKind.pet
-        scan.add(found, (match.start("name"), match.end()))
     for match in _EN_ROLE_PHRASE.finditer(text):
         _english_role_phrase(scan, match)
-    for match in _EN_NAMED.finditer(text) if ("named" in text or "called" in text) else ():
-        kind = (
-            EntityKind.pet if match.group("role").casefold() in lex.PET_ROLES else EntityKind.person
-        )
-        names = match.group("names")
-        for word in re.finditer(_EN_WORD, names):
+    for match in _EN_NAMED.finditer(text):
+        kind = _role_before_named(text, match.start())
+        if kind is None:
+            continue
+        for word in re.finditer(_EN_WORD, match.group("names")):
             if _blocked(word.group(0)):
                 continue
-            start = match.start("names") + word.start()
-            scan.add(
-                _Found(
-                    _bare(word.group(0)),
-                    kind,
-                    start,
-                    start + len(_bare(word.group(0))),
-                    "kinship",
-                    kind_known=kind is EntityKind.pet,
-                )
-            )
+            bare, start = _bare(word.group(0)), match.start("names") + word.start()
+            found = _Found(bare, kind, start, start + len(bare), "kinship")
+            found.kind_known = kind is EntityKind.pet
+            scan.add(found)
+
+
+def _role_before_named(text: str, start: int) -> EntityKind | None:
+    """The kind a role word just before "named"/"called" says: "a dog named", "cats are called",
+    "a guinea pig named"; None when no role word stands there ("a song called")."""
+    before = _WORDS_BEFORE_NAMED.search(text, max(0, start - 40), start)
+    if before is None:
+        return None
+    last = before.group(2) or before.group(1)
+    pair = f"{before.group(1)} {before.group(2)}".casefold() if before.group(2) else ""
+    for word in (pair, last.casefold()):
+        if word in lex.PET_ROLES:
+            return EntityKind.pet
+        if word in lex.PERSON_ROLES or word in ("someone", "somebody", "person", "man", "woman"):
+            return EntityKind.person
+    return None
 
 
 def _english_role_phrase(scan: _Scan, match: re.Match[str]) -> None:
-    role_word = match.group("role").casefold()
-    kind = EntityKind.pet if role_word in lex.PET_ROLES else EntityKind.person
-    phrase_span = (match.start("phrase"), match.end("phrase"))
+    """A kinship phrase ("my sister") with the name after it ("my sister Anna"), before it
+    ("Anna, my sister", "Anna is my sister"), or none: then it is a reference when it is the
+    speaker's own ("my sister"; "my son's teacher" and "my son")."""
+    text = scan.text
+    kind = EntityKind.pet if match.group("role").casefold() in lex.PET_ROLES else EntityKind.person
+    phrase_start, phrase_end = match.start("phrase"), match.end("phrase")
+    aliases = _alias_if_own(match.group("poss"), match.group("phrase"))
     name = match.group("name")
-    if name is not None and name.split()[0] in lex.COMMON:
-        name = None
     if name is not None and len(name.split()) == 2 and _blocked(name.split()[1]):
         name = name.split()[0]
-    if name is None or _blocked(name.split()[0]):
-        if match.group("poss").casefold() in lex.FIRST_PERSON:
-            if match.group("owner"):
-                scan.refer(match.start("phrase"), match.start("owner") + len(match.group("owner")))
-            else:
-                scan.refer(*phrase_span)
+    if name is not None and not _blocked(name.split()[0]):
+        bare, start = _bare(name), match.start("name")
+        found = _Found(bare, kind, start, start + len(bare), "kinship", aliases)
+        found.kind_known = kind is EntityKind.pet
+        if _starts_sentence(text, phrase_start):
+            found.role = LinkRole.subject
+        if scan.add(found, (match.start(), start + len(bare))) and match.group("owner"):
+            _refer_to_owner(scan, match)
         return
-    bare = _bare(name)
-    start = match.start("name")
-    found = _Found(
-        bare, kind, start, start + len(bare), "kinship", kind_known=kind is EntityKind.pet
-    )
-    found.aliases = _alias_if_own(match.group("poss"), match.group("phrase"))
-    if _starts_sentence(scan.text, match.start("phrase")):
-        found.role = LinkRole.subject
-    if scan.add(found, (match.start(), start + len(bare))) and match.group("owner"):
-        owner_end = match.start("owner") + len(match.group("owner"))
-        owner_ref = Reference(
-            scan.text[match.start("phrase") : owner_end],
-            LinkRole.mentioned,
-            match.start("phrase"),
-            owner_end,
-        )
-        scan.references.append(owner_ref)
+    before = _EN_NAME_BEFORE.search(text, max(0, phrase_start - 40), phrase_start)
+    if before is not None and not _blocked(before.group("name")):
+        bare, start = _bare(before.group("name")), before.start("name")
+        found = _Found(bare, kind, start, start + len(bare), "kinship", aliases)
+        found.kind_known = kind is EntityKind.pet
+        if scan.add(found, (start, phrase_end)) and match.group("owner"):
+            _refer_to_owner(scan, match)
+        return
+    if aliases:
+        scan.refer(phrase_start, phrase_end)
+        if match.group("owner"):
+            _refer_to_owner(scan, match)
+
+
+def _refer_to_owner(scan: _Scan, match: re.Match[str]) -> None:
+    """ "my son" in "my son's teacher": a reference of its own, inside a phrase already taken."""
+    if match.group("poss").casefold() in lex.FIRST_PERSON:
+        start, end = match.start("phrase"), match.end("owner")
+        scan.references.append(Reference(scan.text[start:end], LinkRole.mentioned, start, end))
 
 
 def _english_self(scan: _Scan) -> None:
@@ -403,7 +392,9 @@ _SECOND_PERSON = re.compile(
 def _said_to_someone(text: str, comma: int) -> bool:
     """A ", Name!" at a sentence's end is said to the listener only if the sentence speaks to
     them ("Your support means a lot, Gina."); "my home country, Sweden." names a place."""
-    sentence_start = max(text.rfind(mark, 0, comma) for mark in ".!?\n") + 1
+    window = max(0, comma - 200)
+    sentence_start = max(text.rfind(mark, window, comma) for mark in ".!?\n") + 1
+    sentence_start = max(sentence_start, window)
     return _SECOND_PERSON.search(text, sentence_start, comma) is not None
 
 
@@ -465,7 +456,7 @@ _TITLE_SMALL_WORDS = frozenset(
     "a an the and of in on to for with at by from or is are my your".split()
 )
 _EN_OTHER_NAMED = re.compile(
-    rf"\b(?:(?i:his|her|its|their)\s+name(?:\s+is|\s+was|['’]s)|named\s+(?:him|her|it|them))\s+"
+    rf"(?=[HhIiTtn])\b(?:(?i:his|her|its|their)\s+name(?:\s+is|\s+was|['’]s)|named\s+(?:him|her|it|them))\s+"
     rf"{_EN_NAME}"
 )
 _PET_WORD = re.compile(rf"\b(?i:{_alternation(lex.PET_ROLES)})\b")
@@ -473,7 +464,7 @@ _PET_WORD = re.compile(rf"\b(?i:{_alternation(lex.PET_ROLES)})\b")
 
 def _is_month_here(text: str, start: int, end: int) -> bool:
     """ "May" the month: a calendar word before it or a day number beside it; "May I" the modal."""
-    before = _WORD_BEFORE.search(text, 0, start)
+    before = _WORD_BEFORE.search(text, max(0, start - 30), start)
     if before and before.group(1).casefold() in _EN_MONTH_BEFORE:
         return True
     if _DIGIT_AROUND.match(text, end) or re.search(
@@ -639,7 +630,7 @@ def _english_kind(text: str, start: int, words: list[str]) -> tuple[EntityKind, 
         cue = before[-1].casefold()
         if cue not in lex.PLACE_CUES:
             return EntityKind.thing, False
-    if _AFTER_PLACE.search(text, 0, start):
+    if _AFTER_PLACE.search(text, max(0, start - 80), start):
         return EntityKind.place, True
     if cue in lex.PLACE_CUES:
         verb = before[-2].casefold().strip(",.") if len(before) > 1 else ""
@@ -647,7 +638,7 @@ def _english_kind(text: str, start: int, words: list[str]) -> tuple[EntityKind, 
             cue not in lex.WEAK_PLACE_CUES
             or verb in lex.PLACE_VERBS
             or (cue == "from" and _FROM_TO.match(text, start))
-            or (cue == "to" and _FROM_BEFORE_TO.search(text, 0, start))
+            or (cue == "to" and _FROM_BEFORE_TO.search(text, max(0, start - 80), start))
         ):
             return EntityKind.place, True
     return EntityKind.person, False
@@ -656,11 +647,13 @@ def _english_kind(text: str, start: int, words: list[str]) -> tuple[EntityKind, 
 # --- Chinese -------------------------------------------------------------------------------
 
 _ZH_PREFIX = r"(?P<prefix>我的|我家的|我们的|我们家的|我们家|我家|我们|我)?"
-_ZH_ROLE_PHRASE = re.compile(rf"{_ZH_PREFIX}(?P<role>{_alternation(lex.ZH_PERSON_ROLES)})")
+_ZH_ROLE_PHRASE = re.compile(
+    rf"{_first_chars('我', lex.ZH_PERSON_ROLES)}{_ZH_PREFIX}(?P<role>{_alternation(lex.ZH_PERSON_ROLES)})"
+)
 _ZH_AFTER = "".join(sorted(lex.ZH_AFTER_NAME))
 _ZH_NAME_CHAR = rf"(?:(?![{_ZH_AFTER}])[{_CJK}])"
 _ZH_PET_PHRASE = re.compile(
-    rf"{_ZH_PREFIX}(?P<role>{_alternation(lex.ZH_PET_ROLES)})"
+    rf"{_first_chars('我', lex.ZH_PET_ROLES)}{_ZH_PREFIX}(?P<role>{_alternation(lex.ZH_PET_ROLES)})"
     rf"(?:(?:的名字)?叫(?:做)?(?P<called>{_ZH_NAME_CHAR}{{1,4}}?)(?=[^{_CJK}]|$|[{_ZH_AFTER}])"
     rf"|(?P<name>(?P<dup>{_ZH_NAME_CHAR})(?P=dup)|{_ZH_NAME_CHAR}{{2,3}}?(?=[{_ZH_AFTER}]|$)))"
 )
@@ -673,7 +666,7 @@ _ZH_IS_ROLE = re.compile(
     rf"(?P<name>[{_CJK}]{{2,4}}?)是(?P<phrase>(?:我的|我们的|我)(?P<role>{_alternation(lex.ZH_PERSON_ROLES)}))"
 )
 _ZH_ADDRESS = re.compile(
-    rf"(?:^|(?<=[^{_CJK}]))(?:{_alternation(lex.ZH_ADDRESS)})[，,、！!\s]*(?P<name>[{_CJK}]{{2,4}}?)(?=[，。！？,.!?\s~～]|$)"
+    rf"{_first_chars(lex.ZH_ADDRESS)}(?:^|(?<=[^{_CJK}]))(?:{_alternation(lex.ZH_ADDRESS)})[，,、！!\s]*(?P<name>[{_CJK}]{{2,4}}?)(?=[，。！？,.!?\s~～]|$)"
 )
 _ZH_SELF = re.compile(
     rf"(?:我叫|我的名字是|我的名字叫|我名字叫|我名叫)(?P<name>[{_CJK}]{{2,4}}?)(?=[^{_CJK}]|$|今年|是)"
@@ -843,22 +836,22 @@ _JA_HON = _alternation(lex.JA_HONORIFICS + lex.JA_NAME_TITLES)
 _JA_PARTICLE = r"(?=[がはとにをものへやで、。！？!?\s]|です|だ|$)"
 _JA_OWN = r"(?P<prefix>うちの|私の|僕の|俺の|わたしの|あたしの)?"
 _JA_ROLE_NAME = re.compile(
-    rf"{_JA_OWN}(?<![{_HAN}{_KATA}])(?P<role>{_alternation(lex.JA_PERSON_ROLES + lex.JA_PET_ROLES)})の"
+    rf"{_first_chars('うわ私僕俺あ', lex.JA_PERSON_ROLES, lex.JA_PET_ROLES)}{_JA_OWN}"
+    rf"(?<![{_HAN}{_KATA}])(?P<role>{_alternation(lex.JA_PERSON_ROLES + lex.JA_PET_ROLES)})の"
     rf"(?P<name>{_JA_NAME}?)(?P<hon>{_JA_HON})?{_JA_PARTICLE}"
 )
 _JA_HONORIFIC = re.compile(
-    rf"(?:(?<![{_HAN}{_KATA}])(?P<name>[{_HAN}]{{1,6}}|[{_KATA}]{{2,8}})"
+    rf"(?=[{_HAN}{_KATA}{_HIRA}])(?:(?<![{_HAN}{_KATA}])(?P<name>[{_HAN}]{{1,6}}|[{_KATA}]{{2,8}})"
     rf"|(?:(?<=^)|(?<=[、。！？!?\s「『（の]))(?P<hira>[{_HIRA}]{{2,4}}))(?P<hon>{_JA_HON})",
     re.M,
 )
 _JA_ADDRESS = re.compile(
     rf"(?:{_alternation(lex.JA_ADDRESS)})[、,！!\s]+(?P<name>{_JA_NAME}?)(?:{_JA_HON})?(?=[！!。、？?\s]|$)"
 )
-_JA_SELF = re.compile(
-    rf"(?:名前は|と申します|と言います)?(?:私|僕|俺)?(?:の名前は)(?P<name>{_JA_NAME}?)(?=です|だ|と申|。|$)"
-)
+_JA_SELF = re.compile(rf"(?:私|僕|俺|わたし)の名前は(?P<name>{_JA_NAME}?)(?=です|だ|と申|。|$)")
 _JA_BARE_ROLE = re.compile(
-    rf"(?<![{_HAN}{_KATA}]){_JA_OWN}(?P<role>{_alternation(lex.JA_PERSON_ROLES)})(?:さん|様|さま)?"
+    rf"{_first_chars('うわ私僕俺あ', lex.JA_PERSON_ROLES)}(?<![{_HAN}{_KATA}]){_JA_OWN}"
+    rf"(?P<role>{_alternation(lex.JA_PERSON_ROLES)})(?:さん|様|さま)?"
     rf"(?=[がはとにをもへのや、。！？!?\s]|で(?!す)|$)"
 )
 # "小林さんは私の幼なじみです": the role after は is an alias of the name before it.
@@ -975,7 +968,8 @@ _LATIN = re.compile(r"[A-Za-z]")
 
 def find_mentions(text: str, *, speaker: str | None = None) -> Mentions:
     """The names and alias-only phrases in `text`; `speaker` (who said it) joins as a mention
-    with role speaker and an empty span (0, 0). A `Name:` label is found in the text itself."""
+    with role speaker and an empty span (0, 0), unless it is a role ("user", "assistant"). A
+    `Name:` label is found in the text itself, on every line."""
     scan = _Scan(text)
     _retain_tags(scan)
     _labels(scan)
@@ -1004,7 +998,7 @@ def _chinese_or_japanese(scan: _Scan) -> None:
 def _assemble(scan: _Scan, speaker: str | None) -> Mentions:
     by_key: dict[str, Mention] = {}
     found = sorted(scan.found, key=lambda f: f.start)
-    if speaker and speaker.strip():
+    if speaker and speaker.strip() and speaker.strip().casefold() not in _NOT_LABELS:
         name = speaker.strip()
         by_key[normalize_name(name)] = Mention(
             name, EntityKind.person, LinkRole.speaker, 0, 0, "speaker"
