@@ -122,13 +122,15 @@ def _llm_choice(settings: Settings) -> tuple[list[str], list[str]]:
                 chosen.append("anthropic")
             else:
                 notes.append(
-                    "no LLM provider (set OPENAI_API_KEY, ANTHROPIC_API_KEY or"
-                    " CORTEX_LLM_BASE_URL): ingest uses rules and keeps raw turns"
+                    "no LLM provider (set CORTEX_LLM_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY"
+                    " or CORTEX_LLM_BASE_URL): ingest uses rules and keeps raw turns"
                 )
         elif name == "openai" and not openai_usable:
-            notes.append("LLM provider openai: no OPENAI_API_KEY or CORTEX_LLM_BASE_URL")
+            notes.append(
+                "LLM provider openai: no CORTEX_LLM_API_KEY, OPENAI_API_KEY or CORTEX_LLM_BASE_URL"
+            )
         elif name == "anthropic" and not anthropic_usable:
-            notes.append("LLM provider anthropic: no ANTHROPIC_API_KEY")
+            notes.append("LLM provider anthropic: no CORTEX_LLM_API_KEY or ANTHROPIC_API_KEY")
         elif name != "none":
             chosen.append(name)
     return list(dict.fromkeys(chosen)), notes

@@ -276,12 +276,15 @@ async def _remember_then_recall(client: Client) -> str:
 def bundle(built_dists: Path) -> Path:
     _require(bundle=True)
     build = [sys.executable, str(BUNDLE_DIR / "build.py"), "--outdir", str(built_dists)]
-    subprocess.run(
+    done = subprocess.run(
         [*build, "--skip-build", "--mcpb", str(MCPB)],
         check=True,
         capture_output=True,
+        text=True,
         env={**os.environ, "PATH": _node_path()},
     )
+    # build.py ran `mcpb validate` on the manifest it packed, then `mcpb pack` (which validates too)
+    assert done.stdout.count("Manifest schema validation passes!") == 2, done.stdout
     return built_dists / f"cortex-mcp-{VERSION}.mcpb"
 
 
