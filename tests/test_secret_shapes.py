@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cortex_mcp.config import Settings
-from cortex_mcp.engine.redaction import redact
+from cortex_mcp.engine.redaction import redact, redact_json
 from cortex_mcp.engine.redaction.crypto import base58check, private_key
 from cortex_mcp.engine.redaction.text import fold
 from cortex_mcp.runtime import open_cortex
@@ -170,3 +170,17 @@ async def test_no_new_shape_reaches_the_store_by_any_write_path(
     assert leaked(DEV, seen) == []
     if backend == "sqlite":
         assert leaked(DEV, raw_bytes(backend_settings.db_path)) == []
+
+
+def test_a_password_under_a_key_of_another_language_is_redacted_in_json_and_text() -> None:
+    cleaned, counts = redact_json({"passwort": "Baum77", "db": {"contraseña": "Gato2020"}})
+    assert cleaned == {
+        "passwort": "[REDACTED:password]",
+        "db": {"contraseña": "[REDACTED:password]"},
+    }
+    assert counts == {"password": 2}
+    said = '{"passwort": "Baum77", "contraseña": "Gato2020"}'
+    assert (
+        redact(said).text
+        == '{"passwort": "[REDACTED:password]", "contraseña": "[REDACTED:password]"}'
+    )
