@@ -113,6 +113,7 @@ ORDINARY_LOOK_ALIKES = [
     "https://drive.google.com/file/d/1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789/view",
     "The image is at /srv/assets/Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78/logo.png",
     "機密情報の扱いについて会議で話しました。",
+    "Send the refund to 1BoatSLRHtKNngkdXEeobR76b53LETtpyT, my public address.",
     "We met at the net user group meeting on Tuesday.",
     "Abandon ship, the ability to adapt is able to absorb the abstract absurd abuse, they said.",
     "这个秘密我不能告诉你。",
