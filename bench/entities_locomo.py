@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import json
 import re
 import statistics
@@ -60,7 +61,10 @@ from bench.locomo_data import load_dataset  # noqa: E402
 from bench.time_data import Corpus, session_times  # noqa: E402
 from bench.time_recall import Bm25, default_datasets, load  # noqa: E402
 from cortex_mcp.config import load_settings  # noqa: E402
+from cortex_mcp.models import SearchFilters  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
+from cortex_mcp.search.hybrid import HybridSearch  # noqa: E402
+from cortex_mcp.search.stages.state import SearchState  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
 from cortex_mcp.service.requests import RecallRequest  # noqa: E402
 from tests.helpers.embedding_stub import StubState, embedding_stub  # noqa: E402
@@ -145,6 +149,10 @@ class Run:
     bm25: Tally = field(default_factory=Tally)
     search_ms: list[float] = field(default_factory=list)
     named_ms: list[float] = field(default_factory=list)
+    # the same questions asked right after of the same search without its entity stage (none
+    # before it existed): the stage's cost, on a machine others share, in one run
+    without_ms: list[float] = field(default_factory=list)
+    named_without_ms: list[float] = field(default_factory=list)
     stage_ms: list[float] = field(default_factory=list)
     pages: dict[tuple[str, bool], Pages] = field(default_factory=lambda: defaultdict(Pages))
 
@@ -243,21 +251,36 @@ async def measure_part(
 ) -> None:
     baseline = Bm25(part.corpus.memories)
     searcher = service.engines.searcher
+    without = copy.copy(searcher)
+    without.stages = [stage for stage in searcher.stages if stage.name != "entity"]
     filters = service.memories.filters(part.corpus.agent, None, None)
-    for asked in part.asked:
+    for n, asked in enumerate(part.asked):
         key = (part.set_name, asked.group, part.held)
-        started = time.perf_counter()
-        outcome = await searcher.search(asked.text, filters, 10, part.corpus.now)
-        took = (time.perf_counter() - started) * 1000
+        if n % 2:  # which goes first alternates: the second finds the pages the first read
+            took_without, _ = await _timed(without, asked.text, filters, part.corpus.now)
+            took, outcome = await _timed(searcher, asked.text, filters, part.corpus.now)
+        else:
+            took, outcome = await _timed(searcher, asked.text, filters, part.corpus.now)
+            took_without, _ = await _timed(without, asked.text, filters, part.corpus.now)
         run.search_ms.append(took)
+        run.without_ms.append(took_without)
         if any(name in asked.text for name in part.named):
             run.named_ms.append(took)
+            run.named_without_ms.append(took_without)
         run.stage_ms.append(outcome.timings_ms.get("entity", 0.0))
         ranked = [owners.get(c.memory_id, "") for c in outcome.ranked]
         run.cortex.add(key, ranked, asked.evidence)
         run.bm25.add(key, baseline.search(asked.text), asked.evidence)
     for name, labelled in part.pages.items():
         await ask_page(run, part, service, owners, name, labelled)
+
+
+async def _timed(
+    searcher: HybridSearch, text: str, filters: SearchFilters, now: datetime
+) -> tuple[float, SearchState]:
+    started = time.perf_counter()
+    outcome = await searcher.search(text, filters, 10, now)
+    return (time.perf_counter() - started) * 1000, outcome
 
 
 async def ask_page(
@@ -338,10 +361,13 @@ def print_run(run: Run, title: str) -> None:
             f" ({_share(pages.given, pages.asked)}), at least half about X: {pages.about}"
             f" ({_share(pages.about, pages.asked)})"
         )
+    named, named_without = statistics.median(run.named_ms), statistics.median(run.named_without_ms)
     print(
         f"\nsearch p50 {statistics.median(run.search_ms):.2f} ms over {len(run.search_ms)}"
-        f" questions; {statistics.median(run.named_ms):.2f} ms over the {len(run.named_ms)} that"
-        f" name a speaker or a page name; entity stage p50 {statistics.median(run.stage_ms):.3f} ms"
+        f" questions ({statistics.median(run.without_ms):.2f} ms without the entity stage);"
+        f" {named:.2f} ms over the {len(run.named_ms)} that name a speaker or a page name"
+        f" ({named_without:.2f} ms without it: {named / named_without:.2f}x);"
+        f" entity stage p50 {statistics.median(run.stage_ms):.3f} ms"
     )
 
 

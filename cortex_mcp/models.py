@@ -414,6 +414,28 @@ class ScoredMemory(Memory):
     truncated: bool = False  # content cut to fit the caller's token budget
 
 
+class EntityPage(BaseModel):
+    """What memory holds about one entity, at the head of a recall about it ("tell me about
+    Anna", or `about`): `memory_ids` are the linked memories the recall shows, best first."""
+
+    id: str
+    name: str
+    kind: EntityKind
+    aliases: list[str] = Field(default_factory=list)
+    summary: str = ""
+    memory_ids: list[str] = Field(default_factory=list)
+    first_seen: str | None = None
+    last_seen: str | None = None
+
+
+class EntityCandidate(BaseModel):
+    """One of the entities an ambiguous name or alias could mean."""
+
+    id: str
+    name: str
+    kind: EntityKind
+
+
 class RecallMeta(BaseModel):
     took_ms: float
     degraded: list[str] = Field(default_factory=list)
@@ -427,6 +449,10 @@ class RecallMeta(BaseModel):
     now: str | None = None
     # the window the query named: start and end (ISO UTC, the end exclusive) and its words
     time: dict[str, str] | None = None
+    # the entity the recall is about ("tell me about Anna", `about`): its page
+    entity: EntityPage | None = None
+    # a name or alias that fits several entities: them, and no page (never a guess)
+    entity_candidates: list[EntityCandidate] = Field(default_factory=list)
 
 
 class RecallResult(BaseModel):

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from cortex_mcp.config import LOCAL_RERANK_MODEL, Settings
+from cortex_mcp.engine.entities.mentions import query_entities
 from cortex_mcp.engine.exchange.exporters import mirror_files
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
 from cortex_mcp.engine.ingest.flush import Flusher
@@ -332,6 +333,8 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
             index,
             embeddings,
             settings.search,
+            entities=stores.entities,
+            names_of=query_entities,
             reranker=reranker,
             rerank_top_n=settings.rerank_top_n,
         ),
@@ -402,6 +405,7 @@ def _build_services(
         refresher=refresher,
         background=background,
         clock=clock,
+        entities=stores.entities,
     )
     reading = build_reading(settings, stores, background.drain)
     status = StatusService(

@@ -423,7 +423,8 @@ def test_the_graph_draws_the_seeded_relations_and_an_entity_opens_its_memories(
     entities = set(
         page.locator("svg.graph .node").evaluate_all("ns => ns.map(n => n.dataset.entity)")
     )
-    assert entities == {name for triple in RELATIONS for name in (triple[0], triple[2])}
+    # every relation's ends, and the entities linking found in the memories
+    assert entities >= {name for triple in RELATIONS for name in (triple[0], triple[2])}
     assert page.locator("svg.graph line").count() == len(RELATIONS)
     positions = page.locator("svg.graph .node").evaluate_all(
         "ns => ns.map(n => n.getAttribute('transform'))"

@@ -52,6 +52,7 @@ FROZEN: dict[str, dict[str, tuple[Any, ...]]] = {
         "since": ("string", False, None, 40),
         "until": ("string", False, None, 40),
         "now": ("string", False, None, 40),
+        "about": ("string", False, 1, 200),
     },
     "cortex_remember": {
         "content": ("string", True, 1, 8000),

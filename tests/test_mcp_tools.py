@@ -59,6 +59,7 @@ async def test_the_tool_names_and_parameters_are_frozen(client: Client) -> None:
             "since",
             "until",
             "now",
+            "about",
         },
         "cortex_remember": {
             "content",
@@ -262,7 +263,17 @@ async def test_search_debug_shows_every_stage(client: Client) -> None:
     hit = report["hits"][0]
     for key in ("text", "vector", "fused", "layer_weight", "recency", "access", "decay", "final"):
         assert key in hit
-    stages = ["parse", "channels", "fuse", "signals", "time", "rerank", "diversity", "budget"]
+    stages = [
+        "parse",
+        "channels",
+        "fuse",
+        "signals",
+        "time",
+        "entity",
+        "rerank",
+        "diversity",
+        "budget",
+    ]
     assert [stage["name"] for stage in report["stages"]] == stages
     assert all(stage["ms"] >= 0 for stage in report["stages"])
     assert {"parse", "text", "fuse"} <= set(report["timings_ms"])

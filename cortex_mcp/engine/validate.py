@@ -16,6 +16,7 @@ from cortex_mcp.tokenize import normalise
 E = TypeVar("E", bound=enum.Enum)
 
 MAX_QUERY_CHARS = 2000
+MAX_ENTITY_NAME_CHARS = 200  # an entity's name or alias as a caller gives it (recall's `about`)
 MAX_SOURCE_CHARS = 500
 MAX_REASON_CHARS = 1000
 MAX_ID_CHARS = 64  # a canonical id is 36; room for surrounding whitespace or braces

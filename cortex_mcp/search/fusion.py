@@ -40,6 +40,9 @@ class Candidate:
     # what the time stage added to `fused`: 1.0 in the window the query names, up to 0.5 near a
     # loose one, else 0 (search/stages/time.py)
     time_boost: float = 0.0
+    # what the entity stage added to `fused`: a speaker's or subject's memory of the entity the
+    # query names, less for a mention, else 0 (search/stages/entity.py)
+    entity_boost: float = 0.0
     rerank_score: float | None = None  # the reranker's relevance, when it ran
     mmr_step: int | None = None
     # the score after each stage, kept only for the search debugger (SearchState.debug)

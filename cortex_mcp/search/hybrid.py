@@ -1,6 +1,7 @@
 """The search pipeline: named stages run in order over one `SearchState`, each timed.
 
-    parse -> channels (text, vector) -> fuse -> signals -> time -> rerank -> diversity -> budget
+    parse -> channels (text, vector) -> fuse -> signals -> time -> entity -> rerank -> diversity
+    -> budget
 
 Each stage is a module of `search/stages/`; a new stage is a module there and one line in
 `HybridSearch.stages`."""
@@ -18,6 +19,7 @@ from cortex_mcp.providers.rerank import Reranker
 from cortex_mcp.search.stages.budget import Budget
 from cortex_mcp.search.stages.channels import Channels
 from cortex_mcp.search.stages.diversity import Diversity
+from cortex_mcp.search.stages.entity import EntityStage, NamesOf
 from cortex_mcp.search.stages.fuse import Fuse
 from cortex_mcp.search.stages.parse import Parse
 from cortex_mcp.search.stages.rerank import Rerank
@@ -27,7 +29,7 @@ from cortex_mcp.search.stages.text_channel import TextChannel
 from cortex_mcp.search.stages.time import TimeStage
 from cortex_mcp.search.stages.vector_channel import VectorChannel
 from cortex_mcp.search.vector import VectorIndex
-from cortex_mcp.store.interfaces import MemoryStorage
+from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
 from cortex_mcp.store.vectors import PendingEmbedding
 
 
@@ -38,9 +40,12 @@ class HybridSearch:
         index: VectorIndex,
         embeddings: EmbeddingCascade,
         settings: SearchSettings,
+        entities: EntityStorage,
+        names_of: NamesOf,
         reranker: Reranker | None = None,
         rerank_top_n: int = 20,
     ) -> None:
+        """`names_of`: the names and alias phrases a query names (the linking rules')."""
         self.memories = memories
         self.index = index
         self.embeddings = embeddings
@@ -52,6 +57,7 @@ class HybridSearch:
             Fuse(memories, index),
             Signals(),
             TimeStage(memories, index, self.text_channel),
+            EntityStage(entities, names_of, memories, index, self.text_channel),
             Rerank(reranker, rerank_top_n),
             Diversity(index),
             Budget(),
@@ -68,15 +74,18 @@ class HybridSearch:
         settings: SearchSettings | None = None,
         pending: Sequence[PendingEmbedding] = (),
         debug: bool = False,
+        entities: dict[str, str] | None = None,
     ) -> SearchState:
         """`mode` is hybrid, text or vector (the last two for benchmarks and debugging).
 
         `pending` are memories with no vector yet: they are embedded in the same provider call
         as the query and scored with the indexed ones (the vectors come back in the state).
-        `debug` keeps every candidate's score after each stage."""
+        `debug` keeps every candidate's score after each stage. `entities` (id -> name) are
+        lifted as if the query named them (an entity page's)."""
         state = SearchState(
             text, filters, limit, now, settings or self.settings, mode, pending, debug
         )
+        state.entities = dict(entities or {})
         for stage in self.stages:
             started = time.perf_counter()
             await stage.run(state)

@@ -13,6 +13,7 @@ from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.entities.mentions import page_subject
 from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
 from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.gate import (
@@ -23,6 +24,13 @@ from cortex_mcp.engine.recall.gate import (
 )
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer, FreshVectors
 from cortex_mcp.engine.recall.latency import LatencyWindow
+from cortex_mcp.engine.recall.page import (
+    PageLookup,
+    candidates_text,
+    find_page,
+    page_of,
+    page_text,
+)
 from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.engine.redaction import Redactor, redact
 from cortex_mcp.errors import InvalidInput, NotFound
@@ -31,6 +39,7 @@ from cortex_mcp.models import (
     Caller,
     Category,
     Clock,
+    EntityPage,
     ForgetResult,
     ForgetStatus,
     Layer,
@@ -56,7 +65,8 @@ from cortex_mcp.service.requests import (
     UpdateRequest,
     build,
 )
-from cortex_mcp.store.interfaces import MemoryStorage
+from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
+from cortex_mcp.tokenize import count_tokens
 
 log = logging.getLogger(__name__)
 
@@ -78,11 +88,14 @@ class MemoryService:
     refresher: Refresher
     background: Background
     clock: Clock
+    entities: EntityStorage
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def recall(self, request: RecallRequest) -> RecallResult:
         """`format="prompt"` frames the context for pasting into a prompt (a
-        `<relevant-memories>` block marked as untrusted data, escaped), within the same budget."""
+        `<relevant-memories>` block marked as untrusted data, escaped), within the same budget.
+        A question about an entity ("tell me about Anna") or `about` puts its page first
+        (engine/recall/page.py)."""
         started = time.perf_counter()
         text = _query(request.query)
         limit, budget = request.max_results, request.max_tokens
@@ -96,14 +109,18 @@ class MemoryService:
             until=request.until,
         )
         reason = small_talk_reason(text)
-        if reason is not None:
+        if reason is not None and request.about is None:
             meta = RecallMeta(took_ms=_ms_since(started), skipped_reason=reason)
             return RecallResult(context="", memories=[], meta=meta)
         pending = (
             self.indexer.pending_for(filters.agent_id, _PENDING_PER_RECALL) if self.indexer else []
         )
         now = self.reference_time(request.now)
-        outcome = await self.searcher.search(text, filters, limit, now, pending=pending)
+        lookup = await self._page_lookup(filters.agent_id, request.about, text)
+        about = {lookup.entity.id: lookup.entity.name} if lookup and lookup.entity else None
+        outcome = await self.searcher.search(
+            text, filters, limit, now, pending=pending, entities=about
+        )
         if outcome.fresh and self.indexer is not None:
             self.background.spawn(
                 self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh))
@@ -112,13 +129,25 @@ class MemoryService:
         if self.indexer is not None and "vector" in outcome.channels:
             # found by text only: embed these before the rest of the backlog
             self.indexer.prioritise([c.memory_id for c in ranked if c.cosine is None])
-        frame = framing_cost() if framed else 0
-        context, kept, tokens = build_context(
-            [c.memory for c in ranked if c.memory], budget - frame, now
+        found = {c.memory_id: c for c in ranked}
+        memories = await self._with_entities(
+            filters.agent_id, [c.memory for c in ranked if c.memory]
         )
+        page = None
+        if lookup is not None and lookup.entity is not None:
+            linked = outcome.entity_links.get(lookup.entity.id, set())
+            page = page_of(lookup.entity, [m.id for m in memories if m.id in linked])
+        head = _head(lookup, page, now)
+        frame = framing_cost() if framed else 0
+        head_cost = count_tokens(head) + 1 if head else 0
+        context, kept, tokens = build_context(memories, budget - frame - head_cost, now)
+        if head and head_cost <= budget - frame:
+            context, tokens = "\n\n".join(p for p in (head, context) if p), tokens + head_cost
+        if page is not None:
+            shown = {m.id for m in kept}
+            page.memory_ids = [i for i in page.memory_ids if i in shown]
         if framed and context:
             context, tokens = frame_for_prompt(context), tokens + frame
-        found = {c.memory_id: c for c in ranked}
         scored = [_scored(memory, found[memory.id]) for memory in kept]
         self.access.record([(m.id, rank) for rank, m in enumerate(scored)], text, self._now())
         meta = RecallMeta(
@@ -129,11 +158,29 @@ class MemoryService:
             timings_ms=outcome.timings_ms,
             now=to_iso(now),
             time=_window_of(outcome.facts),
+            entity=page,
+            entity_candidates=lookup.candidates if lookup is not None else [],
         )
         if len(text) == 1:
             meta.notes.append("one-character query: matched as a single character")
+        if request.about is not None and lookup is not None and not (page or lookup.candidates):
+            meta.notes.append(f"about: no person, pet or place is called {request.about!r}")
         self.latency.record(meta.took_ms)
         return RecallResult(context=context, memories=scored, meta=meta)
+
+    async def _page_lookup(self, agent_id: str, about: str | None, text: str) -> PageLookup | None:
+        """The entity `about` names, else the one a "tell me about X" question asks for."""
+        asked = about if about is not None else page_subject(text)
+        if asked is None:
+            return None
+        return await find_page(self.entities, agent_id, asked)
+
+    async def _with_entities(self, agent_id: str, memories: list[Memory]) -> list[Memory]:
+        """Each memory with the names of the entities it is linked to."""
+        if not memories:
+            return []
+        names = await self.entities.entities_of(agent_id, [m.id for m in memories])
+        return [m.model_copy(update={"entities": names.get(m.id, [])}) for m in memories]
 
     async def remember(
         self, request: RememberRequest, *, metadata: dict[str, Any] | None = None
@@ -221,11 +268,11 @@ class MemoryService:
         )
         now = self.reference_time(request.now)
         outcome = await self.searcher.search(text, filters, request.limit, now)
-        return [
-            ScoredMemory(**c.memory.model_dump(), score=round(c.final, 6))
-            for c in outcome.ranked
-            if c.memory is not None
-        ]
+        found = {c.memory_id: c for c in outcome.ranked}
+        memories = await self._with_entities(
+            filters.agent_id, [c.memory for c in outcome.ranked if c.memory is not None]
+        )
+        return [ScoredMemory(**m.model_dump(), score=round(found[m.id].final, 6)) for m in memories]
 
     async def search_debug(self, request: SearchDebugRequest) -> dict[str, Any]:
         text = _query(request.query)
@@ -327,6 +374,16 @@ def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
     original = candidate.memory
     truncated = original is not None and original.content != kept.content
     return ScoredMemory(**fields, score=round(candidate.final, 6), truncated=truncated)
+
+
+def _head(lookup: PageLookup | None, page: EntityPage | None, now: datetime) -> str:
+    """What the context starts with: the entity's page, or the candidates of an ambiguous
+    name."""
+    if page is not None:
+        return page_text(page, now)
+    if lookup is not None and lookup.candidates:
+        return candidates_text(lookup.asked, lookup.candidates)
+    return ""
 
 
 def _iso_or_none(value: str | None) -> str | None:

@@ -130,6 +130,16 @@ Query = Annotated[
         description="What to look for",
     ),
 ]
+About = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=validate.MAX_ENTITY_NAME_CHARS,
+        json_schema_extra=_NOT_BLANK,
+        description="A person, pet or place by name or alias: the recall answers with its page"
+        " (meta.entity) and the memories about it",
+    ),
+]
 MemoryId = Annotated[
     str,
     Field(
@@ -365,6 +375,7 @@ class RecallRequest(Period, Request):
     since: Since | None = None
     until: Until | None = None
     now: Now | None = None
+    about: About | None = None
 
 
 class SearchRequest(Period, Request):

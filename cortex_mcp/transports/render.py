@@ -14,6 +14,8 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from cortex_mcp.engine.recall.gate import what_and_who
+from cortex_mcp.engine.recall.page import candidates_text, page_text
 from cortex_mcp.engine.recall.when import dated
 from cortex_mcp.engine.redaction import describe_redactions
 from cortex_mcp.models import ForgetResult, RecallResult, RememberResult, ScoredMemory, from_iso
@@ -45,6 +47,10 @@ def recall_text(result: RecallResult) -> str:
         now = from_iso(meta.now) if meta.now else None
         for rank, memory in enumerate(result.memories, start=1):
             lines += ["", *_memory_block(rank, memory, now)]
+    if meta.entity is not None:
+        lines = [page_text(meta.entity, from_iso(meta.now) if meta.now else None), "", *lines]
+    elif meta.entity_candidates:
+        lines = [candidates_text(None, meta.entity_candidates), "", *lines]
     if meta.degraded:
         lines += ["", "degraded: " + "; ".join(meta.degraded)]
     if meta.notes:
@@ -56,6 +62,7 @@ def _memory_block(rank: int, memory: ScoredMemory, now: datetime | None) -> list
     head = (
         f"[{rank}] id {memory.id} | {memory.layer.value} | {memory.category.value}"
         f" | {dated(memory.occurred_at or memory.created_at, now)} | score {memory.score:.3f}"
+        f" | {what_and_who(memory)}"
     )
     if memory.metadata.get("unextracted"):
         speaker = memory.metadata.get("speaker") or "conversation"

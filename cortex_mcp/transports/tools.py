@@ -30,9 +30,11 @@ RECALL_DOC = """Find memories relevant to a query and get them as a ready-to-pas
 Use before answering when earlier conversations may matter. Works in any language (English,
 Chinese, Japanese, mixed) and for exact identifiers (IPs, error codes, paths). Small talk such
 as "thanks" returns nothing, and meta.skipped_reason says why. `context` stays within
-max_tokens; each line is tagged with its layer and date. Every memory comes with its id (use it
-with cortex_forget). meta.degraded lists what was not available (for example no embedding
-provider: text search only).
+max_tokens; each line is tagged with its layer, date, kind, the people, pets or places it is
+about and its source. Every memory comes with its id (use it with cortex_forget). "Tell me about
+Anna" (or `about`: a name or alias, with any query) starts the context with Anna's page
+(meta.entity); a name that fits several gives meta.entity_candidates instead. meta.degraded
+lists what was not available (for example no embedding provider: text search only).
 
 Example: {"query": "which cloud provider did we pick for the VPS?", "max_results": 5}
 """
@@ -117,7 +119,7 @@ def recall_output_schema() -> dict[str, Any]:
             "meta": {
                 "type": "object",
                 "description": "took_ms, degraded, skipped_reason, channels, tokens, timings_ms, notes,"
-                " now",
+                " now, time, entity (the page of the entity asked about), entity_candidates",
                 "required": ["took_ms", "degraded", "skipped_reason"],
             },
         },

@@ -231,10 +231,8 @@ _EN_NAMED = re.compile(
 )
 _WORDS_BEFORE_NAMED = re.compile(r"([A-Za-z-]+)(?:\s+([A-Za-z-]+))?\s+(?:(?:is|are|was|were)\s+)?$")
 _EN_SELF = re.compile(
-    rf"(?=[MmCcIi])\b(?i:my\s+name\s+is|my\s+name['’]s|call\s+me|i\s+am\s+called|"
-    rf"i['’]m\s+called)\s+{_EN_NAME}"
-    # "I'm Emily", "I am Emily": only a capitalised word that no stop list holds.
-    rf"|(?<![\w'’])I(?:['’]m|\s+am)\s+{_EN_WORD.replace('[A-Z]', '(?P<plain>[A-Z]', 1)})(?=\s*[,.!?]|\s+(?:and|from|here|by)\b)"
+    rf"(?=[MmCcIi])\b(?i:my\s+name\s+is|my\s+name['’]s|call\s+me|i\s+am\s+called|i['’]m\s+called)"
+    rf"\s+{_EN_NAME}"
 )
 _EN_GREETING = (
     r"(?i:hey|hi|hello|hiya|howdy|yo|thanks|thank\s+you|thx|ty|bye|goodbye|congrats|"
@@ -367,15 +365,6 @@ def _refer_to_owner(scan: _Scan, match: re.Match[str]) -> None:
 
 def _english_self(scan: _Scan) -> None:
     for match in _EN_SELF.finditer(scan.text):
-        if match.group("name") is None:  # "I'm Emily"
-            start = match.start("plain")
-            name = scan.text[start : match.end()].rstrip()
-            if _blocked(name) or name in lex.EN_PLACES:
-                continue
-            found = _Found(name, EntityKind.person, start, start + len(name), "name")
-            found.role = LinkRole.speaker
-            scan.add(found)
-            continue
         name = (
             match.group("name").split()[0]
             if _blocked(match.group("name").split()[-1])
@@ -540,8 +529,7 @@ _AFTER_START_NAME = re.compile(
     + r")\b|\s+and\s+(?:I\b|me\b|my\b|[A-Z])"
     r"|,\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\s+(?:and|would|is|was|are|will)\b"
     r"|,\s+(?:you|your|you['’](?:re|ve|ll)|thanks|thank|how|what|did|do|can|could|would|are|"
-    r"have|I|I['’]m|that['’]s|this|it['’]s|congrats|please|let['’]s|glad|so|we|those|that|"
-    r"these|good|great|awesome|amazing|wow|my)\b"
+    r"have|I|I['’]m|that['’]s|this|it['’]s|congrats|please|let['’]s|glad|so|we)\b"
 )
 # After "X's", these say the 's is "is" or "has" ("Painting's a fun way"), not a possessive.
 _CONTRACTION_FOLLOWERS = frozenset(
@@ -564,13 +552,10 @@ def _name_evidence(text: str, end: int, word: str) -> bool:
     return _AFTER_START_NAME.match(text, end) is not None
 
 
-_TITLE_BEFORE = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Mx|St)|(?<![\w.])[A-Z](?:\.[A-Z])*)\.\s*$")
-
-
 def _after_title(text: str, start: int) -> bool:
-    """The period before the word ends a title or an initial ("Mrs. Patel", "J.K. Rowling"),
-    not a sentence."""
-    return _TITLE_BEFORE.search(text, max(0, start - 12), start) is not None
+    return (
+        re.search(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Mx)\.\s*$", text[max(0, start - 8) : start]) is not None
+    )
 
 
 def _segments(text: str, offset: int, run: str) -> list[tuple[int, int]]:
@@ -684,7 +669,7 @@ _ZH_ADDRESS = re.compile(
     rf"{_first_chars(lex.ZH_ADDRESS)}(?:^|(?<=[^{_CJK}]))(?:{_alternation(lex.ZH_ADDRESS)})[，,、！!\s]*(?P<name>[{_CJK}]{{2,4}}?)(?=[，。！？,.!?\s~～]|$)"
 )
 _ZH_SELF = re.compile(
-    rf"(?:我叫|我的名字是|我的名字叫|我名字叫|我名叫|我是)(?P<name>[{_CJK}]{{2,4}}?)(?=[^{_CJK}]|$|今年|是)"
+    rf"(?:我叫|我的名字是|我的名字叫|我名字叫|我名叫)(?P<name>[{_CJK}]{{2,4}}?)(?=[^{_CJK}]|$|今年|是)"
 )
 _ZH_TITLED = re.compile(
     rf"(?P<name>(?:{_alternation(s for s in lex.ZH_SURNAMES if len(s) == 2)}|[{''.join(s for s in lex.ZH_SURNAMES if len(s) == 1)}])"
@@ -773,8 +758,6 @@ def _chinese(scan: _Scan) -> None:
     for book in _BOOK_TITLE.finditer(text):
         scan.take(book.start(), book.end())
     for match in _ZH_SELF.finditer(text):
-        if match.group(0).startswith("我是") and not _zh_plausible_name(match.group("name")):
-            continue  # 我是学生: a description, not a name
         found = _Found(
             match.group("name"), EntityKind.person, match.start("name"), match.end("name"), "name"
         )
@@ -865,10 +848,7 @@ _JA_HONORIFIC = re.compile(
 _JA_ADDRESS = re.compile(
     rf"(?:{_alternation(lex.JA_ADDRESS)})[、,！!\s]+(?P<name>{_JA_NAME}?)(?:{_JA_HON})?(?=[！!。、？?\s]|$)"
 )
-_JA_SELF = re.compile(
-    rf"(?:(?:私|僕|俺|わたし)の名前は(?P<name>{_JA_NAME}?)(?=です|だ|と申|。|$)"
-    rf"|(?<![{_HAN}{_KATA}])(?P<own>[{_HAN}]{{1,4}}|[{_KATA}]{{2,8}})(?=と申します|と言います|といいます))"
-)
+_JA_SELF = re.compile(rf"(?:私|僕|俺|わたし)の名前は(?P<name>{_JA_NAME}?)(?=です|だ|と申|。|$)")
 _JA_BARE_ROLE = re.compile(
     rf"{_first_chars('うわ私僕俺あ', lex.JA_PERSON_ROLES)}(?<![{_HAN}{_KATA}]){_JA_OWN}"
     rf"(?P<role>{_alternation(lex.JA_PERSON_ROLES)})(?:さん|様|さま)?"
@@ -885,9 +865,8 @@ _JA_IS_ROLE = re.compile(
 def _japanese(scan: _Scan) -> None:
     text = scan.text
     for match in _JA_SELF.finditer(text):
-        group = "name" if match.group("name") else "own"
         found = _Found(
-            match.group(group), EntityKind.person, match.start(group), match.end(group), "name"
+            match.group("name"), EntityKind.person, match.start("name"), match.end("name"), "name"
         )
         found.role = LinkRole.speaker
         scan.add(found)

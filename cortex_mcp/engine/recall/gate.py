@@ -69,14 +69,38 @@ def is_history(memory: Memory) -> bool:
 
 
 def _line_prefix(memory: Memory, now: datetime | None = None) -> str:
-    """`- [core 2026-05-06, 3 weeks ago] (fact) `: the memory's own time (`occurred_at`) and,
-    with the recall's reference time, how long before it that was."""
+    """`- [core 2026-05-06, 3 weeks ago] (fact, experience; about Anna; source x.md#L3) `: the
+    memory's own time (`occurred_at`) and, with the recall's reference time, how long before it
+    that was; its category and kind, who it is about and where it came from."""
     if is_history(memory):
         said_at = dated(memory.occurred_at or memory.created_at, now)
         speaker = one_line(str(memory.metadata.get("speaker") or "conversation"))
-        return f"- [conversation history, {said_at}, {speaker}]: "
+        return f"- [conversation history, {said_at}, {speaker}] ({what_and_who(memory)}): "
     when = dated(memory.occurred_at or memory.created_at, now)
-    return f"- [{memory.layer.value} {when}] ({memory.category.value}) "
+    return f"- [{memory.layer.value} {when}] ({memory.category.value}, {what_and_who(memory)}) "
+
+
+def what_and_who(memory: Memory) -> str:
+    """`experience; about Anna, Tom; source memory/2025-11-27.md#L12`: the memory's kind, the
+    entities it is linked to and its source, the parts it has."""
+    parts = [memory.kind.value if memory.kind is not None else "world"]
+    if memory.entities:
+        names = [_shown(name, _MOST_SHOWN_CHARS) for name in memory.entities[:_MOST_NAMES]]
+        more = len(memory.entities) - _MOST_NAMES
+        parts.append("about " + ", ".join(names) + (f" and {more} more" if more > 0 else ""))
+    if memory.source:
+        parts.append("source " + _shown(memory.source, _MOST_SHOWN_CHARS))
+    return "; ".join(parts)
+
+
+# what a line says of who and where stays short: the memory is what the budget is for
+_MOST_NAMES = 5
+_MOST_SHOWN_CHARS = 48
+
+
+def _shown(text: str, most: int) -> str:
+    text = one_line(text)
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def format_line(memory: Memory, now: datetime | None = None) -> str:

@@ -67,6 +67,8 @@ def debug_report(outcome: SearchState, settings: SearchSettings) -> dict[str, An
             "terms": query.terms,
             "fts_expression": query.match,
             "like_patterns": query.like_patterns,
+            # the names the question gives and the entities they resolved to (the entity stage)
+            "entity": outcome.facts.get("entity"),
         },
         "settings": settings.model_dump(),
         "pool": outcome.pool,
@@ -112,6 +114,7 @@ def _hit(rank: int, c: Candidate) -> dict[str, Any]:
         "access": round(c.access, 6),
         "decay": round(c.decay, 6),
         "time_boost": round(c.time_boost, 6),
+        "entity_boost": round(c.entity_boost, 6),
         "rerank_score": None if c.rerank_score is None else round(c.rerank_score, 6),
         "mmr_step": c.mmr_step,
         "final": round(c.final, 6),

@@ -46,18 +46,8 @@ def key_words(key: str) -> list[str]:
     return words
 
 
-# A key naming a password in another language (`passwort`, `mot_de_passe`, `contraseña`, `пароль`).
-_FOREIGN_PASSWORD_KEYS = (
-    "passwort", "kennwort", "contrasena", "contraseña", "motdepasse", "senha", "wachtwoord",
-    "haslo", "hasło", "losenord", "lösenord", "passord", "salasana", "sifre", "şifre", "heslo",
-    "jelszo", "jelszó", "пароль", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호",
-)  # fmt: skip
-
-
 def secret_key_kind(key: str) -> str | None:
     """`password`, `aws_secret_key` or `secret` when the key names a secret, else None."""
-    if re.sub(r"[\s_.\-]+", "", key.lower()).endswith(_FOREIGN_PASSWORD_KEYS):
-        return "password"
     words = key_words(key)
     if len(words) >= 3 and words[-2:] == ["key", "base"]:
         words = words[:-1]  # Rails' SECRET_KEY_BASE: the base every other key is derived from

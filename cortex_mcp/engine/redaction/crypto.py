@@ -56,12 +56,6 @@ def private_key(text: str) -> bool:
     return len(payload) == 78 and payload[:4] in _EXTENDED_PRIVATE
 
 
-def public_address(text: str) -> bool:
-    """A Bitcoin address (pay-to-key-hash or script-hash, mainnet or testnet): public, no secret."""
-    payload = base58check(text)
-    return payload is not None and len(payload) == 21 and payload[0] in (0x00, 0x05, 0x6F, 0xC4)
-
-
 WALLET_KEY = Rule(
     "crypto_private_key",
     lazy_pattern(

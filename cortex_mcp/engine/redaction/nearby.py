@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 from cortex_mcp.engine.redaction.checks import entropy_bits, looks_random
-from cortex_mcp.engine.redaction.crypto import public_address
 from cortex_mcp.engine.redaction.rules import Rule, lazy_pattern
 
 _STRONG = (
@@ -45,8 +44,7 @@ def _random_token(value: str) -> tuple[int, int] | None:
 
 # A long token with the spread of a generated key, whatever is around it: upper and lower case
 # letters and digits mixed (base62 or base64, 32 characters or more) and an entropy no word, id
-# or hex hash reaches. Inside a URL or a path it is a part of the address, not a key, and a
-# Bitcoin address (its Base58Check says so) is public.
+# or hex hash reaches. Inside a URL or a path it is a part of the address, not a key.
 _GENERATED = lazy_pattern(
     r"(?<![A-Za-z0-9+/=_\-.~:@%])[A-Za-z0-9+/_\-]{32,300}={0,2}(?![A-Za-z0-9+/=_\-~@%])"
 )
@@ -69,9 +67,7 @@ def _generated_key(value: str) -> tuple[int, int] | None:
     )
     if not all(kinds) or sum(c.isdigit() for c in body) < 3:
         return None
-    if entropy_bits(body) < 4.3 or public_address(body):
-        return None  # a wallet's address is meant to be shared
-    return 0, len(value)
+    return (0, len(value)) if entropy_bits(body) >= 4.3 else None
 
 
 GENERATED_KEY = Rule("secret", _GENERATED, refine=_generated_key)

@@ -5,7 +5,6 @@ two", "the door code's 4471", "hunter2 is my password", "set the PIN to 0420", "
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from cortex_mcp.engine.redaction.rules import LazyPattern, Refine, Rule, hinted, lazy_pattern
 from cortex_mcp.engine.redaction.words import (
@@ -66,27 +65,6 @@ def _mixed_word(value: str) -> tuple[int, int] | None:
 
 def _rule(kind: str, pattern: str, refine: Refine) -> Rule:
     return Rule(kind, lazy_pattern(pattern, re.IGNORECASE), groups=("value",), refine=refine)
-
-
-class _ResumingRule(Rule):
-    """Reads on right after each secret it finds (or after the label, when the words after it
-    were no secret), so a second label inside the first one's line is read too
-    (`{"passwort": "…", "contraseña": "…"}`)."""
-
-    def spans(self, text: str) -> Iterator[tuple[str, int, int]]:
-        position = 0
-        while (match := self.pattern.search(text, position)) is not None:
-            start = match.start("value")
-            found = self.refine(match.group("value")) if self.refine else (0, len(match["value"]))
-            if found is None or found[0] >= found[1]:
-                position = max(start, match.start() + 1)
-                continue
-            yield str(self.kind), start + found[0], start + found[1]
-            position = start + found[1]
-
-
-def _resuming(kind: str, pattern: str, refine: Refine) -> Rule:
-    return _ResumingRule(kind, lazy_pattern(pattern, re.IGNORECASE), refine=refine)
 
 
 _BEFORE = (
@@ -232,12 +210,12 @@ def _foreign_value(value: str) -> tuple[int, int] | None:
 
 
 OTHER_LANGUAGES: list[Rule] = [
-    _resuming(
+    _rule(
         "password",
-        rf"(?<![^\W\d_]){_OTHER_LABEL}{_OTHER_OWNER}[\"'”]?{_OTHER_IS}{_VALUE}",
+        rf"(?<![^\W\d_]){_OTHER_LABEL}{_OTHER_OWNER}{_OTHER_IS}{_VALUE}",
         _foreign_value,
     ),
-    _resuming("password", rf"(?<![^\W\d_]){_OTHER_LABEL}\s+{_VALUE}", _foreign_value),
+    _rule("password", rf"(?<![^\W\d_]){_OTHER_LABEL}\s+{_VALUE}", _foreign_value),
 ]
 
 # --- a secret told in a clause after the word that says it is one: "Alice secret: the launch
@@ -262,7 +240,7 @@ def _code_value(value: str) -> tuple[int, int] | None:
     return found if capitals or (has_digit_or_symbol(word) and not contraction) else None
 
 
-SECRET_CLAUSE = _resuming(
+SECRET_CLAUSE = _rule(
     "secret",
     rf"(?<![A-Za-z]){_SECRET_WORD}(?![A-Za-z])[^\n.!?。！？]{{0,60}}(?:{_CLAUSE_IS}){_VALUE}",
     _code_value,

@@ -40,6 +40,11 @@ class SearchState:
     # vectors computed for pending memories along with the query: (model, [(pending, vector)])
     fresh_model: str = ""
     fresh: list[tuple[PendingEmbedding, np.ndarray]] = field(default_factory=list)
+    # entities the caller resolved already (an entity page's), id -> name: the entity stage
+    # lifts their memories as if the query named them
+    entities: dict[str, str] = field(default_factory=dict)
+    # the memories linked to each entity the entity stage lifted (entity id -> memory ids)
+    entity_links: dict[str, set[str]] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     stages: list[tuple[str, float]] = field(default_factory=list)  # (stage, ms) in order run
     degraded: list[str] = field(default_factory=list)

@@ -1,5 +1,9 @@
-// Relations: the agent's entity graph laid out by d3-force and drawn as SVG (each entity a
-// focusable button); choosing one lists its relations and the memories that mention it.
+// Entities and relations: the agent's entities (GET /entities) and the relations between them
+// (GET /relations), laid out by d3-force and drawn as SVG (each node a focusable button). An
+// entity opens its page: what it is, what else it is called, and the memories about it (POST
+// /search with its name, which lifts the memories linked to it; no access is counted). A
+// relation's end that is no entity is drawn too, and lists its relations and the memories that
+// mention it.
 
 import { api } from "../api.js";
 import { clear, h, short, table } from "../dom.js";
@@ -7,6 +11,7 @@ import { clear, h, short, table } from "../dom.js";
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 960;
 const HEIGHT = 520;
+const MOST_ENTITIES = 200;
 
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
@@ -15,25 +20,51 @@ function s(tag, attrs = {}, ...children) {
   return el;
 }
 
+// nodes for every entity and every relation end; an end that is an entity's name or alias is
+// that entity's node
+export function graphOf(entities, relations) {
+  const nodes = entities.map((e) => ({ id: e.name, entity: e, degree: 0 }));
+  const byKey = new Map();
+  for (const node of nodes) {
+    for (const name of [node.entity.name, ...(node.entity.aliases || [])]) {
+      if (!byKey.has(name.toLowerCase())) byKey.set(name.toLowerCase(), node);
+    }
+  }
+  const nodeOf = (name) => {
+    let node = byKey.get(name.toLowerCase());
+    if (!node) {
+      node = { id: name, entity: null, degree: 0 };
+      nodes.push(node);
+      byKey.set(name.toLowerCase(), node);
+    }
+    return node;
+  };
+  const links = relations.map((r) => {
+    const source = nodeOf(r.subject);
+    const target = nodeOf(r.object);
+    source.degree += 1;
+    target.degree += 1;
+    return { source: source.id, target: target.id, predicate: r.predicate };
+  });
+  return { nodes, links };
+}
+
 export async function render(root) {
-  root.append(h("h1", {}, "Relations"));
-  const { relations } = await api("GET", "/relations", { query: { limit: 500 } });
-  if (!relations.length) {
-    root.append(h("p", {}, "No relations yet: ingest extracts them from conversations, or POST /api/v1/relations adds one."));
+  root.append(h("h1", {}, "Entities"));
+  const [{ relations }, listed] = await Promise.all([
+    api("GET", "/relations", { query: { limit: 500 } }),
+    api("GET", "/entities", { query: { limit: MOST_ENTITIES } }).catch(() => ({ entities: [] })),
+  ]);
+  const entities = listed.entities || [];
+  if (!relations.length && !entities.length) {
+    root.append(h("p", {}, "No entities yet: names are found in what is remembered or ingested; POST /api/v1/relations adds a relation."));
     return;
   }
-  const names = [...new Set(relations.flatMap((r) => [r.subject, r.object]))];
-  const nodes = names.map((name) => ({ id: name, degree: 0 }));
-  const byName = new Map(nodes.map((n) => [n.id, n]));
-  const links = relations.map((r) => {
-    byName.get(r.subject).degree += 1;
-    byName.get(r.object).degree += 1;
-    return { source: r.subject, target: r.object, predicate: r.predicate };
-  });
+  const { nodes, links } = graphOf(entities, relations);
   layout(nodes, links);
 
   const panel = h("section", { id: "entity-panel", "aria-live": "polite" },
-    h("p", { class: "muted" }, "Choose an entity (click, or Tab to it and press Enter) to see its relations and memories."));
+    h("p", { class: "muted" }, "Choose an entity (click, or Tab to it and press Enter) to see its page and memories."));
   const svg = s("svg", { class: "graph", viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "group",
     "aria-label": `Entity graph: ${nodes.length} entities, ${links.length} relations` });
   const edges = s("g", { "aria-hidden": "true" });
@@ -43,13 +74,17 @@ export async function render(root) {
   }
   svg.append(edges);
   for (const node of nodes) {
-    const g = s("g", { class: "node", tabindex: 0, role: "button", "aria-label": `${node.id}, ${node.degree} relation${node.degree === 1 ? "" : "s"}`,
+    const kind = node.entity ? `${node.entity.kind}, ` : "";
+    const count = node.entity ? node.entity.mention_count || 0 : node.degree;
+    const g = s("g", { class: node.entity ? `node ${node.entity.kind}` : "node", tabindex: 0, role: "button",
+      "aria-label": `${node.id}, ${kind}${count} ${node.entity ? "memories" : "relations"}`,
       transform: `translate(${node.x},${node.y})`, "data-entity": node.id });
-    g.append(s("circle", { r: 6 + Math.min(10, node.degree * 2) }), s("text", { x: 12, y: 4 }, short(node.id, 40)));
+    g.append(s("circle", { r: 6 + Math.min(10, Math.sqrt(count) * 2) }), s("text", { x: 12, y: 4 }, short(node.id, 40)));
     const choose = () => {
       for (const other of svg.querySelectorAll(".node.selected")) other.classList.remove("selected");
       g.classList.add("selected");
-      showEntity(panel, node.id, relations);
+      if (node.entity) showPage(panel, node.entity, relations);
+      else showEntity(panel, node.id, relations);
     };
     g.addEventListener("click", choose);
     g.addEventListener("keydown", (event) => {
@@ -61,9 +96,11 @@ export async function render(root) {
     svg.append(g);
   }
   root.append(svg, panel);
-  root.append(table(`All ${relations.length} relations`, ["Subject", "Predicate", "Object", "Updated"],
-    relations.map((r) => h("tr", {}, h("td", {}, r.subject), h("td", {}, r.predicate), h("td", {}, r.object),
-      h("td", {}, (r.updated_at || "").slice(0, 10))))));
+  if (relations.length) {
+    root.append(table(`All ${relations.length} relations`, ["Subject", "Predicate", "Object", "Updated"],
+      relations.map((r) => h("tr", {}, h("td", {}, r.subject), h("td", {}, r.predicate), h("td", {}, r.object),
+        h("td", {}, (r.updated_at || "").slice(0, 10))))));
+  }
 }
 
 // a settled layout computed up front (no animation: the picture is stable and testable)
@@ -92,4 +129,24 @@ async function showEntity(panel, name, relations) {
   const list = h("ul", {}, found.memories.map((m) => h("li", {}, h("a", { href: `#/memory/${m.id}` }, short(m.content, 120)))));
   for (const id of sources) if (!ids.has(id)) list.append(h("li", {}, h("a", { href: `#/memory/${id}` }, `memory ${id} (the relation came from it)`)));
   panel.append(h("h3", {}, "Memories that mention it"), list.childElementCount ? list : h("p", {}, "None."));
+}
+
+// an entity's page: its kind, aliases, summary and dates, its relations, and the memories about
+// it (those linked to it first, as recall ranks them)
+async function showPage(panel, entity, relations) {
+  clear(panel);
+  panel.append(h("h2", {}, entity.name));
+  const facts = [entity.kind];
+  if ((entity.aliases || []).length) facts.push(`also called ${entity.aliases.join(", ")}`);
+  if (entity.first_seen) facts.push(`${entity.first_seen.slice(0, 10)} – ${(entity.last_seen || "").slice(0, 10)}`);
+  panel.append(h("p", { class: "muted" }, facts.join(" · ")));
+  if (entity.summary) panel.append(h("p", {}, entity.summary));
+  const names = new Set([entity.name, ...(entity.aliases || [])].map((n) => n.toLowerCase()));
+  const mine = relations.filter((r) => names.has(r.subject.toLowerCase()) || names.has(r.object.toLowerCase()));
+  if (mine.length) panel.append(h("ul", {}, mine.map((r) => h("li", {}, `${r.subject} — ${r.predicate} → ${r.object}`))));
+  const found = await api("POST", "/search", { body: { query: entity.name, limit: 20 } }).catch(() => ({ results: [] }));
+  const about = found.results.filter((m) => (m.entities || []).includes(entity.name));
+  const list = h("ul", {}, about.map((m) => h("li", {}, h("a", { href: `#/memory/${m.id}` }, short(m.content, 120)),
+    h("span", { class: "muted" }, ` ${(m.occurred_at || "").slice(0, 10)} · ${m.kind}`))));
+  panel.append(h("h3", {}, "Memories about it"), about.length ? list : h("p", {}, "None."));
 }

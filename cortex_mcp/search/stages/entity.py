@@ -1,0 +1,235 @@
+"""Entity: the memories linked to the person, pet or place a query names rank higher.
+
+The names and alias phrases a question names ("What are Maya's hobbies?" -> Maya, "what does my
+sister do?" -> my sister, "我表弟的老家在哪里" -> 我表弟) are looked up among the agent's
+entities by their normalised key (`tokenize.normalize_name`): a canonical name, else an alias
+that fits exactly one entity. An alias that fits several is ambiguous: it lifts nothing and the
+debugger lists its candidates (never a guess).
+
+The memories linked to the entities found, as speaker or subject (`BOOST`) or merely mentioned
+(`MENTIONED`), have that added to their fused relevance before the signals multiply it, as the
+time stage adds its window: a boost, not a filter. A fact about someone rarely repeats their
+name ("I took up climbing", said by the friend everyone calls Maya), while the name in the
+question matches every turn that greets her: so the question is also searched without the names
+(the rest of its words), and the linked memories that match those words, or that the channels
+did not bring at all, become candidates too (their cosine filled when there is a query vector).
+
+A question that asks for several things about the entity ("what are X's hobbies", "names of X's
+pets", "what activities has X done", "X有哪些爱好") spreads its first places over the days the
+entity's memories come from: each further pick from a day already chosen weighs `SPREAD` times
+less, so ten near-copies of one afternoon do not hide what was said in other months."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from cortex_mcp.models import EntityMatch, LinkRole
+from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
+from cortex_mcp.search.stages.state import SearchState
+from cortex_mcp.search.stages.text_channel import TextChannel
+from cortex_mcp.search.text import build_query
+from cortex_mcp.search.vector import VectorIndex
+from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
+from cortex_mcp.tokenize import normalize_name
+
+BOOST = 0.5  # added to a speaker's or subject's memory (fused relevance is 0..1)
+MENTIONED = 0.2  # added to a memory that only mentions the entity
+SPREAD = 0.5  # the weight of each further pick from a day already chosen, for a "several" question
+LINKED = 200  # most linked memories read per question (speakers and subjects first, newest first)
+_ROLE_BOOST = {LinkRole.speaker: BOOST, LinkRole.subject: BOOST, LinkRole.mentioned: MENTIONED}
+
+# A question after several things: a plural list ("hobbies", "pets", "names", "activities",
+# "books"), "what ... has X done/made", "both", "how many"; 哪些/有什么 in Chinese; 趣味/どんな
+# ...たち in Japanese. A single fact ("where does Anna live?") is not spread.
+_SEVERAL = re.compile(
+    r"\b(?:what|which)\s+(?:[\w+/-]+\s+){0,3}?[a-z]+(?<!s)s\b(?!\s+(?:is|was)\b)"
+    r"|\b(?:what|which)\s+(?:are|were)\b|\bnames?\b|\bboth\b|\bhow\s+many\b|\bwhat\s+(?:has|have)\b"
+    r"|\b(?:activities|hobbies|interests|things|events|places|pets|kids|children)\b"
+    r"|哪些|有什么|什么爱好|爱好|趣味|たち|何をして",
+    re.IGNORECASE,
+)
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
+_GRAM = 5  # the longest run looked up as a name (Chinese names are 2-4, katakana ones longer)
+
+NamesOf = Callable[[str], Sequence[str]]  # a query -> the names and alias phrases it names
+
+
+@dataclass
+class Understood:
+    """What the stage made of the query's names, as the search debugger shows it."""
+
+    names: list[str] = field(default_factory=list)
+    entities: dict[str, str] = field(default_factory=dict)  # entity id -> name
+    ambiguous: dict[str, list[str]] = field(default_factory=dict)  # phrase -> candidates' names
+    several: bool = False
+    found: list[str] = field(default_factory=list)  # the phrases of the query that named one
+
+    def facts(self, linked: int, added: int) -> dict[str, object]:
+        return {
+            "names": self.names,
+            "entities": [{"id": i, "name": n} for i, n in self.entities.items()],
+            "ambiguous": self.ambiguous,
+            "spread_over_days": self.several and bool(self.entities),
+            "linked_memories": linked,
+            "candidates_added": added,
+        }
+
+
+class EntityStage:
+    name = "entity"
+
+    def __init__(
+        self,
+        entities: EntityStorage,
+        names_of: NamesOf,
+        memories: MemoryStorage,
+        index: VectorIndex,
+        text: TextChannel,
+    ) -> None:
+        self.entities = entities
+        self.names_of = names_of
+        self.memories = memories
+        self.index = index
+        self.text = text
+
+    async def run(self, state: SearchState) -> None:
+        names = list(dict.fromkeys(self.names_of(state.text)))
+        agent = state.filters.agent_id
+        if not (names or state.entities or _CJK.search(state.text)) or agent is None:
+            return
+        understood = Understood(names=names, several=bool(_SEVERAL.search(state.text)))
+        understood.entities.update(state.entities)
+        keys = {normalize_name(name): name for name in names}
+        for gram in _cjk_grams(state.text):  # a known name the rules cannot see: 丽丽, 豆豆
+            keys.setdefault(normalize_name(gram), gram)
+        if keys:
+            _resolve(await self.entities.find_entities(agent, list(keys)), keys, understood)
+            understood.names = list(dict.fromkeys([*names, *understood.found]))
+        if not understood.entities:
+            state.facts["entity"] = understood.facts(0, 0)
+            return
+        linked = await self.entities.linked_memories(agent, list(understood.entities), LINKED)
+        boosts: dict[str, float] = defaultdict(float)
+        for memory_id, entity_id, role in linked:
+            boosts[memory_id] = max(boosts[memory_id], _ROLE_BOOST.get(role, MENTIONED))
+            state.entity_links.setdefault(entity_id, set()).add(memory_id)
+        said = [*names, *understood.entities.values()]
+        added = await self._add(state, boosts, said)
+        self._score(state, boosts, said)
+        if understood.several:
+            state.candidates = _spread(state.candidates, state.limit)
+        state.facts["entity"] = understood.facts(len(boosts), added)
+
+    async def _add(self, state: SearchState, boosts: dict[str, float], names: list[str]) -> int:
+        """The question's other words searched without its names, which now stand for the
+        links: every candidate's text score becomes its match on those words (a memory that
+        matched the name alone keeps its cosine and, if unlinked, a mention's boost), and the
+        linked memories the channels did not bring become candidates, those that match the
+        words first. How many were added."""
+        known = {c.memory_id: c for c in state.candidates}
+        fresh: dict[str, Candidate] = {}
+        rest = build_query(_without(state.text_query.raw, names))
+        if state.mode != "vector" and not rest.empty and rest.terms != state.text_query.terms:
+            hits = await self.text.hits(rest, state.filters, state.pool, state.limit)
+            for c in known.values():
+                c.text_rank, c.bm25 = None, None
+            for rank, (memory_id, bm25) in enumerate(hits):
+                candidate = known.get(memory_id)
+                if candidate is not None:
+                    candidate.text_rank, candidate.bm25 = rank, bm25
+                else:
+                    fresh[memory_id] = Candidate(memory_id, text_rank=rank, bm25=bm25)
+        for memory_id in boosts:
+            if memory_id not in known:
+                fresh.setdefault(memory_id, Candidate(memory_id))
+        live = await self._read(state, list(fresh.values()))
+        state.candidates.extend(live)
+        return len(live)
+
+    async def _read(self, state: SearchState, fresh: list[Candidate]) -> list[Candidate]:
+        if not fresh:
+            return []
+        rows = await self.memories.get_many([c.memory_id for c in fresh])
+        live = [c for c in fresh if rows.get(c.memory_id) is not None]
+        for c in live:
+            c.memory = rows[c.memory_id]
+        vector = state.query_vector
+        if live and vector is not None and state.providers.get("vector_backend") != "vec0":
+            ids = [c.memory_id for c in live]
+            vectors = await self.index.vectors_for(
+                ids, state.model_key, int(vector.shape[0]), refresh=False
+            )
+            fill_cosines(live, vectors, vector)
+        return live
+
+    def _score(self, state: SearchState, boosts: dict[str, float], names: list[str]) -> None:
+        """Fused again over every candidate, the boosts added; a memory no link ties to the
+        entity that still says its name counts as a mention (linking may have missed it)."""
+        fuse(state.candidates, state.settings, has_vector=state.query_vector is not None)
+        apply_signals(state.candidates, state.settings, state.now)
+        said = [name.casefold() for name in names]
+        for c in state.candidates:
+            if c.memory is None:
+                continue
+            c.entity_boost = boosts.get(c.memory_id, 0.0)
+            if not c.entity_boost and any(n in c.memory.content.casefold() for n in said):
+                c.entity_boost = MENTIONED
+            signals = c.layer_weight * c.recency * c.access * c.decay
+            c.final = (c.fused + c.time_boost + c.entity_boost) * signals
+        state.sort()
+
+
+def _resolve(matches: list[EntityMatch], keys: dict[str, str], understood: Understood) -> None:
+    """Per key: the entities it names by name, else the one entity it is an alias of; an alias
+    of several is ambiguous."""
+    by_key: dict[str, list[EntityMatch]] = defaultdict(list)
+    for match in matches:
+        by_key[match.key].append(match)
+    for key, found in by_key.items():
+        named = [m for m in found if m.by == "name"]
+        chosen = named or found
+        if not named and len({m.entity_id for m in found}) > 1:
+            understood.ambiguous[keys.get(key, key)] = sorted({m.name for m in found})
+            continue
+        for match in chosen:
+            understood.entities[match.entity_id] = match.name
+        understood.found.append(keys.get(key, key))
+
+
+def _cjk_grams(text: str) -> list[str]:
+    """Every run of 2 to `_GRAM` Chinese or Japanese characters in the query: a name there has
+    no space or capital to find it by, so each is looked up as a possible known name or alias."""
+    grams = []
+    for run in _CJK.findall(text):
+        for size in range(2, min(_GRAM, len(run)) + 1):
+            grams += [run[i : i + size] for i in range(len(run) - size + 1)]
+    return list(dict.fromkeys(grams))
+
+
+def _without(text: str, names: list[str]) -> str:
+    """The question with the names it gives taken out (and an English possessive after them)."""
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(re.escape(name) + r"(?:['’]s)?", " ", text, flags=re.IGNORECASE)
+    return text
+
+
+def _spread(ranked: list[Candidate], limit: int) -> list[Candidate]:
+    """The first `limit` places picked greedily, each candidate's score weighed down by `SPREAD`
+    for every memory of its day already picked; the rest keep their order after them."""
+    pool = list(ranked)
+    picked: list[Candidate] = []
+    per_day: dict[str, int] = defaultdict(int)
+    while pool and len(picked) < limit:
+        best = max(pool, key=lambda c: c.final * SPREAD ** per_day[_day(c)])
+        pool.remove(best)
+        picked.append(best)
+        per_day[_day(best)] += 1
+    return picked + pool
+
+
+def _day(candidate: Candidate) -> str:
+    return candidate.memory.occurred_at[:10] if candidate.memory is not None else ""

@@ -1,0 +1,337 @@
+"""Recall that knows who: the entity a question names lifts what is linked to it (a boost, not a
+filter), a question after several things spreads over days, "tell me about X" and `about`
+answer with the entity's page, an ambiguous alias with its candidates, and every hit says its
+kind, entities and source, in the structured result and in the text a model reads. On SQLite
+and PostgreSQL.
+
+The memories are linked the way linking on write links them, through the store's `link` (so a
+test here says what the recall does with given links, whatever the linking rules find)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from cortex_mcp.config import Settings
+from cortex_mcp.models import (
+    AliasOrigin,
+    EntityKind,
+    EntityRef,
+    LinkPlan,
+    LinkRole,
+    PlannedAlias,
+    PlannedLink,
+)
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    RecallRequest,
+    RememberRequest,
+    SearchDebugRequest,
+    SearchRequest,
+)
+from cortex_mcp.transports.mcp import build_server
+from tests.conftest import FakeClock
+from tests.helpers.http_helpers import authed_rest_client
+
+pytestmark = pytest.mark.anyio
+
+# a friend whose every turn is hers, though hardly one says her name, and turns by others that
+# do say it: the name alone would find the wrong ones
+MAYA = [
+    ("2026-03-02", "Tom: Maya is coming to the party on Friday, right?", "Tom~Maya"),
+    ("2026-03-02", "Tom: I told Maya about the new cafe downtown.", "Tom~Maya"),
+    ("2026-03-02", "Tom: Maya, did you see the game last night?", "Tom~Maya"),
+    ("2026-03-02", "Maya: I finally took up climbing at the gym near my office.", "Maya"),
+    ("2026-04-11", "Maya: I went to my first pottery class, my bowl came out lopsided.", "Maya"),
+    ("2026-05-20", "Maya: I ran the city half marathon on Sunday.", "Maya"),
+    ("2026-06-07", "Maya: I've been growing tomatoes and basil on my balcony.", "Maya"),
+]
+HOBBIES = {
+    "Maya: I finally took up climbing at the gym near my office.",
+    "Maya: I went to my first pottery class, my bowl came out lopsided.",
+    "Maya: I ran the city half marathon on Sunday.",
+    "Maya: I've been growing tomatoes and basil on my balcony.",
+}
+
+
+@pytest.fixture
+def settings(backend_settings: Settings) -> Settings:
+    return backend_settings
+
+
+Turn = tuple[str, str, str]  # (day, content, links as _links reads them)
+
+
+async def _remember(
+    service: CortexService, turns: list[Turn], aliases: tuple[tuple[str, str, str], ...] = ()
+) -> dict[str, str]:
+    """Remember each turn and link it: the name before ">" as its speaker, the names after it
+    (or the only name) as its subjects ("Maya": Maya's own turn, said by her); `aliases` are
+    (entity, alias, whose words) made on the first turn. Content -> memory id."""
+    ids = {}
+    for day, content, links in turns:
+        result = await service.memories.remember(
+            RememberRequest(content=content, occurred_at=f"{day}T10:00:00Z")
+        )
+        ids[content] = result.id
+        planned = _links(links)
+        if aliases and len(ids) == 1:
+            planned_aliases = tuple(
+                PlannedAlias(_ref(name), alias, AliasOrigin.rule, _ref(speaker))
+                for name, alias, speaker in aliases
+            )
+        else:
+            planned_aliases = ()
+        plan = LinkPlan(result.id, planned, planned_aliases)
+        await service.stores.entities.link("default", [plan], f"{day}T10:00:00Z")
+    return ids
+
+
+def _links(spec: str) -> tuple[PlannedLink, ...]:
+    """ "Tom>Anna+Lisbon": Tom said it, about Anna and Lisbon; "Tom~Maya": Tom said it and
+    merely mentions Maya; "Maya": Maya said it."""
+    if not spec:
+        return ()
+    speaker, _, mentioned = spec.partition("~")
+    if mentioned:
+        return (
+            PlannedLink(_ref(speaker), LinkRole.speaker),
+            PlannedLink(_ref(mentioned), LinkRole.mentioned),
+        )
+    speaker, _, subjects = spec.partition(">")
+    if not subjects:  # "Maya": her own turn
+        return (PlannedLink(_ref(speaker), LinkRole.speaker),)
+    links = [PlannedLink(_ref(speaker), LinkRole.speaker)]
+    links += [PlannedLink(_ref(name), LinkRole.subject) for name in subjects.split("+")]
+    return tuple(links)
+
+
+def _ref(name: str) -> EntityRef:
+    places = {"Lisbon", "成都", "札幌"}
+    return EntityRef(name, EntityKind.place if name in places else EntityKind.person)
+
+
+async def _top(service: CortexService, query: str, limit: int = 5) -> list[str]:
+    hits = await service.memories.search(SearchRequest(query=query, limit=limit))
+    return [hit.content for hit in hits]
+
+
+async def test_a_question_naming_a_person_finds_what_she_said_though_it_never_names_her(
+    service: CortexService,
+) -> None:
+    await _remember(service, MAYA)
+    top = await _top(service, "What are Maya's hobbies?", limit=4)
+    assert set(top) == HOBBIES
+
+
+async def test_the_entity_lifts_and_does_not_filter_a_strong_match_about_someone_else_stays(
+    service: CortexService,
+) -> None:
+    await _remember(
+        service, [*MAYA, ("2026-06-08", "Tom: My hobbies are chess and hiking.", "Tom")]
+    )
+    top = await _top(service, "What are Maya's hobbies?", limit=10)
+    assert "Tom: My hobbies are chess and hiking." in top
+    assert set(top) >= HOBBIES
+
+
+async def test_a_question_after_several_things_spreads_over_the_days_rather_than_one_afternoon(
+    service: CortexService,
+) -> None:
+    afternoon = [
+        ("2026-02-01", f"Maya: I keep practising scales on the piano, part {n}.", "Maya")
+        for n in range(8)
+    ]
+    await _remember(service, [*afternoon, *MAYA])
+    top = await _top(service, "What are Maya's hobbies?", limit=5)
+    assert len(HOBBIES & set(top)) >= 3, top
+
+
+async def test_search_debug_shows_the_entity_understood_and_each_hits_boost(
+    service: CortexService,
+) -> None:
+    await _remember(service, MAYA)
+    report = await service.memories.search_debug(
+        SearchDebugRequest(query="What are Maya's hobbies?")
+    )
+    understood = report["query"]["entity"]
+    assert understood["names"] == ["Maya"]
+    assert [e["name"] for e in understood["entities"]] == ["Maya"]
+    assert "entity" in [stage["name"] for stage in report["stages"]]
+    boosts = {hit["content"]: hit["entity_boost"] for hit in report["hits"]}
+    assert all(boosts[content] > 0 for content in HOBBIES)
+
+
+async def test_a_kinship_word_finds_the_person_it_was_said_of(service: CortexService) -> None:
+    await _remember(
+        service,
+        [
+            ("2026-01-10", "Tom: My sister Anna just moved to Lisbon for a new job.", "Tom>Anna"),
+            ("2026-01-11", "Tom: Work was busy, the whole team stayed late.", "Tom"),
+            ("2026-02-14", "Tom: My sister got promoted to head of translation.", "Tom>Anna"),
+        ],
+        aliases=(("Anna", "my sister", "Tom"),),
+    )
+    top = await _top(service, "What does my sister do?", limit=2)
+    assert "Tom: My sister got promoted to head of translation." in top
+
+
+@pytest.mark.parametrize(
+    ("turns", "question", "name"),
+    [
+        (
+            [
+                ("2026-01-10", "Tom: My sister Anna just moved to Lisbon.", "Tom>Anna+Lisbon"),
+                ("2026-02-14", "Tom: Anna paints every weekend.", "Tom>Anna"),
+                ("2026-03-01", "Tom: The weather was great for hiking.", "Tom"),
+            ],
+            "Tell me about Anna",
+            "Anna",
+        ),
+        (
+            [("2026-01-10", "Tom: My sister Anna just moved to Lisbon.", "Tom>Anna")],
+            "what do you know about Anna?",
+            "Anna",
+        ),
+        (
+            [
+                ("2026-01-05", "小林: 我表弟张伟下个月要从成都搬来上海工作。", "小林>张伟+成都"),
+                ("2026-02-20", "小林: 张伟找到房子了，在公司附近。", "小林>张伟"),
+            ],
+            "告诉我关于张伟的事",
+            "张伟",
+        ),
+        (
+            [
+                (
+                    "2026-01-15",
+                    "佐藤: 上司の田中さんが来月から札幌支店に異動するんだ。",
+                    "佐藤>田中+札幌",
+                ),
+                ("2026-02-25", "佐藤: 田中さんから札幌の写真が届いた。", "佐藤>田中+札幌"),
+            ],
+            "田中さんについて教えて",
+            "田中",
+        ),
+    ],
+)
+async def test_tell_me_about_answers_with_the_entity_page_first(
+    service: CortexService, turns: list[Turn], question: str, name: str
+) -> None:
+    ids = await _remember(service, turns)
+    result = await service.memories.recall(RecallRequest(query=question, max_results=10))
+    page = result.meta.entity
+    assert page is not None and page.name == name
+    assert page.memory_ids and set(page.memory_ids) <= set(ids.values())
+    assert page.first_seen is not None and page.last_seen is not None
+    assert result.context.startswith(f"About {name} (")
+    assert [m.id for m in result.memories][: len(page.memory_ids)] == page.memory_ids
+
+
+async def test_about_gives_the_page_on_any_query_through_an_alias(service: CortexService) -> None:
+    await _remember(
+        service,
+        [
+            ("2026-01-10", "Tom: My sister Anna just moved to Lisbon.", "Tom>Anna"),
+            ("2026-02-14", "Tom: My sister got promoted to head of translation.", "Tom>Anna"),
+        ],
+        aliases=(("Anna", "my sister", "Tom"),),
+    )
+    result = await service.memories.recall(RecallRequest(query="work", about="my sister"))
+    assert result.meta.entity is not None and result.meta.entity.name == "Anna"
+    assert "my sister" in [a.casefold() for a in result.meta.entity.aliases]
+
+
+async def test_an_ambiguous_alias_answers_with_its_candidates_and_no_page(
+    service: CortexService,
+) -> None:
+    await _remember(
+        service,
+        [
+            ("2026-01-10", "Tom: My sister Anna just moved to Lisbon.", "Tom>Anna"),
+            ("2026-01-12", "Priya: My sister Beth is a nurse in Leeds.", "Priya>Beth"),
+        ],
+        aliases=(("Anna", "my sister", "Tom"), ("Beth", "my sister", "Priya")),
+    )
+    result = await service.memories.recall(RecallRequest(query="news", about="my sister"))
+    assert result.meta.entity is None
+    assert sorted(c.name for c in result.meta.entity_candidates) == ["Anna", "Beth"]
+    assert result.context.startswith('"my sister" could mean: Anna (person), Beth (person).')
+
+
+async def test_about_a_name_nobody_has_says_so_and_recalls_as_usual(service: CortexService) -> None:
+    await _remember(service, MAYA)
+    result = await service.memories.recall(RecallRequest(query="pottery", about="Zelda"))
+    assert result.meta.entity is None and not result.meta.entity_candidates
+    assert any("no person, pet or place is called 'Zelda'" in note for note in result.meta.notes)
+    assert result.memories
+
+
+async def test_every_hit_says_its_kind_entities_and_source_in_the_context(
+    service: CortexService,
+) -> None:
+    result = await service.memories.remember(
+        RememberRequest(content="Tom: My sister Anna just moved to Lisbon.", source="chat-import")
+    )
+    plan = LinkPlan(result.id, _links("Tom>Anna+Lisbon"))
+    await service.stores.entities.link("default", [plan], "2026-11-01T12:00:00Z")
+    recalled = await service.memories.recall(RecallRequest(query="Lisbon"))
+    hit = recalled.memories[0]
+    assert hit.kind is not None and hit.source == "chat-import"
+    assert set(hit.entities) == {"Tom", "Anna", "Lisbon"}
+    line = recalled.context.splitlines()[1]
+    assert f"(fact, {hit.kind.value}; about " in line and "Anna" in line
+    assert "; source chat-import) Tom: My sister" in line
+    searched = await service.memories.search(SearchRequest(query="Lisbon"))
+    assert set(searched[0].entities) == {"Tom", "Anna", "Lisbon"}
+
+
+async def _seed(settings: Settings, clock: FakeClock) -> None:
+    """Anna's memories in the database, linked, before a server opens it."""
+    async with open_cortex(settings, clock=clock) as service:
+        await _remember(
+            service,
+            [
+                ("2026-01-10", "Tom: My sister Anna just moved to Lisbon.", "Tom>Anna+Lisbon"),
+                ("2026-02-14", "Tom: Anna paints every weekend.", "Tom>Anna"),
+            ],
+            aliases=(("Anna", "my sister", "Tom"),),
+        )
+
+
+@pytest.fixture
+async def mcp_client(settings: Settings, clock: FakeClock) -> AsyncIterator[Client]:
+    await _seed(settings, clock)
+    server = build_server(lambda: open_cortex(settings, clock=clock))
+    async with Client(server) as c:
+        yield c
+
+
+async def test_the_recall_tool_takes_about_and_its_text_shows_the_page_and_who_each_hit_is_about(
+    mcp_client: Client,
+) -> None:
+    result = await mcp_client.call_tool("cortex_recall", {"query": "weekend", "about": "my sister"})
+    assert not result.is_error, result.content
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("About Anna (person; also called my sister)")
+    assert "world; about Tom, Anna" in text
+    structured: Any = result.structured_content
+    assert structured["meta"]["entity"]["name"] == "Anna"
+    assert all("entities" in m and "kind" in m and "source" in m for m in structured["memories"])
+
+
+async def test_rest_recall_takes_about_as_the_tool_does(
+    settings: Settings, clock: FakeClock, tmp_path: Any
+) -> None:
+    await _seed(settings, clock)
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    with authed_rest_client(tmp_path, clock, database_url=url) as rest:
+        reply = rest.post("/api/v1/recall", json={"query": "Lisbon", "about": "Anna"})
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["meta"]["entity"]["name"] == "Anna"
+        refused = rest.post("/api/v1/recall", json={"query": "Lisbon", "about": "x" * 201})
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == "about"
