@@ -207,6 +207,8 @@ async def test_the_mcp_tools_refuse_nul_with_a_tool_error(mcp: Client) -> None:
         assert field in said and "NUL" in said, said
     stats = json.loads((await mcp.read_resource("cortex://stats")).contents[0].text)
     assert stats["memories"]["total"] == 1
-    # a query is only searched for, never stored: it is taken as given on both stores
+    # a query too, as the OpenAPI document says of every text (issue 32, item 12)
     found = await mcp.call_tool("cortex_recall", {"query": "fact\x00to correct"})
-    assert not found.is_error and found.structured_content["memories"]
+    assert found.is_error
+    said = found.content[0].text  # type: ignore[union-attr]
+    assert "query" in said and "NUL" in said, said

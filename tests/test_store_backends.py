@@ -133,10 +133,14 @@ async def test_hostile_text_is_searched_as_words_never_as_query_syntax(
             RememberRequest(content="Brien quoted the backslash rule for drop tables")
         )
         for text in HOSTILE:
-            result = await service.memories.recall(
-                RecallRequest(query=text[:2000])
-            )  # every query answers, none fails
-            assert all(m.id == plain.id for m in result.memories)
+            if "\x00" in text:  # a query holding NUL is refused before any search (issue 32)
+                with pytest.raises(InvalidInput):
+                    RecallRequest(query=text)
+            else:
+                result = await service.memories.recall(
+                    RecallRequest(query=text[:2000])
+                )  # every query answers, none fails
+                assert all(m.id == plain.id for m in result.memories)
             query = build_query(text)  # the store itself takes any length
             if not query.empty:
                 hits = await service.stores.memories.text_search(query.match, _filters(service), 10)

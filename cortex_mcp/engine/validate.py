@@ -44,11 +44,19 @@ def decimal_string(value: Any) -> Any:
 
 
 # Text is stored exactly as given, and PostgreSQL cannot store NUL in text (SQLite can): a NUL
-# is refused on every store alike rather than dropped, which would change what was written.
+# is refused on every store alike rather than dropped, which would change what was written;
+# a query too, as the OpenAPI document says of every text.
 NUL_RULE = (
-    "must not contain the NUL character (U+0000): text is stored exactly as given and a"
-    " database text column cannot hold NUL, so it is refused rather than removed"
+    "must not contain the NUL character (U+0000): text is stored exactly as given (and"
+    " searched so) and a database text column cannot hold NUL, so it is refused rather than"
+    " removed"
 )
+
+
+def shown_name(name: str) -> str:
+    """A name a caller chose (a parameter's, a key's) as an error message may echo it: its
+    control characters, NUL first, written as \\uXXXX (an error never carries NUL)."""
+    return CONTROL_CHARS.sub(lambda found: f"\\u{ord(found.group()):04x}", name)
 
 
 def no_nul(name: str, value: str) -> str:
@@ -70,7 +78,7 @@ def nul_path(value: Any, path: str) -> str | None:
             for key, item in reversed(list(node.items())):
                 inner = f"{where}.{key}" if where else str(key)
                 if isinstance(key, str) and "\x00" in key:
-                    return where or str(key)
+                    return where or shown_name(key)
                 stack.append((item, inner))
         elif isinstance(node, list | tuple):
             stack.extend((item, f"{where}.{i}") for i, item in reversed(list(enumerate(node))))

@@ -278,13 +278,12 @@ class Request(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     schema_name: ClassVar[str]
-    # a request whose texts may be stored refuses NUL; a query is only searched for (both
-    # stores take it as a parameter), so it is taken as given
-    stores_text: ClassVar[bool] = True
 
     @model_validator(mode="after")
     def _no_nul(self) -> Request:
-        return refuse_nul(self) if self.stores_text else self
+        """No text holds NUL, a query neither (the document says so of every text: one rule
+        for what is stored and what is only searched for)."""
+        return refuse_nul(self)
 
     @classmethod
     def default(cls, name: str) -> Any:
@@ -356,7 +355,6 @@ class RecallRequest(Period, Request):
     """Find memories relevant to a query, as a ready-to-paste context block."""
 
     schema_name: ClassVar[str] = "RecallBody"
-    stores_text: ClassVar[bool] = False
     query: Annotated[Query, Field(description="What to look for, in any language")]
     max_results: Annotated[MaxResults, Field(description="Most memories to return")] = 5
     layers: Layers | None = None
@@ -383,7 +381,6 @@ class SearchRequest(Period, Request):
     block, no access counting); `debug` adds the search debugger's report."""
 
     schema_name: ClassVar[str] = "SearchBody"
-    stores_text: ClassVar[bool] = False
     query: Query
     agent_id: AgentId | None = None
     limit: Annotated[MaxResults, Field(description="Most memories to return")] = 10
@@ -400,7 +397,6 @@ class SearchDebugRequest(Period, Request):
     """Explain a search: every ranking stage for each hit, with timings."""
 
     schema_name: ClassVar[str] = "SearchDebugBody"
-    stores_text: ClassVar[bool] = False
     query: Annotated[Query, Field(description="The query to explain")]
     max_results: Annotated[MaxResults, Field(description="Hits to explain")] = 10
     agent_id: AgentId | None = None

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from cortex_mcp.engine.validate import DECIMAL_TEXT, MAX_DECIMAL_CHARS
+from cortex_mcp.engine.validate import DECIMAL_TEXT, MAX_DECIMAL_CHARS, shown_name
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import ADMIN
 from cortex_mcp.service import CortexService
@@ -82,7 +82,7 @@ def _validation_response(exc: ValidationError, where: str = "") -> Response:
     problems = []
     for error in exc.errors(include_url=False):
         loc = ".".join(str(part) for part in error["loc"]) or where or "body"
-        problems.append((loc, rule_of(error)))
+        problems.append((shown_name(loc), shown_name(rule_of(error))))
     message = "; ".join(f"{loc}: {msg}" for loc, msg in problems[:5])
     return error_response(422, "invalid_input", message, problems[0][0])
 
@@ -198,7 +198,7 @@ def openapi_document(
         if ep.response is not None:
             ok["content"] = {"application/json": {"schema": ref(ep.response, "serialization")}}
         op["responses"] = {str(ep.status): ok}
-        codes = () if ep.public else ep.errors
+        codes = _error_codes(ep)
         op["responses"].update({str(c): {"description": "error", **error} for c in codes})
         if not ep.public:
             op["security"] = [{"bearer": []}]
@@ -214,6 +214,16 @@ def openapi_document(
     }
     _fill_setting_limits(document, settings)
     return document
+
+
+def _error_codes(ep: Endpoint) -> list[int]:
+    """The error statuses of `ep`: its own, 403 on every route (a page of another origin; an
+    agent token naming another agent or on an admin route) and 415 on every method that
+    carries a body (guards.JsonBodies)."""
+    codes = {403, *(() if ep.public else ep.errors)}
+    if ep.method in ("POST", "PUT", "PATCH"):
+        codes.add(415)
+    return sorted(codes)
 
 
 def _fill_setting_limits(node: Any, settings: Any) -> None:

@@ -31,7 +31,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
 from cortex_mcp import __version__
 from cortex_mcp.config import Settings
@@ -207,7 +207,21 @@ def _sdk_authentication(verifier: CallerVerifier | None) -> list[Middleware]:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     codes = {404: "not_found", 405: "method_not_allowed"}
-    return error_response(exc.status_code, codes.get(exc.status_code, "http_error"), exc.detail)
+    response = error_response(exc.status_code, codes.get(exc.status_code, "http_error"), exc.detail)
+    if exc.status_code == 405:
+        response.headers["Allow"] = ", ".join(_allowed_methods(request))
+    return response
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at the request's path (one path is often several
+    routes: GET and POST /memories), as a 405's `Allow` lists them (RFC 9110)."""
+    path = request.scope.get("path", "")
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.path_regex.fullmatch(path):
+            methods |= route.methods
+    return sorted(methods)
 
 
 async def _watch_core(service: CortexService, bus: InMemorySubscriptionBus) -> None:
