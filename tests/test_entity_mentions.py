@@ -338,6 +338,21 @@ def test_a_chinese_name_between_a_word_of_company_and_what_is_done_together_is_f
         assert names(find_mentions(text)) == [], text
 
 
+def test_a_chinese_name_that_opens_a_clause_and_speaks_and_nicknames_are_found():
+    assert names(find_mentions("张伟说他明天来。")) == ["张伟"]
+    assert names(find_mentions("今天李娜告诉我她要结婚了。")) == ["李娜"]
+    assert names(find_mentions("小王和小李都来了。")) == ["小王", "小李"]
+    for text in [
+        "我买了小米手机。",
+        "老师说我进步了。",
+        "张家说了算。",
+        "谢谢你和我分享这些电影。",
+        "小时候我很胖。",
+        "高兴说不出话来。",
+    ]:
+        assert names(find_mentions(text)) == [], text
+
+
 def test_a_famous_chinese_name_in_passing_is_left_to_the_llm():
     assert names(find_mentions("我最喜欢的是《听妈妈的话》，那首歌非常有感觉。")) == []
     assert phrases(find_mentions("我最喜欢的是《听妈妈的话》。")) == []

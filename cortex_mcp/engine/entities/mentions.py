@@ -676,6 +676,26 @@ _ZH_TITLED = re.compile(
     rf"(?:{_alternation(lex.ZH_TITLES)}))"
 )
 _BOOK_TITLE = re.compile(r"《[^》]*》")
+# A name that starts a clause and says, tells, asks or gives: 张伟说他明天来, 今天李娜告诉我.
+_ZH_SAYS = re.compile(
+    r"说|告诉|觉得|认为|问我|让我|给我|送我|和我|跟我|带我|约我|请我|邀请|打电话|发消息|发微信|来了|来看我"
+)
+_ZH_CLAUSE_OPENERS = (
+    "今天",
+    "昨天",
+    "明天",
+    "刚才",
+    "后来",
+    "然后",
+    "那天",
+    "上周",
+    "周末",
+    "最近",
+)
+# 小王, 老李: 小 or 老 before a surname is what friends and colleagues call each other.
+_ZH_NICKNAME = re.compile(
+    rf"(?<![{_CJK}])?(?P<name>[小老][{''.join(sorted(s for s in lex.ZH_SURNAMES if len(s) == 1))}])"
+)
 _ZH_WITH = re.compile(
     rf"(?:和|跟|与|同|给|对|问|告诉|找|陪|约|喊|帮|见到|遇到|碰到)(?P<name>[{_CJK}]{{2,4}}?)"
     rf"(?=一起|一块|聊天|聊|说|讲|打电话|打了|见面|吃饭|吃|去|玩|发|借|商量|学习|视频|通话|约会)"
@@ -723,9 +743,18 @@ def _zh_plausible_name(name: str) -> bool:
     characters (a double surname and one or two), none a particle, and no common word."""
     if name in lex.ZH_NOT_NAMES or not all(CJK_CHAR.match(ch) for ch in name):
         return False
+    if len(name) == 2 and name[0] in "小老" and name[1] in lex.ZH_SURNAMES:
+        return True  # 小王, 老李: what friends and colleagues call each other
+    if len(name) == 2 and name[0] == "阿" and name[1] not in "姨婆公爸妈哥姐叔伯嫂":
+        return True  # 阿强
     surname = 2 if name[:2] in lex.ZH_SURNAMES else 1 if name[:1] in lex.ZH_SURNAMES else 0
     given = name[surname:]
-    return surname > 0 and 1 <= len(given) <= 2 and given[0] not in lex.ZH_NOT_GIVEN
+    return (
+        surname > 0
+        and 1 <= len(given) <= 2
+        and not any(ch in lex.ZH_NOT_GIVEN for ch in given)
+        and given[-1] not in "家们里"  # 张家, 王家: a family or a house, not a person
+    )
 
 
 def _zh_with(scan: _Scan) -> None:
@@ -736,6 +765,34 @@ def _zh_with(scan: _Scan) -> None:
         name, start = match.group("name"), match.start("name")
         if _zh_plausible_name(name) and text[start - 1 : start] not in lex.ZH_MEASURE_BEFORE:
             scan.add(_Found(name, EntityKind.person, start, match.end("name"), "name"))
+
+
+def _zh_clause_starts(text: str, position: int) -> bool:
+    """Nothing but punctuation, the start, or a time word before `position`."""
+    before = text[position - 1 : position]
+    return (
+        not before or not CJK_CHAR.match(before) or text.endswith(_ZH_CLAUSE_OPENERS, 0, position)
+    )
+
+
+def _zh_says(scan: _Scan) -> None:
+    text = scan.text
+    for verb in _ZH_SAYS.finditer(text):
+        for length in (3, 2):
+            start = verb.start() - length
+            name = text[max(start, 0) : verb.start()]
+            if start < 0 or not _zh_plausible_name(name) or not _zh_clause_starts(text, start):
+                continue
+            found = _Found(name, EntityKind.person, start, verb.start(), "name")
+            found.role = LinkRole.subject
+            scan.add(found)
+            break
+    for match in _ZH_NICKNAME.finditer(text):
+        after = text[match.end() : match.end() + 1]
+        ends = not after or after in lex.ZH_AFTER_NAME or not CJK_CHAR.match(after)
+        if ends and match.group("name") not in lex.ZH_NOT_NAMES:
+            name = match.group("name")
+            scan.add(_Found(name, EntityKind.person, match.start(), match.end(), "name"))
 
 
 def _zh_is_role(scan: _Scan) -> None:
@@ -815,6 +872,7 @@ def _chinese(scan: _Scan) -> None:
             )
         )
     _zh_with(scan)
+    _zh_says(scan)
     for match in _ZH_ADDRESS.finditer(text):
         end = _zh_name_at(text, match.start("name"))
         if end == match.end("name"):
