@@ -224,6 +224,26 @@ class LinkReport:
 ROLE_STRENGTH = {LinkRole.speaker: 3, LinkRole.subject: 2, LinkRole.mentioned: 1}
 
 
+class ValidityStatus(enum.StrEnum):
+    """Where a fact stands: still true, replaced by a newer one of the same slot, or disputed
+    by a statement of equal standing (shown together, never a silent winner)."""
+
+    current = "current"
+    superseded = "superseded"
+    contested = "contested"
+
+
+@dataclass(frozen=True)
+class SlotClaim:
+    """A single-valued fact a memory states: whose (`holder`, a normalised key), which slot,
+    what value, and who said it (engine/beliefs/slots.py reads them)."""
+
+    holder: str
+    slot: str
+    value: str
+    speaker: str | None = None
+
+
 class Clock(Protocol):
     def now(self) -> datetime: ...
 
@@ -281,7 +301,7 @@ def new_id(random_bytes: bytes | None = None) -> str:
 # an entry look like one the server wrote.
 LOG_ACTIONS = (
     "archive", "compress", "correct", "expire", "forget", "merge", "promote", "purge",
-    "restore", "supersede", "update",
+    "restore", "supersede", "update", "validity",
 )  # fmt: skip
 LOG_ORIGIN_KEY = "origin"
 IMPORTED_ORIGIN = "import"
@@ -334,6 +354,13 @@ class Memory(BaseModel):
     # the reads that show a memory), and `source` where it came from (`memory_source`)
     kind: MemoryKind | None = None
     entities: list[str] = Field(default_factory=list)
+    # while the fact holds: from `valid_from` (its own time unless known better) until
+    # `valid_to` (None while current); `slot` names the single-valued slot it states
+    # ("<holder>/<slot>"), whose newer fact closes it (engine/beliefs/validity.py)
+    valid_from: str = ""
+    valid_to: str | None = None
+    status: ValidityStatus = ValidityStatus.current
+    slot: str | None = None
 
     @model_validator(mode="after")
     def _derived_fields(self) -> Memory:
@@ -342,6 +369,8 @@ class Memory(BaseModel):
         if self.kind is None:
             self.kind = memory_kind(self.category, self.metadata)
         self.source = memory_source(self.source, self.metadata)
+        if not self.valid_from:
+            self.valid_from = self.occurred_at
         return self
 
 
@@ -492,6 +521,7 @@ class SearchFilters(BaseModel):
     now: str
     include_superseded: bool = False
     include_shared: bool = False  # also memories other agents marked shared
+    include_history: bool = False  # rank superseded facts as the current ones (the history)
     # only memories whose `occurred_at` is in [since, until) (`to_iso` text; None: unbounded)
     since: str | None = None
     until: str | None = None

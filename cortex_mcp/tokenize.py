@@ -113,3 +113,40 @@ def speaker_of(text: str, metadata: dict[str, object] | None = None) -> str | No
 def without_speaker(text: str) -> str:
     match = _SPEAKER.match(text)
     return text[match.end() :] if match else text
+
+
+# Single-valued slots (engine/beliefs/slots.py, search/slot_questions.py): whose fact it is and
+# what value, compared as these keys. "I", "we", "my", 我, 私 ... are the speaker.
+SELF_HOLDER = "I"
+_SELF_WORDS = {
+    "i",
+    "we",
+    "me",
+    "my",
+    "our",
+    "我",
+    "我们",
+    "私",
+    "僕",
+    "俺",
+    "わたし",
+    "ぼく",
+    "おれ",
+    "自分",
+}
+_HOLDER_ARTICLE = re.compile(r"^(?:the|our) ")
+
+
+def slot_holder_key(holder: str) -> str:
+    """The key of a fact's holder: width and case folded, "the"/"our" and 我的's 的 dropped,
+    every word for the speaker one key."""
+    folded = unicodedata.normalize("NFKC", holder).casefold().strip()
+    folded = _HOLDER_ARTICLE.sub("", folded)
+    folded = re.sub(r"^我的(?=[\u4e00-\u9fff])", "我", folded)
+    return SELF_HOLDER.casefold() if folded in _SELF_WORDS else folded
+
+
+def slot_value_key(value: str) -> str:
+    """A slot's value as compared: width and case folded, punctuation and spacing ignored."""
+    folded = unicodedata.normalize("NFKC", value).casefold()
+    return re.sub(r"[\s\W_]+", " ", folded).strip()

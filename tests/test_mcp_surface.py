@@ -49,6 +49,7 @@ FROZEN: dict[str, dict[str, tuple[Any, ...]]] = {
         "categories": ("array", False, CATEGORIES),
         "max_tokens": ("integer", False, 50, 100_000),
         "agent_id": ("string", False, 1, 128),
+        "include_history": ("boolean", False),
         "since": ("string", False, None, 40),
         "until": ("string", False, None, 40),
         "now": ("string", False, None, 40),

@@ -43,6 +43,10 @@ class Candidate:
     # what the entity stage added to `fused`: a speaker's or subject's memory of the entity the
     # query names, less for a mention, else 0 (search/stages/entity.py)
     entity_boost: float = 0.0
+    # what the validity stage added: a fact of the slot a question asks about; and the weight
+    # of its standing (a superseded fact below what replaced it) (search/stages/validity.py)
+    validity_boost: float = 0.0
+    standing: float = 1.0
     rerank_score: float | None = None  # the reranker's relevance, when it ran
     mmr_step: int | None = None
     # the score after each stage, kept only for the search debugger (SearchState.debug)

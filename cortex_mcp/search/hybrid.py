@@ -27,9 +27,11 @@ from cortex_mcp.search.stages.signals import Signals
 from cortex_mcp.search.stages.state import SearchState, Stage
 from cortex_mcp.search.stages.text_channel import TextChannel
 from cortex_mcp.search.stages.time import TimeStage
+from cortex_mcp.search.stages.validity import ValidityStage
 from cortex_mcp.search.stages.vector_channel import VectorChannel
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
+from cortex_mcp.store.validity import ValidityStore
 from cortex_mcp.store.vectors import PendingEmbedding
 
 
@@ -42,6 +44,7 @@ class HybridSearch:
         settings: SearchSettings,
         entities: EntityStorage,
         names_of: NamesOf,
+        validity: ValidityStore,
         reranker: Reranker | None = None,
         rerank_top_n: int = 20,
     ) -> None:
@@ -58,6 +61,7 @@ class HybridSearch:
             Signals(),
             TimeStage(memories, index, self.text_channel),
             EntityStage(entities, names_of, memories, index, self.text_channel),
+            ValidityStage(memories, validity),
             Rerank(reranker, rerank_top_n),
             Diversity(index),
             Budget(),

@@ -13,6 +13,7 @@ from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.beliefs.validity import ValidityKeeper
 from cortex_mcp.engine.entities.mentions import page_subject
 from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
 from cortex_mcp.engine.recall.access import AccessBatcher
@@ -89,6 +90,7 @@ class MemoryService:
     background: Background
     clock: Clock
     entities: EntityStorage
+    validity: ValidityKeeper
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def recall(self, request: RecallRequest) -> RecallResult:
@@ -107,6 +109,7 @@ class MemoryService:
             request.include_shared,
             since=request.since,
             until=request.until,
+            include_history=request.include_history,
         )
         reason = small_talk_reason(text)
         if reason is not None and request.about is None:
@@ -116,6 +119,7 @@ class MemoryService:
             self.indexer.pending_for(filters.agent_id, _PENDING_PER_RECALL) if self.indexer else []
         )
         now = self.reference_time(request.now)
+        await self.validity.settle(filters.agent_id)
         lookup = await self._page_lookup(filters.agent_id, request.about, text)
         about = {lookup.entity.id: lookup.entity.name} if lookup and lookup.entity else None
         outcome = await self.searcher.search(
@@ -227,8 +231,10 @@ class MemoryService:
         reason = await self.redactor.clean_optional(reason)
         now = self._now()
         self.refresher.discard(target)
+        chains = await self.validity.chains_of(agent, target)
         if purge:
             await self.memories.purge(target, agent, now)
+            await self.validity.resettle(agent, chains)
             await self.lifecycle.erase_from_summaries(target, agent)  # no extract may remain
             self.searcher.index.mark_dirty()
             self.refresher.mirror()
@@ -245,12 +251,15 @@ class MemoryService:
                 source="correction",
             )
             outcome = await self.memories.correct(target, new, reason, now)
+            await self.validity.settle(agent)
+            await self.validity.resettle(agent, chains)
             self.refresher.track(outcome.memory)
             self.refresher.mirror()
             return ForgetResult(id=target, status=ForgetStatus.corrected, new_id=outcome.memory.id)
         if (await self._require(target, agent)).forgotten_at is not None:
             return ForgetResult(id=target, status=ForgetStatus.already_forgotten)
         await self.memories.forget(target, agent, reason, now)
+        await self.validity.resettle(agent, chains)
         self.refresher.mirror()
         return ForgetResult(id=target, status=ForgetStatus.forgotten)
 
@@ -265,8 +274,10 @@ class MemoryService:
             request.include_shared,
             since=request.since,
             until=request.until,
+            include_history=request.include_history,
         )
         now = self.reference_time(request.now)
+        await self.validity.settle(filters.agent_id)
         outcome = await self.searcher.search(text, filters, request.limit, now)
         found = {c.memory_id: c for c in outcome.ranked}
         memories = await self._with_entities(
@@ -281,6 +292,7 @@ class MemoryService:
             request.agent_id, None, None, since=request.since, until=request.until
         )
         now = self.reference_time(request.now)
+        await self.validity.settle(filters.agent_id)
         outcome = await self.searcher.search(text, filters, limit, now, debug=True)
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)
@@ -304,12 +316,11 @@ class MemoryService:
         unchanged."""
         target = validate.memory_id(memory_id, "id")
         now = to_iso(self.clock.now())
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         restored = await self.memories.restore(
-            target,
-            validate.agent_for(self.caller, agent_id, self.settings.agent_id),
-            validate.member("layer", layer, Layer),
-            now,
+            target, agent, validate.member("layer", layer, Layer), now
         )
+        await self.validity.resettle(agent, await self.validity.chains_of(agent, target))
         self.refresher.bulk_changed()
         self.refresher.track(restored)
         return restored.model_dump(mode="json")
@@ -332,6 +343,7 @@ class MemoryService:
         *,
         since: str | None = None,
         until: str | None = None,
+        include_history: bool = False,
     ) -> SearchFilters:
         """What a search of `agent_id`'s memories is limited to, each argument validated
         (`since`, `until`: ISO dates or date-times of the memories' own time; a date `until`
@@ -346,6 +358,7 @@ class MemoryService:
             ),
             since=to_iso(validate.moment_of("since", since)) if since else None,
             until=to_iso(validate.period_end_of("until", until)) if until else None,
+            include_history=include_history,
         )
 
     def reference_time(self, now: str | None) -> datetime:

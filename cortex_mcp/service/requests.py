@@ -271,6 +271,14 @@ IncludeShared = Annotated[
     ),
 ]
 
+IncludeHistory = Annotated[
+    bool,
+    Field(
+        description="Rank facts that a newer one replaced (superseded) as high as current ones,"
+        " oldest first for a slot question; default: what is true now first"
+    ),
+]
+
 
 class Request(BaseModel):
     """Unknown fields are refused, so a misspelt `agentId` cannot silently fall back to the
@@ -362,6 +370,7 @@ class RecallRequest(Period, Request):
     max_tokens: MaxTokens = 2000
     agent_id: AgentId | None = None
     include_shared: IncludeShared = None
+    include_history: IncludeHistory = False
     format: Annotated[
         Literal["plain", "prompt"],
         Field(
@@ -387,6 +396,7 @@ class SearchRequest(Period, Request):
     layers: Layers | None = None
     categories: Categories | None = None
     include_shared: IncludeShared = None
+    include_history: IncludeHistory = False
     debug: Annotated[bool, Field(description="Add every ranking stage per hit")] = False
     since: Since | None = None
     until: Until | None = None

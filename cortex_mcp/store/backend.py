@@ -30,6 +30,7 @@ from cortex_mcp.store.profiles import ProfileStore
 from cortex_mcp.store.relations import RelationStore
 from cortex_mcp.store.tokens import TokenStore
 from cortex_mcp.store.turns import TurnStore
+from cortex_mcp.store.validity import ValidityStore
 from cortex_mcp.store.vectors import VectorStore
 
 
@@ -47,6 +48,7 @@ class StoreClasses:
     counters: type[Counters]
     tokens: type[TokenStore]
     entities: type[EntityStore]
+    validity: type[ValidityStore]
 
 
 SQLITE = StoreClasses(
@@ -62,6 +64,7 @@ SQLITE = StoreClasses(
     counters=Counters,
     tokens=TokenStore,
     entities=EntityStore,
+    validity=ValidityStore,
 )
 
 
@@ -106,6 +109,7 @@ class Stores:
     counters: Counters
     tokens: TokenStorage
     entities: EntityStorage
+    validity: ValidityStore
 
 
 def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
@@ -127,4 +131,5 @@ def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
         counters=classes.counters(db),
         tokens=classes.tokens(db),
         entities=classes.entities(db),
+        validity=classes.validity(db),
     )

@@ -96,6 +96,7 @@ def _memory_row(memory: dict[str, Any], agent_id: str) -> tuple[list[Any], str, 
     data["metadata"] = json.dumps(metadata, ensure_ascii=False) if metadata else "{}"
     data["shared"] = int(bool(memory.get("shared")))
     data["occurred_at"] = memory.get("occurred_at") or memory.get("created_at")
+    data["status"] = memory.get("status") or "current"
     digest = content_hash(memory["content"])
     return [0, *map(data.get, MEMORY_FIELDS), digest], digest, index_text(memory["content"])
 

@@ -35,7 +35,7 @@ from cortex_mcp.tokenize import content_hash, index_text, query_key
 MEMORY_COLUMNS = (
     "id, agent_id, layer, category, content, source, importance, confidence, decay_score,"
     " access_count, last_accessed, created_at, updated_at, expires_at, superseded_by,"
-    " forgotten_at, metadata, shared, occurred_at"
+    " forgotten_at, metadata, shared, occurred_at, valid_from, valid_to, status, slot"
 )
 
 
@@ -78,6 +78,9 @@ def row_to_memory(row: Row) -> Memory:
     data["shared"] = bool(data.get("shared"))
     if not data.get("occurred_at"):  # a row of a reader that selected other columns
         data["occurred_at"] = data.get("created_at", "")
+    for unset in ("status", "valid_from"):  # NULL: the model's default (its occurred_at)
+        if not data.get(unset):
+            data.pop(unset, None)
     return Memory.model_validate(data)
 
 

@@ -182,6 +182,36 @@ ENTITIES: list[str] = [
     "CREATE INDEX IF NOT EXISTS idx_entity_log_agent ON entity_log(agent_id, id)",
 ]
 
+
+# When a fact holds (engine/beliefs/validity.py): `valid_from` (NULL: its `occurred_at`),
+# `valid_to` (NULL while current), its status, and the slot it states; the single-valued facts
+# each memory states, by slot, and how far each agent's memories have been read for them.
+VALIDITY: list[str] = [
+    "ALTER TABLE memories ADD COLUMN valid_from TEXT",
+    "ALTER TABLE memories ADD COLUMN valid_to TEXT",
+    "ALTER TABLE memories ADD COLUMN status TEXT NOT NULL DEFAULT 'current'",
+    "ALTER TABLE memories ADD COLUMN slot TEXT",
+    "CREATE INDEX IF NOT EXISTS idx_memories_agent_seq ON memories(agent_id, seq)",
+    """
+    CREATE TABLE memory_slots (
+        agent_id  TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        holder    TEXT NOT NULL,
+        slot      TEXT NOT NULL,
+        value     TEXT NOT NULL,
+        speaker   TEXT,
+        PRIMARY KEY (memory_id, holder, slot)
+    )
+    """,
+    "CREATE INDEX idx_memory_slots_key ON memory_slots(agent_id, holder, slot)",
+    "CREATE TABLE validity_progress (agent_id TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
+    """
+    CREATE TRIGGER IF NOT EXISTS trg_slots_deleted_memory AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_slots WHERE memory_id = OLD.id;
+    END
+    """,
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the first full schema (docs/architecture.md, "Store")
     [
@@ -407,6 +437,8 @@ MIGRATIONS: list[list[str]] = [
     # 15: entities, their aliases, the links from memories to them, the references an
     # ambiguous alias left unresolved, and the log of the verbs that mend them
     ENTITIES,
+    # 16: facts with a time of validity and single-valued slots (issue 34)
+    VALIDITY,
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

@@ -64,7 +64,8 @@ TABLES: tuple[Table, ...] = (
             "seq:int, id, agent_id, layer, category, content, content_hash, source,"
             " importance:real, confidence:real, decay_score:real, access_count:int,"
             " last_accessed:time, created_at:time, updated_at:time, expires_at:time,"
-            " superseded_by, forgotten_at:time, metadata:json, shared:flag, occurred_at:time"
+            " superseded_by, forgotten_at:time, metadata:json, shared:flag, occurred_at:time,"
+            " valid_from:time, valid_to:time, status, slot"
         ),
         key=("seq",),
         serial="seq",
@@ -168,6 +169,12 @@ TABLES: tuple[Table, ...] = (
         key=("id",),
         serial="id",
     ),
+    Table(
+        "memory_slots",
+        _columns("agent_id, memory_id, holder, slot, value, speaker"),
+        key=("memory_id", "holder", "slot"),
+    ),
+    Table("validity_progress", _columns("agent_id, seq:int"), key=("agent_id",)),
     Table("meta", _columns("key, value"), key=("key",)),
 )
 

@@ -47,6 +47,8 @@ TABLE_KEYS = {
     "memory_entities": "memory_id, entity_id",
     "entity_unresolved": "memory_id, alias_key",
     "entity_log": "id",
+    "memory_slots": "memory_id, holder, slot",
+    "validity_progress": "agent_id",
     "meta": "key",
 }
 

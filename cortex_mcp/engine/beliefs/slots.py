@@ -14,11 +14,13 @@ facts side by side (what recall did before); a wrong one would retire a true fac
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
+from cortex_mcp.tokenize import SELF_HOLDER as SELF
+from cortex_mcp.tokenize import slot_holder_key as holder_key
+from cortex_mcp.tokenize import slot_value_key as value_key
+
 SLOTS = ("residence", "workplace", "role", "email", "phone", "relationship", "age", "metric")
-SELF = "I"
 
 
 @dataclass(frozen=True)
@@ -35,35 +37,6 @@ class SlotFact:
     def same_value(self, other: SlotFact) -> bool:
         return value_key(self.value) == value_key(other.value)
 
-
-def holder_key(holder: str) -> str:
-    folded = unicodedata.normalize("NFKC", holder).casefold().strip()
-    folded = _ARTICLE.sub("", folded)
-    return SELF.casefold() if folded in _SELF_WORDS else folded
-
-
-def value_key(value: str) -> str:
-    folded = unicodedata.normalize("NFKC", value).casefold()
-    return re.sub(r"[\s\W_]+", " ", folded).strip()
-
-
-_ARTICLE = re.compile(r"^(?:the|our) ")
-_SELF_WORDS = {
-    "i",
-    "we",
-    "me",
-    "my",
-    "our",
-    "我",
-    "我们",
-    "私",
-    "僕",
-    "俺",
-    "わたし",
-    "ぼく",
-    "おれ",
-    "自分",
-}
 
 # --- English -----------------------------------------------------------------------------
 _EN_HOLDER = (
@@ -229,6 +202,6 @@ def _fact(slot: str, match: re.Match[str]) -> SlotFact | None:
     if not value or holder in _NOT_HOLDERS:
         return None
     holder = _HONORIFIC.sub("", holder) or holder
-    if holder_key(holder) in _SELF_WORDS:
+    if holder_key(holder) == holder_key(SELF):
         holder = SELF
     return SlotFact(holder=holder, slot=slot, value=value)

@@ -8,7 +8,7 @@ import unicodedata
 from datetime import datetime
 
 from cortex_mcp.engine.recall.when import dated
-from cortex_mcp.models import Memory
+from cortex_mcp.models import Memory, ValidityStatus
 from cortex_mcp.tokenize import count_tokens, normalise
 
 _SMALL_TALK = frozenset(
@@ -77,7 +77,7 @@ def _line_prefix(memory: Memory, now: datetime | None = None) -> str:
         speaker = one_line(str(memory.metadata.get("speaker") or "conversation"))
         return f"- [conversation history, {said_at}, {speaker}] ({what_and_who(memory)}): "
     when = dated(memory.occurred_at or memory.created_at, now)
-    return f"- [{memory.layer.value} {when}] ({memory.category.value}, {what_and_who(memory)}) "
+    return f"- [{memory.layer.value} {when}] ({memory.category.value}, {what_and_who(memory)}){_standing(memory)} "
 
 
 def what_and_who(memory: Memory) -> str:
@@ -101,6 +101,15 @@ _MOST_SHOWN_CHARS = 48
 def _shown(text: str, most: int) -> str:
     text = one_line(text)
     return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _standing(memory: Memory) -> str:
+    """A fact no longer true says since when; a disputed one says so (never a silent winner)."""
+    if memory.status is ValidityStatus.superseded and memory.valid_to:
+        return f" (superseded {memory.valid_to[:10]})"
+    if memory.status is ValidityStatus.contested:
+        return " (contested)"
+    return ""
 
 
 def format_line(memory: Memory, now: datetime | None = None) -> str:

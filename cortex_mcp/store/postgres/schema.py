@@ -413,6 +413,29 @@ _ENTITIES = [
     "CREATE INDEX idx_entity_log_agent ON entity_log(agent_id, id)",
 ]
 
+
+# When a fact holds, and the slots memories state (SQLite's VALIDITY)
+_VALIDITY = [
+    f"ALTER TABLE memories ADD COLUMN valid_from {_TEXT}",
+    f"ALTER TABLE memories ADD COLUMN valid_to {_TEXT}",
+    f"ALTER TABLE memories ADD COLUMN status {_TEXT} NOT NULL DEFAULT 'current'",
+    f"ALTER TABLE memories ADD COLUMN slot {_TEXT}",
+    "CREATE INDEX idx_memories_agent_seq ON memories(agent_id, seq)",
+    f"""
+    CREATE TABLE memory_slots (
+        agent_id  {_TEXT} NOT NULL,
+        memory_id {_TEXT} NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+        holder    {_TEXT} NOT NULL,
+        slot      {_TEXT} NOT NULL,
+        value     {_TEXT} NOT NULL,
+        speaker   {_TEXT},
+        PRIMARY KEY (memory_id, holder, slot)
+    )
+    """,
+    "CREATE INDEX idx_memory_slots_key ON memory_slots(agent_id, holder, slot)",
+    f"CREATE TABLE validity_progress (agent_id {_TEXT} PRIMARY KEY, seq BIGINT NOT NULL)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *TEXT_SEARCH, *SQLITE_FUNCTIONS],
@@ -444,6 +467,8 @@ MIGRATIONS: list[list[str]] = [
     ],
     # 12: entities, aliases, links, unresolved references and the entity log (SQLite's 15)
     _ENTITIES,
+    # 13: facts with a time of validity and single-valued slots (SQLite's 16)
+    _VALIDITY,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -92,6 +92,7 @@ POSTGRES = StoreClasses(
     counters=SQLITE.counters,
     tokens=SQLITE.tokens,
     entities=SQLITE.entities,
+    validity=SQLITE.validity,
 )
 
 

@@ -1,0 +1,170 @@
+"""Facts that know when they stopped being true (issue 34): a newer fact of the same slot closes
+the older one, recall answers what is true now first and the history on request, a period
+question keeps what was valid then, disagreeing statements of equal standing are contested,
+and forgetting a wrong update reopens the fact it closed; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from cortex_mcp.config import Settings
+from cortex_mcp.models import ValidityStatus
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    ForgetRequest,
+    LifecycleLogRequest,
+    RecallRequest,
+    RememberRequest,
+    build,
+)
+from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.anyio
+
+DISTRACTORS = [
+    "Marco likes espresso more than cappuccino",
+    "The team offsite is planned for the spring",
+    "Marco's favourite football club is Juventus",
+    "I bought a new bike helmet",
+    "We watched a documentary about Turin's history",
+    "Marco said the weather in the north is rainy",
+]
+
+
+@pytest.fixture
+async def cortex(backend_settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        yield svc
+
+
+async def _remember(cortex: CortexService, content: str, when: str) -> str:
+    result = await cortex.memories.remember(
+        build(RememberRequest, content=content, category="fact", occurred_at=when)
+    )
+    return result.id
+
+
+async def _recall(cortex: CortexService, query: str, **extra: object):
+    return await cortex.memories.recall(build(RecallRequest, query=query, max_results=5, **extra))
+
+
+async def _moves(cortex: CortexService) -> tuple[str, str, str]:
+    turin = await _remember(cortex, "Marco lives in Turin, near the river", "2025-01-10")
+    milan = await _remember(cortex, "Marco moved to Milan for the new job", "2025-06-01")
+    rome = await _remember(cortex, "Marco relocated to Rome this winter", "2025-12-05")
+    for i, text in enumerate(DISTRACTORS):
+        await _remember(cortex, text, f"2025-0{i + 2}-15")
+    return turin, milan, rome
+
+
+async def test_the_current_fact_answers_a_now_question_first_though_it_shares_no_word(
+    cortex: CortexService,
+) -> None:
+    turin, milan, rome = await _moves(cortex)
+    result = await _recall(cortex, "Where does Marco live now?")
+    assert result.memories[0].id == rome
+    by_id = {m.id: m for m in result.memories}
+    assert rome in by_id and by_id[rome].status is ValidityStatus.current
+    for old in (turin, milan):
+        if old in by_id:
+            assert by_id[old].status is ValidityStatus.superseded
+
+
+async def test_the_history_comes_oldest_first_with_the_dates_each_fact_held(
+    cortex: CortexService,
+) -> None:
+    turin, milan, rome = await _moves(cortex)
+    result = await _recall(cortex, "Where did Marco live before?")
+    order = [m.id for m in result.memories if m.id in {turin, milan, rome}]
+    assert order == [turin, milan, rome]
+    by_id = {m.id: m for m in result.memories}
+    assert by_id[turin].valid_to is not None and by_id[turin].valid_to.startswith("2025-06-01")
+    assert by_id[milan].valid_to is not None and by_id[milan].valid_to.startswith("2025-12-05")
+    assert by_id[rome].valid_to is None
+    assert "superseded" in result.context
+
+
+async def test_include_history_ranks_the_superseded_facts_with_the_current_one(
+    cortex: CortexService,
+) -> None:
+    turin, milan, rome = await _moves(cortex)
+    result = await _recall(cortex, "Where does Marco live?", include_history=True)
+    assert {turin, milan, rome} <= {m.id for m in result.memories[:3]}
+
+
+async def test_a_period_question_answers_the_fact_valid_then_not_the_one_said_then(
+    cortex: CortexService,
+) -> None:
+    _turin, milan, _rome = await _moves(cortex)
+    result = await _recall(cortex, "Where did Marco live in September 2025?")
+    assert result.memories[0].id == milan
+
+
+async def test_restating_the_same_value_closes_nothing(cortex: CortexService) -> None:
+    first = await _remember(cortex, "I live in Oslo", "2025-01-01")
+    again = await _remember(cortex, "I still live in Oslo, by the fjord", "2025-05-01")
+    result = await _recall(cortex, "where do I live?")
+    by_id = {m.id: m for m in result.memories}
+    assert by_id[first].status is ValidityStatus.current
+    assert by_id[again].status is ValidityStatus.current
+
+
+async def test_two_speakers_disagreeing_the_same_day_are_both_contested_and_marked(
+    cortex: CortexService,
+) -> None:
+    paris = await _remember(cortex, "Bob: Anna lives in Paris", "2025-03-03T10:00:00Z")
+    lyon = await _remember(cortex, "Carol: Anna lives in Lyon", "2025-03-03T18:00:00Z")
+    result = await _recall(cortex, "Where does Anna live?")
+    by_id = {m.id: m for m in result.memories}
+    assert by_id[paris].status is ValidityStatus.contested
+    assert by_id[lyon].status is ValidityStatus.contested
+    assert result.context.count("contested") >= 2
+
+
+async def test_forgetting_a_wrong_update_reopens_the_fact_it_closed_and_logs_both(
+    cortex: CortexService,
+) -> None:
+    turin = await _remember(cortex, "Marco lives in Turin", "2025-01-10")
+    wrong = await _remember(cortex, "Marco moved to Milan", "2025-06-01")
+    before = await _recall(cortex, "Where does Marco live?", include_history=True)
+    assert {m.id: m for m in before.memories}[turin].status is ValidityStatus.superseded
+    await cortex.memories.forget(build(ForgetRequest, memory_id=wrong, reason="wrong slot"))
+    after = await _recall(cortex, "Where does Marco live?")
+    reopened = {m.id: m for m in after.memories}[turin]
+    assert reopened.status is ValidityStatus.current and reopened.valid_to is None
+    log = await cortex.lifecycle.log(build(LifecycleLogRequest, limit=50))
+    changes = [e for e in log if e["action"] == "validity" and turin in e["memory_ids"]]
+    assert [e["details"]["status"] for e in changes] == ["current", "superseded"]
+
+
+async def test_an_old_fact_imported_after_the_new_one_lands_behind_it(
+    cortex: CortexService,
+) -> None:
+    milan = await _remember(cortex, "Marco moved to Milan", "2025-06-01")
+    await _recall(cortex, "anything")  # the chain is settled with Milan alone
+    turin = await _remember(cortex, "Marco lives in Turin", "2025-01-10")
+    result = await _recall(cortex, "Where does Marco live now?")
+    assert result.memories[0].id == milan
+    by_id = {m.id: m for m in result.memories}
+    if turin in by_id:
+        assert by_id[turin].status is ValidityStatus.superseded
+
+
+async def test_another_agents_slot_facts_never_close_or_reach_this_agents(
+    cortex: CortexService,
+) -> None:
+    mine = await _remember(cortex, "Marco lives in Turin", "2025-01-10")
+    await cortex.memories.remember(
+        build(
+            RememberRequest,
+            content="Marco moved to Milan",
+            occurred_at="2025-06-01",
+            agent_id="other",
+        )
+    )
+    result = await _recall(cortex, "Where does Marco live now?")
+    assert [m.id for m in result.memories] == [mine]
+    assert result.memories[0].status is ValidityStatus.current
