@@ -3,8 +3,11 @@
     nice python bench/entity_mentions.py [--show-errors] [--repeat N]
 
 Reads the labelled sets in tests/fixtures/entities/: per language (en, zh, ja) a dev part (read
-while writing the rules) and a held-out part (written first, its lines never printed here:
-`--show-errors` shows the dev part's errors only). Each line is
+while writing the rules), a held-out part (written first, before any rule, its lines never
+printed here: `--show-errors` shows the dev part's errors only), and for English and Chinese a
+natural part: lines drawn at random (fixed seed) from the LoCoMo and MemoryBank dev sets after
+the rules were written and labelled once, so its mix of lines is the natural one (mostly no
+names) rather than one chosen to test the rules. There is no natural Japanese source. Each line is
 `{"text", "speaker"?, "mentions": [{"name", "kind", "aliases"?}], "references": [phrase]}`; the
 mention given as `speaker` is not scored (the caller supplied it).
 
@@ -32,7 +35,7 @@ from cortex_mcp.tokenize import normalize_name
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "entities"
 LANGUAGES = ("en", "zh", "ja")
-PARTS = ("dev", "heldout")
+PARTS = ("dev", "heldout", "natural")
 TYPICAL_TURNS = {
     "en": "Hey Maya! My sister Anna and I finally drove to Boston last weekend to see her "
     "old roommate, and we stopped at a tiny bakery on Baker Street that you would love.",
@@ -123,6 +126,8 @@ def main() -> None:
     all_texts: list[str] = []
     for language in LANGUAGES:
         for part in PARTS:
+            if not (FIXTURES / f"{language}_{part}.jsonl").exists():
+                continue
             lines = load(language, part)
             all_texts += [line["text"] for line in lines]
             s = score(lines)
