@@ -313,8 +313,11 @@ def test_a_chinese_place_holding_a_surname_is_a_place():
 
 
 def test_a_chinese_name_said_to_the_listener_is_an_address():
-    liu = mention(find_mentions("你好，刘琳。听起来很有趣。"), "刘琳")
-    assert (liu.rule, liu.role) == ("address", LinkRole.mentioned)
+    for text in ["你好，刘琳。听起来很有趣。", "很高兴能够帮助到你，刘琳。", "刘琳，你最近好吗？"]:
+        liu = mention(find_mentions(text), "刘琳")
+        assert (liu.rule, liu.role) == ("address", LinkRole.mentioned), text
+    assert names(find_mentions("我们去了黄山，张家界。")) == ["黄山", "张家界"]
+    assert names(find_mentions("他很喜欢这里，高兴。")) == []
 
 
 def test_chinese_pets_are_found_by_their_pet_word():

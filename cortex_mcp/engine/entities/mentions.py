@@ -692,6 +692,13 @@ _ZH_CLAUSE_OPENERS = (
     "周末",
     "最近",
 )
+# A name said to the listener at a sentence's end or start, in a sentence that speaks to them:
+# 很高兴能够帮助到你，刘琳。 / 刘琳，你最近好吗？
+_ZH_VOCATIVE = re.compile(
+    rf"[，,]\s*(?P<end>[{_CJK}]{{2,4}}?)(?=[。！？!?~～]|$)"
+    rf"|(?:^|(?<=[。！？!?\n]))\s*(?P<start>[{_CJK}]{{2,4}}?)[，,](?=\s*(?:你|您))",
+    re.M,
+)
 # 小王, 老李: 小 or 老 before a surname is what friends and colleagues call each other.
 _ZH_NICKNAME = re.compile(
     rf"(?<![{_CJK}])?(?P<name>[小老][{''.join(sorted(s for s in lex.ZH_SURNAMES if len(s) == 1))}])"
@@ -773,6 +780,27 @@ def _zh_clause_starts(text: str, position: int) -> bool:
     return (
         not before or not CJK_CHAR.match(before) or text.endswith(_ZH_CLAUSE_OPENERS, 0, position)
     )
+
+
+def _zh_vocative(scan: _Scan) -> None:
+    text = scan.text
+    for match in _ZH_VOCATIVE.finditer(text):
+        group = "end" if match.group("end") else "start"
+        name, start = match.group(group), match.start(group)
+        if not _zh_plausible_name(name):
+            continue
+        if group == "end":
+            sentence_start = max(
+                text.rfind(mark, max(0, start - 80), start) for mark in "。！？!?\n"
+            )
+            if (
+                "你" not in text[sentence_start + 1 : start]
+                and "您" not in text[sentence_start + 1 : start]
+            ):
+                continue
+        found = _Found(name, EntityKind.person, start, match.end(group), "address")
+        found.role = LinkRole.mentioned
+        scan.add(found)
 
 
 def _zh_says(scan: _Scan) -> None:
@@ -873,6 +901,7 @@ def _chinese(scan: _Scan) -> None:
         )
     _zh_with(scan)
     _zh_says(scan)
+    _zh_vocative(scan)
     for match in _ZH_ADDRESS.finditer(text):
         end = _zh_name_at(text, match.start("name"))
         if end == match.end("name"):
