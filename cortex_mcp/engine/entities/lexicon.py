@@ -434,7 +434,6 @@ ZH_ADDRESS = (
     "不用谢",
     "不客气",
 )
-ZH_NAMING = ("我叫", "我的名字是", "我名字叫", "名字叫", "名叫", "叫做", "叫")
 # Two- and three-character words that start with a surname and are no name.
 ZH_NOT_NAMES = frozenset(
     "周末 周一 周二 周三 周四 周五 周六 周日 周年 周围 高兴 安全 安静 常常 文化 万一 时间 时候 方便 "
@@ -602,22 +601,4 @@ CJK_PLACES = frozenset(
     "池袋 銀座 原宿 秋葉原 浅草 上野 品川 六本木 博多 金沢 長野 静岡 千葉 埼玉 熊本 鹿児島 "
     "日本 中国 韓国 台湾 アメリカ イギリス フランス ドイツ イタリア スペイン カナダ "
     "オーストラリア タイ ハワイ パリ ロンドン ニューヨーク ソウル 上海 北京 香港".split()
-)
-# Place suffixes for CJK names the gazetteer lacks (a run ending in 市 or 公园 is a place).
-CJK_PLACE_SUFFIXES = (
-    "公园",
-    "市",
-    "省",
-    "县",
-    "区",
-    "镇",
-    "村",
-    "岛",
-    "湖",
-    "山",
-    "路",
-    "街",
-    "駅",
-    "県",
-    "町",
 )

@@ -838,82 +838,105 @@ def _zh_is_role(scan: _Scan) -> None:
                 break
 
 
-def _chinese(scan: _Scan) -> None:
-    text = scan.text
-    for book in _BOOK_TITLE.finditer(text):
-        scan.take(book.start(), book.end())
-    for match in _ZH_SELF.finditer(text):
-        found = _Found(
-            match.group("name"), EntityKind.person, match.start("name"), match.end("name"), "name"
+def _zh_self(scan: _Scan) -> None:
+    """我叫孙悦, 我是孙悦: the speaker's own name (我是 only when what follows reads as a name)."""
+    for match in _ZH_SELF.finditer(scan.text):
+        name = match.group("name")
+        if match.group(0).startswith("我是") and not _zh_plausible_name(name):
+            continue  # 我是学生: a description, not a name
+        start = match.start("name")
+        scan.add(
+            _Found(name, EntityKind.person, start, match.end("name"), "name", role=LinkRole.speaker)
         )
-        found.role = LinkRole.speaker
-        scan.add(found)
-    _zh_is_role(scan)
+
+
+def _zh_pets(scan: _Scan) -> None:
+    """我家的猫咪咪, 我的狗叫小黑: a pet word and the pet's name; the phrase is the speaker's alias."""
+    text = scan.text
     for match in _ZH_PET_PHRASE.finditer(text):
-        name_group = "called" if match.group("called") else "name"
+        group = "called" if match.group("called") else "name"
         phrase_start = match.start("prefix") if match.group("prefix") else match.start("role")
-        phrase = text[phrase_start : match.end("role")]
-        if match.group(name_group):
-            found = _Found(
-                match.group(name_group),
-                EntityKind.pet,
-                match.start(name_group),
-                match.end(name_group),
-                "kinship",
-                kind_known=True,
-            )
-            found.aliases = [phrase] if match.group("prefix") else []
-            if _starts_sentence(text, phrase_start):
-                found.role = LinkRole.subject
-            scan.add(found, (phrase_start, match.end(name_group)))
+        found = _Found(
+            match.group(group), EntityKind.pet, match.start(group), match.end(group), "kinship"
+        )
+        found.kind_known = True
+        found.aliases = [text[phrase_start : match.end("role")]] if match.group("prefix") else []
+        if _starts_sentence(text, phrase_start):
+            found.role = LinkRole.subject
+        scan.add(found, (phrase_start, match.end(group)))
+
+
+def _zh_roles(scan: _Scan) -> None:
+    """我的表弟张伟, 同事小王, 我表弟叫张伟: a kinship or role word and the name after it; with no
+    name, the speaker's own phrase (我表弟, 我的上司) or a bare family word (妈妈) is a reference."""
+    text = scan.text
     for match in _ZH_ROLE_PHRASE.finditer(text):
         phrase_start = match.start("prefix") if match.group("prefix") else match.start("role")
-        phrase = text[phrase_start : match.end("role")]
-        name_end = _zh_name_at(text, match.end("role"))
-        if name_end is None and text.startswith("叫", match.end("role")):
-            name_end = _zh_name_at(text, match.end("role") + 1)
-            name_start = match.end("role") + 1
-        else:
-            name_start = match.end("role")
-        if name_end is not None:
-            found = _Found(
-                text[name_start:name_end], EntityKind.person, name_start, name_end, "kinship"
-            )
-            found.aliases = [phrase]
-            if (
-                _starts_sentence(text, phrase_start)
-                or text[phrase_start - 1 : phrase_start] == "和"
-            ):
-                found.role = LinkRole.subject
-            scan.add(found, (phrase_start, name_end))
-        elif match.group("prefix") or match.group("role") in lex.ZH_BARE_FAMILY:
-            scan.refer(phrase_start, match.end("role"))
-    for match in _ZH_SUFFIX_PLACE.finditer(text):
-        scan.add(
-            _Found(
-                match.group("name"),
-                EntityKind.place,
-                match.start(),
-                match.end(),
-                "name",
-                kind_known=True,
-            )
+        name_start = match.end("role") + (1 if text.startswith("叫", match.end("role")) else 0)
+        name_end = _zh_name_at(text, name_start)
+        if name_end is None:
+            if match.group("prefix") or match.group("role") in lex.ZH_BARE_FAMILY:
+                scan.refer(phrase_start, match.end("role"))
+            continue
+        found = _Found(
+            text[name_start:name_end], EntityKind.person, name_start, name_end, "kinship"
         )
-    _zh_with(scan)
-    _zh_says(scan)
-    _zh_vocative(scan)
+        found.aliases = [text[phrase_start : match.end("role")]]
+        if _starts_sentence(text, phrase_start) or text[phrase_start - 1 : phrase_start] == "和":
+            found.role = LinkRole.subject
+        scan.add(found, (phrase_start, name_end))
+
+
+def _zh_places_by_suffix(scan: _Scan) -> None:
+    for match in _ZH_SUFFIX_PLACE.finditer(scan.text):
+        name = match.group("name")
+        scan.add(
+            _Found(name, EntityKind.place, match.start(), match.end(), "name", kind_known=True)
+        )
+
+
+def _zh_greetings(scan: _Scan) -> None:
+    """你好，刘琳: a name right after a greeting, up to punctuation."""
+    text = scan.text
     for match in _ZH_ADDRESS.finditer(text):
-        end = _zh_name_at(text, match.start("name"))
-        if end == match.end("name"):
+        start = match.start("name")
+        if _zh_name_at(text, start) == match.end("name"):
             found = _Found(
-                match.group("name"), EntityKind.person, match.start("name"), end, "address"
+                match.group("name"), EntityKind.person, start, match.end("name"), "address"
             )
             found.role = LinkRole.mentioned
             scan.add(found)
+
+
+def _zh_titled(scan: _Scan) -> None:
+    """张老师, 王总, 李阿姨: a surname and a title, unless 张 counts something (一张老师的照片)."""
+    text = scan.text
     for match in _ZH_TITLED.finditer(text):
-        if text[match.start() - 1 : match.start()] in lex.ZH_MEASURE_BEFORE:
-            continue
-        scan.add(_Found(match.group("name"), EntityKind.person, match.start(), match.end(), "name"))
+        if text[match.start() - 1 : match.start()] not in lex.ZH_MEASURE_BEFORE:
+            scan.add(
+                _Found(match.group("name"), EntityKind.person, match.start(), match.end(), "name")
+            )
+
+
+_CHINESE_RULES = (
+    _zh_self,
+    _zh_is_role,
+    _zh_pets,
+    _zh_roles,
+    _zh_places_by_suffix,
+    _zh_with,
+    _zh_says,
+    _zh_vocative,
+    _zh_greetings,
+    _zh_titled,
+)
+
+
+def _chinese(scan: _Scan) -> None:
+    for book in _BOOK_TITLE.finditer(scan.text):  # 《听妈妈的话》: a title, nobody in it
+        scan.take(book.start(), book.end())
+    for rule in _CHINESE_RULES:
+        rule(scan)
 
 
 # --- Japanese ------------------------------------------------------------------------------
@@ -949,48 +972,54 @@ _JA_IS_ROLE = re.compile(
 )
 
 
-def _japanese(scan: _Scan) -> None:
-    text = scan.text
-    for match in _JA_SELF.finditer(text):
-        found = _Found(
-            match.group("name"), EntityKind.person, match.start("name"), match.end("name"), "name"
+def _ja_self(scan: _Scan) -> None:
+    """私の名前は中村です, 中村と申します: the speaker's own name."""
+    for match in _JA_SELF.finditer(scan.text):
+        group = "name" if match.group("name") else "own"
+        start, end = match.start(group), match.end(group)
+        scan.add(
+            _Found(match.group(group), EntityKind.person, start, end, "name", role=LinkRole.speaker)
         )
-        found.role = LinkRole.speaker
-        scan.add(found)
-    for match in _JA_IS_ROLE.finditer(text):
+
+
+def _ja_is_role(scan: _Scan) -> None:
+    """小林さんは私の幼なじみです: the role after は is an alias of the name before it (a job
+    alone, 恵子は看護師です, says what she does, not who she is to the speaker)."""
+    for match in _JA_IS_ROLE.finditer(scan.text):
         name = match.group("name")
         own = match.group("phrase") != match.group("role")
-        if (
-            name in lex.JA_ROLE_WORDS
-            or name in lex.JA_NOT_NAMES
-            or (not own and match.group("role") in lex.JA_JOBS)
-        ):
+        if name in lex.JA_ROLE_WORDS or name in lex.JA_NOT_NAMES:
+            continue
+        if not own and match.group("role") in lex.JA_JOBS:
             continue
         found = _Found(name, EntityKind.person, match.start("name"), match.end("name"), "kinship")
         found.aliases = [match.group("phrase")]
         scan.add(found, (match.start("phrase"), match.end("phrase")))
+
+
+def _ja_roles(scan: _Scan) -> None:
+    """上司の田中さん, うちの犬のポチ, 妹の由美: a role or pet word, の, and the name; a single kanji
+    needs an honorific (母の日 names nobody)."""
+    text = scan.text
     for match in _JA_ROLE_NAME.finditer(text):
         name = match.group("name")
         if not name or name in lex.JA_NOT_NAMES or name in lex.JA_ROLE_WORDS:
             continue
-        if not match.group("hon") and re.fullmatch(f"[{_HAN}]", name):
+        if not match.group("hon") and len(name) == 1:  # one kanji: 母の日, 友達の家
             continue
-        role = match.group("role")
-        kind = EntityKind.pet if role in lex.JA_PET_ROLES else EntityKind.person
+        kind = EntityKind.pet if match.group("role") in lex.JA_PET_ROLES else EntityKind.person
         phrase_start = match.start("prefix") if match.group("prefix") else match.start("role")
-        found = _Found(
-            name,
-            kind,
-            match.start("name"),
-            match.end("name"),
-            "kinship",
-            kind_known=kind is EntityKind.pet,
-        )
+        found = _Found(name, kind, match.start("name"), match.end("name"), "kinship")
+        found.kind_known = kind is EntityKind.pet
         found.aliases = [text[phrase_start : match.end("role")]]
         scan.add(
             found, (phrase_start, match.end("hon") if match.group("hon") else match.end("name"))
         )
-    for match in _JA_ADDRESS.finditer(text):
+
+
+def _ja_greetings(scan: _Scan) -> None:
+    """おはよう、健太！: a name right after a greeting."""
+    for match in _JA_ADDRESS.finditer(scan.text):
         name = match.group("name")
         if name and name not in lex.JA_ROLE_WORDS and name not in lex.JA_NOT_NAMES:
             found = _Found(
@@ -998,11 +1027,16 @@ def _japanese(scan: _Scan) -> None:
             )
             found.role = LinkRole.mentioned
             scan.add(found, (match.start("name"), match.end()))
+
+
+def _ja_honorifics(scan: _Scan) -> None:
+    """田中さん, 翔太くん, 山本様, 佐藤部長: a name before an honorific or a job title (the title
+    becomes an alias); 部長さん, お医者さん are role references, never names."""
+    text = scan.text
     for match in _JA_HONORIFIC.finditer(text):
         group = "name" if match.group("name") else "hira"
-        start, end = match.start(group), match.end(group)
-        name = match.group(group)
-        for prefix in lex.JA_TIME_PREFIXES:
+        start, end, name = match.start(group), match.end(group), match.group(group)
+        for prefix in lex.JA_TIME_PREFIXES:  # 今日田中さん: the kanji run holds a time word
             if name.startswith(prefix) and len(name) > len(prefix):
                 name, start = name[len(prefix) :], start + len(prefix)
         honorific_end = match.end("hon")
@@ -1010,23 +1044,39 @@ def _japanese(scan: _Scan) -> None:
             if name in lex.JA_ROLE_WORDS:
                 scan.refer(start - 1, honorific_end)
             scan.take(start - 1, honorific_end)
-            continue
-        if name in lex.JA_ROLE_WORDS:
+        elif name in lex.JA_ROLE_WORDS:
             scan.refer(start, end)
             scan.take(start, honorific_end)
-            continue
-        if name in lex.JA_NOT_NAMES:
-            continue
-        title = match.group("hon") if match.group("hon") in lex.JA_NAME_TITLES else None
-        for job in lex.JA_NAME_TITLES:  # 佐藤部長さん: the title sits inside the kanji run
-            if title is None and name.endswith(job) and len(name) > len(job):
-                name, end, title = name[: -len(job)], end - len(job), job
-        found = _Found(name, EntityKind.person, start, end, "name")
-        found.aliases = [title] if title else []
-        scan.add(found, (start, honorific_end))
-    for match in _JA_BARE_ROLE.finditer(text):
+        elif name not in lex.JA_NOT_NAMES:
+            name, end, title = _without_job_title(name, end, match.group("hon"))
+            found = _Found(name, EntityKind.person, start, end, "name")
+            found.aliases = [title] if title else []
+            scan.add(found, (start, honorific_end))
+
+
+def _without_job_title(name: str, end: int, honorific: str) -> tuple[str, int, str | None]:
+    """佐藤部長 -> (佐藤, 部長); 佐藤部長さん has the title inside the kanji run."""
+    if honorific in lex.JA_NAME_TITLES:
+        return name, end, honorific
+    for title in lex.JA_NAME_TITLES:
+        if name.endswith(title) and len(name) > len(title):
+            return name[: -len(title)], end - len(title), title
+    return name, end, None
+
+
+def _ja_bare_roles(scan: _Scan) -> None:
+    """母が, 部長は, うちの夫: a family or role word on its own is a reference."""
+    for match in _JA_BARE_ROLE.finditer(scan.text):
         start = match.start("prefix") if match.group("prefix") else match.start("role")
         scan.refer(start, match.end("role"))
+
+
+_JAPANESE_RULES = (_ja_self, _ja_is_role, _ja_roles, _ja_greetings, _ja_honorifics, _ja_bare_roles)
+
+
+def _japanese(scan: _Scan) -> None:
+    for rule in _JAPANESE_RULES:
+        rule(scan)
 
 
 # --- places the gazetteer knows (Chinese and Japanese) --------------------------------------
@@ -1064,17 +1114,26 @@ def find_mentions(text: str, *, speaker: str | None = None) -> Mentions:
     if CJK_CHAR.search(text):
         _chinese_or_japanese(scan)
     if _LATIN.search(text):
-        _english_titles(scan)
-        _english_roles(scan)
-        _english_self(scan)
-        _english_named_others(scan)
-        _english_address(scan)
-        _english_names(scan)
+        for rule in _ENGLISH_RULES:
+            rule(scan)
     return _assemble(scan, speaker)
 
 
+_ENGLISH_RULES = (
+    _english_titles,
+    _english_roles,
+    _english_self,
+    _english_named_others,
+    _english_address,
+    _english_names,
+)
+_KANA = re.compile(f"[{_HIRA}{_KATA}]")
+
+
 def _chinese_or_japanese(scan: _Scan) -> None:
-    if re.search(f"[{_HIRA}{_KATA}]", scan.text):
+    """Kana make a text Japanese: its rules first, then the places; Chinese rules read the
+    places first so a place holding a surname (张家界) is taken before the names."""
+    if _KANA.search(scan.text):
         _japanese(scan)
         _cjk_places(scan)
     else:
