@@ -171,6 +171,29 @@ class Settings(BaseSettings):
         " minute before it gets 429 there (other credentials are served); an address with ten"
         " times as many refusals gets 429 for credentials not accepted lately (guessing)",
     )
+    mcp_sessions_per_caller: int = Field(
+        32,
+        ge=1,
+        le=10_000,
+        description="MCP sessions (Streamable HTTP) one caller may hold open (a token, the admin"
+        " token, or everyone on a server without CORTEX_API_TOKEN); one more closes that"
+        " caller's least recently used idle session",
+    )
+    mcp_sessions_total: int = Field(
+        1000,
+        ge=1,
+        le=100_000,
+        description="MCP sessions the server holds at most; at the bound a new one closes the"
+        " least recently used idle session of the caller holding the most, so a caller under"
+        " its own cap is never refused",
+    )
+    mcp_session_idle_s: float = Field(
+        600.0,
+        gt=0,
+        le=86_400,
+        description="an MCP session with no request in flight for this long is closed (its"
+        " client opens a new one); protocol 2026-07-28 requests hold no session",
+    )
     host: str = Field("127.0.0.1", description="where `serve --transport sse|http|all` listens")
     port: int = Field(21100, ge=1, le=65535, description="the port it listens on")
     # extra Host header values the HTTP server accepts (DNS-rebinding protection), comma list

@@ -7,6 +7,7 @@ accepts."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -152,3 +153,123 @@ def test_a_wrong_token_at_the_dashboards_sign_in_is_throttled_alone(
         right = client.post("/ui/session", json={"token": alice}, headers=origin)
         assert right.status_code == 200, right.text
         assert client.get(f"{API}/stats", headers=AUTH).status_code == 200
+
+
+# ---- MCP sessions: a cap per caller, a bounded total, a short idle timeout ------------------
+
+PER_CALLER, TOTAL, IDLE_S = 3, 5, 3.0
+LEGACY = "2025-11-25"
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+@pytest.fixture
+def capped(tmp_path: Path) -> Iterator[tuple[ServeProcess, dict[str, str]]]:
+    db = tmp_path / "brain.db"
+    tokens = {agent: anyio.run(_agent_token, db, agent) for agent in ("alice", "bob", "carol")}
+    limits = {
+        "CORTEX_MCP_SESSIONS_PER_CALLER": str(PER_CALLER),
+        "CORTEX_MCP_SESSIONS_TOTAL": str(TOTAL),
+        "CORTEX_MCP_SESSION_IDLE_S": str(IDLE_S),
+    }
+    with ServeProcess(db, **limits) as server:
+        yield server, tokens
+
+
+def _initialize(server: ServeProcess, token: str) -> httpx2.Response:
+    """A raw `initialize`, as 2025 hosts send it."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t"}},
+    }
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+    return httpx2.post(server.url + "/mcp", json=initialize, headers=headers, timeout=30)
+
+
+def _open_session(server: ServeProcess, token: str) -> str:
+    """The id of a new session."""
+    reply = _initialize(server, token)
+    assert reply.status_code == 200, reply.text
+    return str(reply.headers["mcp-session-id"])
+
+
+def _alive(server: ServeProcess, token: str, session: str) -> bool:
+    headers = {
+        **MCP_HEADERS,
+        "Authorization": f"Bearer {token}",
+        "Mcp-Session-Id": session,
+        "Mcp-Protocol-Version": LEGACY,
+    }
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    reply = httpx2.post(server.url + "/mcp", json=ping, headers=headers, timeout=30)
+    assert reply.status_code in (200, 404), reply.text
+    return reply.status_code == 200
+
+
+async def test_one_token_opening_many_sessions_keeps_its_cap_and_locks_no_one_out(
+    capped: tuple[ServeProcess, dict[str, str]],
+) -> None:
+    server, tokens = capped
+    first = _open_session(server, tokens["alice"])
+    async with _mcp(server, tokens["bob"]) as bob:  # bob's session, open before the flood
+        flood: list[int] = []
+
+        def initialize() -> None:
+            flood.append(_initialize(server, tokens["alice"]).status_code)
+
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:  # alice opens 20 at once
+                for _ in range(20):
+                    group.start_soon(anyio.to_thread.run_sync, initialize)
+            # each was opened, or refused while all of hers had a request in flight
+            assert set(flood) <= {200, 429} and 200 in flood
+            alices = [_open_session(server, tokens["alice"]) for _ in range(PER_CALLER)]
+        # alice holds her cap (her newest sessions), bob's session and a new one of his work
+        assert [_alive(server, tokens["alice"], s) for s in alices] == [True] * PER_CALLER
+        assert not _alive(server, tokens["alice"], first)  # her least recently used went
+        assert not (await bob.call_tool("cortex_recall", {"query": "x"})).is_error
+        async with _mcp(server, tokens["carol"]) as carol:
+            assert not (await carol.call_tool("cortex_recall", {"query": "x"})).is_error
+        assert _alive(server, tokens["bob"], _open_session(server, tokens["bob"]))
+    log = server.log.read_text(errors="replace")
+    assert "closed MCP session" in log and "at its cap of 3" in log
+
+
+def test_at_the_servers_bound_the_heaviest_callers_idle_session_goes_never_a_refusal(
+    capped: tuple[ServeProcess, dict[str, str]],
+) -> None:
+    server, tokens = capped
+    alices = [_open_session(server, tokens["alice"]) for _ in range(PER_CALLER)]
+    carols = [_open_session(server, tokens["carol"]) for _ in range(TOTAL - PER_CALLER)]
+    bobs = _open_session(server, tokens["bob"])  # the sixth: bob is under his own cap
+    assert _alive(server, tokens["bob"], bobs)
+    assert [_alive(server, tokens["carol"], s) for s in carols] == [True, True]
+    assert [_alive(server, tokens["alice"], s) for s in alices].count(False) == 1
+    # a session's id works with its own token only (the SDK's rule, kept)
+    assert not _alive(server, tokens["bob"], carols[0])
+
+
+def test_an_idle_session_is_closed_after_the_idle_timeout(
+    capped: tuple[ServeProcess, dict[str, str]],
+) -> None:
+    server, tokens = capped
+    idle, used = _open_session(server, tokens["alice"]), _open_session(server, tokens["alice"])
+    until = time.monotonic() + 2 * IDLE_S
+    while time.monotonic() < until:
+        assert _alive(server, tokens["alice"], used)  # used this often: it stays
+        time.sleep(IDLE_S / 4)
+    assert not _alive(server, tokens["alice"], idle)
+
+
+async def test_stateless_requests_of_protocol_2026_hold_no_session(
+    capped: tuple[ServeProcess, dict[str, str]],
+) -> None:
+    server, tokens = capped
+    alices = [_open_session(server, tokens["alice"]) for _ in range(PER_CALLER)]
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens['alice']}"}, timeout=30)
+    for _ in range(2 * TOTAL):  # more clients than the server holds sessions
+        async with Client(streamable_http_client(server.url + "/mcp", http_client=http)) as c:
+            assert not (await c.call_tool("cortex_recall", {"query": "x"})).is_error
+    await http.aclose()
+    assert [_alive(server, tokens["alice"], s) for s in alices] == [True] * PER_CALLER

@@ -7,7 +7,7 @@ bodies (transports/timeouts.py, which also bounds request heads), CORS (when ori
 configured), Host and exact Origin checks (DNS
 rebinding, other pages), the throttle of refused credentials, the caller (the MCP SDK's bearer
 token check, else the dashboard's session: transports/callers.py), body limit, JSON bodies
-only (415). uvicorn drains in-flight requests on SIGTERM before the lifespan
+only (415). MCP sessions are shared fairly between callers (transports/sessions.py). uvicorn drains in-flight requests on SIGTERM before the lifespan
 closes the service, which waits for its background writes: an acknowledged write is never lost.
 """
 
@@ -39,6 +39,7 @@ from cortex_mcp.errors import ConfigError
 from cortex_mcp.logs import configure_logging
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.callers import (
+    SCOPE,
     CallerVerifier,
     Credentials,
     RefusedCredentials,
@@ -57,6 +58,7 @@ from cortex_mcp.transports.guards import (
 )
 from cortex_mcp.transports.mcp import build_server
 from cortex_mcp.transports.rest import ENDPOINTS
+from cortex_mcp.transports.sessions import streamable_http_routes
 from cortex_mcp.transports.timeouts import (
     BODY_TIMEOUT_S,
     HEAD_TIMEOUT_S,
@@ -131,11 +133,16 @@ def create_app(
         )
         routes += sse.routes
     if transport in ("http", "all"):
-        streamable = mcp.streamable_http_app(
-            transport_security=security, max_request_body_size=settings.max_body_bytes
+        streamable, manager = streamable_http_routes(
+            mcp,
+            security,
+            auth_scopes=[SCOPE] if required else None,
+            max_body_bytes=settings.max_body_bytes,
+            per_caller=settings.mcp_sessions_per_caller,
+            total=settings.mcp_sessions_total,
+            idle_s=settings.mcp_session_idle_s,
         )
-        routes += streamable.routes
-        manager = mcp.session_manager
+        routes += streamable
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
