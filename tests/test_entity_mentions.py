@@ -4,6 +4,7 @@ Chinese and Japanese, with the near misses a careless rule would take for names.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -510,6 +511,23 @@ def test_the_dev_set_of_each_language_is_found_with_few_misses(language):
         want = {normalize_name(m["name"]) for m in line["mentions"]}
         hits, wanted, got = hits + len(found & want), wanted + len(want), got + len(found)
     assert hits / wanted >= 0.9 and hits / got >= 0.9
+
+
+def test_random_text_in_every_script_never_fails_and_spans_point_into_the_text():
+    rng = random.Random(33)
+    pieces = list(
+        "Aa Zz.,!?:;'’\"“”()-@#\n\t0123456789 我的表弟张伟叫你好，。！？《》さん部長の田中ちゃんうちの犬ポチ"
+    )
+    pieces += ["my sister ", "Anna", "May ", "- O(c=0.9) @", "Caroline: ", "一张", "上司の", "'s "]
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        found = find_mentions(text, speaker=rng.choice([None, "Tom", "user"]))
+        for m in found.mentions:
+            assert m.rule == "speaker" or (text[m.start : m.end] == m.name and m.name), text
+        for r in found.references:
+            assert text[r.start : r.end] == r.phrase and r.phrase, text
+        query_entities(text)
+        page_subject(text)
 
 
 def test_find_mentions_is_pure_and_never_fails_on_odd_text():
