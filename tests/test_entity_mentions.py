@@ -278,6 +278,17 @@ def test_a_name_starting_its_sentence_is_the_subject_and_a_name_in_passing_is_me
     assert mention(found, "Ethan").role is LinkRole.mentioned
 
 
+def test_names_with_accents_and_apostrophes_are_names():
+    assert names(find_mentions("My friend Émile moved to Lyon with Zoë.")) == [
+        "Émile",
+        "Lyon",
+        "Zoë",
+    ]
+    assert mention(find_mentions("I had lunch with my boss O'Brien."), "O'Brien").aliases == (
+        "my boss",
+    )
+
+
 def test_an_entity_named_twice_is_one_mention_with_every_alias():
     found = find_mentions("My sister Anna called. Anna, my best friend, is visiting.")
     assert [m.name for m in found.mentions] == ["Anna"]
@@ -369,6 +380,7 @@ def test_japanese_role_no_name_san_introduces_a_name_and_an_alias():
     tanaka = mention(find_mentions("上司の田中さんが来月転勤する。"), "田中")
     assert (tanaka.kind, tanaka.aliases, tanaka.rule) == (EntityKind.person, ("上司",), "kinship")
     assert mention(find_mentions("妹の由美が東京に引っ越した。"), "由美").aliases == ("妹",)
+    assert mention(find_mentions("息子の翔が熱を出した。"), "翔").aliases == ("息子",)
 
 
 def test_san_after_a_job_title_is_a_role_reference_and_no_name():

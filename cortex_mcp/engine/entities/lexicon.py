@@ -585,6 +585,10 @@ JA_NOT_NAMES = frozenset(
     "ため 方 こと もの 時 頃 前 後 中 上 下 人 皆 みんな 全員 一人 二人 家族 実家 彼女 彼 "
     "パーティー プレゼント".split()
 )
+# Common one-kanji given names: after a family word they need no honorific (息子の翔が).
+JA_ONE_KANJI_NAMES = frozenset(
+    "翔 蓮 陸 樹 葵 凛 誠 学 茜 楓 舞 光 恵 薫 忍 唯 愛 望 結 蒼 湊 匠 聡 剛 明 歩 優 渚 遥 梓".split()
+)
 # Leading words glued to a name in a kanji run (今日田中さんが): dropped from the name.
 JA_TIME_PREFIXES = ("今日", "昨日", "明日", "先日", "毎日", "今朝", "昨夜", "今度", "今年", "去年")
 

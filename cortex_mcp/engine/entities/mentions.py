@@ -209,7 +209,10 @@ def _slugs(scan: _Scan) -> None:
 
 # --- English -------------------------------------------------------------------------------
 
-_EN_WORD = r"[A-Z][a-z][\w'’-]*"
+_UPPER = "A-ZÀ-ÖØ-Þ"  # Latin capitals with their accented forms: Émile, Zoë
+_LOWER = "a-zß-öø-ÿ"
+# A capitalised word of a name: "Anna", "José", "Émile", "O'Brien", "McKay".
+_EN_WORD = rf"[{_UPPER}](?:[{_LOWER}]|['’][{_UPPER}])[\w'’-]*"
 _EN_TITLED = rf"(?:(?:{_alternation(lex.TITLES)})\.?\s+)?"
 _EN_NAME = rf"(?P<name>{_EN_WORD}(?:\s{_EN_WORD})?)"
 _EN_ROLE_WORDS = _alternation(lex.PERSON_ROLES | lex.PET_ROLES)
@@ -250,8 +253,8 @@ _EN_ADDRESS = re.compile(
 # ", Gina!" / ", Nate." at the end of a sentence: a name said to the listener.
 _EN_VOCATIVE = re.compile(rf"(?<=[a-z]),\s+(?P<name>{_EN_WORD})(?=\s*[!?]|\s*\.(?:\s|$)|\s*$)")
 _EN_RUN = re.compile(
-    r"(?<![\w'’@#.])[A-Z](?:[\w'’-]*\w)?(?![.]\w)"
-    r"(?:(?: (?:of|the|de|da|di|van|von|der|del|la|le|du))* [A-Z](?:[\w'’-]*\w)?)*"
+    rf"(?<![\w'’@#.])[{_UPPER}](?:[\w'’-]*\w)?(?![.]\w)"
+    rf"(?:(?: (?:of|the|de|da|di|van|von|der|del|la|le|du))* [{_UPPER}](?:[\w'’-]*\w)?)*"
 )
 _EN_SUFFIXES_NOT_NAMES = ("ing", "ed", "ly", "ful", "ous", "ness", "ment", "less", "able", "ish")
 _EN_MONTH_BEFORE = frozenset(
@@ -263,12 +266,15 @@ _WORD_BEFORE = re.compile(r"([A-Za-z]+)[^\w]*$")
 _DIGIT_AROUND = re.compile(r"^\s*\d")
 
 
+_CONTRACTION = re.compile(r"['’](?:s|ll|d|re|ve|m)$", re.I)
+
+
 def _bare(word: str) -> str:
-    """A word without a possessive or contraction: "Sara's" -> "Sara", "It's" -> "It"."""
-    for mark in ("'", "’"):
-        if mark in word:
-            return word.split(mark, 1)[0]
-    return word
+    """A word without a possessive or contraction: "Sara's" -> "Sara", "It's" -> "It",
+    "Anna'll" -> "Anna"; "O'Brien" stays whole."""
+    if "'" not in word and "’" not in word:
+        return word
+    return _CONTRACTION.sub("", word)
 
 
 def _blocked(word: str) -> bool:
@@ -1005,7 +1011,8 @@ def _ja_roles(scan: _Scan) -> None:
         name = match.group("name")
         if not name or name in lex.JA_NOT_NAMES or name in lex.JA_ROLE_WORDS:
             continue
-        if not match.group("hon") and len(name) == 1:  # one kanji: 母の日, 友達の家
+        if not match.group("hon") and len(name) == 1 and name not in lex.JA_ONE_KANJI_NAMES:
+            # one kanji is a noun (母の日, 友達の家) unless it is a common given name (息子の翔)
             continue
         kind = EntityKind.pet if match.group("role") in lex.JA_PET_ROLES else EntityKind.person
         phrase_start = match.start("prefix") if match.group("prefix") else match.start("role")
@@ -1100,7 +1107,7 @@ def _cjk_places(scan: _Scan) -> None:
 
 # --- assembly ------------------------------------------------------------------------------
 
-_LATIN = re.compile(r"[A-Za-z]")
+_LATIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]")
 
 
 def find_mentions(text: str, *, speaker: str | None = None) -> Mentions:
