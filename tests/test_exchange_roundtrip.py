@@ -219,6 +219,9 @@ def test_the_openapi_document_types_export_and_import_responses(
         "logs",
         "existing",
         "dropped_ids",
+        "from_agents",
+        "agents",
+        "merged_into",
     }
 
 

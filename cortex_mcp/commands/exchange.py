@@ -28,10 +28,16 @@ def _import_arguments(parser: argparse.ArgumentParser) -> None:
         " `export --format markdown`, a memory.jsonl of the MCP memory server, or a cortex-mcp"
         " JSON export",
     )
-    parser.add_argument(
+    agents = parser.add_mutually_exclusive_group()
+    agents.add_argument(
         "--agent",
-        help="the agent the memories are written to (default: --agent-id / CORTEX_AGENT_ID);"
-        " the agent named inside the file is never used",
+        help="write a file of one agent into this agent instead (default: each memory back to"
+        " the agent the file names; a file naming none: --agent-id / CORTEX_AGENT_ID)",
+    )
+    agents.add_argument(
+        "--merge-agents-into",
+        metavar="AGENT",
+        help="write the memories of every agent the file names into this one agent",
     )
     _progress_flag(parser)
     add_json_flag(parser)
@@ -41,16 +47,30 @@ def _import_human(d: dict[str, Any]) -> str:
     dropped = d.get("dropped_ids", 0)
     return (
         f"imported {d['memories']} memories, {d['relations']} relations, {d['logs']} log entries"
-        f" from {len(d['files'])} file(s); {d['existing']} already known"
+        f" from {len(d['files'])} file(s); {d['existing']} already known; {_agents_done(d)}"
         + (f"; {dropped} ids of other agents' memories dropped from id lists" if dropped else "")
     )
+
+
+def _agents_done(d: dict[str, Any]) -> str:
+    """What the import did with the agents the file names, in words."""
+    named, written = d["from_agents"], sorted(d["agents"])
+    if d["merged_into"] is not None:
+        return f"merged the agents {', '.join(named) or '(none named)'} into {d['merged_into']}"
+    if named and written and set(written) <= set(named):
+        return "each agent's memories back to it: " + ", ".join(written)
+    into = ", ".join(written) or "nothing new"
+    return f"into {into}" + (f" (the file names {', '.join(named)})" if named else "")
 
 
 def run_import(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: CortexService) -> int:
         with progress_bar("import", force=args.progress) as bar:
             report = await service.exchange.import_path(
-                args.path, agent_id=args.agent, progress=bar.step
+                args.path,
+                agent_id=args.agent,
+                progress=bar.step,
+                merge_agents_into=args.merge_agents_into,
             )
         emit(args, report.as_dict(), _import_human)
         return 0

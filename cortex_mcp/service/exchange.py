@@ -8,6 +8,7 @@ from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.exchange.agents import destination
 from cortex_mcp.engine.exchange.exporters import (
     export_document,
     export_json,
@@ -45,12 +46,14 @@ class ExchangeService:
         path: str,
         agent_id: str | None = None,
         progress: Progress | None = None,
+        merge_agents_into: str | None = None,
     ) -> ImportReport:
-        """Import files into the caller's agent (idempotent; secrets redacted; every item
-        checked as `remember` checks it; one bad item refuses the whole import)."""
+        """Import files (idempotent; secrets redacted; every item checked as `remember` checks
+        it; one bad item refuses the whole import), each item to its own agent unless
+        `agent_id` remaps a file of one agent or `merge_agents_into` merges several."""
         target = input_path(path)
         sources = await asyncio.to_thread(find_sources, target)
-        return await self._import(sources, agent_id, progress)
+        return await self._import(sources, agent_id, merge_agents_into, progress)
 
     async def import_memories(self, request: ImportRequest) -> dict[str, Any]:
         """Import what a request carries (REST) into the caller's agent: `document` (what
@@ -58,19 +61,24 @@ class ExchangeService:
         or an OpenClaw workspace: relative path -> text; daily notes dated by their name),
         or `content` in `format`: json (our export), jsonl (the MCP memory server's),
         markdown (a MEMORY.md) or openclaw (one daily note dated by a leading
-        `# YYYY-MM-DD`, else today)."""
+        `# YYYY-MM-DD`, else today). Agents as `ImportRequest` says."""
         today = self.clock.now().date().isoformat()
         r = request
         sources = inline_sources(r.format, r.content, r.document, r.files, today)
-        report = await self._import(sources, r.agent_id, None)
+        report = await self._import(sources, r.agent_id, r.merge_agents_into, None)
         return report.as_dict()
 
     async def _import(
-        self, sources: list[Source], agent_id: str | None, progress: Progress | None
+        self,
+        sources: list[Source],
+        agent_id: str | None,
+        merge_agents_into: str | None,
+        progress: Progress | None,
     ) -> ImportReport:
+        where = destination(self.caller, agent_id, merge_agents_into, self.settings.agent_id)
         job = ImportJob(
             sources=sources,
-            agent_id=validate.agent_for(self.caller, agent_id, self.settings.agent_id),
+            destination=where,
             now=self.clock.now(),
             max_content_chars=self.settings.max_content_chars,
             store=self.exports,

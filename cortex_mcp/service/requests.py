@@ -732,7 +732,10 @@ class ImportRequest(Request):
     """What `POST /export` answers can be posted back as is: `{format: "json", document}` or
     `{format: "markdown", files}`. Or `content`: a text in `format` (json: our export, jsonl:
     the MCP memory server's memory.jsonl, markdown: a MEMORY.md, openclaw: one daily note).
-    Exactly one of `document`, `files`, `content`. Memories go to the caller's agent."""
+    Exactly one of `document`, `files`, `content`. Each memory, relation and log entry goes
+    back to the agent it names (one naming none: the caller's agent); `agent_id` (or
+    X-Cortex-Agent) remaps a document of one agent into it, `merge_agents_into` merges a
+    document of several into one. An agent token imports into its own agent only."""
 
     model_config = ConfigDict(  # exactly one of the three, as the document can say it
         extra="forbid",
@@ -750,7 +753,20 @@ class ImportRequest(Request):
     content: Annotated[str, Field(min_length=1)] | None = None
     document: dict[str, Any] | None = None
     files: Annotated[dict[str, str], Field(min_length=1, max_length=10_000)] | None = None
-    agent_id: AgentId | None = None
+    agent_id: Annotated[
+        AgentId | None,
+        Field(
+            description="Write every item into this agent, whatever agent the document names"
+            " (a document of one agent only); default: each item's own agent"
+        ),
+    ] = None
+    merge_agents_into: Annotated[
+        AgentId | None,
+        Field(
+            description="Write the items of every agent the document names into this one"
+            " agent (the report's merged_into says so); over agent_id when both are given"
+        ),
+    ] = None
 
     @model_validator(mode="after")
     def _one_payload(self) -> ImportRequest:

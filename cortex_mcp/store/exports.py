@@ -7,7 +7,7 @@ import asyncio
 import json
 import os
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -180,12 +180,15 @@ class ExportStore:
         memories: list[dict[str, Any]],
         relations: list[dict[str, Any]],
         logs: list[dict[str, Any]],
+        *,
+        log_agents: Collection[str] | None = None,
     ) -> ImportCounts:
         """One transaction for one batch of an import into `agent_id`: memories new by id and
         by content (their FTS rows with them), relations new by id or by triple, log entries
-        not already present. Running it twice adds nothing. Ids of other agents' relations
-        get new ids; a relation's source and a log entry's ids never name another agent's
-        memory. The rows are built here; the transaction is one trip to the writer's thread
+        not already present (each the entry of the agent of `log_agents`, default `agent_id`,
+        whose memories it names). Running it twice adds nothing. Ids of other agents'
+        relations get new ids; a relation's source and a log entry's ids never name another
+        agent's memory. The rows are built here; the transaction is one trip to the writer's thread
         that does only SQL and the checks that need it."""
         rows = new_memories(memories, agent_id)
 
@@ -198,6 +201,7 @@ class ExportStore:
                 logs,
                 assign_seq=self.ASSIGNS_SEQ,
                 insert=self.fresh_memories_insert(),
+                log_agents=log_agents,
             )
 
         return await self.db.transact(txn)

@@ -5,7 +5,7 @@ the caller's one transaction."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -53,9 +53,11 @@ def write_batch(
     *,
     assign_seq: bool,
     insert: InsertFresh | None = None,
+    log_agents: Collection[str] | None = None,
 ) -> ImportCounts:
     """`insert`: how the new memories' rows and text index go in, when the backend does it
-    its own way (PostgreSQL); else rows and FTS rows, with `assign_seq` as below."""
+    its own way (PostgreSQL); else rows and FTS rows, with `assign_seq` as below. A log entry
+    goes to the agent of `log_agents` (default: `agent_id` alone) whose memories it names."""
     counts = ImportCounts()
     counts.dropped_ids = _without_foreign_ids(conn, agent_id, memories)
     counts.memories, counts.existing = _insert_memories(
@@ -64,7 +66,7 @@ def write_batch(
     for relation in relations:
         counts.relations += _insert_relation(conn, agent_id, relation)
     if logs:
-        counts.logs, dropped = _insert_logs(conn, agent_id, logs)
+        counts.logs, dropped = _insert_logs(conn, log_agents or {agent_id}, logs)
         counts.dropped_ids += dropped
     return counts
 
@@ -260,11 +262,14 @@ def _comparable(details: str) -> str:
     return json.dumps(without_origin(json.loads(details)), ensure_ascii=False)
 
 
-def _insert_logs(conn: Connection, agent_id: str, logs: list[dict[str, Any]]) -> tuple[int, int]:
-    """Entries not already present that name at least one of this agent's memories (as an
-    export of one agent selects them); ids of other agents' memories are dropped from them
-    (from their details' before/after too), and an `agent_id` in their details names this
-    agent (the log of an agent is read by it). (entries added, ids dropped)"""
+def _insert_logs(
+    conn: Connection, agents: Collection[str], logs: list[dict[str, Any]]
+) -> tuple[int, int]:
+    """Entries not already present that name a memory of one of `agents` (as an export of one
+    agent selects them): each is that agent's, the first such memory's owner. Ids of other
+    agents' memories are dropped from it (from its details' before/after too), and an
+    `agent_id` in its details names its agent (an agent's log is read by it). (entries
+    added, ids dropped)"""
     named = sorted(
         {i for entry in logs for i in entry["memory_ids"]}
         | {i for entry in logs for i in _listed_ids(entry.get("details") or {}, DETAILS_ID_LISTS)}
@@ -287,14 +292,15 @@ def _insert_logs(conn: Connection, agent_id: str, logs: list[dict[str, Any]]) ->
         ).fetchall()
         present |= {(str(r[0]), str(r[1]), str(r[2]), _comparable(str(r[3]))) for r in rows}
     added = dropped = 0
-
-    def own(memory_id: str) -> bool:  # this agent's, or no memory (any more)
-        return owners.get(memory_id, agent_id) == agent_id
-
     for entry in logs:
-        ids = [i for i in entry["memory_ids"] if own(i)]
-        if not any(owners.get(i) == agent_id for i in ids):
+        agent_id = next((owners[i] for i in entry["memory_ids"] if owners.get(i) in agents), None)
+        if agent_id is None:
             continue
+
+        def own(memory_id: str, agent_id: str = agent_id) -> bool:  # or no memory (any more)
+            return owners.get(memory_id, agent_id) == agent_id
+
+        ids = [i for i in entry["memory_ids"] if own(i)]
         kept, taken = _keep_ids(entry.get("details") or {}, DETAILS_ID_LISTS, own)
         if "agent_id" in kept:
             kept["agent_id"] = agent_id

@@ -394,6 +394,8 @@ class ExportStorage(Protocol):
         memories: list[dict[str, Any]],
         relations: list[dict[str, Any]],
         logs: list[dict[str, Any]],
+        *,
+        log_agents: Collection[str] | None = None,
     ) -> ImportCounts: ...
 
     def fresh_memories_insert(self) -> InsertFresh | None: ...

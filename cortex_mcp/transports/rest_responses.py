@@ -293,6 +293,13 @@ class ImportResponse(BaseModel):
         " summary's covers, a merge's merged_from, a log entry's memory_ids, before and after):"
         " an agent's items name only its own memories"
     )
+    from_agents: list[str] = Field(description="the agents the document names")
+    agents: dict[str, int] = Field(
+        description="each agent written into, and how many new memories it got"
+    )
+    merged_into: str | None = Field(
+        description="the agent the document's agents were merged into (merge_agents_into)"
+    )
 
 
 class Anything(BaseModel):

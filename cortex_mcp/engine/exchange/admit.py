@@ -1,10 +1,11 @@
 """The rules an imported item passes before it is written: the same as `remember` for every
 field, applied to memories, relations and lifecycle-log entries alike.
 
-Everything is written into the importing caller's agent, whatever `agent_id` the document
-names. An id that is malformed, or that another agent's memory already uses, gets a new id
-(references to it inside the document follow); anything else that breaks a rule raises
-`BadItem` naming the item and the field, and the import writes nothing.
+Each memory and relation is written to the agent its `Destination` gives it (`agents.py`): the
+one it names in a restore, else the one the import names. An id that is malformed, or that
+another agent's memory already uses, gets a new id (references to it inside the document
+follow); anything else that breaks a rule raises `BadItem` naming the item and the field, and
+the import writes nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.exchange.agents import MAX_NAMED_AGENTS, Destination, named_agent
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import (
     EARLIEST_MOMENT,
@@ -119,18 +121,20 @@ def is_uuid(raw: str) -> bool:
 
 
 class Admission:
-    """Turns raw items (dicts from any importer) into rows for `agent_id`."""
+    """Turns raw items (dicts from any importer) into rows for the agents of `destination`;
+    `named` collects the agents the items name."""
 
     def __init__(
         self,
-        agent_id: str,
+        destination: Destination,
         now: datetime,
         max_content_chars: int,
         renames: Renames,
         *,
         checking: bool = False,
     ) -> None:
-        self.agent_id = agent_id
+        self.destination = destination
+        self.named: set[str] = set()
         self.checking = checking  # the first pass: nothing is written, no new ids needed
         self.now = now
         self.max_content_chars = max_content_chars
@@ -144,11 +148,11 @@ class Admission:
     def memory(self, data: dict[str, Any], where: str) -> dict[str, Any]:
         """The memory's row (the columns of `Memory`, enums as their values)."""
         rule = _Rules(where)
-        _no_nul_in_agent(data, rule)
+        agent = self._agent(data, rule)
         created = rule.time(data, "created_at", self._latest) or self._now_iso
         return {
             "id": self.memory_id(data.get("id"), rule),
-            "agent_id": self.agent_id,
+            "agent_id": agent,
             "layer": rule.member(data, "layer", Layer),
             "category": rule.member(data, "category", Category),
             "content": rule.content(data.get("content"), self.max_content_chars),
@@ -172,6 +176,19 @@ class Admission:
             "occurred_at": rule.time(data, "occurred_at", LATEST_OCCURRED, earliest=EARLIEST_MOMENT)
             or created,
         }
+
+    def _agent(self, data: dict[str, Any], rule: _Rules) -> str:
+        """The agent the item is written to; the one it names is noted in `named`."""
+        _no_nul_in_agent(data, rule)
+        try:
+            named = named_agent(data.get("agent_id"))
+        except InvalidInput as exc:
+            raise rule.fail("agent_id", exc.message.removeprefix("agent_id: ")) from None
+        if named is not None and named not in self.named:
+            if len(self.named) >= MAX_NAMED_AGENTS:
+                raise rule.fail("agent_id", f"an import names at most {MAX_NAMED_AGENTS} agents")
+            self.named.add(named)
+        return self.destination.of(named)
 
     def memory_id(self, raw: Any, rule: _Rules) -> str:
         """The id to write: the document's when it is a well-formed UUID no other agent uses,
@@ -216,13 +233,13 @@ class Admission:
 
     def relation(self, data: dict[str, Any], where: str) -> dict[str, Any]:
         rule = _Rules(where)
-        _no_nul_in_agent(data, rule)
+        agent = self._agent(data, rule)
         raw_id = data.get("id")
         relation_id = rule.id_text(raw_id, "id") if raw_id not in (None, "") else ""
         created = rule.time(data, "created_at", self._latest) or self._now_iso
         return {
             "id": relation_id if is_uuid(relation_id) else None,
-            "agent_id": self.agent_id,
+            "agent_id": agent,
             "subject": rule.text(data, "subject", validate.MAX_RELATION_PART_CHARS),
             "predicate": rule.text(data, "predicate", validate.MAX_PREDICATE_CHARS),
             "object": rule.text(data, "object", validate.MAX_RELATION_PART_CHARS),
@@ -272,7 +289,7 @@ class Admission:
 
 
 def _no_nul_in_agent(data: dict[str, Any], rule: _Rules) -> None:
-    """The document's agent is not used, but a NUL in it marks a forged document."""
+    """A NUL in the document's agent marks a forged document, whether it is used or not."""
     agent = data.get("agent_id")
     if isinstance(agent, str) and "\x00" in agent:
         raise BadItem(rule.where, "agent_id", "contains a NUL character")

@@ -1,8 +1,9 @@
 """The one way in: every importer's items pass the same rules and the same writer.
 
 An import reads its sources twice. The first pass checks every item (the rules of
-`admit.py`, ids other agents use, `superseded_by` targets) and writes nothing; one bad item
-refuses the whole import with a message naming the item and the field. The second pass reads
+`admit.py`, ids other agents use, `superseded_by` targets, the agents the document names
+against what the caller asked: `agents.py`) and writes nothing; one bad item refuses the whole
+import with a message naming the item and the field. The second pass reads
 again and writes in batches of a few thousand items per transaction, secrets redacted first.
 Memory stays bounded by a batch (plus 8 bytes per memory id for the reference check), and an
 import stopped half way is resumed by running it again: known ids and content are skipped.
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cortex_mcp.engine.exchange.admit import Admission, BadItem, Renames, id_key, is_uuid
+from cortex_mcp.engine.exchange.agents import Destination
 from cortex_mcp.engine.exchange.common import BadLine, Item
 from cortex_mcp.engine.exchange.importers import read_items
 from cortex_mcp.engine.exchange.sources import NOTHING, Source
@@ -47,11 +49,16 @@ class ImportReport:
     logs: int = 0
     existing: int = 0
     dropped_ids: int = 0  # ids of other agents' memories taken out of covers, before...
+    from_agents: list[str] = field(default_factory=list)  # the agents the document names
+    agents: dict[str, int] = field(default_factory=dict)  # agent written -> its new memories
+    merged_into: str | None = None  # the agent several were merged into, when asked
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def add(self, counts: ImportCounts) -> None:
+    def add(self, counts: ImportCounts, agent: str | None = None) -> None:
+        if agent is not None:
+            self.agents[agent] = self.agents.get(agent, 0) + counts.memories
         self.memories += counts.memories
         self.relations += counts.relations
         self.logs += counts.logs
@@ -61,10 +68,11 @@ class ImportReport:
 
 @dataclass
 class ImportJob:
-    """One import into `agent_id`: its sources and what it needs to check and write."""
+    """One import to the agents of `destination`: its sources and what it needs to check and
+    write."""
 
     sources: list[Source]
-    agent_id: str
+    destination: Destination
     now: datetime
     max_content_chars: int
     store: ExportStorage
@@ -80,9 +88,13 @@ class _Problem(Exception):
 
 async def run_import(job: ImportJob) -> ImportReport:
     renames = Renames()
-    total = await _check(job, renames)
+    total, named = await _check(job, renames)
     async with job.store.roomy_cache():
-        return await _write(job, renames, total)
+        report = await _write(job, renames, total, named)
+    report.from_agents = named
+    if job.destination.mode == "merge":
+        report.merged_into = job.destination.into
+    return report
 
 
 def _items(source: Source, now: datetime) -> Iterator[Item]:
@@ -109,26 +121,29 @@ def _admit(admission: Admission, item: Item) -> Any:
 # ---- pass 1: check everything, write nothing ----------------------------------------------
 
 
-async def _check(job: ImportJob, renames: Renames) -> int:
-    admission = Admission(job.agent_id, job.now, job.max_content_chars, renames, checking=True)
-    seen = array.array("q")  # hashes of the document's memory ids
-    targets: dict[str, Item] = {}  # superseded_by target -> the first item naming it
-    unchecked: list[str] = []  # document ids whose owner is not known yet
+async def _check(job: ImportJob, renames: Renames) -> tuple[int, list[str]]:
+    """How many items there are, and the agents they name (sorted)."""
+    admission = Admission(job.destination, job.now, job.max_content_chars, renames, checking=True)
+    seen = array.array("q")  # hashes of the document's (agent, memory id)
+    targets: dict[tuple[str, str], Item] = {}  # (agent, superseded_by) -> the first naming it
+    unchecked: list[tuple[str, str]] = []  # (document id, its agent): owner not known yet
     count = 0
     try:
         for source in job.sources:
             for item in _items(source, job.now):
-                _admit(admission, item)
+                admitted = _admit(admission, item)
                 count += 1
                 if item.kind == "memory":
+                    agent = admitted["agent_id"]
                     key = _raw_key(item.data.get("id"))
                     if key is not None:
-                        seen.append(hash(key))
+                        seen.append(hash((agent, key)))
                         if is_uuid(key):
-                            unchecked.append(key)
+                            unchecked.append((key, agent))
                     target = _raw_key(item.data.get("superseded_by"))
                     if target is not None:
-                        targets.setdefault(target, Item(item.kind, item.where, {}, item.label))
+                        first = Item(item.kind, item.where, {}, item.label)
+                        targets.setdefault((agent, target), first)
                 if len(unchecked) >= LOOKUP_CHUNK:
                     await _rename_foreign(job, unchecked, renames)
                 if job.progress is not None:
@@ -136,44 +151,54 @@ async def _check(job: ImportJob, renames: Renames) -> int:
         await _rename_foreign(job, unchecked, renames)
         if not job.sources:
             raise _Problem(NOTHING, "path")
+        named = sorted(admission.named)
+        refusal = job.destination.refusal(named)
+        if refusal is not None:
+            raise refusal
         await _check_targets(job, targets, seen)
     except _Problem as problem:
         raise InvalidInput(problem.message, field=problem.field) from None
-    return count
+    return count, named
 
 
 def _raw_key(raw: Any) -> str | None:
     return id_key(raw) if isinstance(raw, str) and raw.strip() else None
 
 
-async def _rename_foreign(job: ImportJob, keys: list[str], renames: Renames) -> None:
-    """Document ids another agent's memory already uses get new ids (so do references)."""
+async def _rename_foreign(job: ImportJob, keys: list[tuple[str, str]], renames: Renames) -> None:
+    """Document ids a memory of another agent than theirs already uses get new ids (so do
+    references to them)."""
     if keys:
-        owners = await job.store.owners(keys)
-        for key, agent in owners.items():
-            if agent != job.agent_id and key not in renames.memories:
+        owners = await job.store.owners([key for key, _ in keys])
+        for key, agent in keys:
+            owner = owners.get(key)
+            if owner is not None and owner != agent and key not in renames.memories:
                 renames.memories[key] = new_id()
         keys.clear()
 
 
-async def _check_targets(job: ImportJob, targets: dict[str, Item], seen: array.array[int]) -> None:
-    """Each `superseded_by` names a memory of this import or one this agent already has."""
+async def _check_targets(
+    job: ImportJob, targets: dict[tuple[str, str], Item], seen: array.array[int]
+) -> None:
+    """Each `superseded_by` names a memory of this import or one its agent already has (the
+    agent the memory naming it is written to)."""
     if not targets:
         return
     known = np.sort(np.frombuffer(seen, dtype=np.int64)) if len(seen) else np.zeros(0, np.int64)
     outside = []
-    for target in targets:
-        position = np.searchsorted(known, hash(target))
-        if position >= len(known) or known[position] != hash(target):
-            outside.append(target)
-    mine: set[str] = set()
+    for pair in targets:
+        position = np.searchsorted(known, hash(pair))
+        if position >= len(known) or known[position] != hash(pair):
+            outside.append(pair)
+    mine: set[tuple[str, str]] = set()
     for start in range(0, len(outside), LOOKUP_CHUNK):
-        chunk = [t for t in outside[start : start + LOOKUP_CHUNK] if is_uuid(t)]
-        owners = await job.store.owners(chunk)
-        mine |= {t for t, agent in owners.items() if agent == job.agent_id}
-    for target in outside:
-        if target not in mine:
-            item = targets[target]
+        chunk = [(a, t) for a, t in outside[start : start + LOOKUP_CHUNK] if is_uuid(t)]
+        owners = await job.store.owners([t for _, t in chunk])
+        mine |= {(a, t) for a, t in chunk if owners.get(t) == a}
+    for pair in outside:
+        if pair not in mine:
+            target = pair[1]
+            item = targets[pair]
             name = f"{item.label}.superseded_by" if item.label else "superseded_by"
             shown = name if item.label not in item.where else "superseded_by"
             raise _Problem(
@@ -196,12 +221,14 @@ class _Batch:
         return len(self.memories) + len(self.relations) + len(self.logs)
 
 
-async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
+async def _write(job: ImportJob, renames: Renames, total: int, named: list[str]) -> ImportReport:
     """Read, check, redact and write again; a batch is written on the database's thread while
     the next one is prepared (SQLite does not hold the GIL while it works)."""
-    admission = Admission(job.agent_id, job.now, job.max_content_chars, renames)
+    admission = Admission(job.destination, job.now, job.max_content_chars, renames)
     cleaner = _Cleaner(job.redactor)
-    writer = _Writer(job, total)
+    # a log entry goes to whichever of these agents owns the memories it names
+    agents = {job.destination.of(agent) for agent in named} | {job.destination.of(None)}
+    writer = _Writer(job, total, frozenset(agents))
     batch = _Batch()
     try:
         for source in job.sources:
@@ -225,9 +252,10 @@ async def _write(job: ImportJob, renames: Renames, total: int) -> ImportReport:
 class _Writer:
     """Writes batches in order, one at a time, each while the caller prepares the next."""
 
-    def __init__(self, job: ImportJob, total: int) -> None:
+    def __init__(self, job: ImportJob, total: int, agents: frozenset[str]) -> None:
         self.job = job
         self.total = total
+        self.agents = agents
         self.report = ImportReport()
         self.done = 0
         self._pending: asyncio.Task[None] | None = None
@@ -249,11 +277,22 @@ class _Writer:
             self._pending = None
 
     async def _store(self, batch: _Batch) -> None:
+        """One transaction per agent of the batch; its log entries with the last, when every
+        memory they may name is written."""
         job = self.job
-        counts = await job.store.import_batch(
-            job.agent_id, batch.memories, batch.relations, batch.logs
-        )
-        self.report.add(counts)
+        groups: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        for row in batch.memories:
+            groups.setdefault(row["agent_id"], ([], []))[0].append(row)
+        for row in batch.relations:
+            groups.setdefault(row["agent_id"], ([], []))[1].append(row)
+        agents = list(groups) or [job.destination.of(None)]
+        for n, agent in enumerate(agents):
+            memories, relations = groups.get(agent, ([], []))
+            logs = batch.logs if n == len(agents) - 1 else []
+            counts = await job.store.import_batch(
+                agent, memories, relations, logs, log_agents=self.agents
+            )
+            self.report.add(counts, agent if agent in groups else None)
         self.done += len(batch)
         if job.progress is not None:
             job.progress("importing", self.done, self.total)
