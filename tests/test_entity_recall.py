@@ -142,13 +142,15 @@ async def test_the_entity_lifts_and_does_not_filter_a_strong_match_about_someone
 async def test_a_question_after_several_things_spreads_over_the_days_rather_than_one_afternoon(
     service: CortexService,
 ) -> None:
+    # eight lines of one later afternoon: the newest, and as linked to Maya as her hobbies
     afternoon = [
-        ("2026-02-01", f"Maya: I keep practising scales on the piano, part {n}.", "Maya")
+        ("2026-07-01", f"Maya: I keep practising scales on the piano, part {n}.", "Maya")
         for n in range(8)
     ]
-    await _remember(service, [*afternoon, *MAYA])
-    top = await _top(service, "What are Maya's hobbies?", limit=5)
-    assert len(HOBBIES & set(top)) >= 3, top
+    await _remember(service, [*MAYA, *afternoon])
+    top = await _top(service, "What are Maya's hobbies?", limit=7)
+    assert set(top) >= HOBBIES, top
+    assert sum("piano" in line for line in top) == 3
 
 
 async def test_search_debug_shows_the_entity_understood_and_each_hits_boost(

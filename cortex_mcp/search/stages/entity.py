@@ -11,16 +11,20 @@ The memories linked to the entities found, as speaker or subject (`BOOST`) or me
 time stage adds its window: a boost, not a filter. A fact about someone rarely repeats their
 name ("I took up climbing", said by the friend everyone calls Maya), while the name in the
 question matches every turn that greets her: so the question is also searched without the names
-(the rest of its words), and the linked memories that match those words, or that the channels
-did not bring at all, become candidates too (their cosine filled when there is a query vector).
+(the rest of its words): a candidate those words find is scored by them, and the linked
+memories that match them, then the best few of the rest (by cosine when there is a query
+vector), become candidates too.
 
 A question that asks for several things about the entity ("what are X's hobbies", "names of X's
 pets", "what activities has X done", "X有哪些爱好") spreads its first places over the days the
-entity's memories come from: each further pick from a day already chosen weighs `SPREAD` times
-less, so ten near-copies of one afternoon do not hide what was said in other months."""
+entity's memories come from: past `FREE_PER_DAY` picks from one day, each further one weighs
+`SPREAD` times less, so ten near-copies of one afternoon do not hide what was said in other
+months. (Measured on LoCoMo's multi-hop questions, a stronger spread costs recall: their
+evidence is often two or three turns of one session.)"""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from cortex_mcp.models import EntityMatch, LinkRole
 from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
 from cortex_mcp.search.stages.state import SearchState
-from cortex_mcp.search.stages.text_channel import TextChannel
+from cortex_mcp.search.stages.text_channel import TextChannel, TextHits
 from cortex_mcp.search.text import build_query
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
@@ -37,8 +41,10 @@ from cortex_mcp.tokenize import normalize_name
 
 BOOST = 0.5  # added to a speaker's or subject's memory (fused relevance is 0..1)
 MENTIONED = 0.2  # added to a memory that only mentions the entity
+FREE_PER_DAY = 3  # picks from one day before SPREAD weighs further ones down
 SPREAD = 0.5  # the weight of each further pick from a day already chosen, for a "several" question
-LINKED = 200  # most linked memories read per question (speakers and subjects first, newest first)
+LINKED = 200  # most links read per question (speakers and subjects first, newest first)
+UNMATCHED = 10  # linked memories added that match no word of the question
 _ROLE_BOOST = {LinkRole.speaker: BOOST, LinkRole.subject: BOOST, LinkRole.mentioned: MENTIONED}
 
 # A question after several things: a plural list ("hobbies", "pets", "names", "activities",
@@ -106,49 +112,78 @@ class EntityStage:
         keys = {normalize_name(name): name for name in names}
         for gram in _cjk_grams(state.text):  # a known name the rules cannot see: 丽丽, 豆豆
             keys.setdefault(normalize_name(gram), gram)
-        if keys:
-            _resolve(await self.entities.find_entities(agent, list(keys)), keys, understood)
-            understood.names = list(dict.fromkeys([*names, *understood.found]))
-        if not understood.entities:
-            state.facts["entity"] = understood.facts(0, 0)
-            return
-        linked = await self.entities.linked_memories(agent, list(understood.entities), LINKED)
+        # the other words are searched while the names are looked up (one wait, not two)
+        said = [*names, *state.entities.values()]
+        rest = asyncio.create_task(self._rest_hits(state, said))
+        try:
+            if keys:
+                _resolve(await self.entities.find_entities(agent, list(keys)), keys, understood)
+                understood.names = list(dict.fromkeys([*names, *understood.found]))
+            if not understood.entities:
+                state.facts["entity"] = understood.facts(0, 0)
+                return
+            linked = await self.entities.linked_memories(agent, list(understood.entities), LINKED)
+            hits = await rest
+        finally:
+            if not rest.done():
+                rest.cancel()
         boosts: dict[str, float] = defaultdict(float)
         for memory_id, entity_id, role in linked:
             boosts[memory_id] = max(boosts[memory_id], _ROLE_BOOST.get(role, MENTIONED))
             state.entity_links.setdefault(entity_id, set()).add(memory_id)
         said = [*names, *understood.entities.values()]
-        added = await self._add(state, boosts, said)
+        if set(understood.names) - set(names):  # a name only the store knew: search again
+            hits = await self._rest_hits(state, said)
+        added = await self._add(state, boosts, hits)
         self._score(state, boosts, said)
         if understood.several:
             state.candidates = _spread(state.candidates, state.limit)
         state.facts["entity"] = understood.facts(len(boosts), added)
 
-    async def _add(self, state: SearchState, boosts: dict[str, float], names: list[str]) -> int:
-        """The question's other words searched without its names, which now stand for the
-        links: every candidate's text score becomes its match on those words (a memory that
-        matched the name alone keeps its cosine and, if unlinked, a mention's boost), and the
-        linked memories the channels did not bring become candidates, those that match the
-        words first. How many were added."""
+    async def _rest_hits(self, state: SearchState, names: list[str]) -> TextHits | None:
+        """The question's other words, without the names it gives; None when nothing is left
+        of them or no name was taken out."""
+        rest = build_query(_without(state.text_query.raw, names))
+        if state.mode == "vector" or rest.empty or rest.terms == state.text_query.terms:
+            return None
+        return await self.text.hits(rest, state.filters, state.pool, state.limit)
+
+    async def _add(
+        self, state: SearchState, boosts: dict[str, float], hits: TextHits | None
+    ) -> int:
+        """The names now stand for the links: a candidate the question's other words find
+        (`hits`) is scored by its match on them (a memory about the entity seldom repeats its
+        name; one that does is not preferred for it); one they do not find keeps its score
+        (the name may be all it shares with the question, and a date question needs it). Linked memories the channels did not bring become candidates: those
+        matching the other words, then the `UNMATCHED` best of the rest (by cosine when there
+        is a query vector, else speakers and subjects first, newest first). How many were
+        added."""
         known = {c.memory_id: c for c in state.candidates}
         fresh: dict[str, Candidate] = {}
-        rest = build_query(_without(state.text_query.raw, names))
-        if state.mode != "vector" and not rest.empty and rest.terms != state.text_query.terms:
-            hits = await self.text.hits(rest, state.filters, state.pool, state.limit)
+        if hits is not None:
+            found = {memory_id: (rank, bm25) for rank, (memory_id, bm25) in enumerate(hits)}
             for c in known.values():
-                c.text_rank, c.bm25 = None, None
-            for rank, (memory_id, bm25) in enumerate(hits):
-                candidate = known.get(memory_id)
-                if candidate is not None:
-                    candidate.text_rank, candidate.bm25 = rank, bm25
-                else:
+                if c.memory_id in found:
+                    c.text_rank, c.bm25 = found[c.memory_id]
+            for memory_id, (rank, bm25) in found.items():
+                if memory_id not in known and memory_id in boosts:
                     fresh[memory_id] = Candidate(memory_id, text_rank=rank, bm25=bm25)
-        for memory_id in boosts:
-            if memory_id not in known:
-                fresh.setdefault(memory_id, Candidate(memory_id))
+        others = [m for m in boosts if m not in known and m not in fresh]
+        for memory_id in await self._best_unmatched(state, others):
+            fresh[memory_id] = Candidate(memory_id)
         live = await self._read(state, list(fresh.values()))
         state.candidates.extend(live)
         return len(live)
+
+    async def _best_unmatched(self, state: SearchState, ids: list[str]) -> list[str]:
+        vector = state.query_vector
+        if len(ids) <= UNMATCHED or vector is None:
+            return ids[:UNMATCHED]
+        vectors = await self.index.vectors_for(
+            ids, state.model_key, int(vector.shape[0]), refresh=False
+        )
+        ranked = sorted(ids, key=lambda i: -float(vectors[i] @ vector) if i in vectors else 1.0)
+        return ranked[:UNMATCHED]
 
     async def _read(self, state: SearchState, fresh: list[Candidate]) -> list[Candidate]:
         if not fresh:
@@ -224,7 +259,9 @@ def _spread(ranked: list[Candidate], limit: int) -> list[Candidate]:
     picked: list[Candidate] = []
     per_day: dict[str, int] = defaultdict(int)
     while pool and len(picked) < limit:
-        best = max(pool, key=lambda c: c.final * SPREAD ** per_day[_day(c)])
+        best = max(
+            pool, key=lambda c: c.final * SPREAD ** max(per_day[_day(c)] - FREE_PER_DAY + 1, 0)
+        )
         pool.remove(best)
         picked.append(best)
         per_day[_day(best)] += 1
