@@ -60,6 +60,7 @@ async def test_the_tool_names_and_parameters_are_frozen(client: Client) -> None:
             "until",
             "now",
             "about",
+            "include_history",
         },
         "cortex_remember": {
             "content",
@@ -270,6 +271,7 @@ async def test_search_debug_shows_every_stage(client: Client) -> None:
         "signals",
         "time",
         "entity",
+        "validity",
         "rerank",
         "diversity",
         "budget",
