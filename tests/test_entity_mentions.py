@@ -289,6 +289,19 @@ def test_names_with_accents_and_apostrophes_are_names():
     )
 
 
+def test_roles_in_every_language_the_subject_starts_its_sentence_or_takes_wa_or_ga():
+    for text, name, role in [
+        ("@anna said hi to everyone.", "anna", LinkRole.subject),
+        ("I waved at @anna.", "anna", LinkRole.mentioned),
+        ("张伟说他明天来。", "张伟", LinkRole.subject),
+        ("我的表弟张伟在深圳工作。", "张伟", LinkRole.subject),
+        ("我周末和王芳一起去爬山。", "王芳", LinkRole.mentioned),
+        ("田中さんが来月転勤する。", "田中", LinkRole.subject),
+        ("昨日田中さんに会った。", "田中", LinkRole.mentioned),
+    ]:
+        assert mention(find_mentions(text), name).role is role, text
+
+
 def test_an_entity_named_twice_is_one_mention_with_every_alias():
     found = find_mentions("My sister Anna called. Anna, my best friend, is visiting.")
     assert [m.name for m in found.mentions] == ["Anna"]

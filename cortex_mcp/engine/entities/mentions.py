@@ -126,7 +126,7 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々"
 _KATA = "\u30a1-\u30fa\u30fc"
 _HIRA = "\u3041-\u3096"
 _SENTENCE_END = '.!?…\n:;。！？：；"“”()（）「」'
-_OPENERS = " \t\"'“‘(（「『*-•>"
+_OPENERS = " \t\"'“‘(（「『*-•>@"
 
 _RETAIN = re.compile(
     r"^[ \t]*[-*][ \t]*[WBOS][ \t]*(?:\([^)\n]*\))?[ \t]*"
