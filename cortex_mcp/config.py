@@ -7,6 +7,7 @@ nothing reads are in config_help.py.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -203,6 +204,11 @@ class Settings(BaseSettings):
     cors_origins: Annotated[list[str], NoDecode] = Field(
         [], description="browser origins allowed to call the HTTP server (comma list)"
     )
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(
+        [],
+        description="reverse proxies (addresses or networks, comma list) whose"
+        " X-Forwarded-Proto: https is believed: the dashboard's cookie is then Secure",
+    )
     max_body_bytes: int = Field(
         1_048_576,
         ge=1024,
@@ -258,11 +264,23 @@ class Settings(BaseSettings):
             )
         return self
 
-    @field_validator("allowed_hosts", "cors_origins", mode="before")
+    @field_validator("allowed_hosts", "cors_origins", "trusted_proxies", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("trusted_proxies", mode="after")
+    @classmethod
+    def _proxy_addresses(cls, value: list[str]) -> list[str]:
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{item!r} is not an IP address or network (10.0.0.5, 10.0.0.0/8, ::1)"
+                ) from None
         return value
 
     @field_validator("agent_id", mode="after")

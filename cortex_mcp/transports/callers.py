@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -327,3 +328,80 @@ def _bearer(scope: Scope) -> str | None:
         if key == b"authorization":
             return str(value.decode("latin-1"))
     return None
+
+
+STREAM_CHECK_S = 1.0  # how often a stream's token is checked again (the token cache's second)
+
+
+class RevokedStreams:
+    """A response on an MCP path (an SSE stream, a Streamable HTTP GET stream, a streamed
+    reply) made with an agent token lasts only as long as the token: it is checked again every
+    STREAM_CHECK_S through the token service (whose cache sees a revoke on any server within
+    CACHE_SECONDS), and once it no longer identifies its agent (revoked, expired) the
+    response is ended and the request's handler cancelled. A stream accepts nothing more from
+    a revoked token anyway; this closes what it would still send."""
+
+    def __init__(
+        self, app: ASGIApp, *, tokens: Callable[[], TokenService], every_s: float = STREAM_CHECK_S
+    ) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.every_s = every_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        caller = scope.get(CALLER_KEY)
+        token = _bearer_token(scope) if scope["type"] == "http" else None
+        if token is None or not _is_mcp(scope["path"]) or not isinstance(caller, Caller):
+            await self.app(scope, receive, send)
+            return
+        if not caller.is_agent:  # the admin token changes only with a restart
+            await self.app(scope, receive, send)
+            return
+        await self._while_valid(token, caller, scope, receive, send)
+
+    async def _while_valid(
+        self, token: str, caller: Caller, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        started = ended = revoked = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started, ended
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                ended = True
+            await send(message)
+
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                nonlocal revoked
+                while True:
+                    await anyio.sleep(self.every_s)
+                    if not await self._still_valid(token):
+                        break
+                revoked = True
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            await self.app(scope, receive, tracked)
+            group.cancel_scope.cancel()
+        if not revoked:
+            return
+        log.info("ended a stream of token %s: the token was revoked or expired", caller.token_id)
+        if started and not ended:
+            with anyio.move_on_after(self.every_s):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif not started:
+            await send_error(send, 401, "unauthorized", "the token was revoked or has expired")
+
+    async def _still_valid(self, token: str) -> bool:
+        return await self.tokens().identify(token) is not None
+
+
+def _bearer_token(scope: Scope) -> str | None:
+    header = _bearer(scope)
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None

@@ -43,6 +43,7 @@ from cortex_mcp.transports.callers import (
     CallerVerifier,
     Credentials,
     RefusedCredentials,
+    RevokedStreams,
     Throttle,
 )
 from cortex_mcp.transports.dashboard import SIGN_IN, DashboardSession, dashboard_routes
@@ -57,6 +58,7 @@ from cortex_mcp.transports.guards import (
     is_loopback,
 )
 from cortex_mcp.transports.mcp import build_server
+from cortex_mcp.transports.proxies import ForwardedScheme
 from cortex_mcp.transports.rest import ENDPOINTS
 from cortex_mcp.transports.sessions import streamable_http_routes
 from cortex_mcp.transports.timeouts import (
@@ -171,10 +173,12 @@ def create_app(
     session = DashboardSession(required, lambda: holder["service"].tokens, refused)
     routes += dashboard_routes(session)  # the dashboard at / (transports/dashboard.py)
     middleware = [
+        Middleware(ForwardedScheme, proxies=settings.trusted_proxies),
         Middleware(HostGuard, allowed_hosts=hosts, cors_origins=settings.cors_origins),
         Middleware(Throttle, ledger=refused, skip=frozenset({SIGN_IN})),
         *_sdk_authentication(verifier),
         Middleware(Credentials, required=required, session=session),
+        Middleware(RevokedStreams, tokens=lambda: holder["service"].tokens),
         Middleware(BodyLimit, limit=settings.max_body_bytes),
         Middleware(JsonBodies),
         Middleware(JsonRpcBodies, paths=MCP_POST_PATHS),
