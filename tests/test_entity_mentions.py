@@ -233,6 +233,15 @@ def test_a_capitalised_word_starting_a_sentence_needs_evidence_to_be_a_name():
         assert name in names(find_mentions(text)), text
 
 
+def test_a_common_word_that_is_also_a_name_is_a_name_inside_a_sentence():
+    assert names(find_mentions("I met Will yesterday.")) == ["Will"]
+    assert [(m.name, m.kind) for m in find_mentions("Our dog Lucky loves the park.").mentions] == [
+        ("Lucky", EntityKind.pet)
+    ]
+    for text in ["Will you come?", "Hope you are well.", "Lucky you to have such a family!"]:
+        assert names(find_mentions(text)) == [], text
+
+
 def test_a_title_cased_phrase_in_quotes_is_one_thing():
     found = find_mentions('I just watched "Little Women" and we love "Home Alone".')
     assert [(m.name, m.kind) for m in found.mentions] == [

@@ -90,6 +90,11 @@ COMMON = _words(
     "Kudos Ahh Ahem Eh Huh Ha Hah Ooh Oooh Uhh Umm Jk Brb Idk Tbh Imo Omw "
     "Companion Assistant Bot User Friend Buddy Museum Renaissance"
 )
+# Common words that are also given or pet names: inside a sentence, capitalised, they are names
+# ("I met Will", "our dog Lucky"); at a sentence start they are the word ("Will you ...?").
+NAME_LIKE = _words(
+    "Will Hope Art Lucky Buddy Rock Chase Joy Bill Mark Pat Dean Faith Ray Jack Sunny"
+)
 # Titles before a surname: "Mrs. Patel" names Patel.
 TITLES = _words("Mr Mrs Ms Miss Mx Dr Prof Professor Sir Madam Aunt Uncle Auntie Grandma Grandpa")
 # Family words written capitalised as a name: a reference to the speaker's own family.

@@ -290,6 +290,12 @@ def _blocked(word: str) -> bool:
     )
 
 
+def _blocked_inside(word: str) -> bool:
+    """`_blocked` for a word inside a sentence, where a capital means a name: "I met Will",
+    "our dog Lucky" (at a sentence start "Will you ...?" is the verb)."""
+    return _blocked(word) and _bare(word) not in lex.NAME_LIKE
+
+
 def _alias_if_own(poss: str, phrase: str) -> list[str]:
     """A kinship phrase is an alias only in the speaker's own words: "my sister", not "his dog"."""
     return [phrase] if poss.casefold() in lex.FIRST_PERSON else []
@@ -304,7 +310,7 @@ def _english_roles(scan: _Scan) -> None:
         if kind is None:
             continue
         for word in re.finditer(_EN_WORD, match.group("names")):
-            if _blocked(word.group(0)):
+            if _blocked_inside(word.group(0)):
                 continue
             bare, start = _bare(word.group(0)), match.start("names") + word.start()
             found = _Found(bare, kind, start, start + len(bare), "kinship")
@@ -339,7 +345,7 @@ def _english_role_phrase(scan: _Scan, match: re.Match[str]) -> None:
     name = match.group("name")
     if name is not None and len(name.split()) == 2 and _blocked(name.split()[1]):
         name = name.split()[0]
-    if name is not None and not _blocked(name.split()[0]):
+    if name is not None and not _blocked_inside(name.split()[0]):
         bare, start = _bare(name), match.start("name")
         found = _Found(bare, kind, start, start + len(bare), "kinship", aliases)
         found.kind_known = kind is EntityKind.pet
@@ -424,7 +430,7 @@ def _english_named_others(scan: _Scan) -> None:
     text = scan.text
     for match in _EN_OTHER_NAMED.finditer(text):
         name = match.group("name").split()[0]
-        if _blocked(name):
+        if _blocked_inside(name):
             continue
         bare = _bare(name)
         pet = _PET_WORD.search(text, max(0, match.start() - 120), match.start()) is not None
@@ -444,7 +450,7 @@ def _english_address(scan: _Scan) -> None:
             if bare in lex.FAMILY_AS_NAME:
                 scan.refer(match.start("name"), match.start("name") + len(bare))
                 continue
-            if _blocked(name) or bare in lex.MONTHS:
+            if _blocked_inside(name) or bare in lex.MONTHS:
                 continue
             found = _Found(
                 bare,
@@ -597,7 +603,8 @@ def _segments(text: str, offset: int, run: str) -> list[tuple[int, int]]:
             and index + 1 < len(words)
             and not _blocked(words[index + 1][2])
         )
-        if _blocked(word) and not is_title_the:
+        name_like = _bare(word) in lex.NAME_LIKE and not _starts_sentence(text, start)
+        if _blocked(word) and not is_title_the and not name_like:
             close()
             continue
         current.append((start, end, word))
