@@ -2,25 +2,28 @@
 
 `find_mentions` reads one text (a turn, a memory) and returns the names it holds (`Mention`: who,
 what kind, in which role, found by which rule, with the kinship phrases that became its aliases)
-and the alias-only phrases it uses ("my sister", "我表弟", "部長": `Reference`). The rules, strongest
-first; a later rule never takes a span an earlier one took:
+and the alias-only phrases it uses ("my sister", "我表弟", "部長": `Reference`). Markup first, then
+each language's rules in order (`_ENGLISH_RULES`, `_CHINESE_RULES`, `_JAPANESE_RULES`); a later
+rule never takes a span an earlier one took. Each mention says which kind of rule found it:
 
-1. `retain`: a `## Retain` line's entity tags (`- O(c=0.95) @Peter: ...`) name its subject.
-2. `label`: a `Name:` label at the start of a line names the speaker of that line.
-3. `slug`: an `@slug` mention.
-4. `kinship`: a kinship, role or pet word that introduces a name ("my sister Anna", "Anna, my
-   sister", "a dog named Rex", "我的表弟张伟", "同事小王", "上司の田中さん", "うちの犬のポチ"); the
-   phrase becomes an alias of that name.
-5. `name`: a self-introduction ("my name is Emily", "我叫孙悦", "名前は中村です"), a Chinese surname
-   with a title (张老师, 王总), a Japanese name with an honorific (田中さん, 翔太くん), a place
-   the gazetteer knows (北京, 東京), and in English capitalised runs that survive the stop lists.
-6. `address`: a name said to the other speaker ("Hey Maya!", "Thanks, Mel", "你好，刘琳").
+- `retain`: a `## Retain` line's entity tags (`- O(c=0.95) @Peter: ...`) name its subject.
+- `label`: a `Name:` label at the start of a line names the speaker of that line.
+- `slug`: an `@slug` mention.
+- `kinship`: a kinship, role or pet word that introduces a name ("my sister Anna", "Anna, my
+  sister", "Anna is my sister", "a dog named Rex", "我的表弟张伟", "同事小王", "张伟是我的表弟",
+  "上司の田中さん", "うちの犬のポチ", "小林さんは私の幼なじみです"); the phrase becomes an alias.
+- `name`: a self-introduction ("my name is Emily", "I'm Priya", "我叫孙悦", "中村と申します"), a
+  Chinese surname with a title or a cue (张老师, 小王, 和王芳一起, 张伟说), a Japanese name with an
+  honorific or a job title (田中さん, 佐藤部長), a place the lists know (Paris, 北京, 東京), a
+  title in quotes, and in English capitalised runs that survive the stop lists.
+- `address`: a name said to the other speaker ("Hey Maya!", "Thanks, Mel", "你好，刘琳").
 
 Chinese has no capital letters and no spaces, so a Chinese name is only taken where a rule says a
-name must follow (a kinship or role word, a greeting, 叫) and it starts with a known surname;
-famous names in passing (周杰伦) are left to the LLM. Roles: `speaker` for whoever says the text,
-`subject` for a name that starts its sentence (or is a Retain tag's entity), `mentioned` otherwise.
-Each entity appears once (its first span; aliases gathered from every occurrence)."""
+name must follow and it starts with a known surname; famous names in passing (周杰伦) are left to
+the LLM. Roles: `speaker` for whoever says the text, `subject` for a name that starts its sentence
+(in Japanese: marked by は/が; or a Retain tag's entity), `mentioned` otherwise. Each entity
+appears once (its first span; aliases gathered from every occurrence). docs/entities.md has the
+stop lists, the near misses and what the rules get wrong."""
 
 from __future__ import annotations
 
