@@ -250,6 +250,14 @@ def test_a_title_cased_phrase_in_quotes_is_one_thing():
     ]
 
 
+def test_a_title_joined_by_of_the_is_one_thing_and_lord_alone_is_no_name():
+    found = find_mentions('I watched "The Lord of the Rings" and then The Lord of the Rings again.')
+    assert [(m.name, m.kind) for m in found.mentions] == [
+        ("The Lord of the Rings", EntityKind.thing)
+    ]
+    assert names(find_mentions("Oh Lord, that was close.")) == []
+
+
 def test_his_or_her_name_is_names_a_pet_when_a_pet_word_came_just_before():
     found = find_mentions("I got a puppy two weeks ago! Her name's Coco and she's adorable.")
     assert [(m.name, m.kind) for m in found.mentions] == [("Coco", EntityKind.pet)]

@@ -78,7 +78,7 @@ COMMON = _words(
     # common nouns that start sentences in chat
     "Life Family Friends Friend Kids Kid People Person Everyone Things Thing Time Times Work "
     "School Home Music Art Books Book Nature Love Hugs Hug Fun Sweet Cute Congratulation "
-    "Mr Mrs Ms Miss Dr Prof Sir Madam Mister Lord Lady Saint St God Jesus Internet Web Wifi "
+    "Mr Mrs Ms Miss Dr Prof Sir Madam Mister Saint St God Jesus Internet Web Wifi "
     "Photo Pic Picture Video Note Update Edit Re Fwd PS Todo Tip Q A Yours Sincerely "
     # more interjections and sentence adverbs seen in chat
     "Together Woohoo Woo Whoo Oof Man Dude Bro Overall Anytime Yum Yummy Ouch Bummer Mm Mmm "
@@ -95,6 +95,8 @@ COMMON = _words(
 NAME_LIKE = _words(
     "Will Hope Art Lucky Buddy Rock Chase Joy Bill Mark Pat Dean Faith Ray Jack Sunny"
 )
+# Words that are part of a name ("The Lord of the Rings", "Lady Gaga") but no name alone ("Oh Lord").
+NOT_ALONE = _words("Lord Lady King Queen Prince Princess Captain Uncle Aunt")
 # Titles before a surname: "Mrs. Patel" names Patel.
 TITLES = _words("Mr Mrs Ms Miss Mx Dr Prof Professor Sir Madam Aunt Uncle Auntie Grandma Grandpa")
 # Family words written capitalised as a name: a reference to the speaker's own family.

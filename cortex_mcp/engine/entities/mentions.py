@@ -453,7 +453,7 @@ def _english_address(scan: _Scan) -> None:
             if bare in lex.FAMILY_AS_NAME:
                 scan.refer(match.start("name"), match.start("name") + len(bare))
                 continue
-            if _blocked_inside(name) or bare in lex.MONTHS:
+            if _blocked_inside(name) or bare in lex.MONTHS or bare in lex.NOT_ALONE:
                 continue
             found = _Found(
                 bare,
@@ -510,7 +510,7 @@ def _english_names(scan: _Scan) -> None:
         first, last = words[0], _bare(words[-1])
         at_sentence_start = _starts_sentence(text, start) and not _after_title(text, start)
         if len(words) == 1:
-            if len(last) < 2:
+            if len(last) < 2 or last in lex.NOT_ALONE:
                 continue
             if first in lex.FAMILY_AS_NAME:
                 scan.refer(start, end)
