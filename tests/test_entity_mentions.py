@@ -366,6 +366,8 @@ def test_chinese_pets_are_found_by_their_pet_word():
     mimi = mention(find_mentions("我家的猫咪咪每天都要吃罐头。"), "咪咪")
     assert (mimi.kind, mimi.aliases) == (EntityKind.pet, ("我家的猫",))
     assert mention(find_mentions("我的狗叫小黑，已经三岁了。"), "小黑").kind is EntityKind.pet
+    assert phrases(find_mentions("我家的狗今天生病了。")) == ["我家的狗"]
+    assert phrases(find_mentions("我家的猫咪咪每天都要吃罐头。")) == []
 
 
 def test_a_chinese_self_introduction_and_a_role_after_shi_are_found():
@@ -453,6 +455,8 @@ def test_common_words_that_start_with_a_surname_character_are_no_chinese_names()
 def test_japanese_pets_are_found_by_their_pet_word():
     pochi = mention(find_mentions("うちの犬のポチは散歩が大好き。"), "ポチ")
     assert (pochi.kind, pochi.aliases) == (EntityKind.pet, ("うちの犬",))
+    assert phrases(find_mentions("うちの犬の名前は？")) == ["うちの犬"]
+    assert phrases(find_mentions("猫を飼い始めました。")) == []
 
 
 def test_japanese_nouns_after_no_are_no_names():

@@ -673,6 +673,10 @@ _ZH_PET_PHRASE = re.compile(
     rf"(?:(?:的名字)?叫(?:做)?(?P<called>{_ZH_NAME_CHAR}{{1,4}}?)(?=[^{_CJK}]|$|[{_ZH_AFTER}])"
     rf"|(?P<name>(?P<dup>{_ZH_NAME_CHAR})(?P=dup)|{_ZH_NAME_CHAR}{{2,3}}?(?=[{_ZH_AFTER}]|$)))"
 )
+# 我家的狗, 我的猫: the speaker's own pet with no name beside it is a reference.
+_ZH_OWN_PET = re.compile(
+    rf"(?P<prefix>我的|我家的|我们家的|我家)(?P<role>{_alternation(lex.ZH_PET_ROLES)})"
+)
 # A place by its suffix after a verb of going or being: 我去的是绿禾公园, 到了西湖.
 _ZH_SUFFIX_PLACE = re.compile(
     rf"(?<=[是去到在逛从往])(?P<name>{_ZH_NAME_CHAR}{{2,4}}?(?:{_alternation(lex.ZH_PLACE_SUFFIXES)}))"
@@ -880,6 +884,8 @@ def _zh_pets(scan: _Scan) -> None:
         if _starts_sentence(text, phrase_start):
             found.role = LinkRole.subject
         scan.add(found, (phrase_start, match.end(group)))
+    for match in _ZH_OWN_PET.finditer(text):
+        scan.refer(match.start(), match.end("role"))
 
 
 def _zh_roles(scan: _Scan) -> None:
@@ -978,6 +984,11 @@ _JA_SELF = re.compile(rf"(?:私|僕|俺|わたし)の名前は(?P<name>{_JA_NAME
 _JA_BARE_ROLE = re.compile(
     rf"{_first_chars('うわ私僕俺あ', lex.JA_PERSON_ROLES)}(?<![{_HAN}{_KATA}]){_JA_OWN}"
     rf"(?P<role>{_alternation(lex.JA_PERSON_ROLES)})(?:さん|様|さま)?"
+    rf"(?=[がはとにをもへのや、。！？!?\s]|で(?!す)|$)"
+)
+# うちの犬, 私の猫: the speaker's own pet with no name beside it is a reference.
+_JA_OWN_PET = re.compile(
+    rf"(?P<prefix>うちの|私の|僕の|俺の|わたしの|あたしの)(?P<role>{_alternation(lex.JA_PET_ROLES)})"
     rf"(?=[がはとにをもへのや、。！？!?\s]|で(?!す)|$)"
 )
 # "小林さんは私の幼なじみです": the role after は is an alias of the name before it.
@@ -1082,10 +1093,13 @@ def _without_job_title(name: str, end: int, honorific: str) -> tuple[str, int, s
 
 
 def _ja_bare_roles(scan: _Scan) -> None:
-    """母が, 部長は, うちの夫: a family or role word on its own is a reference."""
+    """母が, 部長は, うちの夫, うちの犬: a family or role word on its own, or the speaker's own
+    pet, is a reference."""
     for match in _JA_BARE_ROLE.finditer(scan.text):
         start = match.start("prefix") if match.group("prefix") else match.start("role")
         scan.refer(start, match.end("role"))
+    for match in _JA_OWN_PET.finditer(scan.text):
+        scan.refer(match.start(), match.end("role"))
 
 
 _JAPANESE_RULES = (_ja_self, _ja_is_role, _ja_roles, _ja_greetings, _ja_honorifics, _ja_bare_roles)
