@@ -36,6 +36,8 @@ def normalise(text: str) -> str:
 # Japanese honorifics that follow a name and are no part of it (longest first).
 _HONORIFICS = ("ちゃん", "さま", "さん", "くん", "様", "君", "氏")
 _POSSESSIVE = re.compile(r"['’]s$")
+# Words whose ending only looks like an honorific: 彼氏 is "boyfriend", not 彼 + 氏.
+_WORDS_ENDING_LIKE_HONORIFICS = frozenset({"彼氏", "たくさん", "みなさん", "皆さん", "赤ちゃん"})
 
 
 def _is_edge_punctuation(char: str) -> bool:
@@ -53,6 +55,8 @@ def normalize_name(text: str) -> str:
     while end > start and _is_edge_punctuation(key[end - 1]):
         end -= 1
     key = _POSSESSIVE.sub("", key[start:end])
+    if key in _WORDS_ENDING_LIKE_HONORIFICS:
+        return key
     for honorific in _HONORIFICS:
         if key.endswith(honorific) and len(key) > len(honorific):
             key = key[: -len(honorific)]

@@ -50,6 +50,7 @@ def phrases(found: Mentions) -> list[str]:
         ("@Peter:", "peter"),
         ("「張偉」", "張偉"),
         ("さん", "さん"),
+        ("彼氏", "彼氏"),
     ],
 )
 def test_names_compare_by_width_case_spacing_punctuation_possessive_and_honorific(written, key):
@@ -425,6 +426,19 @@ def test_san_after_a_job_title_is_a_role_reference_and_no_name():
     ]:
         found = find_mentions(text)
         assert (names(found), phrases(found)) == ([], [phrase]), text
+
+
+def test_kana_family_words_and_common_words_before_san_are_no_names():
+    for text, refs in [
+        ("おばあちゃんが来た。", ["おばあちゃん"]),
+        ("、おじさんに会った。", ["おじさん"]),
+        ("ねえちゃんと遊んだ。", ["ねえちゃん"]),
+        ("赤ちゃんが泣いている。", ["赤ちゃん"]),
+        ("今日は、たくさん食べた。", []),
+        ("みなさん、こんにちは。", []),
+    ]:
+        found = find_mentions(text)
+        assert (names(found), phrases(found)) == ([], refs), text
 
 
 def test_japanese_honorifics_mark_names_and_are_dropped_from_them():

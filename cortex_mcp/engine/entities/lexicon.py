@@ -566,8 +566,13 @@ JA_PET_ROLES = (
 )
 # Jobs and roles: with さん or 様 after them they name a role, not a person (部長さん, 店員さん).
 JA_ROLE_WORDS = frozenset(JA_PERSON_ROLES) | frozenset(
-    {"運転手", "駅員", "警察官", "お巡り", "大工", "お客", "おばさん", "おじさん", "奥", "皆"}
-    | {"みな", "お嬢", "赤ちゃん", "お坊", "お医者", "先生", "兄", "姉"}
+    {"運転手", "駅員", "警察官", "お巡り", "大工", "お客", "奥", "お嬢", "お坊", "お医者", "先生"}
+)
+# Family words written in kana (or 赤 of 赤ちゃん) before an honorific: with it, one word that
+# refers to a relative or a baby, never a name (おばあちゃん, おじさん, ねえちゃん).
+JA_FAMILY_KANA = frozenset(
+    "おばあ おじい おば おじ おかあ おとう おねえ おにい ばあ じい かあ とう ねえ にい "
+    "ばぁ じぃ 赤 あか".split()
 )
 JA_ADDRESS = (
     "おはよう",
@@ -590,7 +595,7 @@ JA_ADDRESS = (
 JA_NOT_NAMES = frozenset(
     "家 日 誕生日 結婚式 仕事 会社 学校 部屋 話 写真 子供 病気 車 店 名前 趣味 料理 声 顔 手 "
     "ため 方 こと もの 時 頃 前 後 中 上 下 人 皆 みんな 全員 一人 二人 家族 実家 彼女 彼 "
-    "パーティー プレゼント".split()
+    "パーティー プレゼント たく みな 皆 みんな".split()
 )
 # Common one-kanji given names: after a family word they need no honorific (息子の翔が).
 JA_ONE_KANJI_NAMES = frozenset(

@@ -1068,14 +1068,21 @@ def _ja_honorifics(scan: _Scan) -> None:
             if name.startswith(prefix) and len(name) > len(prefix):
                 name, start = name[len(prefix) :], start + len(prefix)
         honorific_end = match.end("hon")
-        if text[start - 1 : start] in ("お", "ご"):  # お母さん, お医者さん: one word with its さん
+        if name in lex.JA_FAMILY_KANA:  # おばあちゃん, ねえちゃん, 赤ちゃん: one word, a relative
+            scan.refer(start, honorific_end)
+        elif name in lex.JA_NOT_NAMES:  # たくさん, みなさん, 彼氏 (a word, not 彼 + 氏)
+            continue
+        elif text[start - 1 : start] in (
+            "お",
+            "ご",
+        ):  # お母さん, お医者さん: one word with its さん
             if name in lex.JA_ROLE_WORDS:
                 scan.refer(start - 1, honorific_end)
             scan.take(start - 1, honorific_end)
         elif name in lex.JA_ROLE_WORDS:
             scan.refer(start, end)
             scan.take(start, honorific_end)
-        elif name not in lex.JA_NOT_NAMES:
+        else:
             name, end, title = _without_job_title(name, end, match.group("hon"))
             found = _Found(name, EntityKind.person, start, end, "name")
             found.aliases = [title] if title else []
