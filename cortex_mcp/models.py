@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # What an agent id must not hold: control characters (Cc), format characters (Cf: the bidi
 # controls that make one id display as another, zero-width characters, the BOM, tags),
@@ -233,6 +233,24 @@ class ValidityStatus(enum.StrEnum):
     contested = "contested"
 
 
+class BeliefSummary(BaseModel):
+    """A belief's standing as a hit shows it: its confidence, computed from its evidence
+    (engine/beliefs/confidence.py), how many memories speak for and against it, when the last
+    one was said, and its trend (new | strengthening | stable | weakening | stale)."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    id: str
+    holder: str
+    statement: str
+    confidence: float
+    for_: int = Field(alias="for")
+    against: int
+    last_evidence_at: str | None = None
+    trend: str
+    revisions: int = 0
+
+
 @dataclass(frozen=True)
 class SlotClaim:
     """A single-valued fact a memory states: whose (`holder`, a normalised key), which slot,
@@ -361,6 +379,9 @@ class Memory(BaseModel):
     valid_to: str | None = None
     status: ValidityStatus = ValidityStatus.current
     slot: str | None = None
+    # the belief this memory states, with its evidence's standing (engine/beliefs/keeper.py),
+    # filled by the reads that show a memory
+    belief: BeliefSummary | None = None
 
     @model_validator(mode="after")
     def _derived_fields(self) -> Memory:

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from cortex_mcp.config import LOCAL_RERANK_MODEL, Settings
+from cortex_mcp.engine.beliefs.keeper import BeliefKeeper
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
 from cortex_mcp.engine.entities.mentions import query_entities
 from cortex_mcp.engine.exchange.exporters import mirror_files
@@ -337,6 +338,7 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
             entities=stores.entities,
             names_of=query_entities,
             validity=stores.validity,
+            beliefs=stores.beliefs,
             reranker=reranker,
             rerank_top_n=settings.rerank_top_n,
         ),
@@ -409,6 +411,7 @@ def _build_services(
         clock=clock,
         entities=stores.entities,
         validity=ValidityKeeper(stores.validity, clock),
+        beliefs=BeliefKeeper(stores.beliefs, clock),
     )
     reading = build_reading(settings, stores, background.drain)
     status = StatusService(

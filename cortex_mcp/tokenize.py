@@ -122,6 +122,8 @@ def without_speaker(text: str) -> str:
 # Single-valued slots (engine/beliefs/slots.py, search/slot_questions.py): whose fact it is and
 # what value, compared as these keys. "I", "we", "my", 我, 私 ... are the speaker.
 SELF_HOLDER = "I"
+# whose belief an opinion is when it names no one else (engine/beliefs/evidence.py)
+BELIEF_USER = "user"
 _SELF_WORDS = {
     "i",
     "we",

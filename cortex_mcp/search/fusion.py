@@ -47,6 +47,9 @@ class Candidate:
     # of its standing (a superseded fact below what replaced it) (search/stages/validity.py)
     validity_boost: float = 0.0
     standing: float = 1.0
+    # what the belief stage added: a belief of the one a "what does X prefer?" question asks
+    # about, in proportion to its confidence (search/stages/belief.py)
+    belief_boost: float = 0.0
     rerank_score: float | None = None  # the reranker's relevance, when it ran
     mmr_step: int | None = None
     # the score after each stage, kept only for the search debugger (SearchState.debug)

@@ -16,6 +16,7 @@ from cortex_mcp.config import SearchSettings
 from cortex_mcp.models import SearchFilters
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.rerank import Reranker
+from cortex_mcp.search.stages.belief import BeliefStage
 from cortex_mcp.search.stages.budget import Budget
 from cortex_mcp.search.stages.channels import Channels
 from cortex_mcp.search.stages.diversity import Diversity
@@ -30,6 +31,7 @@ from cortex_mcp.search.stages.time import TimeStage
 from cortex_mcp.search.stages.validity import ValidityStage
 from cortex_mcp.search.stages.vector_channel import VectorChannel
 from cortex_mcp.search.vector import VectorIndex
+from cortex_mcp.store.beliefs import BeliefStore
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
 from cortex_mcp.store.validity import ValidityStore
 from cortex_mcp.store.vectors import PendingEmbedding
@@ -45,6 +47,7 @@ class HybridSearch:
         entities: EntityStorage,
         names_of: NamesOf,
         validity: ValidityStore,
+        beliefs: BeliefStore,
         reranker: Reranker | None = None,
         rerank_top_n: int = 20,
     ) -> None:
@@ -62,6 +65,7 @@ class HybridSearch:
             TimeStage(memories, index, self.text_channel),
             EntityStage(entities, names_of, memories, index, self.text_channel),
             ValidityStage(memories, validity),
+            BeliefStage(memories, beliefs),
             Rerank(reranker, rerank_top_n),
             Diversity(index),
             Budget(),

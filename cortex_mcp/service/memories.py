@@ -13,6 +13,7 @@ from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.beliefs.keeper import BeliefKeeper
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
 from cortex_mcp.engine.entities.mentions import page_subject
 from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
@@ -91,6 +92,7 @@ class MemoryService:
     clock: Clock
     entities: EntityStorage
     validity: ValidityKeeper
+    beliefs: BeliefKeeper
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def recall(self, request: RecallRequest) -> RecallResult:
@@ -119,7 +121,7 @@ class MemoryService:
             self.indexer.pending_for(filters.agent_id, _PENDING_PER_RECALL) if self.indexer else []
         )
         now = self.reference_time(request.now)
-        await self.validity.settle(filters.agent_id)
+        await self._settle(filters.agent_id)
         lookup = await self._page_lookup(filters.agent_id, request.about, text)
         about = {lookup.entity.id: lookup.entity.name} if lookup and lookup.entity else None
         outcome = await self.searcher.search(
@@ -135,7 +137,7 @@ class MemoryService:
             self.indexer.prioritise([c.memory_id for c in ranked if c.cosine is None])
         found = {c.memory_id: c for c in ranked}
         memories = await self._with_entities(
-            filters.agent_id, [c.memory for c in ranked if c.memory]
+            filters.agent_id, [c.memory for c in ranked if c.memory], now
         )
         page = None
         if lookup is not None and lookup.entity is not None:
@@ -179,12 +181,25 @@ class MemoryService:
             return None
         return await find_page(self.entities, agent_id, asked)
 
-    async def _with_entities(self, agent_id: str, memories: list[Memory]) -> list[Memory]:
-        """Each memory with the names of the entities it is linked to."""
+    async def _settle(self, agent_id: str) -> None:
+        """Read the agent's newest memories for slots and beliefs before it searches."""
+        await self.validity.settle(agent_id)
+        await self.beliefs.settle(agent_id)
+
+    async def _with_entities(
+        self, agent_id: str, memories: list[Memory], now: datetime
+    ) -> list[Memory]:
+        """Each memory with the names of the entities it is linked to, and the belief it
+        states with its evidence's standing at `now`."""
         if not memories:
             return []
-        names = await self.entities.entities_of(agent_id, [m.id for m in memories])
-        return [m.model_copy(update={"entities": names.get(m.id, [])}) for m in memories]
+        ids = [m.id for m in memories]
+        names = await self.entities.entities_of(agent_id, ids)
+        beliefs = await self.beliefs.summaries(agent_id, ids, now)
+        return [
+            m.model_copy(update={"entities": names.get(m.id, []), "belief": beliefs.get(m.id)})
+            for m in memories
+        ]
 
     async def remember(
         self, request: RememberRequest, *, metadata: dict[str, Any] | None = None
@@ -277,11 +292,11 @@ class MemoryService:
             include_history=request.include_history,
         )
         now = self.reference_time(request.now)
-        await self.validity.settle(filters.agent_id)
+        await self._settle(filters.agent_id)
         outcome = await self.searcher.search(text, filters, request.limit, now)
         found = {c.memory_id: c for c in outcome.ranked}
         memories = await self._with_entities(
-            filters.agent_id, [c.memory for c in outcome.ranked if c.memory is not None]
+            filters.agent_id, [c.memory for c in outcome.ranked if c.memory is not None], now
         )
         return [ScoredMemory(**m.model_dump(), score=round(found[m.id].final, 6)) for m in memories]
 
@@ -292,7 +307,7 @@ class MemoryService:
             request.agent_id, None, None, since=request.since, until=request.until
         )
         now = self.reference_time(request.now)
-        await self.validity.settle(filters.agent_id)
+        await self._settle(filters.agent_id)
         outcome = await self.searcher.search(text, filters, limit, now, debug=True)
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cortex_mcp.config import Settings
+from cortex_mcp.store.beliefs import BeliefStore
 from cortex_mcp.store.browse import BrowseStore
 from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.database import Database
@@ -49,6 +50,7 @@ class StoreClasses:
     tokens: type[TokenStore]
     entities: type[EntityStore]
     validity: type[ValidityStore]
+    beliefs: type[BeliefStore]
 
 
 SQLITE = StoreClasses(
@@ -65,6 +67,7 @@ SQLITE = StoreClasses(
     tokens=TokenStore,
     entities=EntityStore,
     validity=ValidityStore,
+    beliefs=BeliefStore,
 )
 
 
@@ -110,6 +113,7 @@ class Stores:
     tokens: TokenStorage
     entities: EntityStorage
     validity: ValidityStore
+    beliefs: BeliefStore
 
 
 def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
@@ -132,4 +136,5 @@ def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
         tokens=classes.tokens(db),
         entities=classes.entities(db),
         validity=classes.validity(db),
+        beliefs=classes.beliefs(db),
     )

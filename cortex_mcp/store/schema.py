@@ -212,6 +212,44 @@ VALIDITY: list[str] = [
     """,
 ]
 
+BELIEFS: list[str] = [
+    """
+    CREATE TABLE beliefs (
+        id               TEXT PRIMARY KEY,
+        agent_id         TEXT NOT NULL,
+        holder           TEXT NOT NULL,
+        holder_name      TEXT NOT NULL,
+        memory_id        TEXT NOT NULL,
+        statement        TEXT NOT NULL,
+        stated           REAL,
+        confidence       REAL NOT NULL,
+        for_count        INTEGER NOT NULL DEFAULT 0,
+        against_count    INTEGER NOT NULL DEFAULT 0,
+        last_evidence_at TEXT,
+        trend            TEXT NOT NULL DEFAULT 'new',
+        revisions        INTEGER NOT NULL DEFAULT 0,
+        history          TEXT NOT NULL DEFAULT '[]',
+        created_at       TEXT NOT NULL,
+        updated_at       TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_beliefs_holder ON beliefs(agent_id, holder)",
+    "CREATE INDEX idx_beliefs_memory ON beliefs(memory_id)",
+    """
+    CREATE TABLE belief_evidence (
+        belief_id TEXT NOT NULL REFERENCES beliefs(id) ON DELETE CASCADE,
+        memory_id TEXT NOT NULL,
+        agent_id  TEXT NOT NULL,
+        supports  INTEGER NOT NULL,
+        weight    REAL NOT NULL,
+        at        TEXT NOT NULL,
+        PRIMARY KEY (belief_id, memory_id)
+    )
+    """,
+    "CREATE INDEX idx_belief_evidence_memory ON belief_evidence(memory_id)",
+    "CREATE TABLE belief_progress (agent_id TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the first full schema (docs/architecture.md, "Store")
     [
@@ -439,6 +477,8 @@ MIGRATIONS: list[list[str]] = [
     ENTITIES,
     # 16: facts with a time of validity and single-valued slots (issue 34)
     VALIDITY,
+    # 17: beliefs of a holder and the memories that are evidence for or against them (issue 34)
+    BELIEFS,
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

@@ -175,6 +175,21 @@ TABLES: tuple[Table, ...] = (
         key=("memory_id", "holder", "slot"),
     ),
     Table("validity_progress", _columns("agent_id, seq:int"), key=("agent_id",)),
+    Table(
+        "beliefs",
+        _columns(
+            "id, agent_id, holder, holder_name, memory_id, statement, stated:real,"
+            " confidence:real, for_count:int, against_count:int, last_evidence_at:time, trend,"
+            " revisions:int, history:json, created_at:time, updated_at:time"
+        ),
+        key=("id",),
+    ),
+    Table(
+        "belief_evidence",
+        _columns("belief_id, memory_id, agent_id, supports:int, weight:real, at:time"),
+        key=("belief_id", "memory_id"),
+    ),
+    Table("belief_progress", _columns("agent_id, seq:int"), key=("agent_id",)),
     Table("meta", _columns("key, value"), key=("key",)),
 )
 

@@ -49,6 +49,9 @@ TABLE_KEYS = {
     "entity_log": "id",
     "memory_slots": "memory_id, holder, slot",
     "validity_progress": "agent_id",
+    "beliefs": "id",
+    "belief_evidence": "belief_id, memory_id",
+    "belief_progress": "agent_id",
     "meta": "key",
 }
 

@@ -155,11 +155,18 @@ def trend(times: Sequence[tuple[datetime, bool]], now: datetime) -> Trend:
 
 def describe(statement: str, state: BeliefState) -> str:
     """The line an agent reads: `prefers light mode (0.82; 4 for, 1 against; last 2026-11-20)`."""
-    last = state.last_evidence_at.date().isoformat() if state.last_evidence_at else "never"
-    return (
-        f"{statement} ({state.confidence:.2f}; {len(state.for_ids)} for, "
-        f"{len(state.against_ids)} against; last {last})"
+    standing = standing_text(
+        state.confidence, len(state.for_ids), len(state.against_ids), state.last_evidence_at
     )
+    return f"{statement} {standing}"
+
+
+def standing_text(
+    confidence: float, for_count: int, against_count: int, last_evidence_at: datetime | None
+) -> str:
+    """`(0.82; 4 for, 1 against; last 2026-11-20)`: what `describe` says after the statement."""
+    last = last_evidence_at.date().isoformat() if last_evidence_at else "never"
+    return f"({confidence:.2f}; {for_count} for, {against_count} against; last {last})"
 
 
 def _must_revise(state: BeliefState) -> bool:

@@ -7,8 +7,9 @@ import re
 import unicodedata
 from datetime import datetime
 
+from cortex_mcp.engine.beliefs.confidence import standing_text
 from cortex_mcp.engine.recall.when import dated
-from cortex_mcp.models import Memory, ValidityStatus
+from cortex_mcp.models import Memory, ValidityStatus, from_iso
 from cortex_mcp.tokenize import count_tokens, normalise
 
 _SMALL_TALK = frozenset(
@@ -113,7 +114,18 @@ def _standing(memory: Memory) -> str:
 
 
 def format_line(memory: Memory, now: datetime | None = None) -> str:
-    return _line_prefix(memory, now) + one_line(memory.content)
+    return _line_prefix(memory, now) + _body(memory)
+
+
+def _body(memory: Memory) -> str:
+    """The memory's words; a belief's followed by its standing from the evidence
+    (`(0.82; 4 for, 1 against; last 2026-11-20)`)."""
+    text = one_line(memory.content)
+    belief = memory.belief
+    if belief is None:
+        return text
+    last = from_iso(belief.last_evidence_at) if belief.last_evidence_at else None
+    return f"{text} {standing_text(belief.confidence, belief.for_, belief.against, last)}"
 
 
 def build_context(
@@ -135,7 +147,7 @@ def build_context(
         header = HISTORY_HEADER if is_history(memory) else FACTS_HEADER
         opening = 0 if sections[header] else count_tokens(header) + 1
         prefix = _line_prefix(memory, now)
-        line = prefix + one_line(memory.content)
+        line = prefix + _body(memory)
         cost = count_tokens(line) + 1 + opening
         if used + cost > max_tokens:
             if kept or used + opening >= max_tokens:

@@ -115,6 +115,7 @@ def _hit(rank: int, c: Candidate) -> dict[str, Any]:
         "decay": round(c.decay, 6),
         "time_boost": round(c.time_boost, 6),
         "entity_boost": round(c.entity_boost, 6),
+        "belief_boost": round(c.belief_boost, 6),
         "rerank_score": None if c.rerank_score is None else round(c.rerank_score, 6),
         "mmr_step": c.mmr_step,
         "final": round(c.final, 6),

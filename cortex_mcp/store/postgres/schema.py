@@ -436,6 +436,45 @@ _VALIDITY = [
     f"CREATE TABLE validity_progress (agent_id {_TEXT} PRIMARY KEY, seq BIGINT NOT NULL)",
 ]
 
+# Beliefs and their evidence (SQLite's BELIEFS)
+_BELIEFS = [
+    f"""
+    CREATE TABLE beliefs (
+        id               {_TEXT} PRIMARY KEY,
+        agent_id         {_TEXT} NOT NULL,
+        holder           {_TEXT} NOT NULL,
+        holder_name      {_TEXT} NOT NULL,
+        memory_id        {_TEXT} NOT NULL,
+        statement        {_TEXT} NOT NULL,
+        stated           DOUBLE PRECISION,
+        confidence       DOUBLE PRECISION NOT NULL,
+        for_count        INTEGER NOT NULL DEFAULT 0,
+        against_count    INTEGER NOT NULL DEFAULT 0,
+        last_evidence_at {_TEXT},
+        trend            {_TEXT} NOT NULL DEFAULT 'new',
+        revisions        INTEGER NOT NULL DEFAULT 0,
+        history          {_TEXT} NOT NULL DEFAULT '[]',
+        created_at       {_TEXT} NOT NULL,
+        updated_at       {_TEXT} NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_beliefs_holder ON beliefs(agent_id, holder)",
+    "CREATE INDEX idx_beliefs_memory ON beliefs(memory_id)",
+    f"""
+    CREATE TABLE belief_evidence (
+        belief_id {_TEXT} NOT NULL REFERENCES beliefs(id) ON DELETE CASCADE,
+        memory_id {_TEXT} NOT NULL,
+        agent_id  {_TEXT} NOT NULL,
+        supports  INTEGER NOT NULL,
+        weight    DOUBLE PRECISION NOT NULL,
+        at        {_TEXT} NOT NULL,
+        PRIMARY KEY (belief_id, memory_id)
+    )
+    """,
+    "CREATE INDEX idx_belief_evidence_memory ON belief_evidence(memory_id)",
+    f"CREATE TABLE belief_progress (agent_id {_TEXT} PRIMARY KEY, seq BIGINT NOT NULL)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *TEXT_SEARCH, *SQLITE_FUNCTIONS],
@@ -469,6 +508,8 @@ MIGRATIONS: list[list[str]] = [
     _ENTITIES,
     # 13: facts with a time of validity and single-valued slots (SQLite's 16)
     _VALIDITY,
+    # 14: beliefs and their evidence (SQLite's 17)
+    _BELIEFS,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

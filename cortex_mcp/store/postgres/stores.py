@@ -93,6 +93,7 @@ POSTGRES = StoreClasses(
     tokens=SQLITE.tokens,
     entities=SQLITE.entities,
     validity=SQLITE.validity,
+    beliefs=SQLITE.beliefs,
 )
 
 

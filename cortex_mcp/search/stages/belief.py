@@ -1,0 +1,103 @@
+"""Beliefs: "what does Peter prefer?" is answered from Peter's beliefs first.
+
+A question about what someone prefers, likes, wants or thinks ("what does Peter prefer?",
+"what do I like?", "张伟喜欢什么", "田中さんの好きなものは?") brings the beliefs of the holder it
+names in as candidates (engine/beliefs/keeper.py keeps them), whether or not they share a word
+with the question, and lifts each by `BELIEF_BOOST` times its confidence: the surest first.
+Any other question is untouched. The stage keeps every term of `final` the stages before it
+set (time, entity and validity boosts, the signals and the standing).
+"""
+
+from __future__ import annotations
+
+import re
+
+from cortex_mcp.search.fusion import Candidate, apply_signals, fuse
+from cortex_mcp.search.stages.state import SearchState
+from cortex_mcp.store.beliefs import BeliefStore
+from cortex_mcp.store.interfaces import MemoryStorage
+from cortex_mcp.tokenize import BELIEF_USER as USER
+from cortex_mcp.tokenize import normalize_name
+
+BELIEF_BOOST = 2.0  # like a slot's fact: above anything words alone give (fused <= 1)
+
+_ASKS = re.compile(
+    r"\b(?:prefers?|preferences?|likes?|dislikes?|loves?|hates?|wants?|enjoys?|favou?rites?"
+    r"|think|thinks|opinions?|feel|feels|into)\b"
+    r"|喜欢|偏好|爱好|讨厌|想要|觉得|看法|最爱|口味|好き|嫌い|好み|お気に入り|どう思",
+    re.IGNORECASE,
+)
+_EN_HOLDER = re.compile(
+    r"\b(?:does|did|is|was|do)\s+(?P<name>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)\b"
+    r"|\b(?P<poss>[A-Z][\w-]+)'s\b"
+)
+_ZH_HOLDER = re.compile(
+    r"^(?![我你他她它咱])(?P<name>[\u4e00-\u9fff]{2,3}?)(?:最|更|还|不)?(?:喜欢|偏好|讨厌|想要|觉得|爱)"
+)
+_JA_HOLDER = re.compile(
+    r"^(?P<name>[\u4e00-\u9fff\u30a0-\u30ffA-Za-z]{1,8}?)(?:さん|くん|ちゃん)?(?:は|の|が)"
+)
+_SELF = re.compile(r"\b(?:I|me|my|the user)\b|我|私|僕|俺", re.IGNORECASE)
+_NOT_NAMES = {"I", "It", "The", "This", "That", "There", "You", "We", "They", "He", "She"}
+
+
+def holder_asked(query: str) -> str | None:
+    """The holder whose beliefs a question asks about (a name's key, or `USER`), or None
+    when it asks about no one's preferences."""
+    if not _ASKS.search(query):
+        return None
+    for pattern in (_ZH_HOLDER, _JA_HOLDER):
+        found = pattern.search(query)
+        if found is not None and found.group("name") not in {"我", "私", "僕", "俺"}:
+            return normalize_name(found.group("name"))
+    match = _EN_HOLDER.search(query)
+    if match is not None:
+        name = match.group("name") or match.group("poss")
+        if name and name not in _NOT_NAMES:
+            return normalize_name(name)
+    if _SELF.search(query):
+        return USER
+    return None
+
+
+class BeliefStage:
+    name = "belief"
+
+    def __init__(self, memories: MemoryStorage, beliefs: BeliefStore) -> None:
+        self.memories = memories
+        self.beliefs = beliefs
+
+    async def run(self, state: SearchState) -> None:
+        holder = holder_asked(state.text)
+        if holder is None:
+            return
+        held = await self.beliefs.beliefs(state.filters.agent_id, [holder])
+        if not held:
+            return
+        lift = {b.memory_id: BELIEF_BOOST * b.confidence for b in held}
+        added = await self._add(state, set(lift))
+        if added:
+            fuse(state.candidates, state.settings, has_vector=state.query_vector is not None)
+            apply_signals(state.candidates, state.settings, state.now)
+        for c in state.candidates:
+            c.belief_boost = lift.get(c.memory_id, 0.0)
+            signals = c.layer_weight * c.recency * c.access * c.decay
+            boosts = c.time_boost + c.entity_boost + c.validity_boost + c.belief_boost
+            c.final = (c.fused + boosts) * signals * c.standing
+        state.sort()
+        state.facts["belief"] = {"holder": holder, "beliefs": len(held), "added": added}
+
+    async def _add(self, state: SearchState, ids: set[str]) -> int:
+        known = {c.memory_id for c in state.candidates}
+        fresh = [memory_id for memory_id in sorted(ids) if memory_id not in known]
+        if not fresh:
+            return 0
+        rows = await self.memories.get_many(fresh)
+        eligible = await self.memories.eligible(fresh, state.filters)
+        added = 0
+        for memory_id in fresh:
+            memory = rows.get(memory_id)
+            if memory is not None and memory_id in eligible:
+                state.candidates.append(Candidate(memory_id, memory=memory))
+                added += 1
+        return added
