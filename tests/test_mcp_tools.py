@@ -272,6 +272,7 @@ async def test_search_debug_shows_every_stage(client: Client) -> None:
         "time",
         "entity",
         "validity",
+        "belief",
         "rerank",
         "diversity",
         "budget",
