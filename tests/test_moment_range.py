@@ -31,7 +31,16 @@ from cortex_mcp.engine import validate
 from cortex_mcp.models import EARLIEST_MOMENT, END_OF_MOMENTS, to_iso
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ExportRequest, ImportRequest, RememberRequest, build
+from cortex_mcp.service.requests import (
+    ExportRequest,
+    ImportRequest,
+    RememberRequest,
+    SearchRequest,
+    build,
+)
+from cortex_mcp.store.connection import sqlite_module
+from cortex_mcp.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
+from cortex_mcp.store.schema import MIGRATIONS, TIMES_INTO_RANGE
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
 from tests.helpers.http_helpers import authed_rest_client
@@ -464,3 +473,63 @@ async def test_any_accepted_moment_round_trips_through_export_and_import(
     )
     restored = await service.stores.exports.memories(f"b{n}")
     assert {m.content: m.occurred_at for m in restored} == expected
+
+
+# ---- a store written before the range: mended by its migration ------------------------------
+
+
+def _as_the_old_build_left_it(settings: Settings, times: dict[str, str]) -> None:
+    """Rows holding times outside the range (as the build before it wrote them: a year of
+    three digits, year 9999), the schema version before the migration that mends them."""
+    before = MIGRATIONS.index(TIMES_INTO_RANGE)  # the version before it
+    updates = [
+        ("UPDATE memories SET occurred_at = %s WHERE id = %s", (at, i)) for i, at in times.items()
+    ]
+    if settings.database_url is None:
+        with contextlib.closing(sqlite_module().connect(settings.db_path)) as conn:
+            for sql, params in updates:
+                conn.execute(sql.replace("%s", "?"), params)
+            conn.execute(f"PRAGMA user_version = {before}")
+            conn.commit()
+        return
+    import psycopg
+
+    pg_before = PG_MIGRATIONS.index(TIMES_INTO_RANGE)
+    with psycopg.connect(settings.database_url.get_secret_value(), autocommit=True) as conn:
+        for sql, params in updates:
+            conn.execute(sql, params)  # type: ignore[arg-type]
+        conn.execute("DELETE FROM cortex_schema WHERE version > %s", (pg_before,))
+
+
+@pytest.mark.anyio
+async def test_a_store_holding_times_outside_the_range_is_mended_when_it_opens(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        ids = {
+            content: (await svc.memories.remember(build(RememberRequest, content=content))).id
+            for content in ("An old family story", "A far plan for the year 9999", "Likes tea")
+        }
+    _as_the_old_build_left_it(
+        backend_settings,
+        {
+            ids["An old family story"]: "999-12-31T10:00:00.000000Z",
+            ids["A far plan for the year 9999"]: "9999-12-31T23:59:59.999000Z",
+        },
+    )
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        stored = {m.content: m.occurred_at for m in await svc.stores.exports.memories("default")}
+        assert stored == {
+            "An old family story": "1000-01-01T00:00:00.000000Z",
+            "A far plan for the year 9999": "8999-12-31T23:59:59.999999Z",
+            "Likes tea": "2026-11-01T12:00:00.000000Z",
+        }
+        found = await svc.memories.search(build(SearchRequest, query="story plan"))
+        assert len(found) == 2
+        assert (await svc.browse.timeline("default", None, "all"))["total"] == 3
+        exported = await svc.exchange.export_memories(ExportRequest(agent_id="default"))
+        await svc.exchange.import_memories(
+            build(ImportRequest, document=exported["document"], agent_id="restored")
+        )
+        again = {m.content: m.occurred_at for m in await svc.stores.exports.memories("restored")}
+        assert again == stored

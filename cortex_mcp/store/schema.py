@@ -250,6 +250,26 @@ BELIEFS: list[str] = [
     "CREATE TABLE belief_progress (agent_id TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
 ]
 
+# what `to_iso` writes at the range's edges; a shorter text is a year before 1000 (strftime's
+# %Y wrote 999, not 0999)
+_FIRST_MOMENT = "'1000-01-01T00:00:00.000000Z'"
+_LAST_MOMENT = "'8999-12-31T23:59:59.999999Z'"
+TIMES_INTO_RANGE = [
+    statement
+    for table, column in (
+        ("memories", "occurred_at"),
+        ("memories", "valid_from"),  # issue 34's validity, which starts at occurred_at
+        ("memories", "valid_to"),
+        ("turns", "said_at"),
+    )
+    for statement in (
+        f"UPDATE {table} SET {column} = {_FIRST_MOMENT}"
+        f" WHERE length({column}) < 27 OR {column} < {_FIRST_MOMENT}",
+        f"UPDATE {table} SET {column} = {_LAST_MOMENT}"
+        f" WHERE length({column}) >= 27 AND {column} > {_LAST_MOMENT}",
+    )
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the first full schema (docs/architecture.md, "Store")
     [
@@ -479,6 +499,11 @@ MIGRATIONS: list[list[str]] = [
     VALIDITY,
     # 17: beliefs of a holder and the memories that are evidence for or against them (issue 34)
     BELIEFS,
+    # 18: a time written before the range of valid moments was enforced (issue 32) and
+    # outside it is moved to the range's nearest edge (models.EARLIEST_MOMENT,
+    # END_OF_MOMENTS): reading it failed (a year of three digits) or what is reckoned from it
+    # did (year 9999)
+    TIMES_INTO_RANGE,
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from cortex_mcp.store.postgres.functions import SQLITE_FUNCTIONS, TEXT_SEARCH
 from cortex_mcp.store.postgres.text_counts import TEXT_PAIRS, TEXT_TERMS
+from cortex_mcp.store.schema import TIMES_INTO_RANGE
 
 _TEXT = 'TEXT COLLATE "C"'
 
@@ -510,6 +511,8 @@ MIGRATIONS: list[list[str]] = [
     _VALIDITY,
     # 14: beliefs and their evidence (SQLite's 17)
     _BELIEFS,
+    # 15: times outside the range of valid moments moved to its nearest edge (SQLite's 18)
+    TIMES_INTO_RANGE,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
