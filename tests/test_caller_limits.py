@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -273,3 +273,40 @@ async def test_stateless_requests_of_protocol_2026_hold_no_session(
             assert not (await c.call_tool("cortex_recall", {"query": "x"})).is_error
     await http.aclose()
     assert [_alive(server, tokens["alice"], s) for s in alices] == [True] * PER_CALLER
+
+
+def _sse_open(stack: ExitStack, server: ServeProcess, token: str) -> str:
+    """An open `GET /sse` stream (kept open by `stack`): its session's message endpoint."""
+    auth = {"Authorization": f"Bearer {token}"}
+    client = stack.enter_context(httpx2.Client(base_url=server.url, headers=auth, timeout=30))
+    response = stack.enter_context(client.stream("GET", "/sse"))
+    assert response.status_code == 200
+    lines = response.iter_lines()
+    stack.callback(lambda: lines)  # kept: a dropped line iterator would close the stream
+    for line in lines:
+        if line.startswith("data:"):
+            return line.removeprefix("data:").strip()
+    raise AssertionError("the stream ended before naming its endpoint")
+
+
+def _sse_alive(server: ServeProcess, token: str, endpoint: str) -> bool:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"Authorization": f"Bearer {token}"}
+    reply = httpx2.post(server.url + endpoint, json=ping, headers=headers, timeout=30)
+    assert reply.status_code in (202, 404), reply.text
+    return reply.status_code == 202
+
+
+def test_sse_streams_keep_the_same_cap_per_caller_and_bound(
+    capped: tuple[ServeProcess, dict[str, str]],
+) -> None:
+    server, tokens = capped
+    with ExitStack() as streams:
+        alices = [_sse_open(streams, server, tokens["alice"]) for _ in range(PER_CALLER + 2)]
+        alive = [_sse_alive(server, tokens["alice"], e) for e in alices]
+        assert alive == [False, False] + [True] * PER_CALLER  # her oldest gave way
+        carols = [_sse_open(streams, server, tokens["carol"]) for _ in range(TOTAL - PER_CALLER)]
+        bobs = _sse_open(streams, server, tokens["bob"])  # over the bound: alice holds most
+        assert _sse_alive(server, tokens["bob"], bobs)
+        assert all(_sse_alive(server, tokens["carol"], e) for e in carols)
+        assert [_sse_alive(server, tokens["alice"], e) for e in alices[2:]] == [False, True, True]

@@ -60,7 +60,7 @@ from cortex_mcp.transports.guards import (
 from cortex_mcp.transports.mcp import build_server
 from cortex_mcp.transports.proxies import ForwardedScheme
 from cortex_mcp.transports.rest import ENDPOINTS
-from cortex_mcp.transports.sessions import streamable_http_routes
+from cortex_mcp.transports.sessions import SseStreams, streamable_http_routes
 from cortex_mcp.transports.timeouts import (
     BODY_TIMEOUT_S,
     HEAD_TIMEOUT_S,
@@ -179,6 +179,7 @@ def create_app(
         *_sdk_authentication(verifier),
         Middleware(Credentials, required=required, session=session),
         Middleware(RevokedStreams, tokens=lambda: holder["service"].tokens),
+        *_sse_bounds(settings, transport),
         Middleware(BodyLimit, limit=settings.max_body_bytes),
         Middleware(JsonBodies),
         Middleware(JsonRpcBodies, paths=MCP_POST_PATHS),
@@ -202,6 +203,14 @@ def create_app(
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error},
     )
+
+
+def _sse_bounds(settings: Settings, transport: Transport) -> list[Middleware]:
+    """The SSE transport's streams bounded like Streamable HTTP's sessions."""
+    if transport not in ("sse", "all"):
+        return []
+    per_caller, total = settings.mcp_sessions_per_caller, settings.mcp_sessions_total
+    return [Middleware(SseStreams, path="/sse", per_caller=per_caller, total=total)]
 
 
 def _sdk_authentication(verifier: CallerVerifier | None) -> list[Middleware]:

@@ -14,7 +14,9 @@ them all and lock every other agent out. `CallerSessions` is that manager with t
 - a session with no request in flight for `idle_s` is closed (the SDK's own timer).
 
 A closed session's id answers 404 from then on, and its client opens a new one (the protocol's
-rule). Requests of protocol 2026-07-28 are stateless and open no session at all.
+rule). Requests of protocol 2026-07-28 are stateless and open no session at all. The older SSE
+transport's sessions (one per open `GET /sse` stream) get the same cap and bound (`SseStreams`),
+the oldest stream giving way: a stream has no idle time to go by.
 
 A session with a request in flight (an open GET stream included) is never closed to make room:
 sessions opened at the same moment may pass a bound for as long as they are busy opening, and
@@ -32,6 +34,7 @@ import math
 from collections import Counter
 from typing import Any
 
+import anyio
 from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
     AuthorizationContext,
@@ -50,7 +53,10 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.types import INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.routing import BaseRoute, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from cortex_mcp.models import Caller
+from cortex_mcp.transports.callers import CALLER_KEY
 
 log = logging.getLogger(__name__)
 
@@ -242,3 +248,56 @@ def streamable_http_routes(
         metadata = build_resource_metadata_url(resource) if resource is not None else None
         endpoint = RequireAuthMiddleware(endpoint, auth_scopes, metadata)
     return [Route(path, endpoint=endpoint)], manager
+
+
+class SseStreams:
+    """The same bounds for the older SSE transport, whose session lives exactly as long as
+    its `GET /sse` stream: a caller's stream beyond `per_caller` closes that caller's oldest
+    one, and a stream beyond `total` closes the oldest of the caller holding the most, so a
+    caller under its own cap is never refused. Sits after `Credentials`, which named the
+    caller."""
+
+    def __init__(self, app: ASGIApp, *, path: str, per_caller: int, total: int) -> None:
+        self.app = app
+        self.path = path
+        self.per_caller = per_caller
+        self.total = total
+        self._open: dict[int, tuple[str, anyio.CancelScope]] = {}  # oldest first
+        self._next = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        caller = _sse_caller(scope.get(CALLER_KEY))
+        self._make_room(caller)
+        key, self._next = self._next, self._next + 1
+        with anyio.CancelScope() as stream:
+            self._open[key] = (caller, stream)
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                self._open.pop(key, None)
+
+    def _make_room(self, caller: str) -> None:
+        held = Counter(c for c, _ in self._open.values())
+        while held[caller] >= self.per_caller:
+            self._close(caller, f"{caller} is at its cap of {self.per_caller}")
+            held[caller] -= 1
+        while len(self._open) >= self.total:
+            heaviest = max(held, key=lambda c: (held[c], c != caller))
+            self._close(heaviest, f"the server is at its bound of {self.total}")
+            held[heaviest] -= 1
+
+    def _close(self, caller: str, why: str) -> None:
+        oldest = next(key for key, (c, _) in self._open.items() if c == caller)
+        _, stream = self._open.pop(oldest)
+        stream.cancel()
+        log.info("closed an MCP SSE stream of %s to open another: %s", caller, why)
+
+
+def _sse_caller(caller: object) -> str:
+    """The caller `Credentials` named, as a key: its token's id and agent, never the token."""
+    if not isinstance(caller, Caller) or caller.kind == "local":
+        return LOCAL_CALLER
+    return f"{caller.token_id or caller.kind} ({caller.agent_id or caller.kind})"
