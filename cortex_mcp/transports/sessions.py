@@ -9,8 +9,8 @@ them all and lock every other agent out. `CallerSessions` is that manager with t
   used idle session first; when every one of them has a request in flight, the new one is
   refused with 429 (`SessionGate`), never anyone else's;
 - the server holds at most `total`: at that bound a new session closes the least recently used
-  idle session of the caller holding the most (of the next one, when that caller's are all
-  busy), so a caller under its own cap is never refused;
+  idle session of the caller holding the most, so a caller under its own cap is never
+  refused;
 - a session with no request in flight for `idle_s` is closed (the SDK's own timer).
 
 A closed session's id answers 404 from then on, and its client opens a new one (the protocol's
@@ -113,8 +113,9 @@ class CallerSessions(StreamableHTTPSessionManager):
     def _make_room(self, caller: str, *, opening: int, keep: str = "") -> None:
         """Close least recently used idle sessions until `caller` (with `opening` more) is
         within its cap and the server within its bound, the latter from the caller holding
-        the most. A session with a request in flight is never closed: while every candidate
-        is busy, the bound waits for the next session to open or finish opening. `keep`: the
+        the most (only: a lighter caller's session never goes for it). A session with a
+        request in flight is never closed: while every candidate is busy, the bound waits for
+        the next session to open or finish opening. `keep`: the
         session that just opened, which its client is about to use."""
         held = Counter(self._callers.values())
         while held[caller] + opening > self.per_caller:
@@ -124,7 +125,8 @@ class CallerSessions(StreamableHTTPSessionManager):
             self._close(victim, f"{caller} is at its cap of {self.per_caller}")
             held[caller] -= 1
         while len(self._callers) + opening > self.total:
-            heaviest = [c for c in sorted(held, key=lambda c: -held[c]) if held[c] > 0]
+            most = max(held.values(), default=0)
+            heaviest = sorted(c for c in held if held[c] == most and most > 0)
             found = next(((c, v) for c in heaviest if (v := self._idle_victim(c, keep))), None)
             if found is None:
                 break
