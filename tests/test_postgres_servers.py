@@ -4,7 +4,7 @@ Twenty REST clients spread over both servers remember, recall, send the same con
 servers at once, and start lifecycle runs on both, while each server in turn is killed with
 SIGKILL in the middle of the writes and started again. Then the database itself is read:
 every acknowledged write is there, each content sent to both servers is stored once, and no
-two lifecycle runs ever overlapped."""
+two lifecycle runs of one agent ever overlapped."""
 
 from __future__ import annotations
 
@@ -171,15 +171,16 @@ def _read_database(database_url: str) -> dict[str, Any]:
 
 @pytest.mark.timeout(900)
 def _overlapping(runs: list[tuple[Any, ...]], killed_at: list[str]) -> list[tuple[Any, ...]]:
-    """Pairs of runs whose times overlap. A run that never finished was cut short by a kill
-    (its row stays 'running' until a run of the same scope resumes it): it ends at the first
-    kill after its start."""
+    """Pairs of runs of one scope (an agent, whose lease it is) whose times overlap. A run that
+    never finished was cut short by a kill (its row stays 'running' until a run of the same
+    scope resumes it): it ends at the first kill after its start."""
     spans = []
     for run_id, scope, started, finished in runs:
         end = finished or min((k for k in killed_at if k > started), default="9999")
         spans.append((started, end, run_id, scope))
     spans.sort()
-    return [(a, b) for a, b in itertools.pairwise(spans) if b[0] < a[1]]
+    by_scope = [[s for s in spans if s[3] == scope] for scope in {s[3] for s in spans}]
+    return [(a, b) for one in by_scope for a, b in itertools.pairwise(one) if b[0] < a[1]]
 
 
 def test_two_servers_on_one_postgres_lose_no_acknowledged_write_through_kills(
