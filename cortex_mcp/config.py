@@ -218,6 +218,11 @@ class Settings(BaseSettings):
     include_shared: bool = Field(
         False, description="recall also returns memories other agents marked shared"
     )
+    link_entities: bool = Field(
+        True,
+        description="link every memory written to the people, pets, places and things it names"
+        " (offline rules; false: no new links, the entities already kept stay)",
+    )
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
     log_file: Path | None = Field(None, description="also write logs to this file")
     log_content: bool = Field(

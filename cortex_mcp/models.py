@@ -419,8 +419,8 @@ def memory_kind(category: Category, metadata: dict[str, Any]) -> MemoryKind:
 
 def memory_source(stored: str | None, metadata: dict[str, Any]) -> str | None:
     """Where a memory came from, as a reader can follow it: the Markdown file and line it was
-    imported from (`memory/2025-11-27.md#L12`), the conversation session it was said in
-    (`session:<id>`), else what its writer stored."""
+    imported from (`memory/2025-11-27.md#L12`), the conversation session it was said in and
+    who said it (`session:<id> (user)`), else what its writer stored."""
     if not metadata:
         return stored
     where = metadata.get("imported_from")
@@ -429,7 +429,10 @@ def memory_source(stored: str | None, metadata: dict[str, Any]) -> str | None:
         return f"{where}#L{line}" if isinstance(line, int) else where
     session = metadata.get("session_id")
     if isinstance(session, str) and session:
-        return f"session:{session}"
+        said_in = f"session:{session}"
+        if not stored or stored.startswith(said_in):  # derived already (a copy of a memory)
+            return stored or said_in
+        return f"{said_in} ({stored})"
     return stored
 
 

@@ -42,6 +42,7 @@ def build_reading(
         memories=stores.memories,
         exports=stores.exports,
         relations=stores.relations,
+        entities=stores.entities,
         drain=drain,
     )
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from cortex_mcp.config import LOCAL_RERANK_MODEL, Settings
 from cortex_mcp.engine.beliefs.keeper import BeliefKeeper
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
+from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.entities.mentions import query_entities
 from cortex_mcp.engine.exchange.exporters import mirror_files
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
@@ -52,6 +53,7 @@ from cortex_mcp.service.browse import BrowseService
 from cortex_mcp.service.conversation import ConversationService
 from cortex_mcp.service.cortex import CortexService, Engines, Services
 from cortex_mcp.service.effects import Background, Refresher
+from cortex_mcp.service.entities import EntityService
 from cortex_mcp.service.exchange import ExchangeService
 from cortex_mcp.service.lifecycle import LifecycleService
 from cortex_mcp.service.memories import MemoryService
@@ -329,7 +331,9 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
     profiles = ProfileKeeper(
         store=stores.profiles, memories=stores.memories, llm=llm, redactor=redactor, clock=clock
     )
+    linker = EntityLinker(stores.entities, enabled=settings.link_entities)
     return Engines(
+        linker=linker,
         searcher=HybridSearch(
             stores.memories,
             index,
@@ -368,6 +372,7 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
             max_content_chars=settings.max_content_chars,
             on_write=indexer.notify if indexer is not None else _nothing,
             embeddings=embeddings,
+            linker=linker,
             lease=timedelta(seconds=settings.llm_timeout_s * 2 * max(1, len(llm.providers)) + 60),
         ),
         flusher=Flusher(
@@ -384,7 +389,7 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
         latency=LatencyWindow(),
         mirrors=mirrors,
         refresher=refresher,
-        background=Background(access),
+        background=Background(access, linker),
         provider_notes=notes + rerank_notes,
         llm_notes=llm_notes,
     )
@@ -400,6 +405,7 @@ def _build_services(
     memories = MemoryService(
         settings=settings,
         memories=stores.memories,
+        linker=engines.linker,
         searcher=engines.searcher,
         indexer=engines.indexer,
         redactor=engines.redactor,
@@ -435,6 +441,8 @@ def _build_services(
             redactor=engines.redactor,
             llm=engines.llm,
             refresher=refresher,
+            linker=engines.linker,
+            clock=clock,
         ),
         lifecycle=LifecycleService(
             settings=settings, engine=engines.lifecycle, drain=background.drain
@@ -446,6 +454,7 @@ def _build_services(
             indexer=engines.indexer,
             refresher=refresher,
             clock=clock,
+            linker=engines.linker,
         ),
         relations=RelationService(
             settings=settings,
@@ -470,6 +479,14 @@ def _build_services(
         ),
         status=status,
         tokens=build_tokens(settings, stores, clock),
+        entities=EntityService(
+            settings=settings,
+            entities=stores.entities,
+            memories=stores.memories,
+            redactor=engines.redactor,
+            refresher=refresher,
+            clock=clock,
+        ),
     )
 
 

@@ -203,7 +203,15 @@ def test_the_private_name_check_catches_each_form(tmp_path: Path) -> None:
 
 def test_the_service_package_holds_one_module_per_noun() -> None:
     modules = {path.stem for path in (PACKAGE / "service").glob("*.py")}
-    nouns = {"memories", "reading", "conversation", "lifecycle", "exchange", "relations"}
+    nouns = {
+        "memories",
+        "reading",
+        "conversation",
+        "lifecycle",
+        "exchange",
+        "relations",
+        "entities",
+    }
     assert (
         nouns | {"browse", "status", "tokens", "cortex", "effects", "requests", "__init__"}
         == modules

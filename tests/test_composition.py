@@ -73,7 +73,15 @@ def attributes_assigned_in_the_root(package: Path) -> list[str]:
 
 def test_cortex_service_inherits_nothing_and_holds_one_service_per_noun() -> None:
     assert CortexService.__bases__ == (object,)
-    nouns = {"memories", "reading", "conversation", "lifecycle", "exchange", "relations"}
+    nouns = {
+        "memories",
+        "reading",
+        "conversation",
+        "lifecycle",
+        "exchange",
+        "relations",
+        "entities",
+    }
     assert set(Services.__dataclass_fields__) == nouns | {"browse", "status", "tokens"}
 
 

@@ -60,7 +60,8 @@ HOBBIES = {
 
 @pytest.fixture
 def settings(backend_settings: Settings) -> Settings:
-    return backend_settings
+    # the links are the tests' own (`_remember`): linking on write stays off
+    return backend_settings.model_copy(update={"link_entities": False})
 
 
 Turn = tuple[str, str, str]  # (day, content, links as _links reads them)

@@ -29,6 +29,11 @@ pytestmark = pytest.mark.anyio
 NOW = "2026-03-01T10:00:00.000000Z"
 
 
+def _hand_linked(settings: Settings) -> Settings:
+    """The store under test gets its links from the plans the tests write, not the rules."""
+    return settings.model_copy(update={"link_entities": False})
+
+
 async def _remember(svc: CortexService, content: str, agent: str = "a1") -> str:
     result = await svc.memories.remember(
         RememberRequest(content=content, agent_id=agent, category="fact")
@@ -49,7 +54,7 @@ async def _entity_id(store: EntityStorage, agent: str, name: str) -> str:
 async def test_linking_creates_entities_once_and_the_reads_find_them_by_name_and_alias(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
-    async with open_cortex(backend_settings, clock=clock) as svc:
+    async with open_cortex(_hand_linked(backend_settings), clock=clock) as svc:
         store = svc.stores.entities
         first = await _remember(svc, "Anna is a doctor")
         second = await _remember(svc, "Tom: my sister Anna moved to Lyon")
@@ -103,7 +108,7 @@ async def test_linking_creates_entities_once_and_the_reads_find_them_by_name_and
 async def test_forgetting_or_purging_a_memory_removes_its_links_and_nothing_else(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
-    async with open_cortex(backend_settings, clock=clock) as svc:
+    async with open_cortex(_hand_linked(backend_settings), clock=clock) as svc:
         store = svc.stores.entities
         kept = await _remember(svc, "Maya climbs on Sundays")
         forgotten = await _remember(svc, "Maya started pottery")
@@ -126,7 +131,7 @@ async def test_forgetting_or_purging_a_memory_removes_its_links_and_nothing_else
 async def test_an_ambiguous_reference_is_kept_and_linked_once_a_person_settles_the_alias(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
-    async with open_cortex(backend_settings, clock=clock) as svc:
+    async with open_cortex(_hand_linked(backend_settings), clock=clock) as svc:
         store = svc.stores.entities
         memory = await _remember(svc, "my sister called")
         for name in ("Anna", "Beth"):
@@ -156,7 +161,7 @@ async def test_an_ambiguous_reference_is_kept_and_linked_once_a_person_settles_t
 async def test_merge_dry_run_equals_the_run_and_an_undo_brings_the_entity_back(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
-    async with open_cortex(backend_settings, clock=clock) as svc:
+    async with open_cortex(_hand_linked(backend_settings), clock=clock) as svc:
         store = svc.stores.entities
         one = await _remember(svc, "Kate loves jazz")
         two = await _remember(svc, "Katie: I play the sax")
@@ -206,7 +211,7 @@ async def test_merge_dry_run_equals_the_run_and_an_undo_brings_the_entity_back(
 async def test_rename_keeps_the_old_name_as_an_alias_and_refuses_another_entitys_name(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
-    async with open_cortex(backend_settings, clock=clock) as svc:
+    async with open_cortex(_hand_linked(backend_settings), clock=clock) as svc:
         store = svc.stores.entities
         memory = await _remember(svc, "Bob and Rob went fishing")
         await store.link(

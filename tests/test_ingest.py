@@ -138,7 +138,8 @@ async def test_the_seed_examples_give_the_expected_categories(
     )
     assert [m.category.value for m in result.extracted] == categories
     assert all(m.layer.value == "working" for m in result.extracted)
-    assert [m.source for m in result.extracted] == [i["source"] for i in items]
+    # where each came from: the session, and who said it
+    assert [m.source for m in result.extracted] == [f"session:s1 ({i['source']})" for i in items]
     assert all(m.metadata["session_id"] == "s1" for m in result.extracted)
     (request,) = stub.received
     assert user in request.user and assistant in request.user

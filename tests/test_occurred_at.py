@@ -387,7 +387,9 @@ async def test_the_context_shows_each_hits_date_and_how_long_before_now_it_was(
         )
         assert recalled.meta.now == "2026-05-27T00:00:00.000000Z"
         line = next(x for x in recalled.context.splitlines() if "Quiet Harbour" in x)
-        assert line.startswith("- [core 2026-05-06, 3 weeks ago] (fact, world) Read a book"), form
+        assert line.startswith(
+            "- [core 2026-05-06, 3 weeks ago] (fact, world; about The Quiet Harbour) Read a book"
+        ), form
     # without `now`, ages are counted from the clock (2026-11-01)
     recalled = await service.memories.recall(build(RecallRequest, query="dinosaur exhibition"))
     assert "[core 2026-05-02, 5 months ago] (fact, world) Visited" in recalled.context

@@ -15,6 +15,7 @@ from cortex_mcp.cli import build_parser
 from cortex_mcp.config import load_settings
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.service.conversation import ConversationService
+from cortex_mcp.service.entities import EntityService
 from cortex_mcp.service.exchange import ExchangeService
 from cortex_mcp.service.lifecycle import LifecycleService
 from cortex_mcp.service.memories import MemoryService
@@ -172,6 +173,15 @@ SERVED_BY: dict[str, Callable[..., Any]] = {
     "delete_relation": RelationService.delete,
     "create_token": TokenService.create,
     "revoke_token": TokenService.revoke,
+    "list_entities": EntityService.list,
+    "get_entity": EntityService.page,
+    "add_alias": EntityService.add_alias,
+    "remove_alias": EntityService.remove_alias,
+    "rename_entity": EntityService.rename,
+    "merge_entities": EntityService.merge,
+    "entity_log": EntityService.log,
+    "unresolved_entities": EntityService.unresolved,
+    "undo_entity_change": EntityService.undo,
 }
 REST_VIEWS = {ForgetQuery: ForgetRequest}  # a REST-shaped view -> the model it is turned into
 _API_ROUTES = [ep for ep in ENDPOINTS if ep not in DASHBOARD_ENDPOINTS]

@@ -7,13 +7,14 @@ from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.ingest.flush import Flusher, FlushResult
 from cortex_mcp.engine.ingest.messages import checked_messages, last_turn, said_at
 from cortex_mcp.engine.ingest.pipeline import Ingestor, IngestResult
 from cortex_mcp.engine.ingest.profile import ProfileKeeper, readable
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import LOCAL, Caller, to_iso
+from cortex_mcp.models import LOCAL, Caller, Clock, to_iso
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.service.effects import Refresher
 from cortex_mcp.service.requests import FlushRequest, IngestRequest
@@ -30,6 +31,8 @@ class ConversationService:
     redactor: Redactor
     llm: LLMCascade
     refresher: Refresher
+    linker: EntityLinker
+    clock: Clock
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def ingest(self, request: IngestRequest, *, wait: bool = True) -> IngestResult:
@@ -74,6 +77,7 @@ class ConversationService:
             validate.no_nul("reason", reason)
         messages = [m.model_dump() for m in request.messages]
         outcome = await self.flusher.flush(messages, agent, session, reason, session_at=when)
+        await self.linker.link_memories(agent, outcome.memories, to_iso(self.clock.now()))
         self.refresher.written()
         return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)
 

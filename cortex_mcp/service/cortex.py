@@ -9,6 +9,7 @@ import logging
 from dataclasses import dataclass, replace
 
 from cortex_mcp.config import Settings
+from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
 from cortex_mcp.engine.ingest.flush import Flusher
 from cortex_mcp.engine.ingest.pipeline import Ingestor
@@ -26,6 +27,7 @@ from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.service.browse import BrowseService
 from cortex_mcp.service.conversation import ConversationService
 from cortex_mcp.service.effects import Background, Refresher
+from cortex_mcp.service.entities import EntityService
 from cortex_mcp.service.exchange import ExchangeService
 from cortex_mcp.service.lifecycle import LifecycleService
 from cortex_mcp.service.memories import MemoryService
@@ -42,6 +44,7 @@ log = logging.getLogger(__name__)
 class Engines:
     """The engines and providers the services share, as the composition root built them."""
 
+    linker: EntityLinker
     searcher: HybridSearch
     embeddings: EmbeddingCascade
     reranker: GuardedReranker | None
@@ -74,13 +77,15 @@ class Services:
     browse: BrowseService
     status: StatusService
     tokens: TokenService
+    entities: EntityService
 
 
 class CortexService:
     """What transports hold: `memories` (recall, remember, forget, search), `reading` (the
     listing, one memory), `conversation` (ingest, flush, profile), `lifecycle`, `exchange`
     (import, export), `relations`, `browse` (the dashboard's reads and edits) and `status`
-    (stats, health); `stores` and `engines` are the parts they were built from."""
+    (stats, health), `entities` (who memories are about, and the verbs that mend them);
+    `stores` and `engines` are the parts they were built from."""
 
     def __init__(
         self,
@@ -102,6 +107,7 @@ class CortexService:
         self.browse = services.browse
         self.status = services.status
         self.tokens = services.tokens
+        self.entities = services.entities
         self.background = engines.background
         self.refresher = engines.refresher
         self.caller: Caller = LOCAL
@@ -127,6 +133,7 @@ class CortexService:
         scoped.exchange = replace(self.exchange, caller=caller)
         scoped.relations = replace(self.relations, caller=caller)
         scoped.tokens = replace(self.tokens, caller=caller)
+        scoped.entities = replace(self.entities, caller=caller)
         scoped.browse = replace(
             self.browse, caller=caller, reading=reading, memories=memories, status=status
         )

@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any
 
+from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
 from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
@@ -20,10 +21,12 @@ from cortex_mcp.tokenize import content_hash
 
 class Background:
     """Tasks started by a call that its caller does not wait for (a recall's fresh vectors, the
-    resume of pending ingests), and the access counts recalls leave; `drain` waits for both."""
+    resume of pending ingests), the links of memories just written and the access counts
+    recalls leave; `drain` waits for them all."""
 
-    def __init__(self, access: AccessBatcher) -> None:
+    def __init__(self, access: AccessBatcher, linker: EntityLinker) -> None:
         self.access = access
+        self.linker = linker
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
@@ -35,6 +38,7 @@ class Background:
         """Wait for the tasks started so far, and write the access counts recalls have left."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self.linker.drain()
         await self.access.flush()
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.exchange.agents import destination
 from cortex_mcp.engine.exchange.exporters import (
     export_document,
@@ -39,6 +40,7 @@ class ExchangeService:
     indexer: EmbeddingIndexer | None
     refresher: Refresher
     clock: Clock
+    linker: EntityLinker
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def import_path(
@@ -84,6 +86,7 @@ class ExchangeService:
             store=self.exports,
             redactor=self.redactor,
             progress=self._embedding_as_it_goes(progress),
+            linker=self.linker,
         )
         report = await run_import(job)
         if report.memories or report.relations:

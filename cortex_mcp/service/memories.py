@@ -15,6 +15,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.beliefs.keeper import BeliefKeeper
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
+from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.entities.mentions import page_subject
 from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
 from cortex_mcp.engine.recall.access import AccessBatcher
@@ -81,6 +82,7 @@ class MemoryService:
 
     settings: Settings
     memories: MemoryStorage
+    linker: EntityLinker
     searcher: HybridSearch
     indexer: EmbeddingIndexer | None
     redactor: Redactor
@@ -122,6 +124,7 @@ class MemoryService:
         )
         now = self.reference_time(request.now)
         await self._settle(filters.agent_id)
+        await self.linker.drain()  # what was just written is linked before it is searched
         lookup = await self._page_lookup(filters.agent_id, request.about, text)
         about = {lookup.entity.id: lookup.entity.name} if lookup and lookup.entity else None
         outcome = await self.searcher.search(
@@ -221,7 +224,9 @@ class MemoryService:
         )
         redacted: Counter[str] = Counter()
         new = await self.redactor.clean_memory(new, redacted)
-        outcome = await self.memories.remember(new, self._now())
+        now = self._now()
+        outcome = await self.memories.remember(new, now)
+        self.linker.submit_memories(new.agent_id, [outcome.memory], now)
         if not outcome.deduplicated:
             self.refresher.track(outcome.memory)
         self.refresher.mirror()
@@ -268,6 +273,7 @@ class MemoryService:
             outcome = await self.memories.correct(target, new, reason, now)
             await self.validity.settle(agent)
             await self.validity.resettle(agent, chains)
+            self.linker.submit_memories(agent, [outcome.memory], now)
             self.refresher.track(outcome.memory)
             self.refresher.mirror()
             return ForgetResult(id=target, status=ForgetStatus.corrected, new_id=outcome.memory.id)
@@ -293,6 +299,7 @@ class MemoryService:
         )
         now = self.reference_time(request.now)
         await self._settle(filters.agent_id)
+        await self.linker.drain()  # what was just written is linked before it is searched
         outcome = await self.searcher.search(text, filters, request.limit, now)
         found = {c.memory_id: c for c in outcome.ranked}
         memories = await self._with_entities(
@@ -308,6 +315,7 @@ class MemoryService:
         )
         now = self.reference_time(request.now)
         await self._settle(filters.agent_id)
+        await self.linker.drain()  # what was just written is linked before it is searched
         outcome = await self.searcher.search(text, filters, limit, now, debug=True)
         report = debug_report(outcome, self.settings.search)
         report["small_talk"] = small_talk_reason(text)
@@ -336,6 +344,7 @@ class MemoryService:
             target, agent, validate.member("layer", layer, Layer), now
         )
         await self.validity.resettle(agent, await self.validity.chains_of(agent, target))
+        self.linker.submit_memories(agent, [restored], now)  # its links went with the forget
         self.refresher.bulk_changed()
         self.refresher.track(restored)
         return restored.model_dump(mode="json")

@@ -13,7 +13,7 @@ from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput, NotFound
 from cortex_mcp.models import LOCAL, Caller, to_iso
 from cortex_mcp.service.requests import AgentRequest, ListRequest
-from cortex_mcp.store.interfaces import ExportStorage, MemoryStorage
+from cortex_mcp.store.interfaces import EntityStorage, ExportStorage, MemoryStorage
 from cortex_mcp.store.relations import RelationStore
 
 _CANDIDATES = 5  # ids listed when a prefix is ambiguous
@@ -31,11 +31,13 @@ class MemoryReading:
         memories: MemoryStorage,
         exports: ExportStorage,
         relations: RelationStore,
+        entities: EntityStorage,
         drain: Callable[[], Awaitable[None]] | None = None,
         caller: Caller = LOCAL,
     ) -> None:
         self.settings = settings
         self.memories = memories
+        self.entities = entities
         self.exports = exports
         self.relations = relations
         self._drain = drain
@@ -84,6 +86,8 @@ class MemoryReading:
         if memory is None or not visible:
             raise NotFound(f"id: no memory {target} for agent {agent!r}", field="id")
         chain = await self.memories.chain(memory)  # its own agent's only
+        names = await self.entities.entities_of(memory.agent_id, [memory.id])
+        memory = memory.model_copy(update={"entities": names.get(memory.id, [])})
         return {
             "memory": memory.model_dump(),
             "correction_chain": [m.model_dump() for m in chain],

@@ -803,3 +803,124 @@ class RevokeRequest(Request):
 
     schema_name: ClassVar[str] = "RevokeBody"
     token: TokenName
+
+
+# ---- entities (issue 33) --------------------------------------------------------------------
+
+MAX_ENTITY_NAME_CHARS = 200  # an entity's name or an alias
+MAX_ENTITY_PAGE = 500  # entities in one page of a listing
+
+EntityName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_ENTITY_NAME_CHARS,
+        json_schema_extra=_NOT_BLANK,
+        description='A name or an alias ("Anna", "my sister", "田中さん")',
+    ),
+]
+
+
+class EntityListRequest(Request):
+    """A page of the agent's entities, the most mentioned first (GET /entities)."""
+
+    schema_name: ClassVar[str] = "EntitiesQuery"
+    agent_id: AgentId | None = None
+    prefix: Annotated[
+        str,
+        Field(
+            max_length=MAX_ENTITY_NAME_CHARS,
+            description="Only entities whose name or an alias starts with this (any case or width)",
+        ),
+    ] = ""
+    limit: Annotated[
+        int, Field(ge=1, le=MAX_ENTITY_PAGE, description="Most entities to return"), AsQueryInt
+    ] = 50
+    offset: Annotated[
+        int, Field(ge=0, le=1_000_000, description="Entities to skip"), AsQueryInt
+    ] = 0
+
+
+class EntityRequest(Request):
+    """One entity's page: the entity and the ids of its linked memories (GET /entities/{id})."""
+
+    schema_name: ClassVar[str] = "EntityQuery"
+    agent_id: AgentId | None = None
+    limit: Annotated[
+        int,
+        Field(ge=1, le=MAX_LIST_PAGE, description="Most linked memory ids to return"),
+        AsQueryInt,
+    ] = 100
+
+
+class AliasRequest(Request):
+    """A person's alias for an entity (POST /entities/{id}/aliases)."""
+
+    schema_name: ClassVar[str] = "AliasBody"
+    alias: EntityName
+    agent_id: AgentId | None = None
+
+
+class RenameRequest(Request):
+    """A new canonical name for an entity; the old one stays as an alias (POST
+    /entities/{id}/rename)."""
+
+    schema_name: ClassVar[str] = "RenameBody"
+    name: EntityName
+    agent_id: AgentId | None = None
+
+
+class MergeRequest(Request):
+    """Merge one entity into another (POST /entities/merge): its links and aliases move, its
+    name becomes an alias; `dry_run` lists what would move and changes nothing."""
+
+    schema_name: ClassVar[str] = "MergeBody"
+    source: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_ENTITY_NAME_CHARS,
+            json_schema_extra=_NOT_BLANK,
+            description="The entity that goes (its id, or its name)",
+        ),
+    ]
+    into: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_ENTITY_NAME_CHARS,
+            json_schema_extra=_NOT_BLANK,
+            description="The entity that stays (its id, or its name)",
+        ),
+    ]
+    dry_run: Annotated[bool, Field(description="List what would move, change nothing")] = False
+    agent_id: AgentId | None = None
+
+
+class EntityLogRequest(Request):
+    """The entity verbs logged for the agent, newest first, or the references an ambiguous
+    alias left unresolved (GET /entities/log, GET /entities/unresolved)."""
+
+    schema_name: ClassVar[str] = "EntityLogQuery"
+    agent_id: AgentId | None = None
+    limit: Annotated[
+        int, Field(ge=1, le=MAX_ENTITY_PAGE, description="Most entries to return"), AsQueryInt
+    ] = 50
+
+
+class UndoRequest(Request):
+    """Undo one logged entity verb (POST /entities/undo): the latest not yet undone on its
+    entities."""
+
+    schema_name: ClassVar[str] = "UndoBody"
+    log_id: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=2**53,
+            json_schema_extra=_DECIMAL_TOO,
+            description="The entity log entry to undo",
+        ),
+        BeforeValidator(_as_integer),
+    ]
+    agent_id: AgentId | None = None

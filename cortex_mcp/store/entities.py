@@ -10,7 +10,7 @@ holds one role per memory and entity, the strongest said (speaker > subject > me
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from cortex_mcp.errors import InvalidInput, NotFound
@@ -879,3 +879,96 @@ _UNDO = {
     "rename": _undo_rename,
     "merge": _undo_merge,
 }
+
+
+# ---- export and import ----------------------------------------------------------------------
+
+
+async def entity_pages(
+    db: DatabaseHandle, agent_id: str | None, size: int
+) -> AsyncIterator[list[dict[str, Any]]]:
+    """The entities as an export writes them, page by page: name, kind, summary, aliases
+    (whose words by the speaker's name) and links (memory id, role)."""
+    owner = "AND agent_id = ?" if agent_id is not None else ""
+    after: tuple[str, str, str] = ("", "", "")
+    while True:
+        params: list[Any] = [*after, *([agent_id] if agent_id is not None else []), size]
+        rows = await db.fetchall(
+            "SELECT id, agent_id, name, name_key, kind, summary FROM entities"
+            f" WHERE (agent_id, name_key, id) > (?, ?, ?) {owner}"
+            " ORDER BY agent_id, name_key, id LIMIT ?",
+            params,
+        )
+        if not rows:
+            return
+        last = rows[-1]
+        after = (str(last["agent_id"]), str(last["name_key"]), str(last["id"]))
+        ids = [str(row["id"]) for row in rows]
+        aliases = await db.fetchall(
+            "SELECT a.entity_id, a.alias, a.origin, s.name AS speaker FROM entity_aliases a"
+            " LEFT JOIN entities s ON s.id = a.speaker_id"
+            f" WHERE a.entity_id IN ({_marks(ids)}) ORDER BY a.entity_id, a.created_at, a.alias_key",
+            ids,
+        )
+        links = await db.fetchall(
+            "SELECT entity_id, memory_id, role FROM memory_entities"
+            f" WHERE entity_id IN ({_marks(ids)}) ORDER BY entity_id, memory_id",
+            ids,
+        )
+        by_entity: dict[str, dict[str, Any]] = {
+            str(row["id"]): {
+                "agent_id": row["agent_id"],
+                "name": row["name"],
+                "kind": row["kind"],
+                "summary": row["summary"] or "",
+                "aliases": [],
+                "links": [],
+            }
+            for row in rows
+        }
+        for alias in aliases:
+            by_entity[alias["entity_id"]]["aliases"].append(
+                {"alias": alias["alias"], "origin": alias["origin"], "speaker": alias["speaker"]}
+            )
+        for link in links:
+            by_entity[link["entity_id"]]["links"].append(
+                {"memory_id": link["memory_id"], "role": link["role"]}
+            )
+        yield list(by_entity.values())
+
+
+def import_entities_in(
+    conn: Connection, agent_id: str, entities: Sequence[dict[str, Any]], now: str
+) -> int:
+    """Entities an import carries, into `agent_id`'s (one of the same name is the same entity):
+    their kind and summary, aliases and links to the agent's memories (a link to a memory the
+    agent does not have is left out). Returns how many entities the items named."""
+    touched: list[str] = []
+    for item in entities:
+        entity_id, _ = _entity_id_in(conn, agent_id, item["name"], EntityKind(item["kind"]), now)
+        conn.execute(
+            "UPDATE entities SET kind = ?, summary = CASE WHEN ? <> '' THEN ? ELSE summary END"
+            " WHERE id = ?",
+            (item["kind"], item["summary"], item["summary"], entity_id),
+        )
+        touched.append(entity_id)
+        for alias in item["aliases"]:
+            speaker = None
+            if alias["speaker"]:
+                speaker, _ = _entity_id_in(conn, agent_id, alias["speaker"], EntityKind.person, now)
+            origin = AliasOrigin(alias["origin"])
+            _add_alias_in(conn, agent_id, entity_id, alias["alias"], origin, speaker, now)
+        ids = [link["memory_id"] for link in item["links"]]
+        owned = {
+            str(row[0])
+            for start in range(0, len(ids), 500)
+            for row in conn.execute(
+                f"SELECT id FROM memories WHERE agent_id = ? AND id IN ({_marks(ids[start : start + 500])})",
+                [agent_id, *ids[start : start + 500]],
+            ).fetchall()
+        }
+        for link in item["links"]:
+            if link["memory_id"] in owned:
+                _link_in(conn, agent_id, link["memory_id"], entity_id, _ROLES[link["role"]])
+    recount_in(conn, touched)
+    return len(entities)

@@ -15,6 +15,7 @@ from typing import Any
 from cortex_mcp.models import Memory
 from cortex_mcp.store.connection import sqlite_module
 from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.entities import entity_pages, import_entities_in
 from cortex_mcp.store.imports import (
     MEMORY_FIELDS,
     RELATION_FIELDS,
@@ -205,6 +206,15 @@ class ExportStore:
             )
 
         return await self.db.transact(txn)
+
+    def entity_pages(self, agent_id: str | None, size: int) -> AsyncIterator[list[dict[str, Any]]]:
+        return entity_pages(self.db, agent_id, size)
+
+    async def import_entities(self, agent_id: str, entities: list[dict[str, Any]], now: str) -> int:
+        """An import's entities, aliases and links, in one transaction."""
+        return await self.db.transact(
+            lambda conn: import_entities_in(conn, agent_id, entities, now)
+        )
 
     def fresh_memories_insert(self) -> InsertFresh | None:
         """How an import inserts its new memories, if not as rows plus FTS rows."""

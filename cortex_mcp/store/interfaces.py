@@ -370,6 +370,14 @@ class ExportStorage(Protocol):
 
     def log_pages(self, agent_id: str | None, size: int) -> AsyncIterator[list[dict[str, Any]]]: ...
 
+    def entity_pages(
+        self, agent_id: str | None, size: int
+    ) -> AsyncIterator[list[dict[str, Any]]]: ...
+
+    async def import_entities(
+        self, agent_id: str, entities: list[dict[str, Any]], now: str
+    ) -> int: ...
+
     async def list_memories(
         self,
         agent_id: str,

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from typing import Any, cast
+from urllib.parse import unquote
 
 from mcp import MCPError
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -27,7 +28,7 @@ from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import LOCAL, Caller
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import AgentRequest, build
+from cortex_mcp.service.requests import AgentRequest, EntityListRequest, EntityRequest, build
 from cortex_mcp.transports import render
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
 from cortex_mcp.transports.arguments import input_schema, parse_arguments
@@ -271,6 +272,35 @@ def build_server(
         except CortexError as exc:
             raise ResourceNotFoundError(exc.message) from None
         return json.dumps(detail, ensure_ascii=False, indent=2)
+
+    @mcp.resource(
+        "cortex://entities",
+        name="entities",
+        description="The people, pets, places and things memories are about, the most"
+        " mentioned first (JSON: name, kind, aliases, mention count, first and last seen)",
+        mime_type="application/json",
+    )
+    async def entities() -> str:
+        return await for_agent(
+            lambda service, agent: _json(
+                service.entities.list(build(EntityListRequest, agent_id=agent, limit=200))
+            )
+        )
+
+    @mcp.resource(
+        "cortex://entities/{name}",
+        name="entity",
+        description="One entity by name or alias, with the memories linked to it (JSON)",
+        mime_type="application/json",
+    )
+    async def entity(name: str, ctx: Context) -> str:
+        try:
+            service = _service_of(ctx)
+            request = build(EntityRequest, agent_id=_header_agent(ctx), limit=50)
+            page = await service.entities.page(unquote(name), request, memories=True)
+        except CortexError as exc:
+            raise ResourceNotFoundError(exc.message) from None
+        return json.dumps(page, ensure_ascii=False, indent=2)
 
     for prompt in prompts:
         mcp.add_prompt(prompt)

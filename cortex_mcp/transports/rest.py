@@ -14,6 +14,10 @@ from cortex_mcp.models import (
 )
 from cortex_mcp.service.requests import (
     AgentRequest,
+    AliasRequest,
+    EntityListRequest,
+    EntityLogRequest,
+    EntityRequest,
     ExportRequest,
     FlushRequest,
     ForgetQuery,
@@ -22,14 +26,17 @@ from cortex_mcp.service.requests import (
     LifecycleLogRequest,
     LifecycleRequest,
     ListRequest,
+    MergeRequest,
     RecallRequest,
     RelationListRequest,
     RelationRequest,
     RememberRequest,
+    RenameRequest,
     RevokeRequest,
     SearchDebugRequest,
     SearchRequest,
     TokenRequest,
+    UndoRequest,
     UpdateRequest,
     build,
 )
@@ -141,6 +148,45 @@ async def delete_relation(call: Call) -> Any:
     return await call.service.relations.delete(call.path["id"], _own(call, call.query))
 
 
+async def list_entities(call: Call) -> Any:
+    return await call.service.entities.list(_own(call, call.query))
+
+
+async def get_entity(call: Call) -> Any:
+    return await call.service.entities.page(call.path["id"], _own(call, call.query))
+
+
+async def add_alias(call: Call) -> Any:
+    return await call.service.entities.add_alias(call.path["id"], _own(call, call.body))
+
+
+async def remove_alias(call: Call) -> Any:
+    path = call.path
+    return await call.service.entities.remove_alias(
+        path["id"], path["alias"], _own(call, call.query)
+    )
+
+
+async def rename_entity(call: Call) -> Any:
+    return await call.service.entities.rename(call.path["id"], _own(call, call.body))
+
+
+async def merge_entities(call: Call) -> Any:
+    return await call.service.entities.merge(_own(call, call.body))
+
+
+async def entity_log(call: Call) -> Any:
+    return await call.service.entities.log(_own(call, call.query))
+
+
+async def unresolved_entities(call: Call) -> Any:
+    return await call.service.entities.unresolved(_own(call, call.query))
+
+
+async def undo_entity_change(call: Call) -> Any:
+    return await call.service.entities.undo(_own(call, call.body))
+
+
 async def list_tokens(call: Call) -> r.TokenList:
     return r.TokenList.model_validate({"tokens": await call.service.tokens.list()})
 
@@ -193,6 +239,28 @@ ENDPOINTS: list[Endpoint] = [
              response=r.StoredRelation, status=201, errors=(400, 401, 413, 422)),
     Endpoint("DELETE", "/relations/{id}", delete_relation, "delete_relation",
              query=AgentRequest, response=r.DeletedRelation, errors=_BY_ID),
+]  # fmt: skip
+
+_ENTITY = "/entities/{id}"
+ENDPOINTS += [
+    Endpoint("GET", "/entities", list_entities, "list_entities", query=EntityListRequest,
+             response=r.EntityList, errors=_LATER),
+    Endpoint("GET", "/entities/log", entity_log, "entity_log", query=EntityLogRequest,
+             response=r.EntityLog, errors=_LATER),
+    Endpoint("GET", "/entities/unresolved", unresolved_entities, "unresolved_entities",
+             query=EntityLogRequest, response=r.UnresolvedList, errors=_LATER),
+    Endpoint("POST", "/entities/merge", merge_entities, "merge_entities", MergeRequest,
+             response=r.MergeReport, errors=_BY_ID),
+    Endpoint("POST", "/entities/undo", undo_entity_change, "undo_entity_change", UndoRequest,
+             response=r.Undone, errors=_BY_ID),
+    Endpoint("GET", _ENTITY, get_entity, "get_entity", query=EntityRequest,
+             response=r.EntityPage, errors=_BY_ID),
+    Endpoint("POST", _ENTITY + "/aliases", add_alias, "add_alias", AliasRequest,
+             response=r.EntityChange, errors=_BY_ID),
+    Endpoint("DELETE", _ENTITY + "/aliases/{alias}", remove_alias, "remove_alias",
+             query=AgentRequest, response=r.EntityChange, errors=_BY_ID),
+    Endpoint("POST", _ENTITY + "/rename", rename_entity, "rename_entity", RenameRequest,
+             response=r.EntityChange, errors=_BY_ID),
 ]  # fmt: skip
 
 ENDPOINTS += [

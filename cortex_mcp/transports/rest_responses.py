@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
-from cortex_mcp.models import Memory, ScoredMemory
+from cortex_mcp.models import Entity, Memory, ScoredMemory
 
 # Any JSON value: what an imported lifecycle-log entry may carry in `details`.
 Json = TypeAliasType("Json", "str | int | float | bool | list[Json] | dict[str, Json] | None")
@@ -195,6 +195,91 @@ class DeletedRelation(Described):
     deleted: bool
 
 
+# ---- /entities ----------------------------------------------------------------------------
+class EntityList(Described):
+    entities: list[Entity]
+    total: int
+    limit: int
+    offset: int
+
+
+class EntityPage(Described):
+    entity: Entity
+    memory_ids: list[str]
+
+
+class SettledReference(Described):
+    memory_id: str
+    phrase: str
+    role: str
+
+
+class EntityChange(Described):
+    """An alias added or removed, or a rename: what changed, the log entry an undo names, the
+    references an alias no longer ambiguous linked, and the entity as it is now."""
+
+    changed: bool
+    log_id: int | None
+    linked: list[SettledReference] = Field(default_factory=list)
+    entity: Entity | None
+    # a rename's
+    from_: str | None = Field(None, alias="from")
+    to: str | None = None
+    old_name_alias: bool | None = None
+    was_alias: dict[str, Json] | None = None
+
+
+class EntityRef(Described):
+    id: str
+    name: str
+
+
+class MergeReport(Described):
+    source: EntityRef
+    into: EntityRef
+    memories_moved: list[str]
+    aliases_moved: list[str]
+    name_becomes_alias: bool
+    dry_run: bool
+    log_id: int | None
+
+
+class EntityLogEntry(Described):
+    id: int
+    action: str
+    entity_ids: list[str]
+    details: dict[str, Json]
+    executed_at: str
+    undone_at: str | None
+
+
+class EntityLog(Described):
+    entries: list[EntityLogEntry]
+
+
+class Candidate(Described):
+    id: str
+    name: str
+
+
+class UnresolvedReference(Described):
+    memory_id: str
+    phrase: str
+    role: str
+    created_at: str
+    candidates: list[Candidate]
+
+
+class UnresolvedList(Described):
+    unresolved: list[UnresolvedReference]
+
+
+class Undone(Described):
+    undone: int
+    action: str
+    entity_ids: list[str]
+
+
 # ---- the other routes' responses ----------------------------------------------------------
 
 
@@ -264,6 +349,26 @@ class LogEntry(BaseModel):
     executed_at: str
 
 
+class ExportedAlias(BaseModel):
+    alias: str
+    origin: str
+    speaker: str | None = None  # whose words (an entity's name); None: the agent's user
+
+
+class ExportedLink(BaseModel):
+    memory_id: str
+    role: str
+
+
+class ExportedEntity(BaseModel):
+    agent_id: str | None = None
+    name: str
+    kind: str
+    summary: str = ""
+    aliases: list[ExportedAlias]
+    links: list[ExportedLink]
+
+
 class ExportDocument(BaseModel):
     format: Literal["cortex-mcp-export"]
     version: int
@@ -272,6 +377,7 @@ class ExportDocument(BaseModel):
     memories: list[Memory]
     relations: list[Relation]
     lifecycle_log: list[LogEntry]
+    entities: list[ExportedEntity] = Field(default_factory=list)
 
 
 class ExportResponse(BaseModel):
@@ -300,6 +406,7 @@ class ImportResponse(BaseModel):
     merged_into: str | None = Field(
         description="the agent the document's agents were merged into (merge_agents_into)"
     )
+    entities: int = Field(0, description="entities imported (with their aliases and links)")
 
 
 class Anything(BaseModel):

@@ -10,12 +10,14 @@ the import writes nothing.
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import math
 import os
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,8 +31,11 @@ from cortex_mcp.models import (
     IMPORTED_ORIGIN,
     LOG_ACTIONS,
     LOG_ORIGIN_KEY,
+    AliasOrigin,
     Category,
+    EntityKind,
     Layer,
+    LinkRole,
     new_id,
     to_iso,
 )
@@ -42,6 +47,9 @@ MAX_DETAILS_CHARS = 20_000  # a lifecycle-log entry's details, as JSON, but for 
 # export of what it wrote must import again: such a list is bounded by its length, not by
 # the characters of the object it is in.
 MAX_LOG_IDS = 1_000_000
+MAX_ENTITY_ALIASES = 1_000
+MAX_ENTITY_NAME_CHARS = 200  # as service.requests says it
+MAX_ENTITY_SUMMARY_CHARS = 2_000
 ID_LISTS = {
     "metadata": ("covers", "merged_from"),
     "details": ("before", "after"),
@@ -251,6 +259,45 @@ class Admission:
             "updated_at": rule.time(data, "updated_at", self._latest) or created,
         }
 
+    # ---- entities ------------------------------------------------------------------------
+
+    def entity(self, data: dict[str, Any], where: str) -> dict[str, Any]:
+        """An entity as an export writes it: name, kind, summary, aliases (each with where it
+        came from and whose words it is, by name) and links to the document's memories."""
+        rule = _Rules(where)
+        aliases, links = data.get("aliases", []), data.get("links", [])
+        if not isinstance(aliases, list) or len(aliases) > MAX_ENTITY_ALIASES:
+            raise BadItem(where, "aliases", f"must be a list of at most {MAX_ENTITY_ALIASES}")
+        if not isinstance(links, list) or len(links) > MAX_LOG_IDS:
+            raise BadItem(where, "links", f"must be a list of at most {MAX_LOG_IDS}")
+        return {
+            "agent_id": self._agent(data, rule),
+            "name": rule.text(data, "name", MAX_ENTITY_NAME_CHARS),
+            "kind": rule.member(data, "kind", EntityKind),
+            "summary": rule.optional_text(data, "summary", MAX_ENTITY_SUMMARY_CHARS) or "",
+            "aliases": _each(aliases, "aliases", where, self._alias),
+            "links": _each(links, "links", where, self._link),
+        }
+
+    def _alias(self, raw: Any, where: str) -> dict[str, Any]:
+        rule = _Rules(where)
+        if not isinstance(raw, dict):
+            raise rule.fail("alias", "must be a JSON object")
+        return {
+            "alias": rule.text(raw, "alias", MAX_ENTITY_NAME_CHARS),
+            "origin": rule.member(raw, "origin", AliasOrigin),
+            "speaker": rule.optional_text(raw, "speaker", MAX_ENTITY_NAME_CHARS),
+        }
+
+    def _link(self, raw: Any, where: str) -> dict[str, Any]:
+        rule = _Rules(where)
+        if not isinstance(raw, dict):
+            raise rule.fail("memory_id", "must be a JSON object")
+        return {
+            "memory_id": self.renames.memory(rule.id_text(raw.get("memory_id"), "memory_id")),
+            "role": rule.member(raw, "role", LinkRole),
+        }
+
     # ---- lifecycle log -------------------------------------------------------------------
 
     def log(self, data: dict[str, Any], where: str) -> dict[str, Any]:
@@ -298,7 +345,23 @@ def _no_nul_in_agent(data: dict[str, Any], rule: _Rules) -> None:
 _MEMBERS: dict[type, frozenset[str]] = {
     Layer: frozenset(m.value for m in Layer),
     Category: frozenset(m.value for m in Category),
+    EntityKind: frozenset(m.value for m in EntityKind),
+    AliasOrigin: frozenset(m.value for m in AliasOrigin),
+    LinkRole: frozenset(m.value for m in LinkRole),
 }
+
+
+def _each(
+    items: list[Any], name: str, where: str, admit: Callable[[Any, str], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each element of a list an item holds, admitted; a failure names it (`aliases[2].origin`)."""
+    admitted = []
+    for index, raw in enumerate(items):
+        try:
+            admitted.append(admit(raw, where))
+        except BadItem as exc:
+            raise BadItem(where, f"{name}[{index}].{exc.field}", exc.message) from None
+    return admitted
 
 
 class _Rules:
@@ -348,7 +411,7 @@ class _Rules:
             raise self.fail(name, f"{len(raw)} characters is over the limit of {limit}")
         return raw if raw.strip() else None
 
-    def member(self, data: dict[str, Any], name: str, kind: type[Layer] | type[Category]) -> str:
+    def member(self, data: dict[str, Any], name: str, kind: type[enum.StrEnum]) -> str:
         raw = data.get(name)
         if isinstance(raw, str) and raw in _MEMBERS[kind]:
             return raw  # every member's value is in _MEMBERS: anything else is unknown

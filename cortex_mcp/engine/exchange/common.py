@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from cortex_mcp.models import Category, Layer
 
-ItemKind = Literal["memory", "relation", "log"]
+ItemKind = Literal["memory", "relation", "log", "entity"]
 
 
 @dataclass(slots=True)

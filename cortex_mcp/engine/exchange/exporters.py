@@ -78,6 +78,9 @@ async def document_parts(
     async for rows in store.log_pages(agent_id, PAGE):
         for row in rows:
             yield "lifecycle_log", row
+    async for rows in store.entity_pages(agent_id, PAGE):
+        for row in rows:
+            yield "entities", row
 
 
 async def export_document(
@@ -172,4 +175,7 @@ async def mirror_files(
     relations = [
         Relation(r["subject"], r["predicate"], r["object"]) for r in await store.relations(agent_id)
     ]
-    return render_mirrors(memories, relations, exported_at, word_budget, exact=exact)
+    entities = [entity async for page in store.entity_pages(agent_id, PAGE) for entity in page]
+    return render_mirrors(
+        memories, relations, exported_at, word_budget, exact=exact, entities=entities
+    )

@@ -304,6 +304,40 @@ def _read_relations_md(source: Source, now: datetime) -> Iterator[Item]:
             )
 
 
+_ENTITY_ALIAS = re.compile(r"^(?P<alias>.+) \((?P<origin>[a-z]+)(?:, said by (?P<speaker>.+))?\)$")
+_ENTITY_FIELD = re.compile(r"^(?P<key>kind|summary): (?P<value>.*)$")
+
+
+def _read_entities_md(source: Source, now: datetime) -> Iterator[Item]:
+    """memory/entities.md as an export writes it: each entity with its kind and aliases (its
+    links are found again by the rules as the memories are imported, with these aliases)."""
+    del now
+    entity: dict[str, Any] | None = None
+    where = ""
+    for entry in _markdown(source)[1]:
+        if entry.kind == "heading" and entry.level == 2:
+            if entity is not None:
+                yield Item("entity", where, entity)
+            entity = {"name": entry.text, "kind": "thing", "aliases": [], "links": []}
+            where = f"{source.name}:{entry.line}"
+        elif entity is not None and entry.kind == "text":
+            field = _ENTITY_FIELD.match(entry.text)
+            if field:
+                entity[field["key"]] = field["value"]
+        elif entity is not None and entry.kind == "bullet":
+            alias = _ENTITY_ALIAS.match(entry.text)
+            if alias is None:
+                raise BadLine(
+                    entry.line,
+                    "an alias reads `- alias (origin)` or `- alias (origin, said by Name)`",
+                )
+            entity["aliases"].append(
+                {"alias": alias["alias"], "origin": alias["origin"], "speaker": alias["speaker"]}
+            )
+    if entity is not None:
+        yield Item("entity", where, entity)
+
+
 # ---- OpenClaw daily notes with ## Retain --------------------------------------------------
 
 
@@ -380,5 +414,6 @@ _READERS: dict[str, Callable[[Source, datetime], Iterator[Item]]] = {
     "working": _read_working,
     "archive": _read_archive,
     "relations_md": _read_relations_md,
+    "entities_md": _read_entities_md,
     "jsonl": read_memory_jsonl,
 }

@@ -19,6 +19,7 @@ SECTIONS: dict[str, ItemKind] = {
     "memories": "memory",
     "relations": "relation",
     "lifecycle_log": "log",
+    "entities": "entity",
 }
 
 

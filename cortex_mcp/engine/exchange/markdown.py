@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cortex_mcp.models import Category, Layer, Memory
 from cortex_mcp.tokenize import CJK_CHAR
@@ -203,6 +204,24 @@ def render_relations(relations: list[Relation], exported_at: str) -> str:
     return "\n".join(head + lines) + "\n"
 
 
+def render_entities(entities: list[dict[str, Any]], exported_at: str) -> str:
+    """memory/entities.md: each entity a heading, its kind (and summary), its aliases as
+    bullets with where each came from and whose words it is (`my sister (rule, said by Tom)`)."""
+    head = _frontmatter({"exported_at": exported_at, "entities": len(entities)})
+    lines = ["# Entities", ""]
+    for entity in entities:
+        lines += [f"## {_line(entity['name'])}", "", f"kind: {entity['kind']}"]
+        if entity.get("summary"):
+            lines.append(f"summary: {_line(entity['summary'])}")
+        lines.append("")
+        for alias in entity["aliases"]:
+            said = f", said by {_line(alias['speaker'])}" if alias.get("speaker") else ""
+            lines.append(f"- {_line(alias['alias'])} ({alias['origin']}{said})")
+        if entity["aliases"]:
+            lines.append("")
+    return "\n".join(head + lines).rstrip("\n") + "\n"
+
+
 def render_mirrors(
     memories: list[Memory],
     relations: list[Relation],
@@ -210,6 +229,7 @@ def render_mirrors(
     word_budget: int,
     *,
     exact: bool = False,
+    entities: list[dict[str, Any]] | None = None,
 ) -> dict[str, str]:
     """Every mirror file for one agent's live memories: relative path -> text. `exact` for
     an export, which an import reads back losslessly (see `render_memory_md`)."""
@@ -237,6 +257,8 @@ def render_mirrors(
             period, members, summaries.get(period, []), exported_at, exact=exact
         )
     files["memory/relations.md"] = render_relations(relations, exported_at)
+    if entities:
+        files["memory/entities.md"] = render_entities(entities, exported_at)
     return files
 
 

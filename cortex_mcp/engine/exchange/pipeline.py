@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from cortex_mcp.engine.entities.linker import EntityLinker, Written, speaker_named
 from cortex_mcp.engine.exchange.admit import Admission, BadItem, Renames, id_key, is_uuid
 from cortex_mcp.engine.exchange.agents import Destination
 from cortex_mcp.engine.exchange.common import BadLine, Item
@@ -27,7 +28,7 @@ from cortex_mcp.engine.exchange.importers import read_items
 from cortex_mcp.engine.exchange.sources import NOTHING, Source
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput
-from cortex_mcp.models import new_id
+from cortex_mcp.models import new_id, to_iso
 from cortex_mcp.store.imports import ImportCounts
 from cortex_mcp.store.interfaces import ExportStorage
 
@@ -52,6 +53,7 @@ class ImportReport:
     from_agents: list[str] = field(default_factory=list)  # the agents the document names
     agents: dict[str, int] = field(default_factory=dict)  # agent written -> its new memories
     merged_into: str | None = None  # the agent several were merged into, when asked
+    entities: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,6 +80,7 @@ class ImportJob:
     store: ExportStorage
     redactor: Redactor
     progress: Progress | None = None
+    linker: EntityLinker | None = None  # links each batch's memories to whom they name
 
 
 class _Problem(Exception):
@@ -88,9 +91,9 @@ class _Problem(Exception):
 
 async def run_import(job: ImportJob) -> ImportReport:
     renames = Renames()
-    total, named = await _check(job, renames)
+    total, named, entities = await _check(job, renames)
     async with job.store.roomy_cache():
-        report = await _write(job, renames, total, named)
+        report = await _write(job, renames, total, named, link=not entities)
     report.from_agents = named
     if job.destination.mode == "merge":
         report.merged_into = job.destination.into
@@ -111,6 +114,8 @@ def _admit(admission: Admission, item: Item) -> Any:
             return admission.memory(item.data, item.where)
         if item.kind == "relation":
             return admission.relation(item.data, item.where)
+        if item.kind == "entity":
+            return admission.entity(item.data, item.where)
         return admission.log(item.data, item.where)
     except BadItem as exc:
         name = f"{item.label}.{exc.field}" if item.label else exc.field
@@ -121,18 +126,20 @@ def _admit(admission: Admission, item: Item) -> Any:
 # ---- pass 1: check everything, write nothing ----------------------------------------------
 
 
-async def _check(job: ImportJob, renames: Renames) -> tuple[int, list[str]]:
-    """How many items there are, and the agents they name (sorted)."""
+async def _check(job: ImportJob, renames: Renames) -> tuple[int, list[str], bool]:
+    """How many items there are, the agents they name (sorted), and whether they carry an
+    export's entities with their links (then the rules do not link the import again)."""
     admission = Admission(job.destination, job.now, job.max_content_chars, renames, checking=True)
     seen = array.array("q")  # hashes of the document's (agent, memory id)
     targets: dict[tuple[str, str], Item] = {}  # (agent, superseded_by) -> the first naming it
     unchecked: list[tuple[str, str]] = []  # (document id, its agent): owner not known yet
-    count = 0
+    count, entities = 0, False
     try:
         for source in job.sources:
             for item in _items(source, job.now):
                 admitted = _admit(admission, item)
                 count += 1
+                entities = entities or (item.kind == "entity" and bool(item.data.get("links")))
                 if item.kind == "memory":
                     agent = admitted["agent_id"]
                     key = _raw_key(item.data.get("id"))
@@ -158,7 +165,7 @@ async def _check(job: ImportJob, renames: Renames) -> tuple[int, list[str]]:
         await _check_targets(job, targets, seen)
     except _Problem as problem:
         raise InvalidInput(problem.message, field=problem.field) from None
-    return count, named
+    return count, named, entities
 
 
 def _raw_key(raw: Any) -> str | None:
@@ -216,19 +223,22 @@ class _Batch:
         self.memories: list[dict[str, Any]] = []
         self.relations: list[dict[str, Any]] = []
         self.logs: list[dict[str, Any]] = []
+        self.entities: list[dict[str, Any]] = []
 
     def __len__(self) -> int:
-        return len(self.memories) + len(self.relations) + len(self.logs)
+        return len(self.memories) + len(self.relations) + len(self.logs) + len(self.entities)
 
 
-async def _write(job: ImportJob, renames: Renames, total: int, named: list[str]) -> ImportReport:
+async def _write(
+    job: ImportJob, renames: Renames, total: int, named: list[str], *, link: bool
+) -> ImportReport:
     """Read, check, redact and write again; a batch is written on the database's thread while
     the next one is prepared (SQLite does not hold the GIL while it works)."""
     admission = Admission(job.destination, job.now, job.max_content_chars, renames)
     cleaner = _Cleaner(job.redactor)
     # a log entry goes to whichever of these agents owns the memories it names
     agents = {job.destination.of(agent) for agent in named} | {job.destination.of(None)}
-    writer = _Writer(job, total, frozenset(agents))
+    writer = _Writer(job, total, frozenset(agents), link)
     batch = _Batch()
     try:
         for source in job.sources:
@@ -252,10 +262,11 @@ async def _write(job: ImportJob, renames: Renames, total: int, named: list[str])
 class _Writer:
     """Writes batches in order, one at a time, each while the caller prepares the next."""
 
-    def __init__(self, job: ImportJob, total: int, agents: frozenset[str]) -> None:
+    def __init__(self, job: ImportJob, total: int, agents: frozenset[str], link: bool) -> None:
         self.job = job
         self.total = total
         self.agents = agents
+        self.link = link  # a document that carries its entities' links is not linked again
         self.report = ImportReport()
         self.done = 0
         self._pending: asyncio.Task[None] | None = None
@@ -293,9 +304,28 @@ class _Writer:
                 agent, memories, relations, logs, log_agents=self.agents
             )
             self.report.add(counts, agent if agent in groups else None)
+        await self._entities(batch)
         self.done += len(batch)
         if job.progress is not None:
             job.progress("importing", self.done, self.total)
+
+    async def _entities(self, batch: _Batch) -> None:
+        """The batch's entities (an export's) and then the links the rules find in its memories,
+        per agent."""
+        job, now = self.job, to_iso(self.job.now)
+        entities: dict[str, list[dict[str, Any]]] = {}
+        for row in batch.entities:
+            entities.setdefault(row["agent_id"], []).append(row)
+        for agent, rows in entities.items():
+            self.report.entities += await job.store.import_entities(agent, rows, now)
+        if not self.link or job.linker is None:
+            return
+        items: dict[str, list[Written]] = {}
+        for m in batch.memories:
+            written = Written(m["id"], m["content"], speaker_named(m.get("metadata") or {}))
+            items.setdefault(m["agent_id"], []).append(written)
+        for agent, memories in items.items():
+            await job.linker.link(agent, memories, now)
 
 
 async def _add(batch: _Batch, admitted: Any, item: Item, cleaner: _Cleaner) -> None:
@@ -304,6 +334,8 @@ async def _add(batch: _Batch, admitted: Any, item: Item, cleaner: _Cleaner) -> N
     redactor = cleaner.redactor
     if item.kind == "memory":
         batch.memories.append(await cleaner.memory(admitted))
+    elif item.kind == "entity":
+        batch.entities.append(await cleaner.entity(admitted))
     elif item.kind == "relation":
         triple = await redactor.clean_relation(
             admitted["subject"], admitted["predicate"], admitted["object"]
@@ -326,6 +358,13 @@ class _Cleaner:
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
         self._clean: set[str | tuple[str, str]] = set()
+
+    async def entity(self, row: dict[str, Any]) -> dict[str, Any]:
+        """An entity's name, summary and aliases redacted (a name is stored as a memory is)."""
+        clean = self.redactor.clean
+        aliases = [{**a, "alias": await clean(a["alias"])} for a in row["aliases"]]
+        summary = await clean(row["summary"]) if row["summary"] else ""
+        return {**row, "name": await clean(row["name"]), "summary": summary, "aliases": aliases}
 
     async def memory(self, row: dict[str, Any]) -> dict[str, Any]:
         source, metadata = row.get("source"), row.get("metadata")

@@ -21,6 +21,7 @@ MONTH_NOTE = re.compile(r"^(\d{4})-(\d{2})\.md$")
 
 # the order files import in: core first, so that what a later file repeats is "known"
 _RANK = {
+    "entities_md": -1,  # first: what the rules link the memories to
     "memory_md": 0,
     "user_md": 1,
     "daily": 2,
@@ -69,6 +70,8 @@ def kind_of(relative: PurePosixPath) -> str | None:
         return "archive"
     if name == "relations.md":
         return "relations_md"
+    if name == "entities.md":
+        return "entities_md"
     if DAILY_NOTE.match(name):
         return "daily"
     if name in ("USER.md", "user.md"):
@@ -105,6 +108,8 @@ def find_sources(path: Path) -> list[Source]:
         ]
     if (notes / "relations.md").is_file():
         found.append(("relations_md", notes / "relations.md"))
+    if (notes / "entities.md").is_file():
+        found.append(("entities_md", notes / "entities.md"))
     found += [("jsonl", f) for f in sorted(path.glob("*.jsonl"))]
     found.sort(key=lambda pair: _RANK[pair[0]])
     return [_file_source(file, kind) for kind, file in found]

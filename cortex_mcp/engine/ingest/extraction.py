@@ -10,10 +10,11 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from cortex_mcp.engine.ingest.sieve import looks_injected
 from cortex_mcp.errors import ProviderError
+from cortex_mcp.models import EntityKind
 from cortex_mcp.prompts import load_prompt, prompts_dir
 
 EXTRACTABLE = {
@@ -29,11 +30,20 @@ EXTRACTABLE = {
     "project_state",
 }
 _PERSONAL = {"identity", "preference", "skill"}
+_MAX_ENTITIES = 20  # per memory
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 class ExtractionError(ProviderError):
     """The model answered, but not with the JSON the prompt asks for."""
+
+
+class ExtractedEntity(BaseModel):
+    """Who or what an extracted memory is about, as the model named it."""
+
+    name: str = Field(min_length=1, max_length=200)
+    kind: EntityKind = EntityKind.person
+    role: Literal["subject", "mentioned"] = "mentioned"
 
 
 class ExtractedMemory(BaseModel):
@@ -42,6 +52,22 @@ class ExtractedMemory(BaseModel):
     importance: float = Field(ge=0, le=1)
     source: Literal["user", "assistant", "both"] = "both"
     reasoning: str | None = None
+    entities: list[ExtractedEntity] = Field(default_factory=list)
+
+    @field_validator("entities", mode="before")
+    @classmethod
+    def _usable_entities(cls, value: Any) -> list[Any]:
+        """The entities a model named that can be read; a malformed one is left out, never the
+        memory it came with (the rules link the memory's names anyway)."""
+        if not isinstance(value, list):
+            return []
+        kept = []
+        for item in value[:_MAX_ENTITIES]:
+            try:
+                kept.append(ExtractedEntity.model_validate(item))
+            except ValidationError:
+                continue
+        return kept
 
 
 class ExtractedRelation(BaseModel):

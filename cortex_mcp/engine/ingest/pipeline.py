@@ -22,13 +22,15 @@ import os
 import re
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.entities.linker import EntityLinker, written
+from cortex_mcp.engine.entities.resolve import Named
 from cortex_mcp.engine.ingest import extraction
 from cortex_mcp.engine.ingest.fast_channel import write_high_signals
 from cortex_mcp.engine.ingest.messages import without_injected_memories
@@ -37,7 +39,16 @@ from cortex_mcp.engine.ingest.sieve import HighSignal, detect_high_signals
 from cortex_mcp.engine.recall.gate import small_talk_reason
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import InvalidInput, ProviderError
-from cortex_mcp.models import Category, Clock, Layer, Memory, NewMemory, from_iso, to_iso
+from cortex_mcp.models import (
+    Category,
+    Clock,
+    Layer,
+    LinkRole,
+    Memory,
+    NewMemory,
+    from_iso,
+    to_iso,
+)
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.store.interfaces import MemoryStorage
@@ -68,6 +79,7 @@ class DeepResult:
     triples: list[tuple[Triple, int | None]]
     counts: dict[str, int]
     degraded: list[str]
+    named: list[tuple[Named, ...]] = field(default_factory=list)  # per memory, the LLM's entities
 
 
 def turn_hash(
@@ -132,8 +144,10 @@ class Ingestor:
         on_write: Callable[[], None],
         lease: timedelta,
         embeddings: EmbeddingCascade | None = None,
+        linker: EntityLinker | None = None,
     ) -> None:
         self.turns = turns
+        self.linker = linker
         self.memories = memories
         self.llm = llm
         self.profiles = profiles
@@ -281,6 +295,7 @@ class Ingestor:
             counts={**deep.counts, "ingest.high_signals": len(high)},
         )
         extracted = await self.turns.complete(turn, done, self._now())
+        self._link(turn.agent_id, high, extracted, deep.named)
         self.on_write()
         return IngestResult(
             extracted=extracted,
@@ -290,6 +305,22 @@ class Ingestor:
             outcome=deep.outcome,
             degraded=deep.degraded,
         )
+
+    def _link(
+        self,
+        agent_id: str,
+        high: list[Memory],
+        extracted: list[Memory],
+        named: list[tuple[Named, ...]],
+    ) -> None:
+        """The turn's memories linked to whom they name; an extracted memory also to the
+        entities the model gave for it."""
+        if self.linker is None:
+            return
+        given = named if len(named) == len(extracted) else [()] * len(extracted)
+        items = [written(m) for m in high]
+        items += [written(m, names) for m, names in zip(extracted, given, strict=True)]
+        self.linker.submit(agent_id, items, self._now())
 
     async def _fast_channel(self, turn: Turn, signals: list[HighSignal]) -> list[Memory]:
         meta = {"session_id": turn.session_id, "turn_id": turn.id}
@@ -345,7 +376,10 @@ class Ingestor:
             "llm.calls": 1,
             "llm.prompt_tokens": completion.prompt_tokens,
         }
-        return DeepResult("extracted", memories, triples, counts, [])
+        named = [
+            tuple(Named(e.name, e.kind, LinkRole(e.role)) for e in item.entities) for item in items
+        ]
+        return DeepResult("extracted", memories, triples, counts, [], named)
 
     def _working(self, turn: Turn, item: extraction.ExtractedMemory) -> NewMemory:
         return NewMemory(

@@ -1,0 +1,119 @@
+"""Linking on every way in: the names in memories just written found by the rules
+(`mentions.find_mentions`), resolved against what the store knows (`resolve.plan_links`) and
+written as links, in one read and one transaction per batch of memories."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from cortex_mcp.engine.entities.mentions import find_mentions
+from cortex_mcp.engine.entities.resolve import (
+    Known,
+    Named,
+    known_words,
+    lookup_keys,
+    plan_links,
+)
+from cortex_mcp.errors import CortexError
+from cortex_mcp.models import LinkReport, Memory
+from cortex_mcp.store.interfaces import EntityStorage
+
+log = logging.getLogger(__name__)
+
+_BATCH = 200  # memories linked in one transaction
+_DELAY_S = 0.005  # how long memories wait to be linked together
+_USER_ROLES = {"", "user", "human", "assistant", "system"}
+
+
+@dataclass(frozen=True)
+class Written:
+    """A memory to link: its id, its text and who said it (None: the agent's own user)."""
+
+    memory_id: str
+    content: str
+    speaker: str | None = None
+    named: tuple[Named, ...] = ()  # entities an LLM's extraction gave for it
+
+
+def written(memory: Memory, named: Sequence[Named] = ()) -> Written:
+    return Written(memory.id, memory.content, speaker_named(memory.metadata), tuple(named))
+
+
+def speaker_named(metadata: Mapping[str, object]) -> str | None:
+    """A speaker's name a writer kept (a turn's speaker), not a role such as "user"."""
+    speaker = metadata.get("speaker") if metadata else None
+    if isinstance(speaker, str) and speaker.strip().casefold() not in _USER_ROLES:
+        return speaker.strip()
+    return None
+
+
+class EntityLinker:
+    """Links memories to the entities they name. Linking is an addition to a write, never its
+    condition: a store fault while linking is logged and the memory stays as written.
+
+    `submit` links after the call that wrote the memories has answered (remember, ingest):
+    a few milliseconds later, the memories waiting are linked together, one lookup and one
+    transaction per agent, by one task; `drain` waits until they are. A memory forgotten
+    meanwhile is not linked."""
+
+    def __init__(self, store: EntityStorage, *, enabled: bool = True) -> None:
+        self.store = store
+        self.enabled = enabled
+        self._waiting: list[tuple[str, Written, str]] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    def submit(self, agent_id: str, items: Sequence[Written], now: str) -> None:
+        if not self.enabled or not items:
+            return
+        self._waiting += [(agent_id, item, now) for item in items]
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.get_running_loop().create_task(self._work())
+
+    def submit_memories(self, agent_id: str, memories: Sequence[Memory], now: str) -> None:
+        self.submit(agent_id, [written(m) for m in memories], now)
+
+    async def _work(self) -> None:
+        # after the call that submitted has answered, and with whatever else comes meanwhile
+        await asyncio.sleep(_DELAY_S)
+        while self._waiting:
+            batch, self._waiting = self._waiting[:_BATCH], self._waiting[_BATCH:]
+            by_agent: dict[str, list[Written]] = {}
+            for agent_id, item, _ in batch:
+                by_agent.setdefault(agent_id, []).append(item)
+            now = batch[-1][2]
+            for agent_id, items in by_agent.items():
+                await self.link(agent_id, items, now)
+
+    async def drain(self) -> None:
+        """Wait until every memory submitted so far is linked."""
+        while self._worker is not None and not self._worker.done():
+            await asyncio.shield(self._worker)
+
+    async def link(self, agent_id: str, items: Sequence[Written], now: str) -> list[LinkReport]:
+        if not self.enabled or not items:
+            return []
+        found = [find_mentions(item.content, speaker=item.speaker) for item in items]
+        words = [known_words(item.content, f) for f, item in zip(found, items, strict=True)]
+        keys = [
+            key
+            for f, w, item in zip(found, words, items, strict=True)
+            for key in lookup_keys(f, item.named, w)
+        ]
+        try:
+            known = Known(await self.store.find_entities(agent_id, keys) if keys else [])
+            plans = [
+                plan_links(item.memory_id, f, known, named=item.named, words=w)
+                for f, w, item in zip(found, words, items, strict=True)
+            ]
+            return await self.store.link(agent_id, plans, now)
+        except CortexError as exc:
+            log.warning("entities: %d memories left unlinked: %s", len(items), exc)
+            return []
+
+    async def link_memories(
+        self, agent_id: str, memories: Sequence[Memory], now: str
+    ) -> list[LinkReport]:
+        return await self.link(agent_id, [written(m) for m in memories], now)
