@@ -19,6 +19,7 @@ from cortex_mcp import __version__
 from cortex_mcp.commands import (
     Command,
     client_config,
+    config,
     doctor,
     entities,
     exchange,
@@ -44,6 +45,7 @@ COMMAND_MODULES = (
     ingest,
     migrate,
     tokens,
+    config,
     client_config,
 )
 DEFAULT_COMMAND = "serve"

@@ -2,6 +2,7 @@
 
 CortexError                 base; ``code`` maps to an HTTP status at the edge
 ├── InvalidInput            bad argument: names the field and the rule (400)
+│   └── InvalidSetting      a setting's new value breaks its rule (422)
 ├── Forbidden               the caller may not act for what it named (403)
 ├── NotFound                unknown memory or resource (404)
 ├── Conflict                state does not allow the change (409)
@@ -29,6 +30,10 @@ class CortexError(Exception):
 class InvalidInput(CortexError):
     code = "invalid_input"
     status = 400
+
+
+class InvalidSetting(InvalidInput):
+    status = 422
 
 
 class Forbidden(CortexError):

@@ -10,7 +10,9 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from cortex_mcp.config import Settings
+from cortex_mcp.config_live import LiveSettings
 from cortex_mcp.models import Clock, SystemClock
+from cortex_mcp.service.config import ConfigService
 from cortex_mcp.service.reading import MemoryReading
 from cortex_mcp.service.tokens import TokenService
 from cortex_mcp.store.backend import Stores, build_stores, open_database
@@ -64,3 +66,11 @@ async def open_tokens(settings: Settings) -> AsyncIterator[TokenService]:
     """The token commands' service: the database alone."""
     async with open_stores(settings, allow_vec=False) as stores:
         yield build_tokens(settings, stores, SystemClock())
+
+
+@asynccontextmanager
+async def open_config(settings: Settings) -> AsyncIterator[ConfigService]:
+    """The `config` command's service: the settings changed while running, over the
+    database alone (servers on it apply a change within about a second)."""
+    async with open_stores(settings, allow_vec=False) as stores:
+        yield ConfigService(live=LiveSettings(settings), store=stores.settings)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
 from cortex_mcp.config import LOCAL_RERANK_MODEL, Settings
+from cortex_mcp.config_live import LiveSettings
 from cortex_mcp.engine.beliefs.keeper import BeliefKeeper
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
 from cortex_mcp.engine.entities.linker import EntityLinker
@@ -25,6 +27,7 @@ from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.redaction import Redactor
+from cortex_mcp.errors import CortexError
 from cortex_mcp.models import Clock, SystemClock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.embeddings import (
@@ -50,6 +53,7 @@ from cortex_mcp.search.pgvector import PgVectorIndex
 from cortex_mcp.search.saved_index import index_dir as saved_index_dir
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.service.browse import BrowseService
+from cortex_mcp.service.config import ConfigService
 from cortex_mcp.service.conversation import ConversationService
 from cortex_mcp.service.cortex import CortexService, Engines, Services
 from cortex_mcp.service.effects import Background, Refresher
@@ -281,12 +285,13 @@ async def open_cortex(
     clock = clock or SystemClock()
     async with open_stores(settings, allow_vec=allow_vec) as stores:
         db = stores.db
+        live = await _live_settings(settings, stores)  # the changes made while running, laid on
         engines = _build_engines(settings, stores, clock)
         service = CortexService(
             settings=settings,
             stores=stores,
             engines=engines,
-            services=_build_services(settings, stores, engines, clock),
+            services=_build_services(settings, stores, engines, clock, live),
         )
         if engines.indexer is not None and background and not db.read_only:
             engines.indexer.start()  # a read-only database cannot take new vectors
@@ -298,9 +303,14 @@ async def open_cortex(
         model = _embedding_model(engines.embeddings)
         if scheduler and background and model is not None:  # a server: nothing waits for it
             engines.searcher.index.warm_saved(model)
+        live.listeners.append(_on_change(settings, engines, nightly))
+        follower = asyncio.create_task(service.config.follow()) if scheduler else None
         try:
             yield service
         finally:
+            if follower is not None:
+                follower.cancel()
+                await asyncio.gather(follower, return_exceptions=True)
             if nightly is not None:
                 await nightly.stop()
             await service.close()
@@ -395,11 +405,51 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
     )
 
 
+async def _live_settings(settings: Settings, stores: Stores) -> LiveSettings:
+    """`settings` with the changes made through the API or `cortex-mcp config` applied."""
+    live = LiveSettings(settings)
+    try:
+        layer = await stores.settings.read()
+        changed = live.apply(layer.version, layer.values)
+    except CortexError as exc:  # e.g. a changed value a newer rule refuses: start without
+        log.warning("settings changed while running are not applied: %s", exc.message)
+        return live
+    if changed:
+        log.info("settings changed while running (version %d): %s", layer.version, changed)
+    return live
+
+
+def _on_change(
+    settings: Settings, engines: Engines, nightly: LifecycleScheduler | None
+) -> Callable[[list[str]], None]:
+    """What is rebuilt when settings change while running; the rest (search, recall limits,
+    lifecycle parameters, mirrors) reads the changed settings at its next use."""
+
+    def rebuild(names: list[str]) -> None:
+        if any(name.startswith("embedding_") for name in names):
+            chosen, _ = resolve_embedding_providers(settings)
+            embedders = build_embedders(settings, chosen)
+            engines.embeddings.replace_providers(embedders, settings.embedding_timeout_s)
+        if any(name.startswith("llm_") for name in names):
+            llm, _ = build_llm(settings)
+            engines.llm.replace_providers(llm.providers, settings.llm_timeout_s)
+        if "log_level" in names:
+            logging.getLogger().setLevel(settings.log_level)
+        if nightly is not None and any(name.startswith("lifecycle.") for name in names):
+            schedule = settings.lifecycle
+            nightly.reschedule(
+                schedule.schedule, schedule.catch_up_hours, schedule.catch_up_delay_s
+            )
+
+    return rebuild
+
+
 def _build_services(
     settings: Settings,
     stores: Stores,
     engines: Engines,
     clock: Clock,
+    live: LiveSettings,
 ) -> Services:
     refresher, background = engines.refresher, engines.background
     memories = MemoryService(
@@ -487,6 +537,7 @@ def _build_services(
             refresher=refresher,
             clock=clock,
         ),
+        config=ConfigService(live=live, store=stores.settings),
     )
 
 
@@ -522,8 +573,7 @@ def _scheduler(
     settings: Settings, service: CortexService, clock: Clock
 ) -> LifecycleScheduler | None:
     lifecycle = settings.lifecycle
-    off = lifecycle.schedule.strip().lower() in ("", "off")
-    if off or service.stores.db.read_only:
+    if service.stores.db.read_only:
         return None
     nightly = LifecycleScheduler(
         service.lifecycle.run,
@@ -533,7 +583,7 @@ def _scheduler(
         catch_up_delay_s=lifecycle.catch_up_delay_s,
         clock=clock,
     )
-    nightly.start()
+    nightly.start()  # not while the schedule is off: a change may turn it on
     return nightly
 
 

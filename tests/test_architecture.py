@@ -213,7 +213,8 @@ def test_the_service_package_holds_one_module_per_noun() -> None:
         "entities",
     }
     assert (
-        nouns | {"browse", "status", "tokens", "cortex", "effects", "requests", "__init__"}
+        nouns
+        | {"browse", "status", "tokens", "config", "cortex", "effects", "requests", "__init__"}
         == modules
     )
 

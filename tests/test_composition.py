@@ -82,7 +82,7 @@ def test_cortex_service_inherits_nothing_and_holds_one_service_per_noun() -> Non
         "relations",
         "entities",
     }
-    assert set(Services.__dataclass_fields__) == nouns | {"browse", "status", "tokens"}
+    assert set(Services.__dataclass_fields__) == nouns | {"browse", "status", "tokens", "config"}
 
 
 def test_stores_are_built_in_one_place() -> None:

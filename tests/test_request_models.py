@@ -14,6 +14,7 @@ import pytest
 from cortex_mcp.cli import build_parser
 from cortex_mcp.config import load_settings
 from cortex_mcp.errors import InvalidInput
+from cortex_mcp.service.config import ConfigService
 from cortex_mcp.service.conversation import ConversationService
 from cortex_mcp.service.entities import EntityService
 from cortex_mcp.service.exchange import ExchangeService
@@ -182,6 +183,7 @@ SERVED_BY: dict[str, Callable[..., Any]] = {
     "entity_log": EntityService.log,
     "unresolved_entities": EntityService.unresolved,
     "undo_entity_change": EntityService.undo,
+    "change_config": ConfigService.change,
 }
 REST_VIEWS = {ForgetQuery: ForgetRequest}  # a REST-shaped view -> the model it is turned into
 _API_ROUTES = [ep for ep in ENDPOINTS if ep not in DASHBOARD_ENDPOINTS]

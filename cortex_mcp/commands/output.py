@@ -17,6 +17,7 @@ from cortex_mcp.errors import CortexError
 
 if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
+    from cortex_mcp.service.config import ConfigService
     from cortex_mcp.service.reading import MemoryReading
     from cortex_mcp.service.tokens import TokenService
 
@@ -79,6 +80,19 @@ def run_with_tokens(settings: Settings, work: Callable[[TokenService], Awaitable
     async def main() -> int:
         async with open_tokens(settings) as tokens:
             return await work(tokens)
+
+    return _run_reporting_errors(main())
+
+
+def run_with_config(settings: Settings, work: Callable[[ConfigService], Awaitable[int]]) -> int:
+    """For the config command: the settings service over the database alone."""
+    from cortex_mcp.reader import open_config
+
+    _quiet_progress_logs(settings, logging.WARNING)
+
+    async def main() -> int:
+        async with open_config(settings) as config:
+            return await work(config)
 
     return _run_reporting_errors(main())
 

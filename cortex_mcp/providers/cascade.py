@@ -85,6 +85,21 @@ class EmbeddingCascade:
         }
         self._probes: set[asyncio.Task[None]] = set()
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._retired: list[Embedder] = []
+
+    def replace_providers(self, providers: list[Embedder], timeout_s: float) -> None:
+        """Providers rebuilt from changed settings (an endpoint, model, key or timeout): calls
+        already running finish on the old ones (closed with the cascade), the next call (a
+        recall's or the indexer's) uses the new ones, each with a fresh breaker."""
+        self._retired.extend(self.providers)
+        self.providers = providers
+        self.timeout_s = timeout_s
+        self.health = {}
+        for provider in providers:
+            self._health_of(provider)
+        for provider in providers:
+            if dims := getattr(provider, "dimensions", None):
+                self._dims[provider.model_key] = dims
 
     @property
     def primary(self) -> Embedder | None:
@@ -309,7 +324,7 @@ class EmbeddingCascade:
         for task in list(self._probes):
             task.cancel()
         await asyncio.gather(*self._probes, return_exceptions=True)
-        for provider in self.providers:
+        for provider in [*self._retired, *self.providers]:
             closer = getattr(provider, "close", None)
             if closer is not None:
                 await closer()

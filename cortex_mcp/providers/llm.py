@@ -212,6 +212,7 @@ class LLMCascade:
     peak_in_flight: int = 0
     _gate: asyncio.Semaphore | None = None
     _prepared: set[str] = field(default_factory=set)
+    _retired: list[LLMProvider] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -290,6 +291,14 @@ class LLMCascade:
                 await asyncio.to_thread(provider.prepare)
                 self._prepared.add(provider.name)
 
+    def replace_providers(self, providers: list[LLMProvider], timeout_s: float) -> None:
+        """Providers rebuilt from changed settings: calls already running finish on the old
+        ones (closed with the cascade), the next call uses the new ones."""
+        self._retired.extend(self.providers)
+        self.providers = providers
+        self.timeout_s = timeout_s
+        self.failures = {}
+
     async def close(self) -> None:
-        for provider in self.providers:
+        for provider in [*self._retired, *self.providers]:
             await provider.close()

@@ -25,6 +25,7 @@ from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.providers.rerank import GuardedReranker
 from cortex_mcp.search.hybrid import HybridSearch
 from cortex_mcp.service.browse import BrowseService
+from cortex_mcp.service.config import ConfigService
 from cortex_mcp.service.conversation import ConversationService
 from cortex_mcp.service.effects import Background, Refresher
 from cortex_mcp.service.entities import EntityService
@@ -78,6 +79,7 @@ class Services:
     status: StatusService
     tokens: TokenService
     entities: EntityService
+    config: ConfigService
 
 
 class CortexService:
@@ -108,6 +110,7 @@ class CortexService:
         self.status = services.status
         self.tokens = services.tokens
         self.entities = services.entities
+        self.config = services.config
         self.background = engines.background
         self.refresher = engines.refresher
         self.caller: Caller = LOCAL
@@ -134,6 +137,7 @@ class CortexService:
         scoped.relations = replace(self.relations, caller=caller)
         scoped.tokens = replace(self.tokens, caller=caller)
         scoped.entities = replace(self.entities, caller=caller)
+        scoped.config = replace(self.config, caller=caller)
         scoped.browse = replace(
             self.browse, caller=caller, reading=reading, memories=memories, status=status
         )

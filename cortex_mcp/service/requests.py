@@ -17,7 +17,8 @@ integers written as text, `QueryFlag` and `QueryInt`)."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -25,13 +26,19 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SecretStr,
+    StringConstraints,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
+from cortex_mcp.config import Settings
+from cortex_mcp.config_live import LIVE, flatten
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import (
@@ -796,6 +803,87 @@ class TokenRequest(Request):
     schema_name: ClassVar[str] = "TokenBody"
     agent: AgentId
     name: TokenName | None = None
+
+
+def _change_field(dotted: str, info: FieldInfo) -> tuple[Any, Any]:
+    """A live setting as a change document's field: its type and limits (a secret as text),
+    null allowed (back to the file's or the default value)."""
+    kind: Any = info.annotation
+    if isinstance(kind, UnionType):
+        kind = next(member for member in get_args(kind) if member is not type(None))
+    if kind is SecretStr:
+        kind = str
+    if dotted in CHANGE_RULES:
+        kind = CHANGE_RULES[dotted]
+    elif kind is int:
+        kind = Annotated[kind, *info.metadata, BeforeValidator(_whole_number)]
+    elif info.metadata:
+        kind = Annotated[kind, *info.metadata]
+    return kind | None, Field(None, description=info.description)
+
+
+def _whole_number(value: object) -> object:
+    """5.0 is the integer 5, in JSON Schema as in the tools."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _change_fields(model: type[BaseModel], prefix: str = "") -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        dotted = f"{prefix}{name}"
+        nested = info.annotation
+        if isinstance(nested, type) and issubclass(nested, BaseModel):
+            inner = _change_fields(nested, f"{dotted}.")
+            if inner:
+                group = create_model(  # type: ignore[call-overload]
+                    f"{nested.__name__.removesuffix('Settings')}Change",
+                    __config__=ConfigDict(extra="forbid", frozen=True),
+                    **inner,
+                )
+                described = Field(None, description=f"{name}: the ones that change live")
+                fields[name] = (group | None, described)
+        elif dotted in LIVE:
+            fields[name] = _change_field(dotted, info)
+    return fields
+
+
+_LOG_LEVELS = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+_LLM_NAMES = "(auto|openai|anthropic|none)"
+# rules of the settings model the schema can state (its validators'); a cron's fields in
+# range are checked when the change is applied
+CHANGE_RULES: dict[str, Any] = {
+    "log_level": _LOG_LEVELS,
+    "llm_provider": Annotated[str, StringConstraints(pattern=rf"^{_LLM_NAMES}(,{_LLM_NAMES})*$")],
+    "lifecycle.schedule": Annotated[
+        str, StringConstraints(pattern=r"^([Oo][Ff][Ff]|\S+( \S+){4})$")
+    ],
+}
+_SettingsChange: Any = create_model(  # type: ignore[call-overload]
+    "SettingsChange", __base__=Request, **_change_fields(Settings)
+)
+
+
+class SettingsChangeRequest(_SettingsChange):  # type: ignore[misc]
+    """Settings to change while the server runs, as a partial document in the config file's
+    shape (`{"search": {"fusion": "rrf"}, "log_level": "DEBUG"}`); null puts one back to the
+    config file's or the default value. Only the settings that change while running are
+    named here; every value is checked by the settings model and nothing is changed unless
+    all are valid (`GET /api/v1/config` lists every setting)."""
+
+    schema_name: ClassVar[str] = "SettingsChangeBody"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_and_live(cls, data: Any) -> Any:
+        """An unknown name, or one that changes only at a restart, refused by name (before
+        the schema's generic 'extra inputs are not permitted')."""
+        if isinstance(data, dict):
+            flatten(data)
+        return data
+
+    @property
+    def changes(self) -> dict[str, Any]:
+        return flatten(self.model_dump(exclude_unset=True))
 
 
 class RevokeRequest(Request):

@@ -29,6 +29,7 @@ from cortex_mcp.store.lifecycle import LifecycleStore
 from cortex_mcp.store.memories import LayerTtl, MemoryStore
 from cortex_mcp.store.profiles import ProfileStore
 from cortex_mcp.store.relations import RelationStore
+from cortex_mcp.store.settings import SettingsStore
 from cortex_mcp.store.tokens import TokenStore
 from cortex_mcp.store.turns import TurnStore
 from cortex_mcp.store.validity import ValidityStore
@@ -114,6 +115,7 @@ class Stores:
     entities: EntityStorage
     validity: ValidityStore
     beliefs: BeliefStore
+    settings: SettingsStore
 
 
 def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
@@ -137,4 +139,5 @@ def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
         entities=classes.entities(db),
         validity=classes.validity(db),
         beliefs=classes.beliefs(db),
+        settings=SettingsStore(db),  # portable SQL: one class for both backends
     )

@@ -35,6 +35,7 @@ from cortex_mcp.service.requests import (
     RevokeRequest,
     SearchDebugRequest,
     SearchRequest,
+    SettingsChangeRequest,
     TokenRequest,
     UndoRequest,
     UpdateRequest,
@@ -199,6 +200,14 @@ async def revoke_token(call: Call) -> Any:
     return await call.service.tokens.revoke(call.body)
 
 
+async def get_config(call: Call) -> Any:
+    return await call.service.config.get()
+
+
+async def change_config(call: Call) -> Any:
+    return await call.service.config.change(call.body)
+
+
 _LATER = (400, 401, 413, 422, 503)
 _ADMIN = (400, 401, 403, 404, 409, 413, 422)
 _BY_ID = (400, 401, 404, 413, 422)
@@ -270,5 +279,11 @@ ENDPOINTS += [
              response=r.TokenCreated, status=201, errors=_ADMIN),
     Endpoint("POST", "/tokens/revoke", revoke_token, "revoke_token", RevokeRequest,
              response=r.TokenRevoked, errors=_ADMIN),
+]  # fmt: skip
+ENDPOINTS += [
+    Endpoint("GET", "/config", get_config, "get_config", response=r.SettingsList,
+             errors=(401, 403)),
+    Endpoint("PATCH", "/config", change_config, "change_config", SettingsChangeRequest,
+             response=r.SettingsChanged, errors=_ADMIN),
 ]  # fmt: skip
 ENDPOINTS += DASHBOARD_ENDPOINTS  # the dashboard's routes (transports/dashboard_api.py)

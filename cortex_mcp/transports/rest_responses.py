@@ -444,3 +444,33 @@ class TokenRevoked(BaseModel):
     name: str | None
     agent: str | None
     revoked: bool
+
+
+class SettingRow(BaseModel):
+    name: str = Field(description="dotted name, as in the config file (search.fusion)")
+    value: Any = Field(description="the value in effect; a secret's is masked (or null)")
+    source: Literal["default", "file", "api", "environment"]
+    live: bool = Field(description="whether it changes while running (else at a restart)")
+    secret: bool
+    variable: str = Field(description="the environment variable that sets it (and wins)")
+    description: str
+    api_value: Any = Field(
+        None, description="a change kept but not in effect: the environment sets this one"
+    )
+
+
+class SettingsList(BaseModel):
+    version: int = Field(description="raised by every change; 0: none yet")
+    settings: list[SettingRow]
+
+
+class SettingOverride(BaseModel):
+    name: str
+    variable: str
+
+
+class SettingsChanged(SettingsList):
+    changed: list[str] = Field(description="the settings whose value in effect changed")
+    overridden: list[SettingOverride] = Field(
+        description="changes kept but not in effect: an environment variable sets these"
+    )

@@ -16,6 +16,7 @@ from pydantic.fields import FieldInfo
 
 from cortex_mcp.config import Settings
 from cortex_mcp.config_help import OTHER_ENVIRONMENT, setting_entries
+from cortex_mcp.config_live import LIVE
 
 MARKER = "<!-- settings-table -->"
 
@@ -53,10 +54,12 @@ def _meaning(info: FieldInfo) -> str:
 
 def settings_table() -> str:
     """The Markdown table of every setting: name, default, meaning."""
-    rows = ["| setting | default | meaning |", "| --- | --- | --- |"]
+    rows = ["| setting | default | meaning | changes |", "| --- | --- | --- | --- |"]
     for name, _ in setting_entries():
         info = _field(name)
-        rows.append(f"| `{name}` | {_default(info)} | {_meaning(info)} |")
+        dotted = name.removeprefix("CORTEX_").lower().replace("__", ".")
+        changes = "live" if dotted in LIVE else "at a restart"
+        rows.append(f"| `{name}` | {_default(info)} | {_meaning(info)} | {changes} |")
     rows.append("")
     rows.append("Read as well, outside the model:")
     rows.append("")

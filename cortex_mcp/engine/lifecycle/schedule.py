@@ -102,17 +102,36 @@ class LifecycleScheduler:
         catch_up_delay_s: float,
         clock: Clock,
     ) -> None:
-        self.cron = parse_cron(expression)
+        self.off = expression.strip().lower() in ("", "off")
+        self.cron = parse_cron("0 3 * * *" if self.off else expression)  # unused while off
         self._run = run
         self._last_success = last_success
         self.catch_up_after = timedelta(hours=catch_up_hours)
         self.catch_up_delay_s = catch_up_delay_s
         self.clock = clock
         self._task: asyncio.Task[None] | None = None
+        self._running = False
         self.runs = 0
 
     def start(self) -> None:
+        if self.off:
+            return
         self._task = asyncio.create_task(self._loop(), name="lifecycle-scheduler")
+
+    def reschedule(self, expression: str, catch_up_hours: float, catch_up_delay_s: float) -> None:
+        """The schedule changed while running ("off": no more runs): a run in progress
+        finishes and the loop then follows the new schedule; a waiting loop starts again."""
+        self.off = expression.strip().lower() in ("", "off")
+        if not self.off:
+            self.cron = parse_cron(expression)
+        self.catch_up_after = timedelta(hours=catch_up_hours)
+        self.catch_up_delay_s = catch_up_delay_s
+        if self._running:
+            return
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        self.start()
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -128,7 +147,7 @@ class LifecycleScheduler:
         await asyncio.sleep(self.catch_up_delay_s)
         if await self.overdue():
             await self._run_once("catch-up")
-        while True:
+        while not self.off:
             now = self.clock.now().astimezone()  # cron is local time
             fire = next_fire(self.cron, now)
             await asyncio.sleep(max(0.0, (fire - now).total_seconds()))
@@ -136,8 +155,11 @@ class LifecycleScheduler:
 
     async def _run_once(self, why: str) -> None:
         log.info("lifecycle %s run starting", why)
+        self._running = True
         try:
             await self._run()
         except Exception:  # a failed night must not stop the next one; the log says why
             log.exception("lifecycle %s run failed", why)
+        finally:
+            self._running = False
         self.runs += 1
