@@ -227,6 +227,7 @@ def _undo_migration(backend: str, settings: Settings) -> None:
             conn.execute("DROP INDEX idx_memories_live_day")  # migration 14 reads the column
             conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
             conn.execute("ALTER TABLE turns DROP COLUMN said_at")
+            _undo_later_migrations(conn, "DROP TRIGGER trg_slots_deleted_memory")
             conn.execute("PRAGMA user_version = 11")
             conn.commit()
         return
@@ -241,7 +242,20 @@ def _undo_migration(backend: str, settings: Settings) -> None:
         for table in ("entity_log", "entity_unresolved", "memory_entities", "entity_aliases"):
             conn.execute(f"DROP TABLE {table}")  # migration 12, run again with the rest
         conn.execute("DROP TABLE entities")
+        _undo_later_migrations(conn)
         conn.execute("DELETE FROM cortex_schema WHERE version >= 9")
+
+
+def _undo_later_migrations(conn: Any, *first: str) -> None:
+    """What the migrations after it add (validity, beliefs): they run again with the rest."""
+    for statement in first:
+        conn.execute(statement)
+    for table in ("belief_evidence", "belief_progress", "beliefs", "memory_slots"):
+        conn.execute(f"DROP TABLE {table}")
+    conn.execute("DROP TABLE validity_progress")
+    conn.execute("DROP INDEX idx_memories_agent_seq")
+    for column in ("valid_from", "valid_to", "status", "slot"):
+        conn.execute(f"ALTER TABLE memories DROP COLUMN {column}")
 
 
 # ---- request rules -----------------------------------------------------------------------
