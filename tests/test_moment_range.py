@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -533,3 +534,22 @@ async def test_a_store_holding_times_outside_the_range_is_mended_when_it_opens(
         )
         again = {m.content: m.occurred_at for m in await svc.stores.exports.memories("restored")}
         assert again == stored
+
+
+def test_the_document_publishes_where_a_message_timestamp_is_refused(client: TestClient) -> None:
+    """The number's exclusiveMaximum and the text's pattern are exactly where the server's
+    refusals begin (a number) or a part of them (text: a date in year 9000 or on its eve)."""
+    document = client.get(f"{API}/openapi.json").json()
+    message = document["components"]["schemas"]["Message"]["properties"]["timestamp"]
+    number, text = (
+        next(m for m in message["anyOf"] if m["type"] == t) for t in ("number", "string")
+    )
+    bound = number["exclusiveMaximum"]
+    assert bound == int(END_OF_MOMENTS.timestamp()) * 1000
+    for value, status in ((bound - 1, 200), (bound, 422), ("8999-12-31T23:00:00-02:00", 422)):
+        said = {"role": "user", "content": MESSAGE, "timestamp": value}
+        reply = client.post(f"{API}/flush", json={"messages": [said]})
+        assert reply.status_code == status, (value, reply.text)
+    pattern = re.compile(text["pattern"])
+    assert not pattern.search("9000-01-01") and not pattern.search(" 8999-12-31T23:00-02:00")
+    assert pattern.search("8999-12-30T23:00-02:00") and pattern.search("not a time")

@@ -37,6 +37,7 @@ EXCEPTIONS = {
     ("POST", "/api/v1/recall", "until"): "until must be later than since (two fields)",
     ("POST", "/api/v1/search", "until"): "until must be later than since (two fields)",
     ("GET", "/api/v1/timeline", "until"): "until must be later than since (two fields)",
+    ("GET", "/api/v1/memories", "until"): "until must be later than since (two fields)",
     ("GET", "/api/v1/browse", "cursor"): "a cursor is one the listing returned (opaque)",
     ("POST", "/api/v1/import", "content"): "content must be a text in its format (parsed)",
     ("POST", "/api/v1/import", "document"): "document must be a cortex-mcp export (parsed)",

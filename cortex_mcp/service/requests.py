@@ -578,6 +578,14 @@ SessionId = Annotated[
 ChatText = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 
 
+# what `validate.timestamp_moment` refuses, published: a number from the end of the range on
+# (in milliseconds: smaller numbers are seconds, all within it), a text that starts as a date
+# in year 9000 or later or on its eve (an offset may carry it past); other text is a time
+# within the range or none at all
+_BEFORE_THE_END_MS = {"exclusiveMaximum": int(END_OF_MOMENTS.timestamp()) * 1000}
+_NOT_PAST_THE_RANGE = {"pattern": f"^(?![{BLANK_CLASS}]*(?:9[0-9]{{3}}|8999-12-31))[^\\u0000]*$"}
+
+
 def _timestamp_rule(value: float | str | None) -> float | str | None:
     validate.timestamp_moment(value)  # a time past the range of valid moments is refused
     return value
@@ -601,7 +609,9 @@ class Message(BaseModel):
     role: Annotated[str, Field(min_length=1, max_length=64)]
     content: ChatText | Annotated[list[ContentBlock], Field(max_length=MAX_BLOCKS)] | None = None
     timestamp: Annotated[
-        float | Annotated[str, Field(max_length=40)] | None,
+        Annotated[float, Field(json_schema_extra=_BEFORE_THE_END_MS)]
+        | Annotated[str, Field(max_length=40, json_schema_extra=_NOT_PAST_THE_RANGE)]
+        | None,
         AfterValidator(_timestamp_rule),
         Field(
             description="When it was said: epoch seconds or milliseconds, or an ISO date-time"
