@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import dataclasses
 import json
 import re
 import statistics
@@ -57,7 +58,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.embed_cache import caching_proxy  # noqa: E402
 from bench.locomo_data import load_dataset  # noqa: E402
+from bench.locomo_recall import DEFAULT_CACHE  # noqa: E402
 from bench.time_data import Corpus, session_times  # noqa: E402
 from bench.time_recall import Bm25, default_datasets, load  # noqa: E402
 from cortex_mcp.config import load_settings  # noqa: E402
@@ -154,6 +157,10 @@ class Run:
     without_ms: list[float] = field(default_factory=list)
     named_without_ms: list[float] = field(default_factory=list)
     stage_ms: list[float] = field(default_factory=list)
+    # recall (the tool's path: context, entities, access counts) of the questions that name a
+    # speaker or a page name, with and without the entity stage, interleaved
+    recall_ms: list[float] = field(default_factory=list)
+    recall_without_ms: list[float] = field(default_factory=list)
     pages: dict[tuple[str, bool], Pages] = field(default_factory=lambda: defaultdict(Pages))
 
 
@@ -273,6 +280,26 @@ async def measure_part(
         run.bm25.add(key, baseline.search(asked.text), asked.evidence)
     for name, labelled in part.pages.items():
         await ask_page(run, part, service, owners, name, labelled)
+    await time_recalls(run, part, service, without)
+
+
+async def time_recalls(run: Run, part: Part, service: CortexService, without: HybridSearch) -> None:
+    """Recall's own p50 on the questions that name someone, with the stage and without it
+    (last: recalls count accesses, which would move the rankings measured above)."""
+    plain = dataclasses.replace(service.memories, searcher=without)
+    named = [a for a in part.asked if any(name in a.text for name in part.named)]
+    for n, asked in enumerate(named):
+        request = RecallRequest(
+            query=asked.text,
+            agent_id=part.corpus.agent,
+            max_results=10,
+            now=part.corpus.now.isoformat(),
+        )
+        order = [(service.memories, run.recall_ms), (plain, run.recall_without_ms)]
+        for memories, times in order if n % 2 == 0 else reversed(order):
+            started = time.perf_counter()
+            await memories.recall(request)
+            times.append((time.perf_counter() - started) * 1000)
 
 
 async def _timed(
@@ -369,6 +396,14 @@ def print_run(run: Run, title: str) -> None:
         f" ({named_without:.2f} ms without it: {named / named_without:.2f}x);"
         f" entity stage p50 {statistics.median(run.stage_ms):.3f} ms"
     )
+    recall, recall_without = (
+        statistics.median(run.recall_ms),
+        statistics.median(run.recall_without_ms),
+    )
+    print(
+        f"recall p50 over the {len(run.recall_ms)} questions that name someone: {recall:.2f} ms,"
+        f" {recall_without:.2f} ms without the entity stage ({recall / recall_without:.2f}x)"
+    )
 
 
 def _row(run: Run, set_name: str, group: str, keys: list[tuple[str, str, bool]]) -> None:
@@ -393,11 +428,15 @@ def _order(key: tuple[str, str]) -> tuple[int, str, int]:
 
 @contextmanager
 def vector_settings(embed_url: str | None, model: str) -> Iterator[dict[str, Any]]:
-    """Settings for the vector rows: the given endpoint, else the embedding stub on loopback."""
+    """Settings for the vector rows: the given endpoint through the benchmarks' vector cache
+    (bench/embed_cache.py: a later run needs no server), else the embedding stub on loopback."""
     with ExitStack() as stack:
         if embed_url is None:
             state = StubState(default_dim=384, keep_alive=True, meaning=True)
             embed_url, _ = stack.enter_context(embedding_stub(state))
+        else:
+            proxy = stack.enter_context(caching_proxy(DEFAULT_CACHE, embed_url))
+            embed_url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
         yield {
             "embedding_provider": "openai",
             "embedding_base_url": embed_url,

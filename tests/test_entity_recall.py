@@ -149,9 +149,9 @@ async def test_a_question_after_several_things_spreads_over_the_days_rather_than
         for n in range(8)
     ]
     await _remember(service, [*MAYA, *afternoon])
-    top = await _top(service, "What are Maya's hobbies?", limit=7)
+    top = await _top(service, "What are Maya's hobbies?", limit=8)
     assert set(top) >= HOBBIES, top
-    assert sum("piano" in line for line in top) == 3
+    assert sum("piano" in line for line in top) == 4
 
 
 async def test_search_debug_shows_the_entity_understood_and_each_hits_boost(
