@@ -1,13 +1,12 @@
 """What linking memories to entities costs where people wait: remember and ingest p50 with
-linking on and off (CORTEX_LINK_ENTITIES), interleaved call by call over one store.
+linking on and off, interleaved call by call on one server.
 
     python bench/entity_linking_cost.py                       # 2000 memories, 400 calls each
     python bench/entity_linking_cost.py --fill 5000 --calls 1000 --postgres
 
-Two servers open the same store, one linking and one not; the store starts with `--fill`
-memories (linked: names, kinship aliases, speakers, in English, Chinese and Japanese). Each
-round then writes one new text through each server, in alternating order, timing the service
-call (`MemoryService.remember`;
+The store starts with `--fill` memories (linked: names, kinship aliases, speakers, in
+English, Chinese and Japanese). Each round then writes two new texts, one with the server's
+linker on and one with it off, in alternating order, timing the service call (`MemoryService.remember`;
 `ConversationService.ingest` rules-only, waited for, so the turn's memories are written when
 it returns). Linking runs after the call answers, so two figures are printed: the call's
 answer as its caller waits for it (each call's linking finished before the next starts), and
@@ -26,7 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +63,9 @@ CJK = [
 ]
 ZH_PLACES = ["北京", "上海", "深圳"]
 NOW = "2026-01-01T00:00:00.000000Z"
+# a process idle for the whole pause answers its next call slower than one woken in it (the CPU
+# sleeps deeper): the "off" server gets the same wake-up the linker's delay gives the "on" one
+LINK_DELAY_S = 0.005
 
 
 def texts(rng: random.Random, count: int) -> list[str]:
@@ -96,29 +98,32 @@ async def fill(svc: CortexService, lines: list[str]) -> None:
         await svc.memories.remember(build(RememberRequest, content=line, category="fact"))
 
 
-async def interleaved(
-    on: CortexService, off: CortexService, lines: list[str], write: str
-) -> dict[str, list[float]]:
-    """Per server, each call as its caller waits for it; each call's linking is finished
-    before the next call starts, so one server's background work is never timed in the
-    other's calls."""
+async def interleaved(svc: CortexService, lines: list[str], write: str) -> dict[str, list[float]]:
+    """Each call as its caller waits for it, linking on and off in turn on one server (the
+    same connections and caches); each call's linking is finished before the next starts, so
+    it is never timed in another call."""
     times: dict[str, list[float]] = {"on": [], "off": []}
-
-    def call(svc: CortexService, text: str) -> Callable[[], Awaitable[Any]]:
-        if write == "remember":
-            request = build(RememberRequest, content=text, category="fact")
-            return lambda: svc.memories.remember(request)
-        turn = build(IngestRequest, user_message=text, assistant_message="I see.")
-        return lambda: svc.conversation.ingest(turn)
-
+    linker = svc.engines.linker
     for i, text in enumerate(lines):
-        order = [("on", on), ("off", off)] if i % 2 == 0 else [("off", off), ("on", on)]
-        for name, svc in order:
+        order = ("on", "off") if i % 2 == 0 else ("off", "on")
+        for name in order:
+            linker.enabled = name == "on"  # a bench's switch: the server reads the setting once
+            content = f"{text} [{name}]"  # the same text twice would be a duplicate
+            if write == "remember":
+                call: Awaitable[Any] = svc.memories.remember(
+                    build(RememberRequest, content=content, category="fact")
+                )
+            else:
+                turn = build(IngestRequest, user_message=content, assistant_message="I see.")
+                call = svc.conversation.ingest(turn)
             started = time.perf_counter()
-            await call(svc, f"{text} [{name}]")()  # one store: the same text twice is a duplicate
+            await call
             times[name].append((time.perf_counter() - started) * 1000)
+            if name == "off":  # the wake-up the linker's delay gives an "on" call
+                asyncio.get_running_loop().create_task(asyncio.sleep(LINK_DELAY_S))
             await asyncio.sleep(0.01)  # the same pause after every call, linked or not
-            await svc.engines.linker.drain()
+            await linker.drain()
+    linker.enabled = True
     return times
 
 
@@ -170,55 +175,50 @@ def row(name: str, times: dict[str, list[float]]) -> str:
     )
 
 
-async def main() -> None:
+async def run(args: argparse.Namespace, url: str | None) -> None:
+    rng = random.Random(33)
+    logging.basicConfig(level=logging.ERROR)  # a rules-only ingest warns once per turn
+    with tempfile.TemporaryDirectory() as tmp:
+        async with open_cortex(settings_for(Path(tmp), True, url)) as on:
+            await fill(on, texts(rng, args.fill))
+            await on.background.drain()
+            entities = await on.stores.entities.count("default")
+            store = "PostgreSQL" if url else "SQLite"
+            print(f"{store}, {args.fill} memories, {entities} entities; {args.calls} calls each")
+            remember = await interleaved(on, texts(rng, args.calls), "remember")
+            ingest = await interleaved(on, texts(rng, args.calls), "ingest")
+            print(row("remember", remember))
+            print(row("ingest", ingest))
+            work = statistics.median(await link_work(on, texts(rng, 300)))
+            print(f"linking   {work:.3f} ms per memory, after the call has answered")
+            sample = texts(rng, 500)
+            pure = parts(on, sample)
+            stored = await store_parts(on, sample)
+            print(
+                f"parts      find_mentions {pure['find_mentions']:.1f} µs"
+                f"  plan {pure['plan']:.1f} µs  store lookup {stored['lookup']:.3f} ms"
+                f"  (the write is the rest: one transaction per call)"
+            )
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fill", type=int, default=2000)
     parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--postgres", action="store_true", help="on a pgserver PostgreSQL")
     args = parser.parse_args()
-    rng = random.Random(33)
-    logging.basicConfig(level=logging.ERROR)  # a rules-only ingest warns once per turn
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        url: str | None = None
-        server, context = None, None
-        if args.postgres:
-            from tests.helpers.postgres_server import PostgresServer
+    if not args.postgres:
+        asyncio.run(run(args, None))
+        return
+    from tests.helpers.postgres_server import PostgresServer
 
-            server = PostgresServer()
-            context = server.fresh_database()
-            url = context.__enter__()
-        try:
-            async with (
-                open_cortex(settings_for(folder, True, url)) as on,
-                open_cortex(settings_for(folder, False, url)) as off,
-            ):
-                await fill(on, texts(rng, args.fill))
-                await on.background.drain()
-                entities = await on.stores.entities.count("default")
-                store = "PostgreSQL" if args.postgres else "SQLite"
-                print(
-                    f"{store}, {args.fill} memories, {entities} entities; {args.calls} calls each"
-                )
-                remember = await interleaved(on, off, texts(rng, args.calls), "remember")
-                ingest = await interleaved(on, off, texts(rng, args.calls), "ingest")
-                print(row("remember", remember))
-                print(row("ingest", ingest))
-                work = statistics.median(await link_work(on, texts(rng, 300)))
-                print(f"linking   {work:.3f} ms per memory, after the call has answered")
-                sample = texts(rng, 500)
-                pure = parts(on, sample)
-                stored = await store_parts(on, sample)
-                print(
-                    f"parts      find_mentions {pure['find_mentions']:.1f} µs"
-                    f"  plan {pure['plan']:.1f} µs  store lookup {stored['lookup']:.3f} ms"
-                    f"  (the write is the rest: one transaction per call)"
-                )
-        finally:
-            if server is not None and context is not None:
-                context.__exit__(None, None, None)
-                server.stop()
+    server = PostgresServer()  # started outside the event loop: it runs its own
+    try:
+        with server.fresh_database() as url:
+            asyncio.run(run(args, url))
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()
