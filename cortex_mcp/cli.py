@@ -27,6 +27,7 @@ from cortex_mcp.commands import (
     lifecycle,
     memory,
     migrate,
+    reflect,
     serve,
     tokens,
 )
@@ -41,6 +42,7 @@ COMMAND_MODULES = (
     memory,
     entities,
     lifecycle,
+    reflect,
     exchange,
     ingest,
     migrate,

@@ -565,6 +565,45 @@ class LifecycleAction(BaseModel):
     llm: bool = False  # the text of a new memory comes from the LLM
 
 
+class EntitySummaryChange(BaseModel):
+    """An entity page summary reflect writes: from its most important current facts."""
+
+    id: str
+    name: str
+    summary: str
+    memory_ids: list[str] = Field(default_factory=list)  # the facts it was written from
+    method: str = "extractive"  # extractive | llm
+
+
+class CoreProposal(BaseModel):
+    """An edit to core reflect proposes (never applies): `promote` a memory into core, or
+    `archive` a core memory, with the reason; a person accepts or rejects it."""
+
+    id: str
+    memory_id: str
+    action: str  # promote | archive
+    reason: str
+    status: str = "pending"  # pending | accepted | rejected
+    created_at: str | None = None
+    decided_at: str | None = None
+
+
+class ReflectReport(BaseModel):
+    """What a reflect run did, or a preview would do (the same plan)."""
+
+    status: str  # preview | done | nothing new | busy
+    agent_id: str | None = None
+    since: str | None = None  # memories said before this were left out (`--since`)
+    memories: int = 0  # new since the last run
+    validity_changes: int = 0
+    belief_changes: int = 0
+    entities: list[EntitySummaryChange] = Field(default_factory=list)
+    proposals: list[CoreProposal] = Field(default_factory=list)
+    llm_calls: int = 0
+    took_ms: float = 0.0
+    notes: list[str] = Field(default_factory=list)
+
+
 class LifecycleReport(BaseModel):
     status: str  # preview | done | busy
     run_id: int | None = None  # the run, when one agent's run did the work

@@ -13,6 +13,7 @@ from pathlib import Path
 from cortex_mcp.config import LOCAL_RERANK_MODEL, Settings
 from cortex_mcp.config_live import LiveSettings
 from cortex_mcp.engine.beliefs.keeper import BeliefKeeper
+from cortex_mcp.engine.beliefs.reflect import Reflector
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
 from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.entities.mentions import query_entities
@@ -452,6 +453,8 @@ def _build_services(
     live: LiveSettings,
 ) -> Services:
     refresher, background = engines.refresher, engines.background
+    validity = ValidityKeeper(stores.validity, clock)
+    beliefs = BeliefKeeper(stores.beliefs, clock)
     memories = MemoryService(
         settings=settings,
         memories=stores.memories,
@@ -466,8 +469,19 @@ def _build_services(
         background=background,
         clock=clock,
         entities=stores.entities,
-        validity=ValidityKeeper(stores.validity, clock),
-        beliefs=BeliefKeeper(stores.beliefs, clock),
+        validity=validity,
+        beliefs=beliefs,
+    )
+    reflector = Reflector(
+        stores.reflect,
+        stores.beliefs,
+        stores.memories,
+        validity,
+        beliefs,
+        stores.lease,
+        clock,
+        llm=engines.lifecycle.llm,
+        rewrite=engines.redactor.clean,
     )
     reading = build_reading(settings, stores, background.drain)
     status = StatusService(
@@ -495,7 +509,11 @@ def _build_services(
             clock=clock,
         ),
         lifecycle=LifecycleService(
-            settings=settings, engine=engines.lifecycle, drain=background.drain
+            settings=settings,
+            engine=engines.lifecycle,
+            drain=background.drain,
+            reflector=reflector,
+            clock=clock,
         ),
         exchange=ExchangeService(
             settings=settings,

@@ -167,6 +167,7 @@ SERVED_BY: dict[str, Callable[..., Any]] = {
     "lifecycle_run": LifecycleService.run,
     "lifecycle_preview": LifecycleService.preview,
     "lifecycle_log": LifecycleService.log,
+    "reflect": LifecycleService.reflect,
     "export": ExchangeService.export_memories,
     "import": ExchangeService.import_memories,
     "list_relations": RelationService.list,

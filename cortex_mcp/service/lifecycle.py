@@ -1,16 +1,36 @@
-"""The lifecycle as callers see it: preview what a run would do, run it, read the audit log."""
+"""The lifecycle as callers see it: preview what a run would do, run it (reflect after it),
+read the audit log; reflect on its own, and reflect's proposals to core, accepted or rejected."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.beliefs.reflect import Reflector
 from cortex_mcp.engine.lifecycle.runner import LifecycleEngine, PhaseCallback, parse_moment
-from cortex_mcp.models import LOCAL, Caller, LifecycleReport
-from cortex_mcp.service.requests import LifecycleLogRequest, LifecycleRequest
+from cortex_mcp.errors import InvalidInput, NotFound
+from cortex_mcp.models import (
+    LOCAL,
+    Caller,
+    Clock,
+    CoreProposal,
+    Layer,
+    LifecycleReport,
+    MemoryChanges,
+    ReflectReport,
+    to_iso,
+)
+from cortex_mcp.service.requests import (
+    LifecycleLogRequest,
+    LifecycleRequest,
+    ProposalDecision,
+    ReflectRequest,
+)
 
 _EVERY_AGENT = LifecycleRequest()  # the operator's: every agent (a remote caller: its own)
 _NEWEST = LifecycleLogRequest()
@@ -25,6 +45,8 @@ class LifecycleService:
     settings: Settings
     engine: LifecycleEngine
     drain: Callable[[], Awaitable[None]]
+    reflector: Reflector
+    clock: Clock
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def preview(
@@ -42,7 +64,72 @@ class LifecycleService:
     ) -> LifecycleReport:
         agent = validate.agent_scope(self.caller, request.agent_id, self.settings.agent_id)
         await self.drain()
-        return await self.engine.run(parse_moment(now), agent, on_phase)
+        report = await self.engine.run(parse_moment(now), agent, on_phase)
+        if report.status == "done":
+            await self._reflect_after(report, agent)
+        return report
+
+    async def _reflect_after(self, report: LifecycleReport, agent: str | None) -> None:
+        """The lifecycle's reflect phase: each agent that ran reflects on what is new."""
+        agents = [agent] if agent else await self.reflector.store.agents()
+        for each in agents:
+            if each in report.busy_agents:
+                continue
+            done = await self.reflector.reflect(each)
+            if done.entities:
+                report.counts["reflect_summaries"] = report.counts.get(
+                    "reflect_summaries", 0
+                ) + len(done.entities)
+            if done.proposals:
+                report.counts["reflect_proposals"] = report.counts.get(
+                    "reflect_proposals", 0
+                ) + len(done.proposals)
+
+    async def reflect(self, request: ReflectRequest) -> ReflectReport:
+        """One agent's reflect run, or its preview (the same plan, nothing written)."""
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
+        await self.drain()
+        since = parse_period(request.since) if request.since else None
+        return await self.reflector.reflect(agent, since=since, preview=request.preview)
+
+    async def proposals(
+        self, agent_id: str | None = None, status: str | None = "pending"
+    ) -> list[CoreProposal]:
+        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
+        found = await self.reflector.store.proposals(agent, status)
+        return [
+            CoreProposal(
+                id=p.id,
+                memory_id=p.memory_id,
+                action=p.action,
+                reason=p.reason,
+                status=p.status,
+                created_at=p.created_at,
+                decided_at=p.decided_at,
+            )
+            for p in found
+        ]
+
+    async def decide(self, proposal_id: str, request: ProposalDecision) -> CoreProposal:
+        """Accept a pending proposal (its edit applied: the memory moved to core, or to the
+        archive) or reject it; each logged. Never applied without this."""
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
+        store = self.reflector.store
+        proposal = await store.proposal(agent, proposal_id)
+        if proposal is None:
+            raise NotFound(f"proposal {proposal_id!r} not found", field="id")
+        if proposal.status != "pending":
+            raise InvalidInput(f"proposal {proposal_id!r} is already {proposal.status}", field="id")
+        now = to_iso(self.clock.now())
+        if request.accept:
+            layer = Layer.core if proposal.action == "promote" else Layer.archive
+            await self.reflector.memories.update(
+                proposal.memory_id, agent, MemoryChanges(layer=layer), now
+            )
+        status = "accepted" if request.accept else "rejected"
+        await store.decide(agent, proposal_id, status, now)
+        [decided] = [p for p in await self.proposals(agent, None) if p.id == proposal_id]
+        return decided
 
     async def log(self, request: LifecycleLogRequest = _NEWEST) -> list[dict[str, Any]]:
         """The audit log: one agent's entries, or every agent's when `agent_id` is None and the
@@ -50,3 +137,17 @@ class LifecycleService:
         server's) only."""
         agent = validate.agent_scope(self.caller, request.agent_id, self.settings.agent_id)
         return await self.engine.store.log(request.limit, agent)
+
+
+_PERIOD = re.compile(r"^([0-9]{1,5})([dhm])$")
+_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+
+
+def parse_period(text: str) -> timedelta:
+    """`7d`, `12h`, `30m` as a timedelta; anything else refused naming `since`."""
+    found = _PERIOD.match(text.strip())
+    if found is None:
+        raise InvalidInput(
+            f"since: must be a period such as 7d, 12h or 30m, got {text!r}", field="since"
+        )
+    return timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})

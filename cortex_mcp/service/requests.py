@@ -676,6 +676,32 @@ class LifecycleRequest(Request):
     agent_id: AgentId | None = None
 
 
+class ReflectRequest(Request):
+    """A reflect run (or its preview) over the memories new since the last run: slots closed,
+    beliefs given their new evidence, touched entities' summaries refreshed, edits to core
+    proposed (docs/beliefs.md#reflect)."""
+
+    schema_name: ClassVar[str] = "ReflectBody"
+    agent_id: AgentId | None = None
+    since: Annotated[
+        str | None,
+        Field(
+            max_length=16,
+            pattern=r"^[0-9]{1,5}[dhm]$",
+            description="Only memories said in this last period: 7d, 12h or 30m",
+        ),
+    ] = None
+    preview: Annotated[bool, Field(description="Plan only: what a run would change")] = False
+
+
+class ProposalDecision(Request):
+    """Accept (apply) or reject one of reflect's proposed edits to core."""
+
+    schema_name: ClassVar[str] = "ProposalDecision"
+    agent_id: AgentId | None = None
+    accept: bool
+
+
 class LifecycleLogRequest(Request):
     """The lifecycle's audit log, newest first."""
 

@@ -28,6 +28,7 @@ from cortex_mcp.store.lease import LeaseStore
 from cortex_mcp.store.lifecycle import LifecycleStore
 from cortex_mcp.store.memories import LayerTtl, MemoryStore
 from cortex_mcp.store.profiles import ProfileStore
+from cortex_mcp.store.reflect import ReflectStore
 from cortex_mcp.store.relations import RelationStore
 from cortex_mcp.store.settings import SettingsStore
 from cortex_mcp.store.tokens import TokenStore
@@ -52,6 +53,7 @@ class StoreClasses:
     entities: type[EntityStore]
     validity: type[ValidityStore]
     beliefs: type[BeliefStore]
+    reflect: type[ReflectStore]
 
 
 SQLITE = StoreClasses(
@@ -69,6 +71,7 @@ SQLITE = StoreClasses(
     entities=EntityStore,
     validity=ValidityStore,
     beliefs=BeliefStore,
+    reflect=ReflectStore,
 )
 
 
@@ -116,6 +119,7 @@ class Stores:
     validity: ValidityStore
     beliefs: BeliefStore
     settings: SettingsStore
+    reflect: ReflectStore
 
 
 def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
@@ -140,4 +144,5 @@ def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
         validity=classes.validity(db),
         beliefs=classes.beliefs(db),
         settings=SettingsStore(db),  # portable SQL: one class for both backends
+        reflect=classes.reflect(db),
     )

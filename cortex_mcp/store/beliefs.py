@@ -140,6 +140,16 @@ class BeliefStore:
         )
         return [_belief_row(row) for row in rows]
 
+    async def touched_since(self, agent_id: str, after_seq: int) -> list[BeliefRow]:
+        """The beliefs with evidence from a memory stored past `after_seq`."""
+        rows = await self.db.fetchall(
+            f"SELECT {_BELIEF_COLUMNS} FROM beliefs WHERE agent_id = ? AND id IN"
+            " (SELECT e.belief_id FROM belief_evidence e JOIN memories m ON m.id = e.memory_id"
+            " WHERE e.agent_id = ? AND m.seq > ?) ORDER BY created_at, id",
+            (agent_id, agent_id, after_seq),
+        )
+        return [_belief_row(row) for row in rows]
+
     async def evidence(self, agent_id: str, belief_ids: Sequence[str]) -> list[EvidenceRow]:
         """The live evidence of these beliefs, in time order."""
         if not belief_ids:

@@ -270,6 +270,34 @@ TIMES_INTO_RANGE = [
     )
 ]
 
+REFLECT: list[str] = [
+    """
+    CREATE TABLE reflect_runs (
+        id          TEXT PRIMARY KEY,
+        agent_id    TEXT NOT NULL,
+        through_seq INTEGER NOT NULL,
+        plan        TEXT NOT NULL DEFAULT '{}',
+        started_at  TEXT NOT NULL,
+        finished_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_reflect_runs_agent ON reflect_runs(agent_id, through_seq)",
+    """
+    CREATE TABLE core_proposals (
+        id         TEXT PRIMARY KEY,
+        agent_id   TEXT NOT NULL,
+        memory_id  TEXT NOT NULL,
+        action     TEXT NOT NULL CHECK (action IN ('promote', 'archive')),
+        reason     TEXT NOT NULL,
+        status     TEXT NOT NULL DEFAULT 'pending'
+                   CHECK (status IN ('pending', 'accepted', 'rejected')),
+        created_at TEXT NOT NULL,
+        decided_at TEXT
+    )
+    """,
+    "CREATE INDEX idx_core_proposals_agent ON core_proposals(agent_id, status)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the first full schema (docs/architecture.md, "Store")
     [
@@ -504,6 +532,9 @@ MIGRATIONS: list[list[str]] = [
     # END_OF_MOMENTS): reading it failed (a year of three digits) or what is reckoned from it
     # did (year 9999)
     TIMES_INTO_RANGE,
+    # 19: reflect's runs (how far each agent's memories were reflected on, and the plan) and
+    # the edits to core it proposes, accepted or rejected by a person
+    REFLECT,
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

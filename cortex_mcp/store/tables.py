@@ -190,6 +190,18 @@ TABLES: tuple[Table, ...] = (
         key=("belief_id", "memory_id"),
     ),
     Table("belief_progress", _columns("agent_id, seq:int"), key=("agent_id",)),
+    Table(
+        "reflect_runs",
+        _columns("id, agent_id, through_seq:int, plan:json, started_at:time, finished_at:time"),
+        key=("id",),
+    ),
+    Table(
+        "core_proposals",
+        _columns(
+            "id, agent_id, memory_id, action, reason, status, created_at:time, decided_at:time"
+        ),
+        key=("id",),
+    ),
     Table("meta", _columns("key, value"), key=("key",)),
 )
 

@@ -10,6 +10,7 @@ from cortex_mcp.models import (
     LifecycleReport,
     Memory,
     RecallResult,
+    ReflectReport,
     RememberResult,
 )
 from cortex_mcp.service.requests import (
@@ -28,6 +29,7 @@ from cortex_mcp.service.requests import (
     ListRequest,
     MergeRequest,
     RecallRequest,
+    ReflectRequest,
     RelationListRequest,
     RelationRequest,
     RememberRequest,
@@ -122,6 +124,10 @@ async def lifecycle_run(call: Call) -> Any:
 
 async def lifecycle_preview(call: Call) -> Any:
     return await call.service.lifecycle.preview(_own(call, call.query))
+
+
+async def reflect(call: Call) -> Any:
+    return await call.service.lifecycle.reflect(_own(call, call.body))
 
 
 async def lifecycle_log(call: Call) -> Any:
@@ -238,6 +244,8 @@ ENDPOINTS: list[Endpoint] = [
              query=LifecycleRequest, response=LifecycleReport, errors=_LATER),
     Endpoint("GET", "/lifecycle/log", lifecycle_log, "lifecycle_log", query=LifecycleLogRequest,
              response=r.LifecycleLog, errors=_LATER),
+    Endpoint("POST", "/reflect", reflect, "reflect", ReflectRequest, response=ReflectReport,
+             errors=_LATER),
     Endpoint("POST", "/export", export, "export", ExportRequest, response=r.ExportResponse,
              errors=_LATER),
     Endpoint("POST", "/import", import_, "import", ImportRequest, response=r.ImportResponse,

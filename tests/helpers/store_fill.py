@@ -52,6 +52,8 @@ TABLE_KEYS = {
     "beliefs": "id",
     "belief_evidence": "belief_id, memory_id",
     "belief_progress": "agent_id",
+    "reflect_runs": "id",
+    "core_proposals": "id",
     "meta": "key",
 }
 

@@ -476,6 +476,35 @@ _BELIEFS = [
     f"CREATE TABLE belief_progress (agent_id {_TEXT} PRIMARY KEY, seq BIGINT NOT NULL)",
 ]
 
+# Reflect's runs and its proposals to core (SQLite's REFLECT)
+_REFLECT = [
+    f"""
+    CREATE TABLE reflect_runs (
+        id          {_TEXT} PRIMARY KEY,
+        agent_id    {_TEXT} NOT NULL,
+        through_seq BIGINT NOT NULL,
+        plan        {_TEXT} NOT NULL DEFAULT '{{}}',
+        started_at  {_TEXT} NOT NULL,
+        finished_at {_TEXT} NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_reflect_runs_agent ON reflect_runs(agent_id, through_seq)",
+    f"""
+    CREATE TABLE core_proposals (
+        id         {_TEXT} PRIMARY KEY,
+        agent_id   {_TEXT} NOT NULL,
+        memory_id  {_TEXT} NOT NULL,
+        action     {_TEXT} NOT NULL CHECK (action IN ('promote', 'archive')),
+        reason     {_TEXT} NOT NULL,
+        status     {_TEXT} NOT NULL DEFAULT 'pending'
+                   CHECK (status IN ('pending', 'accepted', 'rejected')),
+        created_at {_TEXT} NOT NULL,
+        decided_at {_TEXT}
+    )
+    """,
+    "CREATE INDEX idx_core_proposals_agent ON core_proposals(agent_id, status)",
+]
+
 MIGRATIONS: list[list[str]] = [
     # 1: the schema of SQLite's version 7, text search and SQLite's functions
     [*_TABLES, *TEXT_SEARCH, *SQLITE_FUNCTIONS],
@@ -513,6 +542,8 @@ MIGRATIONS: list[list[str]] = [
     _BELIEFS,
     # 15: times outside the range of valid moments moved to its nearest edge (SQLite's 18)
     TIMES_INTO_RANGE,
+    # 16: reflect's runs and proposals to core (SQLite's 19)
+    _REFLECT,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -94,6 +94,7 @@ POSTGRES = StoreClasses(
     entities=SQLITE.entities,
     validity=SQLITE.validity,
     beliefs=SQLITE.beliefs,
+    reflect=SQLITE.reflect,
 )
 
 

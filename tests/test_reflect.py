@@ -1,0 +1,219 @@
+"""Reflect (issue 34): from the memories new since its last run it closes superseded slots,
+gives beliefs their new evidence, refreshes each touched entity's page summary (extractively,
+each fact with its source; with an LLM, one call per entity), and proposes edits to core that a
+person accepts or rejects; the preview is the run's plan, a second run with nothing new changes
+nothing, and the lifecycle runs it; on SQLite and PostgreSQL, over the CLI and REST too."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from cortex_mcp.config import Settings
+from cortex_mcp.errors import InvalidInput
+from cortex_mcp.models import EntityKind, EntityRef, Layer, LinkPlan, LinkRole, PlannedLink
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    LifecycleLogRequest,
+    LifecycleRequest,
+    ProposalDecision,
+    ReflectRequest,
+    RememberRequest,
+    build,
+)
+from tests.conftest import FakeClock
+from tests.helpers.http_helpers import rest_client
+from tests.helpers.stdio_helpers import server_command, server_env
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def cortex(backend_settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        yield svc
+
+
+async def _remember(
+    cortex: CortexService,
+    content: str,
+    when: str,
+    about: str | None = None,
+    category: str = "fact",
+    importance: float = 0.5,
+    layer: str = "core",
+) -> str:
+    result = await cortex.memories.remember(
+        build(
+            RememberRequest,
+            content=content,
+            category=category,
+            occurred_at=when,
+            importance=importance,
+            layer=layer,
+        )
+    )
+    if about is not None:
+        link = PlannedLink(EntityRef(about, EntityKind.person), LinkRole.subject)
+        await cortex.stores.entities.link("default", [LinkPlan(result.id, (link,))], when)
+    return result.id
+
+
+async def _memory(cortex: CortexService, memory_id: str) -> Any:
+    return (await cortex.stores.memories.get_many([memory_id]))[memory_id]
+
+
+async def _reflect(cortex: CortexService, **extra: Any):
+    return await cortex.lifecycle.reflect(build(ReflectRequest, **extra))
+
+
+def _plan(report: Any) -> tuple[Any, ...]:
+    return (
+        report.memories,
+        [(e.id, e.summary, e.memory_ids) for e in report.entities],
+        [(p.memory_id, p.action, p.reason) for p in report.proposals],
+    )
+
+
+async def _marco(cortex: CortexService) -> dict[str, str]:
+    return {
+        "turin": await _remember(
+            cortex, "Marco lives in Turin", "2025-01-10T09:00:00Z", "Marco", importance=0.8
+        ),
+        "milan": await _remember(
+            cortex, "Marco moved to Milan", "2025-06-01T09:00:00Z", "Marco", importance=0.8
+        ),
+        "cycling": await _remember(
+            cortex, "Marco cycles to work every day", "2025-06-10T09:00:00Z", "Marco"
+        ),
+    }
+
+
+async def test_reflect_writes_each_touched_entitys_current_facts_with_their_sources(
+    cortex: CortexService,
+) -> None:
+    ids = await _marco(cortex)
+    report = await _reflect(cortex)
+    assert report.status == "done" and report.memories == 3
+    [page] = report.entities
+    assert page.name == "Marco" and page.method == "extractive"
+    assert "Marco moved to Milan" in page.summary and f"memory {ids['milan']}" in page.summary
+    assert "Turin" not in page.summary  # superseded: no current fact
+    assert ids["turin"] not in page.memory_ids
+    stored = await cortex.stores.entities.get_entity("default", page.id)
+    assert stored is not None and stored.summary == page.summary
+
+
+async def test_preview_is_the_runs_plan_and_a_second_run_changes_nothing(
+    cortex: CortexService,
+) -> None:
+    await _marco(cortex)
+    preview = await _reflect(cortex, preview=True)
+    again = await _reflect(cortex, preview=True)
+    run = await _reflect(cortex)
+    assert preview.status == "preview" and run.status == "done"
+    assert _plan(preview) == _plan(again) == _plan(run)
+    log_before = await cortex.lifecycle.log(build(LifecycleLogRequest, limit=1000))
+    second = await _reflect(cortex)
+    assert second.status == "nothing new" and second.entities == [] and second.proposals == []
+    assert await cortex.lifecycle.log(build(LifecycleLogRequest, limit=1000)) == log_before
+
+
+async def test_reflect_proposes_edits_to_core_and_applies_one_only_when_accepted(
+    cortex: CortexService,
+) -> None:
+    ids = await _marco(cortex)
+    belief = await _remember(
+        cortex,
+        "I prefer window seats on long flights",
+        "2026-10-01",
+        category="preference",
+        layer="working",
+    )
+    for day, text in (
+        ("05", "I booked a window seat on the long flight again"),
+        ("09", "window seats on long flights let me sleep"),
+        ("13", "asked for a window seat on the long flights home"),
+        ("17", "got the window seat on my long flight"),
+    ):
+        await _remember(cortex, text, f"2026-10-{day}", category="context", layer="working")
+    report = await _reflect(cortex)
+    by_action = {p.action: p for p in report.proposals}
+    assert by_action["archive"].memory_id == ids["turin"]
+    assert "superseded on 2025-06-01" in by_action["archive"].reason
+    assert by_action["promote"].memory_id == belief
+    assert "for, 0 against" in by_action["promote"].reason
+    memory = await _memory(cortex, belief)
+    assert memory.layer is Layer.working  # proposed, not applied
+    pending = await cortex.lifecycle.proposals()
+    assert {p.id for p in pending} == {p.id for p in report.proposals}
+    accepted = await cortex.lifecycle.decide(
+        by_action["promote"].id, build(ProposalDecision, accept=True)
+    )
+    assert accepted.status == "accepted"
+    assert (await _memory(cortex, belief)).layer is Layer.core
+    rejected = await cortex.lifecycle.decide(
+        by_action["archive"].id, build(ProposalDecision, accept=False)
+    )
+    assert rejected.status == "rejected"
+    assert (await _memory(cortex, ids["turin"])).layer is Layer.core
+    assert await cortex.lifecycle.proposals() == []
+    with pytest.raises(InvalidInput):
+        await cortex.lifecycle.decide(by_action["archive"].id, build(ProposalDecision, accept=True))
+    await _remember(cortex, "Marco likes risotto", "2026-11-01", "Marco")
+    assert (await _reflect(cortex)).proposals == []  # decided proposals are never made twice
+
+
+async def test_since_leaves_out_older_memories_and_a_bad_period_is_refused(
+    cortex: CortexService, clock: FakeClock
+) -> None:
+    await _marco(cortex)
+    with pytest.raises(InvalidInput) as refused:
+        await _reflect(cortex, since="a week")
+    assert refused.value.field == "since"
+    report = await _reflect(cortex, since="7d", preview=True)
+    assert report.memories == 0  # the fake clock's now is long after 2025
+
+
+async def test_the_lifecycle_run_reflects_after_its_phases(cortex: CortexService) -> None:
+    await _marco(cortex)
+    report = await cortex.lifecycle.run(build(LifecycleRequest, agent_id="default"))
+    assert report.counts.get("reflect_summaries") == 1
+    assert (await _reflect(cortex)).status == "nothing new"
+
+
+def test_reflect_over_rest_and_the_command_line(settings: Settings, tmp_path: Any) -> None:
+    with rest_client(settings) as client:
+        for text in ("I prefer tea in the morning", "I drank tea in the morning again"):
+            added = client.post(
+                "/api/v1/memories", json={"content": text, "category": "preference"}
+            )
+            assert added.status_code == 201, added.text
+        preview = client.post("/api/v1/reflect", json={"preview": True})
+        assert preview.status_code == 200 and preview.json()["status"] == "preview"
+        assert preview.json()["memories"] == 2
+        bad = client.post("/api/v1/reflect", json={"since": "a week"})
+        assert bad.status_code == 422 and bad.json()["error"]["field"] == "since"
+        done = client.post("/api/v1/reflect", json={})
+        assert done.json()["status"] == "done"
+    db = settings.db_path
+    shown = _cli_json(["reflect", "--preview"], db)
+    assert shown["status"] == "nothing new" or shown["memories"] == 0
+    assert _cli_json(["reflect", "proposals"], db) == {"proposals": []}
+
+
+def _cli_json(args: list[str], db: Any) -> Any:
+    done = subprocess.run(
+        [*server_command(), *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=server_env(db),
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
