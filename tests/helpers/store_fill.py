@@ -28,6 +28,7 @@ from cortex_mcp.service.requests import (
     TokenRequest,
     build,
 )
+from cortex_mcp.store.reflect import Proposal
 from tests.conftest import FakeClock, stub_settings
 
 # What a copy carries, read with this test's own SQL (not the code under test).
@@ -146,8 +147,20 @@ async def fill_every_table(service: CortexService, clock: FakeClock) -> dict[str
         {"summary": "Harry, lives in Berlin", "domains": ["networking"]}
     )
     clock.advance(days=2)
-    await service.lifecycle.run()
+    await service.lifecycle.run()  # and reflect after it
+    await _proposal(service, ids["old"])
     return ids
+
+
+async def _proposal(service: CortexService, memory_id: str) -> None:
+    """A proposal to core, as a reflect run stores it."""
+    proposal = Proposal(
+        "p1", service.settings.agent_id, memory_id, "archive", "superseded", "pending", "2026-01-02"
+    )
+    store = service.stores.reflect
+    await store.apply(
+        service.settings.agent_id, "r1", 0, {}, {}, [proposal], "2026-01-02", "2026-01-02"
+    )
 
 
 async def _entities(service: CortexService, linked: str, ambiguous: str) -> None:
