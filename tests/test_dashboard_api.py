@@ -4,6 +4,7 @@ report's masked settings, and the cookie that only this origin's page can use.""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -455,3 +456,33 @@ def test_the_timeline_buckets_follow_the_span_and_only_few_far_outliers_leave_th
     few = timeline(rows(("2019-06-01", 1), ("2024-03-01", 3)), ["core"], fit=True)
     assert few["start"] == "2019-06-01"
     assert timeline([], ["core"], fit=True)["buckets"] == []
+
+
+def test_the_entities_page_reads_the_entities_and_each_ones_memories_over_rest(
+    client: TestClient,
+) -> None:
+    """What pages/relations.js asks: GET /entities for the graph's nodes (name, kind, aliases,
+    how many memories), then POST /search with an entity's name for its page, whose hits say
+    which entities they are about (no access is counted)."""
+    remember(client, "Tom: My sister Anna just moved to Lisbon.")
+    remember(client, "Tom: Anna paints every weekend.")
+    remember(client, "Tom: The weather was great for hiking.")
+    listed: dict[str, Any] = {}
+    for _ in range(100):  # linking runs just after each remember answers
+        reply = client.get(
+            f"{API}/entities", params={"limit": 200}, headers={"X-Cortex-Agent": "alice"}
+        )
+        assert reply.status_code == 200, reply.text
+        listed = {e["name"]: e for e in reply.json()["entities"]}
+        if listed.get("Anna", {}).get("mention_count") == 2:
+            break
+        time.sleep(0.05)
+    anna = listed["Anna"]
+    assert anna["kind"] == "person" and "my sister" in [a.casefold() for a in anna["aliases"]]
+    reply = client.post(
+        f"{API}/search", json={"query": "Anna", "limit": 20}, headers={"X-Cortex-Agent": "alice"}
+    )
+    assert reply.status_code == 200, reply.text
+    about = {m["content"] for m in reply.json()["results"] if "Anna" in m["entities"]}
+    assert about == {"Tom: Anna paints every weekend.", "Tom: My sister Anna just moved to Lisbon."}
+    assert all(m["access_count"] == 0 for m in reply.json()["results"])

@@ -338,3 +338,38 @@ async def test_rest_recall_takes_about_as_the_tool_does(
         assert reply.json()["meta"]["entity"]["name"] == "Anna"
         refused = rest.post("/api/v1/recall", json={"query": "Lisbon", "about": "x" * 201})
         assert refused.status_code == 422 and refused.json()["error"]["field"] == "about"
+
+
+@pytest.mark.parametrize(
+    ("said", "question", "name"),
+    [
+        (
+            ["Tom: My sister Anna just moved to Lisbon.", "Tom: Anna paints every weekend."],
+            "Tell me about Anna",
+            "Anna",
+        ),
+        (["小林: 我表弟张伟下个月要从成都搬来上海工作。"], "告诉我关于张伟的事", "张伟"),
+        (
+            ["佐藤: 上司の田中さんが来月から札幌支店に異動するんだ。"],
+            "田中さんについて教えて",
+            "田中",
+        ),
+    ],
+)
+async def test_what_linking_on_remember_finds_gives_the_page(
+    backend_settings: Settings, clock: FakeClock, said: list[str], question: str, name: str
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as service:  # linking on write on
+        await _ask_page(service, said, question, name)
+
+
+async def _ask_page(service: CortexService, said: list[str], question: str, name: str) -> None:
+    for content in [*said, "Tom: The weather was great for hiking."]:
+        await service.memories.remember(RememberRequest(content=content))
+    await service.drain()
+    result = await service.memories.recall(RecallRequest(query=question))
+    assert result.meta.entity is not None and result.meta.entity.name == name
+    shown = {m.id: m.content for m in result.memories}
+    assert [shown[i] for i in result.meta.entity.memory_ids] == said[::-1] or sorted(
+        shown[i] for i in result.meta.entity.memory_ids
+    ) == sorted(said)
