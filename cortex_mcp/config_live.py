@@ -117,6 +117,15 @@ def is_secret(name: str) -> bool:
     return "SecretStr" in str(field_info(name).annotation)
 
 
+def kind(name: str) -> str:
+    """What a setting's value is, for a form: boolean, integer, number, map or text."""
+    annotation = str(field_info(name).annotation)
+    for word, found in (("bool", "boolean"), ("int", "integer"), ("float", "number")):
+        if annotation.startswith(f"<class '{word}'>") or f"{word} |" in annotation:
+            return found
+    return "map" if annotation.startswith("dict") else "text"
+
+
 def variable(name: str) -> str:
     """The environment variable of a setting: search.fusion -> CORTEX_SEARCH__FUSION."""
     return "CORTEX_" + name.replace(".", "__").upper()
@@ -297,6 +306,7 @@ class LiveSettings:
                 "source": source,
                 "live": name in LIVE,
                 "secret": is_secret(name),
+                "kind": kind(name),
                 "variable": variable(name),
                 "description": field_info(name).description or "",
             }

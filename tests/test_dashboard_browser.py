@@ -784,3 +784,38 @@ def test_an_agent_named_beyond_latin1_is_shown_and_edited_in_the_browser(
             assert tab.errors == []
         finally:
             tab.close()
+
+
+def test_the_settings_form_shows_a_refusal_beside_its_field_and_saves_for_the_next_recall(
+    tab: Tab, server: ServeProcess
+) -> None:
+    weight, other = "#set-search-vector_weight", "#set-search-text_weight"
+    try:
+        page = tab.open("#/system", ready="#settings-form")
+        page.fill(weight, "2")
+        page.click("#settings-form button[type=submit]")
+        page.wait_for_selector(f"{weight}-error >> text=less than or equal to 1")
+        assert "Not saved, nothing changed" in page.inner_text("#settings-status")
+        before = {s["name"]: s for s in _rest(server, "GET", "/config")["settings"]}
+        assert before["search.vector_weight"]["value"] == 0.5
+
+        page.fill(weight, "0.8")
+        page.fill(other, "0.2")
+        page.click("#settings-form button[type=submit]")
+        page.wait_for_selector("#settings-status >> text=Saved: search.vector_weight")
+        assert page.input_value(weight) == "0.8"  # drawn again from the server's answer
+        after = {s["name"]: s for s in _rest(server, "GET", "/config")["settings"]}
+        assert (
+            after["search.vector_weight"]["value"],
+            after["search.vector_weight"]["source"],
+        ) == (
+            0.8,
+            "api",
+        )
+        found = _rest(server, "POST", "/search", json={"query": KNOWN_QUERY, "debug": True})
+        assert found["debug"]["settings"]["vector_weight"] == 0.8  # the next search reads it
+        refused = "the server responded with a status of 422"  # the refusal asked for above
+        assert [e for e in tab.errors if refused not in e] == []
+    finally:  # the module's server is shared: its weights back to their defaults
+        back = {"search": {"vector_weight": None, "text_weight": None}}
+        _rest(server, "PATCH", "/config", json=back)

@@ -452,6 +452,7 @@ class SettingRow(BaseModel):
     source: Literal["default", "file", "api", "environment"]
     live: bool = Field(description="whether it changes while running (else at a restart)")
     secret: bool
+    kind: Literal["boolean", "integer", "number", "map", "text"]
     variable: str = Field(description="the environment variable that sets it (and wins)")
     description: str
     api_value: Any = Field(
