@@ -163,7 +163,10 @@ BAD_FIELDS = [
     ({"access_count": MAX_ACCESS_COUNT + 1}, "access_count", "between 0"),
     ({"access_count": 1.5}, "access_count", "whole number"),
     ({"created_at": "9999-01-01T00:00:00Z"}, "created_at", "is outside"),
-    ({"created_at": "1969-12-31T00:00:00Z"}, "created_at", "is outside"),
+    # a stored time (the memory's own time named apart) is one a store could have written;
+    # alone, created_at is the memory's own time (tests/test_moment_range.py)
+    ({"created_at": "1969-12-31T00:00:00Z", "occurred_at": "1969-12-31"}, "created_at", "outside"),
+    ({"created_at": "2200-01-01T00:00:00Z", "occurred_at": "2026-01-01"}, "created_at", "outside"),
     ({"updated_at": "yesterday"}, "updated_at", "not an ISO 8601 time"),
     ({"forgotten_at": 12}, "forgotten_at", "ISO 8601"),
     ({"id": "a\x00b"}, "id", "NUL"),

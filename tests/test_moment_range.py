@@ -553,3 +553,31 @@ def test_the_document_publishes_where_a_message_timestamp_is_refused(client: Tes
     pattern = re.compile(text["pattern"])
     assert not pattern.search("9000-01-01") and not pattern.search(" 8999-12-31T23:00-02:00")
     assert pattern.search("8999-12-30T23:00-02:00") and pattern.search("not a time")
+
+
+def test_a_markdown_export_gives_back_each_memorys_day_across_the_range(
+    client: TestClient,
+) -> None:
+    """Markdown carries one date per note, its occurred_at's day: an import reads it as the
+    memory's own time (any moment of the range, as remember takes), and as its stored time
+    only when a store could have written it then (else the import's now)."""
+    written = {
+        "A saga told at the first feast": ("core", "1000-01-01T00:00:00Z"),
+        "A tapestry finished in spring": ("archive", "1500-05-06T10:00:00Z"),
+        "The time capsule opens": ("working", "2200-01-01"),
+        "The last plan of the range": ("core", "8999-12-31T23:59:59Z"),
+    }
+    for content, (layer, at) in written.items():
+        reply = client.post(
+            f"{API}/memories", json={"content": content, "layer": layer, "occurred_at": at}
+        )
+        assert reply.status_code == 201, reply.text
+    files = client.post(f"{API}/export", json={"format": "markdown"}).json()["files"]
+    imported = client.post(
+        f"{API}/import", json={"format": "markdown", "files": files, "agent_id": "md"}
+    )
+    assert imported.status_code == 200, imported.text
+    days = {m["content"]: m["occurred_at"][:10] for m in _all_memories(client, "md")}
+    assert days == {content: at[:10] for content, (_, at) in written.items()}
+    stored = {m["created_at"] for m in _all_memories(client, "md")}
+    assert stored == {"2026-11-01T12:00:00.000000Z"}  # the import's now (the FakeClock's)

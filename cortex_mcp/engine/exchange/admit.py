@@ -157,7 +157,7 @@ class Admission:
         """The memory's row (the columns of `Memory`, enums as their values)."""
         rule = _Rules(where)
         agent = self._agent(data, rule)
-        created = rule.time(data, "created_at", self._latest) or self._now_iso
+        created, occurred = self._times(data, rule)
         return {
             "id": self.memory_id(data.get("id"), rule),
             "agent_id": agent,
@@ -180,10 +180,23 @@ class Admission:
                 ID_LISTS["metadata"],
             ),
             "shared": rule.flag(data, "shared"),
-            # the memory's own time; a file of another tool that has only created_at means it
-            "occurred_at": rule.time(data, "occurred_at", LATEST_OCCURRED, earliest=EARLIEST_MOMENT)
-            or created,
+            "occurred_at": occurred,
         }
+
+    def _times(self, data: dict[str, Any], rule: _Rules) -> tuple[str, str]:
+        """(created_at, occurred_at). An item with a created_at and no occurred_at (a file of
+        another tool, a Markdown note's date, which our export writes from occurred_at)
+        means its own time by it: any moment of the range of valid moments, as remember
+        takes; it is the stored time too when a store could have written it then (1970 ..
+        now), else the import's now."""
+        if data.get("occurred_at") is None and data.get("created_at") is not None:
+            own = rule.time(data, "created_at", LATEST_OCCURRED, earliest=EARLIEST_MOMENT)
+            assert own is not None
+            recorded = _iso(EARLIEST) <= own <= to_iso(self._latest)
+            return (own if recorded else self._now_iso), own
+        created = rule.time(data, "created_at", self._latest) or self._now_iso
+        occurred = rule.time(data, "occurred_at", LATEST_OCCURRED, earliest=EARLIEST_MOMENT)
+        return created, occurred or created
 
     def _agent(self, data: dict[str, Any], rule: _Rules) -> str:
         """The agent the item is written to; the one it names is noted in `named`."""
