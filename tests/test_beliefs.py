@@ -20,6 +20,7 @@ from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.stages.belief import holder_asked
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
+    ForgetRequest,
     LifecycleLogRequest,
     RecallRequest,
     RememberRequest,
@@ -250,3 +251,19 @@ def test_a_preference_question_names_its_holder() -> None:
     assert holder_asked("张伟喜欢什么") == "张伟"
     assert holder_asked("田中さんの好きなものは?") == "田中"
     assert holder_asked("Where does Peter live?") is None
+
+
+async def test_forgetting_a_contradiction_gives_the_belief_back_its_standing(
+    cortex: CortexService,
+) -> None:
+    belief, pros, cons, query = SCRIPTS["en"]
+    await _remember(cortex, belief, "2026-10-01", "preference")
+    await _remember(cortex, pros[0], "2026-10-05", "context")
+    before = await _belief(cortex, query, "2026-10-06")
+    wrong = await _remember(cortex, cons[0], "2026-10-07", "context")
+    assert (await _belief(cortex, query, "2026-10-08")).against == 1
+    await cortex.memories.forget(build(ForgetRequest, memory_id=wrong, reason="misheard"))
+    after = await _belief(cortex, query, "2026-10-08")
+    assert after.against == 0 and after.confidence == before.confidence
+    [stored] = await cortex.stores.beliefs.beliefs(cortex.settings.agent_id)
+    assert stored.against_count == 0 and abs(stored.confidence - before.confidence) < 1e-4

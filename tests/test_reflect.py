@@ -26,8 +26,9 @@ from cortex_mcp.service.requests import (
     RememberRequest,
     build,
 )
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, llm_stub_settings
 from tests.helpers.http_helpers import rest_client
+from tests.helpers.llm_stub import Received, Reply, llm_stub, text
 from tests.helpers.stdio_helpers import server_command, server_env
 
 pytestmark = pytest.mark.anyio
@@ -138,13 +139,13 @@ async def test_reflect_proposes_edits_to_core_and_applies_one_only_when_accepted
         category="preference",
         layer="working",
     )
-    for day, text in (
+    for day, said in (
         ("05", "I booked a window seat on the long flight again"),
         ("09", "window seats on long flights let me sleep"),
         ("13", "asked for a window seat on the long flights home"),
         ("17", "got the window seat on my long flight"),
     ):
-        await _remember(cortex, text, f"2026-10-{day}", category="context", layer="working")
+        await _remember(cortex, said, f"2026-10-{day}", category="context", layer="working")
     report = await _reflect(cortex)
     by_action = {p.action: p for p in report.proposals}
     assert by_action["archive"].memory_id == ids["turin"]
@@ -220,3 +221,43 @@ def _cli_json(args: list[str], db: Any) -> Any:
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def _summary_reply(request: Received) -> Reply:
+    """The stub LLM's summary: the first fact line the prompt holds, reworded."""
+    prompt = request.body["messages"][-1]["content"]
+    first = next(line for line in prompt.splitlines() if line.startswith("- "))
+    return text(f"In short: {first[2:]}")
+
+
+async def test_with_an_llm_each_touched_entity_gets_one_call_and_its_summary(
+    tmp_path: Any, clock: FakeClock
+) -> None:
+    with llm_stub() as stub:
+        stub.responder = _summary_reply
+        settings = llm_stub_settings(tmp_path / "brain.db", stub, llm_timeout_s=5)
+        async with open_cortex(settings, clock=clock) as cortex:
+            await _marco(cortex)
+            stub.clear()
+            report = await _reflect(cortex)
+            summaries = [r for r in stub.received if "summary" in str(r.body)]
+            assert report.llm_calls == len(report.entities) == len(summaries) >= 1
+            [page] = [e for e in report.entities if e.name == "Marco"]
+            assert page.method == "llm" and page.summary.startswith("In short: ")
+            assert "[memory " in page.summary  # the source the prompt gave it
+            stored = await cortex.stores.entities.get_entity("default", page.id)
+            assert stored is not None and stored.summary == page.summary
+
+
+async def test_a_failed_llm_call_keeps_the_extractive_summary_and_says_so(
+    tmp_path: Any, clock: FakeClock
+) -> None:
+    with llm_stub() as stub:
+        stub.default = Reply(status=400, text='{"error": {"message": "bad request"}}')
+        settings = llm_stub_settings(tmp_path / "brain.db", stub, llm_timeout_s=5)
+        async with open_cortex(settings, clock=clock) as cortex:
+            await _marco(cortex)
+            report = await _reflect(cortex)
+            [page] = [e for e in report.entities if e.name == "Marco"]
+            assert page.method == "extractive" and page.summary.startswith("Marco: ")
+            assert any("LLM summary failed" in note for note in report.notes)

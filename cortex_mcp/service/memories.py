@@ -255,6 +255,7 @@ class MemoryService:
         if purge:
             await self.memories.purge(target, agent, now)
             await self.validity.resettle(agent, chains)
+            await self.beliefs.left(agent, target)
             await self.lifecycle.erase_from_summaries(target, agent)  # no extract may remain
             self.searcher.index.mark_dirty()
             self.refresher.mirror()
@@ -273,6 +274,7 @@ class MemoryService:
             outcome = await self.memories.correct(target, new, reason, now)
             await self.validity.settle(agent)
             await self.validity.resettle(agent, chains)
+            await self.beliefs.left(agent, target)
             self.linker.submit_memories(agent, [outcome.memory], now)
             self.refresher.track(outcome.memory)
             self.refresher.mirror()
@@ -281,6 +283,7 @@ class MemoryService:
             return ForgetResult(id=target, status=ForgetStatus.already_forgotten)
         await self.memories.forget(target, agent, reason, now)
         await self.validity.resettle(agent, chains)
+        await self.beliefs.left(agent, target)
         self.refresher.mirror()
         return ForgetResult(id=target, status=ForgetStatus.forgotten)
 

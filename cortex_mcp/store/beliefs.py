@@ -140,6 +140,14 @@ class BeliefStore:
         )
         return [_belief_row(row) for row in rows]
 
+    async def beliefs_citing(self, agent_id: str, memory_id: str) -> list[str]:
+        """Ids of the beliefs `memory_id` is evidence of."""
+        rows = await self.db.fetchall(
+            "SELECT belief_id FROM belief_evidence WHERE agent_id = ? AND memory_id = ?",
+            (agent_id, memory_id),
+        )
+        return sorted(str(row[0]) for row in rows)
+
     async def touched_since(self, agent_id: str, after_seq: int) -> list[BeliefRow]:
         """The beliefs with evidence from a memory stored past `after_seq`."""
         rows = await self.db.fetchall(

@@ -165,6 +165,11 @@ class BeliefKeeper:
             )
         )
 
+    async def left(self, agent_id: str, memory_id: str) -> int:
+        """A memory left (forgotten, purged, corrected): the beliefs it was evidence of stand
+        again on the evidence that remains."""
+        return await self.resettle(agent_id, await self.store.beliefs_citing(agent_id, memory_id))
+
     async def summaries(
         self, agent_id: str, memory_ids: Sequence[str], now: datetime
     ) -> dict[str, BeliefSummary]:
