@@ -9,7 +9,9 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,7 +20,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from cortex_mcp.config import Settings
+from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.reader import open_tokens
 from cortex_mcp.service.requests import TokenRequest, build
 from tests.helpers.embedding_stub import StubState, embedding_stub
@@ -256,3 +258,29 @@ async def test_the_config_command_changes_a_running_server_with_the_same_rules(
             await _until(lambda: _settings(server)["search.fusion"]["value"] == "maxnorm", 2, "")
             assert _settings(server)["search.fusion"]["source"] == "default"
             assert _settings(server)["search.vector_weight"]["value"] == 0.5
+
+
+async def test_a_recall_in_flight_finishes_on_the_old_endpoint_while_the_next_uses_the_new(
+    tmp_path: Path,
+) -> None:
+    held = StubState(hold=lambda inputs: "held question" in inputs)
+    with embedding_stub(held) as (old_url, _), embedding_stub() as (new_url, new_stub):
+        settings = load_settings(db_path=tmp_path / "brain.db", embedding_provider="none")
+        with ServeProcess(settings.db_path, **_env(settings, old_url)) as server:
+            _remember(server, "the held question is about gardening")
+            await _until(lambda: held.served, 20, "never embedded")
+            with ThreadPoolExecutor(1) as pool:
+                in_flight = pool.submit(
+                    _rest, server, "POST", "/recall", json={"query": "held question"}
+                )
+                await _until(lambda: held.held == 1, 10, "the recall never reached the endpoint")
+                answer = _rest(server, "PATCH", "/config", json={"embedding_base_url": new_url})
+                assert answer.status_code == 200, answer.text
+                fresh = _rest(server, "POST", "/recall", json={"query": "gardening tips"})
+                assert fresh.status_code == 200 and not fresh.json()["meta"]["degraded"]
+                assert any("gardening tips" in inputs for inputs in new_stub.served)
+                assert not in_flight.done()
+                held.release.set()
+                finished = in_flight.result(timeout=30)
+            assert finished.status_code == 200, finished.text
+            assert not finished.json()["meta"]["degraded"]  # answered by the old endpoint

@@ -85,3 +85,33 @@ async def test_a_server_starting_after_two_missed_nights_catches_up_in_the_backg
 async def test_a_recent_success_means_no_catch_up_run() -> None:
     clock = FakeClock(datetime(2026, 5, 10, 14, 0, tzinfo=UTC))
     assert await _scheduler_runs(to_iso(clock.now() - timedelta(hours=20)), clock) == 0
+
+
+async def test_a_schedule_changed_while_running_turns_runs_on_and_off_and_finishes_a_run() -> None:
+    clock = FakeClock(datetime(2026, 5, 10, 14, 0, tzinfo=UTC))
+    started, release, finished = asyncio.Event(), asyncio.Event(), []
+
+    async def run() -> None:
+        started.set()
+        await release.wait()
+        finished.append(1)
+
+    async def never_ran() -> str | None:
+        return None  # overdue: a schedule turned on catches up at once
+
+    scheduler = LifecycleScheduler(
+        run, never_ran, expression="off", catch_up_hours=48, catch_up_delay_s=0, clock=clock
+    )
+    scheduler.start()
+    await asyncio.sleep(0.05)
+    assert not started.is_set()  # off: nothing runs
+
+    scheduler.reschedule("*/5 * * * *", catch_up_hours=48, catch_up_delay_s=0)
+    await asyncio.wait_for(started.wait(), 5)
+    scheduler.reschedule("off", catch_up_hours=48, catch_up_delay_s=0)  # during the run
+    release.set()
+    for _ in range(50):
+        await asyncio.sleep(0.01)
+    assert finished == [1]  # the run in progress finished, and no other started
+    assert scheduler.cron == parse_cron("*/5 * * * *") and scheduler.off
+    await scheduler.stop()
