@@ -318,8 +318,8 @@ def new_id(random_bytes: bytes | None = None) -> str:
 # readers show as the entry's `origin` ("server" for the server's own): a document cannot make
 # an entry look like one the server wrote.
 LOG_ACTIONS = (
-    "archive", "compress", "correct", "expire", "forget", "merge", "promote", "purge",
-    "restore", "supersede", "update", "validity",
+    "archive", "belief", "compress", "correct", "expire", "forget", "merge", "promote", "purge",
+    "reflect", "restore", "supersede", "update", "validity",
 )  # fmt: skip
 LOG_ORIGIN_KEY = "origin"
 IMPORTED_ORIGIN = "import"

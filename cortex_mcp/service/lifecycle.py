@@ -127,7 +127,7 @@ class LifecycleService:
                 proposal.memory_id, agent, MemoryChanges(layer=layer), now
             )
         status = "accepted" if request.accept else "rejected"
-        await store.decide(agent, proposal_id, status, now)
+        await store.decide(agent, proposal, status, now)
         [decided] = [p for p in await self.proposals(agent, None) if p.id == proposal_id]
         return decided
 

@@ -148,7 +148,7 @@ class ReflectStore:
         run_id: str,
         through_seq: int,
         plan: dict[str, Any],
-        summaries: dict[str, str],
+        summaries: dict[str, tuple[str, list[str]]],
         proposals: Sequence[Proposal],
         started_at: str,
         now: str,
@@ -157,13 +157,13 @@ class ReflectStore:
         row that moves the agent's mark (so a crash leaves all of it or none), each logged."""
 
         def txn(conn: Connection) -> None:
-            for entity_id, summary in sorted(summaries.items()):
+            for entity_id, (summary, sources) in sorted(summaries.items()):
                 conn.execute(
                     "UPDATE entities SET summary = ?, updated_at = ? WHERE id = ? AND agent_id = ?",
                     (summary, now, entity_id, agent_id),
                 )
-                details = {"rule": "summary", "entity": entity_id, "agent_id": agent_id}
-                add_log_row(conn, "reflect", [], details, now)
+                details = {"rule": "summary", "entity": entity_id}
+                add_log_row(conn, "reflect", sources, details, now)
             for proposal in proposals:
                 _insert_proposal(conn, proposal)
                 details = {
@@ -171,7 +171,6 @@ class ReflectStore:
                     "action": proposal.action,
                     "proposal": proposal.id,
                     "reason": proposal.reason,
-                    "agent_id": agent_id,
                 }
                 add_log_row(conn, "reflect", [proposal.memory_id], details, now)
             conn.execute(
@@ -205,19 +204,19 @@ class ReflectStore:
         )
         return Proposal(*row) if row is not None else None
 
-    async def decide(self, agent_id: str, proposal_id: str, status: str, now: str) -> bool:
+    async def decide(self, agent_id: str, proposal: Proposal, status: str, now: str) -> bool:
         """Mark a pending proposal accepted or rejected (logged); False if it was not pending."""
 
         def txn(conn: Connection) -> bool:
             cursor = conn.execute(
                 "UPDATE core_proposals SET status = ?, decided_at = ?"
                 " WHERE id = ? AND agent_id = ? AND status = 'pending'",
-                (status, now, proposal_id, agent_id),
+                (status, now, proposal.id, agent_id),
             )
             if cursor.rowcount != 1:
                 return False
-            details = {"rule": status, "proposal": proposal_id, "agent_id": agent_id}
-            add_log_row(conn, "reflect", [], details, now)
+            details = {"rule": status, "proposal": proposal.id, "action": proposal.action}
+            add_log_row(conn, "reflect", [proposal.memory_id], details, now)
             return True
 
         return await self.db.transact(txn)

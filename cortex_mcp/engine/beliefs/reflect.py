@@ -202,7 +202,7 @@ class Reflector:
             new_id(),
             through,
             plan,
-            {e.id: e.summary for e in report.entities},
+            {e.id: (e.summary, e.memory_ids) for e in report.entities},
             proposals,
             started_at,
             to_iso(self.clock.now()),
