@@ -63,7 +63,7 @@ class HybridSearch:
             Fuse(memories, index),
             Signals(),
             TimeStage(memories, index, self.text_channel),
-            EntityStage(entities, names_of, memories, index, self.text_channel),
+            EntityStage(entities, names_of, memories, index),
             ValidityStage(memories, validity),
             BeliefStage(memories, beliefs),
             Rerank(reranker, rerank_top_n),

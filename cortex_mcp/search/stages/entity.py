@@ -9,11 +9,11 @@ debugger lists its candidates (never a guess).
 The memories linked to the entities found, as speaker or subject (`BOOST`) or merely mentioned
 (`MENTIONED`; less of both with a query vector), have that added to their fused relevance before the signals multiply it, as the
 time stage adds its window: a boost, not a filter. A fact about someone rarely repeats their
-name ("I took up climbing", said by the friend everyone calls Maya), while the name in the
-question matches every turn that greets her: so the question is also searched without the names
-(the rest of its words): a candidate those words find is scored by them, and the linked
-memories that match them, then the best few of the rest (by cosine when there is a query
-vector), become candidates too.
+name ("I took up climbing", said by the friend everyone calls Maya): every link lifts, an old
+memory as much as a new one, and the best few linked memories the channels did not bring (by
+cosine when there is a query vector) become candidates too. (Searching the question again
+without its names found nothing more on LoCoMo's tuning conversations and cost a third
+database read.)
 
 A question that asks for several things about the entity ("what are X's hobbies", "names of X's
 pets", "what activities has X done", "X有哪些爱好") spreads its first places over the days the
@@ -24,7 +24,6 @@ evidence is often several turns of one session.)"""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -33,8 +32,6 @@ from dataclasses import dataclass, field
 from cortex_mcp.models import EntityMatch, LinkRole
 from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
 from cortex_mcp.search.stages.state import SearchState
-from cortex_mcp.search.stages.text_channel import TextChannel, TextHits
-from cortex_mcp.search.text import build_query
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
 from cortex_mcp.tokenize import normalize_name
@@ -51,8 +48,8 @@ MENTIONED_WITH_VECTORS = 0.05
 PAGE_BOOST = 1.0  # the entity a page is about (`about`, "tell me about X"): its memories lead
 FREE_PER_DAY = 4  # picks from one day before SPREAD weighs further ones down
 SPREAD = 0.5  # the weight of each further pick from a day already chosen, for a "several" question
-LINKED = 200  # most links read per question (speakers and subjects first, newest first)
-UNMATCHED = 10  # linked memories added that match no word of the question
+LINKED = 2000  # most links read per question: every link lifts, an old memory as much as a new one
+UNMATCHED = 5  # linked memories added that match no word of the question
 
 # A question after several things: a plural list ("hobbies", "pets", "names", "activities",
 # "books"), "what ... has X done/made", "both", "how many"; 哪些/有什么 in Chinese; 趣味/どんな
@@ -101,13 +98,11 @@ class EntityStage:
         names_of: NamesOf,
         memories: MemoryStorage,
         index: VectorIndex,
-        text: TextChannel,
     ) -> None:
         self.entities = entities
         self.names_of = names_of
         self.memories = memories
         self.index = index
-        self.text = text
 
     async def run(self, state: SearchState) -> None:
         names = list(dict.fromkeys(self.names_of(state.text)))
@@ -119,21 +114,13 @@ class EntityStage:
         keys = {normalize_name(name): name for name in names}
         for gram in _cjk_grams(state.text):  # a known name the rules cannot see: 丽丽, 豆豆
             keys.setdefault(normalize_name(gram), gram)
-        # the other words are searched while the names are looked up (one wait, not two)
-        said = [*names, *state.entities.values()]
-        rest = asyncio.create_task(self._rest_hits(state, said))
-        try:
-            if keys:
-                _resolve(await self.entities.find_entities(agent, list(keys)), keys, understood)
-                understood.names = list(dict.fromkeys([*names, *understood.found]))
-            if not understood.entities:
-                state.facts["entity"] = understood.facts(0, 0)
-                return
-            linked = await self.entities.linked_memories(agent, list(understood.entities), LINKED)
-            hits = await rest
-        finally:
-            if not rest.done():
-                rest.cancel()
+        if keys:
+            _resolve(await self.entities.find_entities(agent, list(keys)), keys, understood)
+            understood.names = list(dict.fromkeys([*names, *understood.found]))
+        if not understood.entities:
+            state.facts["entity"] = understood.facts(0, 0)
+            return
+        linked = await self.entities.linked_memories(agent, list(understood.entities), LINKED)
         boosts: dict[str, float] = defaultdict(float)
         lifts = _lifts(state)
         for memory_id, entity_id, role in linked:
@@ -141,46 +128,21 @@ class EntityStage:
             boosts[memory_id] = max(boosts[memory_id], lift)
             state.entity_links.setdefault(entity_id, set()).add(memory_id)
         said = [*names, *understood.entities.values()]
-        if set(understood.names) - set(names):  # a name only the store knew: search again
-            hits = await self._rest_hits(state, said)
-        added = await self._add(state, boosts, hits)
+        added = await self._add(state, boosts)
         self._score(state, boosts, said)
         if understood.several:
             state.candidates = _spread(state.candidates, state.limit)
         state.facts["entity"] = understood.facts(len(boosts), added)
 
-    async def _rest_hits(self, state: SearchState, names: list[str]) -> TextHits | None:
-        """The question's other words, without the names it gives; None when nothing is left
-        of them or no name was taken out."""
-        rest = build_query(_without(state.text_query.raw, names))
-        if state.mode == "vector" or rest.empty or rest.terms == state.text_query.terms:
-            return None
-        return await self.text.hits(rest, state.filters, state.pool, state.limit)
-
-    async def _add(
-        self, state: SearchState, boosts: dict[str, float], hits: TextHits | None
-    ) -> int:
-        """The names now stand for the links: a candidate the question's other words find
-        (`hits`) is scored by its match on them (a memory about the entity seldom repeats its
-        name; one that does is not preferred for it); one they do not find keeps its score
-        (the name may be all it shares with the question, and a date question needs it). Linked memories the channels did not bring become candidates: those
-        matching the other words, then the `UNMATCHED` best of the rest (by cosine when there
-        is a query vector, else speakers and subjects first, newest first). How many were
+    async def _add(self, state: SearchState, boosts: dict[str, float]) -> int:
+        """The linked memories the channels did not bring, the `UNMATCHED` best of them (by
+        cosine when there is a query vector, else speakers and subjects first, newest first):
+        a fact about someone seldom repeats their name or the question's words. How many were
         added."""
-        known = {c.memory_id: c for c in state.candidates}
-        fresh: dict[str, Candidate] = {}
-        if hits is not None:
-            found = {memory_id: (rank, bm25) for rank, (memory_id, bm25) in enumerate(hits)}
-            for c in known.values():
-                if c.memory_id in found:
-                    c.text_rank, c.bm25 = found[c.memory_id]
-            for memory_id, (rank, bm25) in found.items():
-                if memory_id not in known and memory_id in boosts:
-                    fresh[memory_id] = Candidate(memory_id, text_rank=rank, bm25=bm25)
-        others = [m for m in boosts if m not in known and m not in fresh]
-        for memory_id in await self._best_unmatched(state, others):
-            fresh[memory_id] = Candidate(memory_id)
-        live = await self._read(state, list(fresh.values()))
+        known = {c.memory_id for c in state.candidates}
+        others = [m for m in boosts if m not in known]
+        fresh = [Candidate(m) for m in await self._best_unmatched(state, others)]
+        live = await self._read(state, fresh)
         state.candidates.extend(live)
         return len(live)
 
@@ -260,13 +222,6 @@ def _cjk_grams(text: str) -> list[str]:
         for size in range(2, min(_GRAM, len(run)) + 1):
             grams += [run[i : i + size] for i in range(len(run) - size + 1)]
     return list(dict.fromkeys(grams))
-
-
-def _without(text: str, names: list[str]) -> str:
-    """The question with the names it gives taken out (and an English possessive after them)."""
-    for name in sorted(names, key=len, reverse=True):
-        text = re.sub(re.escape(name) + r"(?:['’]s)?", " ", text, flags=re.IGNORECASE)
-    return text
 
 
 def _spread(ranked: list[Candidate], limit: int) -> list[Candidate]:
