@@ -455,6 +455,17 @@ def _build_services(
     refresher, background = engines.refresher, engines.background
     validity = ValidityKeeper(stores.validity, clock)
     beliefs = BeliefKeeper(stores.beliefs, clock)
+    reflector = Reflector(
+        stores.reflect,
+        stores.beliefs,
+        stores.memories,
+        validity,
+        beliefs,
+        stores.lease,
+        clock,
+        llm=engines.lifecycle.llm,
+        rewrite=engines.redactor.clean,
+    )
     memories = MemoryService(
         settings=settings,
         memories=stores.memories,
@@ -471,17 +482,7 @@ def _build_services(
         entities=stores.entities,
         validity=validity,
         beliefs=beliefs,
-    )
-    reflector = Reflector(
-        stores.reflect,
-        stores.beliefs,
-        stores.memories,
-        validity,
-        beliefs,
-        stores.lease,
-        clock,
-        llm=engines.lifecycle.llm,
-        rewrite=engines.redactor.clean,
+        reflector=reflector,
     )
     reading = build_reading(settings, stores, background.drain)
     status = StatusService(

@@ -19,6 +19,7 @@ from cortex_mcp.models import EntityKind, EntityRef, Layer, LinkPlan, LinkRole, 
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
+    ForgetRequest,
     LifecycleLogRequest,
     LifecycleRequest,
     ProposalDecision,
@@ -261,3 +262,13 @@ async def test_a_failed_llm_call_keeps_the_extractive_summary_and_says_so(
             [page] = [e for e in report.entities if e.name == "Marco"]
             assert page.method == "extractive" and page.summary.startswith("Marco: ")
             assert any("LLM summary failed" in note for note in report.notes)
+
+
+async def test_a_purged_memory_leaves_no_copy_on_an_entity_page(cortex: CortexService) -> None:
+    ids = await _marco(cortex)
+    [page] = [e for e in (await _reflect(cortex)).entities if e.name == "Marco"]
+    assert "cycles to work" in page.summary
+    await cortex.memories.forget(build(ForgetRequest, memory_id=ids["cycling"], purge=True))
+    stored = await cortex.stores.entities.get_entity("default", page.id)
+    assert stored is not None and "cycles to work" not in stored.summary
+    assert "Marco moved to Milan" in stored.summary  # the rest of the page stays

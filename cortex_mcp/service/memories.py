@@ -14,6 +14,7 @@ from typing import Any
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.beliefs.keeper import BeliefKeeper
+from cortex_mcp.engine.beliefs.reflect import Reflector
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
 from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.entities.mentions import page_subject
@@ -95,6 +96,7 @@ class MemoryService:
     entities: EntityStorage
     validity: ValidityKeeper
     beliefs: BeliefKeeper
+    reflector: Reflector
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def recall(self, request: RecallRequest) -> RecallResult:
@@ -252,10 +254,12 @@ class MemoryService:
         now = self._now()
         self.refresher.discard(target)
         chains = await self.validity.chains_of(agent, target)
+        pages = await self.reflector.pages_of(agent, target)  # read before its links go
         if purge:
             await self.memories.purge(target, agent, now)
             await self.validity.resettle(agent, chains)
             await self.beliefs.left(agent, target)
+            await self.reflector.rewrite_pages(agent, pages)
             await self.lifecycle.erase_from_summaries(target, agent)  # no extract may remain
             self.searcher.index.mark_dirty()
             self.refresher.mirror()
@@ -275,6 +279,7 @@ class MemoryService:
             await self.validity.settle(agent)
             await self.validity.resettle(agent, chains)
             await self.beliefs.left(agent, target)
+            await self.reflector.rewrite_pages(agent, pages)
             self.linker.submit_memories(agent, [outcome.memory], now)
             self.refresher.track(outcome.memory)
             self.refresher.mirror()
@@ -284,6 +289,7 @@ class MemoryService:
         await self.memories.forget(target, agent, reason, now)
         await self.validity.resettle(agent, chains)
         await self.beliefs.left(agent, target)
+        await self.reflector.rewrite_pages(agent, pages)
         self.refresher.mirror()
         return ForgetResult(id=target, status=ForgetStatus.forgotten)
 

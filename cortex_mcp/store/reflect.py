@@ -88,6 +88,25 @@ class ReflectStore:
         rows = await self.db.fetchall(sql, params)
         return sorted(str(row[0]) for row in rows)
 
+    async def entities_linked(self, agent_id: str, memory_id: str) -> list[str]:
+        rows = await self.db.fetchall(
+            "SELECT entity_id FROM memory_entities WHERE agent_id = ? AND memory_id = ?",
+            (agent_id, memory_id),
+        )
+        return sorted(str(row[0]) for row in rows)
+
+    async def set_summaries(self, agent_id: str, summaries: dict[str, str], now: str) -> None:
+        """Entity summaries written again (a memory they were written from left)."""
+
+        def txn(conn: Connection) -> None:
+            for entity_id, summary in sorted(summaries.items()):
+                conn.execute(
+                    "UPDATE entities SET summary = ?, updated_at = ? WHERE id = ? AND agent_id = ?",
+                    (summary, now, entity_id, agent_id),
+                )
+
+        await self.db.transact(txn)
+
     async def entities(self, agent_id: str, entity_ids: Sequence[str]) -> list[EntityText]:
         if not entity_ids:
             return []

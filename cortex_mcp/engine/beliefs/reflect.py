@@ -288,6 +288,26 @@ class Reflector:
             )
         return out
 
+    async def pages_of(self, agent_id: str, memory_id: str) -> list[str]:
+        """The entities whose page a memory may be quoted on: read before it leaves."""
+        return await self.store.entities_linked(agent_id, memory_id)
+
+    async def rewrite_pages(self, agent_id: str, entity_ids: Sequence[str]) -> None:
+        """After a memory left (a purge above all): these entities' summaries written again,
+        extractively, from the facts that remain, so no copy of its words stays on a page."""
+        if not entity_ids:
+            return
+        by_entity: dict[str, list[EntityFact]] = defaultdict(list)
+        for fact in await self.store.facts(agent_id, entity_ids):
+            by_entity[fact.entity_id].append(fact)
+        summaries = {
+            entity.id: extractive_summary(entity.name, by_entity.get(entity.id, []))
+            for entity in await self.store.entities(agent_id, entity_ids)
+            if entity.summary
+        }
+        if summaries:
+            await self.store.set_summaries(agent_id, summaries, to_iso(self.clock.now()))
+
     async def everyone(self, *, since: timedelta | None = None) -> list[ReflectReport]:
         """Every agent's run, one after the other (the lifecycle's reflect phase)."""
         return [await self.reflect(agent, since=since) for agent in await self.store.agents()]
