@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cortex_mcp.config import LOCAL_RERANK_MODEL, Settings
 from cortex_mcp.config_live import LiveSettings
-from cortex_mcp.engine.beliefs.keeper import BeliefKeeper
+from cortex_mcp.engine.beliefs.keeper import BeliefKeeper, bank_beliefs
 from cortex_mcp.engine.beliefs.reflect import Reflector
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
 from cortex_mcp.engine.entities.linker import EntityLinker
@@ -583,7 +583,10 @@ def _mirrors(settings: Settings, stores: Stores, clock: Clock) -> MirrorWriter |
     async def render() -> dict[str, str]:
         exported_at = to_iso(clock.now())
         agent = settings.agent_id
-        return await mirror_files(stores.exports, agent, exported_at, mirrors.memory_md_words)
+        beliefs = await bank_beliefs(stores.beliefs, agent, clock.now())
+        return await mirror_files(
+            stores.exports, agent, exported_at, mirrors.memory_md_words, beliefs=beliefs
+        )
 
     return MirrorWriter(settings.export_dir, render, mirrors.debounce_s)
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
-from cortex_mcp.config import Settings
+from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.engine.beliefs.confidence import MAX_STEP
 from cortex_mcp.engine.beliefs.evidence import holder_of, negated
 from cortex_mcp.models import BeliefSummary, Category, Layer, Memory
@@ -267,3 +268,28 @@ async def test_forgetting_a_contradiction_gives_the_belief_back_its_standing(
     assert after.against == 0 and after.confidence == before.confidence
     [stored] = await cortex.stores.beliefs.beliefs(cortex.settings.agent_id)
     assert stored.against_count == 0 and abs(stored.confidence - before.confidence) < 1e-4
+
+
+async def test_the_mirror_writes_each_belief_with_its_evidence_to_bank_opinions_md(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    export = tmp_path / "workspace"
+    settings = load_settings(
+        db_path=tmp_path / "brain.db",
+        embedding_provider="none",
+        export_dir=export,
+        mirrors={"debounce_s": 0.05},
+    )
+    belief, pros, cons, query = SCRIPTS["en"]
+    async with open_cortex(settings, clock=clock) as service:
+        first = await _remember(service, belief, "2026-10-01", "preference")
+        pro = await _remember(service, pros[0], "2026-10-05", "context")
+        con = await _remember(service, cons[0], "2026-10-06", "context")
+        standing = await _belief(service, query, "2026-10-07")
+        assert service.engines.mirrors is not None
+        await service.engines.mirrors.flush()
+        text = (export / "bank/opinions.md").read_text()
+    assert f"## {belief}" in text and "holder: user" in text
+    assert f"confidence: {standing.confidence:.2f} (2 for, 1 against;" in text
+    assert f"- for: memory:{first}" in text and f"- for: memory:{pro}" in text
+    assert f"- against: memory:{con}" in text

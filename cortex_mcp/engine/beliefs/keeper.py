@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
+from typing import Any
 
 from cortex_mcp.engine.beliefs import confidence
 from cortex_mcp.engine.beliefs.evidence import (
@@ -185,6 +186,35 @@ class BeliefKeeper:
             standing = standing_of(belief, pieces[belief.id], now)
             out[belief.memory_id] = summary_of(belief, standing)
         return out
+
+
+async def bank_beliefs(store: BeliefStore, agent_id: str, now: datetime) -> list[dict[str, Any]]:
+    """The agent's beliefs as the mirror's bank/opinions.md shows them: each standing computed
+    from its live evidence, with the memories for and against it."""
+    beliefs = await store.beliefs(agent_id)
+    pieces: dict[str, list[EvidenceRow]] = defaultdict(list)
+    for piece in await store.evidence(agent_id, [b.id for b in beliefs]):
+        pieces[piece.belief_id].append(piece)
+    shown = []
+    for belief in beliefs:
+        standing = standing_of(belief, pieces[belief.id], now)
+        reversed_ = standing.revisions % 2 == 1
+        shown.append(
+            {
+                "statement": standing.statement,
+                "holder": belief.holder_name,
+                "confidence": standing.confidence,
+                "for": standing.for_count,
+                "against": standing.against_count,
+                "last_evidence_at": standing.last_evidence_at,
+                "trend": standing.trend,
+                "updated_at": belief.updated_at,
+                "for_ids": [p.memory_id for p in pieces[belief.id] if p.supports != reversed_],
+                "against_ids": [p.memory_id for p in pieces[belief.id] if p.supports == reversed_],
+                "history": belief.history,
+            }
+        )
+    return shown
 
 
 def summary_of(belief: BeliefRow, standing: Standing) -> BeliefSummary:

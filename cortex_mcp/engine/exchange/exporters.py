@@ -169,13 +169,26 @@ async def export_markdown(
 
 
 async def mirror_files(
-    store: ExportStorage, agent_id: str, exported_at: str, word_budget: int, *, exact: bool = False
+    store: ExportStorage,
+    agent_id: str,
+    exported_at: str,
+    word_budget: int,
+    *,
+    exact: bool = False,
+    beliefs: list[dict[str, Any]] | None = None,
 ) -> dict[str, str]:
+    """`beliefs`: the agent's beliefs with their evidence (the mirror's bank/opinions.md)."""
     memories = await store.memories(agent_id, live_only=True)
     relations = [
         Relation(r["subject"], r["predicate"], r["object"]) for r in await store.relations(agent_id)
     ]
     entities = [entity async for page in store.entity_pages(agent_id, PAGE) for entity in page]
     return render_mirrors(
-        memories, relations, exported_at, word_budget, exact=exact, entities=entities
+        memories,
+        relations,
+        exported_at,
+        word_budget,
+        exact=exact,
+        entities=entities,
+        beliefs=beliefs,
     )

@@ -222,6 +222,29 @@ def render_entities(entities: list[dict[str, Any]], exported_at: str) -> str:
     return "\n".join(head + lines).rstrip("\n") + "\n"
 
 
+def render_opinions(beliefs: list[dict[str, Any]], exported_at: str) -> str:
+    """bank/opinions.md: each belief with its holder, confidence, evidence counts, the memories
+    for and against it (`memory:<id>` links) and when it was last updated."""
+    head = _frontmatter({"exported_at": exported_at, "beliefs": len(beliefs)})
+    lines = ["# Opinions", ""]
+    for belief in beliefs:
+        last = (belief.get("last_evidence_at") or "never")[:10]
+        lines += [
+            f"## {_line(belief['statement'])}",
+            "",
+            f"holder: {_line(belief['holder'])}",
+            f"confidence: {belief['confidence']:.2f} ({belief['for']} for,"
+            f" {belief['against']} against; last evidence {last}; trend {belief['trend']})",
+            f"updated: {belief['updated_at']}",
+            "",
+        ]
+        lines += [f"- for: memory:{memory_id}" for memory_id in belief["for_ids"]]
+        lines += [f"- against: memory:{memory_id}" for memory_id in belief["against_ids"]]
+        lines += [f"- before: {_line(old['statement'])}" for old in belief.get("history", [])]
+        lines.append("")
+    return "\n".join(head + lines).rstrip("\n") + "\n"
+
+
 def render_mirrors(
     memories: list[Memory],
     relations: list[Relation],
@@ -230,6 +253,7 @@ def render_mirrors(
     *,
     exact: bool = False,
     entities: list[dict[str, Any]] | None = None,
+    beliefs: list[dict[str, Any]] | None = None,
 ) -> dict[str, str]:
     """Every mirror file for one agent's live memories: relative path -> text. `exact` for
     an export, which an import reads back losslessly (see `render_memory_md`)."""
@@ -259,6 +283,8 @@ def render_mirrors(
     files["memory/relations.md"] = render_relations(relations, exported_at)
     if entities:
         files["memory/entities.md"] = render_entities(entities, exported_at)
+    if beliefs:
+        files["bank/opinions.md"] = render_opinions(beliefs, exported_at)
     return files
 
 
