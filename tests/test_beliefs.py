@@ -293,3 +293,24 @@ async def test_the_mirror_writes_each_belief_with_its_evidence_to_bank_opinions_
     assert f"confidence: {standing.confidence:.2f} (2 for, 1 against;" in text
     assert f"- for: memory:{first}" in text and f"- for: memory:{pro}" in text
     assert f"- against: memory:{con}" in text
+
+
+@pytest.mark.parametrize(
+    ("belief", "other", "question"),
+    [
+        ("张伟喜欢喝乌龙茶", "李娜喜欢看电影", "张伟喜欢什么"),
+        ("田中さんはコーヒーが好きです", "佐藤さんは映画が好きです", "田中さんの好きなものは?"),
+    ],
+)
+async def test_a_preference_question_in_chinese_or_japanese_answers_from_its_holders_beliefs(
+    cortex: CortexService, belief: str, other: str, question: str
+) -> None:
+    for i, text in enumerate(DISTRACTORS):
+        await _remember(cortex, text, f"2026-09-0{i + 1}", "fact")
+    await _remember(cortex, other, "2026-10-01", "preference")
+    held = await _remember(cortex, belief, "2026-10-02", "preference")
+    result = await cortex.memories.recall(
+        build(RecallRequest, query=question, max_results=5, now="2026-10-10")
+    )
+    assert result.memories[0].id == held
+    assert result.memories[0].belief is not None
