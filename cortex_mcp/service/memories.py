@@ -37,7 +37,7 @@ from cortex_mcp.engine.recall.page import (
 )
 from cortex_mcp.engine.recall.report import debug_report
 from cortex_mcp.engine.redaction import Redactor, redact
-from cortex_mcp.errors import InvalidInput, NotFound
+from cortex_mcp.errors import InvalidInput, NotFound, ReadOnlyStorage
 from cortex_mcp.models import (
     LOCAL,
     Caller,
@@ -187,9 +187,17 @@ class MemoryService:
         return await find_page(self.entities, agent_id, asked)
 
     async def _settle(self, agent_id: str) -> None:
-        """Read the agent's newest memories for slots and beliefs before it searches."""
-        await self.validity.settle(agent_id)
-        await self.beliefs.settle(agent_id)
+        """Read the agent's newest memories for slots and beliefs before it searches. A
+        read-only database is searched as it stands: settling is a write."""
+        if self.memories.db.read_only:
+            return
+        try:
+            await self.validity.settle(agent_id)
+            await self.beliefs.settle(agent_id)
+        except ReadOnlyStorage:
+            log.warning(
+                "recall of %s without settling new facts: the database is read-only", agent_id
+            )
 
     async def _with_entities(
         self, agent_id: str, memories: list[Memory], now: datetime
