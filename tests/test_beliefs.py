@@ -314,3 +314,8 @@ async def test_a_preference_question_in_chinese_or_japanese_answers_from_its_hol
     )
     assert result.memories[0].id == held
     assert result.memories[0].belief is not None
+
+
+def test_a_sentence_that_merely_says_like_or_think_asks_for_no_ones_beliefs() -> None:
+    for query in ("What did I want to eat?", "Do you think it will rain?", "I like pizza, where?"):
+        assert holder_asked(query) is None, query

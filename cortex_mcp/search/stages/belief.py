@@ -21,10 +21,14 @@ from cortex_mcp.tokenize import normalize_name
 
 BELIEF_BOOST = 2.0  # like a slot's fact: above anything words alone give (fused <= 1)
 
+# a question about preferences, not any sentence with "like" or "think" in it ("what did I
+# want to eat?", "do you think it rains?" are not): what/which/how + a verb of liking, or a
+# word that only asks for a preference
 _ASKS = re.compile(
-    r"\b(?:prefers?|preferences?|likes?|dislikes?|loves?|hates?|wants?|enjoys?|favou?rites?"
-    r"|think|thinks|opinions?|feel|feels|into)\b"
-    r"|喜欢|偏好|爱好|讨厌|想要|觉得|看法|最爱|口味|好き|嫌い|好み|お気に入り|どう思",
+    r"\b(?:what|which|how)\b.{0,30}\b(?:prefers?|likes?|dislikes?|loves?|hates?|enjoys?)\b"
+    r"|\b(?:preferences?|favou?rites?|opinions?)\b|\bthinks? (?:of|about)\b"
+    r"|\bfeels? about\b|\bdoes \w+ (?:prefer|like|love|enjoy)\b"
+    r"|喜欢什么|喜欢哪|偏好|爱好|讨厌什么|看法|最爱|口味|好きな|嫌いな|好み|お気に入り|どう思",
     re.IGNORECASE,
 )
 _EN_HOLDER = re.compile(
