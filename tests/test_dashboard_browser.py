@@ -381,15 +381,22 @@ def test_the_search_debugger_shows_every_stage_for_a_known_query(
     expected = _rest(server, "POST", "/search", json={"query": KNOWN_QUERY, "debug": True})
     top = expected["debug"]["hits"][0]
     assert top["id"] == seeded[1].ids["vps"]
-    for variant in ("a", "b"):
+    # each variant's scores are its mode's (the entity stage weighs a link more with text alone)
+    compared = _rest(
+        server,
+        "POST",
+        "/search/compare",
+        json={"query": KNOWN_QUERY, "variants": [{"mode": "text"}, {"mode": "hybrid"}]},
+    )
+    for variant, report in zip(("a", "b"), compared["variants"], strict=True):
         row = page.locator(f"[data-variant={variant}] table.stages tbody tr[data-id]").first
-        assert row.get_attribute("data-id") == top["id"]
+        assert row.get_attribute("data-id") == top["id"] == report["hits"][0]["id"]
         stages = row.locator("td[data-stage]").evaluate_all(
             "cells => cells.map(c => c.dataset.stage)"
         )
         assert stages == STAGE_NAMES
         final = row.locator("td[data-stage=final]").inner_text()
-        assert f"{top['final']:.3f}" in final
+        assert f"{report['hits'][0]['final']:.3f}" in final
     hybrid = page.locator("[data-variant=b]").inner_text()
     assert "channels: text + vector" in hybrid
     vector_cell = page.locator("[data-variant=b] tbody tr[data-id] td[data-stage=vector]").first
