@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cortex_mcp.config import Settings
+from cortex_mcp.config import Settings, load_settings
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import EntityKind, EntityRef, Layer, LinkPlan, LinkRole, PlannedLink
 from cortex_mcp.runtime import open_cortex
@@ -272,3 +272,30 @@ async def test_a_purged_memory_leaves_no_copy_on_an_entity_page(cortex: CortexSe
     stored = await cortex.stores.entities.get_entity("default", page.id)
     assert stored is not None and "cycles to work" not in stored.summary
     assert "Marco moved to Milan" in stored.summary  # the rest of the page stays
+
+
+async def test_the_mirror_writes_the_bank_folder_with_each_entitys_facts_and_history(
+    tmp_path: Any, clock: FakeClock
+) -> None:
+    export = tmp_path / "workspace"
+    settings = load_settings(
+        db_path=tmp_path / "brain.db",
+        embedding_provider="none",
+        export_dir=export,
+        mirrors={"debounce_s": 0.05},
+    )
+    async with open_cortex(settings, clock=clock) as cortex:
+        ids = await _marco(cortex)
+        await _reflect(cortex)
+        assert cortex.engines.mirrors is not None
+        await cortex.engines.mirrors.flush()
+        page = (export / "bank/entities/marco.md").read_text()
+        world = (export / "bank/world.md").read_text()
+    current, history = page.split("## History")
+    assert f"Marco moved to Milan (since 2025-06-01; memory:{ids['milan']})" in current
+    assert f"Marco lives in Turin (2025-01-10 to 2025-06-01; memory:{ids['turin']})" in history
+    assert "Turin" not in current.split("## Current facts")[1]
+    assert f"memory:{ids['cycling']}" in world
+    assert (export / "bank/experience.md").exists() and (
+        export / "bank/opinions.md"
+    ).exists() is False

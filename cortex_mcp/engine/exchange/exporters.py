@@ -177,7 +177,8 @@ async def mirror_files(
     exact: bool = False,
     beliefs: list[dict[str, Any]] | None = None,
 ) -> dict[str, str]:
-    """`beliefs`: the agent's beliefs with their evidence (the mirror's bank/opinions.md)."""
+    """`beliefs`: the agent's beliefs with their evidence: the mirror's bank/ folder (opinions,
+    world, experience, entity pages) is written when they are given."""
     memories = await store.memories(agent_id, live_only=True)
     relations = [
         Relation(r["subject"], r["predicate"], r["object"]) for r in await store.relations(agent_id)
@@ -191,4 +192,5 @@ async def mirror_files(
         exact=exact,
         entities=entities,
         beliefs=beliefs,
+        bank=beliefs is not None,
     )

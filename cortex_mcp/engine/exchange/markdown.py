@@ -245,6 +245,63 @@ def render_opinions(beliefs: list[dict[str, Any]], exported_at: str) -> str:
     return "\n".join(head + lines).rstrip("\n") + "\n"
 
 
+_SLUG_DROP = re.compile(r"[^\w]+", re.UNICODE)
+
+
+def slug(name: str) -> str:
+    """`Anna Lee` -> `anna-lee`, `张伟` -> `张伟`: a file name for an entity's page."""
+    return _SLUG_DROP.sub("-", name.casefold()).strip("-_") or "entity"
+
+
+def render_bank(
+    memories: list[Memory], entities: list[dict[str, Any]], exported_at: str
+) -> dict[str, str]:
+    """bank/world.md and bank/experience.md (live memories of those kinds, newest first) and
+    bank/entities/<slug>.md: each entity's page, aliases, current facts and history (its
+    superseded facts, with the time each held), every fact with its memory id."""
+    files: dict[str, str] = {}
+    for kind in ("world", "experience"):
+        members = [m for m in memories if m.kind is not None and m.kind.value == kind]
+        members.sort(key=lambda m: (m.occurred_at, m.id), reverse=True)
+        head = _frontmatter({"exported_at": exported_at, "memories": len(members)})
+        lines = [f"# {kind.capitalize()}", ""]
+        lines += [f"- {_day(m)} {_line(m.content)} (memory:{m.id})" for m in members]
+        files[f"bank/{kind}.md"] = "\n".join(head + lines).rstrip("\n") + "\n"
+    by_id = {m.id: m for m in memories}
+    taken: set[str] = set()
+    for entity in entities:
+        name = slug(entity["name"])
+        if name in taken:
+            name = f"{name}-{len(taken)}"
+        taken.add(name)
+        linked = [
+            by_id[link["memory_id"]] for link in entity["links"] if link["memory_id"] in by_id
+        ]
+        current = [m for m in linked if m.status.value != "superseded"]
+        history = [m for m in linked if m.status.value == "superseded"]
+        head = _frontmatter({"exported_at": exported_at, "kind": entity["kind"]})
+        lines = [f"# {_line(entity['name'])}", ""]
+        if entity.get("summary"):
+            lines += [_line(entity["summary"]), ""]
+        if entity["aliases"]:
+            lines += ["## Aliases", ""]
+            lines += [f"- {_line(a['alias'])} ({a['origin']})" for a in entity["aliases"]]
+            lines.append("")
+        lines += ["## Current facts", ""]
+        lines += [
+            f"- {_line(m.content)} (since {m.valid_from[:10]}; memory:{m.id})" for m in current
+        ]
+        if history:
+            lines += ["", "## History", ""]
+            lines += [
+                f"- {_line(m.content)} ({m.valid_from[:10]} to {(m.valid_to or '')[:10]};"
+                f" memory:{m.id})"
+                for m in sorted(history, key=lambda m: m.valid_from)
+            ]
+        files[f"bank/entities/{name}.md"] = "\n".join(head + lines).rstrip("\n") + "\n"
+    return files
+
+
 def render_mirrors(
     memories: list[Memory],
     relations: list[Relation],
@@ -254,6 +311,7 @@ def render_mirrors(
     exact: bool = False,
     entities: list[dict[str, Any]] | None = None,
     beliefs: list[dict[str, Any]] | None = None,
+    bank: bool = False,
 ) -> dict[str, str]:
     """Every mirror file for one agent's live memories: relative path -> text. `exact` for
     an export, which an import reads back losslessly (see `render_memory_md`)."""
@@ -285,6 +343,8 @@ def render_mirrors(
         files["memory/entities.md"] = render_entities(entities, exported_at)
     if beliefs:
         files["bank/opinions.md"] = render_opinions(beliefs, exported_at)
+    if bank:
+        files.update(render_bank(memories, entities or [], exported_at))
     return files
 
 
