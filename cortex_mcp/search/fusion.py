@@ -56,6 +56,22 @@ class Candidate:
     stage_scores: dict[str, float] = field(default_factory=dict, repr=False)
     memory: Memory | None = field(default=None, repr=False)
 
+    @property
+    def signals(self) -> float:
+        return self.layer_weight * self.recency * self.access * self.decay
+
+    def rescore(self) -> None:
+        """`final`: the fused relevance with what the stages added to it (a window, an entity,
+        a slot, a belief), times the signals and the memory's standing."""
+        lifted = (
+            self.fused
+            + self.time_boost
+            + self.entity_boost
+            + self.validity_boost
+            + self.belief_boost
+        )
+        self.final = lifted * self.signals * self.standing
+
 
 def _minmax(values: list[float]) -> list[float]:
     if not values:
@@ -155,7 +171,7 @@ def apply_signals(candidates: list[Candidate], settings: SearchSettings, now: da
         c.access = access_factor(memory, settings, now)
         if settings.temporal_decay:
             c.decay = math.exp(-math.log(2) * age_days / settings.half_life_days)
-        c.final = c.fused * c.layer_weight * c.recency * c.access * c.decay
+        c.rescore()
 
 
 def effective_layer(memory: Memory, now: datetime) -> str:

@@ -4,16 +4,17 @@ A question about what someone prefers, likes, wants or thinks ("what does Peter 
 "what do I like?", "张伟喜欢什么", "田中さんの好きなものは?") brings the beliefs of the holder it
 names in as candidates (engine/beliefs/keeper.py keeps them), whether or not they share a word
 with the question, and lifts each by `BELIEF_BOOST` times its confidence: the surest first.
-Any other question is untouched. The stage keeps every term of `final` the stages before it
-set (time, entity and validity boosts, the signals and the standing).
+Any other question is untouched. Its lift joins the other stages' in `Candidate.rescore`.
 """
 
 from __future__ import annotations
 
 import re
 
-from cortex_mcp.search.fusion import Candidate, apply_signals, fuse
+from cortex_mcp.search.fusion import apply_signals, fuse
+from cortex_mcp.search.stages.candidates import add_by_id
 from cortex_mcp.search.stages.state import SearchState
+from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.beliefs import BeliefStore
 from cortex_mcp.store.interfaces import MemoryStorage
 from cortex_mcp.tokenize import BELIEF_USER as USER
@@ -67,8 +68,9 @@ def holder_asked(query: str) -> str | None:
 class BeliefStage:
     name = "belief"
 
-    def __init__(self, memories: MemoryStorage, beliefs: BeliefStore) -> None:
+    def __init__(self, memories: MemoryStorage, index: VectorIndex, beliefs: BeliefStore) -> None:
         self.memories = memories
+        self.index = index
         self.beliefs = beliefs
 
     async def run(self, state: SearchState) -> None:
@@ -79,29 +81,12 @@ class BeliefStage:
         if not held:
             return
         lift = {b.memory_id: BELIEF_BOOST * b.confidence for b in held}
-        added = await self._add(state, set(lift))
+        added = await add_by_id(state, self.memories, self.index, set(lift))
         if added:
             fuse(state.candidates, state.settings, has_vector=state.query_vector is not None)
             apply_signals(state.candidates, state.settings, state.now)
         for c in state.candidates:
             c.belief_boost = lift.get(c.memory_id, 0.0)
-            signals = c.layer_weight * c.recency * c.access * c.decay
-            boosts = c.time_boost + c.entity_boost + c.validity_boost + c.belief_boost
-            c.final = (c.fused + boosts) * signals * c.standing
+            c.rescore()
         state.sort()
         state.facts["belief"] = {"holder": holder, "beliefs": len(held), "added": added}
-
-    async def _add(self, state: SearchState, ids: set[str]) -> int:
-        known = {c.memory_id for c in state.candidates}
-        fresh = [memory_id for memory_id in sorted(ids) if memory_id not in known]
-        if not fresh:
-            return 0
-        rows = await self.memories.get_many(fresh)
-        eligible = await self.memories.eligible(fresh, state.filters)
-        added = 0
-        for memory_id in fresh:
-            memory = rows.get(memory_id)
-            if memory is not None and memory_id in eligible:
-                state.candidates.append(Candidate(memory_id, memory=memory))
-                added += 1
-        return added

@@ -30,7 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from cortex_mcp.models import EntityMatch, LinkRole
-from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
+from cortex_mcp.search.fusion import Candidate, apply_signals, fuse
+from cortex_mcp.search.stages.candidates import read_live
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
@@ -142,7 +143,7 @@ class EntityStage:
         known = {c.memory_id for c in state.candidates}
         others = [m for m in boosts if m not in known]
         fresh = [Candidate(m) for m in await self._best_unmatched(state, others)]
-        live = await self._read(state, fresh)
+        live = await read_live(state, self.memories, self.index, fresh)
         state.candidates.extend(live)
         return len(live)
 
@@ -156,22 +157,6 @@ class EntityStage:
         ranked = sorted(ids, key=lambda i: -float(vectors[i] @ vector) if i in vectors else 1.0)
         return ranked[:UNMATCHED]
 
-    async def _read(self, state: SearchState, fresh: list[Candidate]) -> list[Candidate]:
-        if not fresh:
-            return []
-        rows = await self.memories.get_many([c.memory_id for c in fresh])
-        live = [c for c in fresh if rows.get(c.memory_id) is not None]
-        for c in live:
-            c.memory = rows[c.memory_id]
-        vector = state.query_vector
-        if live and vector is not None and state.providers.get("vector_backend") != "vec0":
-            ids = [c.memory_id for c in live]
-            vectors = await self.index.vectors_for(
-                ids, state.model_key, int(vector.shape[0]), refresh=False
-            )
-            fill_cosines(live, vectors, vector)
-        return live
-
     def _score(self, state: SearchState, boosts: dict[str, float], names: list[str]) -> None:
         """Fused again over every candidate, the boosts added; a memory no link ties to the
         entity that still says its name counts as a mention (linking may have missed it)."""
@@ -184,8 +169,7 @@ class EntityStage:
             c.entity_boost = boosts.get(c.memory_id, 0.0)
             if not c.entity_boost and any(n in c.memory.content.casefold() for n in said):
                 c.entity_boost = _lifts(state)[LinkRole.mentioned]
-            signals = c.layer_weight * c.recency * c.access * c.decay
-            c.final = (c.fused + c.time_boost + c.entity_boost) * signals
+            c.rescore()
         state.sort()
 
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from cortex_mcp.models import SearchFilters, from_iso, to_iso
-from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
+from cortex_mcp.search.fusion import Candidate, apply_signals, fuse
+from cortex_mcp.search.stages.candidates import read_live
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.stages.text_channel import TextChannel, TextHits
 from cortex_mcp.search.text import build_query
@@ -117,8 +118,7 @@ class TimeStage:
         for c in state.candidates:
             if c.memory is not None:
                 c.time_boost = reach.score(from_iso(c.memory.occurred_at))
-                signals = c.layer_weight * c.recency * c.access * c.decay
-                c.final = (c.fused + c.time_boost) * signals
+                c.rescore()
         state.sort()
         state.facts["time"] = _facts(window, reach, held=len(held), added=added)
 
@@ -152,26 +152,9 @@ class TimeStage:
         for memory_id in held:
             if memory_id not in known:
                 fresh.setdefault(memory_id, Candidate(memory_id))
-        live = await self._read(state, list(fresh.values()))
+        live = await read_live(state, self.memories, self.index, list(fresh.values()))
         state.candidates.extend(live)
         return len(live)
-
-    async def _read(self, state: SearchState, fresh: list[Candidate]) -> list[Candidate]:
-        """The candidates whose memory is live, with it, and their cosine when there is a
-        query vector (as the fuse stage fills it)."""
-        if not fresh:
-            return []
-        rows = await self.memories.get_many([c.memory_id for c in fresh])
-        live = [c for c in fresh if rows.get(c.memory_id) is not None]
-        for c in live:
-            c.memory = rows[c.memory_id]
-        vector = state.query_vector
-        if live and vector is not None and state.providers.get("vector_backend") != "vec0":
-            ids = [c.memory_id for c in live]
-            dim = int(vector.shape[0])
-            vectors = await self.index.vectors_for(ids, state.model_key, dim, refresh=False)
-            fill_cosines(live, vectors, vector)
-        return live
 
     async def _as_words(self, state: SearchState) -> None:
         """The text channel again with the whole query: the window's words count as words."""
@@ -189,7 +172,7 @@ class TimeStage:
                 fresh.append(Candidate(memory_id, text_rank=rank, bm25=bm25))
             else:
                 candidate.text_rank, candidate.bm25 = rank, bm25
-        state.candidates.extend(await self._read(state, fresh))
+        state.candidates.extend(await read_live(state, self.memories, self.index, fresh))
         state.candidates = [
             c for c in state.candidates if c.text_rank is not None or c.vector_rank is not None
         ]

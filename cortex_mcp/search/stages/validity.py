@@ -21,15 +21,17 @@ from __future__ import annotations
 from datetime import datetime
 
 from cortex_mcp.models import Memory, ValidityStatus, from_iso
-from cortex_mcp.search.fusion import Candidate, apply_signals, fuse
+from cortex_mcp.search.fusion import apply_signals, fuse
 from cortex_mcp.search.slot_questions import (
     SlotQuestion,
     asks_for_history,
     holders_meant,
     slot_question,
 )
+from cortex_mcp.search.stages.candidates import add_by_id
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.time_expressions import TimeWindow
+from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import MemoryStorage
 from cortex_mcp.store.validity import ValidityStore
 
@@ -40,8 +42,11 @@ SUPERSEDED_WEIGHT = 0.5
 class ValidityStage:
     name = "validity"
 
-    def __init__(self, memories: MemoryStorage, validity: ValidityStore) -> None:
+    def __init__(
+        self, memories: MemoryStorage, index: VectorIndex, validity: ValidityStore
+    ) -> None:
         self.memories = memories
+        self.index = index
         self.validity = validity
 
     async def run(self, state: SearchState) -> None:
@@ -54,7 +59,7 @@ class ValidityStage:
         superseded = any(_superseded(c.memory) for c in state.candidates)
         if not slot_ids and not superseded:
             return
-        added = await self._add(state, slot_ids)
+        added = await add_by_id(state, self.memories, self.index, slot_ids)
         if added:
             fuse(state.candidates, state.settings, has_vector=state.query_vector is not None)
             apply_signals(state.candidates, state.settings, state.now)
@@ -63,9 +68,7 @@ class ValidityStage:
                 continue
             c.validity_boost = _boost(c.memory, c.memory_id in slot_ids, history, window)
             c.standing = _standing(c.memory, history, window)
-            signals = c.layer_weight * c.recency * c.access * c.decay
-            boosts = c.time_boost + c.entity_boost + c.validity_boost
-            c.final = (c.fused + boosts) * signals * c.standing
+            c.rescore()
         state.sort()
         if history and slot_ids:
             _in_time_order(state, slot_ids)
@@ -82,21 +85,6 @@ class ValidityStage:
         known = await self.validity.holders_of(agent_id, question.slots)
         holders = holders_meant(question.holder, known)
         return set(await self.validity.slot_memories(agent_id, holders, question.slots))
-
-    async def _add(self, state: SearchState, ids: set[str]) -> int:
-        known = {c.memory_id for c in state.candidates}
-        fresh = [memory_id for memory_id in sorted(ids) if memory_id not in known]
-        if not fresh:
-            return 0
-        rows = await self.memories.get_many(fresh)
-        eligible = await self.memories.eligible(fresh, state.filters)
-        added = 0
-        for memory_id in fresh:
-            memory = rows.get(memory_id)
-            if memory is not None and memory_id in eligible:
-                state.candidates.append(Candidate(memory_id, memory=memory))
-                added += 1
-        return added
 
 
 def _superseded(memory: Memory | None) -> bool:
