@@ -78,18 +78,21 @@ def _owned_entity(conn: Connection, agent_id: str, entity_id: str, field_: str =
 def _link_in(
     conn: Connection, agent_id: str, memory_id: str, entity_id: str, role: LinkRole
 ) -> bool:
-    """Link a memory to an entity (the stronger role kept); True when the link is new."""
+    """Link a memory to an entity (the stronger role kept); True when the link is new. The
+    insert yields to a link another transaction made meanwhile (the background linker and a
+    verb on PostgreSQL), rather than failing on the key."""
+    inserted = conn.execute(
+        "INSERT INTO memory_entities (memory_id, entity_id, agent_id, role) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (memory_id, entity_id) DO NOTHING",
+        (memory_id, entity_id, agent_id, role.value),
+    ).rowcount
+    if inserted:
+        return True
     before = conn.execute(
         "SELECT role FROM memory_entities WHERE memory_id = ? AND entity_id = ?",
         (memory_id, entity_id),
     ).fetchone()
-    if before is None:
-        conn.execute(
-            "INSERT INTO memory_entities (memory_id, entity_id, agent_id, role) VALUES (?, ?, ?, ?)",
-            (memory_id, entity_id, agent_id, role.value),
-        )
-        return True
-    if ROLE_STRENGTH[role] > ROLE_STRENGTH[_ROLES[before[0]]]:
+    if before is not None and ROLE_STRENGTH[role] > ROLE_STRENGTH[_ROLES[before[0]]]:
         conn.execute(
             "UPDATE memory_entities SET role = ? WHERE memory_id = ? AND entity_id = ?",
             (role.value, memory_id, entity_id),
@@ -131,9 +134,11 @@ def recount_in(conn: Connection, entity_ids: Sequence[str]) -> None:
             conn.execute("UPDATE entities SET mention_count = 0 WHERE id = ?", (entity_id,))
 
 
-def drop_links_in(conn: Connection, memory_ids: Sequence[str]) -> None:
+def drop_links_in(conn: Connection, memory_ids: Sequence[str], *, erase: bool = False) -> None:
     """A memory forgotten or erased names nobody any more: its links and unresolved references
-    go, and the entities it named are counted again."""
+    go, and the entities it named are counted again. `erase` (a purge): an entity it named that
+    no live memory names any more goes too, with its aliases, since its name is the memory's
+    words (a later memory that names it again makes it anew)."""
     if not memory_ids:
         return
     marks = _marks(memory_ids)
@@ -143,7 +148,15 @@ def drop_links_in(conn: Connection, memory_ids: Sequence[str]) -> None:
     ).fetchall()
     conn.execute(f"DELETE FROM memory_entities WHERE memory_id IN ({marks})", list(memory_ids))
     conn.execute(f"DELETE FROM entity_unresolved WHERE memory_id IN ({marks})", list(memory_ids))
-    recount_in(conn, [str(row[0]) for row in rows])
+    named = [str(row[0]) for row in rows]
+    recount_in(conn, named)
+    if erase:
+        for entity_id in named:
+            conn.execute(
+                "DELETE FROM entities WHERE id = ? AND NOT EXISTS"
+                " (SELECT 1 FROM memory_entities WHERE entity_id = ?)",
+                (entity_id, entity_id),
+            )
 
 
 def _add_alias_in(

@@ -398,7 +398,7 @@ class MemoryStore(TextReads):
             seq, digest = row["seq"], row["content_hash"]
             conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (seq,))
             conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
-            drop_links_in(conn, [memory_id])
+            drop_links_in(conn, [memory_id], erase=True)
             conn.execute(  # content-free, but still the owner's entries
                 "UPDATE lifecycle_log SET details = json_object('agent_id', ?)"
                 " WHERE memory_ids LIKE ?",

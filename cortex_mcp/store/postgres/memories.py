@@ -106,7 +106,7 @@ class PgMemoryStore(MemoryStore):
             row = require_owned(conn, memory_id, agent_id)
             seq, digest = row["seq"], row["content_hash"]
             conn.execute("DELETE FROM relations WHERE source_memory_id = ?", (memory_id,))
-            drop_links_in(conn, [memory_id])
+            drop_links_in(conn, [memory_id], erase=True)
             conn.execute(
                 "UPDATE lifecycle_log SET details = json_build_object('agent_id', ?::text)::text"
                 " WHERE memory_ids LIKE ?",
