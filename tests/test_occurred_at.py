@@ -33,9 +33,11 @@ from cortex_mcp.service.requests import (
     build,
 )
 from cortex_mcp.store.connection import sqlite_module
+from cortex_mcp.store.schema import SCHEMA_VERSION
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
 from tests.helpers.http_helpers import authed_rest_client
+from tests.helpers.older_schema import postgres_back_to, sqlite_back_to
 
 pytestmark = pytest.mark.anyio
 
@@ -219,43 +221,20 @@ async def test_rows_written_before_the_migration_get_their_stored_time(
 
 def _undo_migration(backend: str, settings: Settings) -> None:
     """The store as the build before `occurred_at` left it: no column (nor a turn's
-    `said_at`), the version before."""
+    `said_at`, nor what later migrations add), the version before."""
     if backend == "sqlite":
         with contextlib.closing(sqlite_module().connect(settings.db_path)) as conn:
-            conn.execute("DROP TRIGGER trg_memories_occurred")
-            conn.execute("DROP INDEX idx_memories_agent_occurred")
-            conn.execute("DROP INDEX idx_memories_live_day")  # migration 14 reads the column
-            conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
-            conn.execute("ALTER TABLE turns DROP COLUMN said_at")
-            _undo_later_migrations(conn, "DROP TRIGGER trg_slots_deleted_memory")
+            sqlite_back_to(conn, SCHEMA_VERSION, 11)
             conn.execute("PRAGMA user_version = 11")
             conn.commit()
         return
     import psycopg
 
+    from cortex_mcp.store.postgres.schema import SCHEMA_VERSION as PG_SCHEMA_VERSION
+
     assert settings.database_url is not None
     with psycopg.connect(settings.database_url.get_secret_value(), autocommit=True) as conn:
-        conn.execute("DROP TRIGGER memories_occurred_default ON memories")
-        conn.execute("DROP FUNCTION cortex_occurred_default()")
-        conn.execute("ALTER TABLE memories DROP COLUMN occurred_at")
-        conn.execute("ALTER TABLE turns DROP COLUMN said_at")
-        for table in ("entity_log", "entity_unresolved", "memory_entities", "entity_aliases"):
-            conn.execute(f"DROP TABLE {table}")  # migration 12, run again with the rest
-        conn.execute("DROP TABLE entities")
-        _undo_later_migrations(conn)
-        conn.execute("DELETE FROM cortex_schema WHERE version >= 9")
-
-
-def _undo_later_migrations(conn: Any, *first: str) -> None:
-    """What the migrations after it add (validity, beliefs): they run again with the rest."""
-    for statement in first:
-        conn.execute(statement)
-    for table in ("belief_evidence", "belief_progress", "beliefs", "memory_slots"):
-        conn.execute(f"DROP TABLE {table}")
-    conn.execute("DROP TABLE validity_progress")
-    conn.execute("DROP INDEX idx_memories_agent_seq")
-    for column in ("valid_from", "valid_to", "status", "slot"):
-        conn.execute(f"ALTER TABLE memories DROP COLUMN {column}")
+        postgres_back_to(conn, PG_SCHEMA_VERSION, 8)
 
 
 # ---- request rules -----------------------------------------------------------------------

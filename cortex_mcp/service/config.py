@@ -16,7 +16,6 @@ from typing import Any
 
 from cortex_mcp.config_live import LiveSettings, plain, set_by_environment, shown
 from cortex_mcp.config_live import value_of as setting_value
-from cortex_mcp.engine.lifecycle.schedule import parse_cron
 from cortex_mcp.errors import ConfigError, CortexError, Forbidden, InvalidSetting
 from cortex_mcp.models import LOCAL, Caller
 from cortex_mcp.service.requests import SettingsChangeRequest
@@ -39,6 +38,10 @@ def _check_schedule(expression: str) -> None:
     """A cron's fields in range (the settings model checks only that there are five)."""
     if expression.strip().lower() in ("", "off"):
         return
+    # imported here: list and show open the reader, which holds this service, without the
+    # lifecycle engine (tests/test_cli_commands.py)
+    from cortex_mcp.engine.lifecycle.schedule import parse_cron
+
     try:
         parse_cron(expression)
     except ConfigError as exc:

@@ -8,6 +8,23 @@ from typing import Any
 
 # version -> the statements that undo it (SQLite)
 SQLITE_UNDO: dict[int, list[str]] = {
+    19: ["DROP TABLE IF EXISTS core_proposals", "DROP TABLE IF EXISTS reflect_runs"],
+    18: [],  # times moved into the range of valid moments: data only
+    17: [
+        "DROP TABLE IF EXISTS belief_evidence",
+        "DROP TABLE IF EXISTS belief_progress",
+        "DROP TABLE IF EXISTS beliefs",
+    ],
+    16: [
+        "DROP TRIGGER IF EXISTS trg_slots_deleted_memory",
+        "DROP TABLE IF EXISTS memory_slots",
+        "DROP TABLE IF EXISTS validity_progress",
+        "DROP INDEX IF EXISTS idx_memories_agent_seq",
+        "ALTER TABLE memories DROP COLUMN valid_from",
+        "ALTER TABLE memories DROP COLUMN valid_to",
+        "ALTER TABLE memories DROP COLUMN status",
+        "ALTER TABLE memories DROP COLUMN slot",
+    ],
     15: [
         "DROP TABLE IF EXISTS entity_log",
         "DROP TABLE IF EXISTS entity_unresolved",
@@ -26,6 +43,22 @@ SQLITE_UNDO: dict[int, list[str]] = {
 }
 
 POSTGRES_UNDO: dict[int, list[str]] = {
+    16: ["DROP TABLE IF EXISTS core_proposals", "DROP TABLE IF EXISTS reflect_runs"],
+    15: [],  # times moved into the range of valid moments: data only
+    14: [
+        "DROP TABLE IF EXISTS belief_evidence",
+        "DROP TABLE IF EXISTS belief_progress",
+        "DROP TABLE IF EXISTS beliefs",
+    ],
+    13: [
+        "DROP TABLE IF EXISTS memory_slots",
+        "DROP TABLE IF EXISTS validity_progress",
+        "DROP INDEX IF EXISTS idx_memories_agent_seq",
+        "ALTER TABLE memories DROP COLUMN valid_from",
+        "ALTER TABLE memories DROP COLUMN valid_to",
+        "ALTER TABLE memories DROP COLUMN status",
+        "ALTER TABLE memories DROP COLUMN slot",
+    ],
     12: [
         "DROP TABLE IF EXISTS entity_log",
         "DROP TABLE IF EXISTS entity_unresolved",
