@@ -83,7 +83,8 @@ async def test_the_reranker_orders_the_top_candidates_as_it_says(
     assert report["hits"][0]["rerank_score"] == 2.0  # "rotates" and "nightly"
     assert {hit["rerank_score"] for hit in report["hits"][1:]} == {0.0}
     assert report["facts"]["rerank"] == {"reranker": "http", "reranked": 4}
-    assert [s["name"] for s in report["stages"]].index("rerank") == 5
+    names = [s["name"] for s in report["stages"]]  # after every stage that scores, then MMR
+    assert names.index("rerank") == len(names) - 3 and names[-2:] == ["diversity", "budget"]
 
 
 @pytest.mark.parametrize("shape", ["results", "data", "tei"])
