@@ -44,3 +44,35 @@ async def test_two_processes_write_to_one_file_without_loss_or_corruption(tmp_pa
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
     finally:
         conn.close()
+
+
+def _open_and_close(path: str) -> str | None:
+    """Open the store in a fresh process (creating and migrating the file if first); the error, if any."""
+    import asyncio
+    import traceback
+
+    from cortex_mcp.store.database import Database
+
+    async def go() -> str | None:
+        db = Database(Path(path))
+        try:
+            await db.open()
+        except Exception as exc:
+            return "".join(traceback.format_exception(exc))[-2500:]
+        await db.close()
+        return None
+
+    return asyncio.run(go())
+
+
+def test_processes_that_create_one_new_file_at_the_same_moment_all_open_it(tmp_path: Path) -> None:
+    """Two servers started together on a new file: one switches it to WAL and migrates while the
+    other connects; the second waits instead of failing with 'database is locked' (CI saw it)."""
+    import multiprocessing
+
+    errors: list[str] = []
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        for round_ in range(12):
+            path = str(tmp_path / f"new-{round_}.db")
+            errors += [e for e in pool.map(_open_and_close, [path] * 4) if e]
+    assert errors == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -109,6 +110,30 @@ def _sql_query_key(text: str | None) -> str | None:
     return query_key(text) if text is not None else None
 
 
+def _apply_pragmas(conn: Any, pragmas: list[str], operational: type[Exception]) -> None:
+    """Run the pragmas, waiting while another process creates or converts the same file.
+
+    Switching a new file to WAL takes an exclusive lock, and SQLite answers a second process
+    that asks meanwhile with SQLITE_BUSY without calling its busy handler; so the wait is ours."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    for pragma in pragmas:
+        while True:
+            try:
+                conn.execute(f"PRAGMA {pragma}")
+                break
+            except operational as exc:
+                if not _is_busy(exc) or time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+
+
+def _is_busy(exc: Exception) -> bool:
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
 def open_connection(
     path: Path, *, allow_vec: bool = True, read_only: bool = False, uri: str | None = None
 ) -> tuple[aiosqlite.Connection, bool]:
@@ -140,8 +165,7 @@ def open_connection(
         conn.create_function("cortex_query_key", 1, _sql_query_key, deterministic=True)
         if sql_log.isEnabledFor(logging.DEBUG):  # statements run as one trip log nothing else
             conn.set_trace_callback(sql_log.debug)
-        for pragma in pragmas:
-            conn.execute(f"PRAGMA {pragma}")
+        _apply_pragmas(conn, pragmas, module.OperationalError)
         conn.row_factory = module.Row
         return conn
 

@@ -74,9 +74,12 @@ class Database(BaseHandle):
         warn_if_exposed(self.path, self.access)
         try:
             self._conn = await self._connect()
-            if not self.read_only:  # BEGIN IMMEDIATE waits for other processes itself
+            # The version check reads while another process may be creating the same file:
+            # it keeps the connection's busy timeout; afterwards BEGIN IMMEDIATE waits itself.
+            migrated = not self.read_only and await self._migrate()
+            if not self.read_only:
                 await self._conn.execute("PRAGMA busy_timeout = 0")
-            if not self.read_only and await self._migrate():
+            if migrated:
                 await self.checkpoint()  # a migration may have blanked text: no old copy
             for _ in range(_READERS):
                 self._readers.append(await self._connect())
