@@ -524,6 +524,7 @@ def _build_services(
             refresher=refresher,
             clock=clock,
             linker=engines.linker,
+            beliefs=stores.beliefs,
         ),
         relations=RelationService(
             settings=settings,

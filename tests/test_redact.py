@@ -124,3 +124,14 @@ def test_a_card_number_or_iban_next_to_a_uuid_is_still_redacted() -> None:
     assert uuid in redacted.text
     assert "4111" not in redacted.text and "DE89" not in redacted.text
     assert redacted.counts == {"card_number": 1, "iban": 1}
+
+
+def test_a_word_that_only_contains_cle_does_not_make_an_id_near_it_a_key() -> None:
+    # reflect's summaries quote their sources ("Marco cycles to work (memory <id>)"): the French
+    # "clé" inside "cycles", "uncle" or "vehicle" named the id beside it a secret
+    for text in (
+        "Marco cycles to work every day (memory 01a24d85-1034-7b1d-93d8-c8321038e09f)",
+        "My uncle sold the vehicle (memory 01a24d85-1077-7de8-aab1-581931a6c699)",
+    ):
+        assert redact(text).text == text
+    assert "[REDACTED:secret]" in redact("la clé est 8f3kQ9xZ2mP7vL4nR6tY").text

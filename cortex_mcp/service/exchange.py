@@ -8,6 +8,7 @@ from typing import Any
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine import validate
+from cortex_mcp.engine.beliefs.keeper import bank_beliefs
 from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.exchange.agents import destination
 from cortex_mcp.engine.exchange.exporters import (
@@ -25,6 +26,7 @@ from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.models import LOCAL, Caller, Clock, to_iso
 from cortex_mcp.service.effects import Refresher
 from cortex_mcp.service.requests import ExportRequest, ImportRequest
+from cortex_mcp.store.beliefs import BeliefStore
 from cortex_mcp.store.interfaces import ExportStorage
 
 _JSON = ExportRequest()
@@ -41,6 +43,7 @@ class ExchangeService:
     refresher: Refresher
     clock: Clock
     linker: EntityLinker
+    beliefs: BeliefStore  # the bank/ folder of a Markdown export shows them
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
 
     async def import_path(
@@ -126,7 +129,8 @@ class ExchangeService:
         agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
         target = output_path(out, folder=True, force=force)
         words = self.settings.mirrors.memory_md_words
-        written = await export_markdown(self.exports, target, agent, self._now(), words)
+        beliefs = await bank_beliefs(self.beliefs, agent, self.clock.now())
+        written = await export_markdown(self.exports, target, agent, self._now(), words, beliefs)
         return {"format": "markdown", "path": str(target), "files_written": written}
 
     async def export_sqlite(self, out: str, force: bool = False) -> dict[str, Any]:
@@ -143,7 +147,10 @@ class ExchangeService:
         if request.format == "markdown":
             own = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
             words = self.settings.mirrors.memory_md_words
-            files = await mirror_files(self.exports, own, self._now(), words, exact=True)
+            beliefs = await bank_beliefs(self.beliefs, own, self.clock.now())
+            files = await mirror_files(
+                self.exports, own, self._now(), words, exact=True, beliefs=beliefs
+            )
             return {"format": "markdown", "files": files}
         agent = validate.agent_scope(self.caller, agent_id, self.settings.agent_id)
         document = await export_document(self.exports, agent, self._now())

@@ -36,6 +36,7 @@ from cortex_mcp.models import (
     EntityKind,
     Layer,
     LinkRole,
+    ValidityStatus,
     new_id,
     to_iso,
 )
@@ -181,6 +182,19 @@ class Admission:
             ),
             "shared": rule.flag(data, "shared"),
             "occurred_at": occurred,
+            **self._validity(data, rule),
+        }
+
+    def _validity(self, data: dict[str, Any], rule: _Rules) -> dict[str, Any]:
+        """While the fact held (an export's or a bank/ page's `valid_from`, `valid_to`) and its
+        status; absent, the fact is current from its own time and the rules settle it again."""
+        status = (
+            "current" if data.get("status") is None else rule.member(data, "status", ValidityStatus)
+        )
+        return {
+            "valid_from": rule.time(data, "valid_from", LATEST_OCCURRED, earliest=EARLIEST_MOMENT),
+            "valid_to": rule.time(data, "valid_to", LATEST_OCCURRED, earliest=EARLIEST_MOMENT),
+            "status": status,
         }
 
     def _times(self, data: dict[str, Any], rule: _Rules) -> tuple[str, str]:
@@ -361,6 +375,7 @@ _MEMBERS: dict[type, frozenset[str]] = {
     EntityKind: frozenset(m.value for m in EntityKind),
     AliasOrigin: frozenset(m.value for m in AliasOrigin),
     LinkRole: frozenset(m.value for m in LinkRole),
+    ValidityStatus: frozenset(m.value for m in ValidityStatus),
 }
 
 

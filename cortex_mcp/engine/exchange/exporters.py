@@ -160,10 +160,17 @@ class _JsonWriter:
 
 
 async def export_markdown(
-    store: ExportStorage, out: Path, agent_id: str, exported_at: str, word_budget: int
+    store: ExportStorage,
+    out: Path,
+    agent_id: str,
+    exported_at: str,
+    word_budget: int,
+    beliefs: list[dict[str, Any]],
 ) -> int:
     os.makedirs(out, exist_ok=True)
-    files = await mirror_files(store, agent_id, exported_at, word_budget, exact=True)
+    files = await mirror_files(
+        store, agent_id, exported_at, word_budget, exact=True, beliefs=beliefs
+    )
     written, _ = sync_folder(out, files)
     return written
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
+from cortex_mcp.engine.exchange.bank import read_entity_page, read_nothing
 from cortex_mcp.engine.exchange.common import (
     BadLine,
     Item,
@@ -416,4 +417,7 @@ _READERS: dict[str, Callable[[Source, datetime], Iterator[Item]]] = {
     "relations_md": _read_relations_md,
     "entities_md": _read_entities_md,
     "jsonl": read_memory_jsonl,
+    "bank_facts": read_nothing,
+    "bank_opinions": read_nothing,
+    "bank_entity": read_entity_page,
 }

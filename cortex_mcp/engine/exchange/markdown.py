@@ -253,16 +253,35 @@ def slug(name: str) -> str:
     return _SLUG_DROP.sub("-", name.casefold()).strip("-_") or "entity"
 
 
+def _said(alias: dict[str, Any]) -> str:
+    """`(rule, said by Tom)`: where an alias came from and whose words it is."""
+    said = f", said by {_line(alias['speaker'])}" if alias.get("speaker") else ""
+    return f"({alias['origin']}{said})"
+
+
+def _source(memory: Memory, roles: dict[str, str]) -> str:
+    """`memory:<id>`, and the link's role when the memory is not about the entity itself."""
+    role = roles.get(memory.id, "subject")
+    return f"memory:{memory.id}" if role == "subject" else f"memory:{memory.id}; {role}"
+
+
+def _by_day(memory: Memory) -> tuple[str, str]:
+    """The order a bank file lists memories in: by the day it shows, then the id (the same
+    order again after an import, which keeps days and ids but not the hour)."""
+    return (_day(memory), memory.id)
+
+
 def render_bank(
     memories: list[Memory], entities: list[dict[str, Any]], exported_at: str
 ) -> dict[str, str]:
     """bank/world.md and bank/experience.md (live memories of those kinds, newest first) and
     bank/entities/<slug>.md: each entity's page, aliases, current facts and history (its
-    superseded facts, with the time each held), every fact with its memory id."""
+    superseded facts, with the time each held), every fact with its memory id. An import reads
+    the folder back (`engine/exchange/bank.py`)."""
     files: dict[str, str] = {}
     for kind in ("world", "experience"):
         members = [m for m in memories if m.kind is not None and m.kind.value == kind]
-        members.sort(key=lambda m: (m.occurred_at, m.id), reverse=True)
+        members.sort(key=_by_day, reverse=True)
         head = _frontmatter({"exported_at": exported_at, "memories": len(members)})
         lines = [f"# {kind.capitalize()}", ""]
         lines += [f"- {_day(m)} {_line(m.content)} (memory:{m.id})" for m in members]
@@ -274,9 +293,8 @@ def render_bank(
         if name in taken:
             name = f"{name}-{len(taken)}"
         taken.add(name)
-        linked = [
-            by_id[link["memory_id"]] for link in entity["links"] if link["memory_id"] in by_id
-        ]
+        roles = {link["memory_id"]: link["role"] for link in entity["links"]}
+        linked = [by_id[memory_id] for memory_id in roles if memory_id in by_id]
         current = [m for m in linked if m.status.value != "superseded"]
         history = [m for m in linked if m.status.value == "superseded"]
         head = _frontmatter({"exported_at": exported_at, "kind": entity["kind"]})
@@ -285,18 +303,20 @@ def render_bank(
             lines += [_line(entity["summary"]), ""]
         if entity["aliases"]:
             lines += ["## Aliases", ""]
-            lines += [f"- {_line(a['alias'])} ({a['origin']})" for a in entity["aliases"]]
+            aliases = sorted(entity["aliases"], key=lambda a: (a["alias"], a.get("speaker") or ""))
+            lines += [f"- {_line(a['alias'])} {_said(a)}" for a in aliases]
             lines.append("")
         lines += ["## Current facts", ""]
         lines += [
-            f"- {_line(m.content)} (since {m.valid_from[:10]}; memory:{m.id})" for m in current
+            f"- {_line(m.content)} (since {m.valid_from[:10]}; {_source(m, roles)})"
+            for m in sorted(current, key=lambda m: (m.valid_from[:10], m.id))
         ]
         if history:
             lines += ["", "## History", ""]
             lines += [
                 f"- {_line(m.content)} ({m.valid_from[:10]} to {(m.valid_to or '')[:10]};"
-                f" memory:{m.id})"
-                for m in sorted(history, key=lambda m: m.valid_from)
+                f" {_source(m, roles)})"
+                for m in sorted(history, key=lambda m: (m.valid_from[:10], m.id))
             ]
         files[f"bank/entities/{name}.md"] = "\n".join(head + lines).rstrip("\n") + "\n"
     return files

@@ -23,6 +23,7 @@ import numpy as np
 from cortex_mcp.engine.entities.linker import EntityLinker, Written, speaker_named
 from cortex_mcp.engine.exchange.admit import Admission, BadItem, Renames, id_key, is_uuid
 from cortex_mcp.engine.exchange.agents import Destination
+from cortex_mcp.engine.exchange.bank import BankIndex
 from cortex_mcp.engine.exchange.common import BadLine, Item
 from cortex_mcp.engine.exchange.importers import read_items
 from cortex_mcp.engine.exchange.sources import NOTHING, Source
@@ -91,18 +92,26 @@ class _Problem(Exception):
 
 async def run_import(job: ImportJob) -> ImportReport:
     renames = Renames()
-    total, named, entities = await _check(job, renames)
+    try:
+        bank = BankIndex.read(job.sources)
+    except BadLine as exc:
+        raise InvalidInput(exc.message, field="content") from None
+    total, named, entities = await _check(job, renames, bank)
     async with job.store.roomy_cache():
-        report = await _write(job, renames, total, named, link=not entities)
+        report = await _write(job, renames, total, named, bank, link=not entities)
     report.from_agents = named
     if job.destination.mode == "merge":
         report.merged_into = job.destination.into
     return report
 
 
-def _items(source: Source, now: datetime) -> Iterator[Item]:
+def _items(source: Source, now: datetime, bank: BankIndex | None) -> Iterator[Item]:
+    """The source's items; a memory the bank/ folder lists takes what the bank says of it."""
     try:
-        yield from read_items(source, now)
+        for item in read_items(source, now):
+            if bank is not None and item.kind == "memory":
+                bank.fill(item.data)
+            yield item
     except BadLine as exc:
         where = f"{source.name}:{exc.line}" if exc.line else source.name
         raise _Problem(f"{where}: {exc.message}", "content") from None
@@ -126,7 +135,9 @@ def _admit(admission: Admission, item: Item) -> Any:
 # ---- pass 1: check everything, write nothing ----------------------------------------------
 
 
-async def _check(job: ImportJob, renames: Renames) -> tuple[int, list[str], bool]:
+async def _check(
+    job: ImportJob, renames: Renames, bank: BankIndex | None
+) -> tuple[int, list[str], bool]:
     """How many items there are, the agents they name (sorted), and whether they carry an
     export's entities with their links (then the rules do not link the import again)."""
     admission = Admission(job.destination, job.now, job.max_content_chars, renames, checking=True)
@@ -136,7 +147,7 @@ async def _check(job: ImportJob, renames: Renames) -> tuple[int, list[str], bool
     count, entities = 0, False
     try:
         for source in job.sources:
-            for item in _items(source, job.now):
+            for item in _items(source, job.now, bank):
                 admitted = _admit(admission, item)
                 count += 1
                 entities = entities or (item.kind == "entity" and bool(item.data.get("links")))
@@ -230,7 +241,13 @@ class _Batch:
 
 
 async def _write(
-    job: ImportJob, renames: Renames, total: int, named: list[str], *, link: bool
+    job: ImportJob,
+    renames: Renames,
+    total: int,
+    named: list[str],
+    bank: BankIndex | None,
+    *,
+    link: bool,
 ) -> ImportReport:
     """Read, check, redact and write again; a batch is written on the database's thread while
     the next one is prepared (SQLite does not hold the GIL while it works)."""
@@ -243,7 +260,7 @@ async def _write(
     try:
         for source in job.sources:
             writer.report.files.append(source.name)
-            for count, item in enumerate(_items(source, job.now), start=1):
+            for count, item in enumerate(_items(source, job.now, bank), start=1):
                 await _add(batch, _admit(admission, item), item, cleaner)
                 if len(batch) >= BATCH:
                     await writer.send(batch)

@@ -30,6 +30,9 @@ _RANK = {
     "relations_md": 5,
     "jsonl": 6,
     "json": 7,
+    "bank_facts": 8,  # bank/: read by BankIndex before the passes; no items of their own
+    "bank_opinions": 8,
+    "bank_entity": 9,  # last: its links name memories the files above wrote
 }
 NOTHING = (
     "nothing to import: expected MEMORY.md, USER.md, memory/YYYY-MM-DD.md notes, an exported"
@@ -64,6 +67,10 @@ def kind_of(relative: PurePosixPath) -> str | None:
         return "json"
     if suffix != ".md":
         return None
+    if parent == "bank":
+        return "bank_opinions" if name == "opinions.md" else "bank_facts"
+    if parent == "entities" and relative.parent.parent.name == "bank":
+        return "bank_entity"
     if parent == "working" and DAILY_NOTE.match(name):
         return "working"
     if parent == "archive" and MONTH_NOTE.match(name):
@@ -111,6 +118,11 @@ def find_sources(path: Path) -> list[Source]:
     if (notes / "entities.md").is_file():
         found.append(("entities_md", notes / "entities.md"))
     found += [("jsonl", f) for f in sorted(path.glob("*.jsonl"))]
+    bank = path / "bank"
+    for name in ("world.md", "experience.md", "opinions.md"):
+        if (bank / name).is_file():
+            found.append((kind_of(PurePosixPath("bank", name)) or "bank_facts", bank / name))
+    found += [("bank_entity", f) for f in sorted(bank.glob("entities/*.md"))]
     found.sort(key=lambda pair: _RANK[pair[0]])
     return [_file_source(file, kind) for kind, file in found]
 

@@ -14,7 +14,7 @@ _STRONG = (
     r"access[\s_\-]?keys?|private[\s_\-]?keys?|client[\s_\-]?secret|auth(?:orization)?|"
     r"license\s+key|signing\s+key|session\s+(?:id|cookie)|cookie|"
     r"密钥|秘钥|密鑰|令牌|秘密|口令|密码|密碼|凭证|憑證|トークン|シークレット|アクセスキー|APIキー|秘密鍵|認証|"
-    r"secretid|secretkey|access\s?key|clave|llave|schl[üu]ssel|cl[ée]|chave|chiave|jeton|geheimnis|"
+    r"secretid|secretkey|access\s?key|clave|llave|schl[üu]ssel|\bcl[ée]\b|chave|chiave|jeton|geheimnis|"
     r"segreto|secreto|segredo|sleutel|ключ|токен|секрет|비밀|시크릿|토큰|인증키"
 )
 _CHARS = r"A-Za-z0-9+/=_\-.~"
