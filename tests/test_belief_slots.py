@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cortex_mcp.engine.beliefs.slots import SELF, SlotFact, find_slot_facts
+from cortex_mcp.search.slot_questions import slot_question
 
 STATED = [
     # English
@@ -29,12 +30,30 @@ STATED = [
     ("我现在住在北京。", (SELF, "residence", "北京")),
     ("我表弟在腾讯工作。", ("我表弟", "workplace", "腾讯")),
     ("张伟今年32岁。", ("张伟", "age", "32")),
-    ("构建时间从12分钟降到了4分钟", ("构建时间", "metric", "4分钟")),
+    ("构建时间从12分钟降到了4分钟", ("构建", "metric", "4分钟")),
+    ("每晚的构建需要20分钟", ("构建", "metric", "20分钟")),  # what is measured, said alike
+    ("页面加载需要8秒", ("页面加载", "metric", "8秒")),
     # Japanese
     ("私は大阪に引っ越しました。", (SELF, "residence", "大阪")),
     ("田中さんは東京に住んでいます。", ("田中", "residence", "東京")),
     ("私はソニーに転職しました。", (SELF, "workplace", "ソニー")),
     ("娘は8歳になりました。", ("娘", "age", "8")),
+    ("ビルドは20分かかります", ("ビルド", "metric", "20分")),
+    ("ビルド時間は20分から5分に短縮されました", ("ビルド", "metric", "5分")),
+    # a job that ended, a business of one's own (how LoCoMo's speakers say a job changed)
+    (
+        "Lost my job as a banker yesterday, so I'm gonna start over",
+        (SELF, "role", "no longer: banker"),
+    ),
+    (
+        "Unfortunately, I also lost my job at Door Dash this month.",
+        (SELF, "workplace", "no longer: Door Dash"),
+    ),
+    (
+        "I opened an online clothing store and it's been great!",
+        (SELF, "workplace", "clothing store"),
+    ),
+    ("It gave me the push to finally start my dream business", (SELF, "role", "business")),
 ]
 
 NOT_SLOTS = [
@@ -46,6 +65,8 @@ NOT_SLOTS = [
     "The build takes forever.",  # no figure
     "我买了一张桌子。",
     "今日は東京に行った。",  # a visit, not a move
+    "I'm gonna take a shot at starting my own business.",  # an intention
+    "I lost my keys at the station.",
 ]
 
 
@@ -71,3 +92,20 @@ def test_a_restated_value_is_the_same_value_across_width_and_case():
     first = SlotFact(SELF, "residence", "Milan")
     assert first.same_value(SlotFact(SELF, "residence", "MILAN"))
     assert first.same_value(SlotFact(SELF, "residence", "Ｍｉｌａｎ"))
+
+
+@pytest.mark.parametrize(
+    ("question", "slot", "holder", "history"),
+    [
+        ("What is Sara's role now?", "role", "sara", False),  # Sara's slot, not "sara's"
+        ("Where did Omar use to work?", "workplace", "omar", True),
+        ("What does Gina do for work now?", "workplace", "gina", False),
+        ("页面加载现在需要多久？", "metric", None, False),
+    ],
+)
+def test_a_question_names_the_slot_whose_holder_and_whether_it_asks_the_history(
+    question: str, slot: str, holder: str | None, history: bool
+) -> None:
+    asked = slot_question(question)
+    assert asked is not None and slot in asked.slots
+    assert (asked.holder, asked.history) == (holder, history)

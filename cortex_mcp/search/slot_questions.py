@@ -26,7 +26,7 @@ _SLOT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (slot, re.compile(pattern, re.IGNORECASE))
     for slot, pattern in (
         ("residence", r"\bwhere\b.{0,40}\b(?:live|lives|living|lived|reside|moved?|based|home)\b|\b(?:address|hometown)\b|住在?哪|住哪|搬到哪|搬去哪|どこに住|どこへ引っ越|どこに引っ越|住まい"),
-        ("workplace", r"\bwhere\b.{0,40}\b(?:work|works|working|worked|employed|job)\b|\bwho\b.{0,30}\bwork(?:s|ed)? for\b|\bemployer\b|\bcompany\b|在哪.{0,4}(?:工作|上班)|哪家公司|どこで働|勤め先|会社"),
+        ("workplace", r"\bwhere\b.{0,40}\b(?:work|works|working|worked|employed|job)\b|\bwho\b.{0,30}\bwork(?:s|ed)? for\b|\bdo for (?:work|a living)\b|\bemployer\b|\bcompany\b|在哪.{0,4}(?:工作|上班)|哪家公司|どこで働|勤め先|会社"),
         ("role", r"\b(?:job|role|title|position|occupation)\b|\bwhat does\b.{0,30}\bdo\b(?: for (?:a )?living)?|职位|职务|做什么工作|什么工作|仕事は|役職"),
         ("age", r"\bhow old\b|\bage\b|几岁|多大|年龄|何歳|いくつ|年齢"),
         ("email", r"\be-?mail\b|邮箱|メール"),
@@ -37,7 +37,7 @@ _SLOT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )  # fmt: skip
 
 _HISTORY = re.compile(
-    r"\b(?:before|used to|previously|formerly|earlier|prior|history|originally|any more|anymore)\b"
+    r"\b(?:before|used to|use to|previously|formerly|earlier|prior|history|originally|any more|anymore)\b"
     r"|以前|之前|原来|原先|过去|曾经|前は|以前は|昔|かつて|元々|もともと",
     re.IGNORECASE,
 )
@@ -78,6 +78,7 @@ def _holder_in(query: str) -> str | None:
     match = _EN_HOLDER.search(query)
     if match is not None:
         name = match.group("name") or match.group("poss") or match.group("my")
+        name = re.sub(r"'s$", "", name or "")  # "what is Sara's role": Sara's slot
         if name and name not in {"I", "It", "The", "This", "That", "There", "You", "We"}:
             return holder_key(name)
     if _SELF_Q.search(query):

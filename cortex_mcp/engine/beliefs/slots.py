@@ -52,6 +52,19 @@ _EN_UNIT = (
 )
 _EN_PLACE = r"(?P<value>[A-Z][\w'.-]*(?:(?:,? | of | de )[A-Z][\w'.-]*){0,3})"
 _EN_ORG = r"(?P<value>(?:the )?[A-Z][\w&'.-]*(?: (?:[A-Z][\w&'.-]*|of|&|and))*[\w.]?)"
+# a job that ended ("lost my job as a banker", "quit my job at Door Dash"): the slot's value
+# becomes "no longer: <what it was>", which the next job replaces in turn
+_EN_ENDED = r"\b(?P<ended>[Ll]ost|[Qq]uit|[Ll]eft)\s+(?P<holder>my)\s+job\s+"
+# a business of one's own, opened or finally started ("I opened an online clothing store",
+# "finally start my dream business"): where they work and what they do now; an intention
+# ("gonna take a shot at starting my own business") is not one
+_EN_VENTURE = (
+    r"(?:own\s+|dream\s+|new\s+|online\s+|little\s+|small\s+)*(?P<value>(?:[a-z]+\s+){0,2}?"
+    r"(?:business|store|shop|studio|company|startup|restaurant|bakery|cafe|café|clinic|"
+    r"practice|agency|firm|brand|label))\b"
+)
+_EN_OPENED = r"\s+(?:opened|started|launched|founded|set up)\s+(?:an?|my|his|her|their)\s+"
+_EN_OPENED_MY = r"\b(?:finally (?:start|open|launch)|opened|launched|founded)\s+(?P<holder>my)\s+"
 
 _ENGLISH: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (slot, re.compile(pattern))
@@ -77,6 +90,16 @@ _ENGLISH: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"got (?:a|the) job at|took a job at|was hired by|got hired (?:at|by)|"
             r"(?:has|have|'ve) joined) " + _EN_ORG,
         ),
+        (
+            "role",
+            _EN_ENDED + r"as\s+(?:an?\s+)?(?P<value>[a-z]+"
+            r"(?: (?!yesterday|today|now|last|this|at|in|for|and|but|so)[a-z]+)?)\b",
+        ),
+        ("workplace", _EN_ENDED + r"(?:at|with)\s+" + _EN_ORG),
+        ("workplace", _EN_HOLDER + _EN_ADVERB + _EN_OPENED + _EN_VENTURE),
+        ("role", _EN_HOLDER + _EN_ADVERB + _EN_OPENED + _EN_VENTURE),
+        ("workplace", _EN_OPENED_MY + _EN_VENTURE),
+        ("role", _EN_OPENED_MY + _EN_VENTURE),
         (
             "role",
             _EN_HOLDER + _EN_ADVERB + r"\s+(?:was promoted to|got promoted to|became|"
@@ -137,6 +160,7 @@ _CHINESE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("role", _ZH_HOLDER + _ZH_ADVERB + r"(?:升职为|升为|当上了?|成为了?|晋升为)" + _ZH_VALUE + _ZH_END),
         ("relationship", _ZH_HOLDER + _ZH_ADVERB + r"(?P<value>结婚|订婚|离婚|分手|单身)"),
         ("age", _ZH_HOLDER + r"(?:今年|已经|现在|刚满|满)*(?P<value>\d{1,3}|[一二三四五六七八九十两]{1,3})(?:岁|周岁)"),
+        ("metric", r"(?P<holder>[\u4e00-\u9fffA-Za-z]{2,10}?)(?:现在|目前)?(?:需要|要花|耗时|用时)(?P<value>[\d.]+\s?(?:毫秒|秒钟?|分钟|小时|天|ms|s))(?=[，。,！]|$)"),
         ("metric", r"(?P<holder>[\u4e00-\u9fffA-Za-z]{2,10}?)从[\d.]+\S{0,3}?(?:降到了?|减少到了?|缩短到了?|提高到了?|增加到了?|涨到了?|变成了?)(?P<value>[\d.]+\S{0,3}?)(?=[，。,！]|$)"),
         ("email", r"(?P<holder>我|[\u4e00-\u9fff]{2,3}?)的?(?:新)?邮箱(?:地址)?(?:是|改成了?|换成了?|：|:)\s*(?P<value>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"),
         ("phone", r"(?P<holder>我|[\u4e00-\u9fff]{2,3}?)的?(?:新)?(?:手机号码?|电话号码?|手机|电话)(?:是|改成了?|换成了?|：|:)\s*(?P<value>\+?\d[\d -]{5,}\d)"),
@@ -158,6 +182,7 @@ _JAPANESE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("role", _JA_HOLDER + _JA_ADVERB + _JA_VALUE + r"に(?:昇進|昇格|就任)"),
         ("relationship", _JA_HOLDER + _JA_ADVERB + r"(?P<value>結婚|婚約|離婚)(?:し|する)"),
         ("age", _JA_HOLDER + _JA_ADVERB + r"(?P<value>\d{1,3}|[一二三四五六七八九十]{1,3})歳(?:に|です|だ|で|。|$)"),
+        ("metric", r"(?P<holder>[\u4e00-\u9fff\u30a0-\u30ffA-Za-z]{2,10}?)(?:は|が)(?:今|現在)?(?:約)?(?P<value>[\d.]+\s?(?:ミリ秒|秒|分|時間|日))(?:ほど|くらい|ぐらい)?(?:かかり|かかる|かかって)"),
         ("metric", r"(?P<holder>[\u4e00-\u9fff\u30a0-\u30ffA-Za-z]{2,10}?)(?:は|が)[\d.]+\S{0,3}?から(?P<value>[\d.]+\S{0,3}?)(?:に|へ|まで)(?:短縮|減|増|改善|向上|下が|上が)"),
         ("email", r"(?P<holder>私|[\u4e00-\u9fff\u30a0-\u30ff]{1,6}(?:さん)?)の?(?:新しい)?メール(?:アドレス)?(?:は|が|を)\s*(?P<value>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"),
         ("phone", r"(?P<holder>私|[\u4e00-\u9fff\u30a0-\u30ff]{1,6}(?:さん)?)の?(?:新しい)?(?:電話番号|携帯番号|携帯)(?:は|が|を)\s*(?P<value>\+?\d[\d -]{5,}\d)"),
@@ -190,6 +215,16 @@ def find_slot_facts(text: str, *, speaker: str | None = None) -> list[SlotFact]:
     return list(found.values())
 
 
+_MEASURE_WORD = re.compile(r"(?:\s+time|的?(?:时间|耗时|用时)|の?時間)$")
+
+
+def _measured(holder: str) -> str:
+    """What a metric measures, as two statements of it name it alike: "the page load time" and
+    "the page load", "每晚的构建" and "构建时间" (the noun after the last 的)."""
+    holder = _MEASURE_WORD.sub("", holder) or holder
+    return holder.rsplit("的", 1)[-1] or holder
+
+
 def _tables_for(text: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     if not _CJK.search(text):
         return _ENGLISH
@@ -201,6 +236,10 @@ def _fact(slot: str, match: re.Match[str]) -> SlotFact | None:
     value = match.group("value").strip(" ,.;:!?，。、")
     if not value or holder in _NOT_HOLDERS:
         return None
+    if match.groupdict().get("ended"):
+        value = f"no longer: {value}"
+    if slot == "metric":
+        holder = _measured(holder)
     holder = _HONORIFIC.sub("", holder) or holder
     if holder_key(holder) == holder_key(SELF):
         holder = SELF
