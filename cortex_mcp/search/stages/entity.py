@@ -13,7 +13,8 @@ name ("I took up climbing", said by the friend everyone calls Maya): every link 
 memory as much as a new one, and the best few linked memories the channels did not bring (by
 cosine when there is a query vector) become candidates too. (Searching the question again
 without its names found nothing more on LoCoMo's tuning conversations and cost a third
-database read.)
+database read.) The names, links and memories read are kept until the store changes
+(`entity_cache.py`): a question about someone already asked about reads nothing.
 
 A question that asks for several things about the entity ("what are X's hobbies", "names of X's
 pets", "what activities has X done", "X有哪些爱好") spreads its first places over the days the
@@ -29,9 +30,11 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from cortex_mcp.models import EntityMatch, LinkRole
 from cortex_mcp.search.fusion import Candidate, apply_signals, fuse
-from cortex_mcp.search.stages.candidates import read_live
+from cortex_mcp.search.stages.entity_cache import AgentView, EntityCache, Links
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
@@ -101,6 +104,7 @@ class EntityStage:
         index: VectorIndex,
     ) -> None:
         self.entities = entities
+        self.cache = EntityCache(entities)
         self.names_of = names_of
         self.memories = memories
         self.index = index
@@ -115,62 +119,118 @@ class EntityStage:
         keys = {normalize_name(name): name for name in names}
         for gram in _cjk_grams(state.text):  # a known name the rules cannot see: 丽丽, 豆豆
             keys.setdefault(normalize_name(gram), gram)
+        view = await self.cache.view(agent)
         if keys:
-            _resolve(await self.entities.find_entities(agent, list(keys)), keys, understood)
+            _resolve(await view.matches(list(keys)), keys, understood)
             understood.names = list(dict.fromkeys([*names, *understood.found]))
         if not understood.entities:
             state.facts["entity"] = understood.facts(0, 0)
             return
-        linked = await self.entities.linked_memories(agent, list(understood.entities), LINKED)
-        boosts: dict[str, float] = defaultdict(float)
-        lifts = _lifts(state)
-        for memory_id, entity_id, role in linked:
-            lift = lifts[role] if entity_id not in state.entities else PAGE_BOOST
-            boosts[memory_id] = max(boosts[memory_id], lift)
-            state.entity_links.setdefault(entity_id, set()).add(memory_id)
+        links = await view.links(list(understood.entities), LINKED)
+        for entity_id, found in links.items():
+            state.entity_links.setdefault(entity_id, set()).update(found.roles)
+        lift = _Lift(links, view.ordered(links), _lifts(state), state.entities)
         said = [*names, *understood.entities.values()]
-        added = await self._add(state, boosts)
-        self._score(state, boosts, said)
+        added = await self._add(state, view, lift)
+        self._score(state, lift, said, fused_again=added > 0)
         if understood.several:
             state.candidates = _spread(state.candidates, state.limit)
-        state.facts["entity"] = understood.facts(len(boosts), added)
+        state.facts["entity"] = understood.facts(lift.linked(), added)
 
-    async def _add(self, state: SearchState, boosts: dict[str, float]) -> int:
+    async def _add(self, state: SearchState, view: AgentView, lift: _Lift) -> int:
         """The linked memories the channels did not bring, the `UNMATCHED` best of them (by
         cosine when there is a query vector, else speakers and subjects first, newest first):
         a fact about someone seldom repeats their name or the question's words. How many were
         added."""
         known = {c.memory_id for c in state.candidates}
-        others = [m for m in boosts if m not in known]
-        fresh = [Candidate(m) for m in await self._best_unmatched(state, others)]
-        live = await read_live(state, self.memories, self.index, fresh)
-        state.candidates.extend(live)
+        vector = state.query_vector
+        if vector is None:
+            picked: dict[str, float | None] = {}
+            for memory_id in lift.ordered:
+                if memory_id not in known and len(picked) < UNMATCHED * 2:
+                    picked[memory_id] = None
+        else:
+            picked = await self._nearest(state, view, lift, vector, known)
+        read = await view.read(list(picked)[: UNMATCHED * 2], self.memories)
+        live = [m for m in picked if m in read][:UNMATCHED]
+        for memory_id in live:
+            state.candidates.append(
+                Candidate(memory_id, cosine=picked[memory_id], memory=read[memory_id])
+            )
         return len(live)
 
-    async def _best_unmatched(self, state: SearchState, ids: list[str]) -> list[str]:
-        vector = state.query_vector
-        if len(ids) <= UNMATCHED or vector is None:
-            return ids[:UNMATCHED]
-        vectors = await self.index.vectors_for(
-            ids, state.model_key, int(vector.shape[0]), refresh=False
-        )
-        ranked = sorted(ids, key=lambda i: -float(vectors[i] @ vector) if i in vectors else 1.0)
-        return ranked[:UNMATCHED]
+    async def _nearest(
+        self,
+        state: SearchState,
+        view: AgentView,
+        lift: _Lift,
+        vector: np.ndarray,
+        known: set[str],
+    ) -> dict[str, float | None]:
+        """The linked memories not among `known`, the nearest to the query first (those
+        without a vector last), each with its cosine."""
+        ids = lift.ordered
+        vectors = await view.vectors_of(ids, state.model_key, int(vector.shape[0]), self.index)
+        cosines = vectors.matrix @ vector if vectors.ids else np.zeros(0, np.float32)
+        nearest: dict[str, float | None] = {}
+        for row in np.argsort(-cosines, kind="stable"):
+            memory_id = vectors.ids[row]
+            if memory_id not in known:
+                nearest[memory_id] = float(cosines[row])
+            if len(nearest) >= UNMATCHED * 2:
+                return nearest
+        for memory_id in ids:
+            if memory_id not in known and len(nearest) < UNMATCHED * 2:
+                nearest.setdefault(memory_id, None)
+        return nearest
 
-    def _score(self, state: SearchState, boosts: dict[str, float], names: list[str]) -> None:
-        """Fused again over every candidate, the boosts added; a memory no link ties to the
-        entity that still says its name counts as a mention (linking may have missed it)."""
-        fuse(state.candidates, state.settings, has_vector=state.query_vector is not None)
-        apply_signals(state.candidates, state.settings, state.now)
+    def _score(
+        self, state: SearchState, lift: _Lift, names: list[str], *, fused_again: bool
+    ) -> None:
+        """The boosts added (the candidates fused again when some were added); a memory no link
+        ties to the entity that still says its name counts as a mention (linking may have
+        missed it)."""
+        if fused_again:
+            fuse(state.candidates, state.settings, has_vector=state.query_vector is not None)
+            apply_signals(state.candidates, state.settings, state.now)
         said = [name.casefold() for name in names]
+        mentioned = _lifts(state)[LinkRole.mentioned]
         for c in state.candidates:
             if c.memory is None:
                 continue
-            c.entity_boost = boosts.get(c.memory_id, 0.0)
+            c.entity_boost = lift.of(c.memory_id)
             if not c.entity_boost and any(n in c.memory.content.casefold() for n in said):
-                c.entity_boost = _lifts(state)[LinkRole.mentioned]
+                c.entity_boost = mentioned
             c.rescore()
         state.sort()
+
+
+class _Lift:
+    """What the entities' links add to a memory: the strongest of its links' lifts (`PAGE_BOOST`
+    for the entity a page is about)."""
+
+    def __init__(
+        self,
+        links: dict[str, Links],
+        ordered: list[str],
+        lifts: dict[LinkRole, float],
+        pages: dict[str, str],
+    ) -> None:
+        self.links = links
+        self.ordered = ordered  # every linked memory once, speakers and subjects first
+        self.lifts = lifts
+        self.pages = pages
+
+    def of(self, memory_id: str) -> float:
+        best = 0.0
+        for entity_id, found in self.links.items():
+            role = found.roles.get(memory_id)
+            if role is not None:
+                best = max(best, PAGE_BOOST if entity_id in self.pages else self.lifts[role])
+        return best
+
+    def linked(self) -> int:
+        return len(self.ordered)
 
 
 def _lifts(state: SearchState) -> dict[LinkRole, float]:
@@ -210,17 +270,23 @@ def _cjk_grams(text: str) -> list[str]:
 
 def _spread(ranked: list[Candidate], limit: int) -> list[Candidate]:
     """The first `limit` places picked greedily, each candidate's score weighed down by `SPREAD`
-    for every memory of its day already picked; the rest keep their order after them."""
-    pool = list(ranked)
+    for every memory of its day already picked; the rest keep their order after them. (The
+    pool is in score order and a weight is at most 1: a pick's scan stops at the first score
+    below the best weighed one.)"""
+    pool = sorted(ranked, key=lambda c: -c.final)
     picked: list[Candidate] = []
     per_day: dict[str, int] = defaultdict(int)
     while pool and len(picked) < limit:
-        best = max(
-            pool, key=lambda c: c.final * SPREAD ** max(per_day[_day(c)] - FREE_PER_DAY + 1, 0)
-        )
-        pool.remove(best)
-        picked.append(best)
-        per_day[_day(best)] += 1
+        best, best_score = 0, float("-inf")
+        for n, c in enumerate(pool):
+            if c.final <= best_score:
+                break
+            score = c.final * SPREAD ** max(per_day[_day(c)] - FREE_PER_DAY + 1, 0)
+            if score > best_score:
+                best, best_score = n, score
+        chosen = pool.pop(best)
+        picked.append(chosen)
+        per_day[_day(chosen)] += 1
     return picked + pool
 
 

@@ -1,0 +1,164 @@
+"""The agent's entity names, links and linked memories as the store last gave them, kept until
+the store changes.
+
+A question that names someone needs the entities its names are keys of, the memories linked to
+them and the few of those the channels missed: three reads of the store per question, one of
+hundreds of rows for a person who speaks in every session (on LoCoMo's conversations they took
+half of a search's time). Questions keep naming the same few people, so all three are kept
+here, per agent, and read again only after the store's change counter moved: this process's
+commits (counted in memory), or another process's (`data_version`, a trip to the store at most
+every `RECHECK_S`). Any commit empties the cache (a link, an alias, a forget, a merge, an import, the access counts recalls leave once
+a second): never a stale link, at the price of reading again after writes."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cortex_mcp.models import ROLE_STRENGTH, EntityMatch, LinkRole, Memory
+from cortex_mcp.search.vector import VectorIndex
+from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
+
+# How often another process's commits are looked for (`data_version`, a trip to the store); this
+# process's own are seen at once. A link another process makes is found at most this late.
+RECHECK_S = 0.25
+MAX_AGENTS = 64  # agents kept; the least recently asked goes first
+MAX_KEYS = 4096  # names looked up per agent (misses included) before its table starts over
+MAX_ENTITIES = 256  # entities whose links are kept per agent before they start over
+MAX_MEMORIES = 4096  # linked memories kept per agent before they start over
+
+
+@dataclass
+class Links:
+    """One entity's live linked memories, speakers and subjects first, then the newest."""
+
+    ordered: list[tuple[str, LinkRole]]
+    roles: dict[str, LinkRole]
+
+
+@dataclass
+class Vectors:
+    """The vectors of a list of memories (rows of `matrix`), for one model."""
+
+    ids: list[str]
+    matrix: np.ndarray
+
+
+@dataclass
+class AgentView:
+    """One agent's cached reads, valid until the store's next change."""
+
+    agent_id: str
+    entities: EntityStorage
+    keys: dict[str, list[EntityMatch]] = field(default_factory=dict)
+    links_of: dict[str, Links] = field(default_factory=dict)
+    memories: dict[str, Memory | None] = field(default_factory=dict)  # None: not live
+    vectors: dict[tuple[tuple[str, ...], str], Vectors] = field(default_factory=dict)
+    orders: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+
+    def ordered(self, links: dict[str, Links]) -> list[str]:
+        """Every memory linked to these entities once, speakers and subjects first (for any of
+        them), then in each entity's order (the newest first)."""
+        key = tuple(links)
+        known = self.orders.get(key)
+        if known is None:
+            strength: dict[str, int] = {}
+            for found in links.values():
+                for memory_id, role in found.ordered:
+                    strength[memory_id] = max(strength.get(memory_id, 0), ROLE_STRENGTH[role])
+            known = self.orders[key] = sorted(strength, key=lambda m: -strength[m])
+            if len(self.orders) > MAX_ENTITIES:
+                self.orders.pop(next(iter(self.orders)))
+        return known
+
+    async def matches(self, keys: Sequence[str]) -> list[EntityMatch]:
+        """`EntityStorage.find_entities`, reading only the keys not known yet."""
+        wanted = list(dict.fromkeys(keys))
+        known = {key: self.keys[key] for key in wanted if key in self.keys}
+        missing = [key for key in wanted if key not in known]
+        if missing:
+            found: dict[str, list[EntityMatch]] = {key: [] for key in missing}
+            for match in await self.entities.find_entities(self.agent_id, missing):
+                found.setdefault(match.key, []).append(match)
+            if len(self.keys) + len(found) > MAX_KEYS:
+                self.keys.clear()
+            self.keys.update(found)
+            known.update(found)
+        return [match for key in wanted for match in known.get(key, [])]
+
+    async def links(self, entity_ids: Sequence[str], limit: int) -> dict[str, Links]:
+        """Each entity's links (at most `limit` each), reading only those not known yet."""
+        wanted = list(dict.fromkeys(entity_ids))
+        known = {e: self.links_of[e] for e in wanted if e in self.links_of}
+        for entity_id in [e for e in wanted if e not in known]:
+            # one read each, so that each entity gets its own `limit`
+            rows = await self.entities.linked_memories(self.agent_id, [entity_id], limit)
+            ordered = [(memory_id, role) for memory_id, _, role in rows]
+            known[entity_id] = Links(ordered, dict(ordered))
+            if len(self.links_of) >= MAX_ENTITIES:
+                self.links_of.clear()
+            self.links_of[entity_id] = known[entity_id]
+        return known
+
+    async def read(self, ids: Sequence[str], memories: MemoryStorage) -> dict[str, Memory]:
+        """The live memories among `ids`, reading only those not read yet."""
+        wanted = list(dict.fromkeys(ids))
+        known = {i: self.memories[i] for i in wanted if i in self.memories}
+        missing = [i for i in wanted if i not in known]
+        if missing:
+            rows = await memories.get_many(missing)
+            read = {i: rows.get(i) for i in missing}
+            if len(self.memories) + len(read) > MAX_MEMORIES:
+                self.memories.clear()
+            self.memories.update(read)
+            known.update(read)
+        return {i: m for i, m in known.items() if m is not None}
+
+    async def vectors_of(
+        self, ids: list[str], model_key: str, dim: int, index: VectorIndex
+    ) -> Vectors:
+        """The vectors the index holds for `ids` (those it lacks left out)."""
+        key = (tuple(ids), model_key)
+        known = self.vectors.get(key)
+        if known is None:
+            found = await index.vectors_for(ids, model_key, dim, refresh=False)
+            rows = [i for i in ids if i in found]
+            matrix = np.stack([found[i] for i in rows]) if rows else np.zeros((0, dim), np.float32)
+            known = self.vectors[key] = Vectors(rows, matrix)
+            if len(self.vectors) > MAX_ENTITIES:
+                self.vectors.pop(next(iter(self.vectors)))
+        return known
+
+
+class EntityCache:
+    def __init__(self, entities: EntityStorage) -> None:
+        self.entities = entities
+        self._version: tuple[int, int] | None = None
+        self._checked = float("-inf")  # when `data_version` was last read (monotonic seconds)
+        self._agents: OrderedDict[str, AgentView] = OrderedDict()
+
+    async def view(self, agent_id: str) -> AgentView:
+        """The agent's cached reads, emptied first when the store changed since the last call
+        (the counter is read before anything the view reads: a change meanwhile empties it on
+        the next call)."""
+        db = self.entities.db
+        other = self._version[1] if self._version is not None else -1
+        if time.monotonic() - self._checked >= RECHECK_S:
+            other = await db.data_version()
+            self._checked = time.monotonic()
+        version = (db.commits, other)
+        if version != self._version:
+            self._version = version
+            self._agents.clear()
+        view = self._agents.get(agent_id)
+        if view is None:
+            view = self._agents[agent_id] = AgentView(agent_id, self.entities)
+            if len(self._agents) > MAX_AGENTS:
+                self._agents.popitem(last=False)
+        else:
+            self._agents.move_to_end(agent_id)
+        return view

@@ -1,0 +1,135 @@
+"""The entity stage keeps the names, links and linked memories it read until the store changes:
+a question asked again reads none of them, and whatever changes them (a new link, an alias, a
+forget, another process's write) is seen by the next question. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from cortex_mcp.config import Settings
+from cortex_mcp.models import EntityKind, EntityRef, LinkPlan, LinkRole, PlannedLink
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.search.stages import entity_cache
+from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    AliasRequest,
+    ForgetRequest,
+    RememberRequest,
+    SearchRequest,
+)
+from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.anyio
+
+# said by Maya, never naming her: only her links find them
+SAID_BY_MAYA = [
+    "I finally took up climbing at the gym near my office.",
+    "I went to my first pottery class, my bowl came out lopsided.",
+    "I ran the city half marathon on Sunday.",
+]
+LATER = "I've been growing tomatoes and basil on my balcony."
+QUESTION = "What are Maya's hobbies?"
+
+
+@pytest.fixture
+def settings(backend_settings: Settings) -> Settings:
+    # the links are the tests' own: linking on write stays off
+    return backend_settings.model_copy(update={"link_entities": False})
+
+
+async def _said_by(service: CortexService, speaker: str, content: str) -> str:
+    result = await service.memories.remember(
+        RememberRequest(content=content, occurred_at="2026-03-02T10:00:00Z")
+    )
+    link = PlannedLink(EntityRef(speaker, EntityKind.person), LinkRole.speaker)
+    await service.stores.entities.link(
+        "default", [LinkPlan(result.id, (link,), ())], "2026-03-02T10:00:00Z"
+    )
+    return result.id
+
+
+async def _top(service: CortexService, query: str = QUESTION) -> list[str]:
+    hits = await service.memories.search(SearchRequest(query=query, limit=5))
+    return [hit.content for hit in hits]
+
+
+class Reads:
+    """Counts the entity store's reads of names and links (the real store answers them)."""
+
+    def __init__(self, service: CortexService, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        store = service.stores.entities
+        for name in ("find_entities", "linked_memories"):
+            monkeypatch.setattr(store, name, self._counted(getattr(store, name)))
+
+    def _counted(self, read: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            return await read(*args, **kwargs)
+
+        return counted
+
+
+async def test_a_question_asked_again_reads_no_names_or_links_from_the_store(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    reads = Reads(service, monkeypatch)
+    first = await _top(service)
+    read_first = reads.count
+    second = await _top(service)
+    assert set(first) >= set(SAID_BY_MAYA)
+    assert second == first
+    assert read_first >= 2 and reads.count == read_first
+
+
+async def test_a_memory_linked_after_a_question_is_lifted_by_the_next_one(
+    service: CortexService,
+) -> None:
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    await _top(service)
+    await _said_by(service, "Maya", LATER)
+    assert LATER in await _top(service)
+
+
+async def test_an_alias_added_after_a_question_is_understood_by_the_next_one(
+    service: CortexService,
+) -> None:
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    question = "What are Mayo's hobbies?"
+    assert not set(await _top(service, question)) & set(SAID_BY_MAYA)
+    await service.entities.add_alias("Maya", AliasRequest(alias="Mayo"))
+    assert set(await _top(service, question)) >= set(SAID_BY_MAYA)
+
+
+async def test_a_memory_forgotten_after_a_question_is_not_brought_back_by_the_next_one(
+    service: CortexService,
+) -> None:
+    ids = [await _said_by(service, "Maya", content) for content in SAID_BY_MAYA]
+    assert SAID_BY_MAYA[0] in await _top(service)
+    await service.memories.forget(ForgetRequest(memory_id=ids[0]))
+    assert SAID_BY_MAYA[0] not in await _top(service)
+
+
+@pytest.fixture
+async def other_process(settings: Settings, clock: FakeClock) -> AsyncIterator[CortexService]:
+    """A second server on the same database: its commits are another connection's."""
+    async with open_cortex(settings, clock=clock) as other:
+        yield other
+
+
+async def test_a_link_another_process_makes_is_seen_after_the_recheck_interval(
+    service: CortexService, other_process: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    await _top(service)
+    await _said_by(other_process, "Maya", LATER)
+    monkeypatch.setattr(entity_cache, "RECHECK_S", 0.0)  # the interval has passed
+    assert LATER in await _top(service)
