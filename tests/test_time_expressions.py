@@ -234,6 +234,117 @@ JAPANESE: list[Row] = [
 ]
 
 
+# Issue 37: phrases that were read as a wrong window ("the weekend before last" as last
+# weekend, "Christmas last year" as all 2025) or not read at all ("Q1", "YTD", "年初", "11/24")
+PHRASES: list[Row] = [
+    ("what did I do over the weekend before last", "2026-05-09", "2026-05-11", "range"),
+    ("what did I do the weekend before last", "2026-05-09", "2026-05-11", "range"),
+    ("two weekends ago", "2026-05-09", "2026-05-11", "range"),
+    ("3 weekends back", "2026-05-02", "2026-05-04", "range"),
+    ("two Fridays ago", "2026-05-08", "2026-05-09", "day"),
+    ("3 Mondays ago", "2026-05-04", "2026-05-05", "day"),
+    ("a fortnight ago", "2026-05-04", "2026-05-11", "week"),  # as "two weeks ago"
+    ("over the past fortnight", "2026-05-06", "2026-05-21", "range"),
+    ("4 hours ago", "2026-05-20", "2026-05-21", "day"),
+    ("Tuesday the 24th", "2026-03-24", "2026-03-25", "day"),  # the last 24th on a Tuesday
+    ("on Friday the 15th", "2026-05-15", "2026-05-16", "day"),
+    ("Tuesday the 5th of May", "2026-05-05", "2026-05-06", "day"),
+    ("the first weekend of November", "2025-11-01", "2025-11-03", "range"),
+    ("the last weekend in April", "2026-04-25", "2026-04-27", "range"),
+    ("the 2nd weekend of last month", "2026-04-11", "2026-04-13", "range"),
+    ("in the last quarter of 2025", "2025-10-01", "2026-01-01", "quarter"),
+    ("Q1", "2026-01-01", "2026-04-01", "quarter"),
+    ("what did we ship in Q3", "2025-07-01", "2025-10-01", "quarter"),  # not begun this year
+    ("Q2 2024", "2024-04-01", "2024-07-01", "quarter"),
+    ("2024Q2", "2024-04-01", "2024-07-01", "quarter"),
+    ("Q4 of last year", "2025-10-01", "2026-01-01", "quarter"),
+    ("last quarter", "2026-01-01", "2026-04-01", "quarter"),
+    ("in the last quarter", "2026-01-01", "2026-04-01", "quarter"),
+    ("this quarter", "2026-04-01", "2026-07-01", "quarter"),
+    ("two quarters ago", "2025-10-01", "2026-01-01", "quarter"),
+    ("the first quarter of last year", "2025-01-01", "2025-04-01", "quarter"),
+    ("H2 2025", "2025-07-01", "2026-01-01", "range"),
+    ("the first half of last year", "2025-01-01", "2025-07-01", "range"),
+    ("the second half of the year", "2025-07-01", "2026-01-01", "range"),
+    ("YTD", "2026-01-01", "2026-05-21", "range"),
+    ("year-to-date spending", "2026-01-01", "2026-05-21", "range"),
+    ("so far this month", "2026-05-01", "2026-05-21", "range"),
+    ("at the start of the year", "2026-01-01", "2026-03-01", "range"),
+    ("since the beginning of the year", "2026-01-01", "2026-05-21", "range"),
+    ("since the start of the month", "2026-05-01", "2026-05-21", "range"),
+    ("at the end of the year", "2025-11-01", "2026-01-01", "range"),  # this year's is to come
+    ("the end of the month", "2026-04-21", "2026-05-01", "range"),
+    ("earlier this month", "2026-05-01", "2026-05-21", "range"),  # today too
+    ("earlier this week", "2026-05-18", "2026-05-21", "range"),
+    ("Christmas last year", "2025-12-25", "2025-12-26", "day"),
+    ("last year's Christmas party", "2025-12-25", "2025-12-26", "day"),
+    ("New Year's Eve last year", "2025-12-31", "2026-01-01", "day"),
+    ("Halloween in 2024", "2024-10-31", "2024-11-01", "day"),
+    ("Halloween two years ago", "2024-10-31", "2024-11-01", "day"),
+    ("the Christmas before last", "2024-12-25", "2024-12-26", "day"),
+    ("11/24", "2025-11-24", "2025-11-25", "day"),
+    ("on 28/2", "2026-02-28", "2026-03-01", "day"),
+    ("去年圣诞节", "2025-12-25", "2025-12-26", "day"),
+    ("去年的圣诞节吃了什么", "2025-12-25", "2025-12-26", "day"),
+    ("去年元旦", "2025-01-01", "2025-01-02", "day"),
+    ("去年国庆节", "2025-10-01", "2025-10-08", "range"),
+    ("今年五一", "2026-05-01", "2026-05-06", "range"),
+    ("上上个周末", "2026-05-09", "2026-05-11", "range"),
+    ("两个周末前", "2026-05-09", "2026-05-11", "range"),
+    ("第二季度", "2026-04-01", "2026-07-01", "quarter"),
+    ("上个季度", "2026-01-01", "2026-04-01", "quarter"),
+    ("去年第四季度", "2025-10-01", "2026-01-01", "quarter"),
+    ("今年Q1", "2026-01-01", "2026-04-01", "quarter"),
+    ("年初", "2026-01-01", "2026-03-01", "range"),
+    ("年末", "2025-11-01", "2026-01-01", "range"),
+    ("年底做了什么", "2025-11-01", "2026-01-01", "range"),
+    ("月初", "2026-05-01", "2026-05-11", "range"),
+    ("月底", "2026-04-21", "2026-05-01", "range"),
+    ("年初至今", "2026-01-01", "2026-05-21", "range"),
+    ("今年到现在", "2026-01-01", "2026-05-21", "range"),
+    ("这个月早些时候", "2026-05-01", "2026-05-21", "range"),
+    ("11月的第一个周末", "2025-11-01", "2025-11-03", "range"),
+    ("13号星期三", "2026-05-13", "2026-05-14", "day"),
+    ("星期三13号", "2026-05-13", "2026-05-14", "day"),
+    ("昨年のクリスマス", "2025-12-25", "2025-12-26", "day"),
+    ("去年のお正月", "2025-01-01", "2025-01-04", "range"),
+    ("先々週末", "2026-05-09", "2026-05-11", "range"),
+    ("第1四半期", "2026-01-01", "2026-04-01", "quarter"),
+    ("前四半期", "2026-01-01", "2026-04-01", "quarter"),
+    ("今年に入ってから", "2026-01-01", "2026-05-21", "range"),
+    ("年末年始", "2025-12-29", "2026-01-04", "range"),
+    ("11月の最初の週末", "2025-11-01", "2025-11-03", "range"),
+    ("3週間前の金曜日", "2026-05-01", "2026-05-02", "day"),
+    ("今月前半", "2026-05-01", "2026-05-16", "range"),
+]
+TUESDAY = datetime(2026, 5, 19, 15, 0, tzinfo=UTC)
+SATURDAY = datetime(2026, 5, 23, 15, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), PHRASES)
+def test_phrases_once_misread_or_unread_name_the_window_a_person_means(
+    query: str, start: str | None, end: str, granularity: str
+) -> None:
+    assert window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize("query", ["since Tuesday", "周二以来", "从周二开始", "火曜日から"])
+def test_since_a_weekday_asked_on_that_weekday_starts_at_the_last_one(query: str) -> None:
+    assert window_days(query, TUESDAY) == ("2026-05-12", "2026-05-20", "range")
+    assert window_days("on Tuesday", TUESDAY) == ("2026-05-19", "2026-05-20", "day")
+
+
+def test_on_a_weekend_the_last_weekend_and_the_one_before_are_over() -> None:
+    assert window_days("last weekend", SATURDAY) == ("2026-05-16", "2026-05-18", "range")
+    assert window_days("the weekend before last", SATURDAY) == ("2026-05-09", "2026-05-11", "range")
+    assert window_days("two weekends ago", SATURDAY) == ("2026-05-09", "2026-05-11", "range")
+
+
+def test_hours_ago_reach_back_to_yesterday_after_midnight() -> None:
+    just_after_midnight = datetime(2026, 5, 20, 1, 0, tzinfo=UTC)
+    assert window_days("3 hours ago", just_after_midnight) == ("2026-05-19", "2026-05-20", "day")
+
+
 @pytest.mark.parametrize(("query", "start", "end", "granularity"), ENGLISH)
 def test_english_expressions_name_their_window(
     query: str, start: str | None, end: str, granularity: str
@@ -299,6 +410,18 @@ NEAR_MISSES_ENGLISH = [
     "Blue Monday by New Order",
     "the Good Friday service",
     "Friday night lights",
+    # numbers with a slash that are no dates, quarters and halves that are no periods
+    "it runs 24/7",
+    "I scored 17/20 on the quiz",
+    "a 3/16 inch drill bit",
+    "mix 1/2 cup of flour",
+    "the first quarter of the game",
+    "a quarter of the budget",
+    "Q&A session notes",
+    "the h1 tag of the page",
+    "Christmas this year",  # asked in May: to come
+    "at the end of this month",  # asked on the 20th: to come
+    "on Fridays we swim",
 ]
 NEAR_MISSES_CHINESE = [
     "5月花牌纸巾好用吗",
@@ -320,6 +443,11 @@ NEAR_MISSES_CHINESE = [
     "五一广场见",
     "国庆路的咖啡馆",
     "5月6日路",
+    "季度报告模板",
+    "每年年底都很忙",
+    "每月月初交房租",
+    "大年初一",
+    "这年头",
 ]
 NEAR_MISSES_JAPANESE = [
     "日本の首都",
@@ -333,6 +461,7 @@ NEAR_MISSES_JAPANESE = [
     "今週の金曜日",  # asked on a Wednesday
     "明日の予定",
     "次の月曜日",
+    "四半期ごとの報告",
 ]
 
 

@@ -93,6 +93,38 @@ async def test_a_query_that_is_only_a_time_returns_the_window_by_its_own_signals
     assert await _search(service, "what happened last week?") == [DIARY[0][1]]
 
 
+PHRASED = [
+    # 10 May 2026 is a Sunday: the weekend before last is 25-26 April
+    ("2026-04-25T11:00:00Z", "Repaired the bike chain in the garage"),
+    ("2025-12-25T18:00:00Z", "Roast goose with the family"),
+    ("2026-02-10T09:00:00Z", "Signed the office lease"),
+    ("2025-07-14T10:00:00Z", "Hiked the ridge trail"),  # last year, not at Christmas
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("what did I do the weekend before last", PHRASED[0][1]),
+        ("over the weekend before last?", PHRASED[0][1]),
+        ("上上周末", PHRASED[0][1]),
+        ("Christmas last year", PHRASED[1][1]),
+        ("去年圣诞节", PHRASED[1][1]),
+        ("昨年のクリスマス", PHRASED[1][1]),
+        ("Q1", PHRASED[2][1]),
+        ("第一季度", PHRASED[2][1]),
+        ("what happened at the start of the year", PHRASED[2][1]),
+    ],
+)
+async def test_a_query_that_is_only_a_phrase_of_time_answers_that_windows_memories(
+    service: CortexService, query: str, expected: str
+) -> None:
+    for when, content in PHRASED:
+        await service.memories.remember(build(RememberRequest, content=content, occurred_at=when))
+    found = await _search(service, query)
+    assert found == [expected]
+
+
 async def test_a_loose_window_lifts_the_days_next_to_it(service: CortexService) -> None:
     # "around May 2" is 29 April - 5 May; the swim of 9 May is near, the garden of 20 April is not
     debug = await service.memories.search_debug(

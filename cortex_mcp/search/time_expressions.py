@@ -55,7 +55,7 @@ class TimeWindow:
     start: datetime  # aware; inclusive
     end: datetime  # aware; exclusive
     expression: str  # the words of the query that said it
-    granularity: str  # "day" | "week" | "month" | "season" | "year" | "range" | "open"
+    granularity: str  # "day" | "week" | "month" | "quarter" | "season" | "year" | "range" | "open"
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,16 @@ def _year(year: int) -> _Period:
     return _span(date(year, 1, 1), date(year + 1, 1, 1), "year")
 
 
+def _quarter(year: int, number: int) -> _Period:
+    """Q1 is January to March, Q4 October to December."""
+    first = 3 * number - 2
+    return _span(date(year, first, 1), date(*_add_months(year, first, 3), 1), "quarter")
+
+
+def _quarter_of(day: date) -> int:
+    return (day.month - 1) // 3 + 1
+
+
 _SEASON_MONTH = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
 
 
@@ -143,10 +153,14 @@ def _shift(today: date, unit: str, count: int) -> _Period:
         return _week(today - timedelta(days=today.weekday() + 7 * count))
     if unit == "month":
         return _month(*_add_months(today.year, today.month, -count))
+    if unit == "quarter":
+        year, month = _add_months(today.year, today.month, -3 * count)
+        return _quarter(year, (month - 1) // 3 + 1)
     if unit == "weekend":
         saturday = today - timedelta(days=(today.weekday() - 5) % 7)
-        if count and saturday + timedelta(days=2) > today:
-            saturday -= timedelta(days=7 * count)
+        if count:  # "last weekend" is the last one over: one back from a weekend in progress
+            in_progress = saturday + timedelta(days=2) > today
+            saturday -= timedelta(days=7 * (count if in_progress else count - 1))
         return _span(saturday, saturday + timedelta(days=2), "range")
     return _year(today.year - count)
 
@@ -198,12 +212,14 @@ class _Atom:
     day: int | None = None
     part: str | None = None  # early | mid | late, of a month
     absolute: bool = False  # names its year: preferred to a relative expression in the query
+    holiday: str | None = None  # for "holiday": its key in _HOLIDAYS, to move it to a year
 
 
 @dataclass(frozen=True)
 class _Context:
     today: date
     japanese: bool
+    moment: datetime  # now, naive, in now's time zone ("5 hours ago")
 
 
 def _resolve_date(
@@ -431,6 +447,19 @@ _relative_words(
 _relative_words("上周末 上週末 先週末 上个周末 上個週末", lambda c: _shift(c.today, "weekend", 1))
 _relative_words("这周末 這週末 本周末 本週末 今週末", lambda c: _shift(c.today, "weekend", 0))
 _relative_words(
+    "上上周末 上上週末 上上个周末 上上個週末 上上個周末 先々週末 先先週末",
+    lambda c: _shift(c.today, "weekend", 2),
+)
+_relative_words(
+    "上季度 上个季度 上個季度 上一季度 上一个季度 上一個季度 前四半期 前期の四半期",
+    lambda c: _shift(c.today, "quarter", 1),
+)
+_relative_words("上上季度 上上个季度 上上個季度", lambda c: _shift(c.today, "quarter", 2))
+_relative_words(
+    "本季度 这季度 這季度 这个季度 這個季度 今四半期 当四半期 當季度",
+    lambda c: _shift(c.today, "quarter", 0),
+)
+_relative_words(
     "上个月 上個月 上月 先月 前月 上一个月 上一個月", lambda c: _shift(c.today, "month", 1)
 )
 _relative_words("上上个月 上上個月 先々月 先先月", lambda c: _shift(c.today, "month", 2))
@@ -564,6 +593,36 @@ def _slash_date(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return None
 
 
+_NOT_A_DAY_AFTER = re.compile(
+    r"\s*(?:inch|inches|in\b|\"|cm|mm|cups?|tsp|tbsp|teaspoons?|tablespoons?|scale|points?"
+    r"|stars?|marks?|odds|split|ratio|rule|vision)",
+    re.IGNORECASE,
+)
+_NOT_A_DAY_BEFORE = re.compile(
+    r"(?:\b(?:scored?|got|rated?|rating|grade|score\s+of|odds\s+of))\s*$", re.I
+)
+
+
+@_rule(
+    r"(?<![0-9A-Za-z/.\-])(?P<a>[0-3]?\d)/(?P<b>[0-3]?\d)(?![0-9A-Za-z/%]|[.,]\d)",
+    needs=("digit",),
+)
+def _slash_day(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """'11/24' (or '24/11'): a day of the most recent such date, when only one reading (month
+    first or day first) is a date; '5/6' could be either, and '24/7', '3/16 inch', 'scored
+    17/20' are no dates."""
+    first, second = int(match["a"]), int(match["b"])
+    if (first, second) == (24, 7) or _NOT_A_DAY_AFTER.match(match.string, match.end()):
+        return None
+    if _NOT_A_DAY_BEFORE.search(match.string, max(0, match.start() - 16), match.start()):
+        return None
+    if first > 12 and 1 <= second <= 12:
+        return _date_atom(match, ctx, None, second, first)
+    if second > 12 and 1 <= first <= 12:
+        return _date_atom(match, ctx, None, first, second)
+    return None
+
+
 @_rule(
     rf"\b(?P<mon>{_MONTH})\.?\s+(?:the\s+)?{_DAY}(?:,?\s+(?:of\s+)?(?P<y>{_YEAR})\b)?",
     re.IGNORECASE,
@@ -687,18 +746,104 @@ def _day_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 @_rule(
     rf"\b(?:(?P<p1>early|late|mid)[\s-]+|(?:the\s+)?(?P<p2>beginning|start|end|middle)\s+of\s+)"
-    rf"(?:(?P<rel>last|this)\s+(?P<unit>month|year)|(?P<y>{_YEAR}))\b",
+    rf"(?:(?P<rel>last|this|the)\s+(?P<unit>month|year)|(?P<y>{_YEAR}))\b",
     re.IGNORECASE,
     needs=("unit", "digit"),
 )
 def _part_of_period(match: re.Match[str], ctx: _Context) -> _Atom:
+    """'The end of last month', 'early 2023'; 'the start of the year' is this year's, 'the end
+    of the month' the most recent month end begun."""
     word = (match["p1"] or match["p2"]).lower()
     part = {"beginning": "start", "middle": "mid"}.get(word, word)
     if match["y"]:
         return _period_atom(match, _part(_year(int(match["y"])), part), absolute=True)
-    back = 1 if match["rel"].lower() == "last" else 0
-    period = _shift(ctx.today, match["unit"].lower(), back)
+    rel, unit = match["rel"].lower(), match["unit"].lower()
+    if rel == "the":
+        return _period_atom(match, _recent_part(ctx.today, unit, part))
+    period = _shift(ctx.today, unit, 1 if rel == "last" else 0)
     return _period_atom(match, _part(period, part))
+
+
+def _recent_part(today: date, unit: str, part: str) -> _Period:
+    """The part ("start", "end"...) of this month or year, or of the last one if this one's has
+    not begun: asked in May, "the end of the year" is last year's."""
+    period = _part(_shift(today, unit, 0), part)
+    return period if period.start.date() <= today else _part(_shift(today, unit, 1), part)
+
+
+_QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3}
+_QUARTER_WORDS |= {"fourth": 4, "4th": 4, "final": 4, "last": 4}
+
+
+@_rule(
+    r"(?:\b(?:in|during|over|for)\s+)?(?:\bthe\s+)?"
+    r"(?:(?P<nth>first|1st|second|2nd|third|3rd|fourth|4th|final|last|previous)\s+quarter\b"
+    r"|(?<![\w&])Q(?P<q>[1-4])(?![\w&]))"
+    rf"(?:(?:\s+of|\s+in|,)?\s+(?:(?P<y>{_YEAR})|(?P<rel>last|this|the\s+previous|the)\s+year)\b"
+    r"|\s*['’](?P<yy>\d\d)\b)?"
+    rf"|\b(?P<y0>{_YEAR})\s*[-/]?\s*Q(?P<q0>[1-4])\b",
+    re.IGNORECASE,
+    needs=("unit", "digit"),
+)
+def _quarter_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """'Q1', 'Q3 2025', 'the last quarter of 2025', 'the first quarter of last year'; 'the last
+    quarter' alone is the previous one; a quarter without a year the most recent one begun."""
+    nth = (match["nth"] or "").lower()
+    rel = " ".join((match["rel"] or "").lower().split())
+    year_word = match["y"] or match["y0"] or match["yy"]
+    if not (year_word or rel in ("last", "this", "the previous")):
+        if nth in ("last", "previous"):
+            return _period_atom(match, _shift(ctx.today, "quarter", 1))
+        if nth and re.match(r"\s+of\s", match.string[match.end() :]):
+            return None  # "the first quarter of the game"
+    if nth == "previous":
+        return None
+    number = _QUARTER_WORDS[nth] if nth else int(match["q"] or match["q0"])
+    if year_word:
+        year = int(year_word) + (2000 if len(year_word) == 2 else 0)
+        return _period_atom(match, _quarter(year, number), absolute=True)
+    if rel in ("last", "this", "the previous"):
+        return _period_atom(match, _quarter(ctx.today.year - (rel != "this"), number))
+    year = ctx.today.year if number <= _quarter_of(ctx.today) else ctx.today.year - 1
+    return _period_atom(match, _quarter(year, number))
+
+
+@_rule(
+    rf"(?<![\w&])H(?P<h>[12])(?:\s*[-/,]?\s*(?P<y>{_YEAR})\b)?(?![\w&])"
+    rf"|\b(?P<y0>{_YEAR})\s*[-/]?\s*H(?P<h0>[12])\b"
+    r"|\b(?i:(?:the\s+)?(?P<word>first|second|latter)\s+half\s+of\s+the\s+year)\b",
+    needs=("digit", "unit"),
+)
+def _half_year(match: re.Match[str], ctx: _Context) -> _Atom:
+    """'H1 2025', '2025H2'; 'the second half of the year' is the most recent one begun. 'H1'
+    alone needs a cue ("in H1"): it is also a heading."""
+    digit = match["h"] or match["h0"]
+    second = digit == "2" if digit else match["word"].lower() != "first"
+    year_word = match["y"] or match["y0"]
+    if year_word:
+        year = int(year_word)
+    else:
+        year = ctx.today.year if not second or ctx.today.month >= 7 else ctx.today.year - 1
+    start = date(year, 7 if second else 1, 1)
+    period = _span(start, date(*_add_months(year, start.month, 6), 1), "range")
+    needs_cue = not year_word and not match["word"]
+    return _period_atom(match, period, needs_cue=needs_cue, absolute=bool(year_word))
+
+
+@_rule(
+    r"\b(?:(?P<abbr>[YMWQ]TD)|(?P<unit>year|month|week|quarter)[\s-]+to[\s-]+date"
+    r"|so\s+far\s+(?:this|in\s+the)\s+(?P<unit2>year|month|week|quarter)"
+    r"|(?:this|the)\s+(?P<unit3>year|month|week|quarter)\s+so\s+far)\b",
+    re.IGNORECASE,
+    needs=("unit", "word"),
+)
+def _to_date(match: re.Match[str], ctx: _Context) -> _Atom:
+    """'YTD', 'month to date', 'so far this year': from the unit's start through today."""
+    abbr = (match["abbr"] or "").upper()
+    unit = {"Y": "year", "M": "month", "W": "week", "Q": "quarter"}.get(abbr[:1], "")
+    unit = unit or (match["unit"] or match["unit2"] or match["unit3"]).lower()
+    start = _shift(ctx.today, unit, 0).start.date()
+    return _period_atom(match, _last_days(ctx.today, (ctx.today - start).days))
 
 
 @_rule(
@@ -733,20 +878,46 @@ def _nth_weekday(year: int, month: int, weekday: int, nth: int) -> date | None:
 
 
 def _nth_weekday_atom(
-    match: re.Match[str], ctx: _Context, year: int | None, month: int, weekday: int, nth: int
+    match: re.Match[str],
+    ctx: _Context,
+    year: int | None,
+    month: int,
+    weekday: int,
+    nth: int,
+    days: int = 1,
 ) -> _Atom | None:
-    """'The first Monday of May', '5月的第一个星期一': without a year, the most recent one."""
+    """'The first Monday of May', '5月的第一个星期一': without a year, the most recent one.
+    With `days`, the days from it ('the first weekend of May': its first Saturday and Sunday)."""
     if not 1 <= month <= 12:
         return None
     if year is not None:
         day = _nth_weekday(year, month, weekday, nth)
-        return None if day is None else _period_atom(match, _day(day), absolute=True)
+        return None if day is None else _period_atom(match, _day(day, days), absolute=True)
     year = ctx.today.year if month <= ctx.today.month else ctx.today.year - 1
     for back in range(8):  # a fifth Monday: the most recent month that has one
         day = _nth_weekday(year - back, month, weekday, nth)
         if day is not None and day <= ctx.today:
-            return _period_atom(match, _day(day))
+            return _period_atom(match, _day(day, days))
     return None
+
+
+@_rule(
+    rf"\b(?:the\s+)?(?P<nth>first|second|third|fourth|fifth|last|[1-5](?:st|nd|rd|th))\s+"
+    rf"weekend\s+(?:of|in)\s+(?:(?P<mon>{_MONTH})\b\.?(?:,?\s+(?P<y>{_YEAR})\b)?"
+    r"|(?P<rel>last|this|the\s+previous)\s+month\b)",
+    re.IGNORECASE,
+    needs=("unit",),
+)
+def _nth_weekend(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """'The first weekend of November': its first Saturday and the Sunday after."""
+    nth_word = match["nth"].lower()
+    nth = _NTH.get(nth_word) or int(nth_word[0])
+    if match["rel"]:
+        month = _shift(ctx.today, "month", 0 if match["rel"].lower() == "this" else 1)
+        day = _nth_weekday(month.start.year, month.start.month, 5, nth)
+        return None if day is None else _period_atom(match, _day(day, 2))
+    year = int(match["y"]) if match["y"] else None
+    return _nth_weekday_atom(match, ctx, year, _en_month(match["mon"]), 5, nth, days=2)
 
 
 @_rule(
@@ -771,9 +942,14 @@ def _nth_weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _nth_weekday_atom(match, ctx, year, _en_month(match["mon"]), weekday, nth)
 
 
-@_rule(r"\b(?:over|during|at|on)\s+the\s+weekend\b", re.IGNORECASE, needs=("unit",))
+@_rule(
+    r"\b(?:over|during|at|on)\s+the\s+weekend(?P<before_last>\s+before\s+last)?\b",
+    re.IGNORECASE,
+    needs=("unit",),
+)
 def _the_weekend(match: re.Match[str], ctx: _Context) -> _Atom:
-    return _period_atom(match, _shift(ctx.today, "weekend", 0))
+    """'Over the weekend' is the last Saturday and Sunday; '... before last' the one before."""
+    return _period_atom(match, _shift(ctx.today, "weekend", 2 if match["before_last"] else 0))
 
 
 @_rule(
@@ -827,50 +1003,80 @@ def _day_before_yesterday(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, "day", 2))
 
 
+_AGO_UNIT = r"(?:day|week|fortnight|month|quarter|year|weekend|hour|minute)"
+
+
 @_rule(
-    rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>day|week|month|year)s?(?:,?\s+(?:and\s+)?(?P<n2>{_EN_NUM})"
-    r"\s+(?P<unit2>day|week|month|year)s?)?\s+(?:ago|back)\b",
+    rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>{_AGO_UNIT})s?(?:,?\s+(?:and\s+)?(?P<n2>{_EN_NUM})"
+    rf"\s+(?P<unit2>{_AGO_UNIT})s?)?\s+(?:ago|back)\b",
     re.IGNORECASE,
     needs=("unit",),
 )
 def _ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """'3 days ago', 'two weekends ago', 'a fortnight ago', 'two quarters back', '5 hours ago'."""
     unit = match["unit"].lower()
     count = _en_count(match["n"])
     if count is None:
-        return _period_atom(match, _loose_ago(ctx.today, unit))
+        return _period_atom(match, _loose_units_back(ctx, unit))
     count2 = _en_count(match["n2"]) if match["n2"] else None
     if count2 is not None:
         unit2 = match["unit2"].lower()
-        if _UNIT_ORDER.index(unit2) >= _UNIT_ORDER.index(unit):
+        if (
+            unit not in _UNIT_ORDER
+            or unit2 not in _UNIT_ORDER
+            or (_UNIT_ORDER.index(unit2) >= _UNIT_ORDER.index(unit))
+        ):
             # "2 days and 3 weeks ago": two things, the second of them a time
-            period = _shift(ctx.today, unit2, count2)
+            period = _units_back(ctx, unit2, count2)
             return _Atom(match.start("n2"), match.end(), period)
         return _period_atom(match, _compound_ago(ctx.today, unit, count, unit2, count2))
-    return _period_atom(match, _shift(ctx.today, unit, count))
+    return _period_atom(match, _units_back(ctx, unit, count))
 
 
-@_rule(r"\b(?:the\s+)?(?P<unit>week|month|year)\s+before\s+last\b", re.IGNORECASE, needs=("unit",))
+def _units_back(ctx: _Context, unit: str, count: int) -> _Period:
+    """The calendar unit `count` units back; hours and minutes back, the day they reach."""
+    if unit in ("hour", "minute"):
+        return _day((ctx.moment - timedelta(**{f"{unit}s": count})).date())
+    if unit == "fortnight":
+        return _shift(ctx.today, "week", 2 * count)
+    return _shift(ctx.today, unit, count)
+
+
+def _loose_units_back(ctx: _Context, unit: str) -> _Period:
+    """'A few hours/weekends/quarters ago': as loose as the unit they are counted in."""
+    if unit in ("hour", "minute"):
+        return _day(ctx.today)
+    unit = {"weekend": "week", "fortnight": "week", "quarter": "month"}.get(unit, unit)
+    return _loose_ago(ctx.today, unit)
+
+
+@_rule(
+    r"\b(?:the\s+)?(?P<unit>week|weekend|month|quarter|year)\s+before\s+last\b",
+    re.IGNORECASE,
+    needs=("unit",),
+)
 def _before_last(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, match["unit"].lower(), 2))
 
 
 @_rule(
-    r"\b(?P<mod>last|previous|this\s+past|this|earlier\s+this)\s+(?P<unit>week|month|year|weekend)\b",
+    r"\b(?P<mod>last|previous|this\s+past|this|earlier\s+(?:this|in\s+the))\s+"
+    r"(?P<unit>week|month|quarter|year|weekend)\b",
     re.IGNORECASE,
     needs=("unit",),
 )
 def _calendar_unit(match: re.Match[str], ctx: _Context) -> _Atom:
     mod, unit = " ".join(match["mod"].lower().split()), match["unit"].lower()
-    if mod == "earlier this":
+    if mod.startswith("earlier"):  # from the unit's start, today included
         period = _shift(ctx.today, unit, 0)
-        return _period_atom(match, _span(period.start.date(), ctx.today, "range"))
+        return _period_atom(match, _last_days(ctx.today, (ctx.today - period.start.date()).days))
     back = 1 if mod in ("last", "previous", "this past") else 0
     return _period_atom(match, _shift(ctx.today, unit, back))
 
 
 @_rule(
     rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+"
-    rf"(?:(?P<n>{_EN_NUM})\s+)?(?P<unit>hour|day|week|month|year)s?\b",
+    rf"(?:(?P<n>{_EN_NUM})\s+)?(?P<unit>hour|day|week|fortnight|month|quarter|year)s?\b",
     re.IGNORECASE,
     needs=("unit",),
 )
@@ -882,8 +1088,11 @@ def _trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
     unit = match["unit"].lower()
     if unit == "hour":
         return _period_atom(match, _last_days(ctx.today, -(-(count or 3) // 24)))
-    days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * (count or 3)
+    days = _TRAILING_DAYS[unit] * (count or 3)
     return _period_atom(match, _last_days(ctx.today, days))
+
+
+_TRAILING_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "quarter": 91, "year": 365}
 
 
 @_rule(r"\bthe\s+other\s+week\b", re.IGNORECASE, needs=("unit",))
@@ -931,6 +1140,7 @@ _WEEKDAY_NAME_AFTER = re.compile(r"\s+(?:school|best|night\s+lights)\b", re.IGNO
 
 @_rule(
     rf"\b(?:(?P<mod>last|this\s+past|this|past|previous)\s+)?(?P<wd>{_WEEKDAY})\b\.?"
+    r"(?:,?\s+(?:the\s+(?P<dom>[0-3]?\d)(?:st|nd|rd|th)?|(?P<dom2>[0-3]?\d)(?:st|nd|rd|th))(?![\w:]))?"
     r"(?:\s+(?P<wk>(?:of\s+)?(?:last|this|the\s+previous)\s+week|before\s+last|after\s+next))?"
     r"(?:\s+(?:morning|afternoon|evening|night))?",
     re.IGNORECASE,
@@ -948,6 +1158,9 @@ def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
         and _WEEKDAY_NAME_BEFORE.search(match.string, max(0, match.start() - 8), match.start())
     ):
         return None  # "Sunday school", "Super Tuesday", "Good Friday": names, not that day
+    day_of_month = match["dom"] or match["dom2"]
+    if day_of_month:
+        return _weekday_of_month_atom(match, ctx, weekday, int(day_of_month))
     week = (match["wk"] or "").lower()
     if week == "after next":  # a time to come
         return _future_atom(match, ctx)
@@ -966,6 +1179,46 @@ def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
     )
 
 
+def _weekday_of_month_atom(
+    match: re.Match[str], ctx: _Context, weekday: int, day_of_month: int
+) -> _Atom | None:
+    """'Tuesday the 24th'; before a month ('Tuesday the 5th of May') the date says the day."""
+    rest = match.string[match.end() :]
+    if re.match(rf"\s+(?:of\s+)?{_MONTH}\b", rest, re.IGNORECASE):
+        last = _day(ctx.today - timedelta(days=(ctx.today.weekday() - weekday) % 7))
+        return _Atom(match.start(), match.end("wd"), last, "weekday")
+    dated = _weekday_dated(ctx.today, weekday, day_of_month)
+    return None if dated is None else _period_atom(match, dated)
+
+
+def _weekday_dated(today: date, weekday: int, day_of_month: int) -> _Period | None:
+    """The most recent `day_of_month` that fell on `weekday` (today included); else, when
+    the two never met in the last years, the most recent `day_of_month`."""
+    year, month = today.year, today.month
+    for _ in range(60):
+        try:
+            day = date(year, month, day_of_month)
+        except ValueError:
+            day = None
+        if day is not None and day <= today and day.weekday() == weekday:
+            return _day(day)
+        year, month = _add_months(year, month, -1)
+    return _resolve_day_only(day_of_month, today)
+
+
+@_rule(
+    rf"\b(?P<n>{_EN_NUM})\s+(?P<wd>{_WEEKDAY})s\s+(?:ago|back)\b", re.IGNORECASE, needs=("weekday",)
+)
+def _weekdays_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """'Two Fridays ago': the Friday before last (the last one is the most recent before today)."""
+    count = _en_count(match["n"])
+    if count is None or count < 1:
+        return None
+    weekday = _EN_WEEKDAYS[match["wd"].lower()[:3]]
+    days_back = (ctx.today.weekday() - weekday) % 7 or 7
+    return _period_atom(match, _day(ctx.today - timedelta(days=days_back + 7 * (count - 1))))
+
+
 # --- holidays on fixed days (and Thanksgiving); lunar ones (春节, 中秋) are not here
 
 
@@ -980,6 +1233,7 @@ _HOLIDAYS: dict[str, tuple[int, int, int]] = {
         ((12, 24, 1), "christmas eve|平安夜|クリスマスイブ|クリスマス・イブ"),
         ((12, 25, 1), "christmas day|christmas|xmas|圣诞节|聖誕節|圣诞|聖誕|クリスマス"),
         ((12, 31, 1), "new year's eve|new years eve|大晦日|跨年夜"),
+        ((12, 29, 6), "年末年始"),
         ((1, 1, 1), "new year's day|new years day|元旦|元日"),
         ((12, 30, 4), "new year|new year's"),
         ((1, 1, 3), "お正月|正月"),
@@ -1004,30 +1258,47 @@ _HOLIDAY = "|".join(
 
 @_rule(
     rf"(?:\b(?P<mod>last|this|on|at|over)\s+)?(?<![一二三四五六七八九十〇零A-Za-z])"
-    rf"(?P<name>{_HOLIDAY})(?![一二三四五六七八九十〇零A-Za-z])(?:\s+(?P<y>{_YEAR})\b|(?P<cy>去年|今年))?",
+    rf"(?P<name>{_HOLIDAY})(?![一二三四五六七八九十〇零A-Za-z])"
+    rf"(?:\s+(?P<y>{_YEAR})\b|(?P<cy>去年|今年)|\s+(?P<before_last>before\s+last)\b)?",
     re.IGNORECASE,
     needs=("holiday",),
 )
 def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
-    """Christmas, 国庆节, バレンタイン: the most recent one begun (a year, if given)."""
+    """Christmas, 国庆节, バレンタイン: the most recent one begun (a year, if given; 'the
+    Christmas before last' the one before). A year word beside it ('Christmas last year',
+    '去年圣诞节') moves it to that year (_join)."""
     name = match["name"]
-    month, day, days = _HOLIDAYS[" ".join(name.lower().split())]
+    key = " ".join(name.lower().split())
     year = int(match["y"]) if match["y"] else ctx.today.year
     mod = (match["mod"] or "").lower()
-
-    def start_in(year: int) -> date:
-        if month == 11 and day <= 0:
-            return _thanksgiving(year) + timedelta(days=-day)
-        return date(year, month, day)
-
-    later = start_in(year) > ctx.today or (mod == "last" and start_in(year) == ctx.today)
+    later = _holiday_start(key, year) > ctx.today or (
+        mod == "last" and _holiday_start(key, year) == ctx.today
+    )
     if later and not match["y"]:
         year -= 1
-    first = start_in(year)
-    span = _span(first, first + timedelta(days=days), "day" if days == 1 else "range")
-    needs_cue = not (mod or match["y"]) and name.isascii()
-    absolute = bool(match["y"])
-    return _period_atom(match, span, kind="holiday", needs_cue=needs_cue, absolute=absolute)
+    if match["before_last"]:
+        year -= 1
+    needs_cue = not (mod or match["y"] or match["before_last"]) and name.isascii()
+    return _period_atom(
+        match,
+        _holiday_period(key, year),
+        kind="holiday",
+        needs_cue=needs_cue,
+        absolute=bool(match["y"]),
+        holiday=key,
+    )
+
+
+def _holiday_start(key: str, year: int) -> date:
+    month, day, _ = _HOLIDAYS[key]
+    if month == 11 and day <= 0:
+        return _thanksgiving(year) + timedelta(days=-day)
+    return date(year, month, day)
+
+
+def _holiday_period(key: str, year: int) -> _Period:
+    first, days = _holiday_start(key, year), _HOLIDAYS[key][2]
+    return _span(first, first + timedelta(days=days), "day" if days == 1 else "range")
 
 
 # --- the future: an expression of a time to come names no window (memories are of the past),
@@ -1100,7 +1371,8 @@ def _cjk_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 
 @_cjk_rule(
-    rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?P<d>{_CJK_N})(?:日|号|號)(?P<after>那天|那一天|当天|當天)?"
+    r"(?P<d>(?<![0-9０-９])[0-9０-９]{1,2}|(?<![一二三四五六七八九十两兩〇零])[一二三四五六七八九十两兩〇零]{1,3})"
+    r"(?:日|号|號)(?P<after>那天|那一天|当天|當天)?"
 )
 def _cjk_day_only(match: re.Match[str], ctx: _Context) -> _Atom | None:
     day = _cjk_number(match["d"])
@@ -1140,6 +1412,9 @@ _CJK_PART_WORDS = {
         ("late", "下旬"),
         ("end", "年底 年末 底 末 の終わり"),
         ("half", "上半年 下半年"),
+        ("first_half", "前半 の前半 上半月"),
+        ("second_half", "後半 の後半 下半月"),
+        ("earlier", "早些时候 早些時候 早些时 早些時 早前 早些"),
     )
     for word in words.split()
 }
@@ -1157,6 +1432,12 @@ def _cjk_relative(match: re.Match[str], ctx: _Context) -> _Atom | None:
         return None  # 前年比: year on year
     period = _RELATIVE_CJK[word](ctx)
     part = _CJK_PART_WORDS.get(match["part"] or "")
+    if part == "earlier" and period.granularity in ("week", "month", "quarter", "year"):
+        # 这个月早些时候: from its start, today included
+        days = (ctx.today - period.start.date()).days
+        return _period_atom(match, _last_days(ctx.today, days))
+    if part in ("first_half", "second_half") and period.granularity in ("month", "year"):
+        return _period_atom(match, _halve(period, first=part == "first_half"))
     if part and period.granularity in ("month", "year"):
         if match["part"] in ("上半年", "下半年"):
             year = period.start.year
@@ -1183,20 +1464,68 @@ def _cjk_this_day_years_back(match: re.Match[str], ctx: _Context) -> _Atom | Non
 @_cjk_rule(
     rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?:(?P<y>{_CJK_YEAR})年|(?P<yw>去年|今年|前年|昨年|一昨年))?"
     rf"(?:の|的)?(?P<m>{_CJK_N})月(?:的|の)?(?:第(?P<n>[1-5１-５一二三四五])(?:个|個)?"
-    r"|(?P<last>最后一个|最後一個|最后一|最後一|最后|最後の|最後))"
-    r"(?:(?:星期|周|週|礼拜|禮拜)(?P<wd>[一二三四五六日天])|(?P<jwd>[月火水木金土日])曜(?:日)?)"
+    r"|(?P<last>最后一个|最後一個|最后一|最後一|最后|最後の|最後)|(?P<first>最初の|最初的|头一个|頭一個))"
+    r"(?:(?:星期|周|週|礼拜|禮拜)(?P<wd>[一二三四五六日天])|(?P<jwd>[月火水木金土日])曜(?:日)?"
+    r"|(?P<weekend>周末|週末))"
 )
 def _cjk_nth_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
-    """5月的第一个星期一, 5月の第1月曜日, 4月最后一个周五."""
+    """5月的第一个星期一, 5月の第1月曜日, 4月最后一个周五; 11月的第一个周末 (its first
+    Saturday and Sunday)."""
     month = _cjk_number(match["m"])
-    nth = -1 if match["last"] else _cjk_number(match["n"])
+    nth = -1 if match["last"] else 1 if match["first"] else _cjk_number(match["n"])
     if month is None or nth is None:
         return None
     year = _cjk_number(match["y"]) if match["y"] else None
     if match["yw"]:
         year = ctx.today.year - _cjk_years_back(match["yw"], ctx)
+    if match["weekend"]:
+        return _nth_weekday_atom(match, ctx, year, month, 5, nth, days=2)
     weekday = _CJK_WEEKDAYS[match["wd"]] if match["wd"] else _JA_WEEKDAYS[match["jwd"]]
     return _nth_weekday_atom(match, ctx, year, month, weekday, nth)
+
+
+@_cjk_rule(rf"(?P<n>{_CJK_N})\s*(?:个|個)?(?:周末|週末)(?:之前|以前|前)")
+def _cjk_weekends_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """两个周末前: the weekend before last."""
+    count = _cjk_number(match["n"])
+    return None if count is None else _period_atom(match, _shift(ctx.today, "weekend", count))
+
+
+@_cjk_rule(
+    rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?:(?P<y>{_CJK_YEAR})年(?:度)?"
+    r"|(?P<yw>去年|今年|本年|前年|昨年|一昨年))?(?:的|の)?"
+    r"(?:第(?P<n>[1-4１-４一二三四])(?:个|個)?(?:季度|四半期)|(?<![第0-9０-９])(?P<n2>[一二三四1-4１-４])季度"
+    r"|(?<![A-Za-z])[QＱ](?P<q>[1-4１-４])(?![A-Za-z0-9]))"
+)
+def _cjk_quarter(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """第一季度, 一季度, 去年第四季度, 2025年Q3, 昨年の第4四半期: a quarter without a year is the
+    most recent one begun."""
+    number = _cjk_number(match["n"] or match["n2"] or match["q"])
+    if number is None or not 1 <= number <= 4:
+        return None
+    if match["y"]:
+        year = _cjk_number(match["y"])
+        if year is None:
+            return None
+        return _period_atom(match, _quarter(year, number), absolute=True)
+    if match["yw"]:
+        return _period_atom(
+            match, _quarter(ctx.today.year - _cjk_years_back(match["yw"], ctx), number)
+        )
+    year = ctx.today.year if number <= _quarter_of(ctx.today) else ctx.today.year - 1
+    return _period_atom(match, _quarter(year, number))
+
+
+@_cjk_rule(
+    r"(?<![0-9０-９一二三四五六七八九十两兩〇零上下本这這今去前明来來昨每毎大新过過拜同当當年月])"
+    r"(?P<unit>年|月)(?P<part>初め|初|头|頭|末|底)(?![一二三四五六七八九十])"
+)
+def _cjk_unit_part(match: re.Match[str], ctx: _Context) -> _Atom:
+    """年初, 年末, 月初, 月底 alone: the start of this year or month; the end of the most
+    recent one whose end has begun (asked in May, 年末 is last year's)."""
+    unit = "year" if match["unit"] == "年" else "month"
+    part = "end" if match["part"] in ("末", "底") else "start"
+    return _period_atom(match, _recent_part(ctx.today, unit, part))
 
 
 @_cjk_rule(r"半个月前|半個月前|半月前")
@@ -1285,7 +1614,7 @@ def _cjk_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 
 @_cjk_rule(
-    r"(?P<mod>先々週の?|先週の?|今週の?|この前の|前の)?(?P<wd>[月火水木金土日])曜(?:日)?(?!大工)"
+    r"(?P<mod>先々週の?|先週の?|今週の?|この前の|(?<![間日月年週])前の)?(?P<wd>[月火水木金土日])曜(?:日)?(?!大工)"
 )
 def _ja_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     if _EVERY.search(match.string, 0, match.start()):
@@ -1307,7 +1636,7 @@ def _weekday_atom(match: re.Match[str], ctx: _Context, weekday: int, mod: str) -
 
 # --------------------------------------------------------------------- combination
 
-_GAP_MERGE = re.compile(r"\s*(?:,|of|の|的)?\s*", re.IGNORECASE)
+_GAP_MERGE = re.compile(r"\s*(?:,|of|in|['’]s|の|的)?\s*", re.IGNORECASE)
 _RANGE_GAP = re.compile(
     r"\s*(?:-|–|—|~|～|to|until|till|through|thru|and|or|到|至|から|より|和|与|與|跟|或者|或|と|や|か)\s*$",
     re.IGNORECASE,
@@ -1323,7 +1652,8 @@ _SINCE_BEFORE = re.compile(
 )
 _SINCE_AFTER = re.compile(
     r"\s*(?:(?P<around>左右|前后|前後|頃|ごろ|ころ)"
-    r"|(?P<since>以来|以來|开始|開始|起|至今|から|以降|以后|以後|之后|之後|后|後)"
+    r"|(?P<since>(?:到|至)(?:现在|現在|目前|今天)(?:为止|為止)?|迄今|に入ってから|に入って以来"
+    r"|以来|以來|开始|開始|起|至今|から|以降|以后|以後|之后|之後|后|後)"
     r"|(?P<before>之前|以前|より前|前)|(?P<until>为止|為止|まで))",
 )
 
@@ -1383,6 +1713,14 @@ def _join(first: _Atom, second: _Atom, ctx: _Context) -> _Atom | None:
     if first.kind == "future" and second.kind in _REANCHORABLE and second.year is None:
         return replace(first, begin=begin, end=end)  # 'Friday next week', '明年5月': to come
     year_of = _year_of(second)
+    if first.holiday and year_of is not None and second.kind != "holiday":
+        # 'Christmas last year', '去年圣诞节', '昨年のクリスマス': that year's, not the year
+        moved = _holiday_period(first.holiday, year_of)
+        return _Atom(begin, end, moved, "holiday", absolute=second.absolute, holiday=first.holiday)
+    if first.kind == "weekday" and second.kind == "dayonly" and second.day:
+        # '星期二24号', '24号星期二': the most recent 24th that was a Tuesday
+        dated = _weekday_dated(ctx.today, first.period.start.date().weekday(), second.day)
+        return None if dated is None else _Atom(begin, end, dated, "period")
     if first.kind == "date" and first.year is None and year_of is not None and first.month:
         period = _resolve_date(year_of, first.month, first.day, first.part, ctx.today)
         if period is not None:
@@ -1402,6 +1740,15 @@ def _join(first: _Atom, second: _Atom, ctx: _Context) -> _Atom | None:
         weekday = first.period.start.date().weekday()
         return _Atom(begin, end, _day(monday + timedelta(days=weekday)), "period")
     return None
+
+
+def _halve(period: _Period, *, first: bool) -> _Period:
+    """A month's days 1-15 and 16 to the end; a year's January-June and July-December."""
+    if period.granularity == "year":
+        middle = period.start.replace(month=7)
+    else:
+        middle = period.start.replace(day=16)
+    return _Period(period.start, middle, "range") if first else _Period(middle, period.end, "range")
 
 
 def _year_of(atom: _Atom) -> int | None:
@@ -1557,6 +1904,8 @@ def _half(query: str, atom: _Atom) -> _Found | None:
     middle = datetime.combine((period.start + (period.end - period.start) / 2).date(), time())
     if period.granularity == "month":
         middle = period.start.replace(day=16)
+    if period.granularity == "year":
+        middle = period.start.replace(month=7)
     first = match["half"].lower() == "first"
     halved = (
         _Period(period.start, middle, "range") if first else _Period(middle, period.end, "range")
@@ -1589,7 +1938,11 @@ def _bounded(query: str, atom: _Atom, ctx: _Context) -> _Found | None:
     kinds = {k for m in (before, after) if m for k, v in m.groupdict().items() if v}
     begin = atom.begin - (len(before.group(0)) if before else 0)
     end = after.end() if after else atom.end
-    period = _bound(atom.period, kinds, ctx.today, bool(after))
+    start = atom.period
+    since = atom.kind == "weekday" and kinds & {"since", "since_cjk", "after"}
+    if since and start.start.date() == ctx.today:  # 'since Tuesday' on a Tuesday: last Tuesday
+        start = _day(ctx.today - timedelta(days=7))
+    period = _bound(start, kinds, ctx.today, bool(after))
     return None if period is None else _Found(begin, end, period, atom.absolute)
 
 
@@ -1654,18 +2007,18 @@ def _without(query: str, begin: int, end: int) -> str:
 # atom beside them, so they are no anchors.
 _ANCHORS = re.compile(
     r"(?P<digit>[0-9０-９])"
-    r"|(?P<holiday_cjk>圣诞|聖誕|国庆|國慶|五一|平安夜|元旦|元日|正月|晦|[节節]|跨年|クリスマス"
+    r"|(?P<holiday_cjk>圣诞|聖誕|国庆|國慶|五一|平安夜|元旦|元日|正月|晦|[节節]|跨年|年末年始|クリスマス"
     r"|バレンタイン|ハロウィ)"
-    r"|(?P<cjk>[年月日号號周週天昨今曜春夏秋冬頃近]|前[天年几幾两兩些日週月]|最近"
+    r"|(?P<cjk>[年月日号號周週天昨今曜春夏秋冬頃近季]|四半期|前[天年几幾两兩些日週月]|最近"
     r"|先[週月日々先ほ程]|星期|礼拜|禮拜|阵子|陣子|段时间|段時間|ごろ|きょう|おととい|きのう"
     r"|けさ|おととし|さっき|刚才|剛才|この[間前])"
     r"|\b(?:(?P<word>to(?:day|night)|yesterday|recent(?:ly)?|lately|late|night|morning"
-    r"|afternoon|evening)"
-    r"|(?P<unit>(?:hour|day|week|weekend|month|year)s?)"
+    r"|afternoon|evening|[ymwq]td)"
+    r"|(?P<unit>(?:minute|hour|day|week|weekend|fortnight|month|quarter|year)s?)"
     r"|(?P<season>spring|summer|autumn|fall|winter)"
     r"|(?P<holiday>christmas|xmas|new\s+years?|valentine(?:['’]?s)?|halloween|thanksgiving"
     r"|black\s+friday|cyber\s+monday)"
-    rf"|(?P<month>{_MONTH})|(?P<weekday>{_WEEKDAY}))\b",
+    rf"|(?P<month>{_MONTH})|(?P<weekday>{_WEEKDAY})s?)\b",
     re.IGNORECASE,
 )
 
@@ -1692,7 +2045,7 @@ def parse_time(query: str, now: datetime) -> TimeQuery:
         return TimeQuery(None, query)
     zone: tzinfo = now.tzinfo or UTC
     local_now = now.astimezone(zone) if now.tzinfo else now
-    ctx = _Context(local_now.date(), bool(_KANA.search(query)))
+    ctx = _Context(local_now.date(), bool(_KANA.search(query)), local_now.replace(tzinfo=None))
     atoms = _merge(query, _atoms(query, ctx, anchors), ctx)
     found = _expression(query, atoms, ctx)
     if found is None:
