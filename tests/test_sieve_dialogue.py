@@ -248,3 +248,45 @@ def test_structure_decides_what_goes_to_core(line: str, core: bool) -> None:
 )
 def test_lasting_facts_in_other_words_go_to_core(line: str) -> None:
     assert [h.layer for h in detect_high_signals(line)] == ["core"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Kim: I'm working at the café today.",
+        "Kim: My son is at a sleepover tonight.",
+        "Kim: Rachel is going to Rome next month.",
+        "Kim: The old actor died yesterday, so sad.",
+        "Kim: I joined the call late this morning.",
+        "Kim: I bought a car charger yesterday.",
+        "健: いつもありがとうございます。",
+        "健: いつもの店でランチしています。",
+        "健: 田中さんは大阪出身です。",
+        "健: 会社を辞めたいと思っています。",
+        "健: 娘は風邪で学校を休んでいます。",
+        "健: 今週は毎日残業しています。",
+    ],
+)
+def test_a_line_that_could_be_core_or_working_is_kept_out_of_core(line: str) -> None:
+    """Precision first: a line of the moment, someone else's plan or news, thanks, a wish:
+    working memory, never pasted into every prompt."""
+    assert [h for h in detect_high_signals(line) if h.layer == "core"] == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Kim: My grandmother passed away last week.",
+        "Kim: I joined a climbing gym yesterday.",
+        "Kim: We decided to move to Porto next year.",
+        "Kim: I'm a nurse at St Mary's hospital.",
+        "小刘：我奶奶昨天去世了。",
+        "小刘：我决定辞职去读研。",
+        "小刘：我每个月都去上海出差。",
+        "健: 昨日、祖父が亡くなりました。",
+        "健: 会社を辞めて、来年から大学院に通います。",
+        "健: 母と二人で暮らしています。",
+    ],
+)
+def test_a_lasting_change_told_with_its_day_stays_core(line: str) -> None:
+    assert [h.layer for h in detect_high_signals(line)] == ["core"]

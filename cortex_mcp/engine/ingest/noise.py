@@ -81,6 +81,8 @@ NOISE: dict[str, list[str]] = {
         r"みたい[。！]?$|らしい[。！]?$|そうです[。！]?$",  # hearsay: about someone else
         r"(?:大丈夫|元気|平気|賛成|反対|忙しい|眠い|暇)です",
         r"好きに|覚えていな|覚えてません|覚えていません",
+        # thanks and favours done for the speaker, a wish: no fact about the speaker
+        r"ありがとう|助かり|助かって|お世話に|[てで](?:くれ|もらっ|いただ)|たい(?:と思|な|です|んです|けど)",
     ],
 }
 
@@ -215,7 +217,8 @@ OTHERS: dict[str, str] = {
     "en": r"^(?:he|she|they|it|this|that|these|those|there|his|her|their|"
     r"my (?:friend|boss|colleague|coworker|teacher|neighbo(?:u)?r)s?)\b",
     "zh": r"^(?:他|她|它|这(?:个|些|是|位|里)|那(?:个|些|是|位|里)|我(?:朋友|同事|老板|邻居))",
-    "ja": r"^(?:彼|彼女|あの子|この子|その子|友達|同僚|上司|それ|これ|あれ)",
+    "ja": r"^(?:彼|彼女|あの子|この子|その子|友達|同僚|上司|それ|これ|あれ)"
+    r"|^[^、。]{1,10}(?:さん|くん|君|ちゃん|様)(?:は|が|も)",
 }
 
 # A trigger followed only by a pronoun ("I love it", "a huge fan of them", "喜欢它").
@@ -348,4 +351,57 @@ REVISION: dict[str, str] = {
     "en": r"^(?:actually|sorry|oops|my bad|wait|to be clear|i mean|correction)\b",
     "zh": r"^(?:其实|更正一下|纠正一下|不好意思|抱歉|对了)",
     "ja": r"^(?:実は|ごめん|すみません|訂正です|あ、)",
+}
+
+# Precision first: what decides between core and working when a trigger stands. Core is pasted
+# into every prompt, so a line that could be either is working memory.
+#
+# A statement of the moment: a near or bounded-present time, a past episode told by its day, or a
+# state that passes by its nature (on a trip, in hospital, 出張中). Whatever rule matched, the
+# line is about now, not about the speaker's life: working memory. LIFE_EVENT lifts it when what
+# it tells is a change that lasts by nature ("my grandmother passed away last week", "I joined a
+# gym yesterday", "我们上周领养了一只狗").
+MOMENT: dict[str, str] = {
+    "en": r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|weekend|week)|"
+    r"last (?:night|weekend|week|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|the other day|"
+    r"right now|just now|at the moment|earlier today|later today|in a bit|"
+    r"on (?:a |the )?(?:business trip|vacation|holiday|leave|sick leave|break|call)|"
+    r"in (?:the )?hospital|out sick|jet-?lagged|stuck in|a cold|the flu|a fever)\b",
+    "zh": r"今天|明天|后天|今晚|今早|昨天|昨晚|刚才|待会|一会儿|这周|这个?星期|这几天|上周|上星期|"
+    r"这个?周末|上个?周末|(?:在|正在)(?:出差|度假|住院|请假|路上)|(?:出差|住院)中|感冒|发烧",
+    "ja": r"今日|明日|あした|明後日|今夜|今晩|今朝|昨日|昨夜|さっき|先ほど|今週|先週|今週末|"
+    r"先週末|(?:出張|旅行|休暇|入院|帰省|外出|移動|会議|作業)中|風邪|熱が|熱で|休んで",
+}
+LIFE_EVENT: dict[str, str] = {
+    "en": r"\b(?:passed away|died|was born|were born|gave birth|got (?:married|engaged|divorced|"
+    r"hired|promoted|accepted|a (?:new )?job|into)|(?:lost|quit|left) my job|laid off|adopted|"
+    r"(?:got|rescued) (?:a|an|our|my|this|two) (?:new |little |cute )?(?:puppy|pup|dog|kitten|"
+    r"cat|pet)|moved (?:to|from|into|in with|back)|diagnosed|graduated|retired|"
+    r"joined (?!(?:the|a|an|this|that) (?:call|meeting|chat|stream|queue|line|thread)\b)|"
+    r"pregnant|expecting|new addition|(?:bought|got) (?:a|an|our|my) (?:new |first )?(?:house|"
+    r"home|car|apartment|condo|flat)(?= *(?:[.,;!]|$|(?:in|on|at|for|from|with|and|last|this|"
+    r"yesterday|today)\b)))\b",
+    "zh": r"去世|过世|走了|出生|生了|怀孕|结婚|订婚|离婚|领养|养了|搬到|搬家|辞职|失业|被裁|退休|"
+    r"毕业|录取|录用|入职|加入了|确诊|诊断|买了(?:房|车|一辆|辆|一套|套)",
+    "ja": r"亡くな|生まれ|出産|妊娠|結婚|婚約|離婚|引っ越|退職|辞め|転職|就職|合格|卒業|入学|入社|"
+    r"飼い始め|迎え|診断|入会|に入りました|(?:家|車|マンション)を買",
+}
+
+# Someone the speaker works or lives beside is in their world, not their life: what is said of
+# a colleague, a boss or a neighbour (the subject of the line) is working memory (family, partners, friends and pets are
+# RELATIVE words of vocabulary.py and stay).
+ACQUAINTANCE: dict[str, str] = {
+    "en": r"^(?:my|our) (?:\w+ )?(?:colleague|coworker|co-worker|boss|manager|neighbou?r|landlord|"
+    r"landlady|client|customer|teammate|classmate|roommate|flatmate|teacher)s?\b",
+    "zh": r"^我(?:的|们)?(?:同事|老板|领导|上司|邻居|房东|客户|同学|室友|老师)",
+    "ja": r"(?:同僚|上司|部長|課長|先輩|後輩|隣の人|大家さん|取引先|同級生|ルームメイト)(?:の|が|は|も)",
+}
+
+# In English a plan or a family event is the speaker's when a first-person word is in it or it
+# opens on its verb ("Gonna visit Lisbon next month"); "Rachel is going to Rome next month" is
+# hers, not theirs. (Chinese and Japanese drop the subject: their OTHERS rules name someone else.)
+FIRST_PERSON: dict[str, str] = {
+    "en": r"\b(?:i|i'm|i've|i'll|i'd|we|we're|we've|we'll|we'd|me|my|our|us|myself)\b"
+    r"|^(?:gonna|going|planning|thinking|looking|hoping|heading|flying|moving|off|just|also|"
+    r"still|aiming|getting|can't wait|excited|preparing|training|signing|signed|starting)\b",
 }

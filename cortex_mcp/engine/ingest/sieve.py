@@ -209,10 +209,36 @@ def _vetoed(language: str, kind: str, clause: str, match: re.Match[str]) -> bool
     )
 
 
+def _of_the_moment(language: str, body: str) -> bool:
+    """A line about now (a near time, a past episode by its day, a passing state), unless what
+    it tells is a change that lasts by nature (a birth, a new job, a move, a pet adopted)."""
+    return _pattern(noise.MOMENT[language]).search(body) is not None and (
+        _pattern(noise.LIFE_EVENT[language]).search(body) is None
+    )
+
+
+def _not_core(language: str, kind: str, body: str) -> bool:
+    """Precision first: what keeps a standing trigger's line out of core (the line is working
+    memory): a line of the moment, a colleague or a neighbour as its subject, a plan or a
+    family event of someone else's (no first person in it)."""
+    if kind in signals.WORKING_ONLY or kind in {"correction", "important"}:
+        return False
+    if _of_the_moment(language, body) or _pattern(noise.ACQUAINTANCE[language]).search(body):
+        return True
+    first_person = noise.FIRST_PERSON.get(language)
+    return (
+        kind in {"plan", "relationship"}
+        and first_person is not None
+        and _pattern(first_person).search(body) is None
+    )
+
+
 def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
     """Whether a trigger's match stands: the subject is the speaker (or, for a relationship,
     someone in their life), the moment is not today's, the object is not just a pronoun."""
     if _vetoed(language, kind, _clause(language, body, match.start()), match):
+        return False
+    if _not_core(language, kind, body):
         return False
     if kind in signals.TIME_BOUND and _pattern(noise.NEAR_TIME[language]).search(body):
         return False
