@@ -12,7 +12,14 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     JsonConfigSettingsSource,
@@ -35,6 +42,11 @@ LLM_PROVIDERS = {"auto", "openai", "anthropic", "none"}
 EMBEDDING_PROVIDERS = {"auto", "openai", "local", "none"}
 LOCAL_RERANK_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"
 LOG_LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
+# what an access token may be signed with: public-key algorithms only (a shared-secret HS*
+# check given an issuer's public key would accept tokens anyone could sign)
+PUBLIC_KEY_ALGORITHMS = (
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
+)  # fmt: skip
 
 
 def default_home() -> Path:
@@ -164,6 +176,33 @@ class Settings(BaseSettings):
         description="the admin token (any agent) the HTTP server requires, needed off loopback;"
         " with it set, agent tokens (`cortex-mcp token`) are checked too",
     )
+    oauth_issuer: str | None = Field(
+        None,
+        description="the identity provider's issuer URL: its JWT access tokens are accepted"
+        " (keys from its JWKS) and clients discover it (with the public URL)",
+    )
+    public_url: str | None = Field(
+        None,
+        description="the URL clients reach this server at (https://memory.example.com, path"
+        " included): the OAuth resource its tokens must be issued for",
+    )
+    oauth_audience: str | None = Field(
+        None,
+        description="the audience (aud) access tokens must carry; unset: the public URL or"
+        " its /mcp",
+    )
+    oauth_agent_claim: str = Field(
+        "sub",
+        min_length=1,
+        max_length=200,
+        description="the claim naming a token's agent, or a template of claims ({email},"
+        " team-{groups}: a list claim gives one agent per value)",
+    )
+    oauth_algorithms: Annotated[list[str], NoDecode] = Field(
+        ["RS256", "PS256", "ES256", "EdDSA"],
+        description="signature algorithms accepted on access tokens (comma list; never none"
+        " or HS*)",
+    )
     auth_failures_per_minute: int = Field(
         10,
         ge=1,
@@ -269,12 +308,47 @@ class Settings(BaseSettings):
             )
         return self
 
-    @field_validator("allowed_hosts", "cors_origins", "trusted_proxies", mode="before")
+    @field_validator(
+        "allowed_hosts", "cors_origins", "trusted_proxies", "oauth_algorithms", mode="before"
+    )
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("oauth_issuer", "public_url", mode="after")
+    @classmethod
+    def _oauth_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None or not value.strip():
+            return None
+        url = value.strip()
+        if not url.lower().startswith(("http://", "https://")) or "?" in url or "#" in url:
+            raise ValueError("must be an http:// or https:// URL without query or fragment")
+        # an issuer is compared exactly (a trailing slash is part of it); ours is a base URL
+        return url if info.field_name == "oauth_issuer" else url.rstrip("/")
+
+    @field_validator("oauth_algorithms", mode="after")
+    @classmethod
+    def _public_key_algorithms(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in PUBLIC_KEY_ALGORITHMS:
+                raise ValueError(
+                    f"{name!r} is not a public-key signature algorithm (one of"
+                    f" {', '.join(PUBLIC_KEY_ALGORITHMS)}; none and HS* are never accepted)"
+                )
+        if not value:
+            raise ValueError("name at least one algorithm")
+        return value
+
+    @model_validator(mode="after")
+    def _oauth_needs_public_url(self) -> Settings:
+        if (self.oauth_issuer is None) != (self.public_url is None):
+            raise ValueError(
+                "CORTEX_OAUTH_ISSUER and CORTEX_PUBLIC_URL go together: set both (the identity"
+                " provider and the URL clients reach this server at) or neither"
+            )
+        return self
 
     @field_validator("trusted_proxies", mode="after")
     @classmethod

@@ -8,6 +8,7 @@ CortexError                 base; ``code`` maps to an HTTP status at the edge
 ├── Conflict                state does not allow the change (409)
 ├── ConfigError             invalid settings at start
 ├── ProviderError           an LLM or embedding provider failed (callers degrade)
+│   └── IssuerUnavailable   the identity provider's keys cannot be fetched (503)
 └── StorageError            the database file cannot be used: one line naming the path,
     │                       the cause and what to do (503)
     ├── DiskFull            a write did not fit on the disk (507)
@@ -58,6 +59,10 @@ class ConfigError(CortexError):
 class ProviderError(CortexError):
     code = "provider"
     status = 503
+
+
+class IssuerUnavailable(ProviderError):
+    code = "issuer_unavailable"
 
 
 class StorageError(CortexError):

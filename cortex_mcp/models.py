@@ -266,6 +266,16 @@ class Clock(Protocol):
     def now(self) -> datetime: ...
 
 
+# What a caller may do (OAuth scopes; agent tokens and the admin token hold them too):
+# read an agent's memories (recall, search, list, resources), change them (remember, forget,
+# ingest, import, edit), and act as the operator (every agent, tokens, settings, system).
+READ_SCOPE = "memories:read"
+WRITE_SCOPE = "memories:write"
+ADMIN_SCOPE = "admin"
+AGENT_SCOPES = frozenset({READ_SCOPE, WRITE_SCOPE})
+EVERY_SCOPE = frozenset({READ_SCOPE, WRITE_SCOPE, ADMIN_SCOPE})
+
+
 @dataclass(frozen=True)
 class Caller:
     """Who is asking, resolved once per request from its credential by the transport.
@@ -280,14 +290,23 @@ class Caller:
     kind: str = "local"  # "local" | "admin" | "agent"
     agent_id: str | None = None
     token_id: str | None = None  # the agent token (or dashboard session's token) used
+    scopes: frozenset[str] = field(default_factory=lambda: EVERY_SCOPE)  # what it may do
+    subject: str | None = None  # an identity provider's user (its `sub`), with its issuer
+    issuer: str | None = None
 
     @classmethod
-    def for_agent(cls, agent_id: str, token_id: str | None = None) -> Caller:
-        return cls("agent", agent_id, token_id)
+    def for_agent(
+        cls, agent_id: str, token_id: str | None = None, scopes: frozenset[str] | None = None
+    ) -> Caller:
+        return cls("agent", agent_id, token_id, AGENT_SCOPES if scopes is None else scopes)
 
     @property
     def is_agent(self) -> bool:
         return self.kind == "agent"
+
+    def may(self, scope: str) -> bool:
+        """Whether this caller holds `scope` (READ_SCOPE, WRITE_SCOPE, ADMIN_SCOPE)."""
+        return scope in self.scopes
 
 
 LOCAL = Caller("local")

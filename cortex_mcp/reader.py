@@ -12,7 +12,9 @@ from datetime import timedelta
 from cortex_mcp.config import Settings
 from cortex_mcp.config_live import LiveSettings
 from cortex_mcp.models import Clock, SystemClock
+from cortex_mcp.providers.issuer import IssuerKeys
 from cortex_mcp.service.config import ConfigService
+from cortex_mcp.service.identity import AccessTokenRules, AccessTokens
 from cortex_mcp.service.reading import MemoryReading
 from cortex_mcp.service.tokens import TokenService
 from cortex_mcp.store.backend import Stores, build_stores, open_database
@@ -58,7 +60,26 @@ async def open_reader(settings: Settings) -> AsyncIterator[MemoryReading]:
 def build_tokens(settings: Settings, stores: Stores, clock: Clock) -> TokenService:
     """Agent tokens, the admin token (CORTEX_API_TOKEN) and dashboard sessions."""
     admin = settings.api_token.get_secret_value() if settings.api_token else None
-    return TokenService(tokens=stores.tokens, clock=clock, admin_token=admin)
+    access = access_tokens(settings)
+    return TokenService(tokens=stores.tokens, clock=clock, admin_token=admin, access_tokens=access)
+
+
+def access_tokens(settings: Settings) -> AccessTokens | None:
+    """The identity provider's access tokens, when CORTEX_OAUTH_ISSUER is set."""
+    if settings.oauth_issuer is None or settings.public_url is None:
+        return None
+    audiences = (
+        (settings.oauth_audience,)
+        if settings.oauth_audience
+        else (settings.public_url, settings.public_url + "/", settings.public_url + "/mcp")
+    )
+    rules = AccessTokenRules(
+        issuer=settings.oauth_issuer,
+        audiences=audiences,
+        algorithms=tuple(settings.oauth_algorithms),
+        agent_claim=settings.oauth_agent_claim,
+    )
+    return AccessTokens(IssuerKeys(settings.oauth_issuer), rules)
 
 
 @asynccontextmanager

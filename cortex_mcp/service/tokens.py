@@ -27,6 +27,7 @@ from typing import Any
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import CortexError, Forbidden, InvalidInput
 from cortex_mcp.models import ADMIN, LOCAL, Caller, Clock, to_iso
+from cortex_mcp.service.identity import AccessTokens
 from cortex_mcp.service.requests import RevokeRequest, TokenRequest
 from cortex_mcp.store.interfaces import TokenStorage
 from cortex_mcp.store.tokens import AGENT, SESSION, TokenRow
@@ -79,13 +80,15 @@ class TokenService:
     clock: Clock
     admin_token: str | None
     caller: Caller = LOCAL  # who is asking (CortexService.acting_for)
+    access_tokens: AccessTokens | None = None  # an identity provider's (CORTEX_OAUTH_ISSUER)
     _cache: dict[str, _Checked] = field(default_factory=dict)
     _touched: dict[str, float] = field(default_factory=dict)
 
     @property
     def required(self) -> bool:
-        """Whether remote requests must present a credential (CORTEX_API_TOKEN is set)."""
-        return self.admin_token is not None
+        """Whether remote requests must present a credential (CORTEX_API_TOKEN or an identity
+        provider is set)."""
+        return self.admin_token is not None or self.access_tokens is not None
 
     # ---- management (the CLI; REST for the admin) ---------------------------------------
 
@@ -172,12 +175,14 @@ class TokenService:
     # ---- identifying a request ----------------------------------------------------------
 
     async def identify(self, presented: str) -> Caller | None:
-        """The caller a bearer token stands for: the admin token, a live agent token, else
-        None. Answers are cached for CACHE_SECONDS (a revoke elsewhere is seen after that)."""
+        """The caller a bearer token stands for: the admin token, a live agent token, an
+        identity provider's access token, else None. Answers are cached for CACHE_SECONDS (a revoke elsewhere is seen after that)."""
         if self.admin_token is not None and hmac.compare_digest(
             presented.encode("utf-8", "surrogatepass"), self.admin_token.encode()
         ):
             return ADMIN
+        if self.access_tokens is not None and not presented.startswith(PREFIX):
+            return await self.access_tokens.identify(presented)
         return await self._check(presented, AGENT)
 
     async def _check(self, presented: str, kind: str) -> Caller | None:

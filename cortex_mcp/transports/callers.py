@@ -30,29 +30,39 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, RequireAuthMiddleware
+from mcp.server.auth.middleware.bearer_auth import (
+    AuthenticatedUser,
+    BearerAuthBackend,
+    RequireAuthMiddleware,
+)
 from mcp.server.auth.provider import AccessToken
+from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from cortex_mcp.errors import CortexError
-from cortex_mcp.models import ADMIN, Caller
+from cortex_mcp.errors import CortexError, IssuerUnavailable
+from cortex_mcp.models import ADMIN, READ_SCOPE, Caller
 from cortex_mcp.service.tokens import TokenService
 from cortex_mcp.transports.guards import PUBLIC_PATHS, send_error
+from cortex_mcp.transports.resource import ProtectedResource
 
 log = logging.getLogger(__name__)
 
 CALLER_KEY = "cortex.caller"
-SCOPE = "memories"
+UNAVAILABLE_KEY = "cortex.issuer_unavailable"
+CALLER_CLAIM = "cortex_caller"  # the resolved Caller, kept on the SDK's AccessToken
+SCOPE = READ_SCOPE  # what every MCP request needs; each tool asks for its own too
 ADMIN_CLIENT = "admin"
+OAUTH_CLIENT = "oauth"  # the SDK's client id of an identity provider's access token
 MCP_PREFIXES = ("/mcp", "/sse", "/messages")
 FAILURES = 10
 WINDOW_S = 60.0
 GUESSES_PER_FAILURE = 10  # an address's refusals (any credential) before it counts as guessing
 TABLE_SIZE = 10_000  # credentials (and addresses) the throttle remembers, least recent dropped
 FINGERPRINT_SHOWN = 12  # hex characters of a fingerprint in the log
+RETRY_AFTER_S = 10  # a 503 while the identity provider cannot be reached
 
 
 class Unauthenticated(CortexError):
@@ -62,7 +72,7 @@ class Unauthenticated(CortexError):
 
 class CallerVerifier:
     """The MCP SDK's TokenVerifier over the token service: the principal is the token's id
-    (or "admin"), its subject the agent it acts for."""
+    (or "admin", or the identity provider's issuer and subject), its scopes the caller's."""
 
     def __init__(self, tokens: Callable[[], TokenService]) -> None:
         self._tokens = tokens
@@ -71,21 +81,38 @@ class CallerVerifier:
         caller = await self._tokens().identify(token)
         if caller is None:
             return None
-        client = caller.token_id if caller.is_agent and caller.token_id else ADMIN_CLIENT
+        if caller.subject is not None:
+            client = OAUTH_CLIENT
+        else:
+            client = caller.token_id if caller.is_agent and caller.token_id else ADMIN_CLIENT
         # the token itself is not kept on the request: nothing downstream needs it
+        claims: dict[str, Any] = {"cortex_kind": caller.kind, CALLER_CLAIM: caller}
+        if caller.issuer is not None:
+            claims["iss"] = caller.issuer
         return AccessToken(
             token="",
             client_id=client,
-            subject=caller.agent_id,
-            scopes=[SCOPE],
-            claims={"cortex_kind": caller.kind},
+            subject=caller.subject or caller.agent_id,
+            scopes=sorted(caller.scopes),
+            claims=claims,
         )
 
 
 def caller_from_token(access: AccessToken) -> Caller:
-    if (access.claims or {}).get("cortex_kind") == "agent" and access.subject:
-        return Caller.for_agent(access.subject, access.client_id)
-    return ADMIN
+    caller = (access.claims or {}).get(CALLER_CLAIM)
+    return caller if isinstance(caller, Caller) else ADMIN
+
+
+class CallerBackend(BearerAuthBackend):
+    """The SDK's bearer backend; an identity provider that cannot be reached marks the request
+    (`Credentials` answers 503) instead of failing it with a traceback."""
+
+    async def authenticate(self, conn: HTTPConnection) -> Any:
+        try:
+            return await super().authenticate(conn)
+        except IssuerUnavailable as exc:
+            conn.scope[UNAVAILABLE_KEY] = exc.message
+            return None
 
 
 def caller_of(scope: Scope) -> Caller:
@@ -112,10 +139,19 @@ def _is_mcp(path: str) -> bool:
 class Credentials:
     """Resolve the request's caller (see the module's docstring), or answer 401."""
 
-    def __init__(self, app: ASGIApp, *, required: bool, session: Session) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        required: bool,
+        session: Session,
+        resource: ProtectedResource | None = None,
+    ) -> None:
         self.app = app
         self.required = required
         self.session = session
+        self.resource = resource
+        self.public = resource.public_paths() if resource is not None else frozenset()
         self.mcp_refusal = RequireAuthMiddleware(app, [SCOPE])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -129,26 +165,73 @@ class Credentials:
         path = scope["path"]
         user = scope.get("user")
         if isinstance(user, AuthenticatedUser):
-            scope[CALLER_KEY] = caller_from_token(user.access_token)
-        elif scope["method"] == "OPTIONS":  # CORS preflight carries no credentials
-            pass
-        elif _is_mcp(path):  # bearer tokens only: the SDK's own 401, before any body check
-            await self.mcp_refusal(scope, receive, send)
+            verified = caller_from_token(user.access_token)
+            scope[CALLER_KEY] = verified
+            if _is_mcp(path) and not verified.may(SCOPE):
+                await self._insufficient(scope, send, SCOPE)
+                return
+        elif scope["method"] == "OPTIONS" or path in self.public:
+            pass  # a CORS preflight carries no credentials; the resource metadata is public
+        elif UNAVAILABLE_KEY in scope:
+            await self._unavailable(scope, send)
+            return
+        elif _is_mcp(path):  # bearer tokens only: a 401 before any body check
+            if self.resource is None:  # the SDK's own
+                await self.mcp_refusal(scope, receive, send)
+            else:
+                await self._unauthenticated(scope, send)
             return
         elif not (path in PUBLIC_PATHS or self.session.is_public(path)):
             caller = await self.session.caller(scope)
             if caller is None:
-                await send_error(
-                    send,
-                    401,
-                    "unauthorized",
-                    "missing or wrong bearer token (send Authorization: Bearer <token>: the"
-                    " admin token CORTEX_API_TOKEN, or an agent token)",
-                    headers={"www-authenticate": 'Bearer realm="cortex"'},
-                )
+                await self._unauthenticated(scope, send)
                 return
             scope[CALLER_KEY] = caller
         await self.app(scope, receive, send)
+
+    async def _unauthenticated(self, scope: Scope, send: Send) -> None:
+        presented = _bearer(scope) is not None
+        kinds = "the admin token CORTEX_API_TOKEN, or an agent token"
+        if self.resource is not None:
+            kinds = "an access token of the identity provider, an agent token, or the admin token"
+        message = f"missing or wrong bearer token (send Authorization: Bearer <token>: {kinds})"
+        if self.resource is None:
+            challenge = 'Bearer realm="cortex"'
+        else:
+            error = "invalid_token" if presented else None
+            challenge = self.resource.challenge(
+                scope["path"], error=error, description="the token was not accepted"
+            )
+        await send_error(
+            send, 401, "unauthorized", message, headers={"www-authenticate": challenge}
+        )
+
+    async def _insufficient(self, scope: Scope, send: Send, needed: str) -> None:
+        await send_error(
+            send,
+            403,
+            "insufficient_scope",
+            f"this token lacks the {needed} scope",
+            headers={"www-authenticate": insufficient_scope(self.resource, scope["path"], needed)},
+        )
+
+    async def _unavailable(self, scope: Scope, send: Send) -> None:
+        await send_error(
+            send,
+            503,
+            "issuer_unavailable",
+            str(scope[UNAVAILABLE_KEY]),
+            headers={"retry-after": str(RETRY_AFTER_S)},
+        )
+
+
+def insufficient_scope(resource: ProtectedResource | None, path: str, needed: str) -> str:
+    """The `WWW-Authenticate` of a 403 for a missing scope (RFC 6750 section 3.1)."""
+    if resource is None:
+        return f'Bearer error="insufficient_scope", scope="{needed}"'
+    return resource.challenge(
+        path, error="insufficient_scope", description=f"needs {needed}", scope=needed
+    )
 
 
 @dataclass(frozen=True)

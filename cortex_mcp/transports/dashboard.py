@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from cortex_mcp.errors import CortexError
 from cortex_mcp.models import Caller
 from cortex_mcp.service.tokens import SESSION_HOURS, TokenService
 from cortex_mcp.transports.callers import RefusedCredentials, client_address
@@ -93,8 +94,13 @@ class DashboardSession:
     async def start(self, token: str) -> str | None:
         """A new session's cookie for a right token (admin or agent), else None."""
         tokens = self._tokens()
-        caller = await tokens.identify(token)
-        return await tokens.open_session(caller) if caller is not None else None
+        try:
+            caller = await tokens.identify(token)
+        except CortexError:  # the identity provider is unreachable: not signed in
+            return None
+        if caller is None or caller.subject is not None:  # sessions stand for our own tokens
+            return None
+        return await tokens.open_session(caller)
 
     async def end(self, scope: Scope) -> None:
         """Sign-out: the session ends here and on every server sharing the database."""

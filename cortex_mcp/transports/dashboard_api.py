@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cortex_mcp.models import Category, ForgetResult, Layer
+from cortex_mcp.models import READ_SCOPE, Category, ForgetResult, Layer
 from cortex_mcp.service.requests import (
     MOMENT_TERMS,
     AgentId,
@@ -220,7 +220,7 @@ DASHBOARD_ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/memories/{id}/correct", correct, "correct_memory", CorrectBody,
              response=ForgetResult, errors=_BY_ID),
     Endpoint("POST", "/search/compare", compare, "search_compare", CompareBody,
-             response=Anything),
+             response=Anything, scope=READ_SCOPE),
     Endpoint("GET", "/lifecycle/runs", runs, "lifecycle_runs", query=RunsQuery,
              response=Anything),
     Endpoint("GET", "/turns", turns, "extraction_log", query=TurnsQuery, response=Anything),

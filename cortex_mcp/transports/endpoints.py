@@ -20,11 +20,11 @@ from starlette.routing import Route
 
 from cortex_mcp.engine.validate import DECIMAL_TEXT, MAX_DECIMAL_CHARS, shown_name
 from cortex_mcp.errors import CortexError
-from cortex_mcp.models import ADMIN
+from cortex_mcp.models import ADMIN, READ_SCOPE, WRITE_SCOPE
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import DECIMAL_MARK, REST_ONLY, SETTING, rule_of
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
-from cortex_mcp.transports.callers import caller_of
+from cortex_mcp.transports.callers import caller_of, insufficient_scope
 from cortex_mcp.transports.json_checks import MalformedJson, check_json
 from cortex_mcp.transports.rest_responses import ErrorBody
 
@@ -65,10 +65,17 @@ class Endpoint:
     status: int = 200
     public: bool = False
     errors: tuple[int, ...] = field(default=(400, 401, 413, 422))
+    scope: str | None = None  # the right it needs; None: reading for GET, else writing
 
     @property
     def full_path(self) -> str:
         return PREFIX + self.path
+
+    @property
+    def needs(self) -> str:
+        if self.scope is not None:
+            return self.scope
+        return READ_SCOPE if self.method == "GET" else WRITE_SCOPE
 
 
 def error_response(status: int, code: str, message: str, field: str | None = None) -> Response:
@@ -76,6 +83,19 @@ def error_response(status: int, code: str, message: str, field: str | None = Non
     if field is not None:
         error["field"] = field
     return JSONResponse({"error": error}, status_code=status)
+
+
+def _insufficient_scope(request: Request, needed: str) -> Response:
+    """403: the caller's token does not hold the right this route needs; nothing was read."""
+    response = error_response(
+        403,
+        "insufficient_scope",
+        f"{needed}: this token does not hold the {needed} scope this request needs",
+        "scope",
+    )
+    resource = getattr(request.app.state, "resource", None)
+    response.headers["WWW-Authenticate"] = insufficient_scope(resource, request.url.path, needed)
+    return response
 
 
 def _validation_response(exc: ValidationError, where: str = "") -> Response:
@@ -116,13 +136,15 @@ def _to_json(result: Any) -> Any:
 def route_for(endpoint: Endpoint) -> Route:
     async def run(request: Request) -> Response:
         try:
+            # a public route (health) reads nothing of any agent; every other one has its caller
+            caller = ADMIN if endpoint.public else caller_of(request.scope)
+            if not caller.may(endpoint.needs):
+                return _insufficient_scope(request, endpoint.needs)
             body = query = None
             if endpoint.body is not None:
                 body = await _json_body(request, endpoint.body)
             if endpoint.query is not None:
                 query = endpoint.query.model_validate(dict(request.query_params))
-            # a public route (health) reads nothing of any agent; every other one has its caller
-            caller = ADMIN if endpoint.public else caller_of(request.scope)
             call = Call(
                 service=request.app.state.service.acting_for(caller),
                 body=body,

@@ -21,7 +21,6 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -40,6 +39,7 @@ from cortex_mcp.logs import configure_logging
 from cortex_mcp.service import CortexService
 from cortex_mcp.transports.callers import (
     SCOPE,
+    CallerBackend,
     CallerVerifier,
     Credentials,
     RefusedCredentials,
@@ -59,6 +59,7 @@ from cortex_mcp.transports.guards import (
 )
 from cortex_mcp.transports.mcp import build_server
 from cortex_mcp.transports.proxies import ForwardedScheme
+from cortex_mcp.transports.resource import protected_resource
 from cortex_mcp.transports.rest import ENDPOINTS
 from cortex_mcp.transports.sessions import SseStreams, streamable_http_routes
 from cortex_mcp.transports.timeouts import (
@@ -79,7 +80,7 @@ WATCH_INTERVAL_S = 1.0
 
 def check_bind(settings: Settings, host: str) -> None:
     """A server reachable from other machines must have a token."""
-    if not is_loopback(host) and settings.api_token is None:
+    if not is_loopback(host) and settings.api_token is None and settings.oauth_issuer is None:
         raise ConfigError(
             f"refusing to listen on {host} without CORTEX_API_TOKEN: anyone on the network"
             " could read and change the memories. Set CORTEX_API_TOKEN, or bind 127.0.0.1.",
@@ -115,7 +116,9 @@ def create_app(
         yield holder["service"]
 
     bus = InMemorySubscriptionBus()
-    required = settings.api_token is not None  # else a loopback server, open to every agent
+    # else a loopback server, open to every agent
+    required = settings.api_token is not None or settings.oauth_issuer is not None
+    resource = protected_resource(settings)
     verifier = CallerVerifier(lambda: holder["service"].tokens) if required else None
     mcp = build_server(
         current_service,
@@ -128,6 +131,8 @@ def create_app(
     # HostGuard checks Host and Origin for every route, MCP ones included
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     routes: list[BaseRoute] = [route_for(ep) for ep in ENDPOINTS]
+    if resource is not None:
+        routes += resource.routes()
     manager = None
     if transport in ("sse", "all"):
         sse = mcp.sse_app(
@@ -177,7 +182,7 @@ def create_app(
         Middleware(HostGuard, allowed_hosts=hosts, cors_origins=settings.cors_origins),
         Middleware(Throttle, ledger=refused, skip=frozenset({SIGN_IN})),
         *_sdk_authentication(verifier),
-        Middleware(Credentials, required=required, session=session),
+        Middleware(Credentials, required=required, session=session, resource=resource),
         Middleware(RevokedStreams, tokens=lambda: holder["service"].tokens),
         *_sse_bounds(settings, transport),
         Middleware(BodyLimit, limit=settings.max_body_bytes),
@@ -197,12 +202,14 @@ def create_app(
         )
     middleware.insert(0, Middleware(BodyDeadline, seconds=body_timeout_s))
     middleware.insert(0, Middleware(NoFraming))  # outermost: refusals are covered too
-    return Starlette(
+    app = Starlette(
         routes=routes,
         middleware=middleware,
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error},
     )
+    app.state.resource = resource  # route_for's insufficient-scope challenge points at it
+    return app
 
 
 def _sse_bounds(settings: Settings, transport: Transport) -> list[Middleware]:
@@ -219,7 +226,7 @@ def _sdk_authentication(verifier: CallerVerifier | None) -> list[Middleware]:
     if verifier is None:
         return []
     return [
-        Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
+        Middleware(AuthenticationMiddleware, backend=CallerBackend(verifier)),
         Middleware(AuthContextMiddleware),
     ]
 

@@ -26,7 +26,7 @@ from cortex_mcp import __version__
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import CortexError
-from cortex_mcp.models import LOCAL, Caller
+from cortex_mcp.models import LOCAL, READ_SCOPE, WRITE_SCOPE, Caller
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import AgentRequest, EntityListRequest, EntityRequest, build
 from cortex_mcp.transports import render
@@ -76,11 +76,18 @@ class CortexTool(Tool):
         self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
     ) -> CallToolResult:
         try:
+            service = _service_of(context)
+            needed = READ_SCOPE if self.spec.annotations.read_only_hint else WRITE_SCOPE
+            if not service.caller.may(needed):
+                return render.tool_error(
+                    f"{self.name}: this token does not hold the {needed} scope this tool needs;"
+                    " nothing was changed"
+                )
             values = parse_arguments(self.spec.params, arguments)
             if "agent_id" in values and values["agent_id"] is None:
                 values["agent_id"] = _header_agent(context)
             request = build(self.spec.request, **values)
-            return await self.spec.handler(_service_of(context), request)
+            return await self.spec.handler(service, request)
         except CortexError as exc:
             # Returned, not raised: the SDK would log the message, which may quote user text.
             return render.tool_error(f"{self.name}: {exc.message}")
@@ -219,7 +226,7 @@ def build_server(
         ],
         subscriptions=subscriptions,
         token_verifier=token_verifier,
-        auth=_auth_settings() if token_verifier is not None else None,
+        auth=_auth_settings(settings) if token_verifier is not None else None,
     )
 
     async def for_agent(read: Callable[[CortexService, str | None], Awaitable[str]]) -> str:
@@ -307,12 +314,15 @@ def build_server(
     return mcp
 
 
-def _auth_settings() -> AuthSettings:
-    """The SDK's resource-server settings: every MCP request needs a bearer token with our
-    one scope. Tokens are issued by `cortex-mcp token create`, not by an OAuth server: the
-    issuer URL is required by the SDK and advertised nowhere (no resource_server_url)."""
+def _auth_settings(settings: Settings | None) -> AuthSettings:
+    """The SDK's resource-server settings: every MCP request needs a bearer token that may
+    read. The issuer is the identity provider's (CORTEX_OAUTH_ISSUER), else a placeholder the
+    SDK requires and nothing advertises. The protected resource metadata and its challenges
+    are served by transports/resource.py (at both of this server's resources), hence no
+    resource_server_url here."""
+    issuer = settings.oauth_issuer if settings is not None else None
     return AuthSettings(
-        issuer_url=AnyHttpUrl("http://localhost/cortex-mcp"),
+        issuer_url=AnyHttpUrl(issuer or "http://localhost/cortex-mcp"),
         resource_server_url=None,
         required_scopes=[SCOPE],
     )

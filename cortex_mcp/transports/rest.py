@@ -6,6 +6,7 @@ from typing import Any
 
 from cortex_mcp import __version__
 from cortex_mcp.models import (
+    READ_SCOPE,
     ForgetResult,
     LifecycleReport,
     Memory,
@@ -221,8 +222,10 @@ _BY_ID = (400, 401, 404, 413, 422)
 ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/health", health, "health", response=r.Health, public=True),
     Endpoint("GET", "/openapi.json", openapi, "openapi", errors=(401,)),
-    Endpoint("POST", "/recall", recall, "recall", RecallRequest, response=RecallResult),
-    Endpoint("POST", "/search", search, "search", SearchRequest, response=r.SearchResponse),
+    Endpoint("POST", "/recall", recall, "recall", RecallRequest, response=RecallResult,
+             scope=READ_SCOPE),
+    Endpoint("POST", "/search", search, "search", SearchRequest, response=r.SearchResponse,
+             scope=READ_SCOPE),
     Endpoint("POST", "/ingest", ingest, "ingest", IngestRequest, response=r.IngestResponse,
              status=202, errors=_LATER),
     Endpoint("POST", "/flush", flush, "flush", FlushRequest, response=r.FlushResponse,
@@ -247,7 +250,7 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/reflect", reflect, "reflect", ReflectRequest, response=ReflectReport,
              errors=_LATER),
     Endpoint("POST", "/export", export, "export", ExportRequest, response=r.ExportResponse,
-             errors=_LATER),
+             errors=_LATER, scope=READ_SCOPE),
     Endpoint("POST", "/import", import_, "import", ImportRequest, response=r.ImportResponse,
              errors=_LATER),
     Endpoint("GET", "/relations", list_relations, "list_relations", query=RelationListRequest,

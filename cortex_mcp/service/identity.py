@@ -1,0 +1,143 @@
+"""Access tokens from an identity provider (CORTEX_OAUTH_ISSUER): a JWT is checked with PyJWT
+against the issuer's keys (providers/issuer.py), then its claims say who the caller is.
+
+Checked: the signature, with an algorithm from CORTEX_OAUTH_ALGORITHMS (public-key ones only,
+never `none` or HS*: the settings refuse them) that the key itself is for; `iss` exactly the
+issuer; `aud` naming this server (CORTEX_OAUTH_AUDIENCE, else the public URL or its `/mcp`);
+`exp` (required) and `nbf` with LEEWAY_S of clock skew. The agent is CORTEX_OAUTH_AGENT_CLAIM:
+a claim's name (`sub`, `email`) or a template of claims (`{email}`, `team-{org}`). Scopes
+(`scope`, a space list, or `scp`) give the rights: memories:read, memories:write, admin (every
+agent; it includes the other two).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import string
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import jwt
+from jwt import PyJWK
+from jwt.exceptions import InvalidTokenError
+
+from cortex_mcp.models import (
+    ADMIN_SCOPE,
+    EVERY_SCOPE,
+    READ_SCOPE,
+    WRITE_SCOPE,
+    Caller,
+    agent_id_problem,
+)
+
+log = logging.getLogger(__name__)
+
+LEEWAY_S = 30
+KNOWN_SCOPES = frozenset({READ_SCOPE, WRITE_SCOPE, ADMIN_SCOPE})
+_JWT_SHAPE = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$")
+
+
+class SigningKeys(Protocol):
+    """The issuer's keys (providers/issuer.py IssuerKeys)."""
+
+    issuer: str
+
+    async def key(self, kid: str | None) -> PyJWK | None: ...
+
+
+@dataclass(frozen=True)
+class AccessTokenRules:
+    """What an access token must say to be accepted here (from the settings)."""
+
+    issuer: str
+    audiences: tuple[str, ...]
+    algorithms: tuple[str, ...]
+    agent_claim: str
+
+
+def looks_like_jwt(presented: str) -> bool:
+    return len(presented) < 16_384 and bool(_JWT_SHAPE.match(presented))
+
+
+class AccessTokens:
+    """Identify the caller a JWT access token stands for, or None (refused). Raises
+    IssuerUnavailable when the key it needs cannot be fetched."""
+
+    def __init__(self, keys: SigningKeys, rules: AccessTokenRules) -> None:
+        self.keys = keys
+        self.rules = rules
+
+    async def identify(self, presented: str) -> Caller | None:
+        if not looks_like_jwt(presented):
+            return None
+        try:
+            header = jwt.get_unverified_header(presented)
+        except InvalidTokenError:
+            return None
+        algorithm = header.get("alg")
+        if algorithm not in self.rules.algorithms:
+            log.info("refused an access token signed with %r (not allowed)", algorithm)
+            return None
+        kid = header.get("kid")
+        key = await self.keys.key(kid if isinstance(kid, str) else None)
+        if key is None:
+            log.info("refused an access token: the issuer has no key %r", kid)
+            return None
+        try:
+            # PyJWT refuses a key of another type than the algorithm's (an RSA key for ES256)
+            claims = jwt.decode(
+                presented,
+                key=key.key,
+                algorithms=[algorithm],
+                audience=list(self.rules.audiences),
+                issuer=self.rules.issuer,
+                leeway=LEEWAY_S,
+                options={"require": ["exp", "iss", "aud"]},
+            )
+        except InvalidTokenError as exc:
+            log.info("refused an access token: %s", exc)
+            return None
+        return self._caller(claims)
+
+    def _caller(self, claims: dict[str, Any]) -> Caller | None:
+        scopes = granted_scopes(claims)
+        subject = str(claims.get("sub")) if claims.get("sub") is not None else None
+        issuer = str(claims["iss"])
+        if ADMIN_SCOPE in scopes:
+            return Caller("admin", None, None, EVERY_SCOPE, subject, issuer)
+        agent = agent_of(claims, self.rules.agent_claim)
+        if agent is None:
+            return None
+        return Caller("agent", agent, None, scopes, subject, issuer)
+
+
+def granted_scopes(claims: dict[str, Any]) -> frozenset[str]:
+    """The rights a token's scopes give (`scope`: a space list; `scp`: a list or a string)."""
+    raw = claims.get("scope", claims.get("scp", ""))
+    names = raw.split() if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    return frozenset(str(n) for n in names) & KNOWN_SCOPES
+
+
+def agent_of(claims: dict[str, Any], rule: str) -> str | None:
+    """The agent a token acts for: the claim `rule` names, or the template `rule` filled with
+    claims; None (refused, and logged) when a claim is missing, a list of several values, or
+    the result is not a valid agent id."""
+    template = rule if "{" in rule else "{" + rule + "}"
+    values: dict[str, str] = {}
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name is None:
+            continue
+        value = claims.get(name)
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
+            log.info("refused an access token: its claim %r does not name one agent", name)
+            return None
+        values[name] = str(value)
+    agent = template.format_map(values)
+    problem = agent_id_problem(agent)
+    if problem is not None:
+        log.info("refused an access token: its agent id %s", problem)
+        return None
+    return agent
