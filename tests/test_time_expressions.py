@@ -316,6 +316,41 @@ PHRASES: list[Row] = [
     ("11月の最初の週末", "2025-11-01", "2025-11-03", "range"),
     ("3週間前の金曜日", "2026-05-01", "2026-05-02", "day"),
     ("今月前半", "2026-05-01", "2026-05-16", "range"),
+    # holidays of other calendars and rules, with a year word too
+    ("on Easter", "2026-04-05", "2026-04-06", "day"),
+    ("Easter last year", "2025-04-20", "2025-04-21", "day"),
+    ("on Good Friday", "2026-04-03", "2026-04-04", "day"),
+    ("Mother's Day last year", "2025-05-11", "2025-05-12", "day"),
+    ("over Memorial Day weekend", "2025-05-24", "2025-05-27", "range"),
+    ("New Year last year", "2024-12-30", "2025-01-03", "range"),  # the one that began 2025
+    ("去年春节", "2025-01-28", "2025-02-04", "range"),  # 除夕 to 初六
+    ("2024年中秋节", "2024-09-17", "2024-09-18", "day"),
+    ("去年七夕", "2025-08-29", "2025-08-30", "day"),
+    ("去年の七夕", "2025-07-07", "2025-07-08", "day"),  # Japan keeps 7 July
+    ("昨年のゴールデンウィーク", "2025-04-29", "2025-05-06", "range"),
+    # more of the same kinds
+    ("this year's Q1", "2026-01-01", "2026-04-01", "quarter"),
+    ("the last quarter of the year", "2025-10-01", "2026-01-01", "quarter"),
+    ("Q1-2025", "2025-01-01", "2025-04-01", "quarter"),
+    ("at year-end", "2025-11-01", "2026-01-01", "range"),
+    ("this month to date", "2026-05-01", "2026-05-21", "range"),
+    ("a week ago today", "2026-05-13", "2026-05-14", "day"),
+    ("half a year ago", "2025-10-01", "2026-01-01", "range"),
+    ("the last two weekends", "2026-05-09", "2026-05-21", "range"),
+    ("since the first of the month", "2026-05-01", "2026-05-21", "range"),
+    ("end of last week", "2026-05-15", "2026-05-18", "range"),
+    ("since the start of the week", "2026-05-18", "2026-05-21", "range"),
+    ("两周前的周末", "2026-05-09", "2026-05-11", "range"),
+    ("周末去了哪里", "2026-05-16", "2026-05-18", "range"),
+    ("前两个周末", "2026-05-09", "2026-05-21", "range"),
+    ("上个月的第一个周末", "2026-04-04", "2026-04-06", "range"),
+    ("24年Q3", "2024-07-01", "2024-10-01", "quarter"),
+    ("去年的最后一个季度", "2025-10-01", "2026-01-01", "quarter"),
+    ("上个月月底", "2026-04-21", "2026-05-01", "range"),
+    ("上半年", "2026-01-01", "2026-07-01", "range"),
+    ("去年の年末", "2025-11-01", "2026-01-01", "range"),
+    ("年初来", "2026-01-01", "2026-05-21", "range"),
+    ("先週の週末", "2026-05-16", "2026-05-18", "range"),
 ]
 TUESDAY = datetime(2026, 5, 19, 15, 0, tzinfo=UTC)
 SATURDAY = datetime(2026, 5, 23, 15, 0, tzinfo=UTC)
@@ -338,6 +373,12 @@ def test_on_a_weekend_the_last_weekend_and_the_one_before_are_over() -> None:
     assert window_days("last weekend", SATURDAY) == ("2026-05-16", "2026-05-18", "range")
     assert window_days("the weekend before last", SATURDAY) == ("2026-05-09", "2026-05-11", "range")
     assert window_days("two weekends ago", SATURDAY) == ("2026-05-09", "2026-05-11", "range")
+
+
+def test_this_weekend_is_this_weeks_and_to_come_before_saturday() -> None:
+    for query in ("this weekend", "这周末", "今週末"):
+        assert window_days(query) is None  # asked on a Wednesday
+        assert window_days(query, SATURDAY) == ("2026-05-23", "2026-05-25", "range")
 
 
 def test_hours_ago_reach_back_to_yesterday_after_midnight() -> None:
@@ -422,6 +463,7 @@ NEAR_MISSES_ENGLISH = [
     "Christmas this year",  # asked in May: to come
     "at the end of this month",  # asked on the 20th: to come
     "on Fridays we swim",
+    "Thanksgiving weekend plans",  # a holiday needs a cue
 ]
 NEAR_MISSES_CHINESE = [
     "5月花牌纸巾好用吗",
@@ -448,6 +490,9 @@ NEAR_MISSES_CHINESE = [
     "每月月初交房租",
     "大年初一",
     "这年头",
+    "周末愉快",
+    "每个周末都去游泳",
+    "下半年的计划",  # asked in May: to come
 ]
 NEAR_MISSES_JAPANESE = [
     "日本の首都",

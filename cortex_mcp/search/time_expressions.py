@@ -47,6 +47,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from functools import cache
 
+from cortex_mcp.search.lunar_holidays import lunar_day
+
 __all__ = ["TimeQuery", "TimeWindow", "parse_time"]
 
 
@@ -165,6 +167,12 @@ def _shift(today: date, unit: str, count: int) -> _Period:
     return _year(today.year - count)
 
 
+def _this_weekend(today: date) -> _Period:
+    """The Saturday and Sunday of this calendar week ("this weekend", "这周末", "今週末")."""
+    saturday = today + timedelta(days=5 - today.weekday())
+    return _span(saturday, saturday + timedelta(days=2), "range")
+
+
 def _compound_ago(today: date, unit: str, count: int, unit2: str, count2: int) -> _Period:
     """'3 weeks and 2 days ago', '一年零两个月前': the calendar unit of the second (finer) part
     that holds the day that far back."""
@@ -258,9 +266,17 @@ def _month_part(period: _Period, part: str) -> _Period:
 _YEAR_PARTS = {"start": (1, 3), "early": (1, 5), "mid": (5, 9), "late": (9, 13), "end": (11, 13)}
 
 
+_WEEK_PARTS = {"start": (0, 3), "early": (0, 3), "mid": (1, 4), "late": (4, 7), "end": (4, 7)}
+
+
 def _part(period: _Period, part: str) -> _Period:
-    """Early, mid or late in a month (days 1-10, 11-20, 21-; its start and end the same) or a
-    year (Jan-Apr, May-Aug, Sep-Dec; its start Jan-Feb, its end Nov-Dec)."""
+    """Early, mid or late in a month (days 1-10, 11-20, 21-; its start and end the same), a
+    week (Monday-Wednesday, Tuesday-Thursday, Friday-Sunday) or a year (Jan-Apr, May-Aug,
+    Sep-Dec; its start Jan-Feb, its end Nov-Dec)."""
+    if period.granularity == "week":
+        first, stop = _WEEK_PARTS[part]
+        monday = period.start.date()
+        return _span(monday + timedelta(days=first), monday + timedelta(days=stop), "range")
     if period.granularity != "year":
         return _month_part(period, {"start": "early", "end": "late"}.get(part, part))
     year = period.start.year
@@ -380,7 +396,7 @@ _WEEKDAY = (
     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|mon|tues?|wed|thur?s?|fri|sat|sun)"
 )
-_EN_NUM = r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|few|several)"
+_EN_NUM = r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|few|several)"
 _EN_CUE_BEFORE = re.compile(
     r"(?:\b(?:in|during|since|from|until|till|before|after|of|by|throughout|through|around"
     r"|between|on|last|this|early|late|mid|until|circa)(?:\s+the)?\s*-?\s*)$",
@@ -415,7 +431,7 @@ _relative_words("昨天 昨日 昨儿 きのう", lambda c: _shift(c.today, "day
 _relative_words("さっき 先ほど 先程 今晩 刚才 剛才", _today_period)
 _relative_words("这两天 這兩天 这一两天", lambda c: _last_days(c.today, 2))
 _relative_words(
-    "半年前",
+    "半年前 大半年前",
     lambda c: _span(
         date(*_add_months(c.today.year, c.today.month, -7), 1),
         date(*_add_months(c.today.year, c.today.month, -4), 1),
@@ -445,7 +461,10 @@ _relative_words(
     lambda c: _shift(c.today, "week", 0),
 )
 _relative_words("上周末 上週末 先週末 上个周末 上個週末", lambda c: _shift(c.today, "weekend", 1))
-_relative_words("这周末 這週末 本周末 本週末 今週末", lambda c: _shift(c.today, "weekend", 0))
+_relative_words(
+    "这周末 這週末 本周末 本週末 今週末 这个周末 這個週末 这个週末",
+    lambda c: _this_weekend(c.today),
+)
 _relative_words(
     "上上周末 上上週末 上上个周末 上上個週末 上上個周末 先々週末 先先週末",
     lambda c: _shift(c.today, "weekend", 2),
@@ -466,6 +485,18 @@ _relative_words("上上个月 上上個月 先々月 先先月", lambda c: _shif
 _relative_words("这个月 這個月 这月 這月 本月 今月", lambda c: _shift(c.today, "month", 0))
 _relative_words("去年 昨年 去年一年", lambda c: _shift(c.today, "year", 1))
 _relative_words("今年 本年", lambda c: _shift(c.today, "year", 0))
+_relative_words(  # 年初来: the Japanese "year to date"
+    "年初来", lambda c: _last_days(c.today, (c.today - date(c.today.year, 1, 1)).days)
+)
+_relative_words(  # 年明け: the new year's first weeks
+    "年明け", lambda c: _span(date(c.today.year, 1, 1), date(c.today.year, 1, 16), "range")
+)
+_relative_words(  # 上半年 alone: this year's (下半年 is to come until July)
+    "上半年", lambda c: _span(date(c.today.year, 1, 1), date(c.today.year, 7, 1), "range")
+)
+_relative_words(
+    "下半年", lambda c: _span(date(c.today.year, 7, 1), date(c.today.year + 1, 1, 1), "range")
+)
 _relative_words("一昨年 おととし", lambda c: _shift(c.today, "year", 2))
 _relative_words("大前年", lambda c: _shift(c.today, "year", 3))
 # 前年: the year before last in Chinese, the previous year in Japanese
@@ -721,6 +752,27 @@ def _year_alone(match: re.Match[str], ctx: _Context) -> _Atom | None:
     )
 
 
+@_rule(
+    rf"\b(?:on\s+)?the\s+{_DAY}\s+of\s+(?P<rel>the|this|last|the\s+previous)\s+month\b",
+    re.IGNORECASE,
+    needs=("unit",),
+)
+def _day_of_named_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """'The first of the month', 'the 15th of this month', 'the 3rd of last month'."""
+    day = _en_day(match)
+    if day is None:
+        return None
+    rel = match["rel"].lower()
+    if rel == "the":
+        period = _resolve_day_only(day, ctx.today)
+        return None if period is None else _period_atom(match, period)
+    start = _shift(ctx.today, "month", 0 if rel == "this" else 1).start.date()
+    try:
+        return _period_atom(match, _day(start.replace(day=day)))
+    except ValueError:
+        return None
+
+
 @_rule(rf"\b(?:on\s+)?the\s+{_DAY}(?!\s+(?:of\s+)?{_MONTH})", re.IGNORECASE, needs=("digit",))
 def _day_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
     if not match["dn"]:
@@ -745,8 +797,19 @@ def _day_of_month(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 
 @_rule(
+    r"\b(?P<unit2>year|month)[\s-](?P<p3>end|start)\b(?!\s+(?:of|in)\s+(?:19|20)\d\d)",
+    re.IGNORECASE,
+    needs=("unit",),
+)
+def _unit_end(match: re.Match[str], ctx: _Context) -> _Atom:
+    """'At year-end', 'by month end': the most recent one begun."""
+    part = match["p3"].lower()
+    return _period_atom(match, _recent_part(ctx.today, match["unit2"].lower(), part))
+
+
+@_rule(
     rf"\b(?:(?P<p1>early|late|mid)[\s-]+|(?:the\s+)?(?P<p2>beginning|start|end|middle)\s+of\s+)"
-    rf"(?:(?P<rel>last|this|the)\s+(?P<unit>month|year)|(?P<y>{_YEAR}))\b",
+    rf"(?:(?P<rel>last|this|the)\s+(?P<unit>week|month|year)|(?P<unit0>month|year)\b|(?P<y>{_YEAR}))\b",
     re.IGNORECASE,
     needs=("unit", "digit"),
 )
@@ -757,6 +820,8 @@ def _part_of_period(match: re.Match[str], ctx: _Context) -> _Atom:
     part = {"beginning": "start", "middle": "mid"}.get(word, word)
     if match["y"]:
         return _period_atom(match, _part(_year(int(match["y"])), part), absolute=True)
+    if match["unit0"]:  # "at the end of year"
+        return _period_atom(match, _recent_part(ctx.today, match["unit0"].lower(), part))
     rel, unit = match["rel"].lower(), match["unit"].lower()
     if rel == "the":
         return _period_atom(match, _recent_part(ctx.today, unit, part))
@@ -778,8 +843,8 @@ _QUARTER_WORDS |= {"fourth": 4, "4th": 4, "final": 4, "last": 4}
 @_rule(
     r"(?:\b(?:in|during|over|for)\s+)?(?:\bthe\s+)?"
     r"(?:(?P<nth>first|1st|second|2nd|third|3rd|fourth|4th|final|last|previous)\s+quarter\b"
-    r"|(?<![\w&])Q(?P<q>[1-4])(?![\w&]))"
-    rf"(?:(?:\s+of|\s+in|,)?\s+(?:(?P<y>{_YEAR})|(?P<rel>last|this|the\s+previous|the)\s+year)\b"
+    r"|(?<![\w&])Q(?P<q>[1-4])(?![A-Za-z0-9&]))"
+    rf"(?:(?:(?:\s+of|\s+in|,)?\s+|\s*[-/]\s*)(?:(?P<y>{_YEAR})|(?P<rel>last|this|the\s+previous|the)\s+year)\b"
     r"|\s*['’](?P<yy>\d\d)\b)?"
     rf"|\b(?P<y0>{_YEAR})\s*[-/]?\s*Q(?P<q0>[1-4])\b",
     re.IGNORECASE,
@@ -791,7 +856,7 @@ def _quarter_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
     nth = (match["nth"] or "").lower()
     rel = " ".join((match["rel"] or "").lower().split())
     year_word = match["y"] or match["y0"] or match["yy"]
-    if not (year_word or rel in ("last", "this", "the previous")):
+    if not (year_word or rel):
         if nth in ("last", "previous"):
             return _period_atom(match, _shift(ctx.today, "quarter", 1))
         if nth and re.match(r"\s+of\s", match.string[match.end() :]):
@@ -809,7 +874,7 @@ def _quarter_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 
 @_rule(
-    rf"(?<![\w&])H(?P<h>[12])(?:\s*[-/,]?\s*(?P<y>{_YEAR})\b)?(?![\w&])"
+    rf"(?<![\w&])H(?P<h>[12])(?:\s*[-/,]?\s*(?P<y>{_YEAR})\b)?(?![A-Za-z0-9&])"
     rf"|\b(?P<y0>{_YEAR})\s*[-/]?\s*H(?P<h0>[12])\b"
     r"|\b(?i:(?:the\s+)?(?P<word>first|second|latter)\s+half\s+of\s+the\s+year)\b",
     needs=("digit", "unit"),
@@ -831,7 +896,7 @@ def _half_year(match: re.Match[str], ctx: _Context) -> _Atom:
 
 
 @_rule(
-    r"\b(?:(?P<abbr>[YMWQ]TD)|(?P<unit>year|month|week|quarter)[\s-]+to[\s-]+date"
+    r"\b(?:(?P<abbr>[YMWQ]TD)|(?:this\s+)?(?P<unit>year|month|week|quarter)[\s-]+to[\s-]+date"
     r"|so\s+far\s+(?:this|in\s+the)\s+(?P<unit2>year|month|week|quarter)"
     r"|(?:this|the)\s+(?P<unit3>year|month|week|quarter)\s+so\s+far)\b",
     re.IGNORECASE,
@@ -1033,6 +1098,28 @@ def _ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, _units_back(ctx, unit, count))
 
 
+@_rule(
+    rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>day|week|month)s?\s+ago\s+today\b"
+    r"|\b(?P<half>half\s+a\s+year)\s+ago\b",
+    re.IGNORECASE,
+    needs=("unit",),
+)
+def _ago_today(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """'A week ago today': that day; 'half a year ago': months four to six back, loosely."""
+    if match["half"]:
+        return _period_atom(match, _RELATIVE_CJK["半年前"](ctx))
+    count = _en_count(match["n"])
+    if count is None:
+        return None
+    unit = match["unit"].lower()
+    if unit == "month":
+        year, month = _add_months(ctx.today.year, ctx.today.month, -count)
+        period = _resolve_date(year, month, min(ctx.today.day, 28), None, ctx.today)
+        return None if period is None else _period_atom(match, period)
+    days = count * (7 if unit == "week" else 1)
+    return _period_atom(match, _day(ctx.today - timedelta(days=days)))
+
+
 def _units_back(ctx: _Context, unit: str, count: int) -> _Period:
     """The calendar unit `count` units back; hours and minutes back, the day they reach."""
     if unit in ("hour", "minute"):
@@ -1071,12 +1158,14 @@ def _calendar_unit(match: re.Match[str], ctx: _Context) -> _Atom:
         period = _shift(ctx.today, unit, 0)
         return _period_atom(match, _last_days(ctx.today, (ctx.today - period.start.date()).days))
     back = 1 if mod in ("last", "previous", "this past") else 0
+    if unit == "weekend" and not back:  # this week's, to come before Saturday
+        return _period_atom(match, _this_weekend(ctx.today))
     return _period_atom(match, _shift(ctx.today, unit, back))
 
 
 @_rule(
     rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+"
-    rf"(?:(?P<n>{_EN_NUM})\s+)?(?P<unit>hour|day|week|fortnight|month|quarter|year)s?\b",
+    rf"(?:(?P<n>{_EN_NUM})\s+)?(?P<unit>hour|day|weekend|week|fortnight|month|quarter|year)s?\b",
     re.IGNORECASE,
     needs=("unit",),
 )
@@ -1086,6 +1175,9 @@ def _trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
         return None  # "last week" is the calendar week (_calendar_unit)
     count = _en_count(match["n"]) if match["n"] else 1
     unit = match["unit"].lower()
+    if unit == "weekend":  # "the last two weekends": from the first one's Saturday
+        saturday = _shift(ctx.today, "weekend", count or 3).start.date()
+        return _period_atom(match, _last_days(ctx.today, (ctx.today - saturday).days))
     if unit == "hour":
         return _period_atom(match, _last_days(ctx.today, -(-(count or 3) // 24)))
     days = _TRAILING_DAYS[unit] * (count or 3)
@@ -1095,7 +1187,7 @@ def _trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
 _TRAILING_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "quarter": 91, "year": 365}
 
 
-@_rule(r"\bthe\s+other\s+week\b", re.IGNORECASE, needs=("unit",))
+@_rule(r"\bthe\s+other\s+week(?:end)?\b", re.IGNORECASE, needs=("unit",))
 def _other_week(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _loose_ago(ctx.today, "week"))
 
@@ -1219,7 +1311,8 @@ def _weekdays_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, _day(ctx.today - timedelta(days=days_back + 7 * (count - 1))))
 
 
-# --- holidays on fixed days (and Thanksgiving); lunar ones (春节, 中秋) are not here
+# --- holidays: on fixed days, on the nth weekday of a month, after Easter, and of the lunar
+# calendar (春节, 中秋: a table, search/lunar_holidays.py)
 
 
 def _thanksgiving(year: int) -> date:
@@ -1227,37 +1320,116 @@ def _thanksgiving(year: int) -> date:
     return first + timedelta(days=(3 - first.weekday()) % 7 + 21)
 
 
-_HOLIDAYS: dict[str, tuple[int, int, int]] = {
-    word: (month, day, days)
-    for (month, day, days), words in (
-        ((12, 24, 1), "christmas eve|平安夜|クリスマスイブ|クリスマス・イブ"),
-        ((12, 25, 1), "christmas day|christmas|xmas|圣诞节|聖誕節|圣诞|聖誕|クリスマス"),
-        ((12, 31, 1), "new year's eve|new years eve|大晦日|跨年夜"),
-        ((12, 29, 6), "年末年始"),
-        ((1, 1, 1), "new year's day|new years day|元旦|元日"),
-        ((12, 30, 4), "new year|new year's"),
-        ((1, 1, 3), "お正月|正月"),
+def _easter(year: int) -> date:
+    """Easter Sunday (the anonymous Gregorian computus)."""
+    golden, century, of_century = year % 19, year // 100, year % 100
+    leap, leap_left = divmod(century, 4)
+    moon_fix = (century + 8) // 25
+    epact = (19 * golden + century - leap - (century - moon_fix + 1) // 3 + 15) % 30
+    weekday = (32 + 2 * leap_left + 2 * (of_century // 4) - epact - of_century % 4) % 7
+    correction = (golden + 11 * epact + 22 * weekday) // 451
+    month, day = divmod(epact + weekday - 7 * correction + 114, 31)
+    return date(year, month, day + 1)
+
+
+_Start = Callable[[int], date | None]  # a holiday's first day in a year
+
+
+def _fixed(month: int, day: int, years_back: int = 0) -> _Start:
+    return lambda year: date(year - years_back, month, day)
+
+
+def _nth(month: int, weekday: int, nth: int) -> _Start:
+    return lambda year: _nth_weekday(year, month, weekday, nth)
+
+
+def _after(start: _Start, days: int) -> _Start:
+    def moved(year: int) -> date | None:
+        day = start(year)
+        return None if day is None else day + timedelta(days=days)
+
+    return moved
+
+
+def _after_easter(days: int) -> _Start:
+    return lambda year: _easter(year) + timedelta(days=days)
+
+
+def _after_thanksgiving(days: int) -> _Start:
+    return lambda year: _thanksgiving(year) + timedelta(days=days)
+
+
+def _lunar(holiday: str, days: int = 0) -> _Start:
+    def start(year: int) -> date | None:
+        day = lunar_day(year, holiday)
+        return None if day is None else day + timedelta(days=days)
+
+    return start
+
+
+_HOLIDAYS: dict[str, tuple[_Start, int]] = {
+    word: (start, days)
+    for (start, days), words in (
+        ((_fixed(12, 24), 1), "christmas eve|平安夜|クリスマスイブ|クリスマス・イブ"),
+        ((_fixed(12, 25), 1), "christmas day|christmas|xmas|圣诞节|聖誕節|圣诞|聖誕|クリスマス"),
+        ((_fixed(12, 26), 1), "boxing day"),
+        ((_fixed(12, 31), 1), "new year's eve|new years eve|大晦日|跨年夜"),
+        ((_fixed(12, 29), 6), "年末年始"),
+        ((_fixed(1, 1), 1), "new year's day|new years day|元旦|元日"),
+        ((_fixed(12, 30, years_back=1), 4), "new year|new year's"),  # the one that begins it
+        ((_fixed(1, 1), 3), "お正月|正月"),
         (
-            (2, 14, 1),
+            (_fixed(2, 14), 1),
             "valentine's day|valentines day|valentine's|情人节|情人節|バレンタインデー|バレンタイン",
         ),
-        ((10, 31, 1), "halloween|万圣节|萬聖節|ハロウィン|ハロウィーン"),
-        ((10, 1, 7), "国庆节|國慶節|国庆假期|国庆|國慶"),
-        ((5, 1, 5), "劳动节|勞動節|五一假期|五一"),
-        # a day of 0 or less in November: that many days after Thanksgiving
-        ((11, 0, 1), "thanksgiving day|thanksgiving"),
-        ((11, -1, 1), "black friday"),
-        ((11, -4, 1), "cyber monday"),
+        ((_fixed(3, 14), 1), "white day|ホワイトデー|白色情人节"),
+        ((_fixed(3, 8), 1), "妇女节|婦女節|三八妇女节"),
+        ((_fixed(3, 17), 1), "st. patrick's day|st patrick's day|saint patrick's day"),
+        ((_fixed(4, 4), 3), "清明节|清明節|清明假期"),
+        ((_fixed(4, 29), 7), "ゴールデンウィーク"),
+        ((_fixed(5, 1), 5), "劳动节|勞動節|五一假期|五一"),
+        ((_fixed(5, 5), 1), "こどもの日|子供の日"),
+        ((_fixed(6, 1), 1), "儿童节|兒童節|六一儿童节"),
+        ((_fixed(7, 4), 1), "independence day"),  # "the fourth of July" is a date
+        ((_fixed(8, 13), 4), "お盆休み|お盆|盆休み"),
+        ((_fixed(9, 10), 1), "教师节|教師節"),
+        ((_fixed(10, 1), 7), "国庆节|國慶節|国庆假期|国庆|國慶"),
+        ((_fixed(10, 31), 1), "halloween|万圣节|萬聖節|ハロウィン|ハロウィーン"),
+        ((_fixed(11, 11), 1), "双十一|雙十一|双11|雙11"),
+        ((_nth(5, 6, 2), 1), "mother's day|mothers day|母亲节|母親節|母の日"),
+        ((_nth(6, 6, 3), 1), "father's day|fathers day|父亲节|父親節|父の日"),
+        ((_nth(5, 0, -1), 1), "memorial day"),
+        ((_nth(9, 0, 1), 1), "labor day|labour day"),
+        ((_after(_nth(5, 0, -1), -2), 3), "memorial day weekend"),
+        ((_after(_nth(9, 0, 1), -2), 3), "labor day weekend|labour day weekend"),
+        ((_after_easter(0), 1), "easter sunday|easter"),
+        ((_after_easter(-2), 1), "good friday"),
+        ((_after_easter(1), 1), "easter monday"),
+        ((_after_easter(-2), 4), "easter weekend|easter holidays"),
+        ((_after_thanksgiving(0), 1), "thanksgiving day|thanksgiving"),
+        ((_after_thanksgiving(0), 4), "thanksgiving weekend"),
+        ((_after_thanksgiving(1), 1), "black friday"),
+        ((_after_thanksgiving(4), 1), "cyber monday"),
+        # the lunar calendar: 除夕 to 初六, 元宵 (the 15th), 端午 (5/5), 中秋 (8/15)
+        ((_lunar("new_year", -1), 7), "春节|春節|过年|過年|旧正月|农历新年|農曆新年"),
+        ((_lunar("new_year", -1), 1), "除夕"),
+        ((_lunar("new_year", 14), 1), "元宵节|元宵節"),
+        ((_lunar("dragon_boat"), 1), "端午节|端午節|端午"),
+        ((_lunar("mid_autumn"), 1), "中秋节|中秋節|中秋"),
+        ((_lunar("qixi"), 1), "七夕节|七夕節|七夕"),  # in Japanese 7 July (_holiday)
+        ((_fixed(7, 7), 1), "たなばた"),
+        ((_lunar("double_ninth"), 1), "重阳节|重陽節|重阳|重陽"),
     )
     for word in words.split("|")
 }
 _HOLIDAY = "|".join(
-    r"\s+".join(map(re.escape, name.split())) for name in sorted(_HOLIDAYS, key=len, reverse=True)
+    r"\s+".join(re.escape(word).replace("'", "['’]") for word in name.split())
+    for name in sorted(_HOLIDAYS, key=len, reverse=True)
 )
 
 
 @_rule(
-    rf"(?:\b(?P<mod>last|this|on|at|over)\s+)?(?<![一二三四五六七八九十〇零A-Za-z])"
+    rf"(?:\b(?P<mod>last|this\s+past|this|past|on|at|over)\s+)?(?<![一二三四五六七八九十〇零A-Za-z])"
     rf"(?P<name>{_HOLIDAY})(?![一二三四五六七八九十〇零A-Za-z])"
     rf"(?:\s+(?P<y>{_YEAR})\b|(?P<cy>去年|今年)|\s+(?P<before_last>before\s+last)\b)?",
     re.IGNORECASE,
@@ -1266,38 +1438,48 @@ _HOLIDAY = "|".join(
 def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """Christmas, 国庆节, バレンタイン: the most recent one begun (a year, if given; 'the
     Christmas before last' the one before). A year word beside it ('Christmas last year',
-    '去年圣诞节') moves it to that year (_join)."""
+    '去年圣诞节', '昨年のクリスマス') moves it to that year (_join)."""
     name = match["name"]
-    key = " ".join(name.lower().split())
-    year = int(match["y"]) if match["y"] else ctx.today.year
-    mod = (match["mod"] or "").lower()
-    later = _holiday_start(key, year) > ctx.today or (
-        mod == "last" and _holiday_start(key, year) == ctx.today
-    )
-    if later and not match["y"]:
-        year -= 1
-    if match["before_last"]:
-        year -= 1
+    key = _holiday_key(name)
+    if key == "七夕" and ctx.japanese:
+        key = "たなばた"  # Japan keeps it on 7 July
+    if key == "good friday" and not name.startswith("G"):
+        return None  # "we had a good Friday": a Friday
+    mod = " ".join((match["mod"] or "").lower().split())
+    if match["y"]:
+        year: int | None = int(match["y"])
+    else:
+        year = _recent_holiday_year(key, ctx.today, before_today=mod in ("last", "this past"))
+        if year is not None and match["before_last"]:
+            year = _recent_holiday_year(key, date(year, 1, 1) - timedelta(days=1))
+    period = None if year is None else _holiday_period(key, year)
+    if period is None:
+        return None
     needs_cue = not (mod or match["y"] or match["before_last"]) and name.isascii()
+    absolute = bool(match["y"])
     return _period_atom(
-        match,
-        _holiday_period(key, year),
-        kind="holiday",
-        needs_cue=needs_cue,
-        absolute=bool(match["y"]),
-        holiday=key,
+        match, period, kind="holiday", needs_cue=needs_cue, absolute=absolute, holiday=key
     )
 
 
-def _holiday_start(key: str, year: int) -> date:
-    month, day, _ = _HOLIDAYS[key]
-    if month == 11 and day <= 0:
-        return _thanksgiving(year) + timedelta(days=-day)
-    return date(year, month, day)
+def _holiday_key(name: str) -> str:
+    return " ".join(name.lower().replace("’", "'").split())
 
 
-def _holiday_period(key: str, year: int) -> _Period:
-    first, days = _holiday_start(key, year), _HOLIDAYS[key][2]
+def _recent_holiday_year(key: str, today: date, *, before_today: bool = False) -> int | None:
+    """The year whose holiday began most recently (today included, unless `before_today`)."""
+    for year in range(today.year + 1, today.year - 3, -1):
+        start = _HOLIDAYS[key][0](year)
+        if start is not None and (start < today or (start == today and not before_today)):
+            return year
+    return None
+
+
+def _holiday_period(key: str, year: int) -> _Period | None:
+    start, days = _HOLIDAYS[key]
+    first = start(year)
+    if first is None:
+        return None
     return _span(first, first + timedelta(days=days), "day" if days == 1 else "range")
 
 
@@ -1406,11 +1588,11 @@ _RELATIVE_CJK_PATTERN = "|".join(sorted(map(re.escape, _RELATIVE_CJK), key=len, 
 _CJK_PART_WORDS = {
     word: part
     for part, words in (
-        ("start", "年初 年头 年頭 初め の初め 初"),
+        ("start", "年初 年头 年頭 月初 初め の初め 初"),
         ("early", "上旬"),
         ("mid", "中旬 の半ば 年中"),
         ("late", "下旬"),
-        ("end", "年底 年末 底 末 の終わり"),
+        ("end", "年底 年末 月底 月末 底 末 の終わり"),
         ("half", "上半年 下半年"),
         ("first_half", "前半 の前半 上半月"),
         ("second_half", "後半 の後半 下半月"),
@@ -1421,7 +1603,7 @@ _CJK_PART_WORDS = {
 _CJK_PART = "|".join(sorted(_CJK_PART_WORDS, key=len, reverse=True))
 
 
-@_cjk_rule(rf"(?P<word>{_RELATIVE_CJK_PATTERN})(?P<part>{_CJK_PART})?")
+@_cjk_rule(rf"(?P<word>{_RELATIVE_CJK_PATTERN})(?:(?:の|的)?(?P<part>{_CJK_PART}))?")
 def _cjk_relative(match: re.Match[str], ctx: _Context) -> _Atom | None:
     word = match["word"]
     if word.startswith("最近") and re.search(
@@ -1462,8 +1644,9 @@ def _cjk_this_day_years_back(match: re.Match[str], ctx: _Context) -> _Atom | Non
 
 
 @_cjk_rule(
-    rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?:(?P<y>{_CJK_YEAR})年|(?P<yw>去年|今年|前年|昨年|一昨年))?"
-    rf"(?:の|的)?(?P<m>{_CJK_N})月(?:的|の)?(?:第(?P<n>[1-5１-５一二三四五])(?:个|個)?"
+    rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?:(?:(?P<y>{_CJK_YEAR})年|(?P<yw>去年|今年|前年|昨年|一昨年))?"
+    rf"(?:の|的)?(?P<m>{_CJK_N})月|(?P<rm>上个月|上個月|上月|这个月|這個月|本月|先月|今月))"
+    r"(?:的|の)?(?:第(?P<n>[1-5１-５一二三四五])(?:个|個)?"
     r"|(?P<last>最后一个|最後一個|最后一|最後一|最后|最後の|最後)|(?P<first>最初の|最初的|头一个|頭一個))"
     r"(?:(?:星期|周|週|礼拜|禮拜)(?P<wd>[一二三四五六日天])|(?P<jwd>[月火水木金土日])曜(?:日)?"
     r"|(?P<weekend>周末|週末))"
@@ -1471,17 +1654,49 @@ def _cjk_this_day_years_back(match: re.Match[str], ctx: _Context) -> _Atom | Non
 def _cjk_nth_weekday(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """5月的第一个星期一, 5月の第1月曜日, 4月最后一个周五; 11月的第一个周末 (its first
     Saturday and Sunday)."""
-    month = _cjk_number(match["m"])
     nth = -1 if match["last"] else 1 if match["first"] else _cjk_number(match["n"])
-    if month is None or nth is None:
+    if nth is None:
+        return None
+    weekday, days = 5, 2  # a weekend: its Saturday and Sunday
+    if not match["weekend"]:
+        weekday = _CJK_WEEKDAYS[match["wd"]] if match["wd"] else _JA_WEEKDAYS[match["jwd"]]
+        days = 1
+    if match["rm"]:  # 上个月的第一个周末: that month, whether or not the day has come
+        month = _shift(ctx.today, "month", 0 if match["rm"][0] in "这這本今" else 1).start
+        day = _nth_weekday(month.year, month.month, weekday, nth)
+        return None if day is None else _period_atom(match, _day(day, days))
+    number = _cjk_number(match["m"])
+    if number is None:
         return None
     year = _cjk_number(match["y"]) if match["y"] else None
     if match["yw"]:
         year = ctx.today.year - _cjk_years_back(match["yw"], ctx)
-    if match["weekend"]:
-        return _nth_weekday_atom(match, ctx, year, month, 5, nth, days=2)
-    weekday = _CJK_WEEKDAYS[match["wd"]] if match["wd"] else _JA_WEEKDAYS[match["jwd"]]
-    return _nth_weekday_atom(match, ctx, year, month, weekday, nth)
+    return _nth_weekday_atom(match, ctx, year, number, weekday, nth, days=days)
+
+
+@_cjk_rule(
+    rf"(?:前|过去|過去|最近|这|這|ここ|この)(?:的)?(?P<n>{_CJK_N}|几|幾|数|數)\s*(?:个|個)?(?:周末|週末)"
+    r"(?!(?:之前|以前|前))"
+)
+def _cjk_last_weekends(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """前两个周末, 过去几个周末: from the first one's Saturday through today."""
+    count = 3 if match["n"] in _LOOSE else _cjk_number(match["n"])
+    if count is None:
+        return None
+    saturday = _shift(ctx.today, "weekend", count).start.date()
+    return _period_atom(match, _last_days(ctx.today, (ctx.today - saturday).days))
+
+
+@_cjk_rule(r"(?:周末|週末)")
+def _cjk_weekend(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """周末 alone: the last weekend, given a cue; after a week (两周前的周末, 先週の週末) that
+    week's Saturday and Sunday (_join)."""
+    if _EVERY.search(match.string, 0, match.start()):
+        return None  # 每周末: every weekend
+    following = match.string[match.end() : match.end() + 1]
+    needs_cue = not following or following not in _CJK_MONTH_FOLLOWERS  # 周末去了, 周末的
+    period = _shift(ctx.today, "weekend", 0)
+    return _period_atom(match, period, kind="weekend", needs_cue=needs_cue)
 
 
 @_cjk_rule(rf"(?P<n>{_CJK_N})\s*(?:个|個)?(?:周末|週末)(?:之前|以前|前)")
@@ -1493,20 +1708,22 @@ def _cjk_weekends_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 @_cjk_rule(
     rf"(?<![0-9０-９一二三四五六七八九十两兩〇零])(?:(?P<y>{_CJK_YEAR})年(?:度)?"
-    r"|(?P<yw>去年|今年|本年|前年|昨年|一昨年))?(?:的|の)?"
+    r"|(?P<yy>[0-9]{2})年|(?P<yw>去年|今年|本年|前年|昨年|一昨年))?(?:的|の)?"
     r"(?:第(?P<n>[1-4１-４一二三四])(?:个|個)?(?:季度|四半期)|(?<![第0-9０-９])(?P<n2>[一二三四1-4１-４])季度"
+    r"|(?P<last>最后一个季度|最後一個季度|最后一季度|最後一季度|最終四半期)"
     r"|(?<![A-Za-z])[QＱ](?P<q>[1-4１-４])(?![A-Za-z0-9]))"
 )
 def _cjk_quarter(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """第一季度, 一季度, 去年第四季度, 2025年Q3, 昨年の第4四半期: a quarter without a year is the
     most recent one begun."""
-    number = _cjk_number(match["n"] or match["n2"] or match["q"])
+    number = 4 if match["last"] else _cjk_number(match["n"] or match["n2"] or match["q"])
     if number is None or not 1 <= number <= 4:
         return None
-    if match["y"]:
-        year = _cjk_number(match["y"])
+    if match["y"] or match["yy"]:
+        year = _cjk_number(match["y"] or match["yy"])
         if year is None:
             return None
+        year += 2000 if year < 100 else 0
         return _period_atom(match, _quarter(year, number), absolute=True)
     if match["yw"]:
         return _period_atom(
@@ -1653,6 +1870,7 @@ _SINCE_BEFORE = re.compile(
 _SINCE_AFTER = re.compile(
     r"\s*(?:(?P<around>左右|前后|前後|頃|ごろ|ころ)"
     r"|(?P<since>(?:到|至)(?:现在|現在|目前|今天)(?:为止|為止)?|迄今|に入ってから|に入って以来"
+    r"|から(?:今|現在|今日)まで"
     r"|以来|以來|开始|開始|起|至今|から|以降|以后|以後|之后|之後|后|後)"
     r"|(?P<before>之前|以前|より前|前)|(?P<until>为止|為止|まで))",
 )
@@ -1716,7 +1934,13 @@ def _join(first: _Atom, second: _Atom, ctx: _Context) -> _Atom | None:
     if first.holiday and year_of is not None and second.kind != "holiday":
         # 'Christmas last year', '去年圣诞节', '昨年のクリスマス': that year's, not the year
         moved = _holiday_period(first.holiday, year_of)
+        if moved is None:
+            return None
         return _Atom(begin, end, moved, "holiday", absolute=second.absolute, holiday=first.holiday)
+    if first.period.granularity == "quarter" and not first.absolute and year_of is not None:
+        # "this year's Q1", "last year's first quarter": that year's
+        number = _quarter_of(first.period.start.date())
+        return _Atom(begin, end, _quarter(year_of, number), absolute=second.absolute)
     if first.kind == "weekday" and second.kind == "dayonly" and second.day:
         # '星期二24号', '24号星期二': the most recent 24th that was a Tuesday
         dated = _weekday_dated(ctx.today, first.period.start.date().weekday(), second.day)
@@ -1735,6 +1959,9 @@ def _join(first: _Atom, second: _Atom, ctx: _Context) -> _Atom | None:
             return None
     if first.kind == "weekday" and second.kind == "date" and second.day:
         return replace(second, begin=begin, end=end)  # 'Tuesday, May 6': the date says it
+    if first.kind == "weekend" and second.period.granularity == "week":
+        saturday = second.period.start.date() + timedelta(days=5)
+        return _Atom(begin, end, _day(saturday, 2), "period")
     if first.kind == "weekday" and second.period.granularity == "week":
         monday = second.period.start.date()
         weekday = first.period.start.date().weekday()
@@ -1971,7 +2198,7 @@ def _bound(period: _Period, kinds: set[str], today: date, suffixed: bool) -> _Pe
 # ---------------------------------------------------------------------------- text
 
 _DANGLING_BEFORE = re.compile(
-    r"(?:\b(?:on|in|at|during|since|from|by|around|of|for|over|within|between)(?:\s+the)?\s*"
+    r"(?:\b(?:on|in|at|during|since|from|by|around|of|for|over|within|between|towards?)(?:\s+the)?\s*"
     r"|\bthe\s*|在|于|於|从|從|自从|自從|是)$",
     re.IGNORECASE,
 )
@@ -2008,6 +2235,9 @@ def _without(query: str, begin: int, end: int) -> str:
 _ANCHORS = re.compile(
     r"(?P<digit>[0-9０-９])"
     r"|(?P<holiday_cjk>圣诞|聖誕|国庆|國慶|五一|平安夜|元旦|元日|正月|晦|[节節]|跨年|年末年始|クリスマス"
+    r"|春[节節]|[过過]年|除夕|端午|中秋|清明|七夕|たなばた|重[阳陽]|双十一|雙十一|双11|雙11"
+    r"|ゴールデンウィーク|盆休み|お盆"
+    r"|こどもの日|子供の日|母の日|父の日|ホワイトデー"
     r"|バレンタイン|ハロウィ)"
     r"|(?P<cjk>[年月日号號周週天昨今曜春夏秋冬頃近季]|四半期|前[天年几幾两兩些日週月]|最近"
     r"|先[週月日々先ほ程]|星期|礼拜|禮拜|阵子|陣子|段时间|段時間|ごろ|きょう|おととい|きのう"
@@ -2017,6 +2247,8 @@ _ANCHORS = re.compile(
     r"|(?P<unit>(?:minute|hour|day|week|weekend|fortnight|month|quarter|year)s?)"
     r"|(?P<season>spring|summer|autumn|fall|winter)"
     r"|(?P<holiday>christmas|xmas|new\s+years?|valentine(?:['’]?s)?|halloween|thanksgiving"
+    r"|easter|good\s+friday|boxing\s+day|white\s+day|(?:st\.?|saint)\s+patrick['’]?s"
+    r"|mother['’]?s\s+day|father['’]?s\s+day|memorial\s+day|labou?r\s+day|independence\s+day"
     r"|black\s+friday|cyber\s+monday)"
     rf"|(?P<month>{_MONTH})|(?P<weekday>{_WEEKDAY})s?)\b",
     re.IGNORECASE,
@@ -2032,6 +2264,8 @@ def _anchors(query: str) -> frozenset[str]:
         return _NO_ANCHORS
     if "holiday_cjk" in kinds:
         kinds |= {"holiday", "cjk"}
+    if "holiday" in kinds:  # its scan took "good Friday", "black Friday" whole
+        kinds.add("weekday")
     return frozenset(kind for kind in kinds if kind)
 
 
