@@ -2,6 +2,7 @@
 
     nice python bench/sieve.py [--set PATH ...] [--show-errors] [--llm-stub]
     nice python bench/sieve.py --split      # working two thirds and held-back third apart
+    nice python bench/sieve.py --split --baseline 3b2a74b   # and the rules of that commit beside
 
 Protocol (../shared/datasets/README.md): each line alone is the user message of a turn with an
 empty assistant message, ingested without an LLM or embeddings for a fresh agent; "goes to core"
@@ -17,6 +18,12 @@ rule is `part_of`: a line's scene (its conversation, session and block of ten tu
 of one exchange stay together) is held back when the SHA-256 of "conv|session|block" is 0 mod 3.
 The English correction cases are a rule table of our own, reported whole.
 
+The fresh set (bench/data/sieve_fresh.jsonl: user-to-agent chat in English, Chinese and Japanese,
+written before the rules were read) is always measured and its lines are never printed: it is
+the set the rules never saw. `--baseline REV` also measures the rules of commit REV (its
+`cortex_mcp` package, checked out to a temporary folder and run by this script) on the same
+lines in the same run, and prints its precision and recall beside.
+
 `--llm-stub` runs the same lines with an LLM configured (the scripted stub of the tests, through
 the real OpenAI SDK): a plumbing check of the deep channel, whose memories go to working memory,
 not a measure of any model. The rules must stand on their own.
@@ -30,6 +37,8 @@ import hashlib
 import json
 import logging
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -46,6 +55,7 @@ from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service.requests import IngestRequest, build  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
+FRESH = ROOT / "bench" / "data" / "sieve_fresh.jsonl"  # never read while writing rules
 SPLIT_SETS = {"sieve_dev", "sieve_zh", "sieve_ja"}  # labelled dialogue, split by `part_of`
 OWN_SETS = [
     FIXTURES / "sieve_en_corrections.jsonl",
@@ -65,9 +75,11 @@ def find_dev_set() -> Path | None:
 
 
 def part_of(line: dict[str, Any]) -> str:
-    """ "held" for the held-back third of the dev lines, "working" for the rest, "whole" for a
-    set that is not split. The unit is a scene: conversation, session ("D3" of "D3:14") and block
+    """ "held" for the held-back third of the dev lines, "working" for the rest, "fresh" for the
+    fresh set, "whole" for a set that is not split. The unit is a scene: conversation, session ("D3" of "D3:14") and block
     of ten turns, hashed, so related lines fall on the same side and the rule needs no list."""
+    if line.get("set") == FRESH.stem:
+        return "fresh"
     if line.get("set") not in SPLIT_SETS:
         return "whole"
     session, _, turn = str(line["dia_id"]).partition(":")
@@ -180,32 +192,73 @@ def score(judged: Iterable[Judged]) -> Score:
 def by_language(judged: list[Judged], split: bool = False) -> dict[str, list[Judged]]:
     groups: dict[str, list[Judged]] = defaultdict(list)
     for j in judged:
-        part = f" {part_of(j.line)}" if split else ""
+        part = f" {part_of(j.line)}" if split and part_of(j.line) != "fresh" else ""
         groups[f"{j.line.get('set', '?')} ({j.line['lang']}){part}"].append(j)
     return dict(groups)
 
 
-def _report(judged: list[Judged], show_errors: bool, split: bool = False) -> None:
-    print(f"{'set':<30} {'lines':>5} {'core':>5} {'->core':>6} {'P':>6} {'R':>6} {'F1':>6}")
+def _unseen(line: dict[str, Any]) -> bool:
+    """Lines whose errors are never printed: the held-back third and the fresh set."""
+    return part_of(line) in {"held", "fresh"}
+
+
+def _report(
+    judged: list[Judged],
+    show_errors: bool,
+    split: bool = False,
+    baseline: list[Judged] | None = None,
+) -> None:
+    before = by_language(baseline, split) if baseline is not None else {}
+    head = f"{'P before':>9} {'R before':>9}" if baseline is not None else ""
+    print(f"{'set':<30} {'lines':>5} {'core':>5} {'->core':>6} {'P':>6} {'R':>6} {'F1':>6} {head}")
     for language, rows in sorted(by_language(judged, split).items()):
         s = score(rows)
+        old = score(before[language]) if language in before else None
+        then = f" {old.precision:>9.3f} {old.recall:>9.3f}" if old else ""
         print(
             f"{language:<30} {len(rows):>5} {s.wanted:>5} {s.predicted:>6} "
-            f"{s.precision:>6.3f} {s.recall:>6.3f} {s.f1:>6.3f}"
+            f"{s.precision:>6.3f} {s.recall:>6.3f} {s.f1:>6.3f}{then}"
         )
         groups: dict[str, list[Judged]] = defaultdict(list)
         for j in rows:
             groups[f"{j.line['label']}/{j.line['category']}"].append(j)
-        for name, members in sorted(groups.items()) if not split else []:
+        hidden = split or any(_unseen(j.line) for j in rows)
+        for name, members in sorted(groups.items()) if not hidden else []:
             went = sum(j.predicted for j in members)
             print(f"  {name:<28} {len(members):>5} {'':>5} {went:>6}")
     unnamed = [c for j in judged for c in j.unnamed]
     print(f"core memories without their speaker: {len(unnamed)}")
     if show_errors:
         for j in judged:
-            if j.predicted != j.wanted and not (split and part_of(j.line) == "held"):
+            if j.predicted != j.wanted and not _unseen(j.line):
                 kind = "FP" if j.predicted else "FN"
                 print(f"{kind} [{j.line['label']}/{j.line['category']}] {j.line['text']}")
+
+
+def judge_at(revision: str, lines: list[dict[str, Any]]) -> list[Judged]:
+    """The same lines through the rules of `revision`: its package checked out beside this
+    script in a temporary folder, run there with `--predict`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", revision, "cortex_mcp"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        (Path(tmp) / "bench").mkdir()
+        shutil.copy(Path(__file__), Path(tmp) / "bench" / "sieve.py")
+        rows = Path(tmp) / "lines.jsonl"
+        rows.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": tmp}
+        result = subprocess.run(
+            [sys.executable, str(Path(tmp) / "bench" / "sieve.py"), "--predict", str(rows)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+    cores = json.loads(result.stdout)
+    return [Judged(line, core) for line, core in zip(lines, cores, strict=True)]
 
 
 def main() -> None:
@@ -214,16 +267,25 @@ def main() -> None:
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--llm-stub", action="store_true")
     parser.add_argument("--split", action="store_true", help="working part and held-back third")
+    parser.add_argument("--baseline", metavar="REV", help="also measure the rules of commit REV")
+    parser.add_argument("--predict", type=Path, help=argparse.SUPPRESS)  # used by --baseline
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # every line without an LLM logs its fallback
+    if args.predict:  # lines as JSON in, each line's core memories as JSON out
+        rows = [json.loads(row) for row in args.predict.read_text(encoding="utf-8").splitlines()]
+        print(json.dumps([j.core for j in asyncio.run(judge(rows))]))
+        return
     dev = find_dev_set()
-    sets = args.sets or ([dev] if dev else []) + OWN_SETS
+    sets = args.sets or ([dev] if dev else []) + OWN_SETS + [FRESH]
     if dev is None and not args.sets:
         print("sieve_dev.jsonl not found (set CORTEX_SIEVE_DEV): own sets only")
     lines = load_lines(sets)
     judged = asyncio.run(judge(lines))
-    print("rules only (no LLM, no embeddings):")
-    _report(judged, args.show_errors, args.split)
+    baseline = judge_at(args.baseline, lines) if args.baseline else None
+    print(
+        "rules only (no LLM, no embeddings):" + (f" before = {args.baseline}" if baseline else "")
+    )
+    _report(judged, args.show_errors, args.split, baseline)
     if args.llm_stub:
         with_llm, calls = asyncio.run(judge_with_llm_stub(lines))
         outcomes = Counter(j.outcome for j in with_llm)
