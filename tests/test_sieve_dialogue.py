@@ -265,6 +265,7 @@ def test_lasting_facts_in_other_words_go_to_core(line: str) -> None:
         "健: 会社を辞めたいと思っています。",
         "健: 娘は風邪で学校を休んでいます。",
         "健: 今週は毎日残業しています。",
+        "拓海：最近毎晩遅くまで仕事しています。",
     ],
 )
 def test_a_line_that_could_be_core_or_working_is_kept_out_of_core(line: str) -> None:
@@ -286,6 +287,9 @@ def test_a_line_that_could_be_core_or_working_is_kept_out_of_core(line: str) -> 
         "健: 昨日、祖父が亡くなりました。",
         "健: 会社を辞めて、来年から大学院に通います。",
         "健: 母と二人で暮らしています。",
+        "拓海：最近ヨガを始めて、毎朝やっています。",
+        "小周：我最近开始学游泳，每周去两次。",
+        "Kim: I recently started swimming every morning.",
     ],
 )
 def test_a_lasting_change_told_with_its_day_stays_core(line: str) -> None:

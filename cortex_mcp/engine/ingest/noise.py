@@ -387,6 +387,14 @@ LIFE_EVENT: dict[str, str] = {
     r"飼い始め|迎え|診断|入会|に入りました|(?:家|車|マンション)を買",
 }
 
+# A habit told as lately's ("最近毎日残業しています", "these days I walk to work") is a passing
+# stretch, unless the line tells it was taken up ("我最近开始学做烘焙", "最近パン作りにはまって").
+LATELY: dict[str, str] = {
+    "en": r"\b(?:lately|these days|recently)\b(?!.*\b(?:started|began|took up|got into|picked up)\b)",
+    "zh": r"(?:最近|近来|这些天)(?![^。]*(?:开始|迷上|爱上))",
+    "ja": r"(?:最近|近頃|このごろ)(?![^。]*(?:始め|はまっ|ハマっ))",
+}
+
 # Someone the speaker works or lives beside is in their world, not their life: what is said of
 # a colleague, a boss or a neighbour (the subject of the line) is working memory (family, partners, friends and pets are
 # RELATIVE words of vocabulary.py and stay).

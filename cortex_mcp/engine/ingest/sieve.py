@@ -219,11 +219,13 @@ def _of_the_moment(language: str, body: str) -> bool:
 
 def _not_core(language: str, kind: str, body: str) -> bool:
     """Precision first: what keeps a standing trigger's line out of core (the line is working
-    memory): a line of the moment, a colleague or a neighbour as its subject, a plan or a
-    family event of someone else's (no first person in it)."""
+    memory): a line of the moment, a colleague or a neighbour as its subject, a habit of late,
+    a plan or a family event of someone else's (no first person in it)."""
     if kind in signals.WORKING_ONLY or kind in {"correction", "important"}:
         return False
     if _of_the_moment(language, body) or _pattern(noise.ACQUAINTANCE[language]).search(body):
+        return True
+    if kind == "preference" and _pattern(noise.LATELY[language]).search(body):
         return True
     first_person = noise.FIRST_PERSON.get(language)
     return (
