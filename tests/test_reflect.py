@@ -299,3 +299,61 @@ async def test_the_mirror_writes_the_bank_folder_with_each_entitys_facts_and_his
     assert (export / "bank/experience.md").exists() and (
         export / "bank/opinions.md"
     ).exists() is False
+
+
+async def test_a_run_stopped_on_the_way_is_resumed_from_its_stored_plan_not_planned_again(
+    tmp_path: Any, clock: FakeClock
+) -> None:
+    """The first entity's LLM summary arrives, the second never does and the run is cancelled
+    (a crash): the next preview shows the stored plan, the next run asks the LLM only for what
+    is missing, and a memory said meanwhile waits for the run after."""
+    import asyncio
+
+    answered: list[str] = []
+
+    def first_then_hold(request: Received) -> Reply:
+        if answered:
+            return Reply(text="never", held=True)
+        answered.append(request.user)
+        return _summary_reply(request)
+
+    with llm_stub() as stub:
+        stub.responder = first_then_hold
+        settings = llm_stub_settings(tmp_path / "brain.db", stub, llm_timeout_s=30)
+        async with open_cortex(settings, clock=clock) as cortex:
+            await _marco(cortex)
+            await _remember(cortex, "Anna lives in Oslo", "2025-06-20T09:00:00Z", "Anna")
+            run = asyncio.create_task(_reflect(cortex))
+            for _ in range(400):  # bounded: the second entity's call is on its way
+                if len(stub.received) >= 2:
+                    break
+                await asyncio.sleep(0.025)
+            assert len(stub.received) == 2
+            run.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+            stored = await cortex.stores.reflect.stored_plan("default")
+            assert stored is not None
+            methods = [e["method"] for e in stored[1]["entities"]]
+            assert methods.count("llm") == 1 and len(methods) >= 2
+            await _remember(cortex, "Marco adopted a cat", "2025-07-01T09:00:00Z", "Marco")
+            stub.responder = _summary_reply
+            stub.release.set()
+            stub.clear()
+            preview = await _reflect(cortex, preview=True)
+            assert any("resumed the stored plan" in note for note in preview.notes)
+            resumed = await _reflect(cortex)
+
+            def pages(report: Any) -> list[tuple[str, list[str]]]:
+                return [(e.id, e.memory_ids) for e in report.entities]
+
+            assert pages(resumed) == pages(preview) and _plan(resumed)[2] == _plan(preview)[2]
+            missing = len(methods) - 1
+            assert resumed.status == "done" and resumed.llm_calls == missing == len(stub.received)
+            assert all(e.method == "llm" for e in resumed.entities)
+            for page in resumed.entities:
+                entity = await cortex.stores.entities.get_entity("default", page.id)
+                assert entity is not None and entity.summary == page.summary
+            assert await cortex.stores.reflect.stored_plan("default") is None
+            after = await _reflect(cortex)  # the memory said meanwhile, now
+            assert after.memories == 1 and after.notes == []

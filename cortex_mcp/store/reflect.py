@@ -55,9 +55,47 @@ class ReflectStore:
     async def mark(self, agent_id: str) -> int:
         """The highest seq of the agent's memories a finished run reflected on (0: none)."""
         value = await self.db.scalar(
-            "SELECT MAX(through_seq) FROM reflect_runs WHERE agent_id = ?", (agent_id,)
+            "SELECT MAX(through_seq) FROM reflect_runs WHERE agent_id = ? AND finished_at <> ''",
+            (agent_id,),
         )
         return int(value or 0)
+
+    async def stored_plan(self, agent_id: str) -> tuple[str, dict[str, Any]] | None:
+        """(run id, plan) of the agent's run that stored its plan and did not finish."""
+        row = await self.db.fetchone(
+            "SELECT id, plan FROM reflect_runs WHERE agent_id = ? AND finished_at = ''"
+            " ORDER BY started_at, id LIMIT 1",
+            (agent_id,),
+        )
+        return None if row is None else (str(row[0]), json.loads(row[1]))
+
+    async def store_plan(
+        self, agent_id: str, run_id: str, through_seq: int, plan: dict[str, Any], started_at: str
+    ) -> None:
+        """A run's plan, stored before it does anything (unfinished: `finished_at` empty), so
+        that a run interrupted on the way is resumed from it rather than planned again."""
+        row = (run_id, agent_id, through_seq, json.dumps(plan, ensure_ascii=False), started_at)
+
+        def txn(conn: Connection) -> None:
+            conn.execute(
+                "INSERT INTO reflect_runs (id, agent_id, through_seq, plan, started_at,"
+                " finished_at) VALUES (?, ?, ?, ?, ?, '')",
+                row,
+            )
+
+        await self.db.transact(txn)
+
+    async def save_plan(self, run_id: str, plan: dict[str, Any]) -> None:
+        """The stored plan with what the run did so far (an entity's LLM summary)."""
+        text = json.dumps(plan, ensure_ascii=False)
+
+        def txn(conn: Connection) -> None:
+            conn.execute(
+                "UPDATE reflect_runs SET plan = ? WHERE id = ? AND finished_at = ''",
+                (text, run_id),
+            )
+
+        await self.db.transact(txn)
 
     async def newest_seq(self, agent_id: str) -> int:
         value = await self.db.scalar(
@@ -172,8 +210,9 @@ class ReflectStore:
         started_at: str,
         now: str,
     ) -> None:
-        """A run's changes in one transaction: each entity's summary, each proposal, the run
-        row that moves the agent's mark (so a crash leaves all of it or none), each logged."""
+        """A run's changes in one transaction: each entity's summary, each proposal, and its
+        stored run finished, which moves the agent's mark (so a crash leaves all of it or none),
+        each logged."""
 
         def txn(conn: Connection) -> None:
             for entity_id, (summary, sources) in sorted(summaries.items()):
@@ -193,15 +232,15 @@ class ReflectStore:
                 }
                 add_log_row(conn, "reflect", [proposal.memory_id], details, now)
             conn.execute(
-                "INSERT INTO reflect_runs (id, agent_id, through_seq, plan, started_at,"
-                " finished_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "UPDATE reflect_runs SET through_seq = ?, plan = ?, started_at = ?,"
+                " finished_at = ? WHERE id = ? AND agent_id = ?",
                 (
-                    run_id,
-                    agent_id,
                     through_seq,
                     json.dumps(plan, ensure_ascii=False),
                     started_at,
                     now,
+                    run_id,
+                    agent_id,
                 ),
             )
 

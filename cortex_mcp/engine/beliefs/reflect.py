@@ -14,9 +14,13 @@ One run of one agent, under the lease `reflect:<agent>`:
    core is proposed for promotion; a core memory whose fact was superseded is proposed for the
    archive. Each proposal has its reason, and a person accepts or rejects it (never twice).
 
-The plan is computed the same way for a preview and a run; a run applies it in one transaction
-that also records the run and moves the agent's mark (a crash leaves all of it or none, and
-the next run plans again). A run with nothing new since the mark changes nothing.
+The plan is computed the same way for a preview and a run. A run stores it first (a
+`reflect_runs` row not finished yet), asks the LLM for its summaries (each kept in the stored
+plan as it comes), then applies it in one transaction that finishes the run and moves the
+agent's mark. A run stopped on the way (a crash, a cancelled task) leaves its stored plan, and
+the next run, or preview, resumes from it instead of planning again: what was written stays,
+the LLM is not asked twice, memories said since wait for the run after. A run with nothing new
+since the mark changes nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from cortex_mcp.engine.beliefs.keeper import BeliefKeeper
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
@@ -160,6 +164,16 @@ class Reflector:
         now = self.clock.now()
         started_at = to_iso(now)
         status = "preview" if preview else "done"
+        stored = await self.store.stored_plan(agent_id)
+        if stored is not None:  # a run stopped on the way: its plan, not a new one
+            run_id, plan = stored
+            report = _report_of(plan, agent_id, status)
+            report.notes.append(
+                f"resumed the stored plan of a run started {plan.get('started_at', '?')}"
+            )
+            if not preview:
+                await self._finish(run_id, plan, report)
+            return report
         report = ReflectReport(status=status, agent_id=agent_id)
         report.validity_changes = await self.validity.settle(agent_id, batches=None)
         report.belief_changes = await self.keeper.settle(agent_id, batches=None)
@@ -176,7 +190,17 @@ class Reflector:
         report.proposals = await self._proposals(agent_id, after, now)
         if preview:
             return report
-        await self._write_summaries(report)
+        run_id = new_id()
+        plan = _plan_of(report, after, through, started_at)
+        await self.store.store_plan(agent_id, run_id, through, plan, started_at)
+        await self._finish(run_id, plan, report)
+        return report
+
+    async def _finish(self, run_id: str, plan: dict[str, Any], report: ReflectReport) -> None:
+        """Carry out a stored plan: the LLM's summaries (each kept in the plan as it comes, so
+        a resumed run does not ask again), then every change in one transaction."""
+        agent_id = report.agent_id or ""
+        await self._write_summaries(report, run_id, plan)
         proposals = [
             Proposal(
                 id=p.id,
@@ -185,29 +209,20 @@ class Reflector:
                 action=p.action,
                 reason=p.reason,
                 status="pending",
-                created_at=started_at,
+                created_at=plan["started_at"],
             )
             for p in report.proposals
         ]
-        plan = {
-            "after": after,
-            "through": through,
-            "since": window,
-            "memories": len(new_ids),
-            "entities": [e.id for e in report.entities],
-            "proposals": [p.id for p in report.proposals],
-        }
         await self.store.apply(
             agent_id,
-            new_id(),
-            through,
+            run_id,
+            plan["through"],
             plan,
             {e.id: (e.summary, e.memory_ids) for e in report.entities},
             proposals,
-            started_at,
+            plan["started_at"],
             to_iso(self.clock.now()),
         )
-        return report
 
     async def _entity_pages(
         self, agent_id: str, after: int, window: str | None
@@ -235,11 +250,16 @@ class Reflector:
             )
         return changes
 
-    async def _write_summaries(self, report: ReflectReport) -> None:
-        """With an LLM, one call per entity rewrites its summary from the same facts."""
+    async def _write_summaries(
+        self, report: ReflectReport, run_id: str, plan: dict[str, Any]
+    ) -> None:
+        """With an LLM, one call per entity rewrites its summary from the same facts; each
+        summary written is saved in the stored plan at once."""
         if self.llm is None or not report.entities:
             return
         for change in report.entities:
+            if change.method == "llm":  # written before the run was interrupted
+                continue
             facts = await self.store.facts(report.agent_id or "", [change.id])
             try:
                 text = (await self.llm.complete(llm_prompt(change.name, facts))).strip()
@@ -252,6 +272,8 @@ class Reflector:
             if text:
                 change.summary = await self.rewrite(text) if self.rewrite else text
                 change.method = "llm"
+                plan["entities"] = [e.model_dump() for e in report.entities]
+                await self.store.save_plan(run_id, plan)
 
     async def _proposals(self, agent_id: str, after: int, now: datetime) -> list[CoreProposal]:
         made = await self.store.pending_keys(agent_id)
@@ -311,3 +333,29 @@ class Reflector:
     async def everyone(self, *, since: timedelta | None = None) -> list[ReflectReport]:
         """Every agent's run, one after the other (the lifecycle's reflect phase)."""
         return [await self.reflect(agent, since=since) for agent in await self.store.agents()]
+
+
+def _plan_of(report: ReflectReport, after: int, through: int, started_at: str) -> dict[str, Any]:
+    """What a run will do, as it is stored (and read back by a resumed run)."""
+    return {
+        "after": after,
+        "through": through,
+        "since": report.since,
+        "memories": report.memories,
+        "started_at": started_at,
+        "entities": [e.model_dump() for e in report.entities],
+        "proposals": [
+            p.model_dump(include={"id", "memory_id", "action", "reason"}) for p in report.proposals
+        ],
+    }
+
+
+def _report_of(plan: dict[str, Any], agent_id: str, status: str) -> ReflectReport:
+    return ReflectReport(
+        status=status,
+        agent_id=agent_id,
+        since=plan.get("since"),
+        memories=int(plan.get("memories", 0)),
+        entities=[EntitySummaryChange(**e) for e in plan.get("entities", [])],
+        proposals=[CoreProposal(**p) for p in plan.get("proposals", [])],
+    )
