@@ -1554,13 +1554,18 @@ def _cjk_year(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 @_cjk_rule(
     r"(?P<d>(?<![0-9０-９])[0-9０-９]{1,2}|(?<![一二三四五六七八九十两兩〇零])[一二三四五六七八九十两兩〇零]{1,3})"
-    r"(?:日|号|號)(?P<after>那天|那一天|当天|當天)?"
+    r"(?:日|号|號)(?P<after>那天|那一天|当天|當天)?(?:\s*[(（](?P<wd>[月火水木金土日一二三四五六天])[)）])?"
 )
 def _cjk_day_only(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """6号, 24日: a day that needs a cue; 24日(火) the most recent 24th on a Tuesday."""
     day = _cjk_number(match["d"])
     following = match.string[match.end() : match.end() + 1]
     if day is None or not 1 <= day <= 31 or following in _CJK_NOT_A_DAY:
         return None
+    if match["wd"]:
+        weekday = _JA_WEEKDAYS.get(match["wd"]) or _CJK_WEEKDAYS[match["wd"]]
+        dated = _weekday_dated(ctx.today, weekday, day)
+        return None if dated is None else _period_atom(match, dated)
     period = _resolve_day_only(day, ctx.today)
     if period is None:
         return None
@@ -1735,7 +1740,7 @@ def _cjk_quarter(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 @_cjk_rule(
     r"(?<![0-9０-９一二三四五六七八九十两兩〇零上下本这這今去前明来來昨每毎大新过過拜同当當年月])"
-    r"(?P<unit>年|月)(?P<part>初め|初|头|頭|末|底)(?![一二三四五六七八九十])"
+    r"(?P<unit>年|月)(?P<part>初め|初|头|頭|末|底|(?<=年)始)(?![一二三四五六七八九十])"
 )
 def _cjk_unit_part(match: re.Match[str], ctx: _Context) -> _Atom:
     """年初, 年末, 月初, 月底 alone: the start of this year or month; the end of the most
@@ -1853,7 +1858,7 @@ def _weekday_atom(match: re.Match[str], ctx: _Context, weekday: int, mod: str) -
 
 # --------------------------------------------------------------------- combination
 
-_GAP_MERGE = re.compile(r"\s*(?:,|of|in|['’]s|の|的)?\s*", re.IGNORECASE)
+_GAP_MERGE = re.compile(r"\s*(?:,|of|in|['’]s|の|的|过|過)?\s*", re.IGNORECASE)
 _RANGE_GAP = re.compile(
     r"\s*(?:-|–|—|~|～|to|until|till|through|thru|and|or|到|至|から|より|和|与|與|跟|或者|或|と|や|か)\s*$",
     re.IGNORECASE,
@@ -1868,11 +1873,13 @@ _SINCE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _SINCE_AFTER = re.compile(
-    r"\s*(?:(?P<around>左右|前后|前後|頃|ごろ|ころ)"
-    r"|(?P<since>(?:到|至)(?:现在|現在|目前|今天)(?:为止|為止)?|迄今|に入ってから|に入って以来"
-    r"|から(?:今|現在|今日)まで"
+    r"(?:\s*(?P<around>左右|前后|前後|頃|ごろ|ころ)"
+    r"|\s*(?P<since>(?:到|至)(?:现在|現在|目前|今天)(?:为止|為止)?|迄今|に入ってから|に入って以来"
+    r"|から(?:今|現在|今日)まで|に入って|これまで|今まで"
     r"|以来|以來|开始|開始|起|至今|から|以降|以后|以後|之后|之後|后|後)"
-    r"|(?P<before>之前|以前|より前|前)|(?P<until>为止|為止|まで))",
+    r"|\s*(?P<before>之前|以前|より前|前)|\s*(?P<until>为止|為止|まで)"
+    r"|(?P<since_en>(?i:\s+(?:on(?:wards?)?|onward)(?=\s*(?:$|[,.;:!?]))"
+    r"|\s+(?:until|till|to|up\s+to)\s+(?:now|today|date)\b)))",
 )
 
 
@@ -2150,6 +2157,9 @@ def _week_of(query: str, atom: _Atom) -> _Found | None:
     return _Found(match.start(), atom.end, week, atom.absolute)
 
 
+_FROM_BEFORE = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+
+
 def _bounded(query: str, atom: _Atom, ctx: _Context) -> _Found | None:
     """The atom with the words around it that bound it: since, before, until, around..."""
     near = _next_to(query, atom) or _half(query, atom) or _week_of(query, atom)
@@ -2157,6 +2167,9 @@ def _bounded(query: str, atom: _Atom, ctx: _Context) -> _Found | None:
         return near
     before = _SINCE_BEFORE.search(query[max(0, atom.begin - 24) : atom.begin])
     after = _SINCE_AFTER.match(query, atom.end)
+    verb_on = after is not None and after["since_en"] and atom.needs_cue and before is None
+    if verb_on and not _FROM_BEFORE.search(query, max(0, atom.begin - 8), atom.begin):
+        after = None  # "they march on": a verb, not "from March on"
     bare = after is not None and after.group(0).strip() in ("前", "后", "後")
     if bare and (atom.kind not in ("date", "dayonly") or atom.period.granularity == "range"):
         after = None  # 三天前 is its own atom; a bare 前 only follows a date
@@ -2166,7 +2179,7 @@ def _bounded(query: str, atom: _Atom, ctx: _Context) -> _Found | None:
     begin = atom.begin - (len(before.group(0)) if before else 0)
     end = after.end() if after else atom.end
     start = atom.period
-    since = atom.kind == "weekday" and kinds & {"since", "since_cjk", "after"}
+    since = atom.kind == "weekday" and kinds & {"since", "since_cjk", "since_en", "after"}
     if since and start.start.date() == ctx.today:  # 'since Tuesday' on a Tuesday: last Tuesday
         start = _day(ctx.today - timedelta(days=7))
     period = _bound(start, kinds, ctx.today, bool(after))
@@ -2187,7 +2200,7 @@ def _bound(period: _Period, kinds: set[str], today: date, suffixed: bool) -> _Pe
         return _Period(open_start, period.end, "open")
     if "after" in kinds:
         return _Period(period.end, max(end_of_today, period.end), "range")
-    if "since" in kinds or "since_cjk" in kinds:
+    if kinds & {"since", "since_cjk", "since_en"}:
         if kinds == {"since_cjk"} and not suffixed:
             return None  # 从5月 alone: from May, a range's start, or May itself
         stop = end_of_today if period.start < end_of_today else period.end
