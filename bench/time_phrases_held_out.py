@@ -5,6 +5,7 @@ written before the rules that read them and not looked at while writing them; sc
 A case is (query, first day, day after the last): `None` as the first day is an open start,
 `None` as the end means the end is not checked; (query, None) must name no window.
 Reference time: Tuesday 9 June 2026, 10:00 UTC (a Tuesday, so "since Tuesday" is last week's).
+Scored once, after the rules of issue 37 landed: 95/95 (dateparser 1.5: 23/95).
 """
 
 from __future__ import annotations
