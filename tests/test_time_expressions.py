@@ -357,6 +357,8 @@ PHRASES: list[Row] = [
     ("去年过圣诞节的时候", "2025-12-25", "2025-12-26", "day"),
     ("今年に入って", "2026-01-01", "2026-05-21", "range"),
     ("年始から", "2026-01-01", "2026-05-21", "range"),
+    ("the New Year before last", "2024-12-30", "2025-01-03", "range"),
+    ("fifteen days ago", "2026-05-05", "2026-05-06", "day"),
 ]
 TUESDAY = datetime(2026, 5, 19, 15, 0, tzinfo=UTC)
 SATURDAY = datetime(2026, 5, 23, 15, 0, tzinfo=UTC)
