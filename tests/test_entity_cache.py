@@ -62,7 +62,7 @@ class Reads:
     def __init__(self, service: CortexService, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
         store = service.stores.entities
-        for name in ("find_entities", "linked_memories"):
+        for name in ("find_entities", "linked_memories", "linked_moments"):
             monkeypatch.setattr(store, name, self._counted(getattr(store, name)))
 
     def _counted(self, read: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:

@@ -154,6 +154,52 @@ async def test_a_question_after_several_things_spreads_over_the_days_rather_than
     assert sum("piano" in line for line in top) == 4
 
 
+async def _chat(service: CortexService, day: str, turns: list[tuple[str, str]]) -> dict[str, str]:
+    """One conversation, a turn a minute from 10:00, each linked to its speaker. Content ->
+    memory id."""
+    ids = {}
+    for minute, (speaker, content) in enumerate(turns):
+        at = f"{day}T10:{minute:02d}:00Z"
+        result = await service.memories.remember(RememberRequest(content=content, occurred_at=at))
+        ids[content] = result.id
+        plan = LinkPlan(result.id, (PlannedLink(_ref(speaker), LinkRole.speaker),), ())
+        await service.stores.entities.link("default", [plan], at)
+    return ids
+
+
+async def test_the_answer_in_the_turn_after_a_matching_question_is_found_though_it_shares_no_word(
+    service: CortexService,
+) -> None:
+    # Tom asks in words the question shares; Maya's answer shares none and does not say whose
+    # pets: only the turn right after the match finds it. Her later turns are newer, so the
+    # stage's newest unmatched picks do not bring it either.
+    answer = "Luna and Oliver! They are so sweet and playful."
+    await _chat(
+        service,
+        "2026-03-02",
+        [("Tom", "What are the names of your pets, by the way?"), ("Maya", answer)],
+    )
+    await _chat(
+        service,
+        "2026-05-02",
+        [("Maya", f"I repainted the kitchen wall, coat {n} of it.") for n in range(12)],
+    )
+    assert answer in await _top(service, "What are the names of Maya's pets?", limit=3)
+
+
+async def test_a_turn_of_another_conversation_hours_away_lends_nothing(
+    service: CortexService,
+) -> None:
+    await _chat(service, "2026-03-02", [("Tom", "What are the names of your pets, by the way?")])
+    later = "Luna and Oliver! They are so sweet and playful."
+    await _chat(service, "2026-03-03", [("Maya", later)])
+    report = await service.memories.search_debug(
+        SearchDebugRequest(query="What are the names of Maya's pets?")
+    )
+    boosts = {hit["content"]: hit["entity_boost"] for hit in report["hits"]}
+    assert boosts[later] == 0.5  # her link's lift, nothing lent
+
+
 async def test_search_debug_shows_the_entity_understood_and_each_hits_boost(
     service: CortexService,
 ) -> None:

@@ -310,17 +310,24 @@ class EntityStore:
     ) -> list[tuple[str, str, LinkRole]]:
         """(memory id, entity id, role) of the agent's live memories linked to the entities,
         speakers and subjects first, then the most recent."""
+        found = await self.linked_moments(agent_id, entity_ids, limit)
+        return [(memory_id, entity_id, role) for memory_id, entity_id, role, _ in found]
+
+    async def linked_moments(
+        self, agent_id: str, entity_ids: Sequence[str], limit: int
+    ) -> list[tuple[str, str, LinkRole, str]]:
+        """`linked_memories` with each memory's `occurred_at`."""
         if not entity_ids:
             return []
         strength = _STRENGTH_SQL.format(col="l.role")
         rows = await self.db.fetchall(
-            "SELECT l.memory_id, l.entity_id, l.role FROM memory_entities l"
+            "SELECT l.memory_id, l.entity_id, l.role, m.occurred_at FROM memory_entities l"
             " JOIN memories m ON m.id = l.memory_id"
             f" WHERE l.agent_id = ? AND l.entity_id IN ({_marks(entity_ids)}) AND {_LIVE}"
             f" ORDER BY {strength} DESC, m.occurred_at DESC, l.memory_id LIMIT ?",
             [agent_id, *entity_ids, limit],
         )
-        return [(row[0], row[1], _ROLES[row[2]]) for row in rows]
+        return [(row[0], row[1], _ROLES[row[2]], str(row[3])) for row in rows]
 
     async def entities_of(self, agent_id: str, memory_ids: Sequence[str]) -> dict[str, list[str]]:
         """Memory id -> the names of the entities it is linked to (speaker, subject, mentioned)."""

@@ -455,6 +455,12 @@ class EntityStorage(Protocol):
         speakers and subjects first, then the most recent `occurred_at`."""
         ...
 
+    async def linked_moments(
+        self, agent_id: str, entity_ids: Sequence[str], limit: int
+    ) -> list[tuple[str, str, LinkRole, str]]:
+        """`linked_memories` with each memory's `occurred_at`."""
+        ...
+
     async def entities_of(self, agent_id: str, memory_ids: Sequence[str]) -> dict[str, list[str]]:
         """Memory id -> the names of the entities it is linked to, the strongest role first."""
         ...

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cortex_mcp.models import EntityMatch, LinkRole
-from cortex_mcp.search.fusion import Candidate, apply_signals, fuse
+from cortex_mcp.models import EntityMatch, LinkRole, from_iso
+from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
 from cortex_mcp.search.stages.entity_cache import AgentView, EntityCache, Links
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.vector import VectorIndex
@@ -54,6 +54,9 @@ FREE_PER_DAY = 4  # picks from one day before SPREAD weighs further ones down
 SPREAD = 0.5  # the weight of each further pick from a day already chosen, for a "several" question
 LINKED = 2000  # most links read per question: every link lifts, an old memory as much as a new one
 UNMATCHED = 5  # linked memories added that match no word of the question
+ANCHORS = 5  # the best matches whose neighbourhood is searched for the entity's own words
+NEAR = 0.5  # the share of a match's relevance lent to the entity's turn right before or after it
+AROUND_S = 600.0  # how far from a match that turn may be (the same part of one conversation)
 
 # A question after several things: a plural list ("hobbies", "pets", "names", "activities",
 # "books"), "what ... has X done/made", "both", "how many"; 哪些/有什么 in Chinese; 趣味/どんな
@@ -131,17 +134,20 @@ class EntityStage:
             state.entity_links.setdefault(entity_id, set()).update(found.roles)
         lift = _Lift(links, view.ordered(links), _lifts(state), state.entities)
         said = [*names, *understood.entities.values()]
-        added = await self._add(state, view, lift)
-        self._score(state, lift, said, fused_again=added > 0)
+        near = _around(state, links)
+        added = await self._add(state, view, lift, near)
+        self._score(state, lift, said, near, added=added)
         if understood.several:
             state.candidates = _spread(state.candidates, state.limit)
         state.facts["entity"] = understood.facts(lift.linked(), added)
 
-    async def _add(self, state: SearchState, view: AgentView, lift: _Lift) -> int:
+    async def _add(
+        self, state: SearchState, view: AgentView, lift: _Lift, near: dict[str, float]
+    ) -> int:
         """The linked memories the channels did not bring, the `UNMATCHED` best of them (by
         cosine when there is a query vector, else speakers and subjects first, newest first):
-        a fact about someone seldom repeats their name or the question's words. How many were
-        added."""
+        a fact about someone seldom repeats their name or the question's words; and what the
+        entity said around the best matches (`near`). How many were added (one read)."""
         known = {c.memory_id for c in state.candidates}
         vector = state.query_vector
         if vector is None:
@@ -151,13 +157,20 @@ class EntityStage:
                     picked[memory_id] = None
         else:
             picked = await self._nearest(state, view, lift, vector, known)
-        read = await view.read(list(picked)[: UNMATCHED * 2], self.memories)
-        live = [m for m in picked if m in read][:UNMATCHED]
-        for memory_id in live:
-            state.candidates.append(
-                Candidate(memory_id, cosine=picked[memory_id], memory=read[memory_id])
+        around = [m for m in near if m not in known and m not in picked]
+        read = await view.read([*list(picked)[: UNMATCHED * 2], *around], self.memories)
+        fresh = [
+            Candidate(m, cosine=picked[m], memory=read[m])
+            for m in [m for m in picked if m in read][:UNMATCHED]
+        ]
+        brought = [Candidate(m, memory=read[m]) for m in around if m in read]
+        if brought and vector is not None:
+            vectors = await self.index.vectors_for(
+                [c.memory_id for c in brought], state.model_key, int(vector.shape[0]), refresh=False
             )
-        return len(live)
+            fill_cosines(brought, vectors, vector)
+        state.candidates += fresh + brought
+        return len(fresh) + len(brought)
 
     async def _nearest(
         self,
@@ -185,14 +198,20 @@ class EntityStage:
         return nearest
 
     def _score(
-        self, state: SearchState, lift: _Lift, names: list[str], *, fused_again: bool
+        self,
+        state: SearchState,
+        lift: _Lift,
+        names: list[str],
+        near: dict[str, float],
+        *,
+        added: int,
     ) -> None:
-        """The boosts added (the candidates fused again when some were added); a memory no link
+        """The boosts added (the candidates fused again when `added` were); a memory no link
         ties to the entity that still says its name counts as a mention (linking may have
         missed it)."""
-        if fused_again:
+        if added:  # fused again over all; the signals of the memories added only
             fuse(state.candidates, state.settings, has_vector=state.query_vector is not None)
-            apply_signals(state.candidates, state.settings, state.now)
+            apply_signals(state.candidates[-added:], state.settings, state.now)
         said = [name.casefold() for name in names]
         mentioned = _lifts(state)[LinkRole.mentioned]
         for c in state.candidates:
@@ -201,6 +220,7 @@ class EntityStage:
             c.entity_boost = lift.of(c.memory_id)
             if not c.entity_boost and any(n in c.memory.content.casefold() for n in said):
                 c.entity_boost = mentioned
+            c.entity_boost += near.get(c.memory_id, 0.0)
             c.rescore()
         state.sort()
 
@@ -231,6 +251,26 @@ class _Lift:
 
     def linked(self) -> int:
         return len(self.ordered)
+
+
+def _around(state: SearchState, links: dict[str, Links]) -> dict[str, float]:
+    """What the entity said (or was the subject of) right before and after the best matches
+    to the question, each with `NEAR` of that match's relevance: in a conversation the answer
+    to "what are your pets' names?" is the next turn, which shares no word with the question
+    and may not say whose pets. Matches: the `ANCHORS` candidates of most relevance (the
+    channels' fused score, before any lift); around: the nearest such memory each side within
+    `AROUND_S`."""
+    near: dict[str, float] = {}
+    best = sorted(state.candidates, key=lambda c: -c.fused)[:ANCHORS]
+    anchors = [c for c in best if c.memory is not None and c.fused > 0]
+    for anchor in anchors:
+        assert anchor.memory is not None
+        at = from_iso(anchor.memory.occurred_at).timestamp()
+        for found in links.values():
+            for memory_id in found.around(at, AROUND_S):
+                if memory_id != anchor.memory_id:
+                    near[memory_id] = max(near.get(memory_id, 0.0), NEAR * anchor.fused)
+    return near
 
 
 def _lifts(state: SearchState) -> dict[LinkRole, float]:

@@ -12,6 +12,7 @@ a second): never a stale link, at the price of reading again after writes."""
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cortex_mcp.models import ROLE_STRENGTH, EntityMatch, LinkRole, Memory
+from cortex_mcp.models import ROLE_STRENGTH, EntityMatch, LinkRole, Memory, from_iso
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
 
@@ -34,10 +35,36 @@ MAX_MEMORIES = 4096  # linked memories kept per agent before they start over
 
 @dataclass
 class Links:
-    """One entity's live linked memories, speakers and subjects first, then the newest."""
+    """One entity's live linked memories, speakers and subjects first, then the newest; and
+    those it said or is the subject of in time order (`occurred_at` as seconds), to find
+    what it said around a moment."""
 
     ordered: list[tuple[str, LinkRole]]
     roles: dict[str, LinkRole]
+    moments: list[tuple[float, str]]
+
+    @classmethod
+    def of(cls, rows: list[tuple[str, str, LinkRole, str]]) -> Links:
+        ordered = [(memory_id, role) for memory_id, _, role, _ in rows]
+        own = (LinkRole.speaker, LinkRole.subject)
+        moments = sorted(
+            (from_iso(at).timestamp(), memory_id)
+            for memory_id, _, role, at in rows
+            if role in own and at
+        )
+        return cls(ordered, dict(ordered), moments)
+
+    def around(self, at: float, window_s: float) -> list[str]:
+        """The nearest memory before the moment `at` and the nearest after it (not at it),
+        each within `window_s`."""
+        i = bisect.bisect_left(self.moments, (at, ""))
+        j = bisect.bisect_right(self.moments, (at, "\uffff"))
+        found = []
+        if i > 0 and at - self.moments[i - 1][0] <= window_s:
+            found.append(self.moments[i - 1][1])
+        if j < len(self.moments) and self.moments[j][0] - at <= window_s:
+            found.append(self.moments[j][1])
+        return found
 
 
 @dataclass
@@ -96,9 +123,8 @@ class AgentView:
         known = {e: self.links_of[e] for e in wanted if e in self.links_of}
         for entity_id in [e for e in wanted if e not in known]:
             # one read each, so that each entity gets its own `limit`
-            rows = await self.entities.linked_memories(self.agent_id, [entity_id], limit)
-            ordered = [(memory_id, role) for memory_id, _, role in rows]
-            known[entity_id] = Links(ordered, dict(ordered))
+            rows = await self.entities.linked_moments(self.agent_id, [entity_id], limit)
+            known[entity_id] = Links.of(rows)
             if len(self.links_of) >= MAX_ENTITIES:
                 self.links_of.clear()
             self.links_of[entity_id] = known[entity_id]
