@@ -266,6 +266,11 @@ def test_lasting_facts_in_other_words_go_to_core(line: str) -> None:
         "健: 娘は風邪で学校を休んでいます。",
         "健: 今週は毎日残業しています。",
         "拓海：最近毎晩遅くまで仕事しています。",
+        "Ann: I love hanging out with you, it's always so fun.",
+        "Ann: My husband is at work so I have the house to myself.",
+        "Ann: My daughter has a recital on Friday.",
+        "Ann: I'm learning so much from my mentor.",
+        "Ann: I decided to take a break from social media for a week.",
     ],
 )
 def test_a_line_that_could_be_core_or_working_is_kept_out_of_core(line: str) -> None:
@@ -290,6 +295,10 @@ def test_a_line_that_could_be_core_or_working_is_kept_out_of_core(line: str) -> 
         "拓海：最近ヨガを始めて、毎朝やっています。",
         "小周：我最近开始学游泳，每周去两次。",
         "Kim: I recently started swimming every morning.",
+        "Ann: My sister is at Stanford.",
+        "Ann: My brother has a dog named Rex.",
+        "Ann: My daughter is in kindergarten.",
+        "Ann: Next month we're heading to the coast for a few days.",
     ],
 )
 def test_a_lasting_change_told_with_its_day_stays_core(line: str) -> None:

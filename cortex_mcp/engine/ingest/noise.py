@@ -238,6 +238,13 @@ REACTION_OBJECT: dict[str, str] = {
     "en": r"^\s*(?:how|when|the way|what|why|(?:all )?the|his|her|their|its)\b",
     "zh": r"^(?:他的|她的|他们的|(?:那种|这种)(?![^，。]{2,}的))",
 }
+# A liking of something with the listener in it is about the conversation, not a taste ("I love
+# hanging out with you", "我喜欢和你聊天").
+LISTENER: dict[str, str] = {
+    "en": r"\b(?:you|your|yours|ya)\b",
+    "zh": r"你|您",
+    "ja": r"あなた|君と|きみと",
+}
 # A liking or a decision with nothing after it ("我决定了！", "I decided."): no object at all.
 EMPTY_OBJECT: dict[str, str] = {
     "en": r"^\s*[.!,;:]*\s*$",
@@ -385,6 +392,14 @@ LIFE_EVENT: dict[str, str] = {
     r"毕业|录取|录用|入职|加入了|确诊|诊断|买了(?:房|车|一辆|辆|一套|套)",
     "ja": r"亡くな|生まれ|出産|妊娠|結婚|婚約|離婚|引っ越|退職|辞め|転職|就職|合格|卒業|入学|入社|"
     r"飼い始め|迎え|診断|入会|に入りました|(?:家|車|マンション)を買",
+}
+
+# A state or a choice held for a few days ("I decided to take a break for a week") is no lasting
+# one; a trip of a few days is still a plan.
+BOUNDED: dict[str, str] = {
+    "en": r"\bfor (?:a|one|the|a few|a couple of) (?:days?|weeks?|weekend|nights?)\b",
+    "zh": r"(?:这|几|一|两)(?:天|周|个星期)(?:内|里|之内)|暂时",
+    "ja": r"(?:数日|一週間|二、三日|しばらく|当分)(?:の間|は|だけ)?",
 }
 
 # A habit told as lately's ("最近毎日残業しています", "these days I walk to work") is a passing

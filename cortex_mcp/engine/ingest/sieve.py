@@ -189,6 +189,14 @@ def _clause(language: str, body: str, at: int) -> str:
     return body[start:end]
 
 
+def _rest_of_clause(language: str, body: str, match: re.Match[str]) -> str:
+    """What follows the trigger up to the end of its clause (a tag question is a clause of its
+    own: "我喜欢下围棋，你呢？")."""
+    rest = body[match.end() :]
+    cut = _pattern(noise.CLAUSE[language]).search(rest)
+    return rest if cut is None else rest[: cut.start()]
+
+
 def _vetoed(language: str, kind: str, clause: str, match: re.Match[str]) -> bool:
     """What the trigger's own clause says against it: a question, a greeting or an address to
     the listener, a hedge, a feeling, someone else as the subject."""
@@ -220,12 +228,15 @@ def _of_the_moment(language: str, body: str) -> bool:
 def _not_core(language: str, kind: str, body: str) -> bool:
     """Precision first: what keeps a standing trigger's line out of core (the line is working
     memory): a line of the moment, a colleague or a neighbour as its subject, a habit of late,
-    a plan or a family event of someone else's (no first person in it)."""
+    a state held for a few days, a plan or a family event of someone else's (no first person
+    in it)."""
     if kind in signals.WORKING_ONLY or kind in {"correction", "important"}:
         return False
     if _of_the_moment(language, body) or _pattern(noise.ACQUAINTANCE[language]).search(body):
         return True
     if kind == "preference" and _pattern(noise.LATELY[language]).search(body):
+        return True
+    if kind != "plan" and _pattern(noise.BOUNDED[language]).search(body):
         return True
     first_person = noise.FIRST_PERSON.get(language)
     return (
@@ -264,6 +275,8 @@ def _counts(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
     reaction = noise.REACTION_OBJECT.get(language)
     liking = _pattern(noise.LIKING_VERB).search(match.group())
     if liking and reaction and _pattern(reaction).search(after):
+        return False
+    if liking and _pattern(noise.LISTENER[language]).search(_rest_of_clause(language, body, match)):
         return False
     generic = noise.GENERIC_OBJECT.get(language)
     if liking and generic and _pattern(generic).search(after):

@@ -93,8 +93,15 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
         ],
         "relationship": [
             rf"\bmy (?:\w+ )?{vocab.EN_RELATIVE}'s name is\b",
+            # where someone is counts when it is a place of their life, not of the moment ("is in
+            # Boston", "is at college"; not "is at work", "is in the photo"), and what they have
+            # when it is someone (a child, a pet) or a condition, not an event ("has a recital")
             rf"\bmy (?:\w+ )?{vocab.EN_RELATIVE}(?:'s name)? (?:is (?:named|called|\d|a |an |"
-            rf"pregnant|expecting|in |at |from )|works|lives|wrote|has (?:a|an)\b|was born|"
+            rf"pregnant|expecting|from |(?:in|at) (?=(?-i:[A-Z])|(?:college|university|grad school|"
+            rf"high school|middle school|elementary school|kindergarten|preschool|daycare|the army|"
+            rf"the navy|the air force)\b))|works|lives|wrote|has (?:a|an|two|three) (?:\w+ )?"
+            rf"(?:{vocab.EN_RELATIVE}|{vocab.EN_PET}|disease|condition|disorder|allergy|diabetes|"
+            rf"autism|asthma)s?\b|was born|"
             rf"passed|died|just turned|turned|(?:just )?got (?:married|engaged|a job)|studies|"
             rf"goes to|plays)",
             r"\b(?:passed away|died|was born|gave birth|got married|got engaged|is expecting|"
@@ -188,7 +195,10 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"\b(?:i|we) (?:also |still )?(?:mentor|tutor|coach|teach) (?!(?:it|them|you|him|her|"
             r"myself|that|this|me)\b)\w+",
             r"\bi(?:'m| am) (?:now )?(?:learning|studying|mentoring|coaching|volunteering|"
-            r"training) (?!how to (?:market|deal|handle|cope))\w+",
+            # not a lesson of life or of the day: "learning so much from my mentor", "learning
+            # to be patient"
+            r"training) (?!how to (?:market|deal|handle|cope)|(?:so much|a lot|lots|to be|from|"
+            r"about)\b)\w+",
             r"\bi (?:just )?(?:bought|got|own|have) (?:a|an|my|our) (?:new |first |own )?"
             r"(?:car|house|home|apartment|condo|truck|motorcycle|boat|flat)\b",
             r"\bi used to (?:\w+ ){1,8}(?:when i was|as a (?:kid|child)|growing up|back in)\b",
