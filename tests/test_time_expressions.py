@@ -357,6 +357,8 @@ PHRASES: list[Row] = [
     ("去年过圣诞节的时候", "2025-12-25", "2025-12-26", "day"),
     ("今年に入って", "2026-01-01", "2026-05-21", "range"),
     ("年始から", "2026-01-01", "2026-05-21", "range"),
+    ("the New Year before last", "2024-12-30", "2025-01-03", "range"),
+    ("fifteen days ago", "2026-05-05", "2026-05-06", "day"),
 ]
 TUESDAY = datetime(2026, 5, 19, 15, 0, tzinfo=UTC)
 SATURDAY = datetime(2026, 5, 23, 15, 0, tzinfo=UTC)
@@ -385,6 +387,18 @@ def test_this_weekend_is_this_weeks_and_to_come_before_saturday() -> None:
     for query in ("this weekend", "这周末", "今週末"):
         assert window_days(query) is None  # asked on a Wednesday
         assert window_days(query, SATURDAY) == ("2026-05-23", "2026-05-25", "range")
+
+
+@pytest.mark.parametrize("offset", [14, 9, -8])
+def test_phrases_count_days_in_the_zone_of_now_around_its_midnight(offset: int) -> None:
+    zone = timezone(timedelta(hours=offset))
+    just_after = datetime(2026, 5, 19, 0, 30, tzinfo=zone)  # Tuesday there, not in UTC
+    just_before = datetime(2026, 5, 19, 23, 30, tzinfo=zone)
+    for now in (just_after, just_before):
+        assert window_days("since Tuesday", now) == ("2026-05-12", "2026-05-20", "range")
+        assert window_days("the weekend before last", now) == ("2026-05-09", "2026-05-11", "range")
+        assert window_days("YTD", now) == ("2026-01-01", "2026-05-20", "range")
+    assert window_days("2 hours ago", just_after) == ("2026-05-18", "2026-05-19", "day")
 
 
 def test_hours_ago_reach_back_to_yesterday_after_midnight() -> None:

@@ -125,6 +125,16 @@ async def test_a_query_that_is_only_a_phrase_of_time_answers_that_windows_memori
     assert found == [expected]
 
 
+async def test_earlier_this_month_asked_on_the_first_answers_that_days_memories(
+    service: CortexService,
+) -> None:
+    await service.memories.remember(
+        build(RememberRequest, content="Paid the rent", occurred_at="2026-06-01T08:00:00Z")
+    )
+    found = await _search(service, "what did I do earlier this month", now="2026-06-01T15:00:00Z")
+    assert found == ["Paid the rent"]
+
+
 async def test_a_loose_window_lifts_the_days_next_to_it(service: CortexService) -> None:
     # "around May 2" is 29 April - 5 May; the swim of 9 May is near, the garden of 20 April is not
     debug = await service.memories.search_debug(

@@ -337,6 +337,13 @@ _EN_NUMBERS = dict(
     )
 )
 _EN_NUMBERS |= {"a couple of": 2, "couple of": 2, "a couple": 2}
+_EN_NUMBERS |= {
+    word: index + 13
+    for index, word in enumerate(
+        "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_EN_NUMBERS |= {"thirty": 30}
 _LOOSE = {"few", "a few", "several", "几", "幾", "数", "數", "何"}
 _EN_ORDINALS = {
     word: index + 1
@@ -398,7 +405,11 @@ _WEEKDAY = (
     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|mon|tues?|wed|thur?s?|fri|sat|sun)"
 )
-_EN_NUM = r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|few|several)"
+_EN_NUM = (
+    r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|an?|one|two|three|four|five|six"
+    r"|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen"
+    r"|nineteen|twenty|thirty|few|several)"
+)
 _EN_CUE_BEFORE = re.compile(
     r"(?:\b(?:in|during|since|from|until|till|before|after|of|by|throughout|through|around"
     r"|between|on|last|this|early|late|mid|until|circa)(?:\s+the)?\s*-?\s*)$",
@@ -1452,8 +1463,9 @@ def _holiday(match: re.Match[str], ctx: _Context) -> _Atom | None:
         year: int | None = int(match["y"])
     else:
         year = _recent_holiday_year(key, ctx.today, before_today=mod in ("last", "this past"))
-        if year is not None and match["before_last"]:
-            year = _recent_holiday_year(key, date(year, 1, 1) - timedelta(days=1))
+        last_start = None if year is None else _HOLIDAYS[key][0](year)
+        if last_start is not None and match["before_last"]:
+            year = _recent_holiday_year(key, last_start - timedelta(days=1))
     period = None if year is None else _holiday_period(key, year)
     if period is None:
         return None
