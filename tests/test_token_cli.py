@@ -50,7 +50,8 @@ async def test_a_token_is_printed_once_and_the_database_keeps_only_a_salted_hash
 ) -> None:
     first = _json(backend_settings, "create", "--agent", "alice")
     second = _json(backend_settings, "create", "--agent", "alice", "--name", "laptop")
-    assert set(first) == {"id", "name", "agent", "token"}
+    assert set(first) == {"id", "name", "agent", "token", "read_only", "expires_at"}
+    assert first["read_only"] is False and first["expires_at"] is None
     assert first["agent"] == "alice" and first["name"] == "alice"
     assert second["name"] == "laptop" and first["token"] != second["token"]
     assert first["token"].startswith(f"cxt_{first['id']}_")

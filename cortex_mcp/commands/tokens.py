@@ -22,7 +22,7 @@ USAGE = """\
 Tokens that each act for one agent only, over every HTTP transport (REST, MCP, the
 dashboard). CORTEX_API_TOKEN stays the admin token (any agent).
 
-  cortex-mcp token create --agent ID [--name NAME] [--json]   printed once
+  cortex-mcp token create --agent ID [--name NAME] [--read-only] [--expires 30d] [--json]
   cortex-mcp token list [--all] [--json]                      never the token
   cortex-mcp token revoke ID_OR_NAME [--json]                 refused within 2 s"""
 
@@ -38,6 +38,16 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--agent", required=True, metavar="ID", help="the agent it acts for")
     create.add_argument(
         "--name", help="a name to revoke it by (default: the agent id, numbered if taken)"
+    )
+    create.add_argument(
+        "--read-only",
+        action="store_true",
+        help="it may read its agent's memories (recall, search, list, export), never change them",
+    )
+    create.add_argument(
+        "--expires",
+        metavar="AGE",
+        help="it stops working after AGE: a number and h, d or w (12h, 30d, 2w)",
     )
     add_json_flag(create)
     listing = actions.add_parser(
@@ -56,7 +66,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _created(d: dict[str, Any]) -> str:
     return (
         f"{d['token']}\n\n"
-        f"token {d['id']} ({d['name']}) acts only for agent {d['agent']!r}. It is shown"
+        f"token {d['id']} ({d['name']}) acts only for agent {d['agent']!r}"
+        f"{', read-only' if d['read_only'] else ''}"
+        f"{', until ' + d['expires_at'][:19] if d['expires_at'] else ''}. It is shown"
         " once: give it to that agent now (Authorization: Bearer <token>)."
     )
 
@@ -68,6 +80,8 @@ def _listed(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         used = (r["last_used_at"] or "never")[:19]
         revoked = f"  revoked {r['revoked_at'][:19]}" if r["revoked_at"] else ""
+        revoked += "  read-only" if r["read_only"] else ""
+        revoked += f"  expires {r['expires_at'][:19]}" if r["expires_at"] else ""
         lines.append(
             f"{r['id']}  {r['name']:<20} agent {r['agent']!r}  created {r['created_at'][:19]}"
             f"  last used {used}{revoked}"
@@ -78,7 +92,14 @@ def _listed(rows: list[dict[str, Any]]) -> str:
 def run_token(args: argparse.Namespace, settings: Settings) -> int:
     async def work(tokens: TokenService) -> int:
         if args.action == "create":
-            created = await tokens.create(build(TokenRequest, agent=args.agent, name=args.name))
+            request = build(
+                TokenRequest,
+                agent=args.agent,
+                name=args.name,
+                read_only=args.read_only,
+                expires=args.expires,
+            )
+            created = await tokens.create(request)
             emit(args, created, _created)
             if settings.api_token is None:
                 sys.stderr.write(

@@ -839,6 +839,15 @@ class TokenRequest(Request):
     schema_name: ClassVar[str] = "TokenBody"
     agent: AgentId
     name: TokenName | None = None
+    read_only: bool = Field(
+        False, description="true: the token may read its agent's memories, never change them"
+    )
+    expires: str | None = Field(
+        None,
+        pattern=r"^[1-9][0-9]{0,4}[hdw]$",
+        description="how long the token lives: a number and h, d or w (12h, 30d, 2w);"
+        " unset: until it is revoked",
+    )
 
 
 def _change_field(dotted: str, info: FieldInfo) -> tuple[Any, Any]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from cortex_mcp.engine import validate
 from cortex_mcp.errors import CortexError, Forbidden, InvalidInput
-from cortex_mcp.models import ADMIN, LOCAL, Caller, Clock, to_iso
+from cortex_mcp.models import ADMIN, AGENT_SCOPES, LOCAL, READ_SCOPE, Caller, Clock, to_iso
 from cortex_mcp.service.identity import AccessTokens
 from cortex_mcp.service.requests import RevokeRequest, TokenRequest
 from cortex_mcp.store.interfaces import TokenStorage
@@ -58,6 +58,20 @@ def _split(presented: str) -> tuple[str, str] | None:
     if any(c not in "0123456789abcdef" for c in token_id):
         return None
     return token_id, secret
+
+
+READ_ONLY = frozenset({READ_SCOPE})
+_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+
+
+def lifetime(expires: str) -> timedelta:
+    """`30d` -> 30 days (TokenRequest's pattern has checked the shape)."""
+    return int(expires[:-1]) * _UNITS[expires[-1]]
+
+
+def scopes_of(row: TokenRow) -> frozenset[str]:
+    """An agent token's rights: read and write unless it was made read-only."""
+    return frozenset(row.scopes.split()) if row.scopes else AGENT_SCOPES
 
 
 def admin_fingerprint(admin_token: str) -> str:
@@ -109,6 +123,8 @@ class TokenService:
         token_id = secrets.token_hex(_ID_HEX // 2)
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_hex(16)
+        now = self.clock.now()
+        expires_at = to_iso(now + lifetime(request.expires)) if request.expires else None
         row = TokenRow(
             id=token_id,
             kind=AGENT,
@@ -117,7 +133,9 @@ class TokenService:
             salt=salt,
             hash=_digest(salt, secret),
             parent=None,
-            created_at=self._now(),
+            created_at=to_iso(now),
+            expires_at=expires_at,
+            scopes=READ_SCOPE if request.read_only else None,
         )
         await self.tokens.add(row)
         log.info("agent token %s (%s) created for agent %r", token_id, chosen, agent)
@@ -126,6 +144,8 @@ class TokenService:
             "name": chosen,
             "agent": agent,
             "token": f"{PREFIX}{token_id}_{secret}",
+            "read_only": request.read_only,
+            "expires_at": expires_at,
         }
 
     async def list(self, *, include_revoked: bool = False) -> list[dict[str, Any]]:
@@ -140,6 +160,8 @@ class TokenService:
                 "created_at": r.created_at,
                 "last_used_at": r.last_used_at,
                 "revoked_at": r.revoked_at,
+                "read_only": scopes_of(r) == READ_ONLY,
+                "expires_at": r.expires_at,
             }
             for r in rows
         ]
@@ -212,7 +234,7 @@ class TokenService:
         if kind == SESSION:
             return await self._session_caller(row)
         assert row.agent_id is not None
-        return Caller.for_agent(row.agent_id, row.id)
+        return Caller.for_agent(row.agent_id, row.id, scopes_of(row))
 
     async def _touch(self, token_id: str, now: float) -> None:
         """`last_used_at`, written at most once a minute per token (per server)."""
@@ -277,7 +299,7 @@ class TokenService:
         opened_with = await self.tokens.get(parent)
         if opened_with is None or not opened_with.live(self._now()):
             return None
-        return Caller.for_agent(row.agent_id, opened_with.id)
+        return Caller.for_agent(row.agent_id, opened_with.id, scopes_of(opened_with))
 
     def _now(self) -> str:
         return to_iso(self.clock.now())

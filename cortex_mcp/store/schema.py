@@ -535,6 +535,9 @@ MIGRATIONS: list[list[str]] = [
     # 19: reflect's runs (how far each agent's memories were reflected on, and the plan) and
     # the edits to core it proposes, accepted or rejected by a person
     REFLECT,
+    # 20: what an agent token may do (issue 35): NULL, read and write; "memories:read", read
+    # only (`token create --read-only`)
+    ["ALTER TABLE agent_tokens ADD COLUMN scopes TEXT"],
 ]
 
 # What a migration tells the user when it runs on a database that already holds memories.

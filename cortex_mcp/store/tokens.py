@@ -14,7 +14,8 @@ AGENT = "agent"
 SESSION = "session"
 
 _COLUMNS = (
-    "id, kind, name, agent_id, salt, hash, parent, created_at, last_used_at, expires_at, revoked_at"
+    "id, kind, name, agent_id, salt, hash, parent, created_at, last_used_at, expires_at,"
+    " revoked_at, scopes"
 )
 
 
@@ -35,13 +36,14 @@ class TokenRow:
     last_used_at: str | None = None
     expires_at: str | None = None
     revoked_at: str | None = None
+    scopes: str | None = None  # an agent token's rights, space-separated; None: read and write
 
     def live(self, now: str) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
 
 
 def _row(row: Row) -> TokenRow:
-    return TokenRow(*(row[i] for i in range(11)))
+    return TokenRow(*(row[i] for i in range(12)))
 
 
 class TokenStore:
@@ -67,7 +69,8 @@ class TokenStore:
                         field="name",
                     )
             conn.execute(
-                f"INSERT INTO agent_tokens ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO agent_tokens ({_COLUMNS})"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     token.id,
                     token.kind,
@@ -80,6 +83,7 @@ class TokenStore:
                     token.last_used_at,
                     token.expires_at,
                     token.revoked_at,
+                    token.scopes,
                 ),
             )
 

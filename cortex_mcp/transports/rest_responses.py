@@ -422,6 +422,8 @@ class TokenCreated(BaseModel):
     name: str
     agent: str
     token: str
+    read_only: bool
+    expires_at: str | None
 
 
 class TokenInfo(BaseModel):
@@ -431,6 +433,8 @@ class TokenInfo(BaseModel):
     created_at: str
     last_used_at: str | None
     revoked_at: str | None
+    read_only: bool
+    expires_at: str | None
 
 
 class TokenList(BaseModel):

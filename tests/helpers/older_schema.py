@@ -8,6 +8,7 @@ from typing import Any
 
 # version -> the statements that undo it (SQLite)
 SQLITE_UNDO: dict[int, list[str]] = {
+    20: ["ALTER TABLE agent_tokens DROP COLUMN scopes"],
     19: ["DROP TABLE IF EXISTS core_proposals", "DROP TABLE IF EXISTS reflect_runs"],
     18: [],  # times moved into the range of valid moments: data only
     17: [
@@ -43,6 +44,7 @@ SQLITE_UNDO: dict[int, list[str]] = {
 }
 
 POSTGRES_UNDO: dict[int, list[str]] = {
+    17: ["ALTER TABLE agent_tokens DROP COLUMN scopes"],
     16: ["DROP TABLE IF EXISTS core_proposals", "DROP TABLE IF EXISTS reflect_runs"],
     15: [],  # times moved into the range of valid moments: data only
     14: [

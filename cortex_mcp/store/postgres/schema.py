@@ -544,6 +544,8 @@ MIGRATIONS: list[list[str]] = [
     TIMES_INTO_RANGE,
     # 16: reflect's runs and proposals to core (SQLite's 19)
     _REFLECT,
+    # 17: what an agent token may do (SQLite's 20)
+    [f"ALTER TABLE agent_tokens ADD COLUMN scopes {_TEXT}"],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
