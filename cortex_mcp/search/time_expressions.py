@@ -473,7 +473,10 @@ _relative_words(
     "这周 這週 这个星期 這個星期 这星期 這星期 这礼拜 這禮拜 本周 本週 今週",
     lambda c: _shift(c.today, "week", 0),
 )
-_relative_words("上周末 上週末 先週末 上个周末 上個週末", lambda c: _shift(c.today, "weekend", 1))
+_relative_words(
+    "上周末 上週末 先週末 上个周末 上個週末 上一个周末 上一個週末 前一个周末 前一個週末",
+    lambda c: _shift(c.today, "weekend", 1),
+)
 _relative_words(
     "这周末 這週末 本周末 本週末 今週末 这个周末 這個週末 这个週末",
     lambda c: _this_weekend(c.today),
@@ -1718,6 +1721,18 @@ def _cjk_weekend(match: re.Match[str], ctx: _Context) -> _Atom | None:
     return _period_atom(match, period, kind="weekend", needs_cue=needs_cue)
 
 
+@_cjk_rule(
+    rf"(?P<n>{_CJK_N})\s*(?:个|個)(?:星期|周|週|礼拜|禮拜)(?P<wd>[一二三四五六日天])(?:之前|以前|前)"
+)
+def _cjk_weekdays_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """两个星期五之前: two Fridays ago, the Friday before last."""
+    count = _cjk_number(match["n"])
+    if count is None or count < 1:
+        return None
+    days_back = (ctx.today.weekday() - _CJK_WEEKDAYS[match["wd"]]) % 7 or 7
+    return _period_atom(match, _day(ctx.today - timedelta(days=days_back + 7 * (count - 1))))
+
+
 @_cjk_rule(rf"(?P<n>{_CJK_N})\s*(?:个|個)?(?:周末|週末)(?:之前|以前|前)")
 def _cjk_weekends_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """两个周末前: the weekend before last."""
@@ -1872,7 +1887,7 @@ def _weekday_atom(match: re.Match[str], ctx: _Context, weekday: int, mod: str) -
 
 # --------------------------------------------------------------------- combination
 
-_GAP_MERGE = re.compile(r"\s*(?:,|of|in|['’]s|の|的|过|過)?\s*", re.IGNORECASE)
+_GAP_MERGE = re.compile(r"\s*(?:,|of|in|['’]s|の|的|过|過)?\s*(?:那个|那個)?\s*", re.IGNORECASE)
 _RANGE_GAP = re.compile(
     r"\s*(?:-|–|—|~|～|to|until|till|through|thru|and|or|到|至|から|より|和|与|與|跟|或者|或|と|や|か)\s*$",
     re.IGNORECASE,
