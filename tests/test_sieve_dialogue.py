@@ -271,6 +271,11 @@ def test_lasting_facts_in_other_words_go_to_core(line: str) -> None:
         "Ann: My daughter has a recital on Friday.",
         "Ann: I'm learning so much from my mentor.",
         "Ann: I decided to take a break from social media for a week.",
+        "美咲: 母は入院しています。",
+        "美咲: 来年のことはまた考えます。",
+        "美咲: 今回は A 案にしました。",
+        "美咲: これは大事な書類です。",
+        "美咲: 大事なのは健康です。",
     ],
 )
 def test_a_line_that_could_be_core_or_working_is_kept_out_of_core(line: str) -> None:
@@ -299,6 +304,9 @@ def test_a_line_that_could_be_core_or_working_is_kept_out_of_core(line: str) -> 
         "Ann: My brother has a dog named Rex.",
         "Ann: My daughter is in kindergarten.",
         "Ann: Next month we're heading to the coast for a few days.",
+        "美咲: 転職することにしました。",
+        "美咲: 覚えておいて、私の誕生日は五月三日です。",
+        "美咲: 来月、友達の結婚式があります。",
     ],
 )
 def test_a_lasting_change_told_with_its_day_stays_core(line: str) -> None:

@@ -284,6 +284,8 @@ PAST: dict[str, str] = {
 VAGUE_PLAN: dict[str, str] = {
     "zh": r"一些|其他|别的|几(?:个|本|家|部|天)|某些|什么|哪|看电影|吃饭|晚饭|午饭|逛街|买|"
     r"散步|睡觉|洗澡|在家|回家|超市|商场|上班|上课",
+    # a plan put off or only guessed at: "来年のことはまた考えます", "来月は忙しくなりそう"
+    "ja": r"また|そのうち|いつか|考え(?:ます|たい|てい|中)|なりそう|未定",
 }
 
 # A plan whose destination is only a pronoun ("Planning a trip there next month").
@@ -373,11 +375,12 @@ MOMENT: dict[str, str] = {
     r"last (?:night|weekend|week|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|the other day|"
     r"right now|just now|at the moment|earlier today|later today|in a bit|"
     r"on (?:a |the )?(?:business trip|vacation|holiday|leave|sick leave|break|call)|"
-    r"in (?:the )?hospital|out sick|jet-?lagged|stuck in|a cold|the flu|a fever)\b",
+    r"in (?:the )?hospital|out sick|jet-?lagged|stuck in|a cold|the flu|a fever|this time)\b",
     "zh": r"今天|明天|后天|今晚|今早|昨天|昨晚|刚才|待会|一会儿|这周|这个?星期|这几天|上周|上星期|"
-    r"这个?周末|上个?周末|(?:在|正在)(?:出差|度假|住院|请假|路上)|(?:出差|住院)中|感冒|发烧",
+    r"这个?周末|上个?周末|(?:在|正在)(?:出差|度假|住院|请假|路上)|(?:出差|住院)中|感冒|发烧|这次",
     "ja": r"今日|明日|あした|明後日|今夜|今晩|今朝|昨日|昨夜|さっき|先ほど|今週|先週|今週末|"
-    r"先週末|(?:出張|旅行|休暇|入院|帰省|外出|移動|会議|作業)中|風邪|熱が|熱で|休んで",
+    r"先週末|(?:出張|旅行|休暇|入院|帰省|外出|移動|会議|作業)中|風邪|熱が|熱で|休んで|入院し|"
+    r"今回",
 }
 LIFE_EVENT: dict[str, str] = {
     "en": r"\b(?:passed away|died|was born|were born|gave birth|got (?:married|engaged|divorced|"
