@@ -246,7 +246,14 @@ class Settings(BaseSettings):
     trusted_proxies: Annotated[list[str], NoDecode] = Field(
         [],
         description="reverse proxies (addresses or networks, comma list) whose"
-        " X-Forwarded-Proto: https is believed: the dashboard's cookie is then Secure",
+        " X-Forwarded-Proto: https and X-Forwarded-For are believed (the client's address for"
+        " throttling and logs; the dashboard's cookie is then Secure)",
+    )
+    proxy_user_header: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9-]{1,64}$",
+        description="a header naming the signed-in user (X-Forwarded-User from oauth2-proxy):"
+        " from a trusted proxy it names the agent acting; from anywhere else it is ignored",
     )
     max_body_bytes: int = Field(
         1_048_576,

@@ -39,13 +39,15 @@ from mcp.server.auth.middleware.bearer_auth import (
     RequireAuthMiddleware,
 )
 from mcp.server.auth.provider import AccessToken
+from starlette.authentication import AuthCredentials
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cortex_mcp.errors import CortexError, IssuerUnavailable
-from cortex_mcp.models import ADMIN, READ_SCOPE, Caller
+from cortex_mcp.models import ADMIN, AGENT_SCOPES, READ_SCOPE, Caller, agent_id_problem
 from cortex_mcp.service.tokens import TokenService
 from cortex_mcp.transports.guards import PUBLIC_PATHS, send_error
+from cortex_mcp.transports.proxies import PROXY_USER_KEY
 from cortex_mcp.transports.resource import ProtectedResource
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,7 @@ CALLER_CLAIM = "cortex_caller"  # the resolved Caller, kept on the SDK's AccessT
 SCOPE = READ_SCOPE  # what every MCP request needs; each tool asks for its own too
 ADMIN_CLIENT = "admin"
 OAUTH_CLIENT = "oauth"  # the SDK's client id of an identity provider's access token
+PROXY_ISSUER = "proxy"  # who vouched for a user a trusted proxy's header names
 MCP_PREFIXES = ("/mcp", "/sse", "/messages")
 FAILURES = 10
 WINDOW_S = 60.0
@@ -79,23 +82,34 @@ class CallerVerifier:
 
     async def verify_token(self, token: str) -> AccessToken | None:
         caller = await self._tokens().identify(token)
-        if caller is None:
-            return None
-        if caller.subject is not None:
-            client = OAUTH_CLIENT
-        else:
-            client = caller.token_id if caller.is_agent and caller.token_id else ADMIN_CLIENT
-        # the token itself is not kept on the request: nothing downstream needs it
-        claims: dict[str, Any] = {"cortex_kind": caller.kind, CALLER_CLAIM: caller}
-        if caller.issuer is not None:
-            claims["iss"] = caller.issuer
-        return AccessToken(
-            token="",
-            client_id=client,
-            subject=caller.subject or caller.agent_id,
-            scopes=sorted(caller.scopes),
-            claims=claims,
-        )
+        return access_token_of(caller) if caller is not None else None
+
+
+def access_token_of(caller: Caller) -> AccessToken:
+    """The SDK's view of a resolved caller (the Caller itself kept in its claims)."""
+    if caller.subject is not None:
+        client = OAUTH_CLIENT
+    else:
+        client = caller.token_id if caller.is_agent and caller.token_id else ADMIN_CLIENT
+    # the token itself is not kept on the request: nothing downstream needs it
+    claims: dict[str, Any] = {"cortex_kind": caller.kind, CALLER_CLAIM: caller}
+    if caller.issuer is not None:
+        claims["iss"] = caller.issuer
+    return AccessToken(
+        token="",
+        client_id=client,
+        subject=caller.subject or caller.agent_id,
+        scopes=sorted(caller.scopes),
+        claims=claims,
+    )
+
+
+def proxy_caller(user: str) -> Caller | None:
+    """The agent a trusted proxy's user header names (None: not a valid agent id)."""
+    if agent_id_problem(user) is not None:
+        log.info("refused the proxy's user header: %s", agent_id_problem(user))
+        return None
+    return Caller("agent", user, None, AGENT_SCOPES, user, PROXY_ISSUER)
 
 
 def caller_from_token(access: AccessToken) -> Caller:
@@ -109,10 +123,17 @@ class CallerBackend(BearerAuthBackend):
 
     async def authenticate(self, conn: HTTPConnection) -> Any:
         try:
-            return await super().authenticate(conn)
+            found = await super().authenticate(conn)
         except IssuerUnavailable as exc:
             conn.scope[UNAVAILABLE_KEY] = exc.message
             return None
+        user = conn.scope.get(PROXY_USER_KEY)
+        if found is not None or user is None or "authorization" in conn.headers:
+            return found
+        caller = proxy_caller(str(user))
+        if caller is None:
+            return None
+        return AuthCredentials(sorted(caller.scopes)), AuthenticatedUser(access_token_of(caller))
 
 
 def caller_of(scope: Scope) -> Caller:

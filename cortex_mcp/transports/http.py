@@ -117,7 +117,11 @@ def create_app(
 
     bus = InMemorySubscriptionBus()
     # else a loopback server, open to every agent
-    required = settings.api_token is not None or settings.oauth_issuer is not None
+    required = (
+        settings.api_token is not None
+        or settings.oauth_issuer is not None
+        or settings.proxy_user_header is not None
+    )
     resource = protected_resource(settings)
     verifier = CallerVerifier(lambda: holder["service"].tokens) if required else None
     mcp = build_server(
@@ -178,7 +182,11 @@ def create_app(
     session = DashboardSession(required, lambda: holder["service"].tokens, refused)
     routes += dashboard_routes(session)  # the dashboard at / (transports/dashboard.py)
     middleware = [
-        Middleware(ForwardedScheme, proxies=settings.trusted_proxies),
+        Middleware(
+            ForwardedScheme,
+            proxies=settings.trusted_proxies,
+            user_header=settings.proxy_user_header,
+        ),
         Middleware(HostGuard, allowed_hosts=hosts, cors_origins=settings.cors_origins),
         Middleware(Throttle, ledger=refused, skip=frozenset({SIGN_IN})),
         *_sdk_authentication(verifier),
