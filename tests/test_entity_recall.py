@@ -10,6 +10,7 @@ test here says what the recall does with given links, whatever the linking rules
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +35,8 @@ from cortex_mcp.service.requests import (
     SearchRequest,
 )
 from cortex_mcp.transports.mcp import build_server
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, stub_settings
+from tests.helpers.embedding_stub import StubState, embedding_stub
 from tests.helpers.http_helpers import authed_rest_client
 
 pytestmark = pytest.mark.anyio
@@ -198,6 +200,28 @@ async def test_a_turn_of_another_conversation_hours_away_lends_nothing(
     )
     boosts = {hit["content"]: hit["entity_boost"] for hit in report["hits"]}
     assert boosts[later] == 0.5  # her link's lift, nothing lent
+
+
+async def test_with_vectors_a_link_adds_a_share_of_the_memorys_own_relevance(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # with a query vector every memory has a relevance of its own: Maya's turns get half of
+    # theirs added (a relevant one rises more than one that only she said), Tom's mentions of
+    # her a fifth of theirs
+    with embedding_stub(StubState(meaning=True)) as (url, _):
+        settings = stub_settings(tmp_path / "brain.db", url, timeout_s=30.0)
+        settings = settings.model_copy(update={"link_entities": False})
+        async with open_cortex(settings, clock=clock, background=False) as service:
+            await _remember(service, MAYA)
+            await service.embed_pending()
+            report = await service.memories.search_debug(
+                SearchDebugRequest(query="What are Maya's hobbies?")
+            )
+    hits = {hit["content"]: hit for hit in report["hits"]}
+    assert set(hits) >= HOBBIES
+    for content, hit in hits.items():
+        share = 0.5 if content.startswith("Maya:") else 0.2
+        assert hit["entity_boost"] == pytest.approx(share * hit["fused"], abs=1e-5), content
 
 
 async def test_search_debug_shows_the_entity_understood_and_each_hits_boost(

@@ -41,14 +41,15 @@ from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
 from cortex_mcp.tokenize import normalize_name
 
 # What a link adds to a memory's fused relevance (0..1): as speaker or subject, and as a mere
-# mention. With vectors the question's meaning already finds what is about someone, and a larger
-# lift only crowds out the other speaker's answers (LoCoMo's tuning conversations with
-# all-MiniLM-L6-v2: multi-hop R@10 0.456 without a lift, 0.437 at 0.3, 0.417 at 0.5); text only,
-# the lift is what finds a fact that never repeats the name (0.340 without, 0.396-0.409 at 0.5).
+# mention. Text only, the lift is what finds a fact that never repeats the name (LoCoMo's tuning
+# conversations: multi-hop R@10 0.340 without, 0.396-0.409 at 0.5). With vectors every memory has
+# a relevance of its own and a link adds that share of it (`SHARE_WITH_VECTORS`): the entity
+# makes a relevant memory more relevant, not every memory it said relevant. A fixed lift there
+# crowded out the other speaker's answers (0.456 without a lift, 0.437 at 0.3, 0.417 at 0.5); the
+# share took the tuning conversations' multi-hop R@10 from 0.444 (a fixed 0.1) to 0.469.
 BOOST = 0.5
 MENTIONED = 0.2
-BOOST_WITH_VECTORS = 0.1
-MENTIONED_WITH_VECTORS = 0.05
+SHARE_WITH_VECTORS = True
 PAGE_BOOST = 1.0  # the entity a page is about (`about`, "tell me about X"): its memories lead
 FREE_PER_DAY = 4  # picks from one day before SPREAD weighs further ones down
 SPREAD = 0.5  # the weight of each further pick from a day already chosen, for a "several" question
@@ -214,12 +215,13 @@ class EntityStage:
             apply_signals(state.candidates[-added:], state.settings, state.now)
         said = [name.casefold() for name in names]
         mentioned = _lifts(state)[LinkRole.mentioned]
+        share = state.query_vector is not None and SHARE_WITH_VECTORS
         for c in state.candidates:
             if c.memory is None:
                 continue
-            c.entity_boost = lift.of(c.memory_id)
+            c.entity_boost = lift.of(c.memory_id, c.fused if share else 1.0)
             if not c.entity_boost and any(n in c.memory.content.casefold() for n in said):
-                c.entity_boost = mentioned
+                c.entity_boost = mentioned * (c.fused if share else 1.0)
             c.entity_boost += near.get(c.memory_id, 0.0)
             c.rescore()
         state.sort()
@@ -241,12 +243,14 @@ class _Lift:
         self.lifts = lifts
         self.pages = pages
 
-    def of(self, memory_id: str) -> float:
+    def of(self, memory_id: str, relevance: float = 1.0) -> float:
+        """`relevance`: what a link's lift is a share of (1 text only: the lift itself)."""
         best = 0.0
         for entity_id, found in self.links.items():
             role = found.roles.get(memory_id)
             if role is not None:
-                best = max(best, PAGE_BOOST if entity_id in self.pages else self.lifts[role])
+                on_page = entity_id in self.pages
+                best = max(best, PAGE_BOOST if on_page else self.lifts[role] * relevance)
         return best
 
     def linked(self) -> int:
@@ -274,11 +278,8 @@ def _around(state: SearchState, links: dict[str, Links]) -> dict[str, float]:
 
 
 def _lifts(state: SearchState) -> dict[LinkRole, float]:
-    """What a link of each role adds, text only or with a query vector."""
-    vectors = state.query_vector is not None
-    strong = BOOST_WITH_VECTORS if vectors else BOOST
-    weak = MENTIONED_WITH_VECTORS if vectors else MENTIONED
-    return {LinkRole.speaker: strong, LinkRole.subject: strong, LinkRole.mentioned: weak}
+    """What a link of each role adds (with a query vector: the share of the memory's relevance)."""
+    return {LinkRole.speaker: BOOST, LinkRole.subject: BOOST, LinkRole.mentioned: MENTIONED}
 
 
 def _resolve(matches: list[EntityMatch], keys: dict[str, str], understood: Understood) -> None:
