@@ -826,3 +826,61 @@ def test_the_settings_form_shows_a_refusal_beside_its_field_and_saves_for_the_ne
     finally:  # the module's server is shared: its weights back to their defaults
         back = {"search": {"vector_weight": None, "text_weight": None}}
         _rest(server, "PATCH", "/config", json=back)
+
+
+def _remember(server: ServeProcess, content: str, when: str) -> str:
+    body = {"content": content, "category": "fact", "layer": "core", "occurred_at": when}
+    return str(_rest(server, "POST", "/memories", json=body)["id"])
+
+
+def _log(server: ServeProcess, action: str, memory_id: str) -> list[dict[str, Any]]:
+    entries = _rest(server, "GET", "/lifecycle/log", params={"limit": 500})["entries"]
+    return [e for e in entries if e["action"] == action and memory_id in e["memory_ids"]]
+
+
+def test_reflects_proposals_are_accepted_or_rejected_in_the_browser_and_each_is_logged(
+    tab: Tab, server: ServeProcess
+) -> None:
+    turin = _remember(server, "Zora lives in Turin", "2025-01-10T09:00:00Z")
+    milan = _remember(server, "Zora moved to Milan", "2025-06-01T09:00:00Z")
+    _remember(server, "Zora relocated to Rome", "2025-09-01T09:00:00Z")
+    _rest(server, "POST", "/reflect", json={})
+    pending = _rest(server, "GET", "/reflect/proposals")["proposals"]
+    proposal = {p["memory_id"]: p["id"] for p in pending if p["action"] == "archive"}
+    assert {turin, milan} <= set(proposal)
+    page = tab.open("#/lifecycle", ready="#proposals")
+    assert page.locator("#proposals tbody tr[data-proposal]").count() == len(pending)
+    for memory_id, button in ((turin, "Accept"), (milan, "Reject")):
+        row = f"#proposals tr[data-proposal='{proposal[memory_id]}']"
+        page.locator(row).get_by_role("button", name=button).click()
+        page.wait_for_selector(row, state="detached")
+    assert _rest(server, "GET", f"/memories/{turin}")["memory"]["layer"] == "archive"
+    assert _rest(server, "GET", f"/memories/{milan}")["memory"]["layer"] == "core"
+    decided = _rest(server, "GET", "/reflect/proposals", params={"status": "all"})["proposals"]
+    status = {p["id"]: p["status"] for p in decided}
+    assert (status[proposal[turin]], status[proposal[milan]]) == ("accepted", "rejected")
+    rules = {
+        m: [e["details"].get("rule") for e in _log(server, "reflect", m)] for m in (turin, milan)
+    }
+    assert "accepted" in rules[turin] and "rejected" in rules[milan]
+    assert tab.errors == [] and tab.axe_violations() == []
+
+
+def test_a_wrong_update_forgotten_in_the_browser_reopens_the_fact_it_closed_and_is_logged(
+    tab: Tab, server: ServeProcess
+) -> None:
+    old = _remember(server, "Quinn works at Initech", "2024-01-15T09:00:00Z")
+    wrong = _remember(server, "Quinn joined Globex", "2025-02-01T09:00:00Z")
+    _rest(server, "POST", "/recall", json={"query": "Where does Quinn work now?"})  # settles
+    closed = _rest(server, "GET", f"/memories/{old}")["memory"]
+    assert closed["status"] == "superseded" and closed["valid_to"]
+    page = tab.open(f"#/memory/{wrong}", ready="#forget")
+    page.click("#forget")
+    page.wait_for_selector("#restore")
+    reopened = _rest(server, "GET", f"/memories/{old}")["memory"]
+    assert reopened["status"] == "current" and reopened["valid_to"] is None
+    assert [e["details"]["status"] for e in _log(server, "validity", old)][:2] == [
+        "current",
+        "superseded",
+    ]  # newest first: closed by the wrong update, reopened when it was forgotten
+    assert tab.errors == []

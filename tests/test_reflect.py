@@ -357,3 +357,29 @@ async def test_a_run_stopped_on_the_way_is_resumed_from_its_stored_plan_not_plan
             assert await cortex.stores.reflect.stored_plan("default") is None
             after = await _reflect(cortex)  # the memory said meanwhile, now
             assert after.memories == 1 and after.notes == []
+
+
+def test_proposals_are_listed_and_decided_over_rest_once_each(tmp_path: Any) -> None:
+    settings = load_settings(db_path=tmp_path / "brain.db", embedding_provider="none")
+    with rest_client(settings) as client:
+        for text, when in (
+            ("Ivo lives in Split", "2025-01-10"),
+            ("Ivo moved to Zagreb", "2025-06-01"),
+        ):
+            body = {"content": text, "category": "fact", "layer": "core", "occurred_at": when}
+            assert client.post("/api/v1/memories", json=body).status_code == 201
+        assert client.post("/api/v1/reflect", json={}).json()["status"] == "done"
+        [proposal] = client.get("/api/v1/reflect/proposals").json()["proposals"]
+        assert proposal["action"] == "archive" and proposal["status"] == "pending"
+        url = f"/api/v1/reflect/proposals/{proposal['id']}"
+        decided = client.post(url, json={"accept": False})
+        assert decided.status_code == 200 and decided.json()["status"] == "rejected"
+        again = client.post(url, json={"accept": True})
+        assert again.status_code == 400 and "already rejected" in again.json()["error"]["message"]
+        assert client.get("/api/v1/reflect/proposals").json() == {"proposals": []}
+        every = client.get("/api/v1/reflect/proposals", params={"status": "all"}).json()
+        assert [p["status"] for p in every["proposals"]] == ["rejected"]
+        missing = client.post("/api/v1/reflect/proposals/nope", json={"accept": True})
+        assert missing.status_code == 404
+        bad = client.get("/api/v1/reflect/proposals", params={"status": "maybe"})
+        assert bad.status_code == 422 and bad.json()["error"]["field"] == "status"

@@ -168,6 +168,8 @@ SERVED_BY: dict[str, Callable[..., Any]] = {
     "lifecycle_preview": LifecycleService.preview,
     "lifecycle_log": LifecycleService.log,
     "reflect": LifecycleService.reflect,
+    "list_proposals": LifecycleService.proposals,
+    "decide_proposal": LifecycleService.decide,
     "export": ExchangeService.export_memories,
     "import": ExchangeService.import_memories,
     "list_relations": RelationService.list,

@@ -44,6 +44,7 @@ BASE_BODIES: dict[str, dict[str, Any]] = {
     "revoke_token": {"token": "no-such-token"},
     "change_config": {},
     "reflect": {"preview": True},
+    "decide_proposal": {"accept": False},
     "merge_entities": {"source": "Anna", "into": "Ann", "dry_run": True},
     "undo_entity_change": {"log_id": 1},
     "add_alias": {"alias": "my sister"},

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import add_json_flag, emit, run_with_service
 from cortex_mcp.config import Settings
-from cortex_mcp.service.requests import ProposalDecision, ReflectRequest, build
+from cortex_mcp.service.requests import ProposalDecision, ProposalListRequest, ReflectRequest, build
 
 if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
@@ -62,7 +62,7 @@ def run_reflect(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: CortexService) -> int:
         lifecycle = service.lifecycle
         if args.action == "proposals":
-            found = await lifecycle.proposals(args.agent)
+            found = await lifecycle.proposals(build(ProposalListRequest, agent_id=args.agent))
             emit(args, {"proposals": [p.model_dump() for p in found]}, _proposal_lines)
             return 0
         if args.action in ("accept", "reject"):

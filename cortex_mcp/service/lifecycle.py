@@ -29,11 +29,13 @@ from cortex_mcp.service.requests import (
     LifecycleLogRequest,
     LifecycleRequest,
     ProposalDecision,
+    ProposalListRequest,
     ReflectRequest,
 )
 
 _EVERY_AGENT = LifecycleRequest()  # the operator's: every agent (a remote caller: its own)
 _NEWEST = LifecycleLogRequest()
+_PENDING = ProposalListRequest()
 
 
 @dataclass(kw_only=True)
@@ -92,10 +94,10 @@ class LifecycleService:
         since = parse_period(request.since) if request.since else None
         return await self.reflector.reflect(agent, since=since, preview=request.preview)
 
-    async def proposals(
-        self, agent_id: str | None = None, status: str | None = "pending"
-    ) -> list[CoreProposal]:
-        agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
+    async def proposals(self, request: ProposalListRequest = _PENDING) -> list[CoreProposal]:
+        """Reflect's proposed edits to core: the pending ones, or those of `request.status`."""
+        agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
+        status = None if request.status == "all" else request.status
         found = await self.reflector.store.proposals(agent, status)
         return [
             CoreProposal(
@@ -128,7 +130,8 @@ class LifecycleService:
             )
         status = "accepted" if request.accept else "rejected"
         await store.decide(agent, proposal, status, now)
-        [decided] = [p for p in await self.proposals(agent, None) if p.id == proposal_id]
+        every = await self.proposals(ProposalListRequest(agent_id=agent, status="all"))
+        [decided] = [p for p in every if p.id == proposal_id]
         return decided
 
     async def log(self, request: LifecycleLogRequest = _NEWEST) -> list[dict[str, Any]]:

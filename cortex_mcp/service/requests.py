@@ -694,6 +694,18 @@ class ReflectRequest(Request):
     preview: Annotated[bool, Field(description="Plan only: what a run would change")] = False
 
 
+class ProposalListRequest(Request):
+    """Reflect's proposed edits to core (GET /reflect/proposals): the pending ones, or those
+    with another status, or all."""
+
+    schema_name: ClassVar[str] = "ProposalQuery"
+    agent_id: AgentId | None = None
+    status: Annotated[
+        Literal["pending", "accepted", "rejected", "all"],
+        Field(description="Which proposals: pending (default), accepted, rejected or all"),
+    ] = "pending"
+
+
 class ProposalDecision(Request):
     """Accept (apply) or reject one of reflect's proposed edits to core."""
 

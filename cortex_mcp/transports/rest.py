@@ -7,6 +7,7 @@ from typing import Any
 from cortex_mcp import __version__
 from cortex_mcp.models import (
     READ_SCOPE,
+    CoreProposal,
     ForgetResult,
     LifecycleReport,
     Memory,
@@ -29,6 +30,8 @@ from cortex_mcp.service.requests import (
     LifecycleRequest,
     ListRequest,
     MergeRequest,
+    ProposalDecision,
+    ProposalListRequest,
     RecallRequest,
     ReflectRequest,
     RelationListRequest,
@@ -129,6 +132,15 @@ async def lifecycle_preview(call: Call) -> Any:
 
 async def reflect(call: Call) -> Any:
     return await call.service.lifecycle.reflect(_own(call, call.body))
+
+
+async def list_proposals(call: Call) -> Any:
+    found = await call.service.lifecycle.proposals(_own(call, call.query))
+    return {"proposals": [p.model_dump() for p in found]}
+
+
+async def decide_proposal(call: Call) -> Any:
+    return await call.service.lifecycle.decide(call.path["id"], _own(call, call.body))
 
 
 async def lifecycle_log(call: Call) -> Any:
@@ -249,6 +261,10 @@ ENDPOINTS: list[Endpoint] = [
              response=r.LifecycleLog, errors=_LATER),
     Endpoint("POST", "/reflect", reflect, "reflect", ReflectRequest, response=ReflectReport,
              errors=_LATER),
+    Endpoint("GET", "/reflect/proposals", list_proposals, "list_proposals",
+             query=ProposalListRequest, response=r.ProposalList, errors=_LATER),
+    Endpoint("POST", "/reflect/proposals/{id}", decide_proposal, "decide_proposal",
+             ProposalDecision, response=CoreProposal, errors=_BY_ID),
     Endpoint("POST", "/export", export, "export", ExportRequest, response=r.ExportResponse,
              errors=_LATER, scope=READ_SCOPE),
     Endpoint("POST", "/import", import_, "import", ImportRequest, response=r.ImportResponse,

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
-from cortex_mcp.models import Entity, Memory, ScoredMemory
+from cortex_mcp.models import CoreProposal, Entity, Memory, ScoredMemory
 
 # Any JSON value: what an imported lifecycle-log entry may carry in `details`.
 Json = TypeAliasType("Json", "str | int | float | bool | list[Json] | dict[str, Json] | None")
@@ -169,6 +169,11 @@ class LifecycleLogEntry(Described):
 
 class LifecycleLog(Described):
     entries: list[LifecycleLogEntry]
+
+
+# ---- /reflect/proposals -------------------------------------------------------------------
+class ProposalList(Described):
+    proposals: list[CoreProposal]
 
 
 # ---- /relations ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // Lifecycle: the preview of the next run (what `cortex-mcp lifecycle preview` lists), a run
-// button for the operator, and past runs with what each phase did for this agent.
+// button for the operator, reflect's proposed edits to core (accepted or rejected here, as
+// `cortex-mcp reflect accept|reject ID` does), and past runs with what each phase did.
 
 import { api, currentAgent } from "../api.js";
 import { announce, navigate, showError } from "../app.js";
@@ -9,15 +10,17 @@ const KINDS = ["promote", "expire", "merge", "archive", "compress"];
 
 export async function render(root) {
   root.append(h("h1", {}, "Lifecycle"));
-  const [preview, history] = await Promise.all([
+  const [preview, history, proposed] = await Promise.all([
     api("GET", "/lifecycle/preview"),
     api("GET", "/lifecycle/runs", { query: { limit: 20 } }),
+    api("GET", "/reflect/proposals"),
   ]);
   root.append(h("section", { "aria-labelledby": "preview-h" },
     h("h2", { id: "preview-h" }, "Next run (preview)"),
     h("p", {}, `If it ran now for ${currentAgent()}: `, counts(preview.counts) || "nothing to do."),
     actionsTable("Planned steps", preview.actions, "preview-actions"),
     runButton(preview)));
+  root.append(proposalsSection(proposed.proposals));
   root.append(h("section", { "aria-labelledby": "runs-h" },
     h("h2", { id: "runs-h" }, "Past runs"),
     history.runs.length ? runsTable(history.runs) : h("p", {}, "No run yet."),
@@ -77,4 +80,26 @@ function runDetails(run) {
   return h("details", { id: `run-${run.id}` },
     h("summary", {}, `Run #${run.id}: ${actions.length} planned step(s) for this agent`),
     actionsTable(`Steps of run #${run.id}`, actions, null));
+}
+
+function proposalsSection(proposals) {
+  const rows = proposals.map((p) => h("tr", { dataset: { proposal: p.id, action: p.action } },
+    h("td", {}, p.action), h("td", {}, ids([p.memory_id])), h("td", {}, short(p.reason, 160)),
+    h("td", {}, when(p.created_at)),
+    h("td", { class: "controls" },
+      h("button", { type: "button", class: "primary", "aria-label": `Accept: ${p.action} ${p.memory_id}`, onclick: () => decide(p, true) }, "Accept"),
+      h("button", { type: "button", "aria-label": `Reject: ${p.action} ${p.memory_id}`, onclick: () => decide(p, false) }, "Reject"))));
+  return h("section", { "aria-labelledby": "proposals-h" },
+    h("h2", { id: "proposals-h" }, "Proposed edits to core (reflect)"),
+    h("p", {}, "Reflect proposes these and never applies them: accept one to apply it (promote moves the memory to core, archive moves it to the archive), or reject it. Each decision is written to the audit log."),
+    table(`Pending proposals (${proposals.length})`, ["Edit", "Memory", "Why", "Proposed", "Decision"],
+      rows.length ? rows : [h("tr", {}, h("td", { colspan: 5 }, "None."))], { id: "proposals" }));
+}
+
+async function decide(proposal, accept) {
+  try {
+    const done = await api("POST", `/reflect/proposals/${encodeURIComponent(proposal.id)}`, { body: { accept } });
+    announce(`Proposal to ${proposal.action} …${proposal.memory_id.slice(-8)} ${done.status}.`);
+    navigate("#/lifecycle");
+  } catch (error) { showError(error); }
 }
