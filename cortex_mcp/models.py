@@ -56,6 +56,13 @@ def agent_id_problem(text: str) -> str | None:
     return f"{AGENT_ID_RULE}: U+{ord(found.group()):04X} found"
 
 
+class _Model(BaseModel):
+    """A value type whose validator is built when it is first used, not at import: `list`
+    and `show` make two or three of these, a server all of them once."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 class Layer(enum.StrEnum):
     working = "working"
     core = "core"
@@ -116,7 +123,7 @@ class AliasOrigin(enum.StrEnum):
     llm = "llm"
 
 
-class EntityAlias(BaseModel):
+class EntityAlias(_Model):
     alias: str  # as written
     origin: AliasOrigin
     # the entity whose words made it an alias ("my sister" said by Tom): a kinship alias means
@@ -124,7 +131,7 @@ class EntityAlias(BaseModel):
     speaker_id: str | None = None
 
 
-class Entity(BaseModel):
+class Entity(_Model):
     """Who or what memories are about, per agent: a canonical name, its aliases and what the
     links say (how many live memories name it, the first and last moment they are about)."""
 
@@ -233,7 +240,7 @@ class ValidityStatus(enum.StrEnum):
     contested = "contested"
 
 
-class BeliefSummary(BaseModel):
+class BeliefSummary(_Model):
     """A belief's standing as a hit shows it: its confidence, computed from its evidence
     (engine/beliefs/confidence.py), how many memories speak for and against it, when the last
     one was said, and its trend (new | strengthening | stable | weakening | stale)."""
@@ -365,7 +372,7 @@ def from_iso(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-class Memory(BaseModel):
+class Memory(_Model):
     id: str
     agent_id: str
     layer: Layer
@@ -455,7 +462,7 @@ def memory_source(stored: str | None, metadata: dict[str, Any]) -> str | None:
     return stored
 
 
-class NewMemory(BaseModel):
+class NewMemory(_Model):
     """What a write asks for; the store fills in ids, hashes and times."""
 
     agent_id: str
@@ -472,7 +479,7 @@ class NewMemory(BaseModel):
     occurred_at: str | None = None  # `to_iso` text; None: the time it is stored
 
 
-class MemoryChanges(BaseModel):
+class MemoryChanges(_Model):
     """Fields an owner may change in place (content changes go through a correction)."""
 
     category: Category | None = None
@@ -486,7 +493,7 @@ class ScoredMemory(Memory):
     truncated: bool = False  # content cut to fit the caller's token budget
 
 
-class EntityPage(BaseModel):
+class EntityPage(_Model):
     """What memory holds about one entity, at the head of a recall about it ("tell me about
     Anna", or `about`): `memory_ids` are the linked memories the recall shows, best first."""
 
@@ -500,7 +507,7 @@ class EntityPage(BaseModel):
     last_seen: str | None = None
 
 
-class EntityCandidate(BaseModel):
+class EntityCandidate(_Model):
     """One of the entities an ambiguous name or alias could mean."""
 
     id: str
@@ -508,7 +515,7 @@ class EntityCandidate(BaseModel):
     kind: EntityKind
 
 
-class RecallMeta(BaseModel):
+class RecallMeta(_Model):
     took_ms: float
     degraded: list[str] = Field(default_factory=list)
     skipped_reason: str | None = None
@@ -527,13 +534,13 @@ class RecallMeta(BaseModel):
     entity_candidates: list[EntityCandidate] = Field(default_factory=list)
 
 
-class RecallResult(BaseModel):
+class RecallResult(_Model):
     context: str
     memories: list[ScoredMemory]
     meta: RecallMeta
 
 
-class RememberResult(BaseModel):
+class RememberResult(_Model):
     id: str
     layer: Layer
     deduplicated: bool
@@ -549,13 +556,13 @@ class ForgetStatus(enum.StrEnum):
     already_forgotten = "already_forgotten"  # a soft forget of a forgotten memory: no change
 
 
-class ForgetResult(BaseModel):
+class ForgetResult(_Model):
     id: str
     status: ForgetStatus
     new_id: str | None = None
 
 
-class SearchFilters(BaseModel):
+class SearchFilters(_Model):
     """Which memories a search may return."""
 
     agent_id: str
@@ -570,7 +577,7 @@ class SearchFilters(BaseModel):
     until: str | None = None
 
 
-class LifecycleAction(BaseModel):
+class LifecycleAction(_Model):
     """One step a lifecycle run takes (or, in a preview, would take)."""
 
     phase: str  # promote | merge | archive | compress
@@ -584,7 +591,7 @@ class LifecycleAction(BaseModel):
     llm: bool = False  # the text of a new memory comes from the LLM
 
 
-class EntitySummaryChange(BaseModel):
+class EntitySummaryChange(_Model):
     """An entity page summary reflect writes: from its most important current facts."""
 
     id: str
@@ -594,7 +601,7 @@ class EntitySummaryChange(BaseModel):
     method: str = "extractive"  # extractive | llm
 
 
-class CoreProposal(BaseModel):
+class CoreProposal(_Model):
     """An edit to core reflect proposes (never applies): `promote` a memory into core, or
     `archive` a core memory, with the reason; a person accepts or rejects it."""
 
@@ -607,7 +614,7 @@ class CoreProposal(BaseModel):
     decided_at: str | None = None
 
 
-class ReflectReport(BaseModel):
+class ReflectReport(_Model):
     """What a reflect run did, or a preview would do (the same plan)."""
 
     status: str  # preview | done | nothing new | busy
@@ -623,7 +630,7 @@ class ReflectReport(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-class LifecycleReport(BaseModel):
+class LifecycleReport(_Model):
     status: str  # preview | done | busy
     run_id: int | None = None  # the run, when one agent's run did the work
     run_ids: list[int] = Field(default_factory=list)  # every agent's run: one each

@@ -8,17 +8,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from cortex_mcp.config import Settings
-from cortex_mcp.config_live import LiveSettings
 from cortex_mcp.models import Clock, SystemClock
-from cortex_mcp.providers.issuer import IssuerKeys
-from cortex_mcp.service.config import ConfigService
-from cortex_mcp.service.identity import AccessTokenRules, AccessTokens
 from cortex_mcp.service.reading import MemoryReading
-from cortex_mcp.service.tokens import TokenService
 from cortex_mcp.store.backend import Stores, build_stores, open_database
 from cortex_mcp.store.memories import LayerTtl
+
+if TYPE_CHECKING:  # imported where built: `list` and `show` use none of them
+    from cortex_mcp.service.config import ConfigService
+    from cortex_mcp.service.identity import AccessTokens
+    from cortex_mcp.service.tokens import TokenService
 
 
 def layer_ttl(settings: Settings) -> LayerTtl:
@@ -59,6 +60,8 @@ async def open_reader(settings: Settings) -> AsyncIterator[MemoryReading]:
 
 def build_tokens(settings: Settings, stores: Stores, clock: Clock) -> TokenService:
     """Agent tokens, the admin token (CORTEX_API_TOKEN) and dashboard sessions."""
+    from cortex_mcp.service.tokens import TokenService
+
     admin = settings.api_token.get_secret_value() if settings.api_token else None
     access = access_tokens(settings)
     return TokenService(tokens=stores.tokens, clock=clock, admin_token=admin, access_tokens=access)
@@ -68,6 +71,9 @@ def access_tokens(settings: Settings) -> AccessTokens | None:
     """The identity provider's access tokens, when CORTEX_OAUTH_ISSUER is set."""
     if settings.oauth_issuer is None or settings.public_url is None:
         return None
+    from cortex_mcp.providers.issuer import IssuerKeys
+    from cortex_mcp.service.identity import AccessTokenRules, AccessTokens
+
     audiences = (
         (settings.oauth_audience,)
         if settings.oauth_audience
@@ -93,5 +99,8 @@ async def open_tokens(settings: Settings) -> AsyncIterator[TokenService]:
 async def open_config(settings: Settings) -> AsyncIterator[ConfigService]:
     """The `config` command's service: the settings changed while running, over the
     database alone (servers on it apply a change within about a second)."""
+    from cortex_mcp.config_live import LiveSettings
+    from cortex_mcp.service.config import ConfigService
+
     async with open_stores(settings, allow_vec=False) as stores:
         yield ConfigService(live=LiveSettings(settings), store=stores.settings)

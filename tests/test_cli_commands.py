@@ -372,3 +372,36 @@ def test_show_prints_a_memorys_own_time_and_a_summarys_period_beside_the_stored_
     shown_json = _json("show", summary_id, db=db)["memory"]
     assert shown_json["occurred_at"] == period["start"]
     assert shown_json["metadata"]["period_range"] == period
+
+
+def test_list_and_show_build_only_the_validators_they_use(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    added = _json("add", "the user drinks green tea", db=db)
+    probe = (
+        "import io, sys, contextlib, pydantic\n"
+        "from cortex_mcp.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main(sys.argv[1:])\n"
+        "from cortex_mcp import models\n"
+        "from cortex_mcp.service import requests\n"
+        "built = sorted(name for module in (models, requests) for name, kind in vars(module).items()"
+        " if isinstance(kind, type) and issubclass(kind, pydantic.BaseModel)"
+        " and kind.__module__ == module.__name__ and kind.__pydantic_complete__)\n"
+        "services = [m for m in ('cortex_mcp.service.tokens', 'cortex_mcp.service.config')"
+        " if m in sys.modules]\n"
+        "sys.stderr.write('BUILT ' + ','.join(built + services) + '\\n')\n"
+        "raise SystemExit(code)\n"
+    )
+    for argv in (["list"], ["show", added["id"]]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *argv],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            env=server_env(db),
+        )
+        assert done.returncode == 0, done.stderr
+        (line,) = [x for x in done.stderr.splitlines() if x.startswith("BUILT ")]
+        built = set(line.removeprefix("BUILT ").split(","))
+        # what they read and print, not the other operations' requests and results
+        assert built <= {"Memory", "ListRequest", "AgentRequest", "Period"}, built

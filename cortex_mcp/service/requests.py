@@ -261,6 +261,8 @@ Now = Annotated[
 class Period(BaseModel):
     """`since` and `until` of a search: `until` must come after `since`."""
 
+    model_config = ConfigDict(defer_build=True)
+
     @field_validator("until", check_fields=False)
     @classmethod
     def _until_after_since(cls, until: str | None, info: ValidationInfo) -> str | None:
@@ -291,7 +293,8 @@ class Request(BaseModel):
     """Unknown fields are refused, so a misspelt `agentId` cannot silently fall back to the
     default agent. `schema_name` names the model in the OpenAPI document."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # validators are built when first used (a command makes one or two requests of 30)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     schema_name: ClassVar[str]
 
     @model_validator(mode="after")
@@ -595,7 +598,7 @@ class ContentBlock(BaseModel):
     """One block of a message's content. Only `{type: "text", text}` carries text; other types
     (tool_use, tool_result, toolCall, thinking, image, ...) are accepted and dropped."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
     type: Annotated[str, Field(min_length=1, max_length=64)]
     text: ChatText | None = None
 
@@ -605,7 +608,7 @@ class Message(BaseModel):
     accepted (user, assistant, system, tool, toolResult, developer, ...): user and assistant
     make the turn, the others are context or ignored."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
     role: Annotated[str, Field(min_length=1, max_length=64)]
     content: ChatText | Annotated[list[ContentBlock], Field(max_length=MAX_BLOCKS)] | None = None
     timestamp: Annotated[
