@@ -478,6 +478,7 @@ NEAR_MISSES_ENGLISH = [
     "it runs 24/7",
     "I scored 17/20 on the quiz",
     "a 3/16 inch drill bit",
+    "see page 3/15 of the manual",
     "mix 1/2 cup of flour",
     "the first quarter of the game",
     "a quarter of the budget",

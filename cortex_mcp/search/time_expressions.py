@@ -646,7 +646,9 @@ _NOT_A_DAY_AFTER = re.compile(
     re.IGNORECASE,
 )
 _NOT_A_DAY_BEFORE = re.compile(
-    r"(?:\b(?:scored?|got|rated?|rating|grade|score\s+of|odds\s+of))\s*$", re.I
+    r"(?:\b(?:scored?|got|rated?|rating|grade|score\s+of|odds\s+of|page|pages|pp?\.|chapter"
+    r"|slide|step|question|problem|item|no\.|number)|#)\s*$",
+    re.IGNORECASE,
 )
 
 
