@@ -37,6 +37,7 @@ from cortex_mcp.config_groups import (
 )
 from cortex_mcp.errors import ConfigError
 from cortex_mcp.models import agent_id_problem
+from cortex_mcp.zones import local_zone_name, zone
 
 LLM_PROVIDERS = {"auto", "openai", "anthropic", "none"}
 EMBEDDING_PROVIDERS = {"auto", "openai", "local", "none"}
@@ -82,6 +83,12 @@ class Settings(BaseSettings):
         min_length=1,
         max_length=128,
         description="whose memories this process reads and writes",
+    )
+    timezone: str = Field(
+        default_factory=local_zone_name,
+        description="IANA time zone (Asia/Tokyo, America/Los_Angeles) that 'today', 'yesterday'"
+        " and dates without an offset are read in and times are shown in; default: this"
+        " machine's zone",
     )
     max_content_chars: int = Field(
         8000, ge=100, le=100_000, description="longest memory accepted, in characters"
@@ -376,6 +383,11 @@ class Settings(BaseSettings):
         if problem is not None:
             raise ValueError(problem)
         return value
+
+    @field_validator("timezone", mode="after")
+    @classmethod
+    def _iana_zone(cls, value: str) -> str:
+        return zone(value).key
 
     @field_validator("log_level", mode="after")
     @classmethod

@@ -29,6 +29,7 @@ MASK = "********"
 LIVE: frozenset[str] = frozenset(
     {
         "max_content_chars",
+        "timezone",
         "include_shared",
         "log_level",
         "llm_provider",

@@ -526,6 +526,9 @@ class RecallMeta(_Model):
     # the moment the recall reckoned from (the request's `now`, else the clock): the context's
     # "3 weeks ago" is counted from it
     now: str | None = None
+    # the time zone the query's dates were read in and the context's dates are shown in (an
+    # IANA name, or an offset such as "+08:00" that `now` named)
+    timezone: str | None = None
     # the window the query named: start and end (ISO UTC, the end exclusive) and its words
     time: dict[str, str] | None = None
     # the entity the recall is about ("tell me about Anna", `about`): its page

@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,6 +37,10 @@ for _name in list(os.environ):
         "ANTHROPIC_BASE_URL",
     }:
         del os.environ[_name]
+# The machine's zone is CORTEX_TIMEZONE's default: tests read time in UTC unless they name a
+# zone (a developer in Tokyo gets the same results as CI).
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 
 @pytest.fixture

@@ -46,6 +46,7 @@ LEAVES = [
     "cortex_mcp.config_groups",
     "cortex_mcp.config_help",
     "cortex_mcp.tokenize",
+    "cortex_mcp.zones",
 ]
 SQL = re.compile(
     r"\b(SELECT\s+.+\s+FROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|"

@@ -53,6 +53,7 @@ FROZEN: dict[str, dict[str, tuple[Any, ...]]] = {
         "since": ("string", False, None, 40),
         "until": ("string", False, None, 40),
         "now": ("string", False, None, 40),
+        "timezone": ("string", False, 1, 64),
         "about": ("string", False, 1, 200),
     },
     "cortex_remember": {
@@ -64,6 +65,7 @@ FROZEN: dict[str, dict[str, tuple[Any, ...]]] = {
         "source": ("string", False, None, 500),
         "agent_id": ("string", False, 1, 128),
         "occurred_at": ("string", False, None, 40),
+        "timezone": ("string", False, 1, 64),
     },
     "cortex_forget": {
         "memory_id": ("string", True, 1, 64),
@@ -79,6 +81,7 @@ FROZEN: dict[str, dict[str, tuple[Any, ...]]] = {
         "since": ("string", False, None, 40),
         "until": ("string", False, None, 40),
         "now": ("string", False, None, 40),
+        "timezone": ("string", False, 1, 64),
     },
 }
 

@@ -59,6 +59,7 @@ async def test_the_tool_names_and_parameters_are_frozen(client: Client) -> None:
             "since",
             "until",
             "now",
+            "timezone",
             "about",
             "include_history",
         },
@@ -71,9 +72,18 @@ async def test_the_tool_names_and_parameters_are_frozen(client: Client) -> None:
             "source",
             "agent_id",
             "occurred_at",
+            "timezone",
         },
         "cortex_forget": {"memory_id", "reason", "correction", "purge", "agent_id"},
-        "cortex_search_debug": {"query", "max_results", "agent_id", "since", "until", "now"},
+        "cortex_search_debug": {
+            "query",
+            "max_results",
+            "agent_id",
+            "since",
+            "until",
+            "now",
+            "timezone",
+        },
     }
     for tool in tools.values():
         assert "Example:" in (tool.description or "")

@@ -51,6 +51,16 @@ EXCEPTIONS = {
     ("POST", "/api/v1/import", "body"): "JSON limits on any value (a document's)",
     ("PATCH", "/api/v1/config", "lifecycle"): "a cron's fields must be in range (parsed)",
     ("PATCH", "/api/v1/config", "body"): "JSON limits on any value (a setting with no most)",
+    **{
+        (method, path, "timezone"): "a time zone must be one the IANA database names (looked up)"
+        for method, path in (
+            ("POST", "/api/v1/recall"),
+            ("POST", "/api/v1/search"),
+            ("POST", "/api/v1/memories"),
+            ("POST", "/api/v1/ingest"),
+            ("POST", "/api/v1/flush"),
+        )
+    },
 }
 
 

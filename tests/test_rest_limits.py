@@ -51,7 +51,7 @@ BASE_BODIES: dict[str, dict[str, Any]] = {
     "rename_entity": {"name": "Anna Smith"},
 }
 # Values that must be well-formed as well as within limits: only "one past" is tried.
-FORMED = {"supersedes", "id", "cursor"}
+FORMED = {"supersedes", "id", "cursor", "timezone"}
 
 
 @pytest.fixture

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import (
     add_json_flag,
     emit,
+    local_day,
+    local_time,
     run_with_reader,
     run_with_service,
     short,
@@ -24,6 +27,7 @@ from cortex_mcp.service.requests import (
     SearchRequest,
     build,
 )
+from cortex_mcp.zones import zone
 
 if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
@@ -32,13 +36,13 @@ if TYPE_CHECKING:
 LAYERS = tuple(layer.value for layer in Layer)
 
 
-def _row(m: dict[str, Any]) -> str:
-    day = (m.get("occurred_at") or m["created_at"])[:10]  # the memory's own date
+def _row(m: dict[str, Any], where: tzinfo) -> str:
+    day = local_day(m.get("occurred_at") or m["created_at"], where)  # the memory's own date
     return f"{m['id']}  {m['layer']:<7} {m['category']:<12} {day}  {short(m['content'])}"
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
-    return "\n".join(_row(m) for m in rows) if rows else "no memories"
+def _table(rows: list[dict[str, Any]], where: tzinfo) -> str:
+    return "\n".join(_row(m, where) for m in rows) if rows else "no memories"
 
 
 # ---- list --------------------------------------------------------------------------------
@@ -61,17 +65,23 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def _forgotten_row(m: dict[str, Any]) -> str:
-    return f"{_row(m)}  (forgotten {m['forgotten_at'][:10]})"
+def _forgotten_row(m: dict[str, Any], where: tzinfo) -> str:
+    return f"{_row(m, where)}  (forgotten {local_day(m['forgotten_at'], where)})"
 
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
+    where = zone(settings.timezone)
+
     async def work(reader: MemoryReading) -> int:
         rows = await _listed(reader, args)
         if args.forgotten:
-            emit(args, rows, lambda d: "\n".join(map(_forgotten_row, d)) or "no forgotten memories")
+            emit(
+                args,
+                rows,
+                lambda d: "\n".join(_forgotten_row(m, where) for m in d) or "no forgotten memories",
+            )
         else:
-            emit(args, rows, _table)
+            emit(args, rows, lambda d: _table(d, where))
         return 0
 
     return run_with_reader(settings, work)
@@ -122,6 +132,8 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_search(args: argparse.Namespace, settings: Settings) -> int:
+    where = zone(settings.timezone)
+
     async def work(service: CortexService) -> int:
         found = await service.memories.search(
             build(
@@ -135,7 +147,7 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
         data = {"memories": [m.model_dump(mode="json") for m in found]}
 
         def human(d: dict[str, Any]) -> str:
-            lines = [f"{m['score']:.3f}  {_row(m)}" for m in d["memories"]]
+            lines = [f"{m['score']:.3f}  {_row(m, where)}" for m in d["memories"]]
             return "\n".join(lines) if lines else "no match"
 
         emit(args, data, human)
@@ -155,7 +167,10 @@ def _show_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def _detail(d: dict[str, Any]) -> str:
+_MOMENTS = {"occurred_at", "created_at", "updated_at", "last_accessed", "forgotten_at"}
+
+
+def _detail(d: dict[str, Any], where: tzinfo) -> str:
     m = d["memory"]
     lines = [m["content"], ""]
     for key in (
@@ -175,12 +190,13 @@ def _detail(d: dict[str, Any]) -> str:
         "source",
     ):
         if m.get(key) is not None:
-            lines.append(f"{key:>13}: {m[key]}")
+            value = local_time(m[key], where) if key in _MOMENTS else m[key]
+            lines.append(f"{key:>13}: {value}")
         if key == "occurred_at" and (period := _period(m.get("metadata") or {})):
             lines.append(f"{'period':>13}: {period}")
     chain = [c for c in d.get("correction_chain", []) if c["id"] != m["id"]]
     if chain:
-        lines += ["", "correction chain:", *(f"  {_row(c)}" for c in chain)]
+        lines += ["", "correction chain:", *(f"  {_row(c, where)}" for c in chain)]
     return "\n".join(lines)
 
 
@@ -194,9 +210,11 @@ def _period(metadata: dict[str, Any]) -> str | None:
 
 
 def run_show(args: argparse.Namespace, settings: Settings) -> int:
+    where = zone(settings.timezone)
+
     async def work(reader: MemoryReading) -> int:
         memory_id = await reader.resolve_memory_id(args.id)
-        emit(args, await reader.memory_detail(memory_id), _detail)
+        emit(args, await reader.memory_detail(memory_id), lambda d: _detail(d, where))
         return 0
 
     return run_with_reader(settings, work)

@@ -10,6 +10,7 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from datetime import datetime, time, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.config import Settings
@@ -20,6 +21,28 @@ if TYPE_CHECKING:
     from cortex_mcp.service.config import ConfigService
     from cortex_mcp.service.reading import MemoryReading
     from cortex_mcp.service.tokens import TokenService
+
+
+def local_time(moment: str, where: tzinfo) -> str:
+    """A stored UTC time as the user's wall clock with its offset (2026-05-06T22:30:00+09:00);
+    the user's midnight as the day alone (2026-05-06): a date given as a day, whose time no
+    one said."""
+    try:
+        shown = datetime.fromisoformat(moment).astimezone(where)
+    except (ValueError, OverflowError):
+        return moment
+    if shown.time() == time():
+        return shown.date().isoformat()
+    return shown.isoformat(timespec="seconds")
+
+
+def local_day(moment: str, where: tzinfo) -> str:
+    """The user's day a stored UTC time falls on (2026-05-06)."""
+    try:
+        return datetime.fromisoformat(moment).astimezone(where).date().isoformat()
+    except (ValueError, OverflowError):
+        return moment[:10]
+
 
 PROGRESS_MIN_ITEMS = 200  # smaller jobs finish before a bar would help
 

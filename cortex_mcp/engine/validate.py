@@ -6,7 +6,7 @@ import enum
 import re
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any, TypeVar
 
 from cortex_mcp.errors import Forbidden, InvalidInput
@@ -280,19 +280,20 @@ def in_range(moment: datetime) -> bool:
     return EARLIEST_MOMENT <= moment < END_OF_MOMENTS
 
 
-def moment(value: str) -> datetime:
-    """A date or date-time as an aware UTC moment (a date is its midnight UTC; a time with no
-    offset is UTC) within the range of valid moments (`RANGE_RULE`). ValueError naming the
-    rule otherwise (a request model's validator turns it into the field's message;
-    `moment_of` names the field itself)."""
-    parsed = _written_moment(value)
+def moment(value: str, where: tzinfo = UTC) -> datetime:
+    """A date or date-time as an aware UTC moment (a date is its midnight in `where`; a time
+    with no offset is read in `where`, UTC unless a time zone is given) within the range of
+    valid moments (`RANGE_RULE`). ValueError naming the rule otherwise (a request model's
+    validator turns it into the field's message; `moment_of` names the field itself)."""
+    parsed = _written_moment(value, where)
     if parsed is None:
         raise ValueError(f"{MOMENT_RULE}, got {preview(value)}")
     return within_range(parsed, value)
 
 
-def _written_moment(value: str) -> datetime | None:
-    """The aware moment an ISO date or date-time spells (UTC without an offset), else None."""
+def _written_moment(value: str, where: tzinfo = UTC) -> datetime | None:
+    """The aware moment an ISO date or date-time spells (in `where` without an offset), else
+    None."""
     text = value.strip()
     if not _MOMENT.fullmatch(text):
         return None
@@ -300,21 +301,33 @@ def _written_moment(value: str) -> datetime | None:
         parsed = datetime.fromisoformat(text.replace(",", "."))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=where)
+
+
+def offset_of(value: str) -> tzinfo | None:
+    """The offset an ISO date-time names (Z, +09:00), None when it names none."""
+    text = value.strip()
+    if not _MOMENT.fullmatch(text):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace(",", ".")).tzinfo
+    except ValueError:
+        return None
 
 
 EPOCH_MS_FROM = 10**11  # epoch numbers from here on are milliseconds (10**11 s is the year 5138)
 
 
-def timestamp_moment(value: object) -> datetime | None:
+def timestamp_moment(value: object, where: tzinfo = UTC) -> datetime | None:
     """A chat message's `timestamp` (epoch seconds or milliseconds, as OpenClaw and most chat
     clients write it, or an ISO date-time) as an aware UTC moment; None when it reads as no
     time (text that is not a date, a moment before the range: a sequence number). A time past
-    the range is a ValueError saying the range: it would be stored as the memory's time."""
+    the range is a ValueError saying the range: it would be stored as the memory's time. A
+    date-time without an offset is read in `where`."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
     if isinstance(value, str):
-        written = _written_moment(value) if len(value) <= 40 else None
+        written = _written_moment(value, where) if len(value) <= 40 else None
         if written is None:
             return None
     else:
@@ -345,10 +358,10 @@ def within_range(parsed: datetime, written: object) -> datetime:
     return utc
 
 
-def moment_of(name: str, value: str) -> datetime:
+def moment_of(name: str, value: str, where: tzinfo = UTC) -> datetime:
     """`moment`, InvalidInput naming `name` when `value` is not one."""
     try:
-        return moment(value)
+        return moment(value, where)
     except ValueError as exc:
         raise InvalidInput(f"{name}: {exc}", field=name) from None
 
@@ -357,15 +370,22 @@ def is_date_only(value: str) -> bool:
     return _DATE_ONLY.fullmatch(value.strip()) is not None
 
 
-def period_end(value: str) -> datetime:
-    """The exclusive end a period's `until` gives: a date covers its whole day."""
-    end = moment(value)
-    return end + timedelta(days=1) if is_date_only(value) else end
+def period_end(value: str, where: tzinfo = UTC) -> datetime:
+    """The exclusive end a period's `until` gives: a date covers its whole day in `where`
+    (the next day's midnight there, whatever daylight saving does between)."""
+    if not is_date_only(value):
+        return moment(value, where)
+    day = date.fromisoformat(value.strip())
+    try:
+        following = datetime.combine(day + timedelta(days=1), time(), where)
+    except OverflowError:
+        raise ValueError(f"{RANGE_RULE}, got {preview(value)}") from None
+    return within_range(following, value)
 
 
-def period_end_of(name: str, value: str) -> datetime:
+def period_end_of(name: str, value: str, where: tzinfo = UTC) -> datetime:
     """`period_end`, InvalidInput naming `name` when `value` is not a date or date-time."""
     try:
-        return period_end(value)
+        return period_end(value, where)
     except ValueError as exc:
         raise InvalidInput(f"{name}: {exc}", field=name) from None

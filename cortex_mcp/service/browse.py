@@ -108,18 +108,21 @@ class BrowseService:
 
     async def agents(self, agent_id: str | None = None) -> dict[str, Any]:
         """Agents with memories (and this server's default, even before it has any); an
-        agent token's caller sees its own agent only (and may name no other)."""
+        agent token's caller sees its own agent only (and may name no other). `timezone`: the
+        zone the dashboard shows times in (CORTEX_TIMEZONE)."""
         self._agent(agent_id)  # an agent token naming another agent is refused here
+        zone = self.settings.timezone
         if self.caller.is_agent:  # an agent token sees its own agent, no other
             own = self._agent(None)
             counts = await self.stores.memories.counts(own)
-            return {"agents": [{"agent_id": own, "memories": counts["total"]}], "default": own}
+            mine = [{"agent_id": own, "memories": counts["total"]}]
+            return {"agents": mine, "default": own, "timezone": zone}
         found = await self.browser.agents()
         names = {a["agent_id"] for a in found}
         if self.settings.agent_id not in names:
             found.append({"agent_id": self.settings.agent_id, "memories": 0})
         found.sort(key=lambda a: a["agent_id"])
-        return {"agents": found, "default": self.settings.agent_id}
+        return {"agents": found, "default": self.settings.agent_id, "timezone": zone}
 
     async def timeline(
         self, agent_id: str | None = None, days: int | None = None, fit: str = "auto"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import tzinfo
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -18,6 +19,7 @@ from cortex_mcp.models import LOCAL, Caller, Clock, to_iso
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.service.effects import Refresher
 from cortex_mcp.service.requests import FlushRequest, IngestRequest
+from cortex_mcp.zones import zone
 
 
 @dataclass(kw_only=True)
@@ -44,11 +46,13 @@ class ConversationService:
         the background; a crash resumes it at the next start).
         `said_at` (an ISO date or date-time): when the turn was said, else its last user
         message's `timestamp`, else when it is received; the memories written from it take
-        it as their own time (`occurred_at`)."""
+        it as their own time (`occurred_at`). `timezone` (else CORTEX_TIMEZONE) is the user's:
+        a `said_at` without an offset is read in it."""
         agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
         session = await self.redactor.clean_optional(_session_id(request.session_id))
         said = request.said_at
-        when = to_iso(validate.moment_of("said_at", said)) if said else None
+        where = self.zone_for(request.timezone)
+        when = to_iso(validate.moment_of("said_at", said, where)) if said else None
         user_message, assistant_message = request.user_message, request.assistant_message
         if request.messages is not None:
             checked = checked_messages([m.model_dump() for m in request.messages])
@@ -71,7 +75,8 @@ class ConversationService:
         carry no `timestamp` of their own."""
         agent = validate.agent_for(self.caller, request.agent_id, self.settings.agent_id)
         said, reason = request.said_at, request.reason
-        when = to_iso(validate.moment_of("said_at", said)) if said else None
+        where = self.zone_for(request.timezone)
+        when = to_iso(validate.moment_of("said_at", said, where)) if said else None
         session = await self.redactor.clean_optional(_session_id(request.session_id))
         if reason is not None:
             validate.no_nul("reason", reason)
@@ -80,6 +85,10 @@ class ConversationService:
         await self.linker.link_memories(agent, outcome.memories, to_iso(self.clock.now()))
         self.refresher.written()
         return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)
+
+    def zone_for(self, timezone: str | None) -> tzinfo:
+        """The user's zone: the request's `timezone`, else the server's CORTEX_TIMEZONE."""
+        return zone(timezone if timezone is not None else self.settings.timezone)
 
     async def profile(self, agent_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
         """The user profile (cached; rebuilt by rules when stale, by the LLM on refresh)."""

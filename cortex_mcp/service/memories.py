@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -71,6 +71,7 @@ from cortex_mcp.service.requests import (
 )
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
 from cortex_mcp.tokenize import count_tokens
+from cortex_mcp.zones import label, zone
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,7 @@ class MemoryService:
         text = _query(request.query)
         limit, budget = request.max_results, request.max_tokens
         framed = request.format == "prompt"
+        where = self.zone_for(request.timezone, request.now)
         filters = self.filters(
             request.agent_id,
             request.layers,
@@ -116,6 +118,7 @@ class MemoryService:
             since=request.since,
             until=request.until,
             include_history=request.include_history,
+            where=where,
         )
         reason = small_talk_reason(text)
         if reason is not None and request.about is None:
@@ -124,7 +127,7 @@ class MemoryService:
         pending = (
             self.indexer.pending_for(filters.agent_id, _PENDING_PER_RECALL) if self.indexer else []
         )
-        now = self.reference_time(request.now)
+        now = self.reference_time(request.now, where)
         await self._settle(filters.agent_id)
         await self.linker.drain()  # what was just written is linked before it is searched
         lookup = await self._page_lookup(filters.agent_id, request.about, text)
@@ -168,6 +171,7 @@ class MemoryService:
             tokens=tokens,
             timings_ms=outcome.timings_ms,
             now=to_iso(now),
+            timezone=label(where),
             time=_window_of(outcome.facts),
             entity=page,
             entity_candidates=lookup.candidates if lookup is not None else [],
@@ -230,7 +234,7 @@ class MemoryService:
             source=validate.optional_text("source", request.source, validate.MAX_SOURCE_CHARS),
             metadata=metadata or {},
             shared=request.shared,
-            occurred_at=_iso_or_none(request.occurred_at),
+            occurred_at=_iso_or_none(request.occurred_at, self.zone_for(request.timezone)),
         )
         redacted: Counter[str] = Counter()
         new = await self.redactor.clean_memory(new, redacted)
@@ -305,6 +309,7 @@ class MemoryService:
         """Ranked memories for a query, without the recall gate (no small-talk skip, no
         context block, no access counting)."""
         text = _query(request.query)
+        where = self.zone_for(request.timezone, request.now)
         filters = self.filters(
             request.agent_id,
             request.layers,
@@ -313,8 +318,9 @@ class MemoryService:
             since=request.since,
             until=request.until,
             include_history=request.include_history,
+            where=where,
         )
-        now = self.reference_time(request.now)
+        now = self.reference_time(request.now, where)
         await self._settle(filters.agent_id)
         await self.linker.drain()  # what was just written is linked before it is searched
         outcome = await self.searcher.search(text, filters, request.limit, now)
@@ -327,10 +333,11 @@ class MemoryService:
     async def search_debug(self, request: SearchDebugRequest) -> dict[str, Any]:
         text = _query(request.query)
         limit = request.max_results
+        where = self.zone_for(request.timezone, request.now)
         filters = self.filters(
-            request.agent_id, None, None, since=request.since, until=request.until
+            request.agent_id, None, None, since=request.since, until=request.until, where=where
         )
-        now = self.reference_time(request.now)
+        now = self.reference_time(request.now, where)
         await self._settle(filters.agent_id)
         await self.linker.drain()  # what was just written is linked before it is searched
         outcome = await self.searcher.search(text, filters, limit, now, debug=True)
@@ -385,10 +392,11 @@ class MemoryService:
         since: str | None = None,
         until: str | None = None,
         include_history: bool = False,
+        where: tzinfo = UTC,
     ) -> SearchFilters:
         """What a search of `agent_id`'s memories is limited to, each argument validated
-        (`since`, `until`: ISO dates or date-times of the memories' own time; a date `until`
-        takes in that whole day)."""
+        (`since`, `until`: ISO dates or date-times of the memories' own time, read in `where`
+        without an offset; a date `until` takes in that whole day)."""
         return SearchFilters(
             agent_id=validate.agent_for(self.caller, agent_id, self.settings.agent_id),
             layers=validate.members("layers", _values(layers), Layer),
@@ -397,14 +405,24 @@ class MemoryService:
             include_shared=(
                 self.settings.include_shared if include_shared is None else include_shared
             ),
-            since=to_iso(validate.moment_of("since", since)) if since else None,
-            until=to_iso(validate.period_end_of("until", until)) if until else None,
+            since=to_iso(validate.moment_of("since", since, where)) if since else None,
+            until=to_iso(validate.period_end_of("until", until, where)) if until else None,
             include_history=include_history,
         )
 
-    def reference_time(self, now: str | None) -> datetime:
-        """The moment a search reckons from: the request's `now`, else the clock."""
-        return validate.moment_of("now", now) if now else self.clock.now()
+    def reference_time(self, now: str | None, where: tzinfo = UTC) -> datetime:
+        """The moment a search reckons from (the request's `now`, else the clock) on the wall
+        clock of `where`, the zone its "today" and "last week" are read in."""
+        moment = validate.moment_of("now", now, where) if now else self.clock.now()
+        return moment.astimezone(where)
+
+    def zone_for(self, timezone: str | None, now: str | None = None) -> tzinfo:
+        """The zone a request's dates are read in: its `timezone`, else the offset its `now`
+        names (a caller that says "+08:00" lives there), else the server's CORTEX_TIMEZONE."""
+        if timezone is not None:
+            return zone(timezone)
+        offset = validate.offset_of(now) if now else None
+        return offset if offset is not None else zone(self.settings.timezone)
 
     def _now(self) -> str:
         return to_iso(self.clock.now())
@@ -440,8 +458,8 @@ def _head(lookup: PageLookup | None, page: EntityPage | None, now: datetime) -> 
     return ""
 
 
-def _iso_or_none(value: str | None) -> str | None:
-    return to_iso(validate.moment_of("occurred_at", value)) if value else None
+def _iso_or_none(value: str | None, where: tzinfo) -> str | None:
+    return to_iso(validate.moment_of("occurred_at", value, where)) if value else None
 
 
 def _values(members: Sequence[Layer | Category | str] | None) -> list[str] | None:

@@ -15,6 +15,7 @@ from cortex_mcp.models import LOCAL, Caller, to_iso
 from cortex_mcp.service.requests import AgentRequest, ListRequest
 from cortex_mcp.store.interfaces import EntityStorage, ExportStorage, MemoryStorage
 from cortex_mcp.store.relations import RelationStore
+from cortex_mcp.zones import zone
 
 _CANDIDATES = 5  # ids listed when a prefix is ambiguous
 _NEWEST = ListRequest()
@@ -57,6 +58,7 @@ class MemoryReading:
         dates or date-times bounding their own time (`occurred_at`; a date `until` takes in
         that day)."""
         r = request
+        where = zone(self.settings.timezone)  # dates without an offset are the user's
         shared = self.settings.include_shared if r.include_shared is None else r.include_shared
         rows = await self.exports.list_memories(
             validate.agent_for(self.caller, r.agent_id, self.settings.agent_id),
@@ -66,8 +68,8 @@ class MemoryReading:
             r.offset,
             shared,
             forgotten,
-            since=to_iso(validate.moment_of("since", r.since)) if r.since else None,
-            until=to_iso(validate.period_end_of("until", r.until)) if r.until else None,
+            since=to_iso(validate.moment_of("since", r.since, where)) if r.since else None,
+            until=to_iso(validate.period_end_of("until", r.until, where)) if r.until else None,
         )
         memories = [m.model_dump(mode="json") for m in rows]
         return {"memories": memories, "limit": r.limit, "offset": r.offset}

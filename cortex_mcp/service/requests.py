@@ -48,6 +48,7 @@ from cortex_mcp.models import (
     Layer,
     agent_id_problem,
 )
+from cortex_mcp.zones import MAX_ZONE_CHARS, ZONE_PATTERN, zone
 
 SETTING = "x-cortex-setting"
 DECIMAL_MARK = "x-cortex-decimal-text"
@@ -258,6 +259,24 @@ Now = Annotated[
 ]
 
 
+def _zone_rule(value: str) -> str:
+    return zone(value).key
+
+
+TimeZone = Annotated[
+    str,
+    AfterValidator(_zone_rule),
+    Field(
+        min_length=1,
+        max_length=MAX_ZONE_CHARS,
+        pattern=ZONE_PATTERN,
+        description="The user's IANA time zone (Asia/Tokyo, America/Los_Angeles): 'today', 'last"
+        " week' and dates without an offset are read in it; default: the server's"
+        " (CORTEX_TIMEZONE)",
+    ),
+]
+
+
 class Period(BaseModel):
     """`since` and `until` of a search: `until` must come after `since`."""
 
@@ -392,6 +411,7 @@ class RecallRequest(Period, Request):
     since: Since | None = None
     until: Until | None = None
     now: Now | None = None
+    timezone: TimeZone | None = None
     about: About | None = None
 
 
@@ -411,6 +431,7 @@ class SearchRequest(Period, Request):
     since: Since | None = None
     until: Until | None = None
     now: Now | None = None
+    timezone: TimeZone | None = None
 
 
 class SearchDebugRequest(Period, Request):
@@ -423,6 +444,7 @@ class SearchDebugRequest(Period, Request):
     since: Since | None = None
     until: Until | None = None
     now: Now | None = None
+    timezone: TimeZone | None = None
 
 
 class RememberRequest(Request):
@@ -449,6 +471,7 @@ class RememberRequest(Request):
         ),
     ] = False
     occurred_at: OccurredAt | None = None
+    timezone: TimeZone | None = None
 
 
 class ForgetRequest(Request):
@@ -647,6 +670,7 @@ class IngestRequest(Request):
     agent_id: AgentId | None = None
     session_id: SessionId | None = None
     said_at: SaidAt | None = None
+    timezone: TimeZone | None = None
 
 
 class FlushRequest(Request):
@@ -665,6 +689,7 @@ class FlushRequest(Request):
     session_id: SessionId | None = None
     reason: Reason | None = None
     said_at: SaidAt | None = None
+    timezone: TimeZone | None = None
 
 
 # ---- lifecycle -----------------------------------------------------------------------------

@@ -18,7 +18,15 @@ from cortex_mcp.engine.recall.gate import what_and_who
 from cortex_mcp.engine.recall.page import candidates_text, page_text
 from cortex_mcp.engine.recall.when import dated
 from cortex_mcp.engine.redaction import describe_redactions
-from cortex_mcp.models import ForgetResult, RecallResult, RememberResult, ScoredMemory, from_iso
+from cortex_mcp.models import (
+    ForgetResult,
+    RecallMeta,
+    RecallResult,
+    RememberResult,
+    ScoredMemory,
+    from_iso,
+)
+from cortex_mcp.zones import labelled
 
 
 def tool_result(text: str, structured: dict[str, Any]) -> CallToolResult:
@@ -44,11 +52,11 @@ def recall_text(result: RecallResult) -> str:
             f" ({meta.tokens} tokens; search: {', '.join(meta.channels) or 'none'})."
             " Pass an id to cortex_forget to retract or correct it.",
         ]
-        now = from_iso(meta.now) if meta.now else None
+        now = _reference(meta)
         for rank, memory in enumerate(result.memories, start=1):
             lines += ["", *_memory_block(rank, memory, now)]
     if meta.entity is not None:
-        lines = [page_text(meta.entity, from_iso(meta.now) if meta.now else None), "", *lines]
+        lines = [page_text(meta.entity, _reference(meta)), "", *lines]
     elif meta.entity_candidates:
         lines = [candidates_text(None, meta.entity_candidates), "", *lines]
     if meta.degraded:
@@ -56,6 +64,11 @@ def recall_text(result: RecallResult) -> str:
     if meta.notes:
         lines += ["", "notes: " + "; ".join(meta.notes)]
     return "\n".join(lines)
+
+
+def _reference(meta: RecallMeta) -> datetime | None:
+    """The recall's reference time on the user's clock (dates are shown in their zone)."""
+    return from_iso(meta.now).astimezone(labelled(meta.timezone)) if meta.now else None
 
 
 def _memory_block(rank: int, memory: ScoredMemory, now: datetime | None) -> list[str]:

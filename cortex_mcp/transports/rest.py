@@ -84,6 +84,7 @@ async def search(call: Call) -> r.SearchResponse:
             since=b.since,
             until=b.until,
             now=b.now,
+            timezone=b.timezone,
         )
         debug = await call.service.memories.search_debug(explain)
     return r.SearchResponse(results=results, debug=debug)

@@ -3,7 +3,7 @@
 // re-renders the page and drops answers still in flight for the previous one.
 
 import { api, ApiError, authState, setAgent, SignInNeeded, signIn, signOut } from "./api.js";
-import { clear, h } from "./dom.js";
+import { clear, h, setZone } from "./dom.js";
 
 const PAGES = {
   memories: () => import("./pages/memories.js"),
@@ -101,7 +101,8 @@ function showSignIn(message) {
 }
 
 async function loadAgents() {
-  const { agents, default: fallback } = await api("GET", "/agents");
+  const { agents, default: fallback, timezone } = await api("GET", "/agents");
+  setZone(timezone);
   const saved = sessionStorage.getItem("cortex.agent");
   const chosen = agents.some((a) => a.agent_id === saved) ? saved : fallback;
   clear(picker);

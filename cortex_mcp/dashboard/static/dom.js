@@ -37,9 +37,53 @@ export function short(text, limit = 160) {
   return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
 }
 
+// Times are shown on the user's clock: the server's CORTEX_TIMEZONE (setZone, from /agents).
+let zone = "UTC";
+let formatter = null;
+
+export function setZone(name) {
+  try {
+    formatter = new Intl.DateTimeFormat("en-CA", {
+      timeZone: name || "UTC", year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23",
+    });
+    zone = name || "UTC";
+  } catch {
+    formatter = null; // a zone this browser does not know: UTC, as stored
+    zone = "UTC";
+  }
+}
+
+export function zoneName() {
+  return zone;
+}
+
+function wallClock(iso) {
+  const moment = new Date(iso);
+  if (!formatter || Number.isNaN(moment.getTime())) return null;
+  const parts = Object.fromEntries(formatter.formatToParts(moment).map((p) => [p.type, p.value]));
+  return { day: `${parts.year}-${parts.month}-${parts.day}`, time: `${parts.hour}:${parts.minute}:${parts.second}` };
+}
+
 export function when(iso) {
   if (!iso) return "—";
-  return iso.replace("T", " ").slice(0, 19);
+  const local = wallClock(iso);
+  return local ? `${local.day} ${local.time}` : iso.replace("T", " ").slice(0, 19);
+}
+
+// When something happened: a date given as a day (the user's midnight) shows as the day alone,
+// without a time no one said.
+export function occurred(iso) {
+  if (!iso) return "—";
+  const local = wallClock(iso);
+  if (!local) return iso.replace("T", " ").slice(0, 19);
+  return local.time === "00:00:00" ? local.day : `${local.day} ${local.time}`;
+}
+
+export function day(iso) {
+  if (!iso) return "";
+  const local = wallClock(iso);
+  return local ? local.day : iso.slice(0, 10);
 }
 
 export function num(value, digits = 2) {

@@ -12,8 +12,9 @@ from cortex_mcp.models import from_iso
 def relative_phrase(moment: datetime, now: datetime) -> str:
     """'today', 'yesterday', '5 days ago', '3 weeks ago', '4 months ago', '2 years ago' (or
     'tomorrow', 'in 3 days' ... for a moment after `now`): calendar days, whole weeks, whole
-    calendar months and years, in UTC."""
-    earlier, later = moment.astimezone(UTC).date(), now.astimezone(UTC).date()
+    calendar months and years, in `now`'s time zone (the user's)."""
+    where = now.tzinfo or UTC
+    earlier, later = moment.astimezone(where).date(), now.astimezone(where).date()
     days = (later - earlier).days
     if days == 0:
         return "today"
@@ -42,8 +43,10 @@ def _span(earlier: date, later: date) -> tuple[int, str]:
 
 
 def dated(occurred_at: str, now: datetime | None) -> str:
-    """'2026-05-06, 3 weeks ago' (the date alone without a reference time)."""
-    day = occurred_at[:10]
+    """'2026-05-06, 3 weeks ago': the day in `now`'s time zone (the user's) and how long before
+    `now` (the UTC date alone without a reference time)."""
     if now is None or not occurred_at:
-        return day
-    return f"{day}, {relative_phrase(from_iso(occurred_at), now)}"
+        return occurred_at[:10]
+    moment = from_iso(occurred_at)
+    day = moment.astimezone(now.tzinfo or UTC).date().isoformat()
+    return f"{day}, {relative_phrase(moment, now)}"

@@ -75,7 +75,14 @@ export class Bridge {
     const result = await withDeadline(this.config.recallTimeoutMs, async (budgetMs) => {
       await this.checkServerOnce();
       return this.client.recall(
-        { query, agent_id: this.agentFor(ctx), max_tokens: this.config.maxTokens },
+        {
+          query,
+          agent_id: this.agentFor(ctx),
+          max_tokens: this.config.maxTokens,
+          // the user's zone and clock: "yesterday" is their yesterday
+          timezone: this.config.timezone,
+          now: new Date().toISOString(),
+        },
         budgetMs(),
       );
     }).catch((error: unknown) => this.report("recall", error));
@@ -103,7 +110,12 @@ export class Bridge {
     if (session) this.buffers.add(session, exchange);
     await withDeadline(this.config.captureTimeoutMs, (budgetMs) =>
       this.client.ingest(
-        { messages: exchange, agent_id: this.agentFor(ctx), session_id: session },
+        {
+          messages: exchange,
+          agent_id: this.agentFor(ctx),
+          session_id: session,
+          timezone: this.config.timezone,
+        },
         budgetMs(),
       ),
     ).catch((error: unknown) => this.report("capture", error));
@@ -135,7 +147,13 @@ export class Bridge {
     if (!messages.length) return;
     const sent = await withDeadline(this.config.captureTimeoutMs, (budgetMs) =>
       this.client.flush(
-        { messages, agent_id: this.agentFor(ctx), session_id: session, reason },
+        {
+          messages,
+          agent_id: this.agentFor(ctx),
+          session_id: session,
+          reason,
+          timezone: this.config.timezone,
+        },
         budgetMs(),
       ),
     ).catch((error: unknown) => this.report(`flush (${reason})`, error));

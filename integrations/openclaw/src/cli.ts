@@ -47,7 +47,13 @@ export function registerCortexCommands(
       const agent = options.agent ?? defaultAgent;
       try {
         const result = await bridge.client.recall(
-          { query, agent_id: agent, max_tokens: bridge.config.maxTokens, max_results: 10 },
+          {
+            query,
+            agent_id: agent,
+            max_tokens: bridge.config.maxTokens,
+            max_results: 10,
+            timezone: bridge.config.timezone,
+          },
           CLI_TIMEOUT_MS,
           "plain",
         );

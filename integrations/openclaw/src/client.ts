@@ -37,6 +37,7 @@ export function missingFeatures(doc: OpenApiDocument): string[] {
   const needs: Array<[string, string]> = [
     ["RecallBody", "format"],
     ["IngestBody", "messages"],
+    ["RecallBody", "timezone"],
   ];
   return needs
     .filter(([schema, field]) => !schemas[schema]?.properties?.[field])
@@ -106,7 +107,14 @@ export class CortexClient {
   }
 
   async recall(
-    body: { query: string; agent_id: string; max_tokens: number; max_results?: number },
+    body: {
+      query: string;
+      agent_id: string;
+      max_tokens: number;
+      max_results?: number;
+      timezone?: string;
+      now?: string;
+    },
     timeoutMs: number,
     format: "prompt" | "plain" = "prompt",
   ): Promise<RecallResult> {
@@ -114,7 +122,7 @@ export class CortexClient {
   }
 
   async ingest(
-    body: { messages: TextMessage[]; agent_id: string; session_id?: string },
+    body: { messages: TextMessage[]; agent_id: string; session_id?: string; timezone?: string },
     timeoutMs: number,
   ): Promise<{ turn_id: string; status: string }> {
     return (await this.call("POST", "/ingest", body, timeoutMs)) as {
@@ -124,7 +132,13 @@ export class CortexClient {
   }
 
   async flush(
-    body: { messages: TextMessage[]; agent_id: string; session_id?: string; reason: string },
+    body: {
+      messages: TextMessage[];
+      agent_id: string;
+      session_id?: string;
+      reason: string;
+      timezone?: string;
+    },
     timeoutMs: number,
   ): Promise<{ flushed: unknown[]; degraded: string[] }> {
     return (await this.call("POST", "/flush", body, timeoutMs)) as {

@@ -20,6 +20,9 @@ export interface CortexConfig {
   captureTimeoutMs: number;
   /** Recent messages kept per session for the flush before compaction or reset. */
   bufferMessages: number;
+  /** The user's IANA time zone ("Asia/Tokyo"), sent with every call so that "yesterday" and
+   * dates are the user's; this machine's zone when not set. */
+  timezone: string;
 }
 
 export const DEFAULTS = {
@@ -50,6 +53,7 @@ const KEYS = new Set([
   "recallTimeoutMs",
   "captureTimeoutMs",
   "bufferMessages",
+  "timezone",
 ]);
 
 export class ConfigError extends Error {
@@ -86,7 +90,26 @@ export function resolveConfig(
       DEFAULTS.captureTimeoutMs,
     ),
     bufferMessages: integer("bufferMessages", values.bufferMessages, DEFAULTS.bufferMessages),
+    timezone: zone(values.timezone),
   };
+}
+
+/** The zone given, else this machine's (what the user's clock shows here). */
+function zone(value: unknown): string {
+  if (value === undefined) return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  const name = typeof value === "string" ? value.trim() : "";
+  let known = false;
+  try {
+    known = name.length > 0 && name.length <= 64 && !!new Intl.DateTimeFormat("en", { timeZone: name });
+  } catch {
+    known = false; // RangeError: not a zone Intl knows
+  }
+  if (!known) {
+    throw new ConfigError(
+      'cortex plugin config: timezone must be an IANA time zone name such as "Asia/Tokyo"',
+    );
+  }
+  return name;
 }
 
 function url(value: unknown): string {

@@ -56,6 +56,7 @@ export function memorySearchTool(bridge: Bridge, agentId: string): MemoryTool {
           agent_id: agentId,
           max_tokens: bridge.config.maxTokens,
           max_results: typeof maxResults === "number" ? Math.min(Math.max(1, maxResults), 50) : 5,
+          timezone: bridge.config.timezone,
         },
         TOOL_TIMEOUT_MS,
       );

@@ -46,6 +46,12 @@ test("defaults, the token from the environment, and a base URL cut to its root",
   assert.equal(given.apiToken, "t");
 });
 
+test("the time zone is this machine's unless one is given", () => {
+  const machine = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  assert.equal(resolveConfig({}, {}).timezone, machine);
+  assert.equal(resolveConfig({ timezone: "Pacific/Kiritimati" }, {}).timezone, "Pacific/Kiritimati");
+});
+
 test("a wrong setting is refused with its name and rule", () => {
   const cases = [
     [{ baseUrl: "localhost:21100" }, /baseUrl must be an http\(s\) URL/],
@@ -53,6 +59,8 @@ test("a wrong setting is refused with its name and rule", () => {
     [{ autoRecall: "yes" }, /autoRecall must be true or false/],
     [{ agentID: "x" }, /unknown setting "agentID"/],
     [{ agentId: "" }, /agentId must be 1 to 128 characters/],
+    [{ timezone: "Mars/Olympus_Mons" }, /timezone must be an IANA time zone name/],
+    [{ timezone: "" }, /timezone must be an IANA time zone name/],
   ];
   for (const [raw, message] of cases) {
     assert.throws(

@@ -96,6 +96,29 @@ describe("with cortex running", () => {
     );
   });
 
+  test("recall sends the user's zone and clock: the context dates memories on their calendar", async () => {
+    // 00:30 yesterday on the user's clock at UTC+14 is the day before in UTC
+    const zone = "Pacific/Kiritimati";
+    const day = (ms) => new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(new Date(ms));
+    const yesterday = day(Date.now() - 86_400_000);
+    await cortex.api("POST", "/memories", {
+      content: "Watched the lantern festival by the harbour",
+      agent_id: "zoned",
+      occurred_at: `${yesterday}T00:30`,
+      timezone: zone,
+    });
+    const host = plugin({ timezone: zone });
+    const ctx = { agentId: "zoned", sessionKey: "agent:zoned:main", trigger: "user" };
+    const result = await host.fire(
+      "before_prompt_build",
+      { prompt: "What did I watch yesterday at the harbour?", messages: [] },
+      ctx,
+    );
+    assert.ok(result, JSON.stringify(host.logs));
+    assert.match(result.prependContext, /lantern festival/);
+    assert.ok(result.prependContext.includes(`${yesterday}, yesterday`), result.prependContext);
+  });
+
   test("recall pastes memories framed as untrusted data, and capture never stores them", async () => {
     await cortex.api("POST", "/memories", {
       content: "The user's staging database is Postgres 16 on db2.internal",
@@ -352,7 +375,7 @@ describe("with cortex running", () => {
     assert.equal(refused().length, 2, JSON.stringify(host.logs)); // the recall's, the check's
     const { missingFeatures } = await import("../dist/client.js");
     const old = { components: { schemas: { RecallBody: { properties: { query: {} } } } } };
-    assert.deepEqual(missingFeatures(old), ["recall format", "ingest messages"]);
+    assert.deepEqual(missingFeatures(old), ["recall format", "ingest messages", "recall timezone"]);
     assert.deepEqual(missingFeatures(await cortex.api("GET", "/openapi.json")), []);
   });
 

@@ -3,7 +3,7 @@
 
 import { api } from "../api.js";
 import { navigate } from "../app.js";
-import { CATEGORIES, LAYERS, clear, field, h, num, select, short, table, when } from "../dom.js";
+import { CATEGORIES, LAYERS, clear, day, field, h, num, occurred, select, short, table, when } from "../dom.js";
 
 const VIEWS = [["table", "Table"], ["timeline", "Timeline"], ["layers", "Layers"]];
 const SORTS = [
@@ -81,7 +81,7 @@ async function renderTable(root, params) {
     if (page.next_cursor) cursors[index + 1] = page.next_cursor;
     clear(holder);
     const rows = page.memories.map((m) => h("tr", { dataset: { id: m.id } },
-      h("td", {}, when(m.occurred_at)),
+      h("td", {}, occurred(m.occurred_at)),
       h("td", {}, when(m.created_at)),
       h("td", {}, layerPill(m.layer)),
       h("td", {}, m.category),
@@ -129,14 +129,15 @@ async function renderTimeline(root, params) {
   async function load() {
     const page = await api("GET", "/browse", { query: { sort: "occurred_at", order: "desc", limit: 100, cursor: cursor || undefined } });
     for (const m of page.memories) {
-      const day = m.occurred_at.slice(0, 10);
-      if (day !== lastDay) {
-        lastDay = day;
+      const itsDay = day(m.occurred_at);
+      if (itsDay !== lastDay) {
+        lastDay = itsDay;
         section = h("ol", {});
-        list.append(h("section", { class: "day", "aria-label": day }, h("h2", {}, day), section));
+        list.append(h("section", { class: "day", "aria-label": itsDay }, h("h2", {}, itsDay), section));
       }
+      const said = occurred(m.occurred_at);
       section.append(h("li", { dataset: { id: m.id, occurred: m.occurred_at } },
-        h("span", { class: "muted" }, m.occurred_at.slice(11, 16), " "),
+        h("span", { class: "muted" }, said.length > 10 ? said.slice(11, 16) : "", " "),
         layerPill(m.layer), " ", link(m)));
     }
     cursor = page.next_cursor;

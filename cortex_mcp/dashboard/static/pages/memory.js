@@ -3,7 +3,7 @@
 
 import { api } from "../api.js";
 import { announce, navigate, showError } from "../app.js";
-import { CATEGORIES, LAYERS, h, num, select, short, table, when } from "../dom.js";
+import { CATEGORIES, LAYERS, h, num, occurred, select, short, table, when, zoneName } from "../dom.js";
 
 export async function render(root, { arg }) {
   const page = await api("GET", `/memories/${encodeURIComponent(arg)}/detail`);
@@ -40,8 +40,8 @@ function metadata(m) {
     ["Id", m.id], ["Agent", m.agent_id], ["Layer", m.layer], ["Category", m.category],
     ["Importance", num(m.importance)], ["Confidence", num(m.confidence)],
     ["Times recalled", m.access_count], ["Last recalled", when(m.last_accessed)],
-    ["Occurred (UTC)", when(m.occurred_at)], ...period(m.metadata),
-    ["Stored (UTC)", when(m.created_at)], ["Updated (UTC)", when(m.updated_at)],
+    [`Occurred (${zoneName()})`, occurred(m.occurred_at)], ...period(m.metadata),
+    [`Stored (${zoneName()})`, when(m.created_at)], [`Updated (${zoneName()})`, when(m.updated_at)],
     ["Expires", when(m.expires_at)], ["Shared with other agents", m.shared ? "yes" : "no"],
     ["Forgotten", when(m.forgotten_at)], ["Source", m.source || "—"],
   ];
@@ -53,7 +53,7 @@ function metadata(m) {
 // month (period); nothing for other memories.
 function period(metadata) {
   const range = metadata && metadata.period_range;
-  if (range && range.start && range.end) return [["Period covered (UTC)", `${when(range.start)} to ${when(range.end)}`]];
+  if (range && range.start && range.end) return [[`Period covered (${zoneName()})`, `${when(range.start)} to ${when(range.end)}`]];
   if (metadata && typeof metadata.period === "string") return [["Period covered", metadata.period]];
   return [];
 }

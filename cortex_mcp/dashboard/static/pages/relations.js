@@ -6,7 +6,7 @@
 // mention it.
 
 import { api } from "../api.js";
-import { clear, h, short, table } from "../dom.js";
+import { clear, day, h, short, table } from "../dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 960;
@@ -99,7 +99,7 @@ export async function render(root) {
   if (relations.length) {
     root.append(table(`All ${relations.length} relations`, ["Subject", "Predicate", "Object", "Updated"],
       relations.map((r) => h("tr", {}, h("td", {}, r.subject), h("td", {}, r.predicate), h("td", {}, r.object),
-        h("td", {}, (r.updated_at || "").slice(0, 10))))));
+        h("td", {}, day(r.updated_at))))));
   }
 }
 
@@ -138,7 +138,7 @@ async function showPage(panel, entity, relations) {
   panel.append(h("h2", {}, entity.name));
   const facts = [entity.kind];
   if ((entity.aliases || []).length) facts.push(`also called ${entity.aliases.join(", ")}`);
-  if (entity.first_seen) facts.push(`${entity.first_seen.slice(0, 10)} – ${(entity.last_seen || "").slice(0, 10)}`);
+  if (entity.first_seen) facts.push(`${day(entity.first_seen)} – ${day(entity.last_seen)}`);
   panel.append(h("p", { class: "muted" }, facts.join(" · ")));
   if (entity.summary) panel.append(h("p", {}, entity.summary));
   const names = new Set([entity.name, ...(entity.aliases || [])].map((n) => n.toLowerCase()));
@@ -147,6 +147,6 @@ async function showPage(panel, entity, relations) {
   const found = await api("POST", "/search", { body: { query: entity.name, limit: 20 } }).catch(() => ({ results: [] }));
   const about = found.results.filter((m) => (m.entities || []).includes(entity.name));
   const list = h("ul", {}, about.map((m) => h("li", {}, h("a", { href: `#/memory/${m.id}` }, short(m.content, 120)),
-    h("span", { class: "muted" }, ` ${(m.occurred_at || "").slice(0, 10)} · ${m.kind}`))));
+    h("span", { class: "muted" }, ` ${day(m.occurred_at)} · ${m.kind}`))));
   panel.append(h("h3", {}, "Memories about it"), about.length ? list : h("p", {}, "None."));
 }

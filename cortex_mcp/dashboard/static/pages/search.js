@@ -4,7 +4,7 @@
 
 import { api } from "../api.js";
 import { navigate, showError } from "../app.js";
-import { bar, field, h, num, select, short, table } from "../dom.js";
+import { bar, day, field, h, num, select, short, table } from "../dom.js";
 
 const MODES = [["hybrid", "hybrid (text + vector)"], ["text", "text only"], ["vector", "vector only"]];
 const FUSIONS = [["", "server setting"], "maxnorm", "minmax", "weighted", "rrf"];
@@ -90,7 +90,6 @@ function variantColumn(report, variant) {
 // The window the query named, and whether it lifted anything (a window holding none of the
 // agent's memories gives its words back to the search).
 function timeLine(named, facts) {
-  const day = (iso) => iso.slice(0, 10);
   const boosted = facts && !facts.boosted ? " · holds no memory: searched as words" : "";
   return h("p", { class: "muted", dataset: { window: named.expression } },
     `time: “${named.expression}” = ${day(named.start)} to ${day(named.end)} (end excluded, ${named.granularity})${boosted}`);
