@@ -9,6 +9,7 @@ porter stemming.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -44,6 +45,7 @@ def _is_edge_punctuation(char: str) -> bool:
     return unicodedata.category(char)[0] in "PSZ"
 
 
+@functools.lru_cache(maxsize=65_536)  # a pure function of short texts, asked ~5 times a memory
 def normalize_name(text: str) -> str:
     """The key names and aliases are compared by: NFKC (width), casefold, whitespace collapsed,
     surrounding punctuation stripped, a trailing English possessive ('s) and a Japanese honorific

@@ -245,3 +245,40 @@ async def test_rename_keeps_the_old_name_as_an_alias_and_refuses_another_entitys
             "alias_add",
             "rename",
         ]
+
+
+async def test_a_batch_naming_one_entity_many_times_counts_each_memory_and_spans_their_moments(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(_hand_linked(backend_settings), clock=clock) as svc:
+        store = svc.stores.entities
+        days = ["2025-03-05", "2024-11-20", "2025-07-01", "2025-01-15"]
+        ids = []
+        for n, day in enumerate(days):
+            written = await svc.memories.remember(
+                RememberRequest(
+                    content=f"Anna visited Lyon, day {n}",
+                    agent_id="a1",
+                    category="fact",
+                    occurred_at=f"{day}T09:00:00Z",
+                )
+            )
+            ids.append(written.id)
+        first = await store.link("a1", [_plan(ids[0], ("Anna", LinkRole.subject))], NOW)
+        assert first[0].created == ["Anna"]
+        plans = [
+            _plan(i, ("Anna", LinkRole.subject), ("Lyon", LinkRole.mentioned)) for i in ids[1:]
+        ]
+        plans.append(_plan(ids[1], ("ANNA", LinkRole.mentioned)))  # the same link again
+        reports = await store.link("a1", plans, NOW)
+        assert [r.created for r in reports] == [["Lyon"], [], [], []]  # each made once
+        anna = await store.get_entity("a1", await _entity_id(store, "a1", "Anna"))
+        lyon = await store.get_entity("a1", await _entity_id(store, "a1", "Lyon"))
+        assert anna is not None and lyon is not None
+        assert anna.mention_count == 4 and lyon.mention_count == 3
+        assert (anna.first_seen or "")[:10] == "2024-11-20"
+        assert (anna.last_seen or "")[:10] == "2025-07-01"
+        assert ((lyon.first_seen or "")[:10], (lyon.last_seen or "")[:10]) == (
+            "2024-11-20",
+            "2025-07-01",
+        )

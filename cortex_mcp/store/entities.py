@@ -203,11 +203,69 @@ def apply_plans_in(
     conn: Connection, agent_id: str, plans: Sequence[LinkPlan], now: str
 ) -> list[LinkReport]:
     """Link memories as their plans say, inside the caller's transaction: entities named for
-    the first time are created, aliases a rule found are kept, unresolved references kept."""
-    return [_apply_plan(conn, agent_id, plan, now) for plan in plans]
+    the first time are created, aliases a rule found are kept, unresolved references kept.
+    An entity named by many memories of the batch is looked up (or created) once, and its
+    count and first/last seen move once for all of them."""
+    batch = _Batch(conn, agent_id, now)
+    reports = [_apply_plan(batch, plan) for plan in plans]
+    batch.count_mentions()
+    return reports
 
 
-def _apply_plan(conn: Connection, agent_id: str, plan: LinkPlan, now: str) -> LinkReport:
+class _Batch:
+    """What the plans of one transaction share: the ids of the entities named so far (by name
+    key; nothing else creates or renames an entity meanwhile) and the memories newly linked to
+    each entity."""
+
+    def __init__(self, conn: Connection, agent_id: str, now: str) -> None:
+        self.conn, self.agent_id, self.now = conn, agent_id, now
+        self._ids: dict[str, str] = {}
+        self._seen: dict[str, list[str]] = {}
+
+    def entity_id(self, name: str, kind: EntityKind) -> tuple[str, bool]:
+        """As `_entity_id_in`: the entity named `name`, and whether this call created it."""
+        key = normalize_name(name)
+        if key in self._ids:
+            return self._ids[key], False
+        found, created = _entity_id_in(self.conn, self.agent_id, name, kind, self.now)
+        self._ids[key] = found
+        return found, created
+
+    def seen(self, entity_id: str, memory_id: str) -> None:
+        self._seen.setdefault(entity_id, []).append(memory_id)
+
+    def count_mentions(self) -> None:
+        """`_seen_in` for every new link, one update per entity: its count grows by its new
+        links, first/last seen take the earliest/latest moment among them (NULL ones aside)."""
+        if not self._seen:
+            return
+        memory_ids = sorted({m for ids in self._seen.values() for m in ids})
+        moments: dict[str, str | None] = {}
+        for start in range(0, len(memory_ids), _LOOKUP_CHUNK):
+            chunk = memory_ids[start : start + _LOOKUP_CHUNK]
+            rows = self.conn.execute(
+                f"SELECT id, occurred_at FROM memories WHERE id IN ({_marks(chunk)})", chunk
+            ).fetchall()
+            moments |= {str(row[0]): row[1] for row in rows}
+        for entity_id, linked in self._seen.items():
+            known = [at for at in (moments.get(m) for m in linked) if at is not None]
+            first, last = (min(known), max(known)) if known else (None, None)
+            self.conn.execute(
+                "UPDATE entities SET mention_count = mention_count + ?, updated_at = ?,"
+                " first_seen = CASE WHEN first_seen IS NULL OR ? < first_seen THEN ?"
+                " ELSE first_seen END,"
+                " last_seen = CASE WHEN last_seen IS NULL OR ? > last_seen THEN ?"
+                " ELSE last_seen END"
+                " WHERE id = ?",
+                (len(linked), self.now, first, first, last, last, entity_id),
+            )
+
+
+_LOOKUP_CHUNK = 500  # ids per IN (...)
+
+
+def _apply_plan(batch: _Batch, plan: LinkPlan) -> LinkReport:
+    conn, agent_id, now = batch.conn, batch.agent_id, batch.now
     report = LinkReport(plan.memory_id)
     ids: dict[str, str] = {}  # name key -> entity id, within this memory
 
@@ -216,7 +274,7 @@ def _apply_plan(conn: Connection, agent_id: str, plan: LinkPlan, now: str) -> Li
         if ref.entity_id is not None:
             ids[key] = ref.entity_id
         if key not in ids:
-            ids[key], created = _entity_id_in(conn, agent_id, ref.name, ref.kind, now)
+            ids[key], created = batch.entity_id(ref.name, ref.kind)
             if created:
                 report.created.append(ref.name.strip())
         return ids[key]
@@ -224,7 +282,7 @@ def _apply_plan(conn: Connection, agent_id: str, plan: LinkPlan, now: str) -> Li
     for link in plan.links:
         target = entity_id(link.entity)
         if _link_in(conn, agent_id, plan.memory_id, target, link.role):
-            _seen_in(conn, target, plan.memory_id, now)
+            batch.seen(target, plan.memory_id)
         if link.entity.name.strip() not in report.entities:
             report.entities.append(link.entity.name.strip())
     for alias in plan.aliases:
