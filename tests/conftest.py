@@ -25,6 +25,7 @@ TEST_KNOBS = {
     name: os.environ.pop(name)
     for name in list(os.environ)
     if name in {"CORTEX_OPENCLAW_E2E", "CORTEX_OPENCLAW_HOST", "CORTEX_NODE_BIN", "CORTEX_MCPB_E2E"}
+    or name in {"CORTEX_OIDC_E2E", "CORTEX_OIDC_PROVIDER_DIR"}
     or name in {data.variable for data in datasets.DATA_FILES.values()}
     or name.startswith("CORTEX_TEST_")
 }

@@ -49,12 +49,16 @@ class ProtectedResource:
         prefix = urlsplit(self.public_url).path.rstrip("/")
         routes: list[BaseRoute] = []
         for resource, suffix in ((self.public_url, ""), (self.mcp_url, "/mcp")):
-            metadata = ProtectedResourceMetadata(
-                resource=AnyHttpUrl(resource),
-                authorization_servers=[AnyHttpUrl(self.issuer)],
-                scopes_supported=SCOPES,
-                bearer_methods_supported=["header"],
-                resource_name="cortex-mcp",
+            # from text, so the model keeps an empty path empty: a client compares the issuer
+            # with the provider's own metadata exactly (`http://idp` is not `http://idp/`)
+            metadata = ProtectedResourceMetadata.model_validate(
+                {
+                    "resource": resource,
+                    "authorization_servers": [self.issuer],
+                    "scopes_supported": SCOPES,
+                    "bearer_methods_supported": ["header"],
+                    "resource_name": "cortex-mcp",
+                }
             )
             handler = ProtectedResourceMetadataHandler(metadata).handle
             for path in {WELL_KNOWN + suffix, WELL_KNOWN + prefix + suffix}:
