@@ -97,9 +97,13 @@ def count_tokens(text: str) -> int:
 
 # "Caroline: ..." at the start of a line of dialogue, optionally after a raw-turn tag ("[...] ")
 # and a role label ("user: "): a capitalised name of one to three words.
+# In Chinese and Japanese dialogue: a name of two to five Han or kana characters and a
+# full-width colon ("小李：", "佐藤さん："), but not a label such as 注意：, 提醒：, メモ：.
 _SPEAKER = re.compile(
     r"^(?:\[[^\]\n]{1,16}\]\s*)?(?:user:\s*)?"
-    r"([A-Z][\w.'’-]{0,30}(?: [A-Z][\w.'’-]{0,30}){0,2}):\s"
+    r"(?:([A-Z][\w.'’-]{0,30}(?: [A-Z][\w.'’-]{0,30}){0,2}):\s"
+    r"|(?!(?:注意|提醒|备注|備註|问题|問題|答案|总结|總結|结论|結論|更新|回答|质问|質問|メモ|まとめ|"
+    r"ノート|追記|重要|注)：)([\u4e00-\u9fff\u3040-\u30ff]{2,5})：\s*)"
 )
 
 
@@ -113,7 +117,10 @@ def speaker_of(text: str, metadata: dict[str, object] | None = None) -> str | No
     if isinstance(named, str) and named.strip().casefold() not in _USER_ROLES:
         return named.strip().casefold() or None
     match = _SPEAKER.match(text)
-    return match.group(1).casefold() if match else None
+    if match is None:
+        return None
+    name = match.group(1) or re.sub(r"(?:さん|くん|ちゃん)$", "", match.group(2))
+    return name.casefold()
 
 
 def without_speaker(text: str) -> str:

@@ -168,3 +168,53 @@ async def test_another_agents_slot_facts_never_close_or_reach_this_agents(
     result = await _recall(cortex, "Where does Marco live now?")
     assert [m.id for m in result.memories] == [mine]
     assert result.memories[0].status is ValidityStatus.current
+
+
+CONTESTED = {  # two speakers, the same day, disagreeing about one slot: no silent winner
+    "en": ("Bob: Anna lives in Paris", "Carol: Anna lives in Lyon", "Where does Anna live now?"),
+    "zh": ("小李：张伟住在北京", "小王：张伟住在上海", "张伟现在住在哪里？"),
+    "ja": (
+        "佐藤：田中さんは東京に住んでいます",
+        "鈴木：田中さんは大阪に住んでいます",
+        "田中さんは今どこに住んでいますか？",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(CONTESTED))
+async def test_a_contested_pair_is_never_silently_resolved_in_any_language(
+    cortex: CortexService, language: str
+) -> None:
+    first_text, second_text, question = CONTESTED[language]
+    first = await _remember(cortex, first_text, "2025-03-03T09:00:00Z")
+    second = await _remember(cortex, second_text, "2025-03-03T17:00:00Z")
+    for asked in (question, "anything else"):  # a now question, then any
+        result = await _recall(cortex, asked)
+        by_id = {m.id: m for m in result.memories}
+        if asked == question:
+            assert {first, second} <= set(by_id)  # shown together
+        for memory_id in {first, second} & set(by_id):
+            assert by_id[memory_id].status is ValidityStatus.contested
+            assert by_id[memory_id].valid_to is None
+    shown = await _recall(cortex, question)
+    assert shown.context.count("contested") >= 2
+
+
+async def test_a_wrong_update_forgotten_with_a_correction_closes_the_old_fact_by_the_right_one(
+    cortex: CortexService,
+) -> None:
+    turin = await _remember(cortex, "Marco lives in Turin", "2025-01-10")
+    wrong = await _remember(cortex, "Marco moved to Milan", "2025-06-01")
+    await _recall(cortex, "Where does Marco live?")
+    await cortex.memories.forget(
+        build(ForgetRequest, memory_id=wrong, correction="Marco moved to Rome")
+    )
+    now = await _recall(cortex, "Where does Marco live now?")
+    assert now.memories[0].content == "Marco moved to Rome"
+    history = await _recall(cortex, "Where does Marco live?", include_history=True)
+    by_id = {m.id: m for m in history.memories}
+    assert wrong not in by_id
+    assert by_id[turin].status is ValidityStatus.superseded
+    log = await cortex.lifecycle.log(build(LifecycleLogRequest, limit=50))
+    changes = [e for e in log if e["action"] == "validity" and turin in e["memory_ids"]]
+    assert len(changes) >= 2  # closed by the wrong update, then by the correction (each logged)
