@@ -26,8 +26,9 @@ from mcp.client.streamable_http import streamable_http_client
 from starlette.testclient import TestClient
 
 from cortex_mcp.config import Settings, load_settings
-from cortex_mcp.providers.issuer import REFRESH_GAP_S
+from cortex_mcp.providers.issuer import REFRESH_GAP_S, IssuerKeys
 from cortex_mcp.reader import open_stores
+from cortex_mcp.service.identity import AccessTokenRules, AccessTokens
 from tests.helpers.http_helpers import TOKEN, ServeProcess, free_port, rest_client
 from tests.helpers.issuer import LocalIssuer, SigningKey
 
@@ -311,3 +312,44 @@ async def test_mcp_tools_follow_the_scopes_of_an_access_token(
                 found = await c.call_tool("cortex_recall", {"query": "Carol sails"})
                 assert not found.is_error
                 assert "Carol sails (memories:read memories:write)" in found.content[0].text
+
+
+# ---- the verified-token cache ---------------------------------------------------------------
+
+
+def test_a_verified_token_is_trusted_for_a_minute_at_most_and_never_past_its_expiry(
+    issuer: LocalIssuer,
+) -> None:
+    now = [time.time()]
+    keys = IssuerKeys(issuer.url)
+    looked_up: list[str | None] = []
+
+    class CountedKeys:
+        issuer = keys.issuer
+
+        async def key(self, kid: str | None) -> Any:
+            looked_up.append(kid)
+            return await keys.key(kid)
+
+    rules = AccessTokenRules(
+        issuer=issuer.url, audiences=(PUBLIC,), algorithms=("RS256",), agent_claim="sub"
+    )
+    tokens = AccessTokens(CountedKeys(), rules, clock=lambda: now[0])
+    long_lived = issuer.token(audience=PUBLIC, lifetime_s=3600)
+    # expired 25 s ago: still within the 30 s leeway, trusted for 5 s more at most
+    nearly_over = issuer.token(audience=PUBLIC, lifetime_s=-25)
+
+    async def check() -> None:
+        assert await tokens.identify(long_lived) is not None
+        assert await tokens.identify(nearly_over) is not None
+        assert len(looked_up) == 2
+        now[0] += 50
+        assert await tokens.identify(long_lived) is not None  # from the cache
+        assert len(looked_up) == 2
+        await tokens.identify(nearly_over)  # past its expiry and leeway: checked again
+        assert len(looked_up) == 3
+        now[0] += 20
+        assert await tokens.identify(long_lived) is not None  # a minute passed: checked again
+        assert len(looked_up) == 4
+
+    anyio.run(check)
