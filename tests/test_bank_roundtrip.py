@@ -22,6 +22,7 @@ from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
     ExportRequest,
     ImportRequest,
+    RecallRequest,
     ReflectRequest,
     RememberRequest,
     build,
@@ -37,6 +38,11 @@ FACTS = [  # (content, when, who it is about, layer)
     ("张伟住在北京", "2025-02-01T08:00:00Z", "张伟", "core"),
     ("张伟搬到了上海", "2025-09-01T08:00:00Z", "张伟", "core"),
     ("I met Marco and Ana at the station", "2025-06-12T18:30:00Z", None, "working"),
+]
+PREFERENCES = [  # a belief with evidence for and against it (bank/opinions.md)
+    ("I prefer dark mode", "2025-01-01T08:00:00Z"),
+    ("I prefer dark mode everywhere", "2025-02-01T08:00:00Z"),
+    ("I don't like dark mode in the evening", "2025-03-01T08:00:00Z"),
 ]
 
 
@@ -71,6 +77,10 @@ async def _fill(svc: CortexService) -> dict[str, str]:
         if about is not None and about not in names.get(result.id, []):
             link = PlannedLink(EntityRef(about, EntityKind.person), LinkRole.subject)
             await svc.stores.entities.link("default", [LinkPlan(result.id, (link,))], when)
+    for content, when in PREFERENCES:
+        await svc.memories.remember(
+            build(RememberRequest, content=content, category="preference", occurred_at=when)
+        )
     (marco,) = await svc.stores.entities.entity_named("default", "Marco")
     await svc.stores.entities.add_alias(
         "default", marco.id, "Marc", AliasOrigin.user, "2025-07-01T00:00:00.000000Z"
@@ -80,9 +90,10 @@ async def _fill(svc: CortexService) -> dict[str, str]:
 
 
 def _bank(files: dict[str, str]) -> dict[str, str]:
-    """The bank/ files without the moment they were written."""
+    """The bank/ files without the moment they were written (and each belief's last update,
+    which is when the import found it again)."""
     return {
-        path: re.sub(r"^exported_at: .*\n", "", text, flags=re.MULTILINE)
+        path: re.sub(r"^(?:exported_at|updated): .*\n", "", text, flags=re.MULTILINE)
         for path, text in files.items()
         if path.startswith("bank/")
     }
@@ -103,6 +114,7 @@ async def test_a_markdown_export_folder_imported_into_an_empty_store_exports_the
         ids = await _fill(svc)
         await svc.exchange.export_markdown(str(first))
     before = _bank(_folder(first))
+    assert "- against: memory:" in before["bank/opinions.md"]
     page = before["bank/entities/marco.md"]
     assert "## History" in page and "- Marc (user)" in page
     assert (
@@ -112,7 +124,8 @@ async def test_a_markdown_export_folder_imported_into_an_empty_store_exports_the
     with _empty_store(backend_settings, tmp_path, request) as target:
         async with open_cortex(target, clock=clock) as copy:
             report = await copy.exchange.import_path(str(first))
-            assert report.memories == len(FACTS)
+            assert report.memories == len(FACTS) + len(PREFERENCES)
+            await copy.memories.recall(build(RecallRequest, query="what do I prefer?"))
             turin = (await copy.stores.memories.get_many([ids["Marco lives in Turin"]]))[
                 ids["Marco lives in Turin"]
             ]
@@ -142,5 +155,6 @@ async def test_the_files_of_a_rest_markdown_export_posted_back_give_the_same_ban
             await copy.exchange.import_memories(
                 build(ImportRequest, format="markdown", files=files)
             )
+            await copy.memories.recall(build(RecallRequest, query="what do I prefer?"))
             again = await copy.exchange.export_memories(build(ExportRequest, format="markdown"))
     assert _bank(again["files"]) == _bank(files)

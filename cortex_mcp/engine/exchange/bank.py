@@ -8,8 +8,9 @@ current fact, `from to` for a superseded one. `BankIndex` collects the facts (re
 the import's passes) and gives each memory item read from the other files what the bank knows
 of it, matched by its content; each entity page becomes an entity item with its links.
 
-bank/opinions.md is not read: beliefs are found again from their evidence, which the memories
-carry (engine/beliefs/keeper.py).
+bank/opinions.md gives its evidence memories their ids (each `for`/`against` line carries the
+memory's words); the beliefs themselves are found again from that evidence
+(engine/beliefs/keeper.py), with the same statements, counts and confidence.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ _ID = r"memory:(?P<id>[^;)\s]+)(?:; (?P<role>speaker|subject|mentioned))?"
 _LISTED = re.compile(rf"^- (?P<day>{_DAY}) (?P<text>.*) \(memory:(?P<id>[^;)\s]+)\)$")
 _CURRENT = re.compile(rf"^- (?P<text>.*) \(since (?P<since>{_DAY}); {_ID}\)$")
 _PAST = re.compile(rf"^- (?P<text>.*) \((?P<since>{_DAY}) to (?P<to>{_DAY})?; {_ID}\)$")
+_EVIDENCE = re.compile(r"^- (?:for|against): memory:(?P<id>[^\s:]+): (?P<text>.+)$")
 _ALIAS = re.compile(r"^- (?P<alias>.+) \((?P<origin>[a-z]+)(?:, said by (?P<speaker>.+))?\)$")
 _FRONT_KIND = re.compile(r"^kind: (?P<kind>\w+)$")
 
@@ -64,7 +66,7 @@ class BankIndex:
     @classmethod
     def read(cls, sources: list[Source]) -> BankIndex | None:
         """The index of the bank files among `sources`; None when there are none."""
-        banks = [s for s in sources if s.kind in ("bank_facts", "bank_entity")]
+        banks = [s for s in sources if s.kind.startswith("bank_")]
         if not banks:
             return None
         index = cls()
@@ -76,6 +78,12 @@ class BankIndex:
         return index
 
     def _read(self, source: Source) -> None:
+        if source.kind == "bank_opinions":  # each belief's evidence, with its words
+            for line in source.lines():
+                piece = _EVIDENCE.match(line)
+                if piece:
+                    self._fact(piece["text"], piece["id"])
+            return
         kind = PurePosixPath(source.name).stem if source.kind == "bank_facts" else None
         for number, line in enumerate(source.lines(), start=1):
             if kind is not None:

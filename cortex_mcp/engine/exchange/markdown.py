@@ -222,9 +222,18 @@ def render_entities(entities: list[dict[str, Any]], exported_at: str) -> str:
     return "\n".join(head + lines).rstrip("\n") + "\n"
 
 
-def render_opinions(beliefs: list[dict[str, Any]], exported_at: str) -> str:
+def render_opinions(
+    beliefs: list[dict[str, Any]], exported_at: str, contents: dict[str, str] | None = None
+) -> str:
     """bank/opinions.md: each belief with its holder, confidence, evidence counts, the memories
-    for and against it (`memory:<id>` links) and when it was last updated."""
+    for and against it (`memory:<id>` links, each with its words when it is live, so that an
+    import gives the evidence its id back) and when it was last updated."""
+    said = contents or {}
+
+    def piece(role: str, memory_id: str) -> str:
+        text = said.get(memory_id)
+        return f"- {role}: memory:{memory_id}" + (f": {_line(text)}" if text else "")
+
     head = _frontmatter({"exported_at": exported_at, "beliefs": len(beliefs)})
     lines = ["# Opinions", ""]
     for belief in beliefs:
@@ -238,8 +247,8 @@ def render_opinions(beliefs: list[dict[str, Any]], exported_at: str) -> str:
             f"updated: {belief['updated_at']}",
             "",
         ]
-        lines += [f"- for: memory:{memory_id}" for memory_id in belief["for_ids"]]
-        lines += [f"- against: memory:{memory_id}" for memory_id in belief["against_ids"]]
+        lines += [piece("for", memory_id) for memory_id in belief["for_ids"]]
+        lines += [piece("against", memory_id) for memory_id in belief["against_ids"]]
         lines += [f"- before: {_line(old['statement'])}" for old in belief.get("history", [])]
         lines.append("")
     return "\n".join(head + lines).rstrip("\n") + "\n"
@@ -362,7 +371,8 @@ def render_mirrors(
     if entities:
         files["memory/entities.md"] = render_entities(entities, exported_at)
     if beliefs:
-        files["bank/opinions.md"] = render_opinions(beliefs, exported_at)
+        contents = {m.id: m.content for m in memories}
+        files["bank/opinions.md"] = render_opinions(beliefs, exported_at, contents)
     if bank:
         files.update(render_bank(memories, entities or [], exported_at))
     return files
