@@ -224,6 +224,24 @@ async def test_with_vectors_a_link_adds_a_share_of_the_memorys_own_relevance(
         assert hit["entity_boost"] == pytest.approx(share * hit["fused"], abs=1e-5), content
 
 
+async def test_a_question_asking_for_places_lifts_her_memories_that_name_a_place_more(
+    service: CortexService,
+) -> None:
+    trip = "Maya: Last spring I finally took the night train down to Lisbon."
+    cake = "Maya: I finally baked the lemon cake from my grandmother's recipe."
+    await _remember(service, [("2026-03-02", trip, "Maya>Lisbon"), ("2026-03-09", cake, "Maya")])
+    report = await service.memories.search_debug(
+        SearchDebugRequest(query="Which cities has Maya been to?")
+    )
+    boosts = {hit["content"]: hit["entity_boost"] for hit in report["hits"]}
+    assert boosts[trip] == pytest.approx(0.7) and boosts[cake] == pytest.approx(0.5)
+    report = await service.memories.search_debug(
+        SearchDebugRequest(query="What has Maya been baking?")
+    )
+    boosts = {hit["content"]: hit["entity_boost"] for hit in report["hits"]}
+    assert boosts[trip] == pytest.approx(0.5)  # asks for no place: her link's lift alone
+
+
 async def test_search_debug_shows_the_entity_understood_and_each_hits_boost(
     service: CortexService,
 ) -> None:

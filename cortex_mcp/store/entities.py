@@ -387,6 +387,24 @@ class EntityStore:
         )
         return [(row[0], row[1], _ROLES[row[2]], str(row[3])) for row in rows]
 
+    async def kinds_beside(
+        self, agent_id: str, entity_id: str, limit: int
+    ) -> dict[str, set[EntityKind]]:
+        """Memory id -> the kinds of the other entities linked to each live memory linked to
+        this one (a place, a person, a pet named beside it)."""
+        rows = await self.db.fetchall(
+            "SELECT o.memory_id, e.kind FROM memory_entities l"
+            " JOIN memory_entities o ON o.memory_id = l.memory_id AND o.entity_id != l.entity_id"
+            " JOIN entities e ON e.id = o.entity_id"
+            f" JOIN memories m ON m.id = l.memory_id WHERE l.agent_id = ? AND l.entity_id = ?"
+            f" AND {_LIVE} LIMIT ?",
+            [agent_id, entity_id, limit],
+        )
+        found: dict[str, set[EntityKind]] = {}
+        for memory_id, kind in rows:
+            found.setdefault(str(memory_id), set()).add(_KINDS.get(kind, EntityKind.thing))
+        return found
+
     async def entities_of(self, agent_id: str, memory_ids: Sequence[str]) -> dict[str, list[str]]:
         """Memory id -> the names of the entities it is linked to (speaker, subject, mentioned)."""
         if not memory_ids:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from cortex_mcp.models import (
         AliasOrigin,
         Entity,
+        EntityKind,
         EntityMatch,
         Layer,
         LifecycleAction,
@@ -459,6 +460,13 @@ class EntityStorage(Protocol):
         self, agent_id: str, entity_ids: Sequence[str], limit: int
     ) -> list[tuple[str, str, LinkRole, str]]:
         """`linked_memories` with each memory's `occurred_at`."""
+        ...
+
+    async def kinds_beside(
+        self, agent_id: str, entity_id: str, limit: int
+    ) -> dict[str, set[EntityKind]]:
+        """Memory id -> the kinds of the other entities linked to each live memory linked to
+        this one."""
         ...
 
     async def entities_of(self, agent_id: str, memory_ids: Sequence[str]) -> dict[str, list[str]]:

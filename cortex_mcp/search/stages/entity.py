@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cortex_mcp.models import EntityMatch, LinkRole, from_iso
+from cortex_mcp.models import EntityKind, EntityMatch, LinkRole, from_iso
 from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
 from cortex_mcp.search.stages.entity_cache import AgentView, EntityCache, Links
 from cortex_mcp.search.stages.state import SearchState
@@ -56,6 +56,7 @@ SPREAD = 0.5  # the weight of each further pick from a day already chosen, for a
 LINKED = 2000  # most links read per question: every link lifts, an old memory as much as a new one
 UNMATCHED = 5  # linked memories added that match no word of the question
 ANCHORS = 5  # the best matches whose neighbourhood is searched for the entity's own words
+KIND_LIFT = 0.2  # more for a memory that also names the kind of thing asked for (as a mention)
 NEAR = 0.5  # the share of a match's relevance lent to the entity's turn right before or after it
 AROUND_S = 600.0  # how far from a match that turn may be (the same part of one conversation)
 
@@ -69,6 +70,24 @@ _SEVERAL = re.compile(
     r"|哪些|有什么|什么爱好|爱好|趣味|たち|何をして",
     re.IGNORECASE,
 )
+
+# What a question asks for, by the kind of entity a memory that answers it names beside the
+# entity the question is about.
+_ASKED = {
+    EntityKind.place: re.compile(
+        r"\b(?:where|countr(?:y|ies)|states?|cit(?:y|ies)|towns?|places?|areas?)\b"
+        r"|哪里|哪儿|什么地方|哪些地方|城市|国家|どこ|都市|国",
+        re.IGNORECASE,
+    ),
+    EntityKind.person: re.compile(
+        r"\b(?:who|whom|children|kids|sons?|daughters?|siblings|friends?)\b|谁|孩子|朋友|誰|子供|友達",
+        re.IGNORECASE,
+    ),
+    EntityKind.pet: re.compile(
+        r"\b(?:pets?|dogs?|cats?|pupp(?:y|ies)|kittens?)\b|宠物|狗|猫|ペット|犬",
+        re.IGNORECASE,
+    ),
+}
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
 _GRAM = 5  # the longest run looked up as a name (Chinese names are 2-4, katakana ones longer)
@@ -134,6 +153,7 @@ class EntityStage:
         for entity_id, found in links.items():
             state.entity_links.setdefault(entity_id, set()).update(found.roles)
         lift = _Lift(links, view.ordered(links), _lifts(state), state.entities)
+        lift.kinds = _asked_kinds(state.text)
         said = [*names, *understood.entities.values()]
         near = _around(state, links)
         added = await self._add(state, view, lift, near)
@@ -153,7 +173,7 @@ class EntityStage:
         vector = state.query_vector
         if vector is None:
             picked: dict[str, float | None] = {}
-            for memory_id in lift.ordered:
+            for memory_id in sorted(lift.ordered, key=lambda m: not lift.fits(m)):
                 if memory_id not in known and len(picked) < UNMATCHED * 2:
                     picked[memory_id] = None
         else:
@@ -187,7 +207,8 @@ class EntityStage:
         vectors = await view.vectors_of(ids, state.model_key, int(vector.shape[0]), self.index)
         cosines = vectors.matrix @ vector if vectors.ids else np.zeros(0, np.float32)
         nearest: dict[str, float | None] = {}
-        for row in np.argsort(-cosines, kind="stable"):
+        rows = np.argsort(-cosines, kind="stable")
+        for row in sorted(rows, key=lambda r: not lift.fits(vectors.ids[r])):
             memory_id = vectors.ids[row]
             if memory_id not in known:
                 nearest[memory_id] = float(cosines[row])
@@ -242,16 +263,35 @@ class _Lift:
         self.ordered = ordered  # every linked memory once, speakers and subjects first
         self.lifts = lifts
         self.pages = pages
+        self.kinds: set[EntityKind] = set()  # the kinds of thing the question asks for
 
     def of(self, memory_id: str, relevance: float = 1.0) -> float:
-        """`relevance`: what a link's lift is a share of (1 text only: the lift itself)."""
+        """`relevance`: what a link's lift is a share of (1 text only: the lift itself). A
+        memory of the entity's own that also names the kind of thing the question asks for
+        (a place for "which cities", a person for "who") gets `KIND_LIFT` more."""
         best = 0.0
         for entity_id, found in self.links.items():
             role = found.roles.get(memory_id)
-            if role is not None:
-                on_page = entity_id in self.pages
-                best = max(best, PAGE_BOOST if on_page else self.lifts[role] * relevance)
+            if role is None:
+                continue
+            lift = PAGE_BOOST if entity_id in self.pages else self.lifts[role] * relevance
+            if role is not LinkRole.mentioned and found.beside.get(memory_id, set()) & self.kinds:
+                lift += KIND_LIFT * relevance
+            best = max(best, lift)
         return best
+
+    def fits(self, memory_id: str) -> bool:
+        """The entity's own memory names the kind of thing the question asks for."""
+        if not self.kinds:
+            return False
+        for found in self.links.values():
+            role = found.roles.get(memory_id)
+            if (
+                role not in (None, LinkRole.mentioned)
+                and found.beside.get(memory_id, set()) & self.kinds
+            ):
+                return True
+        return False
 
     def linked(self) -> int:
         return len(self.ordered)
@@ -275,6 +315,12 @@ def _around(state: SearchState, links: dict[str, Links]) -> dict[str, float]:
                 if memory_id != anchor.memory_id:
                     near[memory_id] = max(near.get(memory_id, 0.0), NEAR * anchor.fused)
     return near
+
+
+def _asked_kinds(text: str) -> set[EntityKind]:
+    """The kinds of entity a question asks for: places ("which cities", "where", 哪里, どこ),
+    people ("who", "children", 谁, 誰), pets ("dogs", 宠物, 猫)."""
+    return {kind for kind, pattern in _ASKED.items() if pattern.search(text)}
 
 
 def _lifts(state: SearchState) -> dict[LinkRole, float]:

@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cortex_mcp.models import ROLE_STRENGTH, EntityMatch, LinkRole, Memory, from_iso
+from cortex_mcp.models import (
+    ROLE_STRENGTH,
+    EntityKind,
+    EntityMatch,
+    LinkRole,
+    Memory,
+    from_iso,
+)
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
 
@@ -42,6 +49,7 @@ class Links:
     ordered: list[tuple[str, LinkRole]]
     roles: dict[str, LinkRole]
     moments: list[tuple[float, str]]
+    beside: dict[str, set[EntityKind]] = field(default_factory=dict)  # kinds named beside it
 
     @classmethod
     def of(cls, rows: list[tuple[str, str, LinkRole, str]]) -> Links:
@@ -125,6 +133,9 @@ class AgentView:
             # one read each, so that each entity gets its own `limit`
             rows = await self.entities.linked_moments(self.agent_id, [entity_id], limit)
             known[entity_id] = Links.of(rows)
+            known[entity_id].beside = await self.entities.kinds_beside(
+                self.agent_id, entity_id, limit
+            )
             if len(self.links_of) >= MAX_ENTITIES:
                 self.links_of.clear()
             self.links_of[entity_id] = known[entity_id]
