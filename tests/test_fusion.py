@@ -114,3 +114,31 @@ def test_the_access_boost_grows_ever_more_slowly_and_fades_after_the_last_access
     fresh = access_factor(_memory("m", 10, last_accessed=NOW), settings, NOW) - 1
     stale = _memory("m", 10, last_accessed=NOW - timedelta(days=settings.half_life_days))
     assert access_factor(stale, settings, NOW) - 1 == pytest.approx(fresh / 2)
+
+
+@pytest.mark.parametrize("fusion", ["maxnorm", "minmax", "rrf", "weighted"])
+def test_a_memory_without_a_vector_yet_is_ranked_by_its_text_by_every_fusion(fusion: str) -> None:
+    """The best text hit, not yet embedded, against a weaker text hit that has a vector: the
+    missing channel is not a zero (which ranked memories by the indexer's progress)."""
+    waiting = Candidate("waiting", text_rank=0, bm25=-9.0)
+    indexed = Candidate("indexed", text_rank=1, bm25=-5.0, vector_rank=0, cosine=0.5)
+    other = Candidate("other", vector_rank=1, cosine=0.45)
+    candidates = [waiting, indexed, other]
+    fuse(candidates, SearchSettings(fusion=fusion), has_vector=True)
+    assert waiting.fused > indexed.fused > 0
+
+
+def test_recency_and_decay_weigh_when_it_happened_not_when_it_was_stored() -> None:
+    """Told today about October: no "this week" boost; told in October about this week's
+    plan (occurred_at now): the boost."""
+    stored_today = _memory("old-news", 0)
+    stored_today.created_at = stored_today.updated_at = to_iso(NOW)
+    stored_today.occurred_at = to_iso(NOW - timedelta(days=120))
+    fresh = _memory("fresh", 0)
+    fresh.occurred_at = to_iso(NOW - timedelta(days=1))
+    settings = SearchSettings(temporal_decay=True)
+    scored = [Candidate(m.id, fused=1.0, memory=m) for m in (stored_today, fresh)]
+    apply_signals(scored, settings, NOW)
+    old, new = scored
+    assert old.recency == 1.0 and new.recency > 1.0
+    assert old.decay < new.decay

@@ -240,3 +240,50 @@ async def test_a_summary_embedded_again_after_a_purge_is_searched_by_its_new_vec
     after = await _stored_similarity(service, query, summary_id)
     assert after < before - 0.2
     assert await _similarity(service, query, summary_id) == pytest.approx(after, abs=0.02)
+
+
+async def test_a_memory_waiting_for_its_vector_is_ranked_by_its_text_not_halved(
+    on_each_backend: tuple[CortexService, str], clock: FakeClock
+) -> None:
+    """Until the indexer reaches a memory it has no cosine: it must not lose to an indexed
+    memory with fewer of the query's words because its missing channel counted as 0."""
+    service, _ = on_each_backend
+    await _filler(service, 20)
+    indexed = await service.memories.remember(
+        RememberRequest(content="The firewall rules were reviewed with the router vendor")
+    )
+    await service.embed_pending()
+    waiting = await service.memories.remember(
+        RememberRequest(content="Firewall blocks port 8443 on the office router since Monday")
+    )
+    query = "firewall blocks port 8443 router"
+    filters = SearchFilters(agent_id="default", now="2030-01-01T00:00:00Z")
+    now = clock.now()
+    searcher = service.engines.searcher
+    text = await searcher.search(query, filters, 5, now, mode="text")
+    hybrid = await searcher.search(query, filters, 5, now, mode="hybrid")
+    assert hybrid.ranked[0].cosine is None  # waiting for the indexer
+    assert text.ranked[0].memory_id == waiting.id
+    assert [c.memory_id for c in hybrid.ranked[:2]] == [waiting.id, indexed.id]
+
+
+async def test_while_most_text_hits_wait_for_vectors_recall_ranks_by_text_and_says_so(
+    on_each_backend: tuple[CortexService, str], clock: FakeClock
+) -> None:
+    service, _ = on_each_backend
+    await service.memories.remember(RememberRequest(content="The router firewall was replaced"))
+    await service.embed_pending()
+    for n in range(6):  # imported in bulk: no vector yet
+        await service.memories.remember(
+            RememberRequest(content=f"Router firewall rule {n} blocks port {8000 + n}")
+        )
+    await _vector_hits(service, "firewall", "default")  # the index is built
+    filters = SearchFilters(agent_id="default", now="2030-01-01T00:00:00Z")
+    searcher = service.engines.searcher
+    query = "which router firewall rule blocks port 8003"
+    text = await searcher.search(query, filters, 5, clock.now(), mode="text")
+    hybrid = await searcher.search(query, filters, 5, clock.now(), mode="hybrid")
+    assert [c.memory_id for c in hybrid.ranked] == [c.memory_id for c in text.ranked]
+    assert hybrid.degraded == [
+        "vectors for 14% of the text hits so far: ranked by text until the indexer catches up"
+    ]

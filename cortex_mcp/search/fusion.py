@@ -126,15 +126,20 @@ def _fuse_maxnorm(candidates: list[Candidate], s: SearchSettings, has_vector: bo
     best_text = max((-(c.bm25 or 0.0) for c in candidates), default=0.0)
     best_cosine = max((c.cosine or 0.0 for c in candidates), default=0.0)
     use_vector = has_vector and best_cosine > 0
-    total = (s.vector_weight if use_vector else 0.0) + s.text_weight or 1.0
     for c in candidates:
         # FTS5's bm25 is negative, more so the better; a LIKE-only hit has none and scores 0
         c.text_score = max(-(c.bm25 or 0.0), 0.0) / best_text if best_text > 0 else 0.0
         c.vector_score = max(c.cosine or 0.0, 0.0) / best_cosine if use_vector else 0.0
-        c.fused = (s.text_weight * c.text_score + s.vector_weight * c.vector_score) / total
+        if use_vector and c.cosine is not None:
+            total = s.vector_weight + s.text_weight or 1.0
+            c.fused = (s.text_weight * c.text_score + s.vector_weight * c.vector_score) / total
+        else:  # no vector yet (the indexer has not reached it): ranked by the text it has
+            c.fused = c.text_score
 
 
 def _fused(c: Candidate, s: SearchSettings, *, has_text: bool, has_vector: bool) -> float:
+    # a memory the indexer has not reached yet has no cosine: rank it by its text alone
+    has_vector = has_vector and c.cosine is not None
     if s.fusion == "rrf":
         score = 0.0
         if c.text_rank is not None:
@@ -190,8 +195,10 @@ def effective_layer(memory: Memory, now: datetime) -> str:
 
 
 def dated(memory: Memory) -> datetime:
-    """When what a memory says happened: a history summary is dated by the end of the period
-    it covers ("2026-03" -> 1 April), not by the night it was written."""
+    """When what a memory says happened, which recency and decay weigh (not when it was
+    stored: a memory about October added today is not news): its `occurred_at`; a history
+    summary is dated by the end of the period it covers ("2026-03" -> 1 April), not by the
+    night it was written."""
     period = memory.metadata.get("period") if memory.category is Category.summary else None
     if isinstance(period, str) and len(period) == 7:
         try:
@@ -199,7 +206,7 @@ def dated(memory: Memory) -> datetime:
             return datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
         except ValueError:
             pass
-    return from_iso(memory.created_at)
+    return from_iso(memory.occurred_at or memory.created_at)
 
 
 def without_covered_twice(ranked: list[Candidate], limit: int) -> list[Candidate]:

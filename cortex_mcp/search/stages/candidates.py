@@ -36,7 +36,7 @@ async def read_live(
     for c in live:
         c.memory = rows[c.memory_id]
     vector = state.query_vector
-    if live and vector is not None and state.providers.get("vector_backend") != "vec0":
+    if live and vector is not None:
         found = [c.memory_id for c in live]
         vectors = await index.vectors_for(
             found, state.model_key, int(vector.shape[0]), refresh=False
