@@ -389,3 +389,35 @@ async def test_a_server_without_an_admin_token_says_agent_tokens_are_not_checked
     with ServeProcess(settings.db_path, token=None) as server:
         log = server.log.read_text(errors="replace")
     assert "agent tokens exist but CORTEX_API_TOKEN is not set" in log
+
+
+async def test_a_wrong_bearer_over_mcp_is_told_which_token_is_expected_as_over_rest(
+    serving: ServeProcess,
+) -> None:
+    rest = _rest(serving, "cxt_wrong_token", "GET", "/stats")
+    expected = rest.json()["error"]["message"]
+    assert rest.status_code == 401 and "CORTEX_API_TOKEN" in expected
+    headers = {"Authorization": "Bearer cxt_wrong_token", "Accept": "application/json"}
+    for path in ("/mcp", "/sse"):
+        reply = httpx2.get(serving.url + path, headers=headers, timeout=30)
+        assert reply.status_code == 401, reply.text
+        assert reply.json() == {"error": "invalid_token", "error_description": expected}
+        challenge = reply.headers["www-authenticate"]
+        assert challenge.startswith("Bearer ") and 'error="invalid_token"' in challenge
+        assert "CORTEX_API_TOKEN, or an agent token" in challenge
+
+
+async def test_another_agent_named_in_the_header_is_refused_naming_the_header(
+    serving: ServeProcess, tmp_path: Path
+) -> None:
+    alice = (await _tokens(load_settings(db_path=tmp_path / "brain.db"), "alice"))["alice"]
+    header = {"X-Cortex-Agent": "bob"}
+    rest = _rest(serving, alice, "POST", "/recall", json={"query": "vault"}, headers=header)
+    assert rest.status_code == 403 and rest.json()["error"]["field"] == "X-Cortex-Agent"
+    assert "agent_id" not in rest.json()["error"]["message"], rest.text
+    for transport in ("http", "sse"):
+        async with _mcp(serving, transport, alice, **header) as client:
+            result = await client.call_tool("cortex_recall", {"query": "vault"})
+        text = result.content[0].text
+        assert result.is_error and _rule("alice") in text, text
+        assert "X-Cortex-Agent" in text and "agent_id" not in text, text

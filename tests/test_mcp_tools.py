@@ -290,10 +290,22 @@ async def test_search_debug_shows_every_stage(client: Client) -> None:
     assert [stage["name"] for stage in report["stages"]] == stages
     assert all(stage["ms"] >= 0 for stage in report["stages"])
     assert {"parse", "text", "fuse"} <= set(report["timings_ms"])
-    assert list(hit["stages"]) == stages[1:]  # its score after each stage that saw it
+    assert list(hit["stages"]) == stages[2:]  # its score after each stage, once it has one
     assert hit["stages"]["budget"] == hit["final"]
     assert hit["rerank_score"] is None  # no reranker configured
     assert report["query"]["time_window"] is None
+
+
+async def test_search_debug_shows_each_hits_fused_score_before_the_signals_stage_not_zero(
+    client: Client,
+) -> None:
+    await _call(client, "cortex_remember", content="The firewall blocks port 8080 on the VPS")
+    report = await _call(client, "cortex_search_debug", query="firewall port")
+    hit = report["hits"][0]
+    assert hit["fused"] > 0
+    assert "channels" not in hit["stages"]  # no score exists before the channels are fused
+    assert hit["stages"]["fuse"] == hit["fused"]
+    assert hit["stages"]["signals"] > 0 and all(score > 0 for score in hit["stages"].values())
 
 
 async def test_search_debug_shows_the_window_and_searches_the_other_words(client: Client) -> None:

@@ -102,5 +102,6 @@ class HybridSearch:
             state.timings_ms[stage.name] = took
             if debug:
                 for candidate in state.candidates:
-                    candidate.stage_scores[stage.name] = candidate.final
+                    if (score := state.score_so_far(candidate)) is not None:
+                        candidate.stage_scores[stage.name] = score
         return state

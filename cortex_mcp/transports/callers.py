@@ -3,9 +3,10 @@ checked by the token service through the MCP SDK's own auth hooks) or the dashbo
 resolved into a `Caller` that the service receives (`CortexService.acting_for`).
 
 - `CallerVerifier` is the SDK's `TokenVerifier`: the SDK's `AuthenticationMiddleware` runs it
-  for every request, and its `RequireAuthMiddleware` answers 401 with `WWW-Authenticate` on
-  `/mcp`, `/sse` and `/messages/` (which accept bearer tokens only, never the dashboard's
-  cookie). The SDK binds each MCP session to the token that opened it.
+  for every request; `/mcp`, `/sse` and `/messages/` accept bearer tokens only (never the
+  dashboard's cookie) and answer 401 in OAuth's form (`invalid_token`, `WWW-Authenticate`)
+  with the same description of the token expected as REST's. The SDK binds each MCP session
+  to the token that opened it.
 - `Credentials` does the same for REST and the dashboard's API: a verified bearer token, else
   the dashboard's session, else 401.
 - `Throttle` answers 429 to a credential that was refused `FAILURES` times within `WINDOW_S`
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 import math
 import secrets
@@ -33,11 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
-from mcp.server.auth.middleware.bearer_auth import (
-    AuthenticatedUser,
-    BearerAuthBackend,
-    RequireAuthMiddleware,
-)
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
 from mcp.server.auth.provider import AccessToken
 from starlette.authentication import AuthCredentials
 from starlette.requests import HTTPConnection
@@ -173,7 +171,6 @@ class Credentials:
         self.session = session
         self.resource = resource
         self.public = resource.public_paths() if resource is not None else frozenset()
-        self.mcp_refusal = RequireAuthMiddleware(app, [SCOPE])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -197,8 +194,8 @@ class Credentials:
             await self._unavailable(scope, send)
             return
         elif _is_mcp(path):  # bearer tokens only: a 401 before any body check
-            if self.resource is None:  # the SDK's own
-                await self.mcp_refusal(scope, receive, send)
+            if self.resource is None:  # in OAuth's form, for MCP clients
+                await _refuse_mcp(send)
             else:
                 await self._unauthenticated(scope, send)
             return
@@ -212,10 +209,8 @@ class Credentials:
 
     async def _unauthenticated(self, scope: Scope, send: Send) -> None:
         presented = _bearer(scope) is not None
-        kinds = "the admin token CORTEX_API_TOKEN, or an agent token"
-        if self.resource is not None:
-            kinds = "an access token of the identity provider, an agent token, or the admin token"
-        message = f"missing or wrong bearer token (send Authorization: Bearer <token>: {kinds})"
+        kinds = "an access token of the identity provider, an agent token, or the admin token"
+        message = TOKEN_EXPECTED if self.resource is None else _expected(kinds)
         if self.resource is None:
             challenge = 'Bearer realm="cortex"'
         else:
@@ -244,6 +239,30 @@ class Credentials:
             str(scope[UNAVAILABLE_KEY]),
             headers={"retry-after": str(RETRY_AFTER_S)},
         )
+
+
+def _expected(kinds: str) -> str:
+    return f"missing or wrong bearer token (send Authorization: Bearer <token>: {kinds})"
+
+
+TOKEN_EXPECTED = _expected("the admin token CORTEX_API_TOKEN, or an agent token")
+
+
+async def _refuse_mcp(send: Send) -> None:
+    """401 on the MCP paths without an identity provider, in the form the MCP SDK gives an
+    OAuth client (RFC 6750's `invalid_token`, in the body and in `WWW-Authenticate`), saying
+    which token is expected as REST does (the SDK's own said only "Authentication required")."""
+    body = json.dumps({"error": "invalid_token", "error_description": TOKEN_EXPECTED}).encode()
+    challenge = (
+        f'Bearer realm="cortex", error="invalid_token", error_description="{TOKEN_EXPECTED}"'
+    )
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", challenge.encode()),
+    ]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def insufficient_scope(resource: ProtectedResource | None, path: str, needed: str) -> str:

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from cortex_mcp.engine.validate import DECIMAL_TEXT, MAX_DECIMAL_CHARS, shown_name
 from cortex_mcp.errors import CortexError
-from cortex_mcp.models import ADMIN, READ_SCOPE, WRITE_SCOPE
+from cortex_mcp.models import ADMIN, READ_SCOPE, WRITE_SCOPE, Caller
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import DECIMAL_MARK, REST_ONLY, SETTING, rule_of
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
@@ -120,11 +120,11 @@ async def _json_body(request: Request, model: type[BaseModel]) -> BaseModel:
     return model.model_validate_json(raw, strict=True, context=limits)
 
 
-def _agent(request: Request, parsed: Any) -> str | None:
+def _agent(request: Request, parsed: Any, caller: Caller) -> str | None:
     explicit = getattr(parsed, "agent_id", None)
     if explicit is not None:
         return str(explicit).strip()
-    return header_agent(request.headers.get(AGENT_HEADER))
+    return header_agent(request.headers.get(AGENT_HEADER), caller)
 
 
 def _to_json(result: Any) -> Any:
@@ -150,7 +150,7 @@ def route_for(endpoint: Endpoint) -> Route:
                 body=body,
                 query=query,
                 path=dict(request.path_params),
-                agent_id=_agent(request, body or query),
+                agent_id=_agent(request, body or query, caller),
                 request=request,
             )
             result = await endpoint.handler(call)

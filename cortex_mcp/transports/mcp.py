@@ -128,7 +128,10 @@ async def _warm_up_once_answered(ctx: ServerRequestContext[Any, Any], call_next:
 def _header_agent(ctx: Context) -> str | None:
     """An HTTP client may name its agent once, in the X-Cortex-Agent header."""
     headers = ctx.headers
-    return header_agent(headers.get(AGENT_HEADER) if headers is not None else None)
+    if headers is None:
+        return None
+    runtime = cast(_Runtime, ctx.request_context.lifespan_context)
+    return header_agent(headers.get(AGENT_HEADER), _caller(runtime.auth_required))
 
 
 # The agent of the request being handled, for the static resources (cortex://core, ...),
@@ -232,8 +235,9 @@ def build_server(
     async def for_agent(read: Callable[[CortexService, str | None], Awaitable[str]]) -> str:
         """Read a static resource for the request's agent (header), else the server's own."""
         try:
-            service = opened[-1].acting_for(_caller(auth_required))
-            return await read(service, header_agent(_request_agent.get()))
+            caller = _caller(auth_required)
+            service = opened[-1].acting_for(caller)
+            return await read(service, header_agent(_request_agent.get(), caller))
         except CortexError as exc:
             raise MCPError(INVALID_PARAMS, exc.message) from None
 

@@ -30,6 +30,7 @@ class Fuse:
             _rank_by_text_while_few_have_vectors(state, live)
         fuse(live, state.settings, has_vector=state.query_vector is not None)
         state.candidates = live
+        state.scored = "fused"
 
     async def _fill_cosines(self, state: SearchState, live: list[Candidate]) -> None:
         """Text hits the vector pool missed still have a meaning: score it rather than take 0

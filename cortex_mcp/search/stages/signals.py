@@ -11,4 +11,5 @@ class Signals:
 
     async def run(self, state: SearchState) -> None:
         apply_signals(state.candidates, state.settings, state.now)
+        state.scored = "final"
         state.sort()

@@ -29,6 +29,9 @@ class SearchState:
     # memories with no vector yet: embedded in the query's provider call and scored with the rest
     pending: Sequence[PendingEmbedding] = ()
     debug: bool = False  # keep each candidate's score after every stage (the search debugger)
+    # which score the candidates have so far: none before fuse, then "fused", and "final" from
+    # the signals stage on (the debugger shows no score before one exists)
+    scored: str = ""
     time: TimeQuery | None = None  # the window the question names, and its other words (parse)
     query: TextQuery | None = None  # what the text channel searches: the other words (parse)
     pool: int = 0  # candidates each channel brings
@@ -49,6 +52,11 @@ class SearchState:
     stages: list[tuple[str, float]] = field(default_factory=list)  # (stage, ms) in order run
     degraded: list[str] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)  # what a stage understood, for debugging
+
+    def score_so_far(self, candidate: Candidate) -> float | None:
+        if self.scored == "final":
+            return candidate.final
+        return candidate.fused if self.scored == "fused" else None
 
     @property
     def ranked(self) -> list[Candidate]:
