@@ -130,3 +130,76 @@ def test_a_bad_import_file_names_the_line_in_one_line_exits_2_and_imports_nothin
         f"cortex-mcp: {bad}:2: 'type' must be 'entity' or 'relation', got 'thing'\n"
     )
     assert "(total 0)" in _cli("stats", db=tmp_path / "brain.db").stdout
+
+
+def test_forget_with_a_correction_and_add_with_supersedes_replace_a_memory(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "brain.db"
+    old = _json("add", "The user's office is on the 3rd floor", db=db)["id"]
+    corrected = _cli("forget", old, "--correction", "The user's office is on the 5th floor", db=db)
+    assert corrected.returncode == 0, corrected.stderr
+    new = corrected.stdout.split()[-1]
+    assert corrected.stdout.strip() == f"corrected: {old} is superseded by {new}"
+    assert _json("show", new, db=db)["memory"]["content"] == "The user's office is on the 5th floor"
+    assert _json("show", old, db=db)["memory"]["superseded_by"] == new
+
+    added = _cli("add", "The user's office is on the 6th floor", "--supersedes", new[-6:], db=db)
+    assert added.returncode == 0, added.stderr
+    newest = added.stdout.split()[1]
+    assert added.stdout.splitlines()[1] == f"superseded: {new}"
+    assert _json("show", new, db=db)["memory"]["superseded_by"] == newest
+    assert [m["id"] for m in _json("list", db=db)] == [newest]
+
+
+def test_an_id_is_found_by_its_last_characters_and_help_says_how_many_to_type(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "brain.db"
+    first = _json("add", "The user's bike is a blue Brompton", db=db)["id"]
+    second = _json("add", "The user's car is a red Fiat", db=db)["id"]
+    assert first[:8] == second[:8]  # UUIDv7: made the same minute, the same first 8
+    shown = _cli("show", first[-6:].upper(), db=db)
+    assert shown.stdout.startswith("The user's bike is a blue Brompton"), shown.stderr
+    assert _json("forget", second[-5:], db=db) == {
+        "id": second,
+        "status": "forgotten",
+        "new_id": None,
+    }
+    helped = " ".join(_cli("show", "--help", db=db).stdout.split())
+    assert "first or last characters" in helped and "share their first 8 to 12" in helped
+
+
+def test_lifecycle_preview_shows_the_start_of_each_memory_it_would_touch(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    kept = _json(
+        "add",
+        "Decided to self-host everything",
+        "--category",
+        "decision",
+        "--layer",
+        "working",
+        db=db,
+    )["id"]
+    _cli("add", "A forgettable fact about the weather in May", "--importance", "0.1", db=db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE memories SET created_at = ?, updated_at = ?", (LONG_AGO, LONG_AGO))
+    lines = _cli("lifecycle", "preview", db=db).stdout.splitlines()
+    promote = next(i for i, line in enumerate(lines) if "would promote" in line)
+    assert lines[promote + 1].split(None, 1) == [kept, "Decided to self-host everything"]
+    assert any(line.endswith("A forgettable fact about the weather in May") for line in lines)
+
+
+def test_list_and_search_line_up_their_columns_whatever_the_category(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    for text, category in (("Launch the beta in June", "project_state"), ("Beta bugs", "fact")):
+        _cli("add", text, "--category", category, "--occurred-at", "2026-05-06", db=db)
+    listed = _cli("list", db=db).stdout.splitlines()
+    found = _cli("search", "beta", db=db).stdout.splitlines()
+    for lines in (listed, found):
+        assert len(lines) == 2, lines
+        days = {line.index("2026-05-06") for line in lines}
+        contents = {
+            line.index("Launch") if "Launch" in line else line.index("Beta") for line in lines
+        }
+        assert len(days) == 1 and len(contents) == 1, lines

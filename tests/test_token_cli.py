@@ -112,3 +112,27 @@ def test_without_an_admin_token_create_says_servers_do_not_check_tokens(
     assert done.returncode == 0
     assert done.stdout.startswith("cxt_")
     assert "CORTEX_API_TOKEN" in done.stderr
+
+
+def test_revoking_a_revoked_token_by_name_or_id_says_it_was_already_revoked(
+    backend_settings: Settings,
+) -> None:
+    made = _json(backend_settings, "create", "--agent", "bob", "--name", "ci")
+    assert _cli(backend_settings, "revoke", "ci").returncode == 0
+    for given in ("ci", made["id"]):
+        again = _cli(backend_settings, "revoke", given)
+        assert again.returncode == 1 and again.stdout == "", again
+        (line,) = again.stderr.splitlines()
+        assert f"{made['id']} was already revoked at " in line, line
+    unknown = _cli(backend_settings, "revoke", "nobody")
+    assert unknown.stderr.strip() == "cortex-mcp: token: no token with id or name 'nobody'"
+
+
+def test_token_list_lines_up_its_columns_under_a_header(backend_settings: Settings) -> None:
+    _json(backend_settings, "create", "--agent", "al")
+    _json(backend_settings, "create", "--agent", "a-much-longer-agent-name", "--name", "x")
+    lines = _cli(backend_settings, "list").stdout.splitlines()
+    assert lines[0].split() == ["id", "name", "agent", "created", "last", "used", "notes"]
+    for column in ("name", "agent", "created", "last used"):
+        at = lines[0].index(column)
+        assert all(line[at - 2 : at] == "  " and line[at] != " " for line in lines[1:]), lines

@@ -9,9 +9,21 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.commands import Command
-from cortex_mcp.commands.output import add_json_flag, emit, progress_bar, run_with_service
+from cortex_mcp.commands.output import (
+    add_json_flag,
+    emit,
+    progress_bar,
+    run_with_service,
+    short,
+)
 from cortex_mcp.config import Settings
-from cortex_mcp.service.requests import LifecycleLogRequest, LifecycleRequest, build
+from cortex_mcp.errors import NotFound
+from cortex_mcp.service.requests import (
+    AgentRequest,
+    LifecycleLogRequest,
+    LifecycleRequest,
+    build,
+)
 
 if TYPE_CHECKING:
     from cortex_mcp.service import CortexService
@@ -36,7 +48,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def _human(d: dict[str, Any]) -> str:
+SHOWN_ACTIONS = 50  # the rest are in --json
+SHOWN_IDS = 3  # memories shown per action, each with the start of its content
+
+
+def _human(d: dict[str, Any], starts: dict[str, str] | None = None) -> str:
+    """The report for a person; `starts` (id -> the start of its content) puts each memory's
+    first words under its action, so a preview says what it would touch, not only ids."""
+    starts = starts or {}
     if d["status"] == "busy":
         return f"another lifecycle run holds the lease: {d['holder']}; nothing done"
     busy = d.get("busy_agents") or []
@@ -49,13 +68,20 @@ def _human(d: dict[str, Any]) -> str:
         head,
         "  " + ", ".join(f"{k} {v}" for k, v in counts.items() if k != "memories_touched"),
     ]
-    for action in d.get("actions", [])[:50]:
-        ids = ", ".join(action["ids"][:3]) + (
-            f" (+{len(action['ids']) - 3})" if len(action["ids"]) > 3 else ""
+    for action in d.get("actions", [])[:SHOWN_ACTIONS]:
+        ids = action["ids"]
+        if ids and all(i in starts for i in ids[:SHOWN_IDS]):
+            lines.append(f"  {verb} {action['kind']:<8} {action.get('reason', '')}".rstrip())
+            lines += [f"      {i}  {starts[i]}" for i in ids[:SHOWN_IDS]]
+            if len(ids) > SHOWN_IDS:
+                lines.append(f"      … {len(ids) - SHOWN_IDS} more")
+            continue
+        shown = ", ".join(ids[:SHOWN_IDS]) + (
+            f" (+{len(ids) - SHOWN_IDS})" if len(ids) > SHOWN_IDS else ""
         )
-        lines.append(f"  {verb} {action['kind']:<8} {ids}  {action.get('reason', '')}")
-    if len(d.get("actions", [])) > 50:
-        lines.append(f"  … {len(d['actions']) - 50} more (--json lists all)")
+        lines.append(f"  {verb} {action['kind']:<8} {shown}  {action.get('reason', '')}")
+    if len(d.get("actions", [])) > SHOWN_ACTIONS:
+        lines.append(f"  … {len(d['actions']) - SHOWN_ACTIONS} more (--json lists all)")
     if d.get("skipped"):
         lines.append(f"  skipped {len(d['skipped'])} step(s) whose memories changed meanwhile")
     if busy:
@@ -77,6 +103,21 @@ def _log_lines(d: dict[str, Any]) -> str:
         mark = "  (imported)" if entry["origin"] == "import" else ""
         lines.append(f"{entry['executed_at']}  {entry['action']:<9} {ids}{mark}")
     return "\n".join(lines) if lines else "the lifecycle log is empty"
+
+
+async def _starts(service: CortexService, report: dict[str, Any]) -> dict[str, str]:
+    """The start of each memory the shown actions name (read as the operator, who may name
+    any agent); one gone meanwhile is left out and its action shows its id alone."""
+    found: dict[str, str] = {}
+    for action in report.get("actions", [])[:SHOWN_ACTIONS]:
+        whose = build(AgentRequest, agent_id=action["agent_id"])
+        for memory_id in action["ids"][:SHOWN_IDS]:
+            try:
+                detail = await service.reading.memory_detail(memory_id, whose)
+            except NotFound:
+                continue
+            found[memory_id] = short(detail["memory"]["content"], 70)
+    return found
 
 
 FUTURE_SKEW = timedelta(minutes=5)  # clocks of two machines on one file may differ this much
@@ -115,6 +156,10 @@ def run_lifecycle(args: argparse.Namespace, settings: Settings) -> int:
         request = build(LifecycleRequest, agent_id=args.agent)
         if args.action == "preview":
             report = await service.lifecycle.preview(request, now=args.now)
+            if not args.json:
+                starts = await _starts(service, report.model_dump())
+                emit(args, report.model_dump(), lambda d: _human(d, starts))
+                return 0
         else:
             preview = await service.lifecycle.preview(request, now=args.now)
             total = len(preview.actions)

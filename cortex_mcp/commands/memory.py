@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from cortex_mcp.commands import Command
 from cortex_mcp.commands.output import (
     add_json_flag,
+    aligned,
     emit,
     local_day,
     local_time,
@@ -36,13 +37,13 @@ if TYPE_CHECKING:
 LAYERS = tuple(layer.value for layer in Layer)
 
 
-def _row(m: dict[str, Any], where: tzinfo) -> str:
+def _cells(m: dict[str, Any], where: tzinfo) -> list[str]:
     day = local_day(m.get("occurred_at") or m["created_at"], where)  # the memory's own date
-    return f"{m['id']}  {m['layer']:<7} {m['category']:<12} {day}  {short(m['content'])}"
+    return [m["id"], m["layer"], m["category"], day, short(m["content"])]
 
 
 def _table(rows: list[dict[str, Any]], where: tzinfo) -> str:
-    return "\n".join(_row(m, where) for m in rows) if rows else "no memories"
+    return "\n".join(aligned([_cells(m, where) for m in rows])) if rows else "no memories"
 
 
 # ---- list --------------------------------------------------------------------------------
@@ -65,8 +66,10 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def _forgotten_row(m: dict[str, Any], where: tzinfo) -> str:
-    return f"{_row(m, where)}  (forgotten {local_day(m['forgotten_at'], where)})"
+def _forgotten(rows: list[dict[str, Any]], where: tzinfo) -> str:
+    lines = aligned([_cells(m, where) for m in rows])
+    days = [local_day(m["forgotten_at"], where) for m in rows]
+    return "\n".join(f"{line}  (forgotten {day})" for line, day in zip(lines, days, strict=True))
 
 
 def run_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -75,11 +78,7 @@ def run_list(args: argparse.Namespace, settings: Settings) -> int:
     async def work(reader: MemoryReading) -> int:
         rows = await _listed(reader, args)
         if args.forgotten:
-            emit(
-                args,
-                rows,
-                lambda d: "\n".join(_forgotten_row(m, where) for m in d) or "no forgotten memories",
-            )
+            emit(args, rows, lambda d: _forgotten(d, where) or "no forgotten memories")
         else:
             emit(args, rows, lambda d: _table(d, where))
         return 0
@@ -147,7 +146,7 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
         data = {"memories": [m.model_dump(mode="json") for m in found]}
 
         def human(d: dict[str, Any]) -> str:
-            lines = [f"{m['score']:.3f}  {_row(m, where)}" for m in d["memories"]]
+            lines = aligned([[f"{m['score']:.3f}", *_cells(m, where)] for m in d["memories"]])
             return "\n".join(lines) if lines else "no match"
 
         emit(args, data, human)
@@ -159,7 +158,12 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
 # ---- show --------------------------------------------------------------------------------
 
 
-ID_HELP = "memory id, or its first characters (at least 4, as with git)"
+# UUIDv7 ids begin with their time: memories made the same day share their first 8 or more
+# characters, so a person types the end of one more often than its start.
+ID_HELP = (
+    "memory id, or its first or last characters (at least 4; ids made close together share"
+    " their first 8 to 12, so the last 4-6 are usually the shortest unique part)"
+)
 
 
 def _show_arguments(parser: argparse.ArgumentParser) -> None:
@@ -196,7 +200,8 @@ def _detail(d: dict[str, Any], where: tzinfo) -> str:
             lines.append(f"{'period':>13}: {period}")
     chain = [c for c in d.get("correction_chain", []) if c["id"] != m["id"]]
     if chain:
-        lines += ["", "correction chain:", *(f"  {_row(c, where)}" for c in chain)]
+        rows = aligned([_cells(c, where) for c in chain])
+        lines += ["", "correction chain:", *(f"  {line}" for line in rows)]
     return "\n".join(lines)
 
 
@@ -236,11 +241,19 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "--occurred-at",
         help="when it happened (2026-05-06 or 2026-05-06T14:30Z; default: now)",
     )
+    parser.add_argument(
+        "--supersedes",
+        metavar="ID",
+        help="the memory this one replaces (it is kept as history, no longer recalled as"
+        " current); its id, or its first or last characters",
+    )
     add_json_flag(parser)
 
 
 def run_add(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: CortexService) -> int:
+        resolve = service.reading.resolve_memory_id
+        old = await resolve(args.supersedes) if args.supersedes else None
         request = build(
             RememberRequest,
             content=args.text,
@@ -249,13 +262,17 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
             layer=args.layer,
             source="cli",
             occurred_at=args.occurred_at,
+            supersedes=old,
         )
         result = await service.memories.remember(request)
 
         def human(d: dict[str, Any]) -> str:
             verb = "already known, reinforced" if d["deduplicated"] else "remembered"
-            line = f"{verb}: {d['id']} ({d['layer']})"
-            return f"{line}\n{describe_redactions(d['redacted'])}" if d["redacted"] else line
+            lines = [f"{verb}: {d['id']} ({d['layer']})"]
+            lines += [f"superseded: {superseded}" for superseded in d["superseded"]]
+            if d["redacted"]:
+                lines.append(describe_redactions(d["redacted"]))
+            return "\n".join(lines)
 
         emit(args, result.model_dump(), human)
         return 0
@@ -269,6 +286,11 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
 def _forget_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", help=ID_HELP)
     parser.add_argument("--reason", help="why (kept in the audit log)")
+    parser.add_argument(
+        "--correction",
+        metavar="TEXT",
+        help="the corrected fact: stored as a new memory that supersedes this one",
+    )
     parser.add_argument("--purge", action="store_true", help="erase the content everywhere")
     add_json_flag(parser)
 
@@ -276,7 +298,13 @@ def _forget_arguments(parser: argparse.ArgumentParser) -> None:
 def run_forget(args: argparse.Namespace, settings: Settings) -> int:
     async def work(service: CortexService) -> int:
         memory_id = await service.reading.resolve_memory_id(args.id)
-        request = build(ForgetRequest, memory_id=memory_id, reason=args.reason, purge=args.purge)
+        request = build(
+            ForgetRequest,
+            memory_id=memory_id,
+            reason=args.reason,
+            correction=args.correction,
+            purge=args.purge,
+        )
         result = await service.memories.forget(request)
         emit(args, result.model_dump(mode="json"), _forgot)
         return 0
@@ -287,6 +315,8 @@ def run_forget(args: argparse.Namespace, settings: Settings) -> int:
 def _forgot(d: dict[str, Any]) -> str:
     if d["status"] == "already_forgotten":
         return f"already forgotten (nothing changed): {d['id']}"
+    if d["status"] == "corrected":
+        return f"corrected: {d['id']} is superseded by {d['new_id']}"
     return f"{d['status']}: {d['id']}"
 
 
@@ -355,7 +385,12 @@ COMMANDS = (
         "show", "one memory with its correction chain and access history", run_show, _show_arguments
     ),
     Command("add", "remember a fact", run_add, _add_arguments),
-    Command("forget", "forget a memory (soft), or --purge it", run_forget, _forget_arguments),
+    Command(
+        "forget",
+        "forget a memory (soft), --correction it, or --purge it",
+        run_forget,
+        _forget_arguments,
+    ),
     Command(
         "restore", "bring back a superseded or forgotten memory", run_restore, _restore_arguments
     ),

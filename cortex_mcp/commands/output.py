@@ -191,6 +191,18 @@ def progress_bar(label: str, *, force: bool = False) -> Iterator[ProgressBar]:
         bar.close()
 
 
+def aligned(rows: list[list[str]], gap: str = "  ") -> list[str]:
+    """Rows of cells as lines whose columns line up: each column but the last as wide as its
+    widest cell (the last, free text, is never padded)."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [
+        gap.join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
+        for row in rows
+    ]
+
+
 def short(text: str, width: int = 90) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"

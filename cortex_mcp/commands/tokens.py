@@ -10,7 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.commands import Command
-from cortex_mcp.commands.output import add_json_flag, emit, run_with_tokens
+from cortex_mcp.commands.output import add_json_flag, aligned, emit, run_with_tokens
 from cortex_mcp.config import Settings
 from cortex_mcp.service.requests import RevokeRequest, TokenRequest, build
 
@@ -76,17 +76,22 @@ def _created(d: dict[str, Any]) -> str:
 def _listed(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "no tokens (cortex-mcp token create --agent ID)"
-    lines = []
+    cells = [["id", "name", "agent", "created", "last used", "notes"]]
     for r in rows:
-        used = (r["last_used_at"] or "never")[:19]
-        revoked = f"  revoked {r['revoked_at'][:19]}" if r["revoked_at"] else ""
-        revoked += "  read-only" if r["read_only"] else ""
-        revoked += f"  expires {r['expires_at'][:19]}" if r["expires_at"] else ""
-        lines.append(
-            f"{r['id']}  {r['name']:<20} agent {r['agent']!r}  created {r['created_at'][:19]}"
-            f"  last used {used}{revoked}"
+        notes = [f"revoked {r['revoked_at'][:19]}"] if r["revoked_at"] else []
+        notes += ["read-only"] if r["read_only"] else []
+        notes += [f"expires {r['expires_at'][:19]}"] if r["expires_at"] else []
+        cells.append(
+            [
+                r["id"],
+                r["name"],
+                r["agent"],
+                r["created_at"][:19],
+                (r["last_used_at"] or "never")[:19],
+                "  ".join(notes),
+            ]
         )
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in aligned(cells))
 
 
 def run_token(args: argparse.Namespace, settings: Settings) -> int:

@@ -179,7 +179,7 @@ def id_prefix(value: str, name: str = "id") -> str:
     if not MIN_ID_PREFIX_CHARS <= len(text) <= 36 or not set(text) <= _ID_CHARACTERS:
         raise InvalidInput(
             f"{name}: {text[:40]!r} is not a memory id; give the id, or at least its first"
-            f" {MIN_ID_PREFIX_CHARS} characters (hex digits)",
+            f" {MIN_ID_PREFIX_CHARS} characters (hex digits), or its last {MIN_ID_PREFIX_CHARS}",
             field=name,
         )
     return text

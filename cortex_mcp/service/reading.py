@@ -101,19 +101,28 @@ class MemoryReading:
         self, text: str, agent_id: str | None = None, include_shared: bool | None = None
     ) -> str:
         """The one id of the agent's memories (forgotten ones too) that starts with `text`, as
-        git resolves a short commit id: NotFound when none does, InvalidInput listing the
-        candidates when several do."""
+        git resolves a short commit id, else the one that ends with it (UUIDv7 ids made close
+        together share their first 8 to 12 characters, never their last): NotFound when none
+        does, InvalidInput listing the candidates when several do."""
         agent = validate.agent_for(self.caller, agent_id, self.settings.agent_id)
-        prefix = validate.id_prefix(text)
+        part = validate.id_prefix(text)
         shared = self.settings.include_shared if include_shared is None else include_shared
-        found = await self.memories.ids_starting_with(prefix, agent, shared, _CANDIDATES + 1)
+        found = await self.memories.ids_starting_with(part, agent, shared, _CANDIDATES + 1)
+        verb = "start"
         if not found:
-            raise NotFound(f"id: no memory starts with {prefix} for agent {agent!r}", field="id")
+            found = await self.memories.ids_ending_with(part, agent, shared, _CANDIDATES + 1)
+            verb = "end"
+        if not found:
+            raise NotFound(
+                f"id: no memory starts with {part} (or ends with it) for agent {agent!r}",
+                field="id",
+            )
         if len(found) > 1:
             count = str(len(found)) if len(found) <= _CANDIDATES else f"more than {_CANDIDATES}"
             raise InvalidInput(
-                f"id: {prefix} is ambiguous: {count} memories start with it"
-                f" ({', '.join(found[:_CANDIDATES])}); type more of the id",
+                f"id: {part} is ambiguous: {count} memories {verb} with it"
+                f" ({', '.join(found[:_CANDIDATES])}); type more of the id, or its last"
+                " characters",
                 field="id",
             )
         return found[0]

@@ -210,6 +210,10 @@ class MemoryStorage(TextStorage, Protocol):
         self, prefix: str, agent_id: str, include_shared: bool, limit: int
     ) -> list[str]: ...
 
+    async def ids_ending_with(
+        self, suffix: str, agent_id: str, include_shared: bool, limit: int
+    ) -> list[str]: ...
+
     async def get_many(self, ids: list[str], *, agent_id: str | None = None) -> dict[str, Memory]:
         """The memories of `ids` that exist; with `agent_id`, only that agent's (ids read from
         a memory's metadata or the log are read this way: they may name anyone's)."""

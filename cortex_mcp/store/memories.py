@@ -493,6 +493,18 @@ class MemoryStore(TextReads):
         )
         return [str(row["id"]) for row in rows]
 
+    async def ids_ending_with(
+        self, suffix: str, agent_id: str, include_shared: bool, limit: int
+    ) -> list[str]:
+        """Ids of the agent's memories (forgotten ones too) that end with `suffix` (hex digits
+        and dashes, so no LIKE wildcard): a scan, for a person typing the end of an id."""
+        owner = "(agent_id = ? OR shared = 1)" if include_shared else "agent_id = ?"
+        rows = await self.db.fetchall(
+            f"SELECT id FROM memories WHERE id LIKE ? AND {owner} ORDER BY id LIMIT ?",
+            ("%" + suffix, agent_id, limit),
+        )
+        return [str(row["id"]) for row in rows]
+
     async def get_many(self, ids: list[str], *, agent_id: str | None = None) -> dict[str, Memory]:
         if not ids:
             return {}

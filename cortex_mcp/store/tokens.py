@@ -123,10 +123,10 @@ class TokenStore:
                 f"SELECT {_COLUMNS} FROM agent_tokens WHERE kind = ? AND id = ?",
                 (AGENT, id_or_name),
             ).fetchone()
-            if row is None:
+            if row is None:  # by name: the live one, else the one revoked last (said so below)
                 row = conn.execute(
                     f"SELECT {_COLUMNS} FROM agent_tokens WHERE kind = ? AND name = ?"
-                    " AND revoked_at IS NULL",
+                    " ORDER BY revoked_at IS NOT NULL, revoked_at DESC LIMIT 1",
                     (AGENT, id_or_name),
                 ).fetchone()
             if row is None:
