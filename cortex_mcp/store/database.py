@@ -138,7 +138,9 @@ class Database(BaseHandle):
                 for statement in MIGRATIONS[number]:
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {number + 1}")
-                _log_migration(conn, number + 1, fresh=version == 0)
+                if version > 0:
+                    _log_migration_note(conn, number + 1)
+            _log_schema(self.path, version)
             return version
 
         if await self._user_version(self.conn) < SCHEMA_VERSION:
@@ -244,10 +246,20 @@ class Database(BaseHandle):
         return str(await self.scalar("PRAGMA integrity_check"))
 
 
-def _log_migration(conn: Connection, number: int, *, fresh: bool) -> None:
+def _log_schema(path: Path, version: int) -> None:
+    """One line for the whole schema change: a person starting a server reads one line
+    under its banner, not one per migration."""
+    if version == 0:
+        log.info("created the database %s (schema version %d)", path, SCHEMA_VERSION)
+    else:
+        log.info("upgraded %s from schema version %d to %d", path, version, SCHEMA_VERSION)
+
+
+def _log_migration_note(conn: Connection, number: int) -> None:
+    """What a migration changed in data already stored, said at WARNING (a new database
+    has none to change)."""
     note = MIGRATION_NOTES.get(number)
-    if note is None or fresh:
-        log.info("applied migration %d", number)
+    if note is None:
         return
     row = conn.execute("SELECT COUNT(*) FROM memories").fetchone()
     log.warning("applied migration %d: " + note, number, int(row[0]) if row else 0)

@@ -106,7 +106,13 @@ class PgDatabase(BaseHandle):
                 for statement in MIGRATIONS[number]:
                     conn.execute(statement)
                 conn.execute("INSERT INTO cortex_schema (version) VALUES (%s)", (number + 1,))
-                log.info("applied PostgreSQL migration %d", number + 1)
+            # one line for the whole change, not one per migration
+            if version == 0:
+                log.info("created the PostgreSQL schema (version %d)", SCHEMA_VERSION)
+            elif version < SCHEMA_VERSION:
+                log.info(
+                    "upgraded the PostgreSQL schema from version %d to %d", version, SCHEMA_VERSION
+                )
 
     async def close(self) -> None:
         if self._pool is not None:
