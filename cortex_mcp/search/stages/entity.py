@@ -152,8 +152,8 @@ class EntityStage:
         links = await view.links(list(understood.entities), LINKED)
         for entity_id, found in links.items():
             state.entity_links.setdefault(entity_id, set()).update(found.roles)
-        lift = _Lift(links, view.ordered(links), _lifts(state), state.entities)
-        lift.kinds = _asked_kinds(state.text)
+        kinds = _asked_kinds(state.text)
+        lift = _Lift(links, *view.ordered(links, kinds), _lifts(state), state.entities)
         said = [*names, *understood.entities.values()]
         near = _around(state, links)
         added = await self._add(state, view, lift, near)
@@ -173,7 +173,7 @@ class EntityStage:
         vector = state.query_vector
         if vector is None:
             picked: dict[str, float | None] = {}
-            for memory_id in sorted(lift.ordered, key=lambda m: not lift.fits(m)):
+            for memory_id in lift.ordered:
                 if memory_id not in known and len(picked) < UNMATCHED * 2:
                     picked[memory_id] = None
         else:
@@ -208,7 +208,7 @@ class EntityStage:
         cosines = vectors.matrix @ vector if vectors.ids else np.zeros(0, np.float32)
         nearest: dict[str, float | None] = {}
         rows = np.argsort(-cosines, kind="stable")
-        for row in sorted(rows, key=lambda r: not lift.fits(vectors.ids[r])):
+        for row in sorted(rows, key=lambda r: vectors.ids[r] not in lift.fitting):
             memory_id = vectors.ids[row]
             if memory_id not in known:
                 nearest[memory_id] = float(cosines[row])
@@ -256,14 +256,15 @@ class _Lift:
         self,
         links: dict[str, Links],
         ordered: list[str],
+        fitting: set[str],
         lifts: dict[LinkRole, float],
         pages: dict[str, str],
     ) -> None:
         self.links = links
-        self.ordered = ordered  # every linked memory once, speakers and subjects first
+        self.ordered = ordered  # every linked memory once, those of the kind asked for first
+        self.fitting = fitting  # the entity's own memories that name the kind asked for
         self.lifts = lifts
         self.pages = pages
-        self.kinds: set[EntityKind] = set()  # the kinds of thing the question asks for
 
     def of(self, memory_id: str, relevance: float = 1.0) -> float:
         """`relevance`: what a link's lift is a share of (1 text only: the lift itself). A
@@ -275,15 +276,10 @@ class _Lift:
             if role is None:
                 continue
             lift = PAGE_BOOST if entity_id in self.pages else self.lifts[role] * relevance
-            if role is not LinkRole.mentioned and found.beside.get(memory_id, set()) & self.kinds:
+            if memory_id in self.fitting and role is not LinkRole.mentioned:
                 lift += KIND_LIFT * relevance
             best = max(best, lift)
         return best
-
-    def fits(self, memory_id: str) -> bool:
-        """The entity's own memory names the kind of thing the question asks for."""
-        if not self.kinds:
-            return False
         for found in self.links.values():
             role = found.roles.get(memory_id)
             if (
@@ -317,10 +313,10 @@ def _around(state: SearchState, links: dict[str, Links]) -> dict[str, float]:
     return near
 
 
-def _asked_kinds(text: str) -> set[EntityKind]:
+def _asked_kinds(text: str) -> frozenset[EntityKind]:
     """The kinds of entity a question asks for: places ("which cities", "where", 哪里, どこ),
     people ("who", "children", 谁, 誰), pets ("dogs", 宠物, 猫)."""
-    return {kind for kind, pattern in _ASKED.items() if pattern.search(text)}
+    return frozenset(kind for kind, pattern in _ASKED.items() if pattern.search(text))
 
 
 def _lifts(state: SearchState) -> dict[LinkRole, float]:

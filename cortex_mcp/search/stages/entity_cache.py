@@ -93,19 +93,31 @@ class AgentView:
     links_of: dict[str, Links] = field(default_factory=dict)
     memories: dict[str, Memory | None] = field(default_factory=dict)  # None: not live
     vectors: dict[tuple[tuple[str, ...], str], Vectors] = field(default_factory=dict)
-    orders: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+    orders: dict[tuple[tuple[str, ...], frozenset[EntityKind]], tuple[list[str], set[str]]] = field(
+        default_factory=dict
+    )
 
-    def ordered(self, links: dict[str, Links]) -> list[str]:
-        """Every memory linked to these entities once, speakers and subjects first (for any of
-        them), then in each entity's order (the newest first)."""
-        key = tuple(links)
+    def ordered(
+        self, links: dict[str, Links], kinds: frozenset[EntityKind] = frozenset()
+    ) -> tuple[list[str], set[str]]:
+        """Every memory linked to these entities once: those of their own (speaker or subject)
+        that name an entity of one of `kinds` beside them first, then speakers and subjects,
+        then in each entity's order (the newest first); and the set of those first ones."""
+        key = (tuple(links), kinds)
         known = self.orders.get(key)
         if known is None:
             strength: dict[str, int] = {}
+            fitting: set[str] = set()
             for found in links.values():
                 for memory_id, role in found.ordered:
                     strength[memory_id] = max(strength.get(memory_id, 0), ROLE_STRENGTH[role])
-            known = self.orders[key] = sorted(strength, key=lambda m: -strength[m])
+                    if (
+                        role is not LinkRole.mentioned
+                        and found.beside.get(memory_id, set()) & kinds
+                    ):
+                        fitting.add(memory_id)
+            order = sorted(strength, key=lambda m: (m not in fitting, -strength[m]))
+            known = self.orders[key] = (order, fitting)
             if len(self.orders) > MAX_ENTITIES:
                 self.orders.pop(next(iter(self.orders)))
         return known
