@@ -158,3 +158,35 @@ async def test_the_files_of_a_rest_markdown_export_posted_back_give_the_same_ban
             await copy.memories.recall(build(RecallRequest, query="what do I prefer?"))
             again = await copy.exchange.export_memories(build(ExportRequest, format="markdown"))
     assert _bank(again["files"]) == _bank(files)
+
+
+async def test_a_mirror_folder_whose_memory_md_has_no_dates_gives_the_same_bank_back(
+    backend_settings: Settings,
+    clock: FakeClock,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> None:
+    """The mirror's MEMORY.md writes no day for a fact: the bank's lists give it back."""
+    mirror = tmp_path / "mirror"
+    settings = backend_settings.model_copy(
+        update={
+            "export_dir": mirror,
+            "mirrors": backend_settings.mirrors.model_copy(update={"debounce_s": 0.05}),
+        }
+    )
+    async with open_cortex(settings, clock=clock) as svc:
+        ids = await _fill(svc)
+        assert svc.engines.mirrors is not None
+        await svc.engines.mirrors.flush()
+    before = _bank(_folder(mirror))
+    assert "[2025-" not in (mirror / "MEMORY.md").read_text("utf-8")
+    with _empty_store(backend_settings, tmp_path, request) as target:
+        async with open_cortex(target, clock=clock) as copy:
+            await copy.exchange.import_path(str(mirror))
+            await copy.memories.recall(build(RecallRequest, query="what do I prefer?"))
+            milan = (await copy.stores.memories.get_many([ids["Marco moved to Milan"]]))[
+                ids["Marco moved to Milan"]
+            ]
+            assert milan.occurred_at.startswith("2025-06-01")
+            again = await copy.exchange.export_memories(build(ExportRequest, format="markdown"))
+    assert _bank(again["files"]) == before

@@ -6,10 +6,10 @@ memory/archive/); the bank says what those files do not: each memory's id and ki
 summary, aliases, the memories linked to it and, for each fact, the time it held: `since` for a
 current fact, `from to` for a superseded one. `BankIndex` collects the facts (read once, before
 the import's passes) and gives each memory item read from the other files what the bank knows
-of it, matched by its content; each entity page becomes an entity item with its links.
+of it, matched by its content (its day too, which a mirror's MEMORY.md does not write); each entity page becomes an entity item with its links.
 
-bank/opinions.md gives its evidence memories their ids (each `for`/`against` line carries the
-memory's words); the beliefs themselves are found again from that evidence
+bank/opinions.md gives its evidence memories their ids and days (each `for`/`against` line
+carries the memory's day and words); the beliefs themselves are found again from that evidence
 (engine/beliefs/keeper.py), with the same statements, counts and confidence.
 """
 
@@ -31,7 +31,9 @@ _ID = r"memory:(?P<id>[^;)\s]+)(?:; (?P<role>speaker|subject|mentioned))?"
 _LISTED = re.compile(rf"^- (?P<day>{_DAY}) (?P<text>.*) \(memory:(?P<id>[^;)\s]+)\)$")
 _CURRENT = re.compile(rf"^- (?P<text>.*) \(since (?P<since>{_DAY}); {_ID}\)$")
 _PAST = re.compile(rf"^- (?P<text>.*) \((?P<since>{_DAY}) to (?P<to>{_DAY})?; {_ID}\)$")
-_EVIDENCE = re.compile(r"^- (?:for|against): memory:(?P<id>[^\s:]+): (?P<text>.+)$")
+_EVIDENCE = re.compile(
+    rf"^- (?:for|against): memory:(?P<id>[^\s:]+)(?: \(said (?P<day>{_DAY})\))?: (?P<text>.+)$"
+)
 _ALIAS = re.compile(r"^- (?P<alias>.+) \((?P<origin>[a-z]+)(?:, said by (?P<speaker>.+))?\)$")
 _FRONT_KIND = re.compile(r"^kind: (?P<kind>\w+)$")
 
@@ -52,6 +54,7 @@ class BankFact:
 
     id: str
     kind: str | None = None  # world | experience, when a list names it
+    day: str | None = None  # the day it is about (`occurred_at`), when a list says it
     valid_from: str | None = None
     valid_to: str | None = None
     superseded: bool = False
@@ -79,17 +82,20 @@ class BankIndex:
 
     def _read(self, source: Source) -> None:
         if source.kind == "bank_opinions":  # each belief's evidence, with its words
-            for line in source.lines():
+            for number, line in enumerate(source.lines(), start=1):
                 piece = _EVIDENCE.match(line)
                 if piece:
-                    self._fact(piece["text"], piece["id"])
+                    evidence = self._fact(piece["text"], piece["id"])
+                    if piece["day"]:
+                        evidence.day = _moment(piece["day"], number)
             return
         kind = PurePosixPath(source.name).stem if source.kind == "bank_facts" else None
         for number, line in enumerate(source.lines(), start=1):
             if kind is not None:
                 listed = _LISTED.match(line)
                 if listed:
-                    self._fact(listed["text"], listed["id"]).kind = kind
+                    fact = self._fact(listed["text"], listed["id"])
+                    fact.kind, fact.day = kind, _moment(listed["day"], number)
                 continue
             current, past = _CURRENT.match(line), _PAST.match(line)
             found = current or past
@@ -112,6 +118,8 @@ class BankIndex:
         if fact is None:
             return
         data.setdefault("id", fact.id)
+        if fact.day is not None and fact.day[:10] != _day_of(data):  # an undated mirror line
+            data["occurred_at"] = fact.day
         if fact.kind is not None and _kind_of(data) != fact.kind:
             data["metadata"] = {**(data.get("metadata") or {}), "retain": fact.kind}
         if fact.valid_from is not None and fact.valid_from[:10] != _day_of(data):

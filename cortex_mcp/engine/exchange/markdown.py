@@ -223,7 +223,9 @@ def render_entities(entities: list[dict[str, Any]], exported_at: str) -> str:
 
 
 def render_opinions(
-    beliefs: list[dict[str, Any]], exported_at: str, contents: dict[str, str] | None = None
+    beliefs: list[dict[str, Any]],
+    exported_at: str,
+    contents: dict[str, tuple[str, str]] | None = None,
 ) -> str:
     """bank/opinions.md: each belief with its holder, confidence, evidence counts, the memories
     for and against it (`memory:<id>` links, each with its words when it is live, so that an
@@ -231,8 +233,11 @@ def render_opinions(
     said = contents or {}
 
     def piece(role: str, memory_id: str) -> str:
-        text = said.get(memory_id)
-        return f"- {role}: memory:{memory_id}" + (f": {_line(text)}" if text else "")
+        found = said.get(memory_id)
+        if found is None:
+            return f"- {role}: memory:{memory_id}"
+        day, text = found
+        return f"- {role}: memory:{memory_id} (said {day}): {_line(text)}"
 
     head = _frontmatter({"exported_at": exported_at, "beliefs": len(beliefs)})
     lines = ["# Opinions", ""]
@@ -371,7 +376,7 @@ def render_mirrors(
     if entities:
         files["memory/entities.md"] = render_entities(entities, exported_at)
     if beliefs:
-        contents = {m.id: m.content for m in memories}
+        contents = {m.id: (_day(m), m.content) for m in memories}
         files["bank/opinions.md"] = render_opinions(beliefs, exported_at, contents)
     if bank:
         files.update(render_bank(memories, entities or [], exported_at))
