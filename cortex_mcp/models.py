@@ -7,6 +7,7 @@ import os
 import re
 import time
 import uuid
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -318,6 +319,35 @@ class Caller:
 
 LOCAL = Caller("local")
 ADMIN = Caller("admin")
+
+# Who the request being handled acts as (`CortexService.acting_for` sets it), read where a
+# lifecycle-log entry is written so each records who acted; unset: the person at this
+# machine (the CLI, stdio) or the server's own schedule.
+ACTING: ContextVar[Caller | None] = ContextVar("cortex_acting", default=None)
+ACTOR_KEY = "actor"  # where a log entry's details say who acted
+
+
+def actor_of(caller: Caller | None) -> dict[str, str]:
+    """Who acted, as a log entry records it: an agent token's id, an identity provider's
+    subject and issuer (or a trusted proxy's user), "admin" or "local"; never a secret."""
+    if caller is None or caller.kind == "local":
+        return {"kind": "local"}
+    actor = {"kind": caller.kind}
+    if caller.agent_id is not None:
+        actor["agent"] = caller.agent_id
+    if caller.subject is not None:
+        actor["subject"] = caller.subject
+        actor["issuer"] = caller.issuer or ""
+    elif caller.token_id is not None:
+        actor["token_id"] = caller.token_id
+    return actor
+
+
+def with_actor(details: dict[str, Any]) -> dict[str, Any]:
+    """`details` with who acted (kept when it already says, as an imported entry does)."""
+    if ACTOR_KEY in details:
+        return details
+    return {**details, ACTOR_KEY: actor_of(ACTING.get())}
 
 
 class SystemClock:

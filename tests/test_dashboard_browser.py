@@ -269,6 +269,12 @@ def test_forget_and_restore_round_trip(
     assert memory["forgotten_at"] is None and memory["layer"] == "working"
     recalled = _rest(server, "POST", "/recall", json={"query": "TLS certificate renew"})
     assert memory_id in [m["id"] for m in recalled["memories"]]
+    # the audit log says who acted (a server without a token: every caller is the admin)
+    page = tab.open(f"#/memory/{memory_id}", ready="#forget")
+    audit = page.locator("table:has(caption:text('Audit log')) tbody tr")
+    rows = [audit.nth(i).locator("td").all_inner_texts() for i in range(audit.count())]
+    assert {row[1] for row in rows} >= {"forget", "restore"}
+    assert all(row[2] == "admin" and "actor" not in row[3] for row in rows)
     assert tab.errors == []
 
 

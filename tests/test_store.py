@@ -84,7 +84,9 @@ async def test_purge_leaves_only_a_content_free_tombstone(
     conn = sqlite3.connect(settings.db_path)
     rows = conn.execute("SELECT action, details FROM lifecycle_log ORDER BY id").fetchall()
     assert rows[-1][0] == "purge"
-    # every entry about the purged memory says whose it was, and nothing more
-    assert all(json.loads(details) == {"agent_id": "default"} for _, details in rows)
+    # every entry about the purged memory says whose it was, and nothing more; the purge
+    # itself also who purged it (issue 35)
+    assert all(json.loads(details) == {"agent_id": "default"} for _, details in rows[:-1])
+    assert json.loads(rows[-1][1]) == {"agent_id": "default", "actor": {"kind": "local"}}
     assert all("X1234567" not in details for _, details in rows)
     assert conn.execute("SELECT COUNT(*) FROM access_log").fetchone()[0] == 0

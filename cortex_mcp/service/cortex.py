@@ -19,7 +19,7 @@ from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer
 from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.redaction import Redactor
-from cortex_mcp.models import LOCAL, Caller
+from cortex_mcp.models import ACTING, LOCAL, Caller
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.llm import LLMCascade
 from cortex_mcp.providers.rerank import GuardedReranker
@@ -119,7 +119,9 @@ class CortexService:
     def acting_for(self, caller: Caller) -> CortexService:
         """The same services, each acting for `caller`: an agent token's caller reads and
         writes its own agent only (naming another is refused, service by service). Cheap: a
-        shallow copy of each service, built per request by the transports."""
+        shallow copy of each service, built per request by the transports. What the request
+        writes into the lifecycle log records this caller as who acted (models.ACTING)."""
+        ACTING.set(caller)
         if caller == self.caller:
             return self
         reading = copy.copy(self.reading)

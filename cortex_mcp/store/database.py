@@ -25,7 +25,7 @@ from cortex_mcp.store.files import (
     warn_if_exposed,
 )
 from cortex_mcp.store.handle import BaseHandle
-from cortex_mcp.store.interfaces import Connection, WriteFn
+from cortex_mcp.store.interfaces import Connection, WriteFn, in_callers_context
 from cortex_mcp.store.schema import MIGRATION_NOTES, MIGRATIONS, SCHEMA_VERSION
 from cortex_mcp.store.writer import WriteQueue
 
@@ -163,7 +163,7 @@ class Database(BaseHandle):
 
         A storage failure (disk full, read-only, corrupt, locked too long) becomes a
         StorageError whose message says what happened and that nothing was changed."""
-        return await self._guarded(lambda: self._queue.submit(fn))
+        return await self._guarded(lambda: self._queue.submit(in_callers_context(fn)))
 
     async def _guarded(self, work: Callable[[], Awaitable[T]]) -> T:
         if self.read_only:

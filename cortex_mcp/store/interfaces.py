@@ -17,6 +17,7 @@ that take `backend_settings` run the same behaviour on both databases.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -77,6 +78,13 @@ class Connection(Protocol):
 
 
 WriteFn = Callable[[Connection], T]
+
+
+def in_callers_context(fn: WriteFn[T]) -> WriteFn[T]:
+    """`fn` to run on a writer's thread in the calling task's context: what it reads of the
+    request (models.ACTING: who acts) is the request's, whichever batch it joins."""
+    context = contextvars.copy_context()
+    return lambda conn: context.run(fn, conn)
 
 
 class DatabaseHandle(Protocol):

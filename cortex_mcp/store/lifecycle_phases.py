@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from cortex_mcp.models import LifecycleAction, NewMemory
+from cortex_mcp.models import LifecycleAction, NewMemory, with_actor
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.interfaces import Connection, MemoryStorage
 from cortex_mcp.store.memories import drop_vec_row
@@ -91,7 +91,7 @@ def _audit_row(
     action: str, ids: list[str], details: dict[str, Any], now: str
 ) -> tuple[str, str, str, str]:
     """The row `memories.add_log_row` writes, for many at once."""
-    return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
+    return (action, json.dumps(ids), json.dumps(with_actor(details), ensure_ascii=False), now)
 
 
 def _live_for_moves(conn: Connection, actions: list[LifecycleAction]) -> set[str]:

@@ -25,6 +25,7 @@ from cortex_mcp.models import (
     from_iso,
     new_id,
     to_iso,
+    with_actor,
 )
 from cortex_mcp.store.database import Row, placeholders
 from cortex_mcp.store.entities import drop_links_in
@@ -216,7 +217,7 @@ _LOG_ROW = (
 
 
 def _log_params(action: str, ids: list[str], details: dict[str, Any], now: str) -> tuple[Any, ...]:
-    return (action, json.dumps(ids), json.dumps(details, ensure_ascii=False), now)
+    return (action, json.dumps(ids), json.dumps(with_actor(details), ensure_ascii=False), now)
 
 
 def log_entry(row: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from cortex_mcp.errors import CortexError, StorageError
 from cortex_mcp.store.handle import BaseHandle
-from cortex_mcp.store.interfaces import WriteFn
+from cortex_mcp.store.interfaces import WriteFn, in_callers_context
 from cortex_mcp.store.postgres.connection import (
     CancellableWork,
     Row,
@@ -157,7 +157,8 @@ class PgDatabase(BaseHandle):
         """Run the synchronous `fn(connection)` as one SERIALIZABLE transaction on a worker
         thread, retried on a serialization failure or a deadlock (so `fn` may run more than
         once: it must do nothing but SQL on the connection it is given)."""
-        result = await self._guard(lambda: self.run(partial(_transact_sync, fn)))
+        in_context = in_callers_context(fn)
+        result = await self._guard(lambda: self.run(partial(_transact_sync, in_context)))
         self.commits += 1
         return result
 

@@ -25,14 +25,23 @@ export async function render(root, { arg }) {
     (page.access_history.length ? page.access_history : [null]).map((a) => a
       ? h("tr", {}, h("td", {}, when(a.accessed_at)), h("td", { class: "num" }, a.rank), h("td", {}, short(a.query_hash || "", 16)))
       : h("tr", {}, h("td", { colspan: 3 }, "Never recalled.")))));
-  root.append(table("Audit log", ["When", "Action", "Details"],
+  root.append(table("Audit log", ["When", "Action", "By", "Details"],
     (page.history.length ? page.history : [null]).map((e) => e
-      ? h("tr", {}, h("td", {}, when(e.executed_at)), h("td", {}, e.action), h("td", { class: "content" }, JSON.stringify(e.details)))
-      : h("tr", {}, h("td", { colspan: 3 }, "No entries.")))));
+      ? h("tr", {}, h("td", {}, when(e.executed_at)), h("td", {}, e.action), h("td", {}, actor(e.details.actor)),
+        h("td", { class: "content" }, JSON.stringify({ ...e.details, actor: undefined })))
+      : h("tr", {}, h("td", { colspan: 4 }, "No entries.")))));
   if (page.relations.length) {
     root.append(table("Relations extracted with it", ["Subject", "Predicate", "Object"],
       page.relations.map((r) => h("tr", {}, h("td", {}, r.subject), h("td", {}, r.predicate), h("td", {}, r.object)))));
   }
+}
+
+// who acted, as a log entry records it (an entry written before issue 35 says nothing)
+function actor(a) {
+  if (!a) return "";
+  if (a.subject) return `${a.subject} (${a.issuer})`;
+  if (a.token_id) return `token ${a.token_id}`;
+  return a.kind;
 }
 
 function metadata(m) {
