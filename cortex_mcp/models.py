@@ -559,12 +559,31 @@ class RecallMeta(_Model):
     # the time zone the query's dates were read in and the context's dates are shown in (an
     # IANA name, or an offset such as "+08:00" that `now` named)
     timezone: str | None = None
-    # the window the query named: start and end (ISO UTC, the end exclusive) and its words
-    time: dict[str, str] | None = None
+    # the window the query named: start and end (ISO UTC, the end exclusive), its words
+    # (`expression`), what it was read as in the user's zone (`read_as`: "March 2026") and
+    # whether any memory is from then (`boosted`)
+    time: dict[str, str | bool] | None = None
+    # words of the query that can only be about time but were read as no window ("Q1")
+    time_unread: str | None = None
     # the entity the recall is about ("tell me about Anna", `about`): its page
     entity: EntityPage | None = None
     # a name or alias that fits several entities: them, and no page (never a guess)
     entity_candidates: list[EntityCandidate] = Field(default_factory=list)
+
+
+class SearchMeta(_Model):
+    """What a search understood: the moment and zone it reckoned in, the window the query's
+    time words were read as (as `RecallMeta.time`), or the time words it could not read."""
+
+    now: str
+    timezone: str
+    time: dict[str, str | bool] | None = None
+    time_unread: str | None = None
+
+
+class SearchAnswer(_Model):
+    memories: list[ScoredMemory]
+    meta: SearchMeta
 
 
 class RecallResult(_Model):

@@ -134,7 +134,7 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
     where = zone(settings.timezone)
 
     async def work(service: CortexService) -> int:
-        found = await service.memories.search(
+        answer = await service.memories.search_answer(
             build(
                 SearchRequest,
                 query=args.query,
@@ -143,16 +143,41 @@ def run_search(args: argparse.Namespace, settings: Settings) -> int:
                 until=args.until,
             )
         )
-        data = {"memories": [m.model_dump(mode="json") for m in found]}
+        data = answer.model_dump(mode="json")
 
         def human(d: dict[str, Any]) -> str:
-            lines = aligned([[f"{m['score']:.3f}", *_cells(m, where)] for m in d["memories"]])
-            return "\n".join(lines) if lines else "no match"
+            said = _time_said(d["meta"])
+            window = d["meta"].get("time") or {}
+            rows = [[f"{m['score']:.3f}", *_cells(m, where)] for m in d["memories"]]
+            for row, m in zip(rows, d["memories"], strict=True):
+                row[-1] += _outside(m, window)
+            lines = aligned(rows)
+            return "\n".join([*([said] if said else []), *(lines or ["no match"])])
 
         emit(args, data, human)
         return 0
 
     return run_with_service(settings, work)
+
+
+def _outside(m: dict[str, Any], window: dict[str, Any]) -> str:
+    """ "  (outside March 2026)" for a hit from another period than the query named."""
+    if not window.get("boosted"):
+        return ""
+    moment = m.get("occurred_at") or m["created_at"]
+    inside = window["start"] <= moment < window["end"]
+    return "" if inside else f"  (outside {window['read_as']})"
+
+
+def _time_said(meta: dict[str, Any]) -> str:
+    """The line that says which period the query's time words were read as."""
+    window = meta.get("time")
+    if window:
+        line = f'read as: {window["read_as"]} ("{window["expression"]}", {meta["timezone"]})'
+        return line if window.get("boosted") else line + "; no memories are from then"
+    if meta.get("time_unread"):
+        return f'time words not understood: "{meta["time_unread"]}" (ranked without a period)'
+    return ""
 
 
 # ---- show --------------------------------------------------------------------------------

@@ -21,10 +21,12 @@ from cortex_mcp.engine.entities.mentions import page_subject
 from cortex_mcp.engine.lifecycle.runner import LifecycleEngine
 from cortex_mcp.engine.recall.access import AccessBatcher
 from cortex_mcp.engine.recall.gate import (
+    Window,
     build_context,
     frame_for_prompt,
     framing_cost,
     small_talk_reason,
+    time_said,
 )
 from cortex_mcp.engine.recall.indexer import EmbeddingIndexer, FreshVectors
 from cortex_mcp.engine.recall.latency import LatencyWindow
@@ -36,6 +38,7 @@ from cortex_mcp.engine.recall.page import (
     page_text,
 )
 from cortex_mcp.engine.recall.report import debug_report
+from cortex_mcp.engine.recall.when import window_words
 from cortex_mcp.engine.redaction import Redactor, redact
 from cortex_mcp.errors import InvalidInput, NotFound, ReadOnlyStorage
 from cortex_mcp.models import (
@@ -54,11 +57,14 @@ from cortex_mcp.models import (
     RecallResult,
     RememberResult,
     ScoredMemory,
+    SearchAnswer,
     SearchFilters,
+    SearchMeta,
     to_iso,
 )
 from cortex_mcp.search.fusion import Candidate
 from cortex_mcp.search.hybrid import HybridSearch
+from cortex_mcp.search.time_words import unread_time_words
 from cortex_mcp.service.effects import Background, Refresher
 from cortex_mcp.service.requests import (
     ForgetRequest,
@@ -152,11 +158,20 @@ class MemoryService:
             linked = outcome.entity_links.get(lookup.entity.id, set())
             page = page_of(lookup.entity, [m.id for m in memories if m.id in linked])
         head = _head(lookup, page, now)
+        window = read_window(outcome.facts, now)
+        unread = None if window is not None else unread_time_words(text)
+        said = time_said(window, unread)
         frame = framing_cost() if framed else 0
+        said_cost = count_tokens(said) + 1 if said else 0
         head_cost = count_tokens(head) + 1 if head else 0
-        context, kept, tokens = build_context(memories, budget - frame - head_cost, now)
-        if head and head_cost <= budget - frame:
+        marks = window if window is not None and window.boosted else None
+        context, kept, tokens = build_context(
+            memories, budget - frame - said_cost - head_cost, now, marks
+        )
+        if head and head_cost <= budget - frame - said_cost:
             context, tokens = "\n\n".join(p for p in (head, context) if p), tokens + head_cost
+        if said and context:
+            context, tokens = f"{said}\n{context}", tokens + said_cost
         if page is not None:
             shown = {m.id for m in kept}
             page.memory_ids = [i for i in page.memory_ids if i in shown]
@@ -172,12 +187,15 @@ class MemoryService:
             timings_ms=outcome.timings_ms,
             now=to_iso(now),
             timezone=label(where),
-            time=_window_of(outcome.facts),
+            time=_window_of(outcome.facts, window),
             entity=page,
             entity_candidates=lookup.candidates if lookup is not None else [],
         )
         if len(text) == 1:
             meta.notes.append("one-character query: matched as a single character")
+        if unread is not None:
+            meta.time_unread = unread
+            meta.notes.append(f'time words not understood: "{unread}" (ranked without a period)')
         if request.about is not None and lookup is not None and not (page or lookup.candidates):
             meta.notes.append(f"about: no person, pet or place is called {request.about!r}")
         self.latency.record(meta.took_ms)
@@ -308,6 +326,12 @@ class MemoryService:
     async def search(self, request: SearchRequest) -> list[ScoredMemory]:
         """Ranked memories for a query, without the recall gate (no small-talk skip, no
         context block, no access counting)."""
+        return (await self.search_answer(request)).memories
+
+    async def search_answer(self, request: SearchRequest) -> SearchAnswer:
+        """`search`'s memories and what the search understood (`meta`: its reference time and
+        zone, the window the query's time words were read as, or the words it could not
+        read)."""
         text = _query(request.query)
         where = self.zone_for(request.timezone, request.now)
         filters = self.filters(
@@ -328,7 +352,17 @@ class MemoryService:
         memories = await self._with_entities(
             filters.agent_id, [c.memory for c in outcome.ranked if c.memory is not None], now
         )
-        return [ScoredMemory(**m.model_dump(), score=round(found[m.id].final, 6)) for m in memories]
+        window = read_window(outcome.facts, now)
+        meta = SearchMeta(
+            now=to_iso(now),
+            timezone=label(where),
+            time=_window_of(outcome.facts, window),
+            time_unread=None if window is not None else unread_time_words(text),
+        )
+        scored = [
+            ScoredMemory(**m.model_dump(), score=round(found[m.id].final, 6)) for m in memories
+        ]
+        return SearchAnswer(memories=scored, meta=meta)
 
     async def search_debug(self, request: SearchDebugRequest) -> dict[str, Any]:
         text = _query(request.query)
@@ -483,9 +517,20 @@ def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
 
-def _window_of(facts: dict[str, Any]) -> dict[str, str] | None:
+def _window_of(facts: dict[str, Any], window: Window | None) -> dict[str, str | bool] | None:
     """The window the time stage understood, as recall's meta shows it."""
-    window = facts.get("time")
-    if window is None:
+    found = facts.get("time")
+    if found is None or window is None:
         return None
-    return {key: window[key] for key in ("start", "end", "expression")}
+    shown: dict[str, str | bool] = {key: found[key] for key in ("start", "end", "expression")}
+    return {**shown, "read_as": window.words, "boosted": window.boosted}
+
+
+def read_window(facts: dict[str, Any], now: datetime) -> Window | None:
+    """The window the time stage understood, named on the user's calendar (`now`'s zone)."""
+    found = facts.get("time")
+    if found is None:
+        return None
+    where = now.tzinfo or UTC
+    words = window_words(found["start"], found["end"], found["granularity"], where)
+    return Window(found["start"], found["end"], words, bool(found.get("boosted")))

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from cortex_mcp.engine.recall.gate import what_and_who
+from cortex_mcp.engine.recall.gate import Window, time_said, what_and_who
 from cortex_mcp.engine.recall.page import candidates_text, page_text
 from cortex_mcp.engine.recall.when import dated
 from cortex_mcp.engine.redaction import describe_redactions
@@ -41,20 +41,24 @@ def tool_error(message: str) -> CallToolResult:
 
 def recall_text(result: RecallResult) -> str:
     meta = result.meta
+    window = _window(meta)
+    said = time_said(window, meta.time_unread)
     if meta.skipped_reason:
         lines = [f"No recall: {meta.skipped_reason} (meta.skipped_reason)."]
     elif not result.memories:
-        lines = ["No memories matched."]
+        lines = ["No memories matched." + (f" {said}" if said else "")]
     else:
         count = len(result.memories)
         lines = [
+            *([said] if said else []),
             f"{count} memor{'y' if count == 1 else 'ies'}, most relevant first"
             f" ({meta.tokens} tokens; search: {', '.join(meta.channels) or 'none'})."
             " Pass an id to cortex_forget to retract or correct it.",
         ]
         now = _reference(meta)
+        marks = window if window is not None and window.boosted else None
         for rank, memory in enumerate(result.memories, start=1):
-            lines += ["", *_memory_block(rank, memory, now)]
+            lines += ["", *_memory_block(rank, memory, now, marks)]
     if meta.entity is not None:
         lines = [page_text(meta.entity, _reference(meta)), "", *lines]
     elif meta.entity_candidates:
@@ -71,11 +75,24 @@ def _reference(meta: RecallMeta) -> datetime | None:
     return from_iso(meta.now).astimezone(labelled(meta.timezone)) if meta.now else None
 
 
-def _memory_block(rank: int, memory: ScoredMemory, now: datetime | None) -> list[str]:
+def _window(meta: RecallMeta) -> Window | None:
+    """The period the query was read as, from `meta.time`."""
+    found = meta.time
+    if found is None or not isinstance(found.get("read_as"), str):
+        return None
+    start, end = str(found["start"]), str(found["end"])
+    return Window(start, end, str(found["read_as"]), bool(found.get("boosted")))
+
+
+def _memory_block(
+    rank: int, memory: ScoredMemory, now: datetime | None, window: Window | None = None
+) -> list[str]:
+    outside = window.outside(memory).lstrip(", ") if window is not None else ""
     head = (
         f"[{rank}] id {memory.id} | {memory.layer.value} | {memory.category.value}"
-        f" | {dated(memory.occurred_at or memory.created_at, now)} | score {memory.score:.3f}"
-        f" | {what_and_who(memory)}"
+        f" | {dated(memory.occurred_at or memory.created_at, now)}"
+        + (f" ({outside})" if outside else "")
+        + f" | score {memory.score:.3f} | {what_and_who(memory)}"
     )
     if memory.metadata.get("unextracted"):
         speaker = memory.metadata.get("speaker") or "conversation"

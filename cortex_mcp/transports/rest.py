@@ -73,7 +73,7 @@ async def recall(call: Call) -> RecallResult:
 
 async def search(call: Call) -> r.SearchResponse:
     b: SearchRequest = _own(call, call.body)
-    results = await call.service.memories.search(b)
+    answer = await call.service.memories.search_answer(b)
     debug = None
     if b.debug:
         explain = build(
@@ -87,7 +87,7 @@ async def search(call: Call) -> r.SearchResponse:
             timezone=b.timezone,
         )
         debug = await call.service.memories.search_debug(explain)
-    return r.SearchResponse(results=results, debug=debug)
+    return r.SearchResponse(results=answer.memories, meta=answer.meta, debug=debug)
 
 
 async def remember(call: Call) -> RememberResult:

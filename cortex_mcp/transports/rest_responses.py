@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeAliasType
 
-from cortex_mcp.models import CoreProposal, Entity, Memory, ScoredMemory
+from cortex_mcp.models import CoreProposal, Entity, Memory, ScoredMemory, SearchMeta
 
 # Any JSON value: what an imported lifecycle-log entry may carry in `details`.
 Json = TypeAliasType("Json", "str | int | float | bool | list[Json] | dict[str, Json] | None")
@@ -308,6 +308,9 @@ class Health(BaseModel):
 
 class SearchResponse(BaseModel):
     results: list[ScoredMemory]
+    # what the search understood: its reference time and zone, the period the query's time
+    # words were read as (`time.read_as`) or the words it could not read (`time_unread`)
+    meta: SearchMeta | None = None
     debug: dict[str, Any] | None = None
 
 

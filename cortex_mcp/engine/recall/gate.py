@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from datetime import datetime
 
 from cortex_mcp.engine.beliefs.confidence import standing_text
-from cortex_mcp.engine.recall.when import dated
+from cortex_mcp.engine.recall.when import dated, in_window
 from cortex_mcp.models import Memory, ValidityStatus, from_iso
 from cortex_mcp.tokenize import count_tokens, normalise
 
@@ -69,15 +70,45 @@ def is_history(memory: Memory) -> bool:
     return bool(memory.metadata.get("unextracted"))
 
 
-def _line_prefix(memory: Memory, now: datetime | None = None) -> str:
+@dataclass(frozen=True)
+class Window:
+    """The period the query's time words were read as: [start, end) in ISO UTC, and how the
+    answer names it ("March 2026")."""
+
+    start: str
+    end: str
+    words: str
+    boosted: bool = True  # some memory is from then (else its words were searched as words)
+
+    def outside(self, memory: Memory) -> str:
+        """ ", outside March 2026" for a memory from another time, else nothing."""
+        moment = memory.occurred_at or memory.created_at
+        return "" if in_window(moment, self.start, self.end) else f", outside {self.words}"
+
+
+def time_said(window: Window | None, unread: str | None) -> str:
+    """The answer's first line about time: which period the query's time words were read as
+    (and whether any memory is from then), or that they were not understood."""
+    if window is not None and window.boosted:
+        return f"(read as: {window.words})"
+    if window is not None:
+        return f"(read as: {window.words}; no memories are from then: its words were searched)"
+    if unread is not None:
+        return f'(time words not understood: "{unread}"; ranked without a period)'
+    return ""
+
+
+def _line_prefix(memory: Memory, now: datetime | None = None, window: Window | None = None) -> str:
     """`- [core 2026-05-06, 3 weeks ago] (fact, experience; about Anna; source x.md#L3) `: the
     memory's own time (`occurred_at`) and, with the recall's reference time, how long before it
-    that was; its category and kind, who it is about and where it came from."""
+    that was (and, when the query named a period it is not in, `outside March 2026`); its
+    category and kind, who it is about and where it came from."""
+    outside = window.outside(memory) if window is not None else ""
     if is_history(memory):
-        said_at = dated(memory.occurred_at or memory.created_at, now)
+        said_at = dated(memory.occurred_at or memory.created_at, now) + outside
         speaker = one_line(str(memory.metadata.get("speaker") or "conversation"))
         return f"- [conversation history, {said_at}, {speaker}] ({what_and_who(memory)}): "
-    when = dated(memory.occurred_at or memory.created_at, now)
+    when = dated(memory.occurred_at or memory.created_at, now) + outside
     return f"- [{memory.layer.value} {when}] ({memory.category.value}, {what_and_who(memory)}){_standing(memory)} "
 
 
@@ -129,7 +160,10 @@ def _body(memory: Memory) -> str:
 
 
 def build_context(
-    memories: list[Memory], max_tokens: int, now: datetime | None = None
+    memories: list[Memory],
+    max_tokens: int,
+    now: datetime | None = None,
+    window: Window | None = None,
 ) -> tuple[str, list[Memory], int]:
     """The context block and the memories that fit in it, best first, within `max_tokens`.
 
@@ -146,7 +180,7 @@ def build_context(
     for memory in memories:
         header = HISTORY_HEADER if is_history(memory) else FACTS_HEADER
         opening = 0 if sections[header] else count_tokens(header) + 1
-        prefix = _line_prefix(memory, now)
+        prefix = _line_prefix(memory, now, window)
         line = prefix + _body(memory)
         cost = count_tokens(line) + 1 + opening
         if used + cost > max_tokens:

@@ -4,7 +4,7 @@ reference time ("2026-05-06, 3 weeks ago"), so a model can answer "when did I ..
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from cortex_mcp.models import from_iso
 
@@ -50,3 +50,36 @@ def dated(occurred_at: str, now: datetime | None) -> str:
     moment = from_iso(occurred_at)
     day = moment.astimezone(now.tzinfo or UTC).date().isoformat()
     return f"{day}, {relative_phrase(moment, now)}"
+
+
+def window_words(start: str, end: str, granularity: str, where: tzinfo) -> str:
+    """The window a query's time words were read as, for the model and the person reading the
+    answer: "19 May 2026", "March 2026", "2025", "11 May 2026 to 17 May 2026", "before
+    25 Dec 2025"; its days are `where`'s (the user's zone). `start`, `end`: ISO UTC, the end
+    exclusive."""
+    if granularity == "open" or from_iso(start).year <= _OPEN_BEFORE_YEAR:
+        return f"before {_day(from_iso(end).astimezone(where))}"
+    first = from_iso(start).astimezone(where)
+    last = (from_iso(end) - timedelta(microseconds=1)).astimezone(where)
+    if first.date() == last.date():
+        return _day(first)
+    if granularity == "month" and first.day == 1 and (last + timedelta(days=1)).day == 1:
+        return f"{_MONTHS[first.month - 1]} {first.year}"
+    if granularity == "year" and (first.month, first.day, last.month, last.day) == (1, 1, 12, 31):
+        return str(first.year)
+    return f"{_day(first)} to {_day(last)}"
+
+
+_OPEN_BEFORE_YEAR = 1970  # an open start ("before May") is reckoned from the earliest moment
+_MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+
+
+def _day(moment: datetime) -> str:
+    return f"{moment.day} {_MONTHS[moment.month - 1]} {moment.year}"
+
+
+def in_window(occurred_at: str, start: str, end: str) -> bool:
+    """Whether a memory's own time lies in [start, end) (all ISO UTC, so text compares)."""
+    return start <= occurred_at < end
