@@ -63,6 +63,12 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--since", help="only memories that happened on or after this date")
     parser.add_argument("--until", help="only memories that happened up to this date's end")
+    parser.add_argument(
+        "--sort",
+        choices=("stored", "occurred"),
+        help="newest first by when stored or when it happened"
+        " (default: happened with --since/--until, else stored)",
+    )
     add_json_flag(parser)
 
 
@@ -99,6 +105,7 @@ async def _listed(reader: MemoryReading, args: argparse.Namespace) -> list[dict[
             offset=len(rows),
             since=args.since,
             until=args.until,
+            sort=args.sort,
         )
         page = (await reader.list_memories(request, forgotten=args.forgotten))["memories"]
         rows += page

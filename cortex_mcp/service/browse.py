@@ -10,7 +10,7 @@ import binascii
 import json
 import os
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import timedelta, tzinfo
 from typing import Any
 
 from cortex_mcp.config import Settings
@@ -30,6 +30,7 @@ from cortex_mcp.service.requests import AgentRequest, build
 from cortex_mcp.service.status import StatusService
 from cortex_mcp.store.backend import Stores
 from cortex_mcp.store.browse import SORTS, STATUSES, BrowseStore, TableQuery
+from cortex_mcp.zones import zone
 
 SEARCH_MODES = ("hybrid", "text", "vector")
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -75,10 +76,15 @@ class BrowseService:
         status: str = "live",
         since: str | None = None,
         until: str | None = None,
+        occurred_since: str | None = None,
+        occurred_until: str | None = None,
         q: str | None = None,
     ) -> dict[str, Any]:
         """One page of the agent's memories: {memories, next_cursor, total and total_capped
-        (first page only; a text or date filter counts up to 10,000)}."""
+        (first page only; a text or date filter counts up to 10,000)}. `since`/`until` bound
+        when they were stored, `occurred_since`/`occurred_until` when they happened; a date
+        without an offset is the user's (CORTEX_TIMEZONE)."""
+        where = zone(self.settings.timezone)
         if sort not in SORTS:
             raise InvalidInput(f"sort: must be one of {', '.join(SORTS)}", field="sort")
         if status not in STATUSES:
@@ -92,8 +98,10 @@ class BrowseService:
             layer=validate.member("layer", layer, Layer).value if layer else None,
             category=validate.member("category", category, Category).value if category else None,
             status=status,
-            since=to_iso(validate.moment_of("since", since)) if since else None,
-            until=to_iso(validate.moment_of("until", until)) if until else None,
+            since=_moment("since", since, where),
+            until=_moment("until", until, where),
+            occurred_since=_moment("occurred_since", occurred_since, where),
+            occurred_until=_moment("occurred_until", occurred_until, where),
             match=_match_all(q) if q and q.strip() else None,
         )
         if q and q.strip() and query.match is None:
@@ -329,3 +337,7 @@ def _own_system_view(report: dict[str, Any]) -> dict[str, Any]:
     }
     shown["ingest"] = {"turns": report["ingest"]["turns"]}
     return shown
+
+
+def _moment(name: str, value: str | None, where: tzinfo) -> str | None:
+    return to_iso(validate.moment_of(name, value, where)) if value else None

@@ -56,7 +56,8 @@ class MemoryReading:
         """Live memories, newest first (or, with `forgotten`, the operator's, the forgotten
         ones, most recently forgotten first): {memories, limit, offset}. `since`/`until`: ISO
         dates or date-times bounding their own time (`occurred_at`; a date `until` takes in
-        that day)."""
+        that day, the user's: CORTEX_TIMEZONE); `sort`: by when they were stored or happened
+        (default: happened when the period is bounded)."""
         r = request
         where = zone(self.settings.timezone)  # dates without an offset are the user's
         shared = self.settings.include_shared if r.include_shared is None else r.include_shared
@@ -70,6 +71,7 @@ class MemoryReading:
             forgotten,
             since=to_iso(validate.moment_of("since", r.since, where)) if r.since else None,
             until=to_iso(validate.period_end_of("until", r.until, where)) if r.until else None,
+            by_occurred=r.sort == "occurred" or (r.sort is None and bool(r.since or r.until)),
         )
         memories = [m.model_dump(mode="json") for m in rows]
         return {"memories": memories, "limit": r.limit, "offset": r.offset}

@@ -542,6 +542,16 @@ class ListRequest(Period, Request):
     ] = None
     since: Since | None = None
     until: Until | None = None
+    sort: (
+        Annotated[
+            Literal["stored", "occurred"],
+            Field(
+                description="Newest first by when they were stored or when they happened"
+                " (default: happened when since or until is given, else stored)"
+            ),
+        ]
+        | None
+    ) = None
 
 
 class AgentRequest(Request):

@@ -47,6 +47,8 @@ class TableQuery:
     status: str = "live"
     since: str | None = None  # created_at >= since
     until: str | None = None  # created_at < until
+    occurred_since: str | None = None  # occurred_at >= occurred_since
+    occurred_until: str | None = None  # occurred_at < occurred_until
     match: str | None = None
     ids: list[str] = field(default_factory=list)
 
@@ -91,7 +93,8 @@ class BrowseStore:
         """The number of rows `q` matches: exact when an index answers alone (agent, status,
         layer, category), else counted up to COUNT_CAP (text and date filters read rows)."""
         where, params = _table_filter(q, for_count=True)
-        if q.match is None and q.since is None and q.until is None and not q.ids:
+        dated = (q.since, q.until, q.occurred_since, q.occurred_until)
+        if q.match is None and all(d is None for d in dated) and not q.ids:
             return int(
                 await self.db.scalar(f"SELECT COUNT(*) FROM memories WHERE {where}", params)
             ), False
@@ -274,6 +277,12 @@ def _table_filter(q: TableQuery, *, for_count: bool = False) -> tuple[str, list[
     if q.until is not None:
         clauses.append("created_at < ?")
         params.append(q.until)
+    if q.occurred_since is not None:
+        clauses.append("occurred_at >= ?")
+        params.append(q.occurred_since)
+    if q.occurred_until is not None:
+        clauses.append("occurred_at < ?")
+        params.append(q.occurred_until)
     if q.match is not None:
         clauses.append("seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
         params.append(q.match)

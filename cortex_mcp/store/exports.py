@@ -131,16 +131,18 @@ class ExportStore:
         *,
         since: str | None = None,
         until: str | None = None,
+        by_occurred: bool = False,
     ) -> list[Memory]:
-        """Live memories for people to browse, newest first; with `forgotten`, the forgotten
-        ones instead, most recently forgotten first. `since`/`until` (`to_iso` text): only
-        those whose own time (`occurred_at`) is in [since, until)."""
+        """Live memories for people to browse, newest first (stored, or with `by_occurred`
+        happened); with `forgotten`, the forgotten ones instead, most recently forgotten
+        first. `since`/`until` (`to_iso` text): only those whose own time (`occurred_at`) is
+        in [since, until)."""
         owner = "(agent_id = ? OR shared = 1)" if include_shared else "agent_id = ?"
         if forgotten:
             clauses, order = [owner, "forgotten_at IS NOT NULL"], "forgotten_at DESC, seq DESC"
         else:
             clauses = [owner, "forgotten_at IS NULL", "superseded_by IS NULL"]
-            order = "seq DESC"
+            order = "occurred_at DESC, seq DESC" if by_occurred else "seq DESC"
         params: list[Any] = [agent_id]
         for clause, value in (
             ("layer = ?", layer),

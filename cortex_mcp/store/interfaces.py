@@ -403,6 +403,7 @@ class ExportStorage(Protocol):
         *,
         since: str | None = None,
         until: str | None = None,
+        by_occurred: bool = False,
     ) -> list[Memory]: ...
 
     async def relations(self, agent_id: str | None) -> list[dict[str, Any]]: ...

@@ -36,6 +36,19 @@ StoredBefore = Annotated[
     Until,
     Field(description="Only memories stored before this ISO date or date-time" + MOMENT_TERMS),
 ]
+OccurredFrom = Annotated[
+    Since,
+    Field(
+        description="Only memories that happened at or after this ISO date or date-time"
+        + MOMENT_TERMS
+    ),
+]
+OccurredBefore = Annotated[
+    Until,
+    Field(
+        description="Only memories that happened before this ISO date or date-time" + MOMENT_TERMS
+    ),
+]
 
 
 class BrowseQuery(Request):
@@ -51,6 +64,8 @@ class BrowseQuery(Request):
     status: Literal["live", "forgotten", "superseded", "all"] = "live"
     since: StoredFrom | None = None
     until: StoredBefore | None = None
+    occurred_since: OccurredFrom | None = None
+    occurred_until: OccurredBefore | None = None
     q: Annotated[str, Field(max_length=2000)] | None = None
 
 
@@ -150,6 +165,8 @@ async def browse(call: Call) -> Any:
         status=q.status,
         since=q.since,
         until=q.until,
+        occurred_since=q.occurred_since,
+        occurred_until=q.occurred_until,
         q=q.q,
     )
 

@@ -45,6 +45,8 @@ async function renderTable(root, params) {
     status: params.get("status") || "live",
     since: params.get("since") || "",
     until: params.get("until") || "",
+    occurred_since: params.get("occurred_since") || "",
+    occurred_until: params.get("occurred_until") || "",
     sort: params.get("sort") || "created_at",
     order: params.get("order") || "desc",
   };
@@ -62,6 +64,8 @@ async function renderTable(root, params) {
     h("div", {}, select("status", "Status", ["live", "forgotten", "superseded", "all"], filters.status)),
     h("div", {}, field("since", "Stored from", { type: "date", value: filters.since })),
     h("div", {}, field("until", "Stored before", { type: "date", value: filters.until })),
+    h("div", {}, field("occurred_since", "Occurred from", { type: "date", value: filters.occurred_since })),
+    h("div", {}, field("occurred_until", "Occurred before", { type: "date", value: filters.occurred_until })),
     h("div", {}, select("sort", "Sort by", SORTS, filters.sort)),
     h("div", {}, select("order", "Order", [["desc", "descending"], ["asc", "ascending"]], filters.order)),
     h("div", {}, h("button", { type: "submit", class: "primary" }, "Apply")),
