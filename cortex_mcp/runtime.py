@@ -66,6 +66,7 @@ from cortex_mcp.service.relations import RelationService
 from cortex_mcp.service.status import StatusService
 from cortex_mcp.store.backend import Stores, uses_postgres
 from cortex_mcp.store.files import check_database
+from cortex_mcp.zones import zone
 
 log = logging.getLogger(__name__)
 
@@ -385,6 +386,7 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
             embeddings=embeddings,
             linker=linker,
             lease=timedelta(seconds=settings.llm_timeout_s * 2 * max(1, len(llm.providers)) + 60),
+            user_zone=lambda: zone(settings.timezone),
         ),
         flusher=Flusher(
             memories=stores.memories,

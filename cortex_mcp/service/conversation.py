@@ -66,7 +66,7 @@ class ConversationService:
                 field="user_message",
             )
         return await self.ingestor.ingest(
-            user_message, assistant_message, agent, session, wait=wait, said_at=when
+            user_message, assistant_message, agent, session, wait=wait, said_at=when, zone=where
         )
 
     async def flush(self, request: FlushRequest) -> FlushResult:

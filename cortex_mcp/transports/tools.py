@@ -47,9 +47,13 @@ except secrets (API keys, tokens, passwords, card and ID numbers): those are sto
 [REDACTED:kind], and the result's `redacted` says which kinds and how many.
 Sending the same content again is safe: it returns the existing id with deduplicated=true. To
 replace an outdated memory, pass its id as `supersedes`.
+When the fact is about something that happened earlier than now, pass `occurred_at`: the day
+it happened (an ISO date, "2026-05-12"; the user's "last Tuesday" worked out as a date, read
+in `timezone`, the user's IANA zone). Without it the memory is dated now, and "last Tuesday I
+switched my phone plan" would be remembered as happening today.
 
-Example: {"content": "User prefers TypeScript over JavaScript", "category": "preference",
-"importance": 0.8}
+Example: {"content": "User switched their phone plan to Mint Mobile", "category": "fact",
+"importance": 0.7, "occurred_at": "2026-05-12"}
 """
 
 FORGET_DOC = """Retract a memory by id (ids come from cortex_recall or cortex_remember).

@@ -23,7 +23,7 @@ import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, timedelta, tzinfo
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -32,6 +32,7 @@ from cortex_mcp.engine import validate
 from cortex_mcp.engine.entities.linker import EntityLinker, written
 from cortex_mcp.engine.entities.resolve import Named
 from cortex_mcp.engine.ingest import extraction
+from cortex_mcp.engine.ingest.event_time import event_time
 from cortex_mcp.engine.ingest.fast_channel import write_high_signals
 from cortex_mcp.engine.ingest.messages import without_injected_memories
 from cortex_mcp.engine.ingest.profile import ProfileKeeper, prompt_block
@@ -145,8 +146,10 @@ class Ingestor:
         lease: timedelta,
         embeddings: EmbeddingCascade | None = None,
         linker: EntityLinker | None = None,
+        user_zone: Callable[[], tzinfo] = lambda: UTC,
     ) -> None:
         self.turns = turns
+        self.user_zone = user_zone  # CORTEX_TIMEZONE: a turn's time words are read in it
         self.linker = linker
         self.memories = memories
         self.llm = llm
@@ -159,6 +162,7 @@ class Ingestor:
         self.embeddings = embeddings  # to tell by meaning what a correction is about
         self.owner = process_owner()
         self._running: dict[str, asyncio.Task[IngestResult]] = {}
+        self._zones: dict[str, tzinfo] = {}  # a request's own zone, until its turn is read
         self._watchers: set[asyncio.Task[None]] = set()
 
     def _now(self) -> str:
@@ -175,9 +179,12 @@ class Ingestor:
         *,
         wait: bool = True,
         said_at: str | None = None,
+        zone: tzinfo | None = None,
     ) -> IngestResult:
         """`said_at` (`to_iso` text): when the turn was said, the own time of every memory
-        written from it; None: when it is received."""
+        written from it (None: when it is received), unless the user dates what they tell
+        ("last Tuesday I switched my phone plan": engine/ingest/event_time.py), read in
+        `zone` (default: CORTEX_TIMEZONE)."""
         user, assistant = _checked(user_message, assistant_message)
         user, assistant = await self.redactor.clean_many([user, assistant])
         turn, created = await self.turns.accept(
@@ -191,6 +198,8 @@ class Ingestor:
         )
         if not created:
             return await self._again(turn, wait)
+        if zone is not None:
+            self._zones[turn.id] = zone
         task = self._start(turn)
         if not wait:
             return IngestResult(turn_id=turn.id, status="pending")
@@ -284,8 +293,9 @@ class Ingestor:
             assert current is not None
             return await self._stored_result(current, duplicate=True)
         signals = detect_high_signals(turn.user_message)
-        fast = asyncio.create_task(self._fast_channel(turn, signals))
-        deep = await self._deep_channel(turn, signals)
+        occurred = self._occurred(turn)
+        fast = asyncio.create_task(self._fast_channel(turn, signals, occurred))
+        deep = await self._deep_channel(turn, signals, occurred)
         high = await fast
         done = Completion(
             outcome=deep.outcome,
@@ -322,7 +332,16 @@ class Ingestor:
         items += [written(m, names) for m, names in zip(extracted, given, strict=True)]
         self.linker.submit(agent_id, items, self._now())
 
-    async def _fast_channel(self, turn: Turn, signals: list[HighSignal]) -> list[Memory]:
+    def _occurred(self, turn: Turn) -> str:
+        """When what the turn tells happened: the day its user message dates it by, else
+        when it was said."""
+        where = self._zones.pop(turn.id, None) or self.user_zone()
+        said = from_iso(turn.occurred_at).astimezone(where)
+        return event_time(turn.user_message, said) or turn.occurred_at
+
+    async def _fast_channel(
+        self, turn: Turn, signals: list[HighSignal], occurred: str
+    ) -> list[Memory]:
         meta = {"session_id": turn.session_id, "turn_id": turn.id}
         written = await write_high_signals(
             self.memories,
@@ -332,18 +351,22 @@ class Ingestor:
             self._now(),
             speaker=speaker_of(turn.user_message),
             embeddings=self.embeddings,
-            occurred_at=turn.occurred_at,
+            occurred_at=occurred,
         )
         if written:
             self.on_write()
         return written
 
-    async def _deep_channel(self, turn: Turn, signals: list[HighSignal]) -> DeepResult:
+    async def _deep_channel(
+        self, turn: Turn, signals: list[HighSignal], occurred: str
+    ) -> DeepResult:
         user, assistant = turn.user_message, turn.assistant_message
         if is_small_talk(user, assistant, signals):
             return DeepResult("skipped", [], [], {}, [])
         if not self.llm.providers:
-            return self._fallback(turn, "no LLM provider configured (CORTEX_LLM_PROVIDER)", {})
+            return self._fallback(
+                turn, "no LLM provider configured (CORTEX_LLM_PROVIDER)", {}, occurred
+            )
         profile = await self.profiles.current(turn.agent_id)
         # "yesterday" in the turn is the day before it was said
         system, prompt = extraction.extraction_prompts(
@@ -352,16 +375,18 @@ class Ingestor:
         try:
             completion = await self.llm.complete(system, prompt)
         except ProviderError as exc:
-            return self._fallback(turn, exc.message, {"llm.calls": 1, "llm.failures": 1})
+            return self._fallback(turn, exc.message, {"llm.calls": 1, "llm.failures": 1}, occurred)
         try:
             answer = extraction.parse_answer(completion.text)
         except extraction.ExtractionError as exc:
             self.llm.note_bad_answer(completion.provider, exc.message)
-            return self._fallback(turn, exc.message, {"llm.calls": 1, "llm.failures": 1})
+            return self._fallback(turn, exc.message, {"llm.calls": 1, "llm.failures": 1}, occurred)
         personal = any(s.category in {"identity", "preference"} for s in signals)
         items, blocked = extraction.guard_injected(answer.memories, user, assistant, personal)
         # what the model wrote is stored too: redacted like everything else
-        memories = [await self.redactor.clean_memory(self._working(turn, i)) for i in items]
+        memories = [
+            await self.redactor.clean_memory(self._working(turn, i, occurred)) for i in items
+        ]
         triples = [
             (
                 Triple(*await self.redactor.clean_relation(r.subject, r.predicate, r.object)),
@@ -381,7 +406,7 @@ class Ingestor:
         ]
         return DeepResult("extracted", memories, triples, counts, [], named)
 
-    def _working(self, turn: Turn, item: extraction.ExtractedMemory) -> NewMemory:
+    def _working(self, turn: Turn, item: extraction.ExtractedMemory, occurred: str) -> NewMemory:
         return NewMemory(
             agent_id=turn.agent_id,
             content=item.content.strip()[: self.max_content_chars],
@@ -390,10 +415,12 @@ class Ingestor:
             importance=item.importance,
             source=item.source,
             metadata={"session_id": turn.session_id, "turn_id": turn.id, "channel": "llm"},
-            occurred_at=turn.occurred_at,
+            occurred_at=occurred,
         )
 
-    def _fallback(self, turn: Turn, reason: str, counts: dict[str, int]) -> DeepResult:
+    def _fallback(
+        self, turn: Turn, reason: str, counts: dict[str, int], occurred: str
+    ) -> DeepResult:
         log.warning("extraction of turn %s fell back to the raw turn: %s", turn.id, reason)
         degraded = [f"extraction: {reason}"]
         if not turn.user_message:
@@ -408,7 +435,7 @@ class Ingestor:
             metadata=history_metadata(
                 "user", turn.occurred_at, session_id=turn.session_id, turn_id=turn.id
             ),
-            occurred_at=turn.occurred_at,
+            occurred_at=occurred,
         )
         return DeepResult("fallback", [note], [], counts, degraded)
 
