@@ -405,3 +405,43 @@ def test_list_and_show_build_only_the_validators_they_use(tmp_path: Path) -> Non
         built = set(line.removeprefix("BUILT ").split(","))
         # what they read and print, not the other operations' requests and results
         assert built <= {"Memory", "ListRequest", "AgentRequest", "Period"}, built
+
+
+def test_rule_ingest_stores_the_fact_without_the_request_to_remember_it(tmp_path: Path) -> None:
+    db = tmp_path / "brain.db"
+    fact = "our staging database is db-staging.internal on port 5433."
+    for said in (f"Please remember: {fact}", "Remember that I am allergic to peanuts."):
+        assert _cli("ingest", "--user", said, db=db).returncode == 0
+    core = {m["content"] for m in _json("list", "--layer", "core", db=db)}
+    assert core == {fact, "I am allergic to peanuts."}, core
+    # what a person or an agent gives to be remembered is stored exactly as given
+    given = "Please remember: the VPN expires in March."
+    added = _json("add", given, db=db)["id"]
+    assert _json("show", added, db=db)["memory"]["content"] == given
+
+
+def test_ingest_prints_a_memory_once_when_both_channels_stored_it(tmp_path: Path) -> None:
+    done = _cli("ingest", "--user", "I am allergic to peanuts.", db=tmp_path / "brain.db")
+    assert done.returncode == 0, done.stderr
+    memories = [line for line in done.stdout.splitlines() if "allergic" in line]
+    assert memories == ["  core    identity      1.00  I am allergic to peanuts."], done.stdout
+
+
+def test_the_rule_built_profile_speaks_of_the_user_and_leaves_out_finished_projects(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "brain.db"
+    for text, category in (
+        ("I'm a nurse in Leeds and my sister lives with me", "identity"),
+        ("I love jazz", "preference"),
+        ("We launched the beta last week", "project_state"),
+        ("Working on the billing migration", "project_state"),
+        ("我是护士", "identity"),
+    ):
+        _cli("add", text, "--category", category, db=db)
+    profile = _json("profile", "--refresh", db=db)
+    summary = profile["summary"]
+    assert "They're a nurse in Leeds and their sister lives with them." in summary, summary
+    assert "They love jazz." in summary and "用户是护士" in summary, summary
+    assert not any(word in summary.split() for word in ("I", "I'm", "my", "me")), summary
+    assert profile["active_projects"] == ["Working on the billing migration"], profile

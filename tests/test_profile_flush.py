@@ -161,7 +161,7 @@ async def test_the_profile_resource_is_served(llm_settings: Settings, clock: Fak
         )
         read = await client.read_resource("cortex://profile")
         data = json.loads(read.contents[0].text)
-        assert "我是东京的不动产投资者" in data["summary"] and "text" in data
+        assert "用户是东京的不动产投资者" in data["summary"] and "text" in data  # said of the user
 
 
 MESSAGES = [

@@ -31,11 +31,13 @@ def _human_ingest(data: dict[str, Any]) -> str:
     lines = [f"turn {data['turn_id']}: {data['outcome'] or data['status']}"]
     if data.get("duplicate"):
         lines[0] += " (already ingested: nothing added)"
-    for label, key in (("core", "high_signals"), ("working", "extracted")):
-        for m in data[key]:
-            lines.append(
-                f"  {label:<7} {m['category']:<13} {m['importance']:.2f}  {short(m['content'])}"
-            )
+    # the deep channel may store what the fast channel did (the same memory, deduplicated):
+    # each memory is listed once, in the layer it is in
+    memories = {m["id"]: m for m in [*data["high_signals"], *data["extracted"]]}
+    for m in memories.values():
+        lines.append(
+            f"  {m['layer']:<7} {m['category']:<13} {m['importance']:.2f}  {short(m['content'])}"
+        )
     lines += [f"  note: {d}" for d in data.get("degraded", [])]
     return "\n".join(lines)
 

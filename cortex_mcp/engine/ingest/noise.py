@@ -323,6 +323,21 @@ TIME_PHRASE: dict[str, str] = {
     "ja": r"(?!)",
 }
 
+# A request to note what follows, said before the fact itself ("Please remember: our staging
+# database ...", "Remember that I ...", "请记住：...", "覚えておいて：..."): the fact is stored
+# without it (the rest of the sentence is kept as said).
+REQUEST_TO_NOTE: dict[str, str] = {
+    "en": r"^(?:(?:hey|ok|okay|so|oh|and|also)\s*,?\s+)?(?:please\s+|pls\s+|kindly\s+)?"
+    r"(?:(?:always\s+)?remember|keep in mind|note|don't forget|never forget|make a note|"
+    r"write (?:this|it|that) down|for the record|fyi|for your information|just so you know)"
+    r"(?:\s*,?\s*please)?(?:\s*[:：,]+\s*|\s+[-–—]+\s*|\s+that\s+(?=(?:i|i'm|i've|i'd|"
+    r"i'll|my|we|we're|our|the|this|you|your|he|she|they|it|it's)\b))",
+    "zh": r"^(?:请你?|麻烦你?)?(?:一定要?|务必)?(?:帮我)?(?:记住|记得|记下|记一下)(?:一下)?"
+    r"(?:哦|啊)?(?:[：:，,]\s*|(?=我))",
+    "ja": r"^(?:これ(?:を|は)?)?(?:覚えて(?:おいて|て|ね)?|覚えといて|メモして(?:おいて)?)"
+    r"(?:ください)?(?:ね)?[：:、,]\s*",
+}
+
 # What an instruction to remember is made of when it holds nothing to remember.
 FILLER: dict[str, str] = {
     "en": r"\b(?:please|pls|always|remember|keep in mind|note|don't forget|never forget|"

@@ -10,6 +10,7 @@ generated, so a re-synthesis never overwrites them.
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from typing import Any
 
@@ -43,6 +44,46 @@ _SIGNALS_BY_CATEGORY = {
     "correction": "Corrections of earlier beliefs",
     "relationship": "People, organisations and assets they are connected to",
 }
+
+
+# The speaker's own words said of them: a first-person memory ("I'm a nurse in Leeds", "我是
+# 护士", "私は看護師です") reads in the profile as about the user ("They're a nurse in Leeds").
+# English turns to "they", which takes the verb as "I" does (but am, was and I'm).
+_FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"\bI am\b", "they are"),
+        (r"\bI'm\b", "they're"),
+        (r"\bI was\b", "they were"),
+        (r"\bI\b", "they"),
+        (r"\b[Mm]yself\b", "themselves"),
+        (r"\b[Mm]ine\b", "theirs"),
+        (r"\b[Mm]y\b", "their"),
+        (r"\b[Mm]e\b", "them"),
+        (r"我(?!们)", "用户"),
+        (r"(?:私|僕|俺)(?=[はがのもにをと])", "ユーザー"),
+    )
+)
+
+# A project whose state says it is over: not an active project any more
+_FINISHED = re.compile(
+    r"\b(?:launched|shipped|released|finished|completed|wrapped up|went live|is live|"
+    r"is done|are done|was done|delivered|cancell?ed|abandoned|closed down|shut down)\b|"
+    r"(?:已经?|已)(?:上线|发布|完成|结束|取消)|(?:上线|发布|完成|结束|取消)了|"
+    r"(?:リリース|完了|終了|公開|中止)(?:した|しました|済み|済)|終わった|終わりました",
+    re.IGNORECASE,
+)
+
+
+def about_the_user(text: str) -> str:
+    """A memory's words as said of the user, not by them (see _FIRST_PERSON)."""
+    for pattern, replacement in _FIRST_PERSON:
+        text = pattern.sub(replacement, text)
+    return text[:1].upper() + text[1:] if text[:1].islower() else text
+
+
+def _active(projects: list[str]) -> list[str]:
+    return [p for p in projects if not _FINISHED.search(p)]
 
 
 def _language(memories: list[Memory]) -> str:
@@ -83,12 +124,12 @@ def rule_profile(core: list[Memory]) -> dict[str, Any]:
     parts = by.get("identity", [])[:3] + by.get("preference", [])[:3]
     present = Counter(m.category.value for m in core)
     return {
-        "summary": summary_of(parts),
+        "summary": summary_of([about_the_user(part) for part in parts]),
         "domains": by.get("skill", [])[:5],
         "high_value_signals": [s for c, s in _SIGNALS_BY_CATEGORY.items() if present[c]],
         "low_value_signals": ["Small talk, greetings and one-off chit-chat"],
         "language_preferences": _language(core),
-        "active_projects": by.get("project_state", [])[:5],
+        "active_projects": _active(by.get("project_state", []))[:5],
     }
 
 

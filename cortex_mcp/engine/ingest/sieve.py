@@ -323,6 +323,14 @@ def _set_aside(language: str, text: str) -> str:
     return (_pattern(frame).sub("", body) or body) if frame else body
 
 
+def without_request(language: str, sentence: str) -> str:
+    """The sentence without a request to note it in front ("Please remember: our staging
+    database ..." -> "our staging database ..."): what is stored is the fact, not the chatter
+    around it. A sentence that is nothing but the request stays whole."""
+    rest = _pattern(noise.REQUEST_TO_NOTE[language]).sub("", sentence, count=1)
+    return rest if rest.strip() else sentence
+
+
 def classify(sentence: str) -> tuple[str, str, str | None] | None:
     """(rule family, language, corrected term) of a sentence that states a lasting fact about
     its speaker, or None."""
@@ -367,7 +375,7 @@ def detect_high_signals(user_message: str) -> list[HighSignal]:
             if hit is None:
                 continue
             kind, language, term = hit
-            content = part.prefix + sentence
+            content = part.prefix + without_request(language, sentence)
             key = content.casefold()
             if key in found:
                 continue

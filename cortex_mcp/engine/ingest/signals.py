@@ -248,6 +248,8 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
         ],
         "important": [
             r"^(?:please )?(?:always )?remember (?:that|this)\b",
+            # a request with the fact after a colon ("Please remember: our staging database ...")
+            r"^(?:please |pls )?(?:always )?(?:remember|keep in mind)\s*[:：]\s*\S",
             r"^(?:please )?keep in mind\b",
             r"^important:",
         ],
