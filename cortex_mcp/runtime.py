@@ -30,6 +30,8 @@ from cortex_mcp.engine.recall.latency import LatencyWindow
 from cortex_mcp.engine.redaction import Redactor
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import Clock, SystemClock, to_iso
+from cortex_mcp.preflight import openai_key as _openai_key
+from cortex_mcp.preflight import resolve_embedding_providers
 from cortex_mcp.providers.cascade import EmbeddingCascade
 from cortex_mcp.providers.embeddings import (
     HUB_URL,
@@ -65,16 +67,9 @@ from cortex_mcp.service.memories import MemoryService
 from cortex_mcp.service.relations import RelationService
 from cortex_mcp.service.status import StatusService
 from cortex_mcp.store.backend import Stores, uses_postgres
-from cortex_mcp.store.files import check_database
 from cortex_mcp.zones import zone
 
 log = logging.getLogger(__name__)
-
-
-def _openai_key(settings: Settings) -> str | None:
-    if settings.embedding_api_key is not None:
-        return settings.embedding_api_key.get_secret_value()
-    return os.environ.get("OPENAI_API_KEY")
 
 
 def _llm_key(settings: Settings, variable: str) -> str | None:
@@ -82,35 +77,6 @@ def _llm_key(settings: Settings, variable: str) -> str | None:
     if settings.llm_api_key is not None:
         return settings.llm_api_key.get_secret_value()
     return os.environ.get(variable)
-
-
-def resolve_embedding_providers(settings: Settings) -> tuple[list[str], list[str]]:
-    """Which embedding providers `settings` select, in order, and why others were skipped."""
-    chosen: list[str] = []
-    notes: list[str] = []
-    openai_usable = bool(_openai_key(settings) or settings.embedding_base_url)
-    for name in settings.embedding_provider.split(","):
-        if name == "auto":
-            if openai_usable:
-                chosen.append("openai")
-            elif LocalEmbedder.available():
-                chosen.append("local")
-            else:
-                notes.append(
-                    "no embedding provider (set OPENAI_API_KEY or CORTEX_EMBEDDING_BASE_URL,"
-                    " or install the `local` extra): text search only"
-                )
-        elif name == "openai" and not openai_usable:
-            notes.append(
-                "embedding provider openai: no OPENAI_API_KEY or CORTEX_EMBEDDING_BASE_URL"
-            )
-        elif name == "local" and not LocalEmbedder.available():
-            notes.append(
-                "embedding provider local: install cortex-mcp with its `local` extra (fastembed)"
-            )
-        elif name != "none":
-            chosen.append(name)
-    return list(dict.fromkeys(chosen)), notes
 
 
 def resolve_llm_providers(settings: Settings) -> list[str]:
@@ -252,14 +218,6 @@ def build_embedding_cascade(
     names, notes = resolve_embedding_providers(settings)
     embedders = build_embedders(settings, names, download=download)
     return EmbeddingCascade(embedders, timeout_s=settings.embedding_timeout_s), notes
-
-
-def check_storage(settings: Settings) -> None:
-    """Refuse to start on a database that cannot be used: a StorageError whose message is the
-    one line to show (the path, the cause, what to do). Creates a missing database.
-    PostgreSQL is checked when it is opened."""
-    if not uses_postgres(settings):
-        check_database(settings.db_path, thorough=True)
 
 
 def _vector_index_type(settings: Settings) -> type[VectorIndex]:

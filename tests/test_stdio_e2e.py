@@ -117,3 +117,24 @@ def test_initialize_is_answered_quickly_after_spawn(tmp_path: Path) -> None:
     floor = max(before, _sdk_import_floor())
     bound = max(5.0, 3.0 * floor)
     assert elapsed < bound, f"initialize took {elapsed:.2f}s (SDK import alone {floor:.2f}s)"
+
+
+def test_initialize_is_answered_before_the_engines_are_imported_and_a_tool_then_works(
+    tmp_path: Path,
+) -> None:
+    # each module's import is reported on stderr when it completes (PYTHONPROFILEIMPORTTIME)
+    server = RawStdioServer(tmp_path / "brain.db", PYTHONPROFILEIMPORTTIME="1")
+    try:
+        reply = server.initialize()
+        before = b"".join(server.stderr)
+        assert reply["result"]["serverInfo"]["name"] == "cortex"
+        assert b"mcp.server.mcpserver" in before  # the probe sees what was imported
+        assert b"cortex_mcp.runtime" not in before
+        assert b"numpy" not in before
+        done = server.call_tool("cortex_remember", {"content": "the user drinks green tea"})
+        assert not done.get("isError"), done
+        found = server.call_tool("cortex_recall", {"query": "green tea"})
+        assert "green tea" in json.dumps(found)
+    finally:
+        server.close()
+    assert b"cortex_mcp.runtime" in b"".join(server.stderr)

@@ -7,6 +7,8 @@ import logging
 import os
 import socket
 import sys
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -14,6 +16,9 @@ from cortex_mcp import __version__
 from cortex_mcp.commands import Command
 from cortex_mcp.config import Settings
 from cortex_mcp.errors import StorageError
+
+if TYPE_CHECKING:
+    from cortex_mcp.service import CortexService
 
 log = logging.getLogger("cortex_mcp")
 
@@ -57,7 +62,8 @@ def serve_http(settings: Settings, transport: str, host: str | None, port: int |
     token or on a port in use, before it creates or opens the database or says it serves;
     SIGTERM drains in-flight requests."""
     from cortex_mcp.errors import ConfigError
-    from cortex_mcp.runtime import check_storage, open_cortex, resolve_embedding_providers
+    from cortex_mcp.preflight import check_storage, resolve_embedding_providers
+    from cortex_mcp.runtime import open_cortex
     from cortex_mcp.transports.http import check_bind, run_http
 
     try:
@@ -97,7 +103,7 @@ def _check_port_free(host: str, port: int) -> None:
 def serve_stdio(settings: Settings) -> int:
     from cortex_mcp.commands.stdin_relay import InterruptibleStdin
     from cortex_mcp.logs import configure_logging
-    from cortex_mcp.runtime import check_storage, open_cortex, resolve_embedding_providers
+    from cortex_mcp.preflight import check_storage, resolve_embedding_providers
     from cortex_mcp.transports.mcp import build_server
     from cortex_mcp.transports.stdio import serve_stdio as serve_guarded_stdio
 
@@ -108,10 +114,18 @@ def serve_stdio(settings: Settings) -> int:
     except StorageError as exc:
         sys.stderr.write(f"cortex-mcp: {exc.message}\n")
         return 2
+
+    def open_service() -> AbstractAsyncContextManager[CortexService]:
+        # the engines are imported once `initialize` is answered, not before (see build_server)
+        from cortex_mcp.runtime import open_cortex
+
+        return open_cortex(settings, scheduler=True)
+
     server = build_server(
-        lambda: open_cortex(settings, scheduler=True),
+        open_service,
         settings,
         setup_notes=resolve_embedding_providers(settings)[1],
+        open_after_initialize=True,
     )
     configure_logging(settings)  # MCPServer() installs its own root handler; keep ours
     if os.isatty(0):

@@ -32,7 +32,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
@@ -43,10 +43,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cortex_mcp.errors import CortexError, IssuerUnavailable
 from cortex_mcp.models import ADMIN, AGENT_SCOPES, READ_SCOPE, Caller, agent_id_problem
-from cortex_mcp.service.tokens import TokenService
 from cortex_mcp.transports.guards import PUBLIC_PATHS, send_error
 from cortex_mcp.transports.proxies import PROXY_USER_KEY
 from cortex_mcp.transports.resource import ProtectedResource
+
+if TYPE_CHECKING:  # the token service (and the identity provider's JWT library) load with it
+    from cortex_mcp.service.tokens import TokenService
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,10 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote
 
+import anyio
 from mcp import MCPError
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import TokenVerifier
@@ -20,14 +21,13 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.subscriptions import SubscriptionBus
 from mcp.types import INVALID_PARAMS, CallToolResult
-from pydantic import AnyHttpUrl, BaseModel, Field
+from pydantic import AnyHttpUrl, Field
 
 from cortex_mcp import __version__
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import LOCAL, READ_SCOPE, WRITE_SCOPE, Caller
-from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import AgentRequest, EntityListRequest, EntityRequest, build
 from cortex_mcp.transports import render
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
@@ -36,17 +36,40 @@ from cortex_mcp.transports.callers import SCOPE, Unauthenticated, caller_from_to
 from cortex_mcp.transports.mcp_prompts import known_prompts_only, prompt_templates
 from cortex_mcp.transports.tools import ToolSpec, tool_specs
 
-ServiceFactory = Callable[[], AbstractAsyncContextManager[CortexService]]
+if TYPE_CHECKING:  # the service (every engine) is imported when it is opened
+    from cortex_mcp.service import CortexService
+
+ServiceFactory = Callable[[], AbstractAsyncContextManager["CortexService"]]
 
 INSTRUCTIONS = """Long-term memory. Call cortex_recall before answering anything that may depend on
 what you were told earlier (preferences, decisions, people, projects). Call cortex_remember for
 durable facts worth keeping (one fact per call). Use cortex_forget to retract or correct a memory."""
 
 
-class _Runtime(BaseModel):
-    model_config = {"arbitrary_types_allowed": True}
-    service: CortexService
-    auth_required: bool = False
+class _Runtime:
+    """The service as the handlers reach it: open before the server reads its first message,
+    or (`open_after_initialize`) opened while the first ones are answered, each handler that
+    needs it waiting until it is."""
+
+    def __init__(self, auth_required: bool) -> None:
+        self.auth_required = auth_required
+        self._service: CortexService | None = None
+        self._ready = anyio.Event()
+        self.wanted = anyio.Event()  # set when a message needs the service, or has been answered
+
+    def opened(self, service: CortexService) -> None:
+        self._service = service
+        self._ready.set()
+
+    async def service(self) -> CortexService:
+        self.wanted.set()
+        await self._ready.wait()
+        assert self._service is not None
+        return self._service
+
+    @property
+    def service_if_open(self) -> CortexService | None:
+        return self._service
 
 
 class CortexTool(Tool):
@@ -76,7 +99,7 @@ class CortexTool(Tool):
         self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
     ) -> CallToolResult:
         try:
-            service = _service_of(context)
+            service = await _service_of(context)
             needed = READ_SCOPE if self.spec.annotations.read_only_hint else WRITE_SCOPE
             if not service.caller.may(needed):
                 return render.tool_error(
@@ -99,9 +122,10 @@ class CortexTool(Tool):
             raise UnexpectedToolError(f"Error executing tool {self.name}") from exc
 
 
-def _service_of(ctx: Context) -> CortexService:
+async def _service_of(ctx: Context) -> CortexService:
     runtime = cast(_Runtime, ctx.request_context.lifespan_context)
-    return runtime.service.acting_for(_caller(runtime.auth_required))
+    service = await runtime.service()
+    return service.acting_for(_caller(runtime.auth_required))
 
 
 def _caller(auth_required: bool) -> Caller:
@@ -120,8 +144,11 @@ async def _warm_up_once_answered(ctx: ServerRequestContext[Any, Any], call_next:
     `initialize` (never before `initialize` is answered), so no timed call pays for them."""
     result = await call_next(ctx)
     runtime = ctx.lifespan_context
-    if ctx.method != "initialize" and isinstance(runtime, _Runtime):
-        runtime.service.start_warm_up()
+    if isinstance(runtime, _Runtime):
+        runtime.wanted.set()  # a service opened after `initialize` may open now
+        service = runtime.service_if_open
+        if ctx.method != "initialize" and service is not None:
+            service.start_warm_up()
     return result
 
 
@@ -189,24 +216,51 @@ def build_server(
     subscriptions: SubscriptionBus | None = None,
     setup_notes: Sequence[str] = (),
     token_verifier: TokenVerifier | None = None,
+    open_after_initialize: bool = False,
 ) -> MCPServer:
     """An MCPServer whose lifespan opens the service through `open_service`; `settings` give
     the limits the tool schemas publish (the defaults when absent); `subscriptions` is the bus
     the HTTP app publishes resource updates on; `setup_notes` go into the instructions;
     `token_verifier` (HTTP with CORTEX_API_TOKEN) makes the SDK require a bearer token on
-    `/mcp`, `/sse` and `/messages/` (401 with WWW-Authenticate)."""
+    `/mcp`, `/sse` and `/messages/` (401 with WWW-Authenticate). `open_after_initialize`
+    (stdio): the service opens once the first message has been answered or a message needs
+    it, so `initialize` costs the server little more than importing the SDK; a failure to open
+    stops the server as it did before."""
     auth_required = token_verifier is not None
 
-    opened: list[CortexService] = []  # static resources get no Context: they read it here
+    opened: list[_Runtime] = []  # static resources get no Context: they read it here
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[_Runtime]:
-        async with open_service() as service:
-            opened.append(service)
+        runtime = _Runtime(auth_required)
+        if not open_after_initialize:
+            async with open_service() as service:
+                runtime.opened(service)
+                opened.append(runtime)
+                try:
+                    yield runtime
+                finally:
+                    opened.remove(runtime)
+            return
+        closing = anyio.Event()
+
+        async def keep_open() -> None:
+            await runtime.wanted.wait()
+            await anyio.sleep(0.05)  # the answer that set it is written first
+            async with open_service() as service:
+                runtime.opened(service)
+                service.start_warm_up()
+                await closing.wait()
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(keep_open)
+            opened.append(runtime)
             try:
-                yield _Runtime(service=service, auth_required=auth_required)
+                yield runtime
             finally:
-                opened.remove(service)
+                opened.remove(runtime)
+                runtime.wanted.set()
+                closing.set()
 
     content_limit = (
         settings.max_content_chars
@@ -236,7 +290,7 @@ def build_server(
         """Read a static resource for the request's agent (header), else the server's own."""
         try:
             caller = _caller(auth_required)
-            service = opened[-1].acting_for(caller)
+            service = (await opened[-1].service()).acting_for(caller)
             return await read(service, header_agent(_request_agent.get(), caller))
         except CortexError as exc:
             raise MCPError(INVALID_PARAMS, exc.message) from None
@@ -279,7 +333,7 @@ def build_server(
     async def memory(id: str, ctx: Context) -> str:
         try:
             request = build(AgentRequest, agent_id=_header_agent(ctx))
-            detail = await _service_of(ctx).reading.memory_detail(id, request)
+            detail = await (await _service_of(ctx)).reading.memory_detail(id, request)
         except CortexError as exc:
             raise ResourceNotFoundError(exc.message) from None
         return json.dumps(detail, ensure_ascii=False, indent=2)
@@ -306,7 +360,7 @@ def build_server(
     )
     async def entity(name: str, ctx: Context) -> str:
         try:
-            service = _service_of(ctx)
+            service = await _service_of(ctx)
             request = build(EntityRequest, agent_id=_header_agent(ctx), limit=50)
             page = await service.entities.page(unquote(name), request, memories=True)
         except CortexError as exc:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel
 
 from cortex_mcp.models import ForgetResult, RememberResult, ScoredMemory
-from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
     ForgetRequest,
     RecallRequest,
@@ -23,7 +22,10 @@ from cortex_mcp.service.requests import (
 from cortex_mcp.transports import render
 from cortex_mcp.transports.arguments import Param, params_of
 
-Handler = Callable[[CortexService, Any], Awaitable[CallToolResult]]
+if TYPE_CHECKING:  # the service (every engine) is imported when it is opened
+    from cortex_mcp.service import CortexService
+
+Handler = Callable[["CortexService", Any], Awaitable[CallToolResult]]
 
 RECALL_DOC = """Find memories relevant to a query and get them as a ready-to-paste context block.
 
