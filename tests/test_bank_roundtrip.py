@@ -160,18 +160,23 @@ async def test_the_files_of_a_rest_markdown_export_posted_back_give_the_same_ban
     assert _bank(again["files"]) == _bank(files)
 
 
+@pytest.mark.parametrize("words", [3000, 12])
 async def test_a_mirror_folder_whose_memory_md_has_no_dates_gives_the_same_bank_back(
     backend_settings: Settings,
     clock: FakeClock,
     tmp_path: Path,
     request: pytest.FixtureRequest,
+    words: int,
 ) -> None:
-    """The mirror's MEMORY.md writes no day for a fact: the bank's lists give it back."""
+    """The mirror's MEMORY.md writes no day for a fact, and keeps only what fits its word
+    budget (12 words: a fact or two): the bank gives the days back, and the memories it
+    lists that MEMORY.md left out."""
     mirror = tmp_path / "mirror"
+    limits = {"debounce_s": 0.05, "memory_md_words": words}
     settings = backend_settings.model_copy(
         update={
             "export_dir": mirror,
-            "mirrors": backend_settings.mirrors.model_copy(update={"debounce_s": 0.05}),
+            "mirrors": backend_settings.mirrors.model_copy(update=limits),
         }
     )
     async with open_cortex(settings, clock=clock) as svc:
@@ -179,7 +184,10 @@ async def test_a_mirror_folder_whose_memory_md_has_no_dates_gives_the_same_bank_
         assert svc.engines.mirrors is not None
         await svc.engines.mirrors.flush()
     before = _bank(_folder(mirror))
-    assert "[2025-" not in (mirror / "MEMORY.md").read_text("utf-8")
+    memory_md = (mirror / "MEMORY.md").read_text("utf-8")
+    assert "[2025-" not in memory_md
+    left_out = [c for c, _, _, layer in FACTS if layer == "core" and c not in memory_md]
+    assert bool(left_out) == (words == 12)
     with _empty_store(backend_settings, tmp_path, request) as target:
         async with open_cortex(target, clock=clock) as copy:
             await copy.exchange.import_path(str(mirror))

@@ -22,9 +22,16 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-from cortex_mcp.engine.exchange.common import BadLine, Item, check_day
+from cortex_mcp.engine.exchange.common import BadLine, Item, check_day, memory_fields
 from cortex_mcp.engine.exchange.sources import Source
-from cortex_mcp.models import Category, memory_kind
+from cortex_mcp.models import Category, Layer, memory_kind, to_iso
+
+_KIND_CATEGORY = {
+    "world": Category.fact,
+    "experience": Category.context,
+    "opinion": Category.preference,
+    "observation": Category.insight,
+}
 
 _DAY = r"\d{4}-\d{2}-\d{2}"
 _ID = r"memory:(?P<id>[^;)\s]+)(?:; (?P<role>speaker|subject|mentioned))?"
@@ -53,7 +60,10 @@ class BankFact:
     """What the bank knows of one memory."""
 
     id: str
-    kind: str | None = None  # world | experience, when a list names it
+    text: str  # as the bank wrote it (one line)
+    where: str  # the bank file and line that listed it first
+    used: bool = False  # a memory of the folder's other files took it (this pass)
+    kind: str | None = None  # world | experience | opinion, when a list names it
     day: str | None = None  # the day it is about (`occurred_at`), when a list says it
     valid_from: str | None = None
     valid_to: str | None = None
@@ -85,7 +95,8 @@ class BankIndex:
             for number, line in enumerate(source.lines(), start=1):
                 piece = _EVIDENCE.match(line)
                 if piece:
-                    evidence = self._fact(piece["text"], piece["id"])
+                    evidence = self._fact(piece["text"], piece["id"], source, number)
+                    evidence.kind = evidence.kind or "opinion"
                     if piece["day"]:
                         evidence.day = _moment(piece["day"], number)
             return
@@ -94,21 +105,46 @@ class BankIndex:
             if kind is not None:
                 listed = _LISTED.match(line)
                 if listed:
-                    fact = self._fact(listed["text"], listed["id"])
+                    fact = self._fact(listed["text"], listed["id"], source, number)
                     fact.kind, fact.day = kind, _moment(listed["day"], number)
                 continue
             current, past = _CURRENT.match(line), _PAST.match(line)
             found = current or past
             if found is None:
                 continue
-            fact = self._fact(found["text"], found["id"])
+            fact = self._fact(found["text"], found["id"], source, number)
             fact.valid_from = _moment(found["since"], number)
             if past is not None:
                 fact.superseded = True
                 fact.valid_to = _moment(past["to"], number) if past["to"] else None
 
-    def _fact(self, text: str, memory_id: str) -> BankFact:
-        return self.facts.setdefault(content_key(text), BankFact(memory_id))
+    def _fact(self, text: str, memory_id: str, source: Source, line: int) -> BankFact:
+        fact = BankFact(memory_id, text, f"{source.name}:{line}")
+        return self.facts.setdefault(content_key(text), fact)
+
+    def new_pass(self) -> None:
+        """An import reads its sources twice: each pass matches the memories afresh."""
+        for fact in self.facts.values():
+            fact.used = False
+
+    def leftovers(self, source: Source, now: datetime) -> Iterator[Item]:
+        """The memories `source` (a bank file) lists first that no other file of the folder
+        held (a mirror's MEMORY.md keeps only what fits its word budget): each a core memory
+        from the bank's line, with its id, kind, day and validity."""
+        for fact in self.facts.values():
+            if fact.used or not fact.where.startswith(f"{source.name}:"):
+                continue
+            kind = fact.kind or "world"
+            day = fact.day or fact.valid_from or to_iso(now)
+            name = PurePosixPath(source.name).name
+            meta = {"imported_from": f"bank/{name}", "retain": kind}
+            data = memory_fields(
+                fact.text, _KIND_CATEGORY[kind], Layer.core, day, f"import:bank/{name}",
+                metadata=meta,
+            )  # fmt: skip
+            data["occurred_at"] = day
+            self.fill(data)
+            yield Item("memory", fact.where, data)
 
     def fill(self, data: dict[str, Any]) -> None:
         """A memory item as another file of the folder read it, completed with its id, kind
@@ -117,6 +153,7 @@ class BankIndex:
         fact = self.facts.get(content_key(content)) if isinstance(content, str) else None
         if fact is None:
             return
+        fact.used = True
         data.setdefault("id", fact.id)
         if fact.day is not None and fact.day[:10] != _day_of(data):  # an undated mirror line
             data["occurred_at"] = fact.day

@@ -97,6 +97,8 @@ async def run_import(job: ImportJob) -> ImportReport:
     except BadLine as exc:
         raise InvalidInput(exc.message, field="content") from None
     total, named, entities = await _check(job, renames, bank)
+    if bank is not None:
+        bank.new_pass()
     async with job.store.roomy_cache():
         report = await _write(job, renames, total, named, bank, link=not entities)
     report.from_agents = named
@@ -106,8 +108,11 @@ async def run_import(job: ImportJob) -> ImportReport:
 
 
 def _items(source: Source, now: datetime, bank: BankIndex | None) -> Iterator[Item]:
-    """The source's items; a memory the bank/ folder lists takes what the bank says of it."""
+    """The source's items; a memory the bank/ folder lists takes what the bank says of it, and
+    a bank file first brings the memories it lists that no other file held."""
     try:
+        if bank is not None and source.kind.startswith("bank_"):
+            yield from bank.leftovers(source, now)  # before the entity its page links them to
         for item in read_items(source, now):
             if bank is not None and item.kind == "memory":
                 bank.fill(item.data)
