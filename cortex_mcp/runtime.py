@@ -353,6 +353,7 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
             counters=stores.counters,
             clock=clock,
             max_content_chars=settings.max_content_chars,
+            user_zone=lambda: zone(settings.timezone),
         ),
         profiles=profiles,
         redactor=redactor,

@@ -14,9 +14,9 @@ from mcp import Client
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.ingest.event_time import event_time
-from cortex_mcp.models import to_iso
+from cortex_mcp.models import Category, to_iso
 from cortex_mcp.runtime import open_cortex
-from cortex_mcp.service.requests import IngestRequest, build
+from cortex_mcp.service.requests import FlushRequest, IngestRequest, build
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock
 
@@ -113,3 +113,22 @@ async def test_the_agent_is_told_about_occurred_at(
         prompt = await client.get_prompt("remember_conversation", {})
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
         assert "occurred_at" in text and "last Tuesday" in text
+
+
+async def test_a_flushed_message_is_dated_by_its_words_in_the_users_zone(
+    backend_settings: Settings,
+) -> None:
+    """UTC+14 half an hour after midnight: "yesterday" is the day before there, not in UTC."""
+    where = ZoneInfo("Pacific/Kiritimati")
+    said = datetime(2026, 5, 20, 0, 30, tzinfo=where)
+    clock = FakeClock(said.astimezone(ZoneInfo("UTC")))
+    settings = backend_settings.model_copy(update={"timezone": "Pacific/Kiritimati"})
+    async with open_cortex(settings, clock=clock) as service:
+        text = "Yesterday I moved to Berlin."
+        flushed = await service.conversation.flush(
+            build(FlushRequest, messages=[{"role": "user", "content": text}])
+        )
+        kept = [m for m in flushed.flushed if m.category != Category.summary]
+        assert kept, flushed
+        day = to_iso(datetime(2026, 5, 19, tzinfo=where))
+        assert {m.occurred_at for m in kept} == {day}

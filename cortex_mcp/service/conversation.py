@@ -81,7 +81,9 @@ class ConversationService:
         if reason is not None:
             validate.no_nul("reason", reason)
         messages = [m.model_dump() for m in request.messages]
-        outcome = await self.flusher.flush(messages, agent, session, reason, session_at=when)
+        outcome = await self.flusher.flush(
+            messages, agent, session, reason, session_at=when, zone=where
+        )
         await self.linker.link_memories(agent, outcome.memories, to_iso(self.clock.now()))
         self.refresher.written()
         return FlushResult(flushed=outcome.memories, degraded=outcome.degraded)

@@ -10,12 +10,15 @@ kept, capped, as conversation history (the assistant's side is not kept as a mem
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from cortex_mcp.engine.ingest import extraction
+from cortex_mcp.engine.ingest.event_time import event_time
 from cortex_mcp.engine.ingest.fast_channel import write_high_signals
 from cortex_mcp.engine.ingest.messages import Message, checked_messages, said_at
 from cortex_mcp.engine.ingest.pipeline import history_metadata
@@ -68,7 +71,9 @@ class Flusher:
         counters: Counters,
         clock: Clock,
         max_content_chars: int,
+        user_zone: Callable[[], tzinfo] = lambda: UTC,
     ) -> None:
+        self.user_zone = user_zone  # CORTEX_TIMEZONE: a message's time words are read in it
         self.memories = memories
         self.llm = llm
         self.redactor = redactor
@@ -87,9 +92,12 @@ class Flusher:
         reason: str | None,
         *,
         session_at: str | None = None,
+        zone: tzinfo | None = None,
     ) -> FlushOutcome:
         """`session_at`: when the session was (its messages' own `timestamp` wins for what each
-        said); None: now."""
+        said); None: now. What a user message tells is dated by the day it names ("last
+        Tuesday I ...", engine/ingest/event_time.py), read in `zone` (default: CORTEX_TIMEZONE)."""
+        where = zone or self.user_zone()
         messages = checked_messages(raw_messages)
         cleaned = await self.redactor.clean_many([m.content for m in messages])
         messages = [
@@ -105,8 +113,9 @@ class Flusher:
         for message in users:  # each dated by the message it was said in
             said = detect_high_signals(message.content)
             signals += said
+            occurred = self._occurred(message, where)
             outcome.memories += await write_high_signals(
-                self.memories, said, agent_id, meta, self._now(), occurred_at=message.said_at
+                self.memories, said, agent_id, meta, self._now(), occurred_at=occurred
             )
         if self.llm.providers:
             try:
@@ -128,6 +137,11 @@ class Flusher:
         await self.counters.add({"flush.rules": 1})
         outcome.memories = _once(outcome.memories)
         return outcome
+
+    def _occurred(self, message: Message, where: tzinfo) -> str | None:
+        """When what `message` tells happened: the day it dates it by, else when it was said."""
+        said = from_iso(message.said_at) if message.said_at else self.clock.now()
+        return event_time(message.content, said.astimezone(where)) or message.said_at
 
     async def _with_llm(
         self,
