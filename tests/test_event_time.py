@@ -132,3 +132,8 @@ async def test_a_flushed_message_is_dated_by_its_words_in_the_users_zone(
         assert kept, flushed
         day = to_iso(datetime(2026, 5, 19, tzinfo=where))
         assert {m.occurred_at for m in kept} == {day}
+
+
+def test_a_bare_weekday_is_as_often_a_plan_and_dates_nothing() -> None:
+    assert event_time("For the deploy window: Tuesday night.", SAID) is None
+    assert event_time("Over the weekend we painted the fence.", SAID) is None
