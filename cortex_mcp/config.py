@@ -205,6 +205,12 @@ class Settings(BaseSettings):
         description="the claim naming a token's agent, or a template of claims ({email},"
         " team-{groups}: a list claim gives one agent per value)",
     )
+    oauth_client_id: str | None = Field(
+        None,
+        max_length=500,
+        description="the dashboard's client id at the identity provider (a public client with"
+        " PKCE, redirect URI <public URL>/ui/oauth/callback): the dashboard signs in with it",
+    )
     oauth_algorithms: Annotated[list[str], NoDecode] = Field(
         ["RS256", "PS256", "ES256", "EdDSA"],
         description="signature algorithms accepted on access tokens (comma list; never none"

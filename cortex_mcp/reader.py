@@ -71,7 +71,7 @@ def access_tokens(settings: Settings) -> AccessTokens | None:
     """The identity provider's access tokens, when CORTEX_OAUTH_ISSUER is set."""
     if settings.oauth_issuer is None or settings.public_url is None:
         return None
-    from cortex_mcp.providers.issuer import IssuerKeys
+    from cortex_mcp.providers.issuer import IssuerKeys, post_form
     from cortex_mcp.service.identity import AccessTokenRules, AccessTokens
 
     audiences = (
@@ -85,7 +85,7 @@ def access_tokens(settings: Settings) -> AccessTokens | None:
         algorithms=tuple(settings.oauth_algorithms),
         agent_claim=settings.oauth_agent_claim,
     )
-    return AccessTokens(IssuerKeys(settings.oauth_issuer), rules)
+    return AccessTokens(IssuerKeys(settings.oauth_issuer), rules, post_form=post_form)
 
 
 @asynccontextmanager

@@ -216,7 +216,11 @@ def test_the_session_cookie_works_only_from_this_origins_page(client: TestClient
     assert anonymous.get("/").status_code == 200
     assert anonymous.get("/ui/app.js").status_code == 200
     assert anonymous.get(f"{API}/agents", headers={CSRF_HEADER: "1"}).status_code == 401
-    assert anonymous.get("/ui/auth").json() == {"token_required": True, "signed_in": False}
+    assert anonymous.get("/ui/auth").json() == {
+        "token_required": True,
+        "signed_in": False,
+        "provider": False,
+    }
 
 
 def test_a_wrong_token_or_a_forged_cookie_starts_no_session(client: TestClient) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -34,7 +35,7 @@ from mcp.shared.auth import (
 from cortex_mcp.config import load_settings
 from cortex_mcp.reader import open_stores
 from tests.conftest import TEST_KNOBS
-from tests.helpers.http_helpers import ServeProcess, free_port
+from tests.helpers.http_helpers import TOKEN, ServeProcess, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.timeout(300)]
 
@@ -228,3 +229,80 @@ async def test_an_mcp_client_signs_in_with_the_provider_and_users_stay_apart(
                 reply = await rest.request(method, server.url + path, json=body, headers=bob)
             assert reply.status_code == 403, (path, reply.text)
         assert await _memories(db) == before
+
+
+def _register_dashboard(issuer: str, cortex_url: str) -> str:
+    """The dashboard's client at the provider (dynamic registration): a public client."""
+    reply = httpx2.post(
+        issuer + "/reg",
+        json={
+            "client_name": "cortex dashboard",
+            "redirect_uris": [cortex_url + "/ui/oauth/callback"],
+            "grant_types": ["authorization_code"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        },
+        timeout=30,
+    )
+    assert reply.status_code == 201, reply.text
+    return str(reply.json()["client_id"])
+
+
+def _follow(browser: httpx2.Client, url: str, until: str) -> str:
+    """Follow redirects (keeping cookies) until one leads to `until`; that URL."""
+    for _ in range(12):
+        reply = browser.get(url)
+        location = reply.headers.get("location")
+        assert location, (url, reply.status_code, reply.text[:300])
+        url = urljoin(url, location)
+        if url.startswith(until):
+            return url
+    raise AssertionError(f"never reached {until}")
+
+
+async def test_the_dashboard_signs_in_with_the_provider_and_shows_that_users_agent_only(
+    provider: str, cortex_port: int, tmp_path: Path
+) -> None:
+    url = f"http://127.0.0.1:{cortex_port}"
+    client_id = await anyio.to_thread.run_sync(lambda: _register_dashboard(provider, url))
+    env = {
+        "CORTEX_OAUTH_ISSUER": provider,
+        "CORTEX_PUBLIC_URL": url,
+        "CORTEX_OAUTH_CLIENT_ID": client_id,
+    }
+    db = tmp_path / "brain.db"
+    with ServeProcess(db, first_port=cortex_port, **env) as server:
+
+        def sign_in_and_browse() -> None:
+            admin = {"Authorization": "Bearer " + TOKEN}
+            for agent in ("alice", "bob"):
+                seeded = httpx2.post(
+                    server.url + "/api/v1/memories",
+                    json={"content": f"{agent} keeps a diary", "agent_id": agent},
+                    headers=admin,
+                    timeout=30,
+                )
+                assert seeded.status_code == 201, seeded.text
+            with httpx2.Client(follow_redirects=False, timeout=30) as browser:
+                assert browser.get(url + "/ui/auth").json()["provider"] is True
+                start = browser.get(url + "/ui/oauth/start")
+                assert start.status_code == 302, start.text
+                authorize = start.headers["location"] + "&login_hint=alice"
+                assert authorize.startswith(provider) and "code_challenge=" in authorize
+                callback = _follow(browser, authorize, url + "/ui/oauth/callback")
+                landed = browser.get(callback)
+                assert landed.status_code == 302 and landed.headers["location"] == "/"
+                page = {"X-Cortex-Dashboard": "1", "Sec-Fetch-Site": "same-origin"}
+                assert browser.get(url + "/ui/auth", headers=page).json()["signed_in"] is True
+                mine = browser.get(url + "/api/v1/memories", headers=page)
+                assert mine.status_code == 200, mine.text
+                assert [m["content"] for m in mine.json()["memories"]] == ["alice keeps a diary"]
+                theirs = browser.get(url + "/api/v1/memories?agent_id=bob", headers=page)
+                assert theirs.status_code == 403
+                # a callback without this browser's state opens nothing
+                stranger = httpx2.get(callback, timeout=30, follow_redirects=False)
+                assert stranger.status_code == 400
+                browser.delete(url + "/ui/session", headers={"Origin": url})
+                assert browser.get(url + "/ui/auth", headers=page).json()["signed_in"] is False
+
+        await anyio.to_thread.run_sync(sign_in_and_browse)

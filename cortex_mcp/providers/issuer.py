@@ -53,6 +53,21 @@ async def fetch_json(url: str) -> Any:
         raise IssuerUnavailable(f"{url}: the answer is not JSON") from None
 
 
+async def post_form(url: str, form: dict[str, str]) -> Any:
+    """POST a form to the issuer (its token endpoint), the JSON answer; IssuerUnavailable on a
+    failure to reach it, the answer as it is otherwise (an OAuth error is the caller's)."""
+    try:
+        async with httpx2.AsyncClient(timeout=FETCH_TIMEOUT_S, follow_redirects=False) as client:
+            reply = await client.post(url, data=form, headers={"Accept": "application/json"})
+    except Exception as exc:  # any transport failure: unreachable
+        raise IssuerUnavailable(f"{url}: {type(exc).__name__}: {exc}") from None
+    try:
+        answer = json.loads(reply.content[:MAX_DOCUMENT_BYTES])
+    except ValueError:
+        raise IssuerUnavailable(f"{url}: HTTP {reply.status_code}, not JSON") from None
+    return answer if isinstance(answer, dict) else {}
+
+
 def metadata_urls(issuer: str) -> list[str]:
     """Where the issuer's metadata may be: OpenID Connect discovery (the path appended) and
     RFC 8414 (the well-known path inserted before the issuer's path)."""
@@ -81,6 +96,7 @@ class IssuerKeys:
         self._clock = clock
         self._keys: dict[str, PyJWK] = {}
         self._jwks_uri: str | None = None
+        self._metadata: dict[str, Any] | None = None
         self._fetched_at: float | None = None
         self._down = False
         self._lock = asyncio.Lock()
@@ -105,6 +121,13 @@ class IssuerKeys:
         return IssuerUnavailable(
             f"the identity provider {self.issuer} cannot be reached; try again shortly"
         )
+
+    async def metadata(self) -> dict[str, Any]:
+        """The issuer's metadata (its endpoints), fetched once; IssuerUnavailable meanwhile."""
+        if self._metadata is None:
+            self._jwks_uri = await self._discover()
+        assert self._metadata is not None
+        return self._metadata
 
     def _find(self, kid: str | None) -> PyJWK | None:
         if kid is not None:
@@ -174,6 +197,7 @@ class IssuerKeys:
                 continue
             jwks_uri = metadata.get("jwks_uri")
             if isinstance(jwks_uri, str) and jwks_uri.startswith(("https://", "http://")):
+                self._metadata = metadata
                 return jwks_uri
             problems.append(f"{url}: no jwks_uri")
         raise IssuerUnavailable("; ".join(problems))

@@ -17,14 +17,16 @@ import logging
 import re
 import string
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urlencode
 
 import jwt
 from jwt import PyJWK
 from jwt.exceptions import InvalidTokenError
 
+from cortex_mcp.errors import IssuerUnavailable
 from cortex_mcp.models import (
     ADMIN_SCOPE,
     EVERY_SCOPE,
@@ -49,6 +51,11 @@ class SigningKeys(Protocol):
     issuer: str
 
     async def key(self, kid: str | None) -> PyJWK | None: ...
+
+    async def metadata(self) -> dict[str, Any]: ...
+
+
+PostForm = Callable[[str, dict[str, str]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -75,10 +82,12 @@ class AccessTokens:
         rules: AccessTokenRules,
         *,
         clock: Callable[[], float] = time.time,
+        post_form: PostForm | None = None,
     ) -> None:
         self.keys = keys
         self.rules = rules
         self._clock = clock
+        self._post_form = post_form
         self._verified: dict[str, tuple[Caller, float]] = {}  # sha256 -> (caller, until)
 
     async def identify(self, presented: str) -> Caller | None:
@@ -97,6 +106,30 @@ class AccessTokens:
                 self._verified.clear()
             self._verified[key] = (caller, min(now + CACHE_SECONDS, expires))
         return caller
+
+    # ---- the dashboard's sign-in (authorization code with PKCE) ----------------------------
+
+    async def authorization_url(self, params: dict[str, str]) -> str:
+        """The provider's authorization endpoint with `params` (client_id, redirect_uri,
+        state, code_challenge, ...)."""
+        endpoint = (await self.keys.metadata()).get("authorization_endpoint")
+        if not isinstance(endpoint, str):
+            raise IssuerUnavailable(f"{self.keys.issuer}: no authorization_endpoint")
+        return endpoint + ("&" if "?" in endpoint else "?") + urlencode(params)
+
+    async def redeem(self, form: dict[str, str]) -> tuple[Caller | None, float]:
+        """Exchange an authorization code (`form`: code, code_verifier, client_id,
+        redirect_uri, resource) at the token endpoint; the caller its access token stands for
+        (checked like any other) and when it expires, or (None, 0)."""
+        endpoint = (await self.keys.metadata()).get("token_endpoint")
+        if not isinstance(endpoint, str) or self._post_form is None:
+            raise IssuerUnavailable(f"{self.keys.issuer}: no token_endpoint")
+        answer = await self._post_form(endpoint, {"grant_type": "authorization_code", **form})
+        token = answer.get("access_token") if isinstance(answer, dict) else None
+        if not isinstance(token, str):
+            log.info("the provider refused a sign-in code: %s", answer.get("error", "no token"))
+            return None, 0.0
+        return await self._verify(token)
 
     async def _verify(self, presented: str) -> tuple[Caller | None, float]:
         """The caller and the token's expiry (None, 0: refused)."""

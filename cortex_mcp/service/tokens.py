@@ -21,7 +21,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from cortex_mcp.engine import validate
@@ -40,6 +40,7 @@ CACHE_SECONDS = 1.0
 TOUCH_SECONDS = 60.0
 MAX_NAME_CHARS = 100
 SESSION_HOURS = 12
+PROVIDER_PARENT = "oidc"  # what a session opened through the identity provider stands for
 _CACHE_MAX = 10_000
 
 
@@ -248,13 +249,16 @@ class TokenService:
 
     # ---- dashboard sessions -------------------------------------------------------------
 
-    async def open_session(self, caller: Caller) -> str:
-        """A session for the dashboard, standing for `caller` (the admin or an agent token)
-        until it is ended, its token revoked, or SESSION_HOURS pass. Returns the cookie."""
+    async def open_session(self, caller: Caller, until: datetime | None = None) -> str:
+        """A session for the dashboard, standing for `caller` (the admin or an agent token, or
+        an identity provider's user until `until`, its access token's expiry) until it is
+        ended, its token revoked, or SESSION_HOURS pass. Returns the cookie."""
         token_id = secrets.token_hex(_ID_HEX // 2)
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_hex(16)
         now = self.clock.now()
+        if caller.subject is not None:  # an identity provider's user: no token row of ours
+            return await self._provider_session(caller, token_id, secret, salt, until)
         if caller.is_agent:
             parent = caller.token_id
         else:
@@ -289,8 +293,36 @@ class TokenService:
         self._cache.clear()
         return await self.tokens.end_session(parts[0], self._now())
 
+    async def _provider_session(
+        self, caller: Caller, token_id: str, secret: str, salt: str, until: datetime | None
+    ) -> str:
+        now = self.clock.now()
+        ends = now + timedelta(hours=SESSION_HOURS)
+        await self.tokens.add(
+            TokenRow(
+                id=token_id,
+                kind=SESSION,
+                name=caller.subject,
+                agent_id=caller.agent_id if caller.is_agent else None,
+                salt=salt,
+                hash=_digest(salt, secret),
+                parent=PROVIDER_PARENT,
+                created_at=to_iso(now),
+                expires_at=to_iso(min(ends, until) if until is not None else ends),
+                scopes=" ".join(sorted(caller.scopes)),
+            )
+        )
+        return f"{PREFIX}{token_id}_{secret}"
+
     async def _session_caller(self, row: TokenRow) -> Caller | None:
         parent = row.parent or ""
+        if parent == PROVIDER_PARENT:  # signed in with the identity provider
+            if self.access_tokens is None:
+                return None
+            kind = "agent" if row.agent_id is not None else "admin"
+            scopes = frozenset((row.scopes or "").split())
+            issuer = self.access_tokens.rules.issuer
+            return Caller(kind, row.agent_id, None, scopes, row.name, issuer)
         if row.agent_id is None:
             admin = self.admin_token
             if admin is None or not hmac.compare_digest(parent, admin_fingerprint(admin)):

@@ -16,19 +16,26 @@ is open, as for the REST API."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
+import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import Caller
+from cortex_mcp.service.identity import AccessTokens
 from cortex_mcp.service.tokens import SESSION_HOURS, TokenService
 from cortex_mcp.transports.callers import RefusedCredentials, client_address
 
@@ -38,6 +45,10 @@ CSRF_HEADER = "x-cortex-dashboard"
 SESSION_SECONDS = SESSION_HOURS * 3600
 ASSETS = "/ui"
 SIGN_IN = ASSETS + "/session"
+OAUTH_START = ASSETS + "/oauth/start"  # the dashboard's sign-in with the identity provider
+OAUTH_CALLBACK = ASSETS + "/oauth/callback"
+PENDING_COOKIE = "cortex_oauth"  # the sign-in's state and PKCE verifier, until it returns
+PENDING_SECONDS = 600
 PUBLIC_PREFIXES = (ASSETS + "/",)
 PUBLIC = frozenset({"/", SIGN_IN})
 
@@ -74,8 +85,10 @@ class DashboardSession:
         required: bool,
         tokens: Callable[[], TokenService],
         refused: RefusedCredentials | None = None,
+        provider: ProviderClient | None = None,
     ) -> None:
         self.enabled = required
+        self.provider = provider  # sign-in with the identity provider, when configured
         self._tokens = tokens
         self.refused = refused or RefusedCredentials()  # the sign-in's throttle
 
@@ -101,6 +114,12 @@ class DashboardSession:
         if caller is None or caller.subject is not None:  # sessions stand for our own tokens
             return None
         return await tokens.open_session(caller)
+
+    def tokens(self) -> TokenService:
+        return self._tokens()
+
+    def access_tokens(self) -> AccessTokens | None:
+        return self._tokens().access_tokens
 
     async def end(self, scope: Scope) -> None:
         """Sign-out: the session ends here and on every server sharing the database."""
@@ -148,9 +167,23 @@ def dashboard_routes(session: DashboardSession) -> list[BaseRoute]:
     async def state(request: Request) -> Response:
         """Whether the page must ask for the token (no data: public)."""
         signed_in = not session.enabled or await session.caller(request.scope) is not None
-        return JSONResponse({"token_required": session.enabled, "signed_in": signed_in})
+        return JSONResponse(
+            {
+                "token_required": session.enabled,
+                "signed_in": signed_in,
+                "provider": session.provider is not None,
+            }
+        )
+
+    async def provider_start(request: Request) -> Response:
+        return await _provider_start(request, session)
+
+    async def provider_callback(request: Request) -> Response:
+        return await _provider_callback(request, session)
 
     return [
+        Route(OAUTH_START, provider_start, methods=["GET"]),
+        Route(OAUTH_CALLBACK, provider_callback, methods=["GET"]),
         Route("/", index, methods=["GET"]),
         Route(SIGN_IN, login, methods=["POST"]),
         Route(SIGN_IN, logout, methods=["DELETE"]),
@@ -196,6 +229,101 @@ async def _login(request: Request, session: DashboardSession) -> Response:
         secure=request.url.scheme == "https",
     )
     return response
+
+
+@dataclass(frozen=True)
+class ProviderClient:
+    """The dashboard as a client of the identity provider (CORTEX_OAUTH_CLIENT_ID): a public
+    client using the authorization code with PKCE, its redirect URI this server's callback."""
+
+    client_id: str
+    public_url: str
+
+    @property
+    def redirect_uri(self) -> str:
+        return self.public_url + OAUTH_CALLBACK
+
+
+async def _provider_start(request: Request, session: DashboardSession) -> Response:
+    """Off to the provider's sign-in, with a fresh state and PKCE verifier kept in a short-lived
+    cookie of this browser (SameSite=Lax: the provider's redirect back is a top-level GET)."""
+    provider, access = session.provider, session.access_tokens()
+    if provider is None or access is None:
+        return _error(404, "not_found", "this server signs in with its API token only")
+    state, verifier = secrets.token_urlsafe(24), secrets.token_urlsafe(48)
+    challenge = _b64(hashlib.sha256(verifier.encode()).digest())
+    try:
+        url = await access.authorization_url(
+            {
+                "response_type": "code",
+                "client_id": provider.client_id,
+                "redirect_uri": provider.redirect_uri,
+                "scope": "openid memories:read memories:write",
+                "state": state,
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+                "resource": provider.public_url,
+            }
+        )
+    except CortexError as exc:
+        return _error(503, "issuer_unavailable", exc.message)
+    response = RedirectResponse(url, status_code=302)
+    response.set_cookie(
+        PENDING_COOKIE,
+        f"{state}.{verifier}",
+        max_age=PENDING_SECONDS,
+        path=OAUTH_CALLBACK,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+async def _provider_callback(request: Request, session: DashboardSession) -> Response:
+    """Back from the provider: the state must be this browser's, the code is redeemed (with the
+    verifier) for an access token checked like any other, and a session opened for its user."""
+    provider, access = session.provider, session.access_tokens()
+    if provider is None or access is None:
+        return _error(404, "not_found", "this server signs in with its API token only")
+    pending = request.cookies.get(PENDING_COOKIE, "")
+    state, _, verifier = pending.partition(".")
+    given = request.query_params.get("state", "")
+    code = request.query_params.get("code")
+    if not state or not code or not hmac.compare_digest(state.encode(), given.encode()):
+        return _error(400, "invalid_request", "sign-in: start again from the dashboard page")
+    try:
+        caller, expires = await access.redeem(
+            {
+                "code": code,
+                "code_verifier": verifier,
+                "client_id": provider.client_id,
+                "redirect_uri": provider.redirect_uri,
+                "resource": provider.public_url,
+            }
+        )
+    except CortexError as exc:
+        return _error(503, "issuer_unavailable", exc.message)
+    if caller is None:
+        return _error(401, "unauthorized", "the identity provider's sign-in was not accepted")
+    until = datetime.fromtimestamp(expires, UTC)
+    cookie = await session.tokens().open_session(caller, until=until)
+    response = RedirectResponse("/", status_code=302)
+    response.delete_cookie(PENDING_COOKIE, path=OAUTH_CALLBACK)
+    response.set_cookie(
+        COOKIE,
+        cookie,
+        max_age=SESSION_SECONDS,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 def _error(

@@ -46,7 +46,12 @@ from cortex_mcp.transports.callers import (
     RevokedStreams,
     Throttle,
 )
-from cortex_mcp.transports.dashboard import SIGN_IN, DashboardSession, dashboard_routes
+from cortex_mcp.transports.dashboard import (
+    SIGN_IN,
+    DashboardSession,
+    ProviderClient,
+    dashboard_routes,
+)
 from cortex_mcp.transports.endpoints import error_response, route_for
 from cortex_mcp.transports.framing import NoFraming
 from cortex_mcp.transports.guards import (
@@ -179,7 +184,10 @@ def create_app(
                 log.info("HTTP server stopping: waiting for background writes")
 
     refused = RefusedCredentials(settings.auth_failures_per_minute)
-    session = DashboardSession(required, lambda: holder["service"].tokens, refused)
+    provider = None
+    if settings.oauth_client_id and settings.public_url and settings.oauth_issuer:
+        provider = ProviderClient(settings.oauth_client_id, settings.public_url)
+    session = DashboardSession(required, lambda: holder["service"].tokens, refused, provider)
     routes += dashboard_routes(session)  # the dashboard at / (transports/dashboard.py)
     middleware = [
         Middleware(

@@ -65,7 +65,7 @@ export function showError(error) {
   );
 }
 
-function showSignIn(message) {
+function showSignIn(message, provider = false) {
   showAccount(false, true);
   clear(main);
   const input = h("input", {
@@ -91,9 +91,14 @@ function showSignIn(message) {
     h("button", { type: "submit", class: "primary" }, "Sign in"),
     problem,
   );
+  // with an identity provider configured: its sign-in first, the pasted token still there
+  const viaProvider = provider
+    ? h("p", {}, h("a", { id: "signin-provider", class: "button primary", href: "/ui/oauth/start" }, "Sign in with your identity provider"))
+    : null;
   main.append(
     h("section", { class: "signin" },
       h("h1", {}, "Sign in"),
+      viaProvider,
       h("p", {}, "This server needs its API token. It is asked for once; the browser then keeps a session that only this page can use."),
       form),
   );
@@ -132,7 +137,7 @@ document.querySelector(".skip").addEventListener("click", (event) => {
 
 async function start() {
   const auth = await authState();
-  if (auth.token_required && !auth.signed_in) return showSignIn();
+  if (auth.token_required && !auth.signed_in) return showSignIn(undefined, auth.provider);
   try {
     await loadAgents();
   } catch (error) {
