@@ -202,6 +202,31 @@ async def test_a_turn_of_another_conversation_hours_away_lends_nothing(
     assert boosts[later] == 0.5  # her link's lift, nothing lent
 
 
+async def test_turns_imported_a_moment_apart_lend_only_to_the_turn_next_to_the_match(
+    service: CortexService,
+) -> None:
+    """An import stores a whole conversation within a second: time alone would call every
+    turn of it "right after" the match; only the turns next to it in order count."""
+    turns = [("Tom", "What are the names of your pets, by the way?")]
+    turns += [("Sam", f"The bus was late again, stop {n}.") for n in range(6)]
+    far = "Luna and Oliver! They are so sweet and playful."
+    turns += [("Maya", far)]
+    ids = {}
+    for n, (_, content) in enumerate(turns):  # a few milliseconds apart
+        at = f"2026-03-02T10:00:00.{n * 3:03d}Z"
+        request = RememberRequest(content=content, occurred_at=at)
+        ids[content] = (await service.memories.remember(request)).id
+    speakers = dict((content, speaker) for speaker, content in turns)
+    for content, memory_id in ids.items():
+        plan = LinkPlan(memory_id, (PlannedLink(_ref(speakers[content]), LinkRole.speaker),), ())
+        await service.stores.entities.link("default", [plan], "2026-03-02T10:00:00Z")
+    report = await service.memories.search_debug(
+        SearchDebugRequest(query="What are the names of Maya's pets?")
+    )
+    boosts = {hit["content"]: hit["entity_boost"] for hit in report["hits"]}
+    assert boosts[far] == 0.5  # her link's lift, nothing lent: seven turns after the match
+
+
 async def test_with_vectors_a_link_adds_a_share_of_the_memorys_own_relevance(
     tmp_path: Path, clock: FakeClock
 ) -> None:

@@ -387,6 +387,38 @@ class EntityStore:
         )
         return [(row[0], row[1], _ROLES[row[2]], str(row[3])) for row in rows]
 
+    async def turns_around(
+        self, agent_id: str, anchors: Sequence[tuple[str, str]], span: int
+    ) -> dict[str, set[str]]:
+        """Memory id -> the `span` live memories of the agent right before it and right after
+        it in time (`occurred_at`, then id), for each (memory id, its `occurred_at`) of
+        `anchors`: the turns around it in a conversation, however close or far apart in seconds
+        they were said or imported. Each side is a short range of the (agent, occurred_at)
+        index."""
+        if not anchors or span <= 0:
+            return {}
+        before = (
+            "SELECT * FROM (SELECT ? AS anchor, id FROM memories WHERE agent_id = ?"
+            " AND occurred_at <= ? AND (occurred_at < ? OR id < ?) AND forgotten_at IS NULL"
+            " AND superseded_by IS NULL ORDER BY occurred_at DESC, id DESC LIMIT ?) AS b{n}"
+        )
+        after = (
+            "SELECT * FROM (SELECT ? AS anchor, id FROM memories WHERE agent_id = ?"
+            " AND occurred_at >= ? AND (occurred_at > ? OR id > ?) AND forgotten_at IS NULL"
+            " AND superseded_by IS NULL ORDER BY occurred_at, id LIMIT ?) AS a{n}"
+        )
+        parts: list[str] = []
+        params: list[object] = []
+        for n, (memory_id, at) in enumerate(anchors):
+            for side in (before, after):
+                parts.append(side.format(n=n))
+                params += [memory_id, agent_id, at, at, memory_id, span]
+        rows = await self.db.fetchall(" UNION ALL ".join(parts), params)
+        found: dict[str, set[str]] = {memory_id: set() for memory_id, _ in anchors}
+        for anchor, memory_id in rows:
+            found[str(anchor)].add(str(memory_id))
+        return found
+
     async def kinds_beside(
         self, agent_id: str, entity_id: str, limit: int
     ) -> dict[str, set[EntityKind]]:

@@ -475,6 +475,13 @@ class EntityStorage(Protocol):
         """`linked_memories` with each memory's `occurred_at`."""
         ...
 
+    async def turns_around(
+        self, agent_id: str, anchors: Sequence[tuple[str, str]], span: int
+    ) -> dict[str, set[str]]:
+        """Memory id -> the `span` live memories of the agent right before and right after it
+        in time (`occurred_at`, then id), for each (memory id, its `occurred_at`)."""
+        ...
+
     async def kinds_beside(
         self, agent_id: str, entity_id: str, limit: int
     ) -> dict[str, set[EntityKind]]:

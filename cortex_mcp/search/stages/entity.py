@@ -59,6 +59,7 @@ ANCHORS = 5  # the best matches whose neighbourhood is searched for the entity's
 KIND_LIFT = 0.2  # more for a memory that also names the kind of thing asked for (as a mention)
 NEAR = 0.5  # the share of a match's relevance lent to the entity's turn right before or after it
 AROUND_S = 600.0  # how far from a match that turn may be (the same part of one conversation)
+TURNS = 2  # and how many memories away from it, either side
 
 # A question after several things: a plural list ("hobbies", "pets", "names", "activities",
 # "books"), "what ... has X done/made", "both", "how many"; 哪些/有什么 in Chinese; 趣味/どんな
@@ -155,12 +156,40 @@ class EntityStage:
         kinds = _asked_kinds(state.text)
         lift = _Lift(links, *view.ordered(links, kinds), _lifts(state), state.entities)
         said = [*names, *understood.entities.values()]
-        near = _around(state, links)
+        near = await self._around(state, links, agent)
         added = await self._add(state, view, lift, near)
         self._score(state, lift, said, near, added=added)
         if understood.several:
             state.candidates = _spread(state.candidates, state.limit)
         state.facts["entity"] = understood.facts(lift.linked(), added)
+
+    async def _around(
+        self, state: SearchState, links: dict[str, Links], agent_id: str
+    ) -> dict[str, float]:
+        """What the entity said (or was the subject of) right before and after the best
+        matches to the question, each with `NEAR` of that match's relevance: in a conversation
+        the answer to "what are your pets' names?" is the next turn, which shares no word with
+        the question and may not say whose pets. Matches: the `ANCHORS` candidates of most
+        relevance (the channels' fused score, before any lift); around: the nearest such memory
+        each side within `AROUND_S` that is also among the `TURNS` memories next to the match
+        (imported turns are milliseconds apart: time alone would reach across a conversation)."""
+        best = sorted(state.candidates, key=lambda c: -c.fused)[:ANCHORS]
+        anchors = [c for c in best if c.memory is not None and c.fused > 0]
+        if not anchors:
+            return {}
+        beside = await self.entities.turns_around(
+            agent_id, [(a.memory_id, a.memory.occurred_at) for a in anchors if a.memory], TURNS
+        )
+        near: dict[str, float] = {}
+        for anchor in anchors:
+            assert anchor.memory is not None
+            at = from_iso(anchor.memory.occurred_at).timestamp()
+            next_to = beside.get(anchor.memory_id, set())
+            for found in links.values():
+                for memory_id in found.around(at, AROUND_S):
+                    if memory_id != anchor.memory_id and memory_id in next_to:
+                        near[memory_id] = max(near.get(memory_id, 0.0), NEAR * anchor.fused)
+        return near
 
     async def _add(
         self, state: SearchState, view: AgentView, lift: _Lift, near: dict[str, float]
@@ -291,26 +320,6 @@ class _Lift:
 
     def linked(self) -> int:
         return len(self.ordered)
-
-
-def _around(state: SearchState, links: dict[str, Links]) -> dict[str, float]:
-    """What the entity said (or was the subject of) right before and after the best matches
-    to the question, each with `NEAR` of that match's relevance: in a conversation the answer
-    to "what are your pets' names?" is the next turn, which shares no word with the question
-    and may not say whose pets. Matches: the `ANCHORS` candidates of most relevance (the
-    channels' fused score, before any lift); around: the nearest such memory each side within
-    `AROUND_S`."""
-    near: dict[str, float] = {}
-    best = sorted(state.candidates, key=lambda c: -c.fused)[:ANCHORS]
-    anchors = [c for c in best if c.memory is not None and c.fused > 0]
-    for anchor in anchors:
-        assert anchor.memory is not None
-        at = from_iso(anchor.memory.occurred_at).timestamp()
-        for found in links.values():
-            for memory_id in found.around(at, AROUND_S):
-                if memory_id != anchor.memory_id:
-                    near[memory_id] = max(near.get(memory_id, 0.0), NEAR * anchor.fused)
-    return near
 
 
 def _asked_kinds(text: str) -> frozenset[EntityKind]:
