@@ -890,3 +890,39 @@ def test_a_wrong_update_forgotten_in_the_browser_reopens_the_fact_it_closed_and_
         "superseded",
     ]  # newest first: closed by the wrong update, reopened when it was forgotten
     assert tab.errors == []
+
+
+def test_the_timeline_counts_whole_memories_names_its_lines_and_draws_no_line_at_zero(
+    browser: Browser, dated_server: tuple[ServeProcess, str, str]
+) -> None:
+    tab = Tab(browser, dated_server[0].url)
+    try:
+        chart = "[role=img][aria-label^='Chart'][aria-label*=' from ']"
+        page = tab.open("#/memories?view=timeline", ready=chart)
+        ticks = (page.get_attribute(chart, "data-yticks") or "").split()
+        assert ticks and ticks[0] == "0" and all(t.isdigit() for t in ticks), ticks
+        legend = page.locator("ul.legend li").all_inner_texts()
+        assert legend == ["working: 0", "core: 7", "archive: 1"], legend
+        colours = page.eval_on_selector_all(
+            "ul.legend .swatch", "els => els.map(e => getComputedStyle(e).borderTopStyle)"
+        )
+        assert colours == ["dashed", "solid", "dotted"], colours
+        drawn = page.eval_on_selector(chart, "el => el.plot.data.slice(1)")
+        assert all(0 not in counts for counts in drawn), drawn  # an empty bucket: no point
+        assert None in drawn[0] and sum(n or 0 for n in drawn[1]) == 7, drawn
+        assert tab.errors == []
+    finally:
+        tab.close()
+
+
+def test_the_sign_in_field_says_an_agent_token_works_too(
+    browser: Browser, token_server: ServeProcess
+) -> None:
+    tab = Tab(browser, token_server.url)
+    try:
+        page = tab.open("#/memories", ready="#token")
+        label = page.inner_text("label[for=token]")
+        assert "CORTEX_API_TOKEN" in label and "agent token" in label, label
+        assert tab.errors == []
+    finally:
+        tab.close()

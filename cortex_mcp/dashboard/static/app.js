@@ -86,7 +86,7 @@ function showSignIn(message, provider = false) {
         }
       },
     },
-    h("label", { for: "token" }, "API token (the server's CORTEX_API_TOKEN)"),
+    h("label", { for: "token" }, "Token (the server's admin token CORTEX_API_TOKEN, or an agent token from cortex-mcp token create)"),
     input,
     h("button", { type: "submit", class: "primary" }, "Sign in"),
     problem,

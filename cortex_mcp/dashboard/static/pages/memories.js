@@ -179,6 +179,9 @@ function drawBuckets(box, data) {
   const unit = data.granularity;
   const xs = data.buckets.map((b) => Date.parse(b.start + "T00:00:00Z") / 1000);
   const series = LAYERS.map((layer) => data.buckets.map((b) => b[layer] || 0));
+  // a bucket with none of a layer draws nothing for it: three lines at 0 drew over each other
+  const drawn = series.map((counts) => counts.map((n) => n || null));
+  const most = Math.max(1, ...series.flat());
   // the axis fits the data: its buckets and one on each side (one bucket sits mid-chart)
   const range = [xs[0] - BUCKET_S[unit], xs[xs.length - 1] + BUCKET_S[unit]];
   const colours = { working: "#8a5a00", core: "#0b5cad", archive: "#5a4a78" };
@@ -190,22 +193,41 @@ function drawBuckets(box, data) {
   const describe = (u) => holder.setAttribute("aria-label",
     `Chart: memories per ${unit} by when they happened, from ${day(u.scales.x.min)} to ${day(u.scales.x.max)}, ${data.total} in all`);
   const label = bucketLabel(unit, data.start.slice(0, 4) !== data.end.slice(0, 4));
-  new uPlot({
+  holder.plot = new uPlot({ // kept on its element: the browser test reads what was drawn
     width, height: 220, legend: { show: false },
     tzDate: (t) => uPlot.tzDate(new Date(t * 1000), "Etc/UTC"), // the buckets are UTC days
-    scales: { x: { time: true, range: () => range } },
+    // counts: from 0, ticks on whole memories only (2.5 memories is no count)
+    scales: { x: { time: true, range: () => range }, y: { range: () => [0, most + Math.ceil(most / 10)] } },
     hooks: { draw: [describe] },
     series: [{}, ...LAYERS.map((layer) => ({
-      label: layer, stroke: colours[layer], width: 2, points: { show: xs.length < 40, size: 6 },
+      label: layer, stroke: colours[layer], width: 2, dash: DASHES[layer],
+      spanGaps: false, points: { show: true, size: xs.length < 40 ? 6 : 4 },
     }))],
     axes: [
       // a tick on a bucket's start only, as many as fit (about one per 80 px)
       { space: 60, splits: () => thinned(xs, Math.max(2, Math.floor(width / 80))), values: (u, ticks) => labelled(holder, ticks.map(label)) },
-      { label: "memories" },
+      { label: "memories", incrs: WHOLE_STEPS, values: (u, ticks) => countLabels(holder, ticks) },
     ],
-  }, [xs, ...series], holder);
+  }, [xs, ...drawn], holder);
   holder.dataset.granularity = unit;
-  box.append(h("p", { class: "muted" }, LAYERS.map((l, i) => `${l}: ${series[i].reduce((a, b) => a + b, 0)}`).join(" · ")));
+  box.append(legend(series));
+}
+
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1000000];
+const DASHES = { core: [], working: [8, 4], archive: [2, 3] }; // told apart where lines meet
+
+// the labels are drawn on the canvas: kept on the chart's element too (for the browser test)
+function countLabels(holder, ticks) {
+  const labels = ticks.map((t) => String(Math.round(t)));
+  holder.dataset.yticks = labels.join(" ");
+  return labels;
+}
+
+// which line is which layer, with each layer's count (the canvas has no text for it)
+function legend(series) {
+  return h("ul", { class: "legend", "aria-label": "Layers" }, LAYERS.map((layer, i) =>
+    h("li", { dataset: { layer } }, h("span", { class: `swatch ${layer}`, "aria-hidden": "true" }),
+      `${layer}: ${series[i].reduce((a, b) => a + b, 0)}`)));
 }
 
 // the labels are drawn on the canvas: kept on the chart's element too (for the browser test)
