@@ -49,6 +49,7 @@ def build_reading(
         relations=stores.relations,
         entities=stores.entities,
         drain=drain,
+        history=stores.browse.history,
     )
 
 

@@ -5,6 +5,7 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from cortex_mcp.reader import open_tokens
 from cortex_mcp.service.requests import TokenRequest, build
 from tests.helpers.http_helpers import AUTH, TOKEN, rest_client
 from tests.helpers.issuer import LocalIssuer
+from tests.helpers.stdio_helpers import server_command, server_env
 
 PUBLIC = "http://127.0.0.1:21100"
 API = "/api/v1"
@@ -95,3 +97,26 @@ def test_each_log_entry_records_who_acted_and_an_export_keeps_it(
         log = other.get(API + "/lifecycle/log", params={"agent_id": "ann"}).json()["entries"]
         assert _actor(log, by_token)["token_id"] == token_id
         assert _actor(log, by_jwt)["subject"] == "ann"
+
+
+def test_show_and_a_memory_s_detail_say_who_acted_on_it(settings: Settings) -> None:
+    token_id, token = _agent_token(settings)
+    with rest_client(settings) as client:
+        memory_id = _forget(client, {"Authorization": f"Bearer {token}"}, "Ann's red kayak")
+        detail = client.get(f"{API}/memories/{memory_id}", params={"agent_id": "ann"}, headers=AUTH)
+        [entry] = detail.json()["history"]
+        assert entry["action"] == "forget"
+        assert entry["details"]["actor"] == {"kind": "agent", "agent": "ann", "token_id": token_id}
+    env = server_env(settings.db_path, CORTEX_AGENT_ID="ann")
+    if settings.database_url is not None:
+        env["CORTEX_DATABASE_URL"] = settings.database_url.get_secret_value()
+    shown = subprocess.run(
+        [*server_command(), "show", memory_id],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "history (who acted):" in shown.stdout
+    assert f"forget  token {token_id}" in shown.stdout

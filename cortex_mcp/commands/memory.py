@@ -234,7 +234,28 @@ def _detail(d: dict[str, Any], where: tzinfo) -> str:
     if chain:
         rows = aligned([_cells(c, where) for c in chain])
         lines += ["", "correction chain:", *(f"  {line}" for line in rows)]
+    history = d.get("history") or []
+    if history:
+        rows = aligned(
+            [
+                [local_time(e["executed_at"], where), e["action"], _actor(e["details"])]
+                for e in history
+            ]
+        )
+        lines += ["", "history (who acted):", *(f"  {line}" for line in rows)]
     return "\n".join(lines)
+
+
+def _actor(details: Any) -> str:
+    """Who acted, as a log entry records it (entries from before issue 35 say nothing)."""
+    actor = details.get("actor") if isinstance(details, dict) else None
+    if not isinstance(actor, dict):
+        return "-"
+    if actor.get("subject"):
+        return f"{actor['subject']} ({actor.get('issuer', '')})"
+    if actor.get("token_id"):
+        return f"token {actor['token_id']}"
+    return str(actor.get("kind", "-"))
 
 
 def _period(metadata: dict[str, Any]) -> str | None:

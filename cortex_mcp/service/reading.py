@@ -35,8 +35,10 @@ class MemoryReading:
         entities: EntityStorage,
         drain: Callable[[], Awaitable[None]] | None = None,
         caller: Caller = LOCAL,
+        history: Callable[[str], Awaitable[list[dict[str, Any]]]] | None = None,
     ) -> None:
         self.settings = settings
+        self._history = history  # the audit-log entries naming a memory (who acted on it)
         self.memories = memories
         self.entities = entities
         self.exports = exports
@@ -97,6 +99,7 @@ class MemoryReading:
             "correction_chain": [m.model_dump() for m in chain],
             "access_history": await self.memories.access_history(memory.id),
             "relations": await self.relations.for_memory(memory.id),
+            "history": await self._history(memory.id) if self._history is not None else [],
         }
 
     async def resolve_memory_id(

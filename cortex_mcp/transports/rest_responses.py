@@ -154,6 +154,10 @@ class MemoryDetail(Described):
     correction_chain: list[Memory]
     access_history: list[AccessRecord]
     relations: list[MemoryRelation]
+    history: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="the audit-log entries naming it, newest first (details.actor: who acted)",
+    )
 
 
 # ---- /lifecycle/log -----------------------------------------------------------------------
