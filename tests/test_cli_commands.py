@@ -360,7 +360,8 @@ def test_show_prints_a_memorys_own_time_and_a_summarys_period_beside_the_stored_
         (key.strip(), value.strip())
         for key, _, value in (line.partition(":") for line in shown.stdout.splitlines()[2:])
     )
-    assert fields["occurred_at"] == "2023-05-06T00:00:00.000000Z", shown.stdout
+    # given as a day: shown as the day in CORTEX_TIMEZONE (UTC here), no 00:00:00 never said
+    assert fields["occurred_at"] == "2023-05-06", shown.stdout
     assert fields["created_at"].startswith(str(datetime.now(UTC).year)), shown.stdout
     assert "period" not in fields
     memory = _json("show", said_id, db=db)["memory"]
