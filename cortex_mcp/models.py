@@ -301,6 +301,9 @@ class Caller:
     scopes: frozenset[str] = field(default_factory=lambda: EVERY_SCOPE)  # what it may do
     subject: str | None = None  # an identity provider's user (its `sub`), with its issuer
     issuer: str | None = None
+    # the other agents it may name (an identity provider's group claim); `agent_id` is the one
+    # it acts for when it names none
+    also: tuple[str, ...] = ()
 
     @classmethod
     def for_agent(

@@ -353,3 +353,29 @@ def test_a_verified_token_is_trusted_for_a_minute_at_most_and_never_past_its_exp
         assert len(looked_up) == 4
 
     anyio.run(check)
+
+
+def test_a_group_claim_gives_a_list_of_agents_the_token_may_name(
+    tmp_path: Path, issuer: LocalIssuer
+) -> None:
+    settings = load_settings(
+        db_path=tmp_path / "b.db",
+        embedding_provider="none",
+        oauth_issuer=issuer.url,
+        public_url=PUBLIC,
+        oauth_agent_claim="team-{groups}",
+    )
+    token = _bearer(issuer.token(audience=PUBLIC, groups=["red", "blue"]))
+    with rest_client(settings) as c:
+        own = c.post(API + "/memories", json={"content": "Red ships Friday"}, headers=token)
+        assert own.status_code == 201, own.text
+        blue = {"content": "Blue ships Monday", "agent_id": "team-blue"}
+        assert c.post(API + "/memories", json=blue, headers=token).status_code == 201
+        green = {"content": "Green was here", "agent_id": "team-green"}
+        refused = c.post(API + "/memories", json=green, headers=token)
+        assert refused.status_code == 403
+        assert "'team-red' or 'team-blue'" in refused.json()["error"]["message"]
+    assert _snapshot(settings)[0] and {row[2] for row in _snapshot(settings)[0]} >= {
+        "team-red",
+        "team-blue",
+    }

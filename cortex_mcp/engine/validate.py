@@ -230,13 +230,14 @@ def agent_for(caller: Caller, value: str | None, default: str) -> str:
     own = caller.agent_id
     assert own is not None
     named = agent_id(value, own)
-    if named != own:
+    if named != own and named not in caller.also:
+        allowed = " or ".join(repr(a) for a in (own, *caller.also))
         raise Forbidden(
-            f"agent_id: this token acts only for agent {own!r}; it may not name another agent"
+            f"agent_id: this token acts only for agent {allowed}; it may not name another agent"
             " (leave agent_id out, or use a token of that agent)",
             field="agent_id",
         )
-    return own
+    return named
 
 
 def agent_scope(caller: Caller, value: str | None, default: str) -> str | None:

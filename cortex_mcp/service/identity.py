@@ -39,6 +39,7 @@ from cortex_mcp.models import (
 log = logging.getLogger(__name__)
 
 LEEWAY_S = 30
+MAX_GROUP_AGENTS = 50  # agents one group claim may give
 CACHE_SECONDS = 60.0  # a verified token is trusted this long (never past its expiry)
 _CACHE_MAX = 10_000
 KNOWN_SCOPES = frozenset({READ_SCOPE, WRITE_SCOPE, ADMIN_SCOPE})
@@ -169,10 +170,10 @@ class AccessTokens:
         issuer = str(claims["iss"])
         if ADMIN_SCOPE in scopes:
             return Caller("admin", None, None, EVERY_SCOPE, subject, issuer)
-        agent = agent_of(claims, self.rules.agent_claim)
-        if agent is None:
+        agents = agents_of(claims, self.rules.agent_claim)
+        if not agents:
             return None
-        return Caller("agent", agent, None, scopes, subject, issuer)
+        return Caller("agent", agents[0], None, scopes, subject, issuer, tuple(agents[1:]))
 
 
 def granted_scopes(claims: dict[str, Any]) -> frozenset[str]:
@@ -182,25 +183,42 @@ def granted_scopes(claims: dict[str, Any]) -> frozenset[str]:
     return frozenset(str(n) for n in names) & KNOWN_SCOPES
 
 
-def agent_of(claims: dict[str, Any], rule: str) -> str | None:
-    """The agent a token acts for: the claim `rule` names, or the template `rule` filled with
-    claims; None (refused, and logged) when a claim is missing, a list of several values, or
-    the result is not a valid agent id."""
+def agents_of(claims: dict[str, Any], rule: str) -> list[str]:
+    """The agents a token may act for, the first when it names none: the claim `rule` names,
+    or the template `rule` filled with claims; a list claim (groups) gives one agent per value,
+    in its order (one list claim per template). Empty (refused, and logged) when a claim is
+    missing or empty, or a result is not a valid agent id."""
     template = rule if "{" in rule else "{" + rule + "}"
-    values: dict[str, str] = {}
+    values: dict[str, list[str]] = {}
     for _, name, _, _ in string.Formatter().parse(template):
         if name is None:
             continue
-        value = claims.get(name)
-        if isinstance(value, list) and len(value) == 1:
-            value = value[0]
-        if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
-            log.info("refused an access token: its claim %r does not name one agent", name)
-            return None
-        values[name] = str(value)
-    agent = template.format_map(values)
-    problem = agent_id_problem(agent)
-    if problem is not None:
-        log.info("refused an access token: its agent id %s", problem)
-        return None
-    return agent
+        raw = claims.get(name)
+        items = raw[:MAX_GROUP_AGENTS] if isinstance(raw, list) else [raw]
+        if not items or not all(_scalar(v) for v in items):
+            log.info("refused an access token: its claim %r does not name an agent", name)
+            return []
+        values[name] = [str(v) for v in items]
+    if sum(len(v) > 1 for v in values.values()) > 1:
+        log.info("refused an access token: the agent template has several list claims")
+        return []
+    agents: list[str] = []
+    for fill in _fillings(values):
+        agent = template.format_map(fill)
+        problem = agent_id_problem(agent)
+        if problem is not None:
+            log.info("refused an access token: its agent id %s", problem)
+            return []
+        if agent not in agents:
+            agents.append(agent)
+    return agents
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool) and value != ""
+
+
+def _fillings(values: dict[str, list[str]]) -> list[dict[str, str]]:
+    """One mapping per value of the (single) list claim, the other claims alike in each."""
+    longest = max((len(v) for v in values.values()), default=1)
+    return [{k: v[i] if len(v) > 1 else v[0] for k, v in values.items()} for i in range(longest)]
