@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.exchange import run as run_cli  # noqa: E402
 from bench.exchange import write_json_export, write_memory_md  # noqa: E402
+from bench.latency import _child_cpu_s as child_cpu_s  # noqa: E402
 from bench.latency import _vocabulary as vocabulary  # noqa: E402
 from bench.latency import synthetic_memory, synthetic_query  # noqa: E402
 from tests.helpers.stdio_helpers import server_command, server_env  # noqa: E402
@@ -257,7 +258,9 @@ def _fill(db_path: Path, url: str, memories: int, rng: random.Random, words: lis
 
 async def _alternate(
     db_path: Path, url: str, echo: Path, queries: list[str]
-) -> tuple[list[float], list[float], int]:
+) -> tuple[list[float], list[float], int, dict[str, float]]:
+    """Wall ms of each call (the first ten left out), memories returned, and each server's CPU
+    ms per measured call."""
     from mcp import Client, StdioServerParameters
 
     env = server_env(
@@ -282,7 +285,11 @@ async def _alternate(
             assert not result.is_error, result.content
             return took, result
 
+        markers = {"cortex_recall": "cortex-mcp", "echo": echo.name}
+        cpu_before: dict[str, float] = {}
         for n, query in enumerate(queries):
+            if n == 10:
+                cpu_before = {tool: child_cpu_s(marker) for tool, marker in markers.items()}
             calls = [
                 (ours, "cortex_recall", {"query": query, "max_results": 10}, recall_ms),
                 (bare, "echo", {"text": query}, echo_ms),
@@ -293,7 +300,12 @@ async def _alternate(
                     into.append(took)
                 if tool == "cortex_recall":
                     returned = len(result.structured_content["memories"])
-    return recall_ms, echo_ms, returned
+        measured = max(len(queries) - 10, 1)
+        cpu_ms = {
+            tool: (child_cpu_s(marker) - cpu_before[tool]) * 1000 / measured
+            for tool, marker in markers.items()
+        }
+    return recall_ms, echo_ms, returned, cpu_ms
 
 
 def bench_recall(memories: int, calls: int, echo: Path, root: Path) -> list[str]:
@@ -304,7 +316,7 @@ def bench_recall(memories: int, calls: int, echo: Path, root: Path) -> list[str]
     try:
         _fill(db_path, url, memories, rng, words)
         queries = [synthetic_query(rng, words) for _ in range(calls + 10)]
-        recall_ms, echo_ms, returned = asyncio.run(_alternate(db_path, url, echo, queries))
+        recall_ms, echo_ms, returned, cpu_ms = asyncio.run(_alternate(db_path, url, echo, queries))
     finally:
         if stub.stdin is not None:
             stub.stdin.close()
@@ -312,7 +324,9 @@ def bench_recall(memories: int, calls: int, echo: Path, root: Path) -> list[str]
     recall, floor = median(recall_ms), median(echo_ms)
     print(
         f"stdio over {len(recall_ms)} alternating calls: recall p50 {recall:.2f} ms"
-        f" ({returned} memories returned of {memories:,}), echo p50 {floor:.2f} ms ({echo.name})",
+        f" ({returned} memories returned of {memories:,}), echo p50 {floor:.2f} ms ({echo.name});"
+        f" server CPU per call: recall {cpu_ms['cortex_recall']:.2f} ms, echo"
+        f" {cpu_ms['echo']:.2f} ms",
         flush=True,
     )
     return [
