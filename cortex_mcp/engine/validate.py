@@ -374,14 +374,14 @@ def is_date_only(value: str) -> bool:
 def period_end(value: str, where: tzinfo = UTC) -> datetime:
     """The exclusive end a period's `until` gives: a date covers its whole day in `where`
     (the next day's midnight there, whatever daylight saving does between)."""
+    start = moment(value, where)  # the day itself lies in the range
     if not is_date_only(value):
-        return moment(value, where)
+        return start
     day = date.fromisoformat(value.strip())
-    try:
-        following = datetime.combine(day + timedelta(days=1), time(), where)
+    try:  # its end may be the range's own (exclusive) end: 8999-12-31 ends at 9000-01-01
+        return datetime.combine(day + timedelta(days=1), time(), where).astimezone(UTC)
     except OverflowError:
         raise ValueError(f"{RANGE_RULE}, got {preview(value)}") from None
-    return within_range(following, value)
 
 
 def period_end_of(name: str, value: str, where: tzinfo = UTC) -> datetime:
