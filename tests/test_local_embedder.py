@@ -191,3 +191,31 @@ async def test_recall_over_mcp_says_the_local_model_failed_once_loading_failed_f
     # the folders the server made (the database's and the models') are its user's only
     for folder in (cortex, cortex / "models"):
         assert folder.stat().st_mode & 0o777 == 0o700, folder
+
+
+@pytest.mark.anyio
+async def test_once_the_local_model_failed_for_good_recall_says_what_to_do_in_one_line(
+    tmp_path: Path, refusing_hub: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", refusing_hub)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    settings = load_settings(
+        db_path=tmp_path / "brain.db", models_dir=tmp_path / "models", embedding_provider="local"
+    )
+    server = build_server(lambda: open_cortex(settings), settings)
+    async with Client(server, mode="legacy") as client:
+        await client.call_tool("cortex_remember", {"content": "The nightly backup job runs"})
+        notes: list[str] = []
+        with anyio.fail_after(30):  # a hang, not a speed: the refused hub fails at once
+            while not any("failed" in note for note in notes):
+                recall = await client.call_tool("cortex_recall", {"query": "backup"})
+                notes = recall.structured_content["meta"]["degraded"]  # type: ignore[index]
+                await anyio.sleep(0.05)
+        for _ in range(2):  # and says so from then on, never "still loading" again
+            again = await client.call_tool("cortex_recall", {"query": "backup"})
+            assert again.structured_content["meta"]["degraded"] == notes  # type: ignore[index]
+    (note,) = notes
+    assert "\n" not in note and "still loading" not in note, note
+    assert "local: failed: no network to the model hub (127.0.0.1:" in note, note
+    assert "set CORTEX_EMBEDDING_MODEL_PATH to it" in note, note  # what to do about it
+    assert "CORTEX_EMBEDDING_BASE_URL" in note, note

@@ -34,7 +34,10 @@ def _failure(provider: Embedder, *, advice: bool = False) -> str | None:
 
 
 def _not_ready(provider: Embedder) -> str:
-    return _failure(provider) or "still loading"
+    """Why a provider cannot embed now, in one line a person can act on: a model that can
+    never load says so with what to do (a recall's note is often all a user sees of it)."""
+    advice = _failure(provider, advice=True)
+    return f"failed: {advice}" if advice else "still loading"
 
 
 async def _warm_up(provider: Embedder, *, wait: bool = False) -> None:
