@@ -13,6 +13,7 @@ from cortex_mcp.engine.entities.mentions import (
     Mention,
     Mentions,
     find_mentions,
+    handle_labels,
     page_subject,
     query_entities,
 )
@@ -606,3 +607,68 @@ def test_find_mentions_is_pure_and_never_fails_on_odd_text():
     ]:
         assert isinstance(find_mentions(text), Mentions)
     assert find_mentions("My sister Anna") == find_mentions("My sister Anna")
+
+
+# --- display-name handles and a name said to the listener at the start of a turn ----------
+
+
+def test_a_lower_case_handle_is_a_speaker_only_where_it_labels_two_lines_or_the_caller_saw_it():
+    chat = "mkrause: Great, thanks Tom!\nTom: Glad you liked it.\nmkrause: See you on Friday then."
+    assert mention(find_mentions(chat), "mkrause").role is LinkRole.speaker
+    assert names(find_mentions("mkrause: Great, thanks Tom!")) == ["Tom"]
+    seen = find_mentions("yuki_h: 楽しかったよ！", handles=frozenset({"yuki_h"}))
+    assert [(m.name, m.role, m.rule) for m in seen.mentions] == [
+        ("yuki_h", LinkRole.speaker, "label")
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "note: buy milk on the way",
+        "todo: call the bank today",
+        "re: your message from Monday",
+        "ps: bring the charger too",
+        "fyi: the build is red again",
+        "timeout: 30",
+        "see http://example.com for more",
+        "10:30: stand-up with the team",
+    ],
+)
+def test_label_words_times_values_and_links_are_no_handles(line):
+    assert handle_labels(f"{line}\n{line}") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Tom: Maya, how was your weekend?", "Maya"),
+        ("Tom: Hey Maya! How was your weekend?", "Maya"),
+        ("小林: 丽丽，周末过得怎么样？", "丽丽"),
+        ("小林: 小王，你明天来吗？", "小王"),
+        ("佐藤: 由紀、週末どうだった？", "由紀"),
+        ("佐藤: ケン、元気？", "ケン"),
+    ],
+)
+def test_a_name_said_to_the_listener_at_the_start_of_a_turn_is_an_address(text, name):
+    assert mention(find_mentions(text), name).rule == "address"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tom: Well, how are you?",
+        "Tom: Honestly, you are right.",
+        "mkrause: Lisbon, wow! What is she doing there?",
+        "mkrause: Tom, I went to my first pottery class.",
+        "小林: 今天，你去哪了？",
+        "小林: 哈哈，你真逗？",
+        "小林: 妈妈，你吃饭了吗？",
+        "小林: 丽丽，周末我去爬山了。",
+        "佐藤: 今日、雨だった？",
+        "佐藤: 部長、会議は何時ですか？",
+        "佐藤: 由紀、週末に映画を見た。",
+    ],
+)
+def test_a_word_before_a_comma_that_is_no_name_or_not_said_to_the_listener_is_no_address(text):
+    assert all(m.rule != "address" for m in find_mentions(text).mentions)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cortex_mcp.engine.entities.mentions import find_mentions
+from cortex_mcp.engine.entities.mentions import Mentions, find_mentions, handle_labels
 from cortex_mcp.engine.entities.resolve import (
     Known,
     Named,
@@ -18,8 +19,9 @@ from cortex_mcp.engine.entities.resolve import (
     plan_links,
 )
 from cortex_mcp.errors import CortexError
-from cortex_mcp.models import LinkReport, Memory
+from cortex_mcp.models import LinkReport, LinkRole, Memory
 from cortex_mcp.store.interfaces import EntityStorage
+from cortex_mcp.tokenize import normalize_name
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +97,11 @@ class EntityLinker:
     async def link(self, agent_id: str, items: Sequence[Written], now: str) -> list[LinkReport]:
         if not self.enabled or not items:
             return []
-        found = [find_mentions(item.content, speaker=item.speaker) for item in items]
+        handles = _repeated_handles(items)
+        found = [
+            find_mentions(item.content, speaker=item.speaker, handles=handles) for item in items
+        ]
+        addressees = _addressees(found)
         words = [known_words(item.content, f) for f, item in zip(found, items, strict=True)]
         keys = [
             key
@@ -105,8 +111,8 @@ class EntityLinker:
         try:
             known = Known(await self.store.find_entities(agent_id, keys) if keys else [])
             plans = [
-                plan_links(item.memory_id, f, known, named=item.named, words=w)
-                for f, w, item in zip(found, words, items, strict=True)
+                plan_links(item.memory_id, f, known, named=item.named, words=w, addressee=to)
+                for f, w, item, to in zip(found, words, items, addressees, strict=True)
             ]
             return await self.store.link(agent_id, plans, now)
         except CortexError as exc:
@@ -117,3 +123,32 @@ class EntityLinker:
         self, agent_id: str, memories: Sequence[Memory], now: str
     ) -> list[LinkReport]:
         return await self.link(agent_id, [written(m) for m in memories], now)
+
+
+def _repeated_handles(items: Sequence[Written]) -> frozenset[str]:
+    """Lower-case handle labels ("mkrause:") that label two or more of the memories written
+    together: a display name, where a label said once may be any word ("note:", "todo:")."""
+    counts = Counter(name for item in items for name in set(handle_labels(item.content)))
+    return frozenset(name for name, count in counts.items() if count >= 2)
+
+
+def _addressees(found: Sequence[Mentions]) -> list[str | None]:
+    """Per memory, the other speaker of a two-person exchange: the speaker of the turn before or
+    after it when that is someone else (None when both are someone else and not the same one).
+    A name the memory says to its listener ("Maya, how was your weekend?") is that person's."""
+    speakers = [_speaker_of(f) for f in found]
+    addressees: list[str | None] = []
+    for index, own in enumerate(speakers):
+        if own is None or not any(m.rule == "address" for m in found[index].mentions):
+            addressees.append(None)
+            continue
+        near = [speakers[i] for i in (index + 1, index - 1) if 0 <= i < len(speakers)]
+        others = {
+            normalize_name(s): s for s in near if s and normalize_name(s) != normalize_name(own)
+        }
+        addressees.append(next(iter(others.values())) if len(others) == 1 else None)
+    return addressees
+
+
+def _speaker_of(found: Mentions) -> str | None:
+    return next((m.name for m in found.mentions if m.role == LinkRole.speaker), None)

@@ -187,6 +187,49 @@ def _retain_tags(scan: _Scan) -> None:
         scan.take(line.start(), line.end())
 
 
+# A lower-case display name as a label ("mkrause: ...", "yuki_h: ..."): a speaker only when the
+# same handle labels two lines (of the text, or of the memories written together: `handles`).
+_LABEL_HANDLE = re.compile(
+    r"^[ \t]*(?P<name>[a-z][A-Za-z0-9_.-]{0,30}[A-Za-z0-9_])(?<!\.\.):[ \t]+(?P<rest>\S[^\n]*)",
+    re.M,
+)
+_NOT_HANDLES = _NOT_LABELS | frozenset(
+    "fyi nb eta tldr tl.dr btw imo imho ps pps cc bcc fw via see also pros cons notes todos "
+    "reminder reminders idea ideas fix bug issue task tasks goal goals plan plans done next "
+    "why how what who when where which because so and but or if then else yes no ok okay "
+    "name id key value type default example input output response request reply message "
+    "total price cost location address email phone url link file path version".split()
+)
+_SPEECH = re.compile(rf"[{_CJK}]|[A-Za-z]+\W+[A-Za-z]")
+
+
+def handle_labels(text: str) -> list[str]:
+    """The lower-case display names that label the lines of `text` ("mkrause: Great, thanks!"),
+    each line's, stop words ("note:", "todo:"), times and one-word values ("timeout: 30") left out."""
+    return [
+        match.group("name")
+        for match in _LABEL_HANDLE.finditer(text)
+        if match.group("name").casefold() not in _NOT_HANDLES
+        and _SPEECH.search(match.group("rest"))
+    ]
+
+
+def _handle_labels(scan: _Scan, handles: frozenset[str]) -> None:
+    names = handle_labels(scan.text)
+    said = {name for name in names if name in handles or names.count(name) >= 2}
+    if not said:
+        return
+    for match in _LABEL_HANDLE.finditer(scan.text):
+        if match.group("name") not in said:
+            continue
+        found = _Found(
+            match.group("name"), EntityKind.person, match.start("name"), match.end("name"), "label"
+        )
+        found.role = LinkRole.speaker
+        if scan.add(found):
+            scan.take(match.end("name"), match.start("rest"))
+
+
 def _labels(scan: _Scan) -> None:
     for pattern in (_LABEL_LATIN, _LABEL_CJK):
         for match in pattern.finditer(scan.text):
@@ -1141,20 +1184,114 @@ def _cjk_places(scan: _Scan) -> None:
 _LATIN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]")
 
 
-def find_mentions(text: str, *, speaker: str | None = None) -> Mentions:
+def find_mentions(
+    text: str, *, speaker: str | None = None, handles: frozenset[str] = frozenset()
+) -> Mentions:
     """The names and alias-only phrases in `text`; `speaker` (who said it) joins as a mention
     with role speaker and an empty span (0, 0), unless it is a role ("user", "assistant"). A
-    `Name:` label is found in the text itself, on every line."""
+    `Name:` label is found in the text itself, on every line; a lower-case handle label
+    ("mkrause: ...") when it labels two lines of the text or is one of `handles` (labels the
+    caller saw on two lines of the same agent: `handle_labels`)."""
     scan = _Scan(text)
     _retain_tags(scan)
     _labels(scan)
+    _handle_labels(scan, handles)
     _slugs(scan)
     if CJK_CHAR.search(text):
         _chinese_or_japanese(scan)
     if _LATIN.search(text):
         for rule in _ENGLISH_RULES:
             rule(scan)
+    _turn_address(scan)
     return _assemble(scan, speaker)
+
+
+# --- a name said to the listener at the very start of a turn ---------------------------------
+# "Maya, how was your weekend?", "丽丽，周末过得怎么样？", "由紀、週末どうだった？": the linker makes
+# it an alias of the other speaker of a two-person exchange.
+_EN_TURN_ADDRESS = re.compile(rf"(?P<name>{_EN_WORD}),[ \t]+(?P<rest>[^.!?\n]*[.!?]?)")
+_YOU = re.compile(r"\b(?i:you|your|yours|you['’](?:re|ve|ll|d)|ya)\b")
+_ZH_TURN_ADDRESS = re.compile(rf"(?P<name>[{_HAN}]{{2,3}})[，,][ \t]*(?P<rest>[^\n]*)")
+_JA_TURN_ADDRESS = re.compile(
+    rf"(?P<name>[{_HAN}]{{1,3}}|[{_KATA}]{{2,6}})(?:{_alternation(lex.JA_HONORIFICS)})?"
+    rf"[、，,][ \t]*(?P<rest>[^\n]*)"
+)
+_ZH_TURN_NOT_NAMES = frozenset(
+    "谢谢 哈哈 呵呵 嘿嘿 嘻嘻 嗯嗯 哦哦 好好 刚刚 常常 慢慢 天天 渐渐 明明 偏偏 往往 仅仅 悄悄 默默 "
+    "试试 看看 想想 等等 拜拜 对对 是是 行行 妈妈 爸爸 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 姥姥 姥爷 宝宝 "
+    "宝贝 亲爱的 老婆 老公 老板 老师 同学 大家 朋友 兄弟 其实 然后 所以 但是 不过 那么 好的 对了 "
+    "而且 另外 还有 总之 反正 最近 今天 昨天 明天 周末 刚才 现在 后来 当时 以前 以后 确实 当然".split()
+)
+_JA_TURN_NOT_NAMES = frozenset(
+    "今日 昨日 明日 最近 週末 先週 来週 今週 今年 去年 来年 毎日 今朝 今夜 昨夜 実は 本当 正直 "
+    "結局 確か 一応 多分 先日 先月 来月 今月 今度 以前 当時 午前 午後 朝 夜 昼 今 後 次 前 "
+    "皆 皆様 皆さん 先生 先輩 部長 課長 社長 ママ パパ ねえ ところで 因みに 例えば 特に 結果 "
+    "マジ ホント オッケー ヤバ".split()
+)
+
+
+def _turn_address(scan: _Scan) -> None:
+    text = scan.text
+    start = _turn_body(scan)
+    english = _EN_TURN_ADDRESS.match(text, start)
+    if english is not None:
+        if _addresses_listener(english.group("rest")) and not _blocked(english.group("name")):
+            _take_address(scan, english, EntityKind.person)
+        return
+    pattern = _JA_TURN_ADDRESS if _KANA.search(text) else _ZH_TURN_ADDRESS
+    cjk = pattern.match(text, start)
+    if cjk is None or not _asks_listener(cjk.group("rest"), japanese=pattern is _JA_TURN_ADDRESS):
+        return
+    name = cjk.group("name")
+    stop = _JA_TURN_NOT_NAMES if pattern is _JA_TURN_ADDRESS else _ZH_TURN_NOT_NAMES
+    if name in stop or name in lex.CJK_PLACES or name in lex.ZH_NOT_NAMES:
+        return
+    if pattern is _ZH_TURN_ADDRESS and not (
+        (len(name) == 2 and name[0] == name[1]) or _zh_plausible_name(name)
+    ):
+        return  # a Chinese word before a comma is a name only as XX (丽丽) or surname-led
+    if pattern is _JA_TURN_ADDRESS and (name in lex.JA_NOT_NAMES or name in lex.JA_ROLE_WORDS):
+        return
+    _take_address(scan, cjk, EntityKind.person)
+
+
+def _turn_body(scan: _Scan) -> int:
+    """Where the words of the turn start: after a label found on the first line, else the text's start."""
+    text = scan.text
+    first_line = text.find("\n") if "\n" in text else len(text)
+    labels = [f for f in scan.found if f.rule == "label" and f.end <= first_line]
+    start = min(labels, key=lambda f: f.start).end if labels else 0
+    while start < len(text) and text[start] in " \t:：":
+        start += 1
+    return start
+
+
+def _addresses_listener(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") or _YOU.search(sentence) is not None
+
+
+def _asks_listener(rest: str, *, japanese: bool) -> bool:
+    sentence = re.split(r"(?<=[。！？!?])", rest, maxsplit=1)[0].rstrip()
+    if sentence.endswith(("？", "?")):
+        return True
+    return (
+        (("あなた" in sentence) or ("君は" in sentence))
+        if japanese
+        else ("你" in sentence or "您" in sentence)
+    )
+
+
+def _take_address(scan: _Scan, match: re.Match[str], kind: EntityKind) -> None:
+    """The name as an address: a new mention, or the person a name rule already found there."""
+    start, end = match.start("name"), match.end("name")
+    for found in scan.found:
+        if found.start == start and found.end == end:
+            if found.rule == "name" and found.kind is EntityKind.person:
+                found.rule, found.role = "address", LinkRole.mentioned
+            return
+    found = _Found(match.group("name"), kind, start, end, "address")
+    found.role = LinkRole.mentioned
+    scan.add(found)
 
 
 _ENGLISH_RULES = (

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cortex_mcp.engine.entities.mentions import Mention, Mentions
 from cortex_mcp.models import (
@@ -140,9 +140,11 @@ def plan_links(
     *,
     named: Sequence[Named] = (),
     words: Sequence[tuple[str, LinkRole]] = (),
+    addressee: str | None = None,
 ) -> LinkPlan:
     """The links, aliases and unresolved references of one memory (`words`: capitalised words
-    that link only as a known entity's name)."""
+    that link only as a known entity's name; `addressee`: the other speaker of a two-person
+    exchange, whose alias a name said to the listener becomes: `_addressed`)."""
     links: list[PlannedLink] = []
     for word, role in words:
         by_name = known.names(normalize_name(word))
@@ -152,7 +154,17 @@ def plan_links(
     refs: dict[int, EntityRef] = {}  # mention index -> the entity it resolved to
     # an LLM that names the same entity knows its kind better than a rule's guess of person
     told = {normalize_name(n.name): n.kind for n in named if n.kind != EntityKind.person}
+    inferred: list[PlannedAlias] = []
     for index, mention in enumerate(found.mentions):
+        if addressee is not None and mention.rule == "address":
+            addressed = _addressed(mention, addressee, known)
+            if addressed is not None:
+                inferred.append(addressed[0])
+                if isinstance(addressed[1], UnresolvedRef):
+                    unresolved.append(addressed[1])
+                else:
+                    links.append(addressed[1])
+                continue
         kind = mention.kind
         if kind == EntityKind.person:
             kind = told.get(normalize_name(mention.name), kind)
@@ -169,7 +181,7 @@ def plan_links(
         else:
             links.append(PlannedLink(resolved, item.role))
     speaker = _speaker(found.mentions, refs)
-    aliases = [
+    aliases = [replace(said, speaker=speaker) for said in inferred] + [
         PlannedAlias(refs[index], form, AliasOrigin.rule, speaker)
         for index, mention in enumerate(found.mentions)
         if index in refs
@@ -190,6 +202,28 @@ def plan_links(
     plan = LinkPlan(memory_id, tuple(links), tuple(aliases), tuple(unresolved))
     known.learn(plan)
     return plan
+
+
+def _addressed(
+    mention: Mention, addressee: str, known: Known
+) -> tuple[PlannedAlias, PlannedLink | UnresolvedRef] | None:
+    """A name said to the listener ("Hey Maya!", "丽丽，…", "由紀、…") as an alias of the other
+    speaker, and the memory's link to them; None (the name resolves as any name) when it is the
+    addressee's own name or another entity's name. An alias another entity already has is kept
+    but links none: the candidates are reported, as for any ambiguous alias."""
+    key = normalize_name(mention.name)
+    target = _resolve_name(addressee, EntityKind.person, known)
+    if not key or isinstance(target, UnresolvedRef) or key == normalize_name(addressee):
+        return None
+    identity = target.entity_id or normalize_name(target.name)
+    if any(_identity(m) != identity for m in known.names(key)):
+        return None
+    alias = PlannedAlias(target, mention.name, AliasOrigin.rule, None)
+    others = [m for m in _distinct(known.aliases(key)) if _identity(m) != identity]
+    if others:
+        names = tuple(sorted({target.name, *(m.name for m in others)}))
+        return alias, UnresolvedRef(mention.name, key, mention.role, names)
+    return alias, PlannedLink(target, mention.role)
 
 
 def _with_role(ref: UnresolvedRef, role: LinkRole) -> UnresolvedRef:

@@ -1,0 +1,173 @@
+"""Who a chat's display names are (issue 33): a lower-case handle labelling the turns of an agent
+("mkrause: ...", "yuki_h: ...") is their speaker, and the name one speaker of a two-person
+exchange calls the other ("Maya, how was your weekend?", "丽丽，周末过得怎么样？", "由紀、週末どう
+だった？") becomes that person's alias, so "What are Maya's hobbies?" finds mkrause's turns. Built
+as real stores (the turns imported as one agent's memories, linked as every import is), with the
+near misses a careless rule would take: label words ("note:", "todo:"), a handle said once,
+times, a word before a comma, a third person in the exchange, an alias another entity has."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cortex_mcp.config import Settings
+from cortex_mcp.models import AliasOrigin
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import (
+    AliasRequest,
+    ImportRequest,
+    RememberRequest,
+    SearchRequest,
+    build,
+)
+from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.anyio
+
+DAY = datetime(2025, 1, 10, 10, tzinfo=UTC)
+
+
+async def _import(svc: CortexService, turns: list[str], agent: str = "default") -> list[str]:
+    """The turns as one agent's memories, a minute apart, as a chat export is imported."""
+    memories = []
+    for n, text in enumerate(turns):
+        at = (DAY + timedelta(minutes=n)).isoformat()
+        memories.append(
+            {
+                "id": _id(agent, n),
+                "content": text,
+                "layer": "core",
+                "category": "fact",
+                "importance": 0.5,
+                "created_at": at,
+                "occurred_at": at,
+            }
+        )
+    document = {"format": "cortex-mcp-export", "memories": memories}
+    await svc.exchange.import_memories(build(ImportRequest, document=document, agent_id=agent))
+    await svc.drain()
+    return [m["id"] for m in memories]
+
+
+def _id(agent: str, n: int) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{agent}-{n}"))
+
+
+async def _entities_of(
+    svc: CortexService, ids: list[str], agent: str = "default"
+) -> list[list[str]]:
+    found = await svc.stores.entities.entities_of(agent, ids)
+    return [sorted(found.get(memory_id, [])) for memory_id in ids]
+
+
+async def _aliases(
+    svc: CortexService, name: str, agent: str = "default"
+) -> list[tuple[str, AliasOrigin]]:
+    (entity,) = await svc.stores.entities.entity_named(agent, name)
+    return [(a.alias, a.origin) for a in entity.alias_details]
+
+
+async def test_a_handle_labelling_turns_is_their_speaker_and_the_name_said_to_them_its_alias(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    turns = [
+        "Tom: Maya, how was your weekend?",
+        "mkrause: Great, thanks Tom! I finally took up climbing at the gym.",
+        "Tom: My kitten Luna knocked my coffee off the desk again.",
+        "mkrause: I went to my first pottery class last night.",
+        "Tom: That sounds relaxing, Maya.",
+        "note: the gym closes early today",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        ids = await _import(svc, turns)
+        linked = await _entities_of(svc, ids)
+        assert linked[1] == ["Tom", "mkrause"] and linked[3] == ["mkrause"]
+        assert linked[0] == ["Tom", "mkrause"]  # "Maya" said to mkrause is mkrause
+        assert linked[4] == ["Tom", "mkrause"]  # and so is the Maya said later
+        assert linked[5] == []  # a label word said once is no one
+        assert await _aliases(svc, "mkrause") == [("Maya", AliasOrigin.rule)]
+        assert await svc.stores.entities.entity_named("default", "note") == []
+        hits = await svc.memories.search(build(SearchRequest, query="What are Maya's hobbies?"))
+        assert {ids[1], ids[3]} <= {m.id for m in hits[:4]}
+
+
+async def test_chinese_and_japanese_turns_call_the_other_speaker_by_a_name_their_handle_does_not_show(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    chinese = [
+        "小林: 丽丽，周末过得怎么样？",
+        "Lily_W: 挺好的！我开始学游泳了，每周去两次。",
+        "小林: 今天，你去哪了？",  # a time word before the comma is no name
+        "Lily_W: 我最近在学做川菜。",
+    ]
+    japanese = [
+        "佐藤: 由紀、週末どうだった？",
+        "yuki_h: 楽しかったよ！最近ボルダリングを始めたの。",
+        "佐藤: 今日、雨だった？",  # nor in Japanese
+        "yuki_h: 週末に陶芸教室に行ってお皿を作ったよ。",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        zh = await _entities_of(svc, await _import(svc, chinese, "zh"), "zh")
+        ja = await _entities_of(svc, await _import(svc, japanese, "ja"), "ja")
+        assert zh == [["Lily_W", "小林"], ["Lily_W"], ["小林"], ["Lily_W"]]
+        assert ja == [["yuki_h", "佐藤"], ["yuki_h"], ["佐藤"], ["yuki_h"]]
+        assert await _aliases(svc, "Lily_W", "zh") == [("丽丽", AliasOrigin.rule)]
+        assert await _aliases(svc, "yuki_h", "ja") == [("由紀", AliasOrigin.rule)]
+        assert await svc.stores.entities.entity_named("zh", "今天") == []
+        assert await svc.stores.entities.entity_named("ja", "今日") == []
+        asked = build(SearchRequest, query="由紀の趣味は何？", agent_id="ja")
+        hits = await svc.memories.search(asked)
+        assert {_id("ja", 1), _id("ja", 3)} <= {m.id for m in hits[:3]}
+
+
+async def test_a_handle_said_once_or_a_name_among_three_speakers_is_no_ones_alias(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        # one "mkrause:" line: may be any word before a colon; a time is no label at all
+        once = await _entities_of(
+            svc, await _import(svc, ["mkrause: see you at 10:30 then"], "a"), "a"
+        )
+        assert once == [[]]
+        # between Ann and Bea comes Cal: "Maya" may be either of them
+        turns = [
+            "ann: hi there all",
+            "Bea: Maya, are you coming?",
+            "cal: yes I am on my way",
+            "cal: almost there now",
+            "ann: ok see you",
+        ]
+        await _import(svc, turns, "b")
+        (maya,) = await svc.stores.entities.entity_named("b", "Maya")
+        assert (maya.name, maya.aliases) == ("Maya", [])
+
+
+async def test_a_name_another_entity_already_has_stays_a_candidate_and_links_no_one(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        await svc.memories.remember(
+            build(RememberRequest, content="my friend Maya Lopez is a nurse", category="fact")
+        )
+        await svc.drain()
+        (lopez,) = await svc.stores.entities.entity_named("default", "Maya Lopez")
+        await svc.entities.add_alias(lopez.id, build(AliasRequest, alias="Maya"))
+        ids = await _import(
+            svc,
+            [
+                "Tom: Maya, how was your weekend?",
+                "mkrause: Great, thanks Tom!",
+                "mkrause: I took up climbing.",
+            ],
+        )
+        assert (await _entities_of(svc, ids))[0] == ["Tom"]
+        waiting = [
+            w
+            for w in await svc.stores.entities.unresolved("default", 10)
+            if w["memory_id"] == ids[0]
+        ]
+        assert sorted(c["name"] for c in waiting[0]["candidates"]) == ["Maya Lopez", "mkrause"]
