@@ -64,6 +64,7 @@ EXCEPTIONS = {
             ("POST", "/api/v1/memories"),
             ("POST", "/api/v1/ingest"),
             ("POST", "/api/v1/flush"),
+            ("PATCH", "/api/v1/config"),  # CORTEX_TIMEZONE, changed while running
         )
     },
 }
