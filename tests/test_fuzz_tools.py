@@ -104,6 +104,9 @@ class Session:
         self.db = db
         self.server = RawStdioServer(db)
         self.server.initialize()
+        # the server answers initialize before it opens the file: a read waits for it, so the
+        # first fingerprint sees the created database
+        self.server.request("resources/read", {"uri": "cortex://stats"})
         self.next_id = 1000
         self.known_ids: list[str] = []
         self.calls = 0
