@@ -378,7 +378,7 @@ def new_id(random_bytes: bytes | None = None) -> str:
 # an entry look like one the server wrote.
 LOG_ACTIONS = (
     "archive", "belief", "compress", "correct", "expire", "forget", "merge", "promote", "purge",
-    "reflect", "restore", "supersede", "update", "validity",
+    "reflect", "remember", "restore", "supersede", "update", "validity",
 )  # fmt: skip
 LOG_ORIGIN_KEY = "origin"
 IMPORTED_ORIGIN = "import"

@@ -13,6 +13,7 @@ from typing import Any
 
 from cortex_mcp.errors import NotFound
 from cortex_mcp.models import (
+    ACTING,
     IMPORTED_ORIGIN,
     LOG_ORIGIN_KEY,
     SERVER_ORIGIN,
@@ -118,7 +119,10 @@ def written(
     audit: bool,
 ) -> WriteOutcome:
     """The end of every remember, once `new` is stored as `memory_id` (a new row or a bumped
-    one): chain the memory it supersedes to it, and read the row back."""
+    one): record who wrote a new memory, chain the memory it supersedes to it, and read the
+    row back."""
+    if not deduplicated:
+        record_writer(conn, new, memory_id, now)
     superseded: list[str] = []
     if new.supersedes and new.supersedes != memory_id:
         mark_superseded(conn, new, memory_id, now, audit)
@@ -245,6 +249,17 @@ def add_log_row(
 ) -> None:
     """One `lifecycle_log` row, inside the caller's transaction."""
     conn.execute(_LOG_ROW, _log_params(action, ids, details, now))
+
+
+def record_writer(conn: Connection, new: NewMemory, memory_id: str, now: str) -> None:
+    """Who wrote a new memory, when it came from someone over the network (an agent token, an
+    identity provider's user, the admin token): a `remember` entry in the audit log, which
+    `show`, the dashboard and exports carry. The person at this machine (stdio, the CLI) and
+    the server's own jobs write none: every memory would get one, saying "local"."""
+    caller = ACTING.get()
+    if caller is None or caller.kind == "local":
+        return
+    add_log_row(conn, "remember", [memory_id], {"agent_id": new.agent_id}, now)
 
 
 def read_back(conn: Connection, memory_id: str) -> Memory:
