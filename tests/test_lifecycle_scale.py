@@ -119,7 +119,15 @@ async def test_a_run_over_thousands_does_what_its_preview_showed(tmp_path: Path,
         mine = [e for e in log if e["details"].get("run_id") in report.run_ids]
         assert len(mine) == len(report.actions)
         for entry in mine:
-            assert set(entry["details"]) == {"run_id", "before", "after", "reason", "score"}
+            assert set(entry["details"]) == {
+                "run_id",
+                "before",
+                "after",
+                "reason",
+                "score",
+                "actor",
+            }
+            assert entry["details"]["actor"] == {"kind": "local"}  # the schedule's own run
             assert (
                 entry["memory_ids"][: len(entry["details"]["before"])] == entry["details"]["before"]
             )
