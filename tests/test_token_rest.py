@@ -52,8 +52,10 @@ def test_the_admin_creates_lists_and_revokes_tokens(client: TestClient) -> None:
     revoked = client.post(f"{API}/tokens/revoke", json={"token": "ci"})
     assert revoked.status_code == 200 and revoked.json()["revoked"] is True
     assert client.get(f"{API}/stats", headers=_as(token)).status_code == 401
-    unknown = client.post(f"{API}/tokens/revoke", json={"token": "ci"})
-    assert unknown.status_code == 404
+    again = client.post(f"{API}/tokens/revoke", json={"token": "ci"})
+    assert again.status_code == 409 and "already revoked" in again.text, again.text
+    unknown = client.post(f"{API}/tokens/revoke", json={"token": "no-such-token"})
+    assert unknown.status_code == 404, unknown.text
     assert client.get(f"{API}/tokens").json() == {"tokens": []}
 
 
