@@ -9,7 +9,9 @@ Question sets:
 - alias sets (bench/data/entity_aliases.json): small chats in English, Chinese and Japanese
   where a person introduced by name is later called by a kinship or role word ("my sister
   Anna" ... "my sister", "我表弟张伟" ... "我表弟", "上司の田中さん" ... "部長") and a friend's
-  display name is never what friends call them; a dev and a held-back set per language.
+  display name is never what friends call them; a dev and a held-back set per language, and a
+  second held-back set per language ("held2", printed as its own row) written before the rules
+  were changed again.
 
 Measured per question: R@10 (the fraction of its evidence turns in the top 10) and all@10 (1 when
 every evidence turn is in the top 10). Memories go in as bench/time_recall.py puts them: one per
@@ -239,9 +241,11 @@ def alias_parts(path: Path) -> list[Part]:
         corpus = Corpus(f"aliases-{chat['name']}", memories, now + timedelta(hours=12))
         asked = [Asked(q["q"], set(q["evidence"]), q["kind"]) for q in chat["questions"]]
         pages = {name: about[name] for name in chat["pages"]}
+        # a later held-back part ("held2") is its own row, so it is never averaged with the first
+        suffix = f" {chat['part']}" if "part" in chat else ""
         parts.append(
             Part(
-                f"aliases {chat['lang']}",
+                f"aliases {chat['lang']}{suffix}",
                 chat["held"],
                 corpus,
                 asked,
