@@ -12,6 +12,7 @@ skips, unless CORTEX_OIDC_E2E=required (CI with the npm registry)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -292,6 +293,14 @@ async def test_the_dashboard_signs_in_with_the_provider_and_shows_that_users_age
                 callback = _follow(browser, authorize, url + "/ui/oauth/callback")
                 landed = browser.get(callback)
                 assert landed.status_code == 302 and landed.headers["location"] == "/"
+                # the cookie lasts as long as the provider's access token (at most an hour), not 12 h
+                (session_cookie,) = [
+                    c
+                    for c in landed.headers.get_list("set-cookie")
+                    if c.startswith("cortex_session=")
+                ]
+                max_age = re.search(r"Max-Age=(\d+)", session_cookie, re.I)
+                assert max_age and 0 < int(max_age.group(1)) <= 3600
                 page = {"X-Cortex-Dashboard": "1", "Sec-Fetch-Site": "same-origin"}
                 assert browser.get(url + "/ui/auth", headers=page).json()["signed_in"] is True
                 mine = browser.get(url + "/api/v1/memories", headers=page)

@@ -219,16 +219,22 @@ async def _login(request: Request, session: DashboardSession) -> Response:
         return _error(401, "unauthorized", "wrong token (CORTEX_API_TOKEN, or an agent token)")
     session.refused.accept(fingerprint)
     response = JSONResponse({"session": "started", "expires_in": SESSION_SECONDS})
+    _keep_session(response, request, cookie, SESSION_SECONDS)
+    return response
+
+
+def _keep_session(response: Response, request: Request, cookie: str, seconds: int) -> None:
+    """The session cookie: this origin's pages only, never read by scripts, sent over https only
+    when the page came over https (directly or through a trusted proxy)."""
     response.set_cookie(
         COOKIE,
         cookie,
-        max_age=SESSION_SECONDS,
+        max_age=seconds,
         path="/",
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
     )
-    return response
 
 
 @dataclass(frozen=True)
@@ -310,15 +316,9 @@ async def _provider_callback(request: Request, session: DashboardSession) -> Res
     cookie = await session.tokens().open_session(caller, until=until)
     response = RedirectResponse("/", status_code=302)
     response.delete_cookie(PENDING_COOKIE, path=OAUTH_CALLBACK)
-    response.set_cookie(
-        COOKIE,
-        cookie,
-        max_age=SESSION_SECONDS,
-        path="/",
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-    )
+    # the browser forgets the cookie when the provider's token (and so the session) ends
+    lifetime = int(expires - datetime.now(UTC).timestamp())
+    _keep_session(response, request, cookie, max(0, min(SESSION_SECONDS, lifetime)))
     return response
 
 
