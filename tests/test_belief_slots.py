@@ -109,3 +109,65 @@ def test_a_question_names_the_slot_whose_holder_and_whether_it_asks_the_history(
     asked = slot_question(question)
     assert asked is not None and slot in asked.slots
     assert (asked.holder, asked.history) == (holder, history)
+
+
+# The phrase families of a job that ended or began, with any employer a noun phrase names
+# (lower-case ones too), an age said with "turned N" whatever follows, and a move told apart
+# from a trip: general rules, checked on sentences of their own (not the bench's).
+FAMILIES = [
+    ("I got laid off from the furniture factory.", (SELF, "workplace", "no longer: the furniture factory")),
+    ("Tom was fired from a small accounting firm last week", ("Tom", "workplace", "no longer: a small accounting firm")),
+    ("Maya quit her job at the local bakery", ("Maya", "workplace", "no longer: the local bakery")),
+    ("I also lost my job at the print shop this month.", (SELF, "workplace", "no longer: the print shop")),
+    ("I found a job at a design studio in Leeds", (SELF, "workplace", "a design studio")),
+    ("Ravi started working at the city library", ("Ravi", "workplace", "the city library")),
+    ("I've landed a position with a consulting firm.", (SELF, "workplace", "a consulting firm")),
+    ("I might have found a job at a car dealership I like", (SELF, "workplace", "a car dealership")),
+    ("Jo works at a small brewery near the harbour", ("Jo", "workplace", "a small brewery")),
+    ("Jo left her job at the brewery and joined a software company", ("Jo", "workplace", "a software company")),
+    ("My niece turned nine last week", ("My niece", "age", "nine")),
+    ("Our dog turned 3 on Sunday.", ("Our dog", "age", "3")),
+    ("Pedro just turned forty over the holidays", ("Pedro", "age", "forty")),
+    ("Kira has settled in Porto.", ("Kira", "residence", "Porto")),
+    ("I'm now based in Lisbon.", (SELF, "residence", "Lisbon")),
+    ("我从一家银行辞职了", (SELF, "workplace", "no longer: 一家银行")),
+    ("我在一家咨询公司找到了工作", (SELF, "workplace", "一家咨询公司")),
+    ("我从银行辞职了，现在在一家咨询公司上班", (SELF, "workplace", "一家咨询公司")),
+    ("小李去字节跳动上班了", ("小李", "workplace", "字节跳动")),
+    ("我儿子上个月满五岁了", ("我儿子", "age", "五")),
+    ("私は銀行を退職しました", (SELF, "workplace", "no longer: 銀行")),
+    ("私は大きな病院で働いています", (SELF, "workplace", "大きな病院")),
+    ("私は銀行を辞めて、商社で働き始めました", (SELF, "workplace", "商社")),
+    ("息子は先週5歳になりました", ("息子", "age", "5")),
+]  # fmt: skip
+
+TRIPS = [
+    "I flew to Chicago for a conference.",
+    "We went to Seattle for the game last month.",
+    "I was in Chicago last week, it was awesome!",
+    "Sam spent two weeks in Tokyo visiting family.",
+    "I joined a gym near the office.",  # a gym joined is no employer
+    "小王去了三亚度假",
+    "上周我去北京出差了",
+    "我去了上海看朋友",
+    "私は先週、出張で福岡に行きました",
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FAMILIES)
+def test_a_job_ended_or_begun_an_age_turned_and_a_move_are_read_whatever_the_employer_or_what_follows(
+    text: str, expected: tuple[str, str, str]
+) -> None:
+    holder, slot, value = expected
+    assert SlotFact(holder, slot, value) in find_slot_facts(text, speaker="x")
+
+
+@pytest.mark.parametrize("text", TRIPS)
+def test_a_trip_states_no_residence_or_workplace(text: str) -> None:
+    assert find_slot_facts(text) == []
+
+
+def test_an_age_of_anyone_a_possessive_names_is_read_when_said_with_is_too() -> None:
+    # "my nephew is eleven" must join the chain "my nephew turned twelve" closes
+    assert SlotFact("My nephew", "age", "eleven") in find_slot_facts("My nephew is eleven")
+    assert SlotFact("Our cat", "age", "4") in find_slot_facts("Our cat is 4 years old.")

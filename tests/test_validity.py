@@ -218,3 +218,61 @@ async def test_a_wrong_update_forgotten_with_a_correction_closes_the_old_fact_by
     log = await cortex.lifecycle.log(build(LifecycleLogRequest, limit=50))
     changes = [e for e in log if e["action"] == "validity" and turin in e["memory_ids"]]
     assert len(changes) >= 2  # closed by the wrong update, then by the correction (each logged)
+
+
+TRIP_THEN_MOVE = {
+    "en": (
+        ("Nina lives in Seattle", "Nina works at Boeing"),
+        "Nina went to Chicago last week for a game, it was awesome",
+        "Nina moved to Chicago",
+        ("Where does Nina live now?", "Where does Nina work now?"),
+    ),
+    "zh": (
+        ("小周住在成都", "小周在腾讯工作"),
+        "小周去了北京出差，上周才回来",
+        "小周搬到了北京",
+        ("小周现在住在哪里？", "小周现在在哪工作？"),
+    ),
+    "ja": (
+        ("小野さんは札幌に住んでいます", "小野さんはソニーで働いています"),
+        "小野さんは先週、出張で福岡に行きました",
+        "小野さんは福岡に引っ越しました",
+        ("小野さんは今どこに住んでいますか？", "小野さんは今どこで働いていますか？"),
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(TRIP_THEN_MOVE))
+async def test_a_trip_never_closes_where_someone_lives_or_works_and_a_move_does(
+    cortex: CortexService, language: str
+) -> None:
+    (lives, works), trip, move, (where, work) = TRIP_THEN_MOVE[language]
+    home = await _remember(cortex, lives, "2025-01-10")
+    job = await _remember(cortex, works, "2025-01-11")
+    await _remember(cortex, trip, "2025-03-10")
+    for question, fact in ((where, home), (work, job)):
+        after_trip = await _recall(cortex, question)
+        assert after_trip.memories[0].id == fact
+        assert after_trip.memories[0].status is ValidityStatus.current
+    moved = await _remember(cortex, move, "2025-06-01")
+    assert (await _recall(cortex, where)).memories[0].id == moved
+    history = await _recall(cortex, where, include_history=True)
+    by_id = {m.id: m for m in history.memories}
+    assert by_id[home].status is ValidityStatus.superseded
+    assert by_id[home].valid_to is not None and by_id[home].valid_to.startswith("2025-06-01")
+
+
+async def test_a_job_lost_at_a_lower_case_employer_is_closed_by_the_job_found_after_it(
+    cortex: CortexService,
+) -> None:
+    old = await _remember(
+        cortex, "John: I lost my job at the mechanical engineering company.", "2023-08-05T10:00Z"
+    )
+    new = await _remember(
+        cortex, "John: I found a job at a tech company that needs my skills.", "2023-08-20T10:00Z"
+    )
+    history = await _recall(cortex, "Where did John work before?", include_history=True)
+    by_id = {m.id: m for m in history.memories}
+    assert by_id[old].status is ValidityStatus.superseded and by_id[old].valid_to is not None
+    now = await _recall(cortex, "Where does John work now?")
+    assert now.memories[0].id == new
