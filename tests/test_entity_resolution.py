@@ -142,7 +142,16 @@ def test_names_an_llm_gave_resolve_like_the_rules_names_and_every_key_is_asked_o
         Named("Acme", EntityKind.organization),
     )
     found = _found(_mention("Anna", LinkRole.mentioned, "my sister"), references=(_ref("部長"),))
-    assert lookup_keys(found, named) == ["anna", "my sister", "部長", "acme"]
+    # 部長 is also looked up as the general word for a superior (the speaker's one 上司)
+    assert lookup_keys(found, named) == [
+        "anna",
+        "my sister",
+        "部長",
+        "上司",
+        "我上司",
+        "我的上司",
+        "acme",
+    ]
     plan = plan_links("m1", found, Known([ANNA, BETH]), named=named)
     assert [(link.entity.name, link.role) for link in plan.links] == [
         ("Anna", LinkRole.mentioned),

@@ -451,6 +451,9 @@ ZH_NOT_NAMES = frozenset(
     "小米 小马 小吴 老虎 老鼠 老马 小白 小黄 小黑 小花 老乡 小宋 老乔 小乔 老万 老孔 小费 小车 小麦 "
     "小牛 老牛 小康 小龙 老龙 小金 老金 小时 老师 小方 老方 小路 老路 小程 小关 老关".split()
 )
+# After 阿 these make a word, not a familiar name: 阿姨 (auntie), 阿婆, 阿爸, 阿拉 (we, in
+# Shanghai), 阿门 (amen), 阿里 (Alibaba), 阿根廷, 阿尔卑斯, 阿富汗, 阿联酋, 阿胶, 阿司匹林.
+ZH_NOT_AFTER_A = frozenset("姨婆公爸妈哥姐叔伯嫂爷奶拉门里根尔富联胶司弥斯米塞莫卡")
 # Characters before 张 that make it a measure word (一张照片) rather than a surname.
 ZH_MEASURE_BEFORE = frozenset("一二两三四五六七八九十几每这那哪某整半多好")
 
@@ -618,3 +621,17 @@ CJK_PLACES = frozenset(
     "日本 中国 韓国 台湾 アメリカ イギリス フランス ドイツ イタリア スペイン カナダ "
     "オーストラリア タイ ハワイ パリ ロンドン ニューヨーク ソウル 上海 北京 香港".split()
 )
+
+# A general word for one's superior and the titles a superior is called by: "上司の田中さん" and
+# later "部長は…" are one person when the speaker has one 上司; likewise 我领导刘洋 … 经理. Only
+# the general word and a title meet: two titles (部長, 課長) are two people.
+SUPERIOR_TITLES = {
+    "上司": frozenset(
+        "部長 課長 係長 社長 専務 常務 店長 支店長 所長 室長 本部長 次長 局長 主任 リーダー"
+        " マネージャー チーフ ボス 经理 主任 总监 主管 组长 部长 处长 科长 局长 老总".split()
+    ),
+    "领导": frozenset(
+        "经理 主任 总监 主管 组长 部长 处长 科长 局长 老总 老板 总经理 董事长".split()
+    ),
+    "老板": frozenset("经理 老总 总经理 董事长".split()),
+}

@@ -10,16 +10,18 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cortex_mcp.engine.entities.mentions import Mentions, find_mentions, handle_labels
+from cortex_mcp.engine.entities.mentions import Mentions, find_mentions, handle_labels, pronouns
 from cortex_mcp.engine.entities.resolve import (
     Known,
     Named,
+    follow_pronouns,
+    known_cjk_words,
     known_words,
     lookup_keys,
     plan_links,
 )
 from cortex_mcp.errors import CortexError
-from cortex_mcp.models import LinkReport, LinkRole, Memory
+from cortex_mcp.models import LinkReport, LinkRole, Memory, from_iso
 from cortex_mcp.store.interfaces import EntityStorage
 from cortex_mcp.tokenize import normalize_name
 
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 _BATCH = 200  # memories linked in one transaction
 _DELAY_S = 0.005  # how long memories wait to be linked together
 _USER_ROLES = {"", "user", "human", "assistant", "system"}
+_KEYS_PER_READ = 2000  # names looked up in one read (a long Chinese text has many candidates)
 
 
 @dataclass(frozen=True)
@@ -38,10 +41,24 @@ class Written:
     content: str
     speaker: str | None = None
     named: tuple[Named, ...] = ()  # entities an LLM's extraction gave for it
+    at: str | None = None  # when it was said (occurred_at): a pronoun looks back only that far
+
+    @property
+    def moment(self) -> float | None:
+        try:
+            return from_iso(self.at).timestamp() if self.at else None
+        except ValueError:
+            return None
 
 
 def written(memory: Memory, named: Sequence[Named] = ()) -> Written:
-    return Written(memory.id, memory.content, speaker_named(memory.metadata), tuple(named))
+    return Written(
+        memory.id,
+        memory.content,
+        speaker_named(memory.metadata),
+        tuple(named),
+        memory.occurred_at or memory.created_at,
+    )
 
 
 def speaker_named(metadata: Mapping[str, object]) -> str | None:
@@ -102,18 +119,33 @@ class EntityLinker:
             find_mentions(item.content, speaker=item.speaker, handles=handles) for item in items
         ]
         addressees = _addressees(found)
-        words = [known_words(item.content, f) for f, item in zip(found, items, strict=True)]
-        keys = [
-            key
-            for f, w, item in zip(found, words, items, strict=True)
-            for key in lookup_keys(f, item.named, w)
+        words = [
+            known_words(item.content, f) + known_cjk_words(item.content, f)
+            for f, item in zip(found, items, strict=True)
         ]
+        keys = list(
+            dict.fromkeys(
+                key
+                for f, w, item in zip(found, words, items, strict=True)
+                for key in lookup_keys(f, item.named, w)
+            )
+        )
         try:
-            known = Known(await self.store.find_entities(agent_id, keys) if keys else [])
+            matches = []
+            for start in range(0, len(keys), _KEYS_PER_READ):
+                chunk = keys[start : start + _KEYS_PER_READ]
+                matches += await self.store.find_entities(agent_id, chunk)
+            known = Known(matches)
             plans = [
                 plan_links(item.memory_id, f, known, named=item.named, words=w, addressee=to)
                 for f, w, item, to in zip(found, words, items, addressees, strict=True)
             ]
+            plans = follow_pronouns(
+                plans,
+                [pronouns(item.content) for item in items],
+                [s for s in map(_speaker_of, found) if s],
+                [item.moment for item in items],
+            )
             return await self.store.link(agent_id, plans, now)
         except CortexError as exc:
             log.warning("entities: %d memories left unlinked: %s", len(items), exc)

@@ -762,9 +762,11 @@ _ZH_VOCATIVE = re.compile(
     rf"|(?:^|(?<=[。！？!?\n]))\s*(?P<start>[{_CJK}]{{2,4}}?)[，,](?=\s*(?:你|您))",
     re.M,
 )
-# 小王, 老李: 小 or 老 before a surname is what friends and colleagues call each other.
+# 小王, 老李: 小 or 老 before a surname is what friends and colleagues call each other; 阿强,
+# 阿芳: 阿 before one character is a familiar name (阿姨, 阿拉, 阿里巴巴 are not: lex.ZH_NOT_AFTER_A).
 _ZH_NICKNAME = re.compile(
-    rf"(?<![{_CJK}])?(?P<name>[小老][{''.join(sorted(s for s in lex.ZH_SURNAMES if len(s) == 1))}])"
+    rf"(?<![{_CJK}])?(?P<name>[小老][{''.join(sorted(s for s in lex.ZH_SURNAMES if len(s) == 1))}]"
+    rf"|阿(?![{''.join(sorted(lex.ZH_NOT_AFTER_A))}])[\u4e00-\u9fff])"
 )
 _ZH_WITH = re.compile(
     rf"(?:和|跟|与|同|给|对|问|告诉|找|陪|约|喊|帮|见到|遇到|碰到)(?P<name>[{_CJK}]{{2,4}}?)"
@@ -777,6 +779,8 @@ def _zh_name_at(text: str, position: int) -> int | None:
     or two given characters (or surname + title: 王总; or 小王, 老李)."""
     if text[position - 1 : position] in lex.ZH_MEASURE_BEFORE:
         return None  # 一张照片, 这张桌子: 张 counts, it is no surname here
+    if text.startswith(lex.ZH_TIME_WORDS, position):
+        return None  # 老师明天考试: 明 is a surname, 明天 a day
     head = text[position : position + 2]
     if head in lex.ZH_SURNAMES:
         given_start = position + 2
@@ -815,7 +819,7 @@ def _zh_plausible_name(name: str) -> bool:
         return False
     if len(name) == 2 and name[0] in "小老" and name[1] in lex.ZH_SURNAMES:
         return True  # 小王, 老李: what friends and colleagues call each other
-    if len(name) == 2 and name[0] == "阿" and name[1] not in "姨婆公爸妈哥姐叔伯嫂":
+    if len(name) == 2 and name[0] == "阿" and name[1] not in lex.ZH_NOT_AFTER_A:
         return True  # 阿强
     surname = 2 if name[:2] in lex.ZH_SURNAMES else 1 if name[:1] in lex.ZH_SURNAMES else 0
     given = name[surname:]
@@ -880,7 +884,12 @@ def _zh_says(scan: _Scan) -> None:
             break
     for match in _ZH_NICKNAME.finditer(text):
         after = text[match.end() : match.end() + 1]
-        ends = not after or after in lex.ZH_AFTER_NAME or not CJK_CHAR.match(after)
+        ends = (
+            not after
+            or after in lex.ZH_AFTER_NAME
+            or not CJK_CHAR.match(after)
+            or text.startswith(lex.ZH_TIME_WORDS, match.end())  # 小王明天去北京
+        )
         if ends and match.group("name") not in lex.ZH_NOT_NAMES:
             name = match.group("name")
             scan.add(_Found(name, EntityKind.person, match.start(), match.end(), "name"))
@@ -1266,13 +1275,30 @@ def _turn_body(scan: _Scan) -> int:
     return start
 
 
+# Greetings and wishes are said to someone: "Maya, long time no see!", "周凯，好久不见！",
+# "健太、久しぶり！" speak to the listener as a question or a "you" does.
+_EN_GREETS = re.compile(
+    r"^(?i:long time no see|happy birthday|happy new year|congrat|thanks|thank|good morning"
+    r"|good night|welcome|good luck|well done|nice to (?:see|meet))"
+)
+_CJK_GREETS = (
+    "好久不见", "早上好", "晚上好", "下午好", "生日快乐", "新年快乐", "节日快乐", "恭喜", "辛苦了",
+    "加油", "谢谢", "欢迎", "晚安", "久しぶり", "おはよう", "こんにちは", "こんばんは", "お疲れ",
+    "おめでとう", "ありがとう", "よろしく", "おかえり", "いらっしゃい", "おやすみ",
+)  # fmt: skip
+
+
 def _addresses_listener(sentence: str) -> bool:
-    return sentence.rstrip().endswith("?") or _YOU.search(sentence) is not None
+    return (
+        sentence.rstrip().endswith("?")
+        or _YOU.search(sentence) is not None
+        or _EN_GREETS.match(sentence) is not None
+    )
 
 
 def _asks_listener(rest: str, *, japanese: bool) -> bool:
     sentence = re.split(r"(?<=[。！？!?])", rest, maxsplit=1)[0].rstrip()
-    if sentence.endswith(("？", "?")):
+    if sentence.endswith(("？", "?")) or sentence.startswith(_CJK_GREETS):
         return True
     return (
         (("あなた" in sentence) or ("君は" in sentence))
@@ -1483,3 +1509,58 @@ def _plausible_lowercase_name(word: str) -> bool:
 
 
 _PRONOUNS = frozenset("yourself myself himself herself themselves ourselves yourselves it".split())
+
+
+# --- third-person pronouns, for the linker to follow back to the turn before ----------------
+
+
+@dataclass(frozen=True)
+class Pronoun:
+    """A he/she/it that stands for someone named just before: "She works as a translator",
+    "他是做游戏开发的", "彼女は…"; `kind` person, or pet for Chinese 它."""
+
+    kind: EntityKind
+    role: LinkRole
+    start: int
+    end: int
+
+
+# he/she as subject; him, her, his as object or owner. "it" refers to anything: left out.
+_EN_PRONOUN = re.compile(r"\b(?i:(?P<subject>he|she)|him|her|his)\b")
+# 他/她/它 but not 他们 (they), 其他/其它 (other), 他人 (others), 他乡, 她们, 它们.
+_ZH_PRONOUN = re.compile(r"(?<![其])(?P<word>[他她它])(?![们人乡])")
+# 彼/彼女 but not 彼ら (they), 彼氏 (boyfriend), 彼岸, 彼方; 彼女 is also "girlfriend":
+# only before a particle (彼女は, 彼女が, 彼女の, 彼女に, 彼女も, 彼女を).
+# 彼女ができた / 彼女がいる / 私の彼女: a girlfriend, not "she".
+_JA_PRONOUN = re.compile(
+    r"(?<!の)(?P<word>彼女|彼)(?!がい|ができ|はいな)(?P<particle>[はがのにもをと])"
+)
+_ZH_CLAUSE_LEAD = "那但可而就也还"
+_KANA = re.compile(
+    rf"[{_HIRA}{_KATA}]"
+)  # a conjunction before a pronoun that still opens the clause
+
+
+def pronouns(text: str) -> tuple[Pronoun, ...]:
+    """The third-person singular pronouns of `text`, for the linker to follow back to the one
+    person (or, for 它, pet) the turn before names: pronouns are not names, so `find_mentions`
+    never returns them."""
+    body = _LABEL_CJK.sub("", _LABEL_LATIN.sub("", text, count=1), count=1)
+    offset = len(text) - len(body)
+    found: list[Pronoun] = []
+    for match in _EN_PRONOUN.finditer(body):
+        role = LinkRole.subject if match.group("subject") else LinkRole.mentioned
+        found.append(Pronoun(EntityKind.person, role, match.start() + offset, match.end() + offset))
+    japanese = _KANA.search(body) is not None  # 他 in Japanese is "other" (他の人, その他)
+    for match in () if japanese else _ZH_PRONOUN.finditer(body):
+        kind = EntityKind.pet if match.group("word") == "它" else EntityKind.person
+        before = body[max(0, match.start() - 1) : match.start()]
+        opens = not before or not CJK_CHAR.match(before) or before in _ZH_CLAUSE_LEAD
+        role = LinkRole.subject if opens else LinkRole.mentioned
+        found.append(Pronoun(kind, role, match.start() + offset, match.end() + offset))
+    for match in _JA_PRONOUN.finditer(body):
+        role = LinkRole.subject if match.group("particle") in "はが" else LinkRole.mentioned
+        found.append(
+            Pronoun(EntityKind.person, role, match.start() + offset, match.end("word") + offset)
+        )
+    return tuple(sorted(found, key=lambda p: p.start))

@@ -18,7 +18,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from cortex_mcp.engine.entities.mentions import Mention, Mentions
+from cortex_mcp.engine.entities import lexicon as lex
+from cortex_mcp.engine.entities.mentions import Mention, Mentions, Pronoun
 from cortex_mcp.models import (
     AliasOrigin,
     EntityKind,
@@ -46,14 +47,22 @@ _ZH_POSSESSIVE = ("我的", "你的", "他的", "她的", "我们的")
 
 
 def alias_forms(alias: str) -> list[str]:
-    """An alias phrase and the forms it is also said in: Chinese says 我的表弟 and 我表弟 alike."""
+    """An alias phrase and the forms it is also said in: Chinese says 我的表弟 and 我表弟 alike,
+    and a doubled family word once as well (我姐姐 and 我姐, 我的妹妹 and 我妹)."""
     forms = [alias]
     text = alias.strip()
     for pronoun in _ZH_POSSESSIVE:
         if text.startswith(pronoun) and len(text) > len(pronoun):
             forms.append(pronoun[:-1] + text[len(pronoun) :])
             break
+    for form in list(forms):
+        word = form.strip()
+        if len(word) >= 3 and word[-1] == word[-2] and word[-1] in _DOUBLED_FAMILY:
+            forms.append(word[:-1])  # 我姐姐 -> 我姐 (a bare 姐姐 keeps its two characters)
     return forms
+
+
+_DOUBLED_FAMILY = frozenset("姐哥弟妹妈爸爷奶")
 
 
 _CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][\w'’-]*[a-z][\w'’-]*")
@@ -74,6 +83,76 @@ def known_words(text: str, found: Mentions) -> list[tuple[str, LinkRole]]:
     return words
 
 
+# Chinese and Japanese write names without spaces or capitals: every run of two to four Han
+# characters, and every whole katakana run, may be a name the agent already knows ("张伟找到房子了",
+# "豆豆三岁了", "モモが寝ている"); like a capitalised word, it links only as a known entity's name.
+_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々]{2,}")
+_KATA_RUN = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
+_KNOWN_GRAM = 4  # the longest Han run looked up (Chinese names are 2-3 characters, a few 4)
+# Characters no name contains (particles, pronouns, the commonest verbs): a gram with one is no
+# name, which keeps a long text's lookups few.
+_NEVER_IN_NAMES = frozenset("的了是在我你他她它们就都也还很不这那个吗呢吧啊和与说去来到把被给")
+# What makes a name before it part of a place or a thing: 中山路, 田中町, 小林駅, 王府井店.
+_PLACE_AFTER = (
+    "路", "街", "道", "巷", "町", "市", "区", "県", "县", "村", "駅", "站", "通り", "店", "公园",
+    "大学", "公司", "桥", "橋", "寺", "号", "線", "线", "丁目", "屋", "堂",
+)  # fmt: skip
+_CLAUSE_AFTER_JA = ("は", "が", "も")
+
+
+def known_cjk_words(text: str, found: Mentions) -> list[tuple[str, LinkRole]]:
+    """Runs of Han characters (2 to `_KNOWN_GRAM`) and whole katakana runs the rules left
+    alone, each with its role (subject at a clause's start or before は/が/も): they link only
+    as the name of an entity the agent already has. Not inside a title (《…》, 「…」 holds a
+    name too), not a name followed by what makes it a place (中山路, 田中町), nor counted
+    (一张, 这张), nor a katakana run's part (モモ is not in モモンガ)."""
+    taken = bytearray(len(text))
+    for m in found.mentions:
+        taken[m.start : m.end] = b"\x01" * (m.end - m.start)
+    for title in re.finditer(r"《[^》]*》", text):
+        taken[title.start() : title.end()] = b"\x01" * (title.end() - title.start())
+    words: list[tuple[str, LinkRole]] = []
+    for run in _HAN_RUN.finditer(text):
+        for start in range(run.start(), run.end() - 1):
+            if text[start - 1 : start] in lex.ZH_MEASURE_BEFORE and start > run.start():
+                continue
+            for end in range(start + 2, min(start + _KNOWN_GRAM, run.end()) + 1):
+                gram = text[start:end]
+                if any(ch in _NEVER_IN_NAMES for ch in gram):
+                    break
+                if taken.find(1, start, end) == -1 and not text.startswith(_PLACE_AFTER, end):
+                    words.append((gram, _cjk_role(text, start, end)))
+    for run in _KATA_RUN.finditer(text):
+        if taken.find(1, run.start(), run.end()) == -1:
+            words.append((run.group(), _cjk_role(text, run.start(), run.end())))
+    return words
+
+
+def _cjk_role(text: str, start: int, end: int) -> LinkRole:
+    before = text[start - 1 : start]
+    opens = not before or not re.match(r"[\w]", before)
+    if opens or text.startswith(_CLAUSE_AFTER_JA, end):
+        return LinkRole.subject
+    return LinkRole.mentioned
+
+
+_ZH_OWN = re.compile(r"^(?:我们的|我的|我们|我)")
+
+
+def superior_keys(phrase: str) -> list[str]:
+    """The alias keys that may name the same superior as a title or the general word: 部長 ->
+    上司, 上司 -> 部長, 課長, ...; 经理 -> 领导, 我领导, 我的领导 (`lex.SUPERIOR_TITLES`)."""
+    bare = _ZH_OWN.sub("", phrase.strip())
+    related: list[str] = []
+    for general, titles in lex.SUPERIOR_TITLES.items():
+        if bare == general:
+            related += sorted(titles)
+        elif bare in titles:
+            related.append(general)
+    forms = (form for word in related for form in (word, f"我{word}", f"我的{word}"))
+    return [normalize_name(form) for form in dict.fromkeys(forms)]
+
+
 def lookup_keys(
     found: Mentions, named: Iterable[Named] = (), words: Iterable[tuple[str, LinkRole]] = ()
 ) -> list[str]:
@@ -83,6 +162,7 @@ def lookup_keys(
     keys += [normalize_name(word) for word, _ in words]
     keys += [normalize_name(alias) for m in found.mentions for alias in m.aliases]
     keys += [normalize_name(r.phrase) for r in found.references]
+    keys += [key for r in found.references for key in superior_keys(r.phrase)]
     keys += [normalize_name(n.name) for n in named]
     return [key for key in dict.fromkeys(keys) if key]
 
@@ -194,6 +274,10 @@ def plan_links(
         if not key:
             continue
         outcome = _resolve_alias(key, speaker, known)
+        if outcome == []:  # names nobody: 部長 may be the speaker's one 上司 (and becomes an alias)
+            outcome = _superior(reference.phrase, speaker, known) or []
+            if isinstance(outcome, EntityRef):
+                aliases.append(PlannedAlias(outcome, reference.phrase, AliasOrigin.rule, speaker))
         if isinstance(outcome, EntityRef):
             links.append(PlannedLink(outcome, reference.role))
         elif outcome:
@@ -267,6 +351,16 @@ def _resolve_alias(
     return candidates
 
 
+def _superior(phrase: str, speaker: EntityRef | None, known: Known) -> EntityRef | None:
+    """The one entity the speaker calls by the general word for a superior when `phrase` is a
+    title (部長 -> the speaker's 上司), or by a title when it is the general word; None when
+    there is none or several."""
+    own = _distinct(
+        m for key in superior_keys(phrase) for m in known.aliases(key) if _said_by(m, speaker)
+    )
+    return _ref(own[0]) if len(own) == 1 else None
+
+
 def _said_by(match: EntityMatch, speaker: EntityRef | None) -> bool:
     """Whether an alias is in the words of `speaker` (None: the agent's own user)."""
     if speaker is None:
@@ -275,3 +369,69 @@ def _said_by(match: EntityMatch, speaker: EntityRef | None) -> bool:
         speaker.entity_id,
         speaker.name,
     )
+
+
+FOLLOW_S = 1800.0  # how far back a pronoun's turn may look for who it stands for (same chat)
+FOLLOW_TURNS = 2  # and how many memories back
+
+
+def follow_pronouns(
+    plans: Sequence[LinkPlan],
+    said: Sequence[Sequence[Pronoun]],
+    speakers: Iterable[str],
+    times: Sequence[float | None],
+) -> list[LinkPlan]:
+    """The plans of memories written together (in order), each with a link for its pronouns:
+    "She works as a translator" after "My sister Anna just moved to Lisbon" is about Anna;
+    "他是做游戏开发的" after "我表弟张伟…" about 张伟. A pronoun stands for the one person (a pet
+    for 它) the nearest earlier memory of the last `FOLLOW_TURNS`, within `FOLLOW_S`, links to
+    (not a speaker of these memories: "he" is never the one talking or listening); none when
+    that memory names several, or when the pronoun's own memory names a person of its own."""
+    talking = {normalize_name(name) for name in speakers}
+    followed = list(plans)
+    for index, (plan, found) in enumerate(zip(plans, said, strict=True)):
+        for kind in dict.fromkeys(p.kind for p in found):
+            if any(_others(plan, named, talking) for named in _ANIMATE):
+                continue  # "Luna turned one, we gave her a treat": her is the one it names
+            who = _antecedent(followed, index, kind, talking, times)
+            if who is not None:
+                role = min((p.role for p in found if p.kind == kind), key=_ROLE_ORDER.index)
+                links = (*followed[index].links, PlannedLink(who, role))
+                followed[index] = replace(followed[index], links=links)
+    return followed
+
+
+_ROLE_ORDER = [LinkRole.speaker, LinkRole.subject, LinkRole.mentioned]
+_ANIMATE = (EntityKind.person, EntityKind.pet)  # what he, she, 他, 它 may stand for
+
+
+def _others(plan: LinkPlan, kind: EntityKind, talking: set[str]) -> list[EntityRef]:
+    """The distinct entities of `kind` a plan links to, other than the speakers."""
+    seen: dict[str, EntityRef] = {}
+    for link in plan.links:
+        ref = link.entity
+        if (
+            link.role is not LinkRole.speaker
+            and ref.kind == kind
+            and normalize_name(ref.name) not in talking
+        ):
+            seen.setdefault(ref.entity_id or normalize_name(ref.name), ref)
+    return list(seen.values())
+
+
+def _antecedent(
+    plans: Sequence[LinkPlan],
+    index: int,
+    kind: EntityKind,
+    talking: set[str],
+    times: Sequence[float | None],
+) -> EntityRef | None:
+    at = times[index]
+    for back in range(index - 1, max(index - FOLLOW_TURNS, 0) - 1, -1):
+        then = times[back]
+        if at is None or then is None or abs(at - then) > FOLLOW_S:
+            return None
+        found = _others(plans[back], kind, talking)
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None

@@ -344,7 +344,12 @@ class _Writer:
             return
         items: dict[str, list[Written]] = {}
         for m in batch.memories:
-            written = Written(m["id"], m["content"], speaker_named(m.get("metadata") or {}))
+            written = Written(
+                m["id"],
+                m["content"],
+                speaker_named(m.get("metadata") or {}),
+                at=m.get("occurred_at") or m.get("created_at"),
+            )
             items.setdefault(m["agent_id"], []).append(written)
         for agent, memories in items.items():
             await job.linker.link(agent, memories, now)

@@ -1,0 +1,256 @@
+"""Linking where names have no spaces or capitals, and people are called by a pronoun or a title
+after they were introduced (issue 33): a name the agent already knows links wherever a Chinese or
+Japanese text says it (张伟找到房子了, モモが寝ている) but not inside a street, a town or a
+longer katakana word; a he/she/他/她/它/彼女 stands for the one person (pet) the turn just before
+named; 部長 is the speaker's one 上司; 我姐 is 我姐姐; 阿强 and 小王 are names before a time word;
+a greeting speaks to the listener. Rules are pure functions (tested directly), and the links are
+checked in real stores (SQLite and PostgreSQL), the turns imported as one agent's memories."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cortex_mcp.config import Settings
+from cortex_mcp.engine.entities.mentions import find_mentions, pronouns
+from cortex_mcp.engine.entities.resolve import alias_forms, known_cjk_words, superior_keys
+from cortex_mcp.models import EntityKind, LinkRole
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
+from cortex_mcp.service.requests import ImportRequest, build
+from tests.conftest import FakeClock
+
+DAY = datetime(2025, 1, 10, 10, tzinfo=UTC)
+
+
+def _names(text: str, speaker: str | None = None) -> list[str]:
+    return [m.name for m in find_mentions(text, speaker=speaker).mentions if m.rule != "speaker"]
+
+
+# --- the rules, pure ----------------------------------------------------------------------
+
+
+def test_a_familiar_chinese_name_with_a_before_one_character_is_a_name_and_auntie_is_not():
+    assert _names("阿强昨天给我打电话了。") == ["阿强"]
+    assert _names("阿芳说她下周回来。") == ["阿芳"]
+    for text in ("阿姨今天来了。", "阿里巴巴的股票涨了。", "阿根廷队赢了。", "阿门。"):
+        assert _names(text) == [], text
+
+
+def test_xiao_and_lao_before_a_surname_are_names_before_a_time_word_too():
+    assert _names("小王明天去北京出差。") == ["小王", "北京"]
+    assert _names("老张昨天请我吃饭。") == ["老张"]
+    assert _names("小时候我住在乡下。") == []  # 小时 is no one
+
+
+def test_a_time_word_after_a_kinship_word_is_no_name():
+    assert _names("老师明天考试。") == []  # 明 is a surname, 明天 a day
+    assert [r.phrase for r in find_mentions("我同事明天来。").references] == ["我同事"]
+    assert _names("我表弟张伟下个月来。") == ["张伟"]
+
+
+def test_a_greeting_speaks_to_the_listener_so_the_name_before_it_is_an_address():
+    for text, name in (
+        ("小陈: 周凯，好久不见！", "周凯"),
+        ("鈴木: 健太、久しぶり！", "健太"),
+        ("Priya: Dayo, long time no see!", "Dayo"),
+    ):
+        found = [m for m in find_mentions(text).mentions if m.rule == "address"]
+        assert [m.name for m in found] == [name], text
+    assert [
+        m for m in find_mentions("小陈: 今天，好久不见！").mentions if m.rule == "address"
+    ] == []
+    assert [
+        m for m in find_mentions("Priya: Well, thanks a lot.").mentions if m.rule == "address"
+    ] == []
+
+
+def test_third_person_pronouns_are_found_in_three_languages_and_their_look_alikes_are_not():
+    def said(text: str) -> list[tuple[str, EntityKind, LinkRole]]:
+        return [(text[p.start : p.end], p.kind, p.role) for p in pronouns(text)]
+
+    person, pet = EntityKind.person, EntityKind.pet
+    subject, mentioned = LinkRole.subject, LinkRole.mentioned
+    assert said("Tom: She works as a translator.") == [("She", person, subject)]
+    assert said("mkrause: Tell her congratulations!") == [("her", person, mentioned)]
+    assert said("Lily_W: 他做什么工作的？") == [("他", person, subject)]
+    assert said("兽医让它减肥。") == [("它", pet, mentioned)]
+    assert said("佐藤: 彼女は医者です。") == [("彼女", person, subject)]
+    for text in (
+        "小林: 他们都来了，其他人没来。",  # they, other people
+        "她们去了上海。",
+        "他の人に聞いた。",  # Japanese 他: other
+        "彼氏ができた。",  # a boyfriend
+        "彼女ができた！",  # a girlfriend
+        "私の彼女は優しい。",
+        "The shell is here, it is heavy.",
+    ):
+        assert said(text) == [], text
+
+
+def test_a_doubled_family_word_is_also_said_once():
+    assert alias_forms("我姐姐") == ["我姐姐", "我姐"]
+    assert "我妹" in alias_forms("我的妹妹")
+    assert alias_forms("姐姐") == ["姐姐"]  # alone it keeps both characters
+    assert alias_forms("我表弟") == ["我表弟"]
+
+
+def test_a_title_and_the_general_word_for_a_superior_look_each_other_up_but_two_titles_do_not():
+    assert "上司" in superior_keys("部長")
+    assert "部長" in superior_keys("上司") and "課長" in superior_keys("上司")
+    assert "课长" not in superior_keys("部長") and "課長" not in superior_keys("部長")
+    assert {"领导", "我领导", "我的领导"} <= set(superior_keys("经理"))
+    assert superior_keys("表弟") == []
+
+
+def test_chinese_and_japanese_runs_are_candidate_known_names_but_not_inside_a_street_or_a_count():
+    def words(text: str) -> dict[str, LinkRole]:
+        return dict(known_cjk_words(text, find_mentions(text)))
+
+    found = words("小林: 豆豆三岁了，是一只橘猫。")
+    assert found["豆豆"] is LinkRole.subject
+    assert words("モモが最近よく寝ている。")["モモ"] is LinkRole.subject
+    assert "中山" not in words("今天中山路堵车了。")  # a street
+    assert "田中" not in words("田中町のスーパーが休みだった。")  # a town
+    assert "张照" not in words("他给我寄了几张照片。") and "张照片" not in words("几张照片")
+    assert "モモ" not in words("モモンガを見た。")  # part of a longer katakana word
+    assert "张伟" not in words("我在读《张伟传》。")  # a title
+    assert "张伟" in words("昨天见到张伟了。")
+
+
+# --- links in real stores -----------------------------------------------------------------
+
+
+async def _import(
+    svc: CortexService, turns: list[str], agent: str, gaps: list[int] | None = None
+) -> list[str]:
+    """The turns as one agent's memories, a minute apart (or `gaps` minutes after the one
+    before), as a chat export is imported."""
+    memories, at = [], DAY
+    for n, text in enumerate(turns):
+        at += timedelta(minutes=(gaps[n] if gaps else 1))
+        memories.append(
+            {
+                "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{agent}-{n}")),
+                "content": text,
+                "layer": "core",
+                "category": "fact",
+                "importance": 0.5,
+                "created_at": at.isoformat(),
+                "occurred_at": at.isoformat(),
+            }
+        )
+    document = {"format": "cortex-mcp-export", "memories": memories}
+    await svc.exchange.import_memories(build(ImportRequest, document=document, agent_id=agent))
+    await svc.drain()
+    return [m["id"] for m in memories]
+
+
+async def _linked(svc: CortexService, agent: str, turns: list[str], **kw: object) -> list[set[str]]:
+    ids = await _import(svc, turns, agent, **kw)  # type: ignore[arg-type]
+    found = await svc.stores.entities.entities_of(agent, ids)
+    return [set(found.get(i, [])) for i in ids]
+
+
+@pytest.mark.anyio
+async def test_a_known_chinese_or_japanese_name_links_wherever_it_is_said_but_not_in_a_town(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        zh = await _linked(
+            svc,
+            "zh",
+            [
+                "小林: 我表弟张伟下个月来上海。",
+                "小林: 张伟找到房子了。",
+                "小林: 我家的猫豆豆三岁了。",
+                "小林: 豆豆最近胖了。",
+            ],
+        )
+        assert "张伟" in zh[1] and "豆豆" in zh[3]
+        ja = await _linked(
+            svc,
+            "ja",
+            [
+                "佐藤: 同僚の田中さんが来た。",
+                "佐藤: うちの猫のモモが寝ている。",
+                "佐藤: モモがまた寝ている。",
+                "佐藤: 田中町のスーパーが休みだった。",
+            ],
+        )
+        assert "モモ" in ja[2]
+        assert ja[3] == {"佐藤"}  # 田中町 is a town, not 田中
+
+
+@pytest.mark.anyio
+async def test_a_pronoun_stands_for_the_one_person_the_turn_before_named_and_for_no_one_else(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        en = await _linked(
+            svc,
+            "en",
+            [
+                "Tom: My sister Anna just moved to Lisbon.",
+                "mkrause: What is she doing there?",
+                "Tom: She works as a translator.",
+                "Tom: My kitten Luna turned one, we gave her a treat.",  # her is Luna
+                "Tom: Anna and Beth came over for dinner.",
+                "mkrause: Was she tired?",  # two people before: no one
+            ],
+        )
+        assert "Anna" in en[1] and "Anna" in en[2]
+        assert "Anna" not in en[3]
+        assert en[5] == {"mkrause"}
+        zh = await _linked(
+            svc,
+            "zh",
+            [
+                "小林: 我表弟张伟从成都搬来了。",
+                "Lily_W: 他做什么工作的？",
+                "小林: 他是程序员。",
+                "小林: 我家的狗旺财生病了。",
+                "小林: 它现在好多了。",
+            ],
+        )
+        assert "张伟" in zh[1] and "张伟" in zh[2] and "成都" not in zh[2]
+        assert "旺财" in zh[4]
+        later = await _linked(
+            svc,
+            "later",
+            ["Tom: My brother Sam came home.", "Tom: He is a civil engineer."],
+            gaps=[1, 120],
+        )
+        assert later[1] == {"Tom"}  # two hours later: another conversation
+
+
+@pytest.mark.anyio
+async def test_a_title_is_the_speakers_one_superior_and_a_short_family_word_the_long_ones_alias(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        ja = await _linked(
+            svc, "ja", ["佐藤: 上司の田中さんが札幌に異動する。", "佐藤: 部長の趣味は釣りだ。"]
+        )
+        assert "田中" in ja[1]
+        (tanaka,) = await svc.stores.entities.entity_named("ja", "田中")
+        assert {"上司", "部長"} <= set(tanaka.aliases)
+        two = await _linked(
+            svc,
+            "two",
+            [
+                "佐藤: 上司の田中さんが来た。",
+                "佐藤: 上司の山本さんも来た。",
+                "佐藤: 部長が怒った。",
+                "佐藤: 課長の木村さんが来た。",
+                "佐藤: 社長が来た。",
+            ],
+        )
+        assert two[2] == {"佐藤"}  # two superiors: 部長 is neither
+        assert two[4] == {"佐藤"}  # and 社長 is not 課長 木村
+        zh = await _linked(
+            svc, "zh", ["小陈: 我姐姐李娜在杭州开了一家花店。", "小陈: 我姐下个月要来北京。"]
+        )
+        assert "李娜" in zh[1]
