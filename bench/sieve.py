@@ -18,9 +18,11 @@ rule is `part_of`: a line's scene (its conversation, session and block of ten tu
 of one exchange stay together) is held back when the SHA-256 of "conv|session|block" is 0 mod 3.
 The English correction cases are a rule table of our own, reported whole.
 
-The fresh set (bench/data/sieve_fresh.jsonl: user-to-agent chat in English, Chinese and Japanese,
-written before the rules were read) is always measured and its lines are never printed: it is
-the set the rules never saw. `--baseline REV` also measures the rules of commit REV (its
+The fresh sets (bench/data/sieve_fresh*.jsonl: user-to-agent chat in English, Chinese and
+Japanese, each written before the rules were read; see bench/data/README.md) are all measured, one
+row per set and language, and their lines are never printed. sieve_fresh.jsonl has been measured
+often since; sieve_fresh2.jsonl is the set the rules have not seen: measure it once, at the end of
+a change (`--set` the other sets while changing rules). `--baseline REV` also measures the rules of commit REV (its
 `cortex_mcp` package, checked out to a temporary folder and run by this script) on the same
 lines in the same run, and prints its precision and recall beside.
 
@@ -55,7 +57,9 @@ from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service.requests import IngestRequest, build  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
-FRESH = ROOT / "bench" / "data" / "sieve_fresh.jsonl"  # never read while writing rules
+FRESH_SETS = sorted(
+    (ROOT / "bench" / "data").glob("sieve_fresh*.jsonl")
+)  # never read while writing rules
 SPLIT_SETS = {"sieve_dev", "sieve_zh", "sieve_ja"}  # labelled dialogue, split by `part_of`
 OWN_SETS = [
     FIXTURES / "sieve_en_corrections.jsonl",
@@ -78,7 +82,7 @@ def part_of(line: dict[str, Any]) -> str:
     """ "held" for the held-back third of the dev lines, "working" for the rest, "fresh" for the
     fresh set, "whole" for a set that is not split. The unit is a scene: conversation, session ("D3" of "D3:14") and block
     of ten turns, hashed, so related lines fall on the same side and the rule needs no list."""
-    if line.get("set") == FRESH.stem:
+    if str(line.get("set", "")).startswith("sieve_fresh"):
         return "fresh"
     if line.get("set") not in SPLIT_SETS:
         return "whole"
@@ -276,7 +280,7 @@ def main() -> None:
         print(json.dumps([j.core for j in asyncio.run(judge(rows))]))
         return
     dev = find_dev_set()
-    sets = args.sets or ([dev] if dev else []) + OWN_SETS + [FRESH]
+    sets = args.sets or ([dev] if dev else []) + OWN_SETS + FRESH_SETS
     if dev is None and not args.sets:
         print("sieve_dev.jsonl not found (set CORTEX_SIEVE_DEV): own sets only")
     lines = load_lines(sets)

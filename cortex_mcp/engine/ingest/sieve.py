@@ -169,12 +169,12 @@ def _states_something(language: str, text: str) -> bool:
 
 
 def _object_missing(language: str, kind: str, body: str, match: re.Match[str]) -> bool:
-    """A trigger ending on its verb with nothing after it: "我决定了！", "I decided." (Japanese
-    puts the verb last, so it is not asked.)"""
+    """A trigger ending on its verb with nothing after it in its clause: "我决定了！", "I
+    decided.", "我真的很喜欢，太感谢了" (Japanese puts the verb last, so it is not asked)."""
     empty = noise.EMPTY_OBJECT.get(language)
     if empty is None or not _pattern(noise.OBJECT_VERB).search(match.group()):
         return False
-    return _pattern(empty).search(body[match.end() :]) is not None
+    return _pattern(empty).search(_rest_of_clause(language, body, match)) is not None
 
 
 def _clause(language: str, body: str, at: int) -> str:
@@ -225,18 +225,31 @@ def _of_the_moment(language: str, body: str) -> bool:
     )
 
 
+def not_lasting(language: str, kind: str, body: str) -> str | None:
+    """The form that says a sentence is not a lasting fact of the speaker's (`noise.NOT_LASTING`:
+    hedged, temporary, wished, believed by someone else, a past plan, a check, a joke; or someone
+    else as the only person in it), or None."""
+    for family, forms in noise.NOT_LASTING.items():
+        if kind not in noise.SPARED.get(family, ()) and _pattern(forms[language]).search(body):
+            return family
+    third = _pattern(noise.THIRD_PERSON[language]).search(body)
+    if kind != "relationship" and third and not _pattern(noise.SPEAKER_WORD[language]).search(body):
+        return "third person"
+    return None
+
+
 def _not_core(language: str, kind: str, body: str) -> bool:
     """Precision first: what keeps a standing trigger's line out of core (the line is working
-    memory): a line of the moment, a colleague or a neighbour as its subject, a habit of late,
-    a state held for a few days, a plan or a family event of someone else's (no first person
-    in it)."""
+    memory): a form of the whole sentence that says it is not lasting (`not_lasting`), a line of
+    the moment, a colleague or a neighbour as its subject, a habit of late, a plan or a family
+    event of someone else's (no first person in it)."""
     if kind in signals.WORKING_ONLY or kind in {"correction", "important"}:
         return False
+    if not_lasting(language, kind, body):
+        return True
     if _of_the_moment(language, body) or _pattern(noise.ACQUAINTANCE[language]).search(body):
         return True
     if kind == "preference" and _pattern(noise.LATELY[language]).search(body):
-        return True
-    if kind != "plan" and _pattern(noise.BOUNDED[language]).search(body):
         return True
     first_person = noise.FIRST_PERSON.get(language)
     return (

@@ -166,6 +166,15 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"^(?:please )?(?:always|never) (?:use|reply|answer|write|respond|call|give|show)\b"
             r"(?! up\b)",
             r"\b(?:\w+ )?is (?:definitely )?on my (?:bucket )?list\b",
+            # a standing instruction: what the agent is to do from now on, always or never, or
+            # in all of the speaker's things
+            r"^(?:please )?(?:from now on|going forward|from here on|in (?:the )?future)\b,?\s+"
+            r"(?!(?:i|i'm|i'll|we|we're|we'll|it|it's|this|that|things|life|everything)\b)"
+            r"(?:please )?(?:(?:always|never|don't|do not) )?\w",
+            r"^(?:please )?(?:always|never|don't ever|do not ever|never ever)\s+"
+            rf"(?:{vocab.EN_AGENT_ACT})\b",
+            rf"^(?:please )?(?:{vocab.EN_AGENT_ACT})\b[^.!?]*\b(?:in|for|with|to) (?:all|every|each|"
+            r"any) (?:of )?(?:my|your|the)\b",
         ],
         "decision": [
             r"\b(?:we|i)(?:'ve| have)? (?:finally )?decided\b",
@@ -295,6 +304,12 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"(?:都|会)?(?:去|做|吃|喝|起床|跑步|游泳|练|学|看|写|画|弹|打|玩|骑|不|只)",
             r"我从[^，。,]{1,6}(?:开始|起)(?:学|练|玩|打|做|画|弹|跑|写)",
             r"(?:以后|今后)(?:都|请|一律)",
+            # a standing instruction: from now on, every time, never again, whenever it answers
+            r"(?:以后|今后|从现在起|从今以后|往后)[，,]?\s*(?:请|你|麻烦你)?(?:都|一律|别|不要|用|给我|"
+            r"叫我|回答|回复|帮我)",
+            r"(?:请|都)一律|一律(?:用|不要|别|给我)|每次都(?:给我|用)|(?:永远|千万)(?:不要|别)"
+            r"(?:给我|用|叫我)|(?:别|不要)再给我",
+            r"(?:回答|回复|给我|写)[^，。]{0,8}(?:的时候|时)[^，。]{0,4}(?:不要|别|请|都|一律)",
             r"我(?:从来|一般|平时)?不(?:吃|喝)(?![了吧啊呢])",
             r"我(?:很|比较)?习惯(?!了)",
             r"我(?:更)?愿意用",
@@ -392,6 +407,11 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
             r"(?:週|月|年)に?[一二三四五六七八九十\d]+回",
             r"(?:食べて|飲んで)いません|しか(?:飲み|食べ)ません|(?:飲み|食べ)ません",
             r"ベジタリアン|ヴィーガン",
+            r"(?:食べ|飲め)られません|(?:食べ|飲め)ない体質",
+            # a standing instruction: from now on, always or every time, asked of the agent
+            r"(?:これから|今後|以後|次から)(?![^。]*(?:よろしく|頑張|がんば|気をつけ|お大事))[^。]{0,30}"
+            r"(?:ください|下さい|お願いします|ないで|[てで]ほしい)",
+            r"(?:必ず|いつも|常に|毎回)[^。]{0,20}(?:お願いします|ください|下さい|ないで)",
         ],
         "decision": [
             r"にしました|に決めました|ことにしました|に決定しました|ことに決めました",

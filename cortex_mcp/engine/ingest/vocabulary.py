@@ -71,6 +71,15 @@ EN_DATE = (
 # Having something is a plan only with a date beyond the coming days ("a game next month").
 EN_HAVE = r"(?:\b(?:i|we)(?:'ve| have)? got (?:a|an|my)\b|\b(?:i|we) have (?:a|an|my)\b)"
 
+# What an agent does for the speaker, that a standing instruction asks of it ("Never use emojis",
+# "Always put the summary first"): not "be", "give up" or "forget", which make mottos.
+EN_AGENT_ACT = (
+    r"(?:use|reply|answer|write|respond|call|show|put|format|include|add|start|end|keep|cite|"
+    r"suggest|recommend|send|schedule|book|ask|explain|list|mention|spell|sign|address|"
+    r"translate|summari[sz]e|round|convert|quote|label|name|sort|number|indent|comment|"
+    r"give me|give (?:the|your|all|dates|times|prices|answers|examples|code))"
+)
+
 ZH_RELATIVE = (
     r"(?:女儿|儿子|孩子|闺女|老婆|老公|妻子|丈夫|爱人|男朋友|女朋友|对象|未婚[夫妻]|爸爸|妈妈|"
     r"爸妈|父母|父亲|母亲|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家那位|猫咪|猫|"
