@@ -15,11 +15,16 @@ import pytest
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.entities.mentions import find_mentions, pronouns
-from cortex_mcp.engine.entities.resolve import alias_forms, known_cjk_words, superior_keys
+from cortex_mcp.engine.entities.resolve import (
+    alias_forms,
+    known_cjk_words,
+    known_words,
+    superior_keys,
+)
 from cortex_mcp.models import EntityKind, LinkRole
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ImportRequest, build
+from cortex_mcp.service.requests import ImportRequest, SearchRequest, build
 from tests.conftest import FakeClock
 
 DAY = datetime(2025, 1, 10, 10, tzinfo=UTC)
@@ -118,6 +123,14 @@ def test_chinese_and_japanese_runs_are_candidate_known_names_but_not_inside_a_st
     assert "モモ" not in words("モモンガを見た。")  # part of a longer katakana word
     assert "张伟" not in words("我在读《张伟传》。")  # a title
     assert "张伟" in words("昨天见到张伟了。")
+
+
+def test_a_known_name_right_after_a_speakers_label_starts_the_sentence_and_is_its_subject():
+    def roles(text: str) -> dict[str, LinkRole]:
+        return dict(known_words(text, find_mentions(text)))
+
+    assert roles("Tom: Anna arrived on Friday.")["Anna"] is LinkRole.subject
+    assert roles("I told him: Anna is here.")["Anna"] is LinkRole.mentioned  # no label
 
 
 # --- links in real stores -----------------------------------------------------------------
@@ -254,3 +267,51 @@ async def test_a_title_is_the_speakers_one_superior_and_a_short_family_word_the_
             svc, "zh", ["小陈: 我姐姐李娜在杭州开了一家花店。", "小陈: 我姐下个月要来北京。"]
         )
         assert "李娜" in zh[1]
+
+
+# --- recall: the lift reorders, it does not bury ------------------------------------------
+
+
+async def _ask(svc: CortexService, agent: str, query: str) -> list[str]:
+    hits = await svc.memories.search(build(SearchRequest, query=query, agent_id=agent))
+    return [m.content for m in hits]
+
+
+@pytest.mark.anyio
+async def test_a_single_fact_question_keeps_the_turn_that_matches_its_words_above_the_persons_other_turns(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    turns = [
+        "小林: 我表弟张伟下个月要从成都搬来上海。",
+        "小林: 我表弟已经到上海了，暂时住在我家。",
+        "小林: 下班以后喜欢打篮球，周末也打。",  # the answer: no subject, so no link
+        "小林: 我表弟说上海的火锅不好吃。",
+        "小林: 今天地铁特别挤。",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        await _import(svc, turns, "zh")
+        hits = await _ask(svc, "zh", "我表弟下班以后做什么？")
+        assert hits[0] == turns[2]  # not the turn of his right before it, lifted by 我表弟
+        assert set(turns[:2]) <= set(hits[:4])  # his own turns still come next
+
+
+@pytest.mark.anyio
+async def test_a_question_after_several_things_brings_up_to_ten_of_the_persons_own_memories(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    hobbies = [
+        "mkrause: I finally took up climbing at the gym near my office.",
+        "mkrause: I went to my first pottery class last night.",
+        "mkrause: I ran the city half marathon on Sunday.",
+        "mkrause: I went bouldering outdoors for the first time.",
+        "mkrause: I've been growing tomatoes and basil on my balcony.",
+        "mkrause: I joined a choir that sings on Thursday nights.",
+        "mkrause: I started learning the saxophone.",
+        "mkrause: I photograph birds at the lake every morning.",
+    ]
+    turns = ["Tom: Maya, how was your weekend?", *hobbies]
+    turns += [f"Tom: The weather report said rain on day {n}." for n in range(12)]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        await _import(svc, turns, "en")
+        hits = await _ask(svc, "en", "What are Maya's hobbies?")
+        assert len(set(hobbies) & set(hits[:10])) >= 7

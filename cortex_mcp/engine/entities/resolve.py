@@ -66,7 +66,9 @@ _DOUBLED_FAMILY = frozenset("姐哥弟妹妈爸爷奶")
 
 
 _CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][\w'’-]*[a-z][\w'’-]*")
-_SENTENCE_END = re.compile(r"(?:^|[.!?。！？]\s+|\n)\s*$")
+# a sentence starts at the text's start, after a sentence's end, a new line or a speaker's label
+# ("Tom: Anna arrived on Friday": Anna is the subject)
+_SENTENCE_END = re.compile(r"(?:^|[.!?。！？]\s+|\n|^[\w.'’-]{1,40}:[ \t]+)\s*$")
 
 
 def known_words(text: str, found: Mentions) -> list[tuple[str, LinkRole]]:
