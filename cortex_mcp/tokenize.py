@@ -128,6 +128,17 @@ def without_speaker(text: str) -> str:
     return text[match.end() :] if match else text
 
 
+_ANY_LABEL = re.compile(r"^[^\s:：]{1,40}[:：]\s*")  # "Tom: ", "kevin.zhou: ", "小陈："
+_ENDS_SENTENCE = re.compile(r"[.!?。！？]")
+
+
+def one_question(text: str) -> bool:
+    """Whether a text (a speaker's label aside) is one question and nothing else: "旺财最近还好吗？",
+    "How long is she staying?"; not "Lisbon, wow! What is she doing there?"."""
+    said = _ANY_LABEL.sub("", text.strip(), count=1).rstrip()
+    return said.endswith(("?", "？")) and _ENDS_SENTENCE.search(said.rstrip("?？")) is None
+
+
 # Single-valued slots (engine/beliefs/slots.py, search/slot_questions.py): whose fact it is and
 # what value, compared as these keys. "I", "we", "my", 我, 私 ... are the speaker.
 SELF_HOLDER = "I"

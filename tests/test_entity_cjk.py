@@ -24,7 +24,8 @@ from cortex_mcp.engine.entities.resolve import (
 from cortex_mcp.models import EntityKind, LinkRole
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import ImportRequest, SearchRequest, build
+from cortex_mcp.service.requests import ImportRequest, RecallRequest, SearchRequest, build
+from cortex_mcp.tokenize import one_question
 from tests.conftest import FakeClock
 
 DAY = datetime(2025, 1, 10, 10, tzinfo=UTC)
@@ -315,3 +316,39 @@ async def test_a_question_after_several_things_brings_up_to_ten_of_the_persons_o
         await _import(svc, turns, "en")
         hits = await _ask(svc, "en", "What are Maya's hobbies?")
         assert len(set(hobbies) & set(hits[:10])) >= 7
+
+
+# --- pages: what memory holds about someone, not what they asked --------------------------
+
+
+def test_one_question_is_a_text_that_only_asks():
+    assert one_question("kevin.zhou: 旺财最近还好吗？")
+    assert one_question("How long is she staying?")
+    assert not one_question("mkrause: Lisbon, wow! What is she doing there?")
+    assert not one_question("yuki_h: え、寂しくなるね。田中さんってどんな人？")
+    assert not one_question("Tom: Pepper is twelve.")
+
+
+@pytest.mark.anyio
+async def test_a_page_lists_what_its_person_said_and_leaves_off_their_questions_about_others(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    turns = [
+        "小陈: 周凯，好久不见！",
+        "kevin.zhou: 是啊，我最近迷上了钓鱼，每个周六都去水库。",
+        "小陈: 我们家的狗旺财学会握手了。",
+        "kevin.zhou: 旺财是什么品种？",
+        "kevin.zhou: 我报了一个吉他班，手指都磨破了。",
+        "kevin.zhou: 旺财最近还好吗？",
+        "kevin.zhou: 我上个月跑完了人生第一个马拉松。",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        ids = await _import(svc, turns, "zh")
+        result = await svc.memories.recall(
+            build(RecallRequest, query="告诉我关于周凯的事", agent_id="zh")
+        )
+        page = result.meta.entity
+        assert page is not None and page.name == "kevin.zhou"
+        shown = set(page.memory_ids)
+        assert {ids[1], ids[4], ids[6]} <= shown  # what he said he does
+        assert not shown & {ids[3], ids[5]}  # his questions about the dog

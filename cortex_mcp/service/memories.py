@@ -76,7 +76,7 @@ from cortex_mcp.service.requests import (
     build,
 )
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
-from cortex_mcp.tokenize import count_tokens
+from cortex_mcp.tokenize import count_tokens, one_question
 from cortex_mcp.zones import label, zone
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ class MemoryService:
         page = None
         if lookup is not None and lookup.entity is not None:
             linked = outcome.entity_links.get(lookup.entity.id, set())
-            page = page_of(lookup.entity, [m.id for m in memories if m.id in linked])
+            page = page_of(lookup.entity, _page_memories(memories, linked))
         head = _head(lookup, page, now)
         window = read_window(outcome.facts, now)
         unread = None if window is not None else unread_time_words(text)
@@ -534,3 +534,12 @@ def read_window(facts: dict[str, Any], now: datetime) -> Window | None:
     where = now.tzinfo or UTC
     words = window_words(found["start"], found["end"], found["granularity"], where)
     return Window(found["start"], found["end"], words, bool(found.get("boosted")))
+
+
+def _page_memories(memories: Sequence[Memory], linked: set[str]) -> list[str]:
+    """The ids a page lists: its entity's memories among those recalled, best first; a memory
+    that is one question ("旺财最近还好吗？", asked by the page's person) tells nothing about them
+    and is left off the list (it stays in the context), unless the page would be empty."""
+    ids = [m.id for m in memories if m.id in linked]
+    telling = [m.id for m in memories if m.id in linked and not one_question(m.content)]
+    return telling or ids

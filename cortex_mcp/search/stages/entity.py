@@ -38,7 +38,7 @@ from cortex_mcp.search.stages.entity_cache import AgentView, EntityCache, Links
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
-from cortex_mcp.tokenize import normalize_name
+from cortex_mcp.tokenize import normalize_name, one_question
 
 # What a link adds to a memory's fused relevance (0..1): as speaker or subject, and as a mere
 # mention. Text only, the lift is what finds a fact that never repeats the name (LoCoMo's tuning
@@ -51,6 +51,12 @@ BOOST = 0.5
 MENTIONED = 0.2
 SHARE_WITH_VECTORS = True
 PAGE_BOOST = 1.0  # the entity a page is about (`about`, "tell me about X"): its memories lead
+# On a page, a memory that only mentions the entity, or that is one question ("旺财最近还好吗？",
+# asked by the page's person about someone else), tells less about it than what it said or
+# did: they get these shares of the page's lift (alias sets' pages: a display name's page showed
+# its own questions about the other speaker's dog before what it said it does).
+PAGE_MENTION_SHARE = MENTIONED / BOOST
+PAGE_QUESTION_SHARE = 0.5
 FREE_PER_DAY = 4  # picks from one day before SPREAD weighs further ones down
 SPREAD = 0.5  # the weight of each further pick from a day already chosen, for a "several" question
 LINKED = 2000  # most links read per question: every link lifts, an old memory as much as a new one
@@ -289,7 +295,9 @@ class EntityStage:
         for c in state.candidates:
             if c.memory is None:
                 continue
-            c.entity_boost = lift.of(c.memory_id, c.fused if share else 1.0)
+            c.entity_boost = lift.of(
+                c.memory_id, c.fused if share else 1.0, asks=one_question(c.memory.content)
+            )
             if not c.entity_boost and any(n in c.memory.content.casefold() for n in said):
                 c.entity_boost = mentioned * (c.fused if share else 1.0)
             c.entity_boost += near.get(c.memory_id, 0.0)
@@ -315,7 +323,7 @@ class _Lift:
         self.lifts = lifts
         self.pages = pages
 
-    def of(self, memory_id: str, relevance: float = 1.0) -> float:
+    def of(self, memory_id: str, relevance: float = 1.0, *, asks: bool = False) -> float:
         """`relevance`: what a link's lift is a share of (1 text only: the lift itself). A
         memory of the entity's own that also names the kind of thing the question asks for
         (a place for "which cities", a person for "who") gets `KIND_LIFT` more."""
@@ -324,7 +332,11 @@ class _Lift:
             role = found.roles.get(memory_id)
             if role is None:
                 continue
-            lift = PAGE_BOOST if entity_id in self.pages else self.lifts[role] * relevance
+            if entity_id in self.pages:
+                lift = PAGE_BOOST * (PAGE_MENTION_SHARE if role is LinkRole.mentioned else 1.0)
+                lift *= PAGE_QUESTION_SHARE if asks else 1.0
+            else:
+                lift = self.lifts[role] * relevance
             if memory_id in self.fitting and role is not LinkRole.mentioned:
                 lift += KIND_LIFT * relevance
             best = max(best, lift)
