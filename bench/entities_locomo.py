@@ -411,10 +411,12 @@ def print_run(run: Run, title: str) -> None:
 
 
 def _row(run: Run, set_name: str, group: str, keys: list[tuple[str, str, bool]]) -> None:
+    n = sum(len(run.cortex.rows.get(k, [])) for k in keys)
+    if not n:  # a set with no question in this part (a held2 set in the tuning table)
+        return
     c10, b10 = run.cortex.mean(keys, 0), run.bm25.mean(keys, 0)
     call, ball = run.cortex.mean(keys, 1), run.bm25.mean(keys, 1)
     ratio = f"{call / ball:.2f}x" if ball else "-"
-    n = sum(len(run.cortex.rows.get(k, [])) for k in keys)
     print(
         f"| {set_name} | {group} | {n} | {c10:.3f} | {b10:.3f} | {c10 - b10:+.3f}"
         f" | {call:.3f} | {ball:.3f} | {ratio} |"

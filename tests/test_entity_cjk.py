@@ -241,6 +241,28 @@ async def test_a_pronoun_stands_for_the_one_person_the_turn_before_named_and_for
 
 
 @pytest.mark.anyio
+async def test_a_pronoun_of_the_other_gender_never_stands_for_someone(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        en = await _linked(
+            svc,
+            "en",
+            [
+                "Tom: My brother Sam came home for the holidays.",
+                "Tom: She was tired after the flight.",  # a brother is no she
+                "Tom: The coach Joe called this morning.",
+                "Tom: He sounded happy about the match.",
+                "Tom: She said the team won.",  # Joe was a he just before
+            ],
+        )
+        assert "Sam" not in en[1]
+        assert "Joe" in en[3] and "Joe" not in en[4]
+        zh = await _linked(svc, "zh", ["小林: 我表弟张伟来了。", "小林: 她带了一个蛋糕。"])
+        assert "张伟" not in zh[1]  # 表弟 is a he
+
+
+@pytest.mark.anyio
 async def test_a_title_is_the_speakers_one_superior_and_a_short_family_word_the_long_ones_alias(
     backend_settings: Settings, clock: FakeClock
 ) -> None:

@@ -635,3 +635,21 @@ SUPERIOR_TITLES = {
     ),
     "老板": frozenset("经理 老总 总经理 董事长".split()),
 }
+
+# Family and partner words that say whether the person is a woman or a man: a pronoun of the
+# other gender never stands for them ("My manager Derek ..." then "He gave me ..." then "She fell
+# ..." is not Derek).
+FEMALE_WORDS = frozenset(
+    "sister mother mom mum mommy grandmother grandma granny aunt auntie wife girlfriend daughter"
+    " niece fiancee fiancée stepmother stepsister"
+    " 姐姐 妹妹 姐 妹 表姐 表妹 堂姐 堂妹 妈妈 妈 母亲 老妈 奶奶 外婆 姥姥 阿姨 姑姑 姨妈 舅妈 女儿 孙女"
+    " 老婆 妻子 太太 女朋友 未婚妻 闺蜜 嫂子"
+    " 姉 妹 母 お母さん お姉さん おばあちゃん 祖母 叔母 伯母 妻 嫁 娘 姪 彼女 ガールフレンド".split()
+)
+MALE_WORDS = frozenset(
+    "brother father dad daddy grandfather grandpa uncle husband boyfriend son nephew fiance"
+    " stepfather stepbrother"
+    " 哥哥 弟弟 哥 弟 表哥 表弟 堂哥 堂弟 爸爸 爸 父亲 老爸 爷爷 外公 姥爷 叔叔 舅舅 伯伯 儿子 孙子 老公"
+    " 丈夫 男朋友 未婚夫"
+    " 兄 弟 父 お父さん お兄さん おじいちゃん 祖父 叔父 伯父 夫 旦那 主人 息子 甥 彼氏 ボーイフレンド".split()
+)

@@ -1523,10 +1523,13 @@ class Pronoun:
     role: LinkRole
     start: int
     end: int
+    gender: str | None = None  # "f" (she, 她, 彼女), "m" (he, 他, 彼), None (它)
 
 
 # he/she as subject; him, her, his as object or owner. "it" refers to anything: left out.
 _EN_PRONOUN = re.compile(r"\b(?i:(?P<subject>he|she)|him|her|his)\b")
+_GENDER = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f", "他": "m", "她": "f"}
+_GENDER |= {"彼": "m", "彼女": "f"}
 # 他/她/它 but not 他们 (they), 其他/其它 (other), 他人 (others), 他乡, 她们, 它们.
 _ZH_PRONOUN = re.compile(r"(?<![其])(?P<word>[他她它])(?![们人乡])")
 # 彼/彼女 but not 彼ら (they), 彼氏 (boyfriend), 彼岸, 彼方; 彼女 is also "girlfriend":
@@ -1550,17 +1553,19 @@ def pronouns(text: str) -> tuple[Pronoun, ...]:
     found: list[Pronoun] = []
     for match in _EN_PRONOUN.finditer(body):
         role = LinkRole.subject if match.group("subject") else LinkRole.mentioned
-        found.append(Pronoun(EntityKind.person, role, match.start() + offset, match.end() + offset))
+        he_or_she: str | None = _GENDER[match.group().casefold()]
+        at = (match.start() + offset, match.end() + offset)
+        found.append(Pronoun(EntityKind.person, role, *at, he_or_she))
     japanese = _KANA.search(body) is not None  # 他 in Japanese is "other" (他の人, その他)
     for match in () if japanese else _ZH_PRONOUN.finditer(body):
         kind = EntityKind.pet if match.group("word") == "它" else EntityKind.person
         before = body[max(0, match.start() - 1) : match.start()]
         opens = not before or not CJK_CHAR.match(before) or before in _ZH_CLAUSE_LEAD
         role = LinkRole.subject if opens else LinkRole.mentioned
-        found.append(Pronoun(kind, role, match.start() + offset, match.end() + offset))
+        gender = _GENDER.get(match.group("word"))
+        found.append(Pronoun(kind, role, match.start() + offset, match.end() + offset, gender))
     for match in _JA_PRONOUN.finditer(body):
         role = LinkRole.subject if match.group("particle") in "はが" else LinkRole.mentioned
-        found.append(
-            Pronoun(EntityKind.person, role, match.start() + offset, match.end("word") + offset)
-        )
+        at = (match.start() + offset, match.end("word") + offset)
+        found.append(Pronoun(EntityKind.person, role, *at, _GENDER[match.group("word")]))
     return tuple(sorted(found, key=lambda p: p.start))

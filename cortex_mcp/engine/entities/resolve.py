@@ -391,16 +391,40 @@ def follow_pronouns(
     that memory names several, or when the pronoun's own memory names a person of its own."""
     talking = {normalize_name(name) for name in speakers}
     followed = list(plans)
+    genders = _genders(plans)
     for index, (plan, found) in enumerate(zip(plans, said, strict=True)):
-        for kind in dict.fromkeys(p.kind for p in found):
-            if any(_others(plan, named, talking) for named in _ANIMATE):
-                continue  # "Luna turned one, we gave her a treat": her is the one it names
+        if any(_others(plan, named, talking) for named in _ANIMATE):
+            continue  # "Luna turned one, we gave her a treat": her is the one it names
+        for kind, gender in dict.fromkeys((p.kind, p.gender) for p in found):
             who = _antecedent(followed, index, kind, talking, times)
-            if who is not None:
-                role = min((p.role for p in found if p.kind == kind), key=_ROLE_ORDER.index)
-                links = (*followed[index].links, PlannedLink(who, role))
-                followed[index] = replace(followed[index], links=links)
+            if who is None or genders.get(_ref_identity(who), gender) != gender:
+                continue  # "My manager Derek ... He gave me ..." then "She fell": not Derek
+            if gender is not None:
+                genders[_ref_identity(who)] = gender
+            role = min((p.role for p in found if p.kind == kind), key=_ROLE_ORDER.index)
+            links = (*followed[index].links, PlannedLink(who, role))
+            followed[index] = replace(followed[index], links=links)
     return followed
+
+
+_OWN = re.compile(r"^(?:(?:my|our)\s+|我们家的|我家的|我们的|我的|我们|我|うちの)", re.IGNORECASE)
+
+
+def _genders(plans: Sequence[LinkPlan]) -> dict[str, str]:
+    """What the family and partner words that became aliases say of each entity: "f" for "my
+    sister", 我姐姐, 妹; "m" for "my brother", 我表弟, 兄."""
+    genders: dict[str, str] = {}
+    for plan in plans:
+        for alias in plan.aliases:
+            word = _OWN.sub("", alias.alias.strip()).casefold()
+            gender = "f" if word in lex.FEMALE_WORDS else "m" if word in lex.MALE_WORDS else None
+            if gender is not None:
+                genders.setdefault(_ref_identity(alias.entity), gender)
+    return genders
+
+
+def _ref_identity(ref: EntityRef) -> str:
+    return ref.entity_id or normalize_name(ref.name)
 
 
 _ROLE_ORDER = [LinkRole.speaker, LinkRole.subject, LinkRole.mentioned]
