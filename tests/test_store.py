@@ -13,7 +13,7 @@ from cortex_mcp.models import new_id
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 from cortex_mcp.store import Database
-from cortex_mcp.store.connection import connector_info
+from cortex_mcp.store.connection import connector_info, sqlite_module
 from cortex_mcp.store.schema import SCHEMA_VERSION
 from tests.conftest import FakeClock
 
@@ -90,3 +90,18 @@ async def test_purge_leaves_only_a_content_free_tombstone(
     assert json.loads(rows[-1][1]) == {"agent_id": "default", "actor": {"kind": "local"}}
     assert all("X1234567" not in details for _, details in rows)
     assert conn.execute("SELECT COUNT(*) FROM access_log").fetchone()[0] == 0
+
+
+def test_none_bound_by_the_driver_in_use_is_stored_as_null_through_its_own_adapter(
+    tmp_path: Path,
+) -> None:
+    """None has its own adapter (binding it no longer looks for __adapt__ and __conform__, the
+    cost of an import's NULLs), and the value stored is still SQL NULL."""
+    module = sqlite_module()
+    assert (type(None), module.PrepareProtocol) in module.adapters
+    conn = module.connect(str(tmp_path / "nulls.db"))
+    conn.execute("CREATE TABLE t (a, b TEXT, c INTEGER)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?)", [(None, None, None), (None, "x", 1)])
+    rows = conn.execute("SELECT typeof(a), typeof(b), typeof(c), b IS NULL FROM t").fetchall()
+    conn.close()
+    assert rows == [("null", "null", "null", 1), ("null", "text", "integer", 0)]

@@ -51,9 +51,16 @@ def sqlite_module() -> ModuleType:
 
     Chosen once per process: two SQLite copies in one process do not share POSIX lock state.
     """
-    if _stdlib_can_load_extensions():
-        return sqlite3
-    return _try_pysqlite3() or sqlite3
+    module = sqlite3 if _stdlib_can_load_extensions() else _try_pysqlite3() or sqlite3
+    # None has no adapter of its own, so binding it looks for __adapt__ and __conform__
+    # first: about 1 µs a value with pysqlite3 (0.2 µs with this one), and an imported
+    # memory's row binds seven. Still bound as NULL.
+    module.register_adapter(type(None), _none)
+    return module
+
+
+def _none(value: None) -> None:
+    return value
 
 
 def _load_vec(conn: Any) -> str | None:
