@@ -18,7 +18,6 @@ from cortex_mcp.commands.output import (
     short,
 )
 from cortex_mcp.config import Settings
-from cortex_mcp.engine.redaction import describe_redactions
 from cortex_mcp.models import Layer
 from cortex_mcp.service.requests import (
     MAX_LIST_PAGE,
@@ -324,6 +323,8 @@ def run_add(args: argparse.Namespace, settings: Settings) -> int:
             lines = [f"{verb}: {d['id']} ({d['layer']})"]
             lines += [f"superseded: {superseded}" for superseded in d["superseded"]]
             if d["redacted"]:
+                from cortex_mcp.engine.redaction import describe_redactions
+
                 lines.append(describe_redactions(d["redacted"]))
             return "\n".join(lines)
 

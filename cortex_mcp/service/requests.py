@@ -932,7 +932,7 @@ def _change_fields(model: type[BaseModel], prefix: str = "") -> dict[str, Any]:
             if inner:
                 group = create_model(  # type: ignore[call-overload]
                     f"{nested.__name__.removesuffix('Settings')}Change",
-                    __config__=ConfigDict(extra="forbid", frozen=True),
+                    __config__=ConfigDict(extra="forbid", frozen=True, defer_build=True),
                     **inner,
                 )
                 described = Field(None, description=f"{name}: the ones that change live")
