@@ -92,6 +92,22 @@ def test_a_recovery_phrase_needs_its_checksum() -> None:
     assert redact(swapped).text == swapped
 
 
+def test_a_recovery_phrase_in_plain_ascii_is_found_as_in_any_other_text() -> None:
+    """ASCII text takes a shortcut to its words ([a-z]+, counted before they are walked):
+    the same phrase is found upper case, numbered, in a sentence, or beside non-ASCII text,
+    and one broken by a word not on the lists is still not a phrase."""
+    phrase = next(s.secret for s in DEV if s.text.startswith("seed phrase: "))
+    words = phrase.split()
+    numbered = " ".join(f"{n}. {word}" for n, word in enumerate(words, start=1))
+    for text in (phrase.upper(), numbered, f"My seed, keep it: {phrase}. Thanks!"):
+        assert text.isascii()
+        assert redact(text).counts == {"recovery_phrase": 1}, text
+    beside = f"メモ: {phrase}"
+    assert redact(beside).counts == {"recovery_phrase": 1}
+    broken = " ".join([*words[:6], "qqq", *words[6:]])
+    assert redact(broken).text == broken
+
+
 ORDINARY_LOOK_ALIKES = [
     "Olvidé mi contraseña otra vez, ¿cómo la cambio?",
     "La contraseña es segura y larga.",
