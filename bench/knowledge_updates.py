@@ -10,7 +10,9 @@ REST call would), then asks:
   order;
 - `during` ("where did Marco live in March 2025?"): the fact valid then is in the top 5 (R@5);
 - `lost`: asked for the history (`include_history`, the case's `before` question, else its
-  first), every superseded fact is in the top 5, marked superseded, with the day it stopped.
+  first), every superseded fact is in the top 5, marked superseded, with the day it stopped;
+- `closed`: the memories the store marks superseded are exactly the facts the case replaces
+  (no trip, no distractor, no fact closed that still holds).
 
 Parts: `dev` (held in: rules were fixed on them), `heldback` (kept back while tuning), `heldout`
 (the issue's cases), `heldout2` (written before the rules for the held-back misses changed: a
@@ -47,7 +49,7 @@ from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.service.requests import RecallRequest, RememberRequest, build  # noqa: E402
 
 CASES = ROOT / "bench" / "data" / "knowledge_updates.json"
-KINDS = ("now", "before", "during", "lost")
+KINDS = ("now", "before", "during", "lost", "closed")
 
 
 def locomo_case(case: dict, conversations: dict[str, dict]) -> dict:
@@ -90,10 +92,12 @@ async def run_case(case: dict, folder: Path) -> list[tuple[str, str, bool]]:
             (last - timedelta(days=3 * i + 1)).date().isoformat()
             for i in range(len(case["distractors"]))
         ]
+        others = []
         for text, when in zip(case["distractors"], days, strict=True):
-            await cortex.memories.remember(
+            done = await cortex.memories.remember(
                 build(RememberRequest, content=text, category="fact", occurred_at=when)
             )
+            others.append(done.id)
         now = (last + timedelta(days=1)).date().isoformat() + "T12:00:00Z"
         for question, kind, expected in case["questions"]:
             result = await cortex.memories.recall(
@@ -103,7 +107,17 @@ async def run_case(case: dict, folder: Path) -> list[tuple[str, str, bool]]:
             want = [ids[i] for i in expected]
             outcomes.append((kind, question, _hit(kind, got, want)))
         outcomes += await _nothing_lost(cortex, case, ids, now)
+        closed = await _closed_right(cortex, case, ids, others)
+        outcomes.append(("closed", "(every memory's status)", closed))
     return outcomes
+
+
+async def _closed_right(cortex, case: dict, ids: list[str], others: list[str]) -> bool:
+    """Whether the memories marked superseded are exactly the facts the case replaces."""
+    replaced = case.get("superseded", range(len(ids) - 1))
+    rows = await cortex.stores.memories.get_many(ids + others)
+    closed = {i for i, m in rows.items() if m.status.value == "superseded"}
+    return closed == {ids[i] for i in replaced}
 
 
 async def _nothing_lost(cortex, case: dict, ids: list[str], now: str) -> list:
@@ -160,7 +174,8 @@ async def main() -> None:
         {part for part, _, _ in totals}, key=("dev", "heldback", "heldout", "heldout2", "all").index
     )
     print("now: current value first hit; before: history in order; during: R@5;")
-    print("lost: every superseded fact recalled with its dates (text only)")
+    print("lost: every superseded fact recalled with its dates;")
+    print("closed: the memories marked superseded are exactly the replaced facts (text only)")
     print(f"{'part':9} {'question':8} {'en':>9} {'zh':>9} {'ja':>9} {'all':>14}")
     for part in parts:
         for kind in KINDS:

@@ -9,13 +9,17 @@ single-valued slot facts that change over time (where they live, where they work
 that later memories support or contradict, and plain facts. Prints the time of each part of a
 first reflect (reading slots, reading beliefs, planning and applying), the preview's time and
 whether its plan equals the run's, what the run did, and a second run's time and changes (none
-expected). The baseline in the same run: one lifecycle preview of the same store.
+expected). The baseline in the same run: one lifecycle preview of the same store. Then the
+same memories in a new store reflected by the lifecycle: its preview (which lists its reflect
+phase), a run (four phases, then reflect), whether the two reflect plans are equal, and a
+second run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import random
 import sys
 import tempfile
@@ -188,64 +192,96 @@ class FixedClock:
 async def main(memories: int, entities: int) -> None:
     rows, about = generate(memories, entities)
     with tempfile.TemporaryDirectory() as folder:
-        db = Path(folder) / "brain.db"
-        settings = load_settings(
-            db_path=db, embedding_provider="none", llm_provider="none", link_entities=False
-        )
-        async with open_cortex(settings, clock=FixedClock(), background=False) as service:
-            for start in range(0, len(rows), 5000):
-                await service.stores.exports.import_batch(AGENT, rows[start : start + 5000], [], [])
-            plans = [
-                LinkPlan(
-                    row["id"],
-                    (
-                        PlannedLink(
-                            EntityRef(about[row["id"]], EntityKind.person), LinkRole.subject
-                        ),
-                    ),
-                )
-                for row in rows
-            ]
-            for start in range(0, len(plans), 1000):
-                await service.stores.entities.link(AGENT, plans[start : start + 1000], to_iso(NOW))
-            count = await service.stores.entities.count(AGENT)
-            print(f"store: {len(rows)} memories, {count} entities, agent {AGENT!r} (text only)")
-
+        async with _filled(Path(folder) / "brain.db", rows, about) as service:
+            await _reflect_alone(service)
             started = time.perf_counter()
             await service.lifecycle.preview(build(LifecycleRequest, agent_id=AGENT))
-            print(f"baseline: lifecycle preview {time.perf_counter() - started:.2f} s")
+            print(
+                f"baseline: lifecycle preview {time.perf_counter() - started:.2f} s"
+                " (after reflect: its reflect phase has nothing new)"
+            )
+        async with _filled(Path(folder) / "lifecycle.db", rows, about) as service:
+            await _reflect_in_the_lifecycle(service)
 
-            lifecycle = service.lifecycle
-            started = time.perf_counter()
-            preview = await lifecycle.reflect(build(ReflectRequest, agent_id=AGENT, preview=True))
-            print(
-                f"reflect preview: {time.perf_counter() - started:.2f} s (reads slots and beliefs:"
-                f" {preview.validity_changes} slot changes, {preview.belief_changes} beliefs)"
+
+@contextlib.asynccontextmanager
+async def _filled(db: Path, rows: list[dict[str, Any]], about: dict[str, str]) -> Any:
+    settings = load_settings(
+        db_path=db, embedding_provider="none", llm_provider="none", link_entities=False
+    )
+    async with open_cortex(settings, clock=FixedClock(), background=False) as service:
+        for start in range(0, len(rows), 5000):
+            await service.stores.exports.import_batch(AGENT, rows[start : start + 5000], [], [])
+        plans = [
+            LinkPlan(
+                row["id"],
+                (PlannedLink(EntityRef(about[row["id"]], EntityKind.person), LinkRole.subject),),
             )
-            started = time.perf_counter()
-            run = await lifecycle.reflect(build(ReflectRequest, agent_id=AGENT))
-            took = time.perf_counter() - started
-            print(
-                f"reflect run: {took:.2f} s: {run.memories} memories, {len(run.entities)} entity"
-                f" summaries, {len(run.proposals)} proposals"
-                f" ({sum(p.action == 'promote' for p in run.proposals)} promote,"
-                f" {sum(p.action == 'archive' for p in run.proposals)} archive)"
-            )
-            same = _plan(preview) == _plan(run)
-            print(f"preview plan == run plan: {same}")
-            total = took + float(preview.took_ms) / 1000
-            print(f"first reflect, preview + run: {total:.2f} s (acceptance: under 30 s)")
-            started = time.perf_counter()
-            second = await lifecycle.reflect(build(ReflectRequest, agent_id=AGENT))
-            print(
-                f"second run: {time.perf_counter() - started:.2f} s, status {second.status!r},"
-                f" {len(second.entities)} summaries, {len(second.proposals)} proposals"
-            )
-            beliefs = await service.stores.beliefs.beliefs(AGENT)
-            revised = sum(1 for b in beliefs if b.revisions)
-            print(f"beliefs: {len(beliefs)} ({revised} revised by repeated contradiction)")
-            if run.entities:
-                print(f"a summary: {run.entities[0].summary[:200]}")
+            for row in rows
+        ]
+        for start in range(0, len(plans), 1000):
+            await service.stores.entities.link(AGENT, plans[start : start + 1000], to_iso(NOW))
+        count = await service.stores.entities.count(AGENT)
+        print(f"store {db.name}: {len(rows)} memories, {count} entities, agent {AGENT!r}")
+        yield service
+
+
+async def _reflect_alone(service: Any) -> None:
+    """`cortex-mcp reflect --preview`, then `cortex-mcp reflect`, then again."""
+    lifecycle = service.lifecycle
+    started = time.perf_counter()
+    preview = await lifecycle.reflect(build(ReflectRequest, agent_id=AGENT, preview=True))
+    print(
+        f"reflect preview: {time.perf_counter() - started:.2f} s (reads slots and beliefs:"
+        f" {preview.validity_changes} slot changes, {preview.belief_changes} beliefs)"
+    )
+    started = time.perf_counter()
+    run = await lifecycle.reflect(build(ReflectRequest, agent_id=AGENT))
+    took = time.perf_counter() - started
+    print(
+        f"reflect run: {took:.2f} s: {run.memories} memories, {len(run.entities)} entity"
+        f" summaries, {len(run.proposals)} proposals"
+        f" ({sum(p.action == 'promote' for p in run.proposals)} promote,"
+        f" {sum(p.action == 'archive' for p in run.proposals)} archive)"
+    )
+    same = _plan(preview) == _plan(run)
+    print(f"preview plan == run plan: {same}")
+    total = took + float(preview.took_ms) / 1000
+    print(f"first reflect, preview + run: {total:.2f} s (acceptance: under 30 s)")
+    started = time.perf_counter()
+    second = await lifecycle.reflect(build(ReflectRequest, agent_id=AGENT))
+    print(
+        f"second run: {time.perf_counter() - started:.2f} s, status {second.status!r},"
+        f" {len(second.entities)} summaries, {len(second.proposals)} proposals"
+    )
+    beliefs = await service.stores.beliefs.beliefs(AGENT)
+    revised = sum(1 for b in beliefs if b.revisions)
+    print(f"beliefs: {len(beliefs)} ({revised} revised by repeated contradiction)")
+    if run.entities:
+        print(f"a summary: {run.entities[0].summary[:200]}")
+
+
+async def _reflect_in_the_lifecycle(service: Any) -> None:
+    """The same store new: `cortex-mcp lifecycle preview`, then a lifecycle run (its four
+    phases, then reflect), then a second run."""
+    scope = build(LifecycleRequest, agent_id=AGENT)
+    started = time.perf_counter()
+    preview = await service.lifecycle.preview(scope)
+    print(f"lifecycle preview (with its reflect phase): {time.perf_counter() - started:.2f} s")
+    started = time.perf_counter()
+    run = await service.lifecycle.run(scope)
+    print(
+        f"lifecycle run (with its reflect phase): {time.perf_counter() - started:.2f} s:"
+        f" {run.counts}"
+    )
+    same = [_plan(r) for r in preview.reflect] == [_plan(r) for r in run.reflect]
+    print(f"lifecycle preview's reflect plan == its run's: {same}")
+    started = time.perf_counter()
+    second = await service.lifecycle.run(scope)
+    print(
+        f"second lifecycle run: {time.perf_counter() - started:.2f} s, reflect"
+        f" {[r.status for r in second.reflect] or 'nothing new'}"
+    )
 
 
 def _plan(report: Any) -> tuple[Any, ...]:

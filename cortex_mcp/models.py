@@ -698,5 +698,6 @@ class LifecycleReport(_Model):
     created: dict[str, str] = Field(default_factory=dict)  # action key -> new memory id
     holder: str | None = None  # busy: since when another run holds the lease (no host, no PID)
     busy_agents: list[str] = Field(default_factory=list)  # skipped: another run holds their lease
+    reflect: list[ReflectReport] = Field(default_factory=list)  # each agent's reflect step
     took_ms: float = 0.0
     notes: list[str] = Field(default_factory=list)

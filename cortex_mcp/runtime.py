@@ -302,6 +302,18 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
         store=stores.profiles, memories=stores.memories, llm=llm, redactor=redactor, clock=clock
     )
     linker = EntityLinker(stores.entities, enabled=settings.link_entities)
+    text_model = CascadeTextModel(llm) if llm.providers else None
+    reflector = Reflector(
+        stores.reflect,
+        stores.beliefs,
+        stores.memories,
+        ValidityKeeper(stores.validity, clock),
+        BeliefKeeper(stores.beliefs, clock),
+        stores.lease,
+        clock,
+        llm=text_model,
+        rewrite=redactor.clean,
+    )
     return Engines(
         linker=linker,
         searcher=HybridSearch(
@@ -326,12 +338,14 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
             settings.lifecycle,
             layer_ttl(settings).archive,
             clock,
-            llm=CascadeTextModel(llm) if llm.providers else None,
+            llm=text_model,
             after_run=refresher.after_lifecycle,
             rewrite=redactor.clean,
             refresh_profile=profiles.refresh_if_stale,
             vector_model=lambda: _embedding_model(embeddings),
+            reflect=reflector,
         ),
+        reflector=reflector,
         ingestor=Ingestor(
             turns=stores.turns,
             memories=stores.memories,
@@ -414,19 +428,8 @@ def _build_services(
     live: LiveSettings,
 ) -> Services:
     refresher, background = engines.refresher, engines.background
-    validity = ValidityKeeper(stores.validity, clock)
-    beliefs = BeliefKeeper(stores.beliefs, clock)
-    reflector = Reflector(
-        stores.reflect,
-        stores.beliefs,
-        stores.memories,
-        validity,
-        beliefs,
-        stores.lease,
-        clock,
-        llm=engines.lifecycle.llm,
-        rewrite=engines.redactor.clean,
-    )
+    reflector = engines.reflector
+    validity, beliefs = reflector.validity, reflector.keeper
     memories = MemoryService(
         settings=settings,
         memories=stores.memories,

@@ -133,8 +133,11 @@ async def test_repeated_contradiction_turns_a_belief_over_and_keeps_the_old_stat
     assert any(e["action"] == "belief" and e["details"].get("revised") for e in log)
 
 
-async def test_the_trend_follows_the_times_of_the_evidence(cortex: CortexService) -> None:
-    belief, pros, cons, query = SCRIPTS["en"]
+@pytest.mark.parametrize("language", sorted(SCRIPTS))
+async def test_the_trend_follows_the_times_of_the_evidence(
+    cortex: CortexService, language: str
+) -> None:
+    belief, pros, cons, query = SCRIPTS[language]
     await _remember(cortex, belief, "2026-06-01", "preference")
     assert (await _belief(cortex, query, "2026-06-05")).trend == "new"
     await _remember(cortex, pros[0], "2026-07-20", "context")

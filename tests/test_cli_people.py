@@ -203,3 +203,25 @@ def test_list_and_search_line_up_their_columns_whatever_the_category(tmp_path: P
             line.index("Launch") if "Launch" in line else line.index("Beta") for line in lines
         }
         assert len(days) == 1 and len(contents) == 1, lines
+
+
+def test_lifecycle_preview_lists_what_its_reflect_step_would_change_and_the_run_does_it(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "brain.db"
+    _cli("add", "Marco lives in Turin", "--layer", "core", db=db)
+    _cli("add", "Marco moved to Milan", db=db)
+    preview = _cli("lifecycle", "preview", "--agent", "default", db=db)
+    assert preview.returncode == 0, preview.stderr
+    assert "would reflect on 2 new memories of default" in preview.stdout
+    assert "would propose archive" in preview.stdout  # Turin, in core, is superseded
+    planned = _json("lifecycle", "preview", "--agent", "default", db=db)
+    [reflect] = planned["reflect"]
+    assert planned["counts"]["reflect_proposals"] == len(reflect["proposals"]) == 1
+    run = _json("lifecycle", "run", "--agent", "default", db=db)
+    [done] = run["reflect"]
+    assert [(p["memory_id"], p["action"], p["reason"]) for p in done["proposals"]] == [
+        (p["memory_id"], p["action"], p["reason"]) for p in reflect["proposals"]
+    ]
+    assert run["counts"]["reflect_proposals"] == 1
+    assert "would reflect" not in _cli("lifecycle", "preview", db=db).stdout  # nothing new

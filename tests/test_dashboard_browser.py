@@ -467,9 +467,18 @@ def test_the_lifecycle_preview_lists_what_the_cli_preview_lists(
         timeout=120,
         check=True,
     )
-    listed = [[a["kind"], ",".join(a["ids"])] for a in json.loads(cli.stdout)["actions"]]
+    planned = json.loads(cli.stdout)
+    listed = [[a["kind"], ",".join(a["ids"])] for a in planned["actions"]]
     assert listed, "the seed gives the lifecycle work to preview"
     assert sorted(shown) == sorted(listed)
+    # and what its reflect step would change: each entity page and each proposal to core
+    reflected = page.locator("#preview-reflect tbody tr[data-reflect]").evaluate_all(
+        "rows => rows.map(r => [r.dataset.reflect, r.dataset.id])"
+    )
+    expected = [["page", e["id"]] for r in planned["reflect"] for e in r["entities"]]
+    expected += [[p["action"], p["memory_id"]] for r in planned["reflect"] for p in r["proposals"]]
+    assert planned["counts"]["reflect_memories"] > 0, "the seed is new to reflect"
+    assert sorted(reflected) == sorted(expected)
     assert tab.errors == []
 
 

@@ -242,6 +242,10 @@ async def test_a_preview_changes_nothing(service: CortexService, clock: FakeCloc
         RememberRequest(content="Decided to learn Rust", category="decision", layer="working")
     )
     clock.advance(days=3)
+    # new memories read for their slots and beliefs first, as every recall and search reads
+    # them (the preview does too, so that its reflect step is the run's)
+    await service.engines.reflector.validity.settle("default", batches=None)
+    await service.engines.reflector.keeper.settle("default", batches=None)
     before = await service.stores.memories.counts()
     await service.lifecycle.preview()
     assert await service.stores.memories.counts() == before

@@ -109,3 +109,31 @@ def test_a_crash_between_phases_leaves_a_consistent_database_and_the_next_run_fi
     assert {a["kind"] for a in report["actions"]} == {"archive", "compress"}
     layers = asyncio.run(_layers(db, ids))
     assert layers["fact"] is Layer.archive
+
+
+async def _reflect_plan(db: Path) -> dict | None:
+    settings = load_settings(db_path=db, embedding_provider="none")
+    async with open_cortex(settings, clock=FakeClock(), background=False) as service:
+        stored = await service.stores.reflect.stored_plan("default")
+        return stored[1] if stored is not None else None
+
+
+def test_a_process_killed_before_its_reflect_step_leaves_the_stored_plan_the_next_run_carries_out(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "brain.db"
+    asyncio.run(_seed(db))
+    crashed = _worker(db, "crash", "compress")  # dies once the last phase committed
+    crashed.communicate(timeout=60)
+    assert crashed.returncode == 3
+    stored = asyncio.run(_reflect_plan(db))
+    assert stored is not None and stored["memories"] == 3  # planned with the run, not run
+    follow = _worker(db, "run")
+    out, err = follow.communicate(timeout=60)
+    assert follow.returncode == 0, err
+    report = json.loads(out)
+    assert report["status"] == "done" and report["resumed"] is True and report["actions"] == []
+    [reflected] = report["reflect"]
+    assert reflected["status"] == "done" and reflected["memories"] == 3
+    assert report["counts"]["reflect_memories"] == 3
+    assert asyncio.run(_reflect_plan(db)) is None

@@ -202,6 +202,9 @@ def test_reflect_over_rest_and_the_command_line(settings: Settings, tmp_path: An
         preview = client.post("/api/v1/reflect", json={"preview": True})
         assert preview.status_code == 200 and preview.json()["status"] == "preview"
         assert preview.json()["memories"] == 2
+        lifecycle = client.get("/api/v1/lifecycle/preview").json()  # its reflect step too
+        assert [r["memories"] for r in lifecycle["reflect"]] == [2]
+        assert lifecycle["counts"]["reflect_memories"] == 2
         bad = client.post("/api/v1/reflect", json={"since": "a week"})
         assert bad.status_code == 422 and bad.json()["error"]["field"] == "since"
         done = client.post("/api/v1/reflect", json={})
@@ -383,3 +386,112 @@ def test_proposals_are_listed_and_decided_over_rest_once_each(tmp_path: Any) -> 
         assert missing.status_code == 404
         bad = client.get("/api/v1/reflect/proposals", params={"status": "maybe"})
         assert bad.status_code == 422 and bad.json()["error"]["field"] == "status"
+
+
+async def test_the_lifecycle_preview_lists_what_its_reflect_step_will_change_and_the_run_does_that(
+    cortex: CortexService,
+) -> None:
+    await _marco(cortex)
+    scope = build(LifecycleRequest, agent_id="default")
+    preview = await cortex.lifecycle.preview(scope)
+    [planned] = preview.reflect
+    assert planned.memories == 3 and planned.entities and planned.proposals
+    assert preview.counts["reflect_memories"] == 3
+    assert preview.counts["reflect_summaries"] == len(planned.entities)
+    assert preview.counts["reflect_proposals"] == len(planned.proposals)
+    run = await cortex.lifecycle.run(scope)
+    [done] = run.reflect
+    assert done.status == "done" and _plan(done) == _plan(planned)
+    reflect_counts = {k: v for k, v in run.counts.items() if k.startswith("reflect_")}
+    assert reflect_counts == {k: v for k, v in preview.counts.items() if k.startswith("reflect_")}
+    after = await cortex.lifecycle.preview(scope)
+    assert after.reflect == [] and after.counts["reflect_summaries"] == 0
+    assert (await _reflect(cortex)).status == "nothing new"
+
+
+async def test_a_lifecycle_run_stopped_in_its_reflect_step_resumes_there_from_the_stored_plan(
+    tmp_path: Any, clock: FakeClock
+) -> None:
+    """The run's reflect step holds the lifecycle's lease (a reflect of the same agent is busy
+    meanwhile); the first entity's LLM summary arrives, the second never does and the run is
+    cancelled (a crash): the run's marker stands at reflect, the preview lists the stored plan,
+    and the next run resumes at reflect, asking the LLM only for what is missing."""
+    import asyncio
+
+    answered: list[str] = []
+
+    def first_then_hold(request: Received) -> Reply:
+        if answered:
+            return Reply(text="never", held=True)
+        answered.append(request.user)
+        return _summary_reply(request)
+
+    scope = build(LifecycleRequest, agent_id="default")
+    with llm_stub() as stub:
+        stub.responder = first_then_hold
+        settings = llm_stub_settings(tmp_path / "brain.db", stub, llm_timeout_s=30)
+        async with open_cortex(settings, clock=clock) as cortex:
+            await _marco(cortex)
+            await _remember(cortex, "Anna lives in Oslo", "2025-06-20T09:00:00Z", "Anna")
+            run = asyncio.create_task(cortex.lifecycle.run(scope))
+            for _ in range(400):  # bounded: the second entity's call is on its way
+                if len(stub.received) >= 2:
+                    break
+                await asyncio.sleep(0.025)
+            assert len(stub.received) == 2
+            assert (await _reflect(cortex)).status == "busy"  # under the lifecycle's lease
+            assert (await cortex.lifecycle.run(scope)).status == "busy"
+            run.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+            engine = cortex.engines.lifecycle
+            [row] = [r for r in await engine.store.recent_runs() if r["status"] == "running"]
+            assert row["next_phase"] == 4  # promote, merge, archive and compress are done
+            stored = await cortex.stores.reflect.stored_plan("default")
+            assert stored is not None
+            methods = [e["method"] for e in stored[1]["entities"]]
+            assert methods.count("llm") == 1 and len(methods) >= 2
+            await _remember(cortex, "Marco adopted a cat", "2025-07-01T09:00:00Z", "Marco")
+            stub.responder = _summary_reply
+            stub.release.set()
+            stub.clear()
+            preview = await cortex.lifecycle.preview(scope)
+            assert preview.resumed and preview.actions == []
+            [planned] = preview.reflect
+            assert any("resumed the stored plan" in note for note in planned.notes)
+            resumed = await cortex.lifecycle.run(scope)
+            assert resumed.resumed and resumed.run_id == row["id"] and resumed.actions == []
+            [done] = resumed.reflect
+            assert [(e.id, e.memory_ids) for e in done.entities] == [
+                (e.id, e.memory_ids) for e in planned.entities
+            ]
+            assert _plan(done)[2] == _plan(planned)[2]
+            assert done.llm_calls == len(methods) - 1 == len(stub.received)
+            assert await cortex.stores.reflect.stored_plan("default") is None
+            finished = [r for r in await engine.store.recent_runs() if r["id"] == row["id"]]
+            assert finished[0]["status"] == "done"
+            after = await _reflect(cortex)  # the memory said meanwhile, now
+            assert after.memories == 1
+
+
+async def test_a_memory_the_runs_own_phases_archive_gets_no_reflect_proposal(
+    cortex: CortexService, clock: FakeClock
+) -> None:
+    """Turin, superseded and in core, would be proposed for the archive; unused for a year at
+    a low importance, the run's archive phase archives it itself, so its reflect phase proposes
+    nothing for it (a proposal for a memory the run already decided would wait for no reason),
+    in the preview as in the run."""
+    turin = await _remember(
+        cortex, "Marco lives in Turin", "2025-01-10T09:00:00Z", "Marco", importance=0.1
+    )
+    await _remember(cortex, "Marco moved to Milan", "2025-06-01T09:00:00Z", "Marco", importance=1)
+    clock.advance(days=365)
+    scope = build(LifecycleRequest, agent_id="default")
+    preview = await cortex.lifecycle.preview(scope)
+    assert any(turin in a.ids and a.kind == "archive" for a in preview.actions)
+    planned = [p for r in preview.reflect for p in r.proposals]
+    assert turin not in {p.memory_id for p in planned}
+    run = await cortex.lifecycle.run(scope)
+    assert [_plan(r) for r in run.reflect] == [_plan(r) for r in preview.reflect]
+    assert (await _memory(cortex, turin)).layer is Layer.archive
+    assert await cortex.lifecycle.proposals() == []

@@ -82,6 +82,7 @@ def _human(d: dict[str, Any], starts: dict[str, str] | None = None) -> str:
         lines.append(f"  {verb} {action['kind']:<8} {shown}  {action.get('reason', '')}")
     if len(d.get("actions", [])) > SHOWN_ACTIONS:
         lines.append(f"  … {len(d['actions']) - SHOWN_ACTIONS} more (--json lists all)")
+    lines += _reflect_lines(d.get("reflect", []), preview=d["status"] == "preview")
     if d.get("skipped"):
         lines.append(f"  skipped {len(d['skipped'])} step(s) whose memories changed meanwhile")
     if busy:
@@ -90,6 +91,29 @@ def _human(d: dict[str, Any], starts: dict[str, str] | None = None) -> str:
     if d["status"] != "preview":
         lines.append(f"  took {d.get('took_ms', 0):.0f} ms")
     return "\n".join(lines)
+
+
+def _reflect_lines(reports: list[dict[str, Any]], *, preview: bool) -> list[str]:
+    """What the reflect step would change (a preview) or changed, per agent: each entity page
+    with the start of its summary, and each proposal to core with its reason."""
+    page_verb, proposal_verb = (
+        ("would refresh", "would propose") if preview else ("refreshed", "proposed")
+    )
+    lines = []
+    for report in reports:
+        lines.append(
+            f"  {'would reflect' if preview else 'reflected'} on {report['memories']} new"
+            f" memories of {report['agent_id']}"
+        )
+        for entity in report["entities"][:SHOWN_ACTIONS]:
+            lines.append(f"      {page_verb} {entity['name']}: {short(entity['summary'], 70)}")
+        for proposal in report["proposals"][:SHOWN_ACTIONS]:
+            lines.append(
+                f"      {proposal_verb} {proposal['action']} {proposal['memory_id']}:"
+                f" {proposal['reason']}"
+            )
+        lines += [f"      note: {note}" for note in report["notes"]]
+    return lines
 
 
 def _log_lines(d: dict[str, Any]) -> str:

@@ -33,7 +33,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 def _human(d: dict[str, Any]) -> str:
     if d["status"] == "busy":
-        return "another reflect of this agent is running; nothing done"
+        return "a lifecycle run or another reflect of this agent is running; nothing done"
     verb = "would refresh" if d["status"] == "preview" else "refreshed"
     lines = [
         f"reflect {d['status']} for {d['agent_id']}: {d['memories']} new memories,"

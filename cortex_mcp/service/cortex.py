@@ -9,6 +9,7 @@ import logging
 from dataclasses import dataclass, replace
 
 from cortex_mcp.config import Settings
+from cortex_mcp.engine.beliefs.reflect import Reflector
 from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
 from cortex_mcp.engine.ingest.flush import Flusher
@@ -52,6 +53,7 @@ class Engines:
     indexer: EmbeddingIndexer | None
     llm: LLMCascade
     lifecycle: LifecycleEngine
+    reflector: Reflector  # the lifecycle's reflect step, and reflect on its own
     ingestor: Ingestor
     flusher: Flusher
     profiles: ProfileKeeper

@@ -1,4 +1,4 @@
-"""The lifecycle as callers see it: preview what a run would do, run it (reflect after it),
+"""The lifecycle as callers see it: preview what a run would do (its reflect step too), run it,
 read the audit log; reflect on its own, and reflect's proposals to core, accepted or rejected."""
 
 from __future__ import annotations
@@ -66,26 +66,7 @@ class LifecycleService:
     ) -> LifecycleReport:
         agent = validate.agent_scope(self.caller, request.agent_id, self.settings.agent_id)
         await self.drain()
-        report = await self.engine.run(parse_moment(now), agent, on_phase)
-        if report.status == "done":
-            await self._reflect_after(report, agent)
-        return report
-
-    async def _reflect_after(self, report: LifecycleReport, agent: str | None) -> None:
-        """The lifecycle's reflect phase: each agent that ran reflects on what is new."""
-        agents = [agent] if agent else await self.reflector.store.agents()
-        for each in agents:
-            if each in report.busy_agents:
-                continue
-            done = await self.reflector.reflect(each)
-            if done.entities:
-                report.counts["reflect_summaries"] = report.counts.get(
-                    "reflect_summaries", 0
-                ) + len(done.entities)
-            if done.proposals:
-                report.counts["reflect_proposals"] = report.counts.get(
-                    "reflect_proposals", 0
-                ) + len(done.proposals)
+        return await self.engine.run(parse_moment(now), agent, on_phase)
 
     async def reflect(self, request: ReflectRequest) -> ReflectReport:
         """One agent's reflect run, or its preview (the same plan, nothing written)."""

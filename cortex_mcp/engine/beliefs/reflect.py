@@ -1,6 +1,8 @@
 """Reflect: from the memories new since its last run, keep what the agent believes current.
 
-One run of one agent, under the lease `reflect:<agent>`:
+One run of one agent, under the agent's lifecycle lease (`lifecycle:<agent>`: a reflect and a
+lifecycle run of one agent never overlap; the lifecycle's own reflect phase runs under the lease
+its run holds, through `plan_phase` and `run_phase`):
 
 1. the new memories are read for single-valued slots and beliefs (what every recall does
    first: `ValidityKeeper.settle`, `BeliefKeeper.settle`), so superseded facts are closed and
@@ -20,7 +22,9 @@ plan as it comes), then applies it in one transaction that finishes the run and 
 agent's mark. A run stopped on the way (a crash, a cancelled task) leaves its stored plan, and
 the next run, or preview, resumes from it instead of planning again: what was written stays,
 the LLM is not asked twice, memories said since wait for the run after. A run with nothing new
-since the mark changes nothing.
+since the mark changes nothing. The lifecycle stores its reflect phase's plan with its own plan,
+before its first phase writes (`plan_phase(store=True)`), and carries it out after its last one
+(`run_phase`); its preview shows the same plan (`plan_phase(store=False)`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import socket
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -50,7 +54,7 @@ from cortex_mcp.store.interfaces import MemoryStorage
 from cortex_mcp.store.lease import Lease, LeaseStore
 from cortex_mcp.store.reflect import EntityFact, Proposal, ReflectStore
 
-LEASE_PREFIX = "reflect:"
+LEASE_PREFIX = "lifecycle:"  # the agent's lifecycle lease (engine/lifecycle/runner.py)
 LEASE_SECONDS = 300.0
 SUMMARY_FACTS = 5
 SUMMARY_CHARS = 160  # each fact, at most
@@ -149,7 +153,10 @@ class Reflector:
             return ReflectReport(
                 status="busy",
                 agent_id=agent_id,
-                notes=[f"another reflect of this agent runs (since {held.acquired_at})"],
+                notes=[
+                    "a lifecycle run or another reflect of this agent runs"
+                    f" (since {held.acquired_at})"
+                ],
             )
         try:
             report = await self._reflect(agent_id, since, preview)
@@ -161,9 +168,51 @@ class Reflector:
     async def _reflect(
         self, agent_id: str, since: timedelta | None, preview: bool
     ) -> ReflectReport:
+        report, run_id, plan = await self._planned(
+            agent_id, since, "preview" if preview else "done"
+        )
+        if preview or plan is None:
+            return report
+        if run_id is None:
+            run_id = new_id()
+            await self.store.store_plan(agent_id, run_id, plan["through"], plan, plan["started_at"])
+        await self._finish(run_id, plan, report)
+        return report
+
+    async def plan_phase(
+        self, agent_id: str, *, store: bool, decided: Collection[str] = ()
+    ) -> ReflectReport:
+        """The lifecycle's reflect phase, planned under the lease its run holds: the plan a
+        run stopped on the way stored, else a fresh one, stored when `store` (a run, before its
+        first phase writes) and not for a preview. `decided`: the memories the run's own phases
+        promote, merge, archive or compress, which get no proposal (the run decides them)."""
+        report, run_id, plan = await self._planned(agent_id, None, "preview")
+        if decided:
+            report.proposals = [p for p in report.proposals if p.memory_id not in decided]
+            if plan is not None:
+                plan["proposals"] = [p for p in plan["proposals"] if p["memory_id"] not in decided]
+        if store and plan is not None and run_id is None:
+            await self.store.store_plan(
+                agent_id, new_id(), plan["through"], plan, plan["started_at"]
+            )
+        return report
+
+    async def run_phase(self, agent_id: str) -> ReflectReport:
+        """The lifecycle's reflect phase carried out: its stored plan (none: nothing new)."""
+        stored = await self.store.stored_plan(agent_id)
+        if stored is None:
+            return ReflectReport(status="nothing new", agent_id=agent_id)
+        run_id, plan = stored
+        report = _report_of(plan, agent_id, "done")
+        await self._finish(run_id, plan, report)
+        return report
+
+    async def _planned(
+        self, agent_id: str, since: timedelta | None, status: str
+    ) -> tuple[ReflectReport, str | None, dict[str, Any] | None]:
+        """The plan of a run stopped on the way (with its run id), else a fresh plan (None
+        when nothing is new): the same for a preview and a run."""
         now = self.clock.now()
-        started_at = to_iso(now)
-        status = "preview" if preview else "done"
         stored = await self.store.stored_plan(agent_id)
         if stored is not None:  # a run stopped on the way: its plan, not a new one
             run_id, plan = stored
@@ -171,9 +220,7 @@ class Reflector:
             report.notes.append(
                 f"resumed the stored plan of a run started {plan.get('started_at', '?')}"
             )
-            if not preview:
-                await self._finish(run_id, plan, report)
-            return report
+            return report, run_id, plan
         report = ReflectReport(status=status, agent_id=agent_id)
         report.validity_changes = await self.validity.settle(agent_id, batches=None)
         report.belief_changes = await self.keeper.settle(agent_id, batches=None)
@@ -184,17 +231,11 @@ class Reflector:
         new_ids = await self.store.new_memory_ids(agent_id, after, window)
         report.memories = len(new_ids)
         if not new_ids:
-            report.status = "nothing new" if not preview else "preview"
-            return report
+            report.status = "nothing new" if status == "done" else "preview"
+            return report, None, None
         report.entities = await self._entity_pages(agent_id, after, window)
         report.proposals = await self._proposals(agent_id, after, now)
-        if preview:
-            return report
-        run_id = new_id()
-        plan = _plan_of(report, after, through, started_at)
-        await self.store.store_plan(agent_id, run_id, through, plan, started_at)
-        await self._finish(run_id, plan, report)
-        return report
+        return report, None, _plan_of(report, after, through, to_iso(now))
 
     async def _finish(self, run_id: str, plan: dict[str, Any], report: ReflectReport) -> None:
         """Carry out a stored plan: the LLM's summaries (each kept in the plan as it comes, so
@@ -329,10 +370,6 @@ class Reflector:
         }
         if summaries:
             await self.store.set_summaries(agent_id, summaries, to_iso(self.clock.now()))
-
-    async def everyone(self, *, since: timedelta | None = None) -> list[ReflectReport]:
-        """Every agent's run, one after the other (the lifecycle's reflect phase)."""
-        return [await self.reflect(agent, since=since) for agent in await self.store.agents()]
 
 
 def _plan_of(report: ReflectReport, after: int, through: int, started_at: str) -> dict[str, Any]:

@@ -10,6 +10,12 @@ agent's lease in turn, one agent at a time, so no agent waits for the others; an
 lease another run holds is skipped, tried once more after the rest, and then reported busy.
 Indexes are refreshed once at the end. `preview` returns the same plans without applying them.
 
+After the four phases comes reflect (engine/beliefs/reflect.py), as one more step of the same
+run: its plan is made and stored (`reflect_runs`) with the run's own, before the first phase
+writes, and carried out after the last one, under the same lease; its step advances the run's
+progress marker like a phase, so a run stopped in it resumes there, from the stored plan. The
+preview lists the same plan (`LifecycleReport.reflect`, counted as `reflect_*`).
+
 A busy answer names no host or process (the caller may be another agent): the holder is
 logged here instead.
 """
@@ -22,9 +28,9 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -32,8 +38,16 @@ from cortex_mcp.config import LifecycleSettings
 from cortex_mcp.engine import validate
 from cortex_mcp.engine.lifecycle.plan import PHASES, Plan, extractive_summary, plan
 from cortex_mcp.engine.lifecycle.texts import CascadeTextModel, PhaseTexts, TextModel
-from cortex_mcp.errors import CortexError, InvalidInput
-from cortex_mcp.models import Clock, Layer, LifecycleAction, LifecycleReport, Memory, to_iso
+from cortex_mcp.errors import CortexError, InvalidInput, ReadOnlyStorage
+from cortex_mcp.models import (
+    Clock,
+    Layer,
+    LifecycleAction,
+    LifecycleReport,
+    Memory,
+    ReflectReport,
+    to_iso,
+)
 from cortex_mcp.store.interfaces import LifecycleStorage
 from cortex_mcp.store.lease import Lease, LeaseStore
 from cortex_mcp.store.lifecycle import PhaseResult, RunRecord
@@ -45,6 +59,17 @@ log = logging.getLogger(__name__)
 LEASE_PREFIX = "lifecycle:"
 EVERY_AGENT = "*"  # the scope of a run over every agent at once (before per-agent leases)
 PhaseCallback = Callable[[str, int, int], Any]  # (phase, done, total); may be async
+REFLECT = "reflect"  # the step after the phases (its index in the run's marker: len(PHASES))
+
+
+class ReflectPhase(Protocol):
+    """Reflect as the lifecycle's last step (engine/beliefs/reflect.Reflector)."""
+
+    async def plan_phase(
+        self, agent_id: str, *, store: bool, decided: Collection[str] = ()
+    ) -> ReflectReport: ...
+
+    async def run_phase(self, agent_id: str) -> ReflectReport: ...
 
 
 class LifecycleEngine:
@@ -61,6 +86,7 @@ class LifecycleEngine:
         rewrite: Callable[[str], Awaitable[str]] | None = None,
         refresh_profile: Callable[[str], Awaitable[bool]] | None = None,
         vector_model: Callable[[], str | None] | None = None,
+        reflect: ReflectPhase | None = None,
     ) -> None:
         self.store = store
         self.leases = leases
@@ -72,6 +98,7 @@ class LifecycleEngine:
         self.rewrite = rewrite or _unchanged  # redaction of generated text
         self.refresh_profile = refresh_profile  # rebuilds a stale profile by rules
         self.vector_model = vector_model  # the current embedding model's key, if any
+        self.reflect = reflect  # the step after the phases, if any
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._running: set[str] = set()  # agents a run of this process is running now
 
@@ -96,11 +123,15 @@ class LifecycleEngine:
                     part = LifecycleReport(
                         status="preview", now=made.now, agent_id=agent_id, actions=made.actions
                     )
+                if unfinished is None or unfinished.next_phase <= len(PHASES):
+                    whole = unfinished.plan if unfinished is not None else part.actions
+                    part.reflect = await self._reflect_plan(agent, whole, store=False)
                 report.actions += part.actions
+                report.reflect += part.reflect
                 report.resumed = report.resumed or part.resumed
                 if agent_id:
                     report.now = part.now
-        report.counts = _counts(report.actions)
+        report.counts = _counts(report.actions, report.reflect)
         report.took_ms = _ms_since(started)
         return report
 
@@ -172,7 +203,7 @@ class LifecycleEngine:
         """Each agent's run under its own lease, one after the other; the agents whose lease
         another run holds get a second turn after the rest, then are reported busy."""
         combined = LifecycleReport(status="done", now=to_iso(moment), agent_id=agent_id)
-        progress = _Progress(on_phase, len(agents))
+        progress = _Progress(on_phase, len(agents), self._steps)
         budget = self.settings.llm_max_calls
         waiting = list(agents)
         busy: list[LifecycleReport] = []
@@ -202,7 +233,7 @@ class LifecycleEngine:
             for agent in combined.busy_agents
             if len(agents) > 1
         ]
-        combined.counts = _counts(combined.actions)
+        combined.counts = _counts(combined.actions, combined.reflect)
         return combined
 
     async def _run_agent(
@@ -299,6 +330,9 @@ class LifecycleEngine:
         report = LifecycleReport(
             status="done", run_id=run_id, now=run_at, agent_id=agent_id, resumed=first > 0
         )
+        reflects = agent_id is not None and first <= len(PHASES)
+        if reflects and agent_id is not None:  # its plan stored before any phase writes
+            await self._reflect_plan(agent_id, actions, store=True)
         writer = PhaseTexts(self.store, self.settings, self.llm, self.rewrite)
         for index in range(first, len(PHASES)):
             phase = PHASES[index]
@@ -316,9 +350,12 @@ class LifecycleEngine:
             _merge_result(report, result)
             for name in leases:
                 await self.leases.renew(name, self.holder, self.settings.lease_seconds)
-            await _call(on_phase, phase, index + 1, len(PHASES))
+            await _call(on_phase, phase, index + 1, self._steps)
+        if reflects and agent_id is not None:
+            report.reflect = await self._reflect_step(run_id, agent_id, leases)
+            await _call(on_phase, REFLECT, len(PHASES) + 1, self._steps)
         await self._refresh_profiles(report)
-        report.counts = _counts(report.actions)
+        report.counts = _counts(report.actions, report.reflect)
         report.run_ids = [run_id]
         await self.store.finish_run(
             run_id,
@@ -326,6 +363,42 @@ class LifecycleEngine:
             to_iso(self.clock.now()),
         )
         return report, llm_calls
+
+    @property
+    def _steps(self) -> int:
+        """The steps of one agent's run: the phases, and reflect when there is one."""
+        return len(PHASES) + (1 if self.reflect is not None else 0)
+
+    async def _reflect_plan(
+        self, agent_id: str, actions: list[LifecycleAction], *, store: bool
+    ) -> list[ReflectReport]:
+        """What the reflect step will do (stored for a run), as the report lists it: nothing
+        when nothing is new. The memories the run's `actions` touch get no proposal."""
+        if self.reflect is None:
+            return []
+        decided = {memory_id for action in actions for memory_id in action.ids}
+        try:
+            planned = await self.reflect.plan_phase(agent_id, store=store, decided=decided)
+        except ReadOnlyStorage:
+            if store:
+                raise
+            # its plan reads new memories for slots and beliefs first, a write
+            log.warning("lifecycle preview of %s without its reflect step: read-only", agent_id)
+            return []
+        return [planned] if _changes(planned) else []
+
+    async def _reflect_step(
+        self, run_id: int, agent_id: str, leases: list[str]
+    ) -> list[ReflectReport]:
+        """The reflect step of a run: its stored plan carried out, then the run's marker moved
+        past it (a crash in between: the next run finds the plan done and nothing new)."""
+        if self.reflect is None:
+            return []
+        done = await self.reflect.run_phase(agent_id)
+        await self.store.mark_phase_done(run_id, len(PHASES))
+        for name in leases:
+            await self.leases.renew(name, self.holder, self.settings.lease_seconds)
+        return [done] if _changes(done) else []
 
     async def _fresh_plan(self, agent_id: str | None, moment: datetime, budget: int) -> Plan:
         """What a run starting now would do (preview and run must plan alike), making at most
@@ -442,6 +515,7 @@ def _remaining_of(run: RunRecord, agent_id: str | None) -> LifecycleReport:
 
 def _add(combined: LifecycleReport, report: LifecycleReport) -> None:
     combined.actions += report.actions
+    combined.reflect += report.reflect
     combined.skipped += report.skipped
     combined.created.update(report.created)
     combined.notes += report.notes
@@ -452,15 +526,16 @@ def _add(combined: LifecycleReport, report: LifecycleReport) -> None:
 
 class _Progress:
     """The operator's callback over several agents' runs: the phases of the agents done so
-    far count towards one total (every agent's phases, then the refresh)."""
+    far count towards one total (every agent's phases and reflect step, then the refresh)."""
 
-    def __init__(self, on_phase: PhaseCallback | None, agents: int) -> None:
+    def __init__(self, on_phase: PhaseCallback | None, agents: int, steps: int) -> None:
         self.on_phase = on_phase
-        self.total = agents * len(PHASES) + 1
+        self.steps = steps  # of each agent's run: the phases, and reflect
+        self.total = agents * steps + 1
         self.done = 0
 
     async def callback(self, phase: str, done: int, total: int) -> None:
-        await _call(self.on_phase, phase, self.done * len(PHASES) + done, self.total)
+        await _call(self.on_phase, phase, self.done * self.steps + done, self.total)
 
     def agent_done(self) -> None:
         self.done += 1
@@ -472,12 +547,23 @@ def _merge_result(report: LifecycleReport, result: PhaseResult) -> None:
     report.created.update(result.created)
 
 
-def _counts(actions: list[LifecycleAction]) -> dict[str, int]:
+def _counts(
+    actions: list[LifecycleAction], reflect: list[ReflectReport] | None = None
+) -> dict[str, int]:
     counts = {kind: 0 for kind in ("promote", "expire", "merge", "archive", "compress")}
     for action in actions:
         counts[action.kind] += 1
     counts["memories_touched"] = sum(len(a.ids) for a in actions)
+    if reflect is not None:
+        counts["reflect_memories"] = sum(r.memories for r in reflect)
+        counts["reflect_summaries"] = sum(len(r.entities) for r in reflect)
+        counts["reflect_proposals"] = sum(len(r.proposals) for r in reflect)
     return counts
+
+
+def _changes(report: ReflectReport) -> bool:
+    """Whether a reflect plan changes anything (new memories read, a page, a proposal)."""
+    return bool(report.memories or report.entities or report.proposals)
 
 
 async def _call(callback: PhaseCallback | None, phase: str, done: int, total: int) -> None:

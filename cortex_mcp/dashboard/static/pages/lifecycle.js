@@ -19,6 +19,7 @@ export async function render(root) {
     h("h2", { id: "preview-h" }, "Next run (preview)"),
     h("p", {}, `If it ran now for ${currentAgent()}: `, counts(preview.counts) || "nothing to do."),
     actionsTable("Planned steps", preview.actions, "preview-actions"),
+    reflectTable(preview.reflect || []),
     runButton(preview)));
   root.append(proposalsSection(proposed.proposals));
   root.append(h("section", { "aria-labelledby": "runs-h" },
@@ -47,10 +48,24 @@ function actionsTable(caption, actions, id) {
     rows.length ? rows : [h("tr", {}, h("td", { colspan: 5 }, "None."))], { id });
 }
 
+// the run's last step: reflect on the memories new since the last one (entity pages refreshed,
+// edits to core proposed, never applied without a decision below)
+function reflectTable(reports) {
+  const rows = reports.flatMap((r) => [
+    ...r.entities.map((e) => h("tr", { dataset: { reflect: "page", id: e.id } },
+      h("td", {}, "page"), h("td", {}, e.name), h("td", {}, short(e.summary, 160)))),
+    ...r.proposals.map((p) => h("tr", { dataset: { reflect: p.action, id: p.memory_id } },
+      h("td", {}, `propose ${p.action}`), h("td", {}, ids([p.memory_id])), h("td", {}, short(p.reason, 160)))),
+  ]);
+  const read = reports.reduce((sum, r) => sum + r.memories, 0);
+  return table(`Reflect step: ${read} new memories read (${rows.length} changes)`, ["Change", "Of", "What"],
+    rows.length ? rows : [h("tr", {}, h("td", { colspan: 3 }, "None."))], { id: "preview-reflect" });
+}
+
 function runButton(preview) {
   const dialog = h("dialog", { id: "run-dialog", "aria-labelledby": "run-title" },
     h("h2", { id: "run-title" }, "Run the lifecycle now?"),
-    h("p", {}, `This applies the ${preview.actions.length} planned step(s) for ${currentAgent()}: promotes, merges, archives and compresses as listed. Every change is written to the audit log with the ids it touched.`),
+    h("p", {}, `This applies the ${preview.actions.length} planned step(s) for ${currentAgent()}: promotes, merges, archives and compresses as listed, then reflects as listed (proposals wait for a decision). Every change is written to the audit log with the ids it touched.`),
     h("form", { method: "dialog", class: "controls" },
       h("button", { value: "cancel", autofocus: true }, "Cancel"),
       h("button", { value: "run", class: "primary", id: "run-confirm" }, "Run")));
