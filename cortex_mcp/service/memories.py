@@ -3,6 +3,7 @@ calls (the four MCP tools, REST's memory routes, the CLI's add/search/forget).""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import Counter
@@ -229,8 +230,10 @@ class MemoryService:
         if not memories:
             return []
         ids = [m.id for m in memories]
-        names = await self.entities.entities_of(agent_id, ids)
-        beliefs = await self.beliefs.summaries(agent_id, ids, now)
+        # two readers at once: the trips overlap instead of adding up
+        names, beliefs = await asyncio.gather(
+            self.entities.entities_of(agent_id, ids), self.beliefs.summaries(agent_id, ids, now)
+        )
         return [
             m.model_copy(update={"entities": names.get(m.id, []), "belief": beliefs.get(m.id)})
             for m in memories

@@ -57,13 +57,11 @@ class ValidityStore:
 
     async def unread(self, agent_id: str, limit: int) -> list[tuple[int, Memory]]:
         """The agent's memories past its mark (oldest first), with their seq."""
-        mark = await self.db.scalar(
-            "SELECT seq FROM validity_progress WHERE agent_id = ?", (agent_id,)
-        )
-        rows = await self.db.fetchall(
-            f"SELECT seq, {MEMORY_COLUMNS} FROM memories WHERE agent_id = ? AND seq > ?"
+        rows = await self.db.fetchall(  # the mark read in the same trip (one per recall)
+            f"SELECT seq, {MEMORY_COLUMNS} FROM memories WHERE agent_id = ? AND seq >"
+            " COALESCE((SELECT seq FROM validity_progress WHERE agent_id = ?), 0)"
             " ORDER BY seq LIMIT ?",
-            (agent_id, int(mark or 0), limit),
+            (agent_id, agent_id, limit),
         )
         return [(int(row["seq"]), row_to_memory(_without_seq(row))) for row in rows]
 
