@@ -5,6 +5,7 @@ forces the IVF path on a small database; the same checks run on every backend.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from cortex_mcp.config import Settings
+from cortex_mcp.errors import StorageError
 from cortex_mcp.models import SearchFilters
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.ivf import IvfIndex, quantize
@@ -287,3 +289,56 @@ async def test_while_most_text_hits_wait_for_vectors_recall_ranks_by_text_and_sa
     assert hybrid.degraded == [
         "vectors for 14% of the text hits so far: ranked by text until the indexer catches up"
     ]
+
+
+async def test_a_vector_another_process_saves_is_searched_by_the_next_recall(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> None:
+    """The index takes in what changed while the query is embedded, before it searches."""
+    settings = _settings(tmp_path, stub[0], {})
+    async with open_cortex(settings, clock=clock, background=False) as reader:
+        await _filler(reader, 5)
+        await reader.embed_pending()
+        await reader.memories.recall(RecallRequest(query="gardening"))  # the index is loaded
+        async with open_cortex(settings, clock=clock, background=False) as writer:
+            fact = await writer.memories.remember(RememberRequest(content=FACTS[1]))
+            await writer.embed_pending()
+        report = await reader.memories.search_debug(SearchDebugRequest(query=FACTS[1]))
+        [hit] = [h for h in report["hits"] if h["id"] == fact.id]
+        assert hit["vector"]["rank"] is not None  # found by the vector channel itself
+        recalled = await reader.memories.recall(RecallRequest(query=FACTS[1]))
+        assert recalled.memories[0].id == fact.id
+
+
+async def test_a_recall_that_fails_before_its_search_leaves_no_embedding_running(
+    service_and_stub: tuple[CortexService, StubState], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query's embedding starts before new facts are settled; when settling fails, the
+    recall says so and the embedding (here one that never answers) is stopped."""
+    service, state = service_and_stub
+    await service.memories.remember(RememberRequest(content=FACTS[0]))
+    await service.embed_pending()
+
+    async def broken(agent_id: str, *, batches: int | None = 1) -> int:
+        raise StorageError("the disk went away; nothing was changed")
+
+    monkeypatch.setattr(service.memories.validity, "settle", broken)
+    state.mode = "hang"
+    try:
+        with pytest.raises(StorageError):
+            await service.memories.recall(RecallRequest(query="rental apartments"))
+        await asyncio.sleep(0)  # a cancelled task ends at its next step
+        running = [
+            t for t in asyncio.all_tasks() if t.get_name() == "cortex-embed-query" and not t.done()
+        ]
+        assert running == []
+    finally:
+        state.recover()
+
+
+@pytest.fixture
+async def service_and_stub(
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+) -> AsyncIterator[tuple[CortexService, StubState]]:
+    async with open_cortex(_settings(tmp_path, stub[0], {}), clock=clock, background=False) as s:
+        yield s, stub[1]

@@ -29,7 +29,7 @@ from cortex_mcp.search.stages.state import SearchState, Stage
 from cortex_mcp.search.stages.text_channel import TextChannel
 from cortex_mcp.search.stages.time import TimeStage
 from cortex_mcp.search.stages.validity import ValidityStage
-from cortex_mcp.search.stages.vector_channel import VectorChannel
+from cortex_mcp.search.stages.vector_channel import Embedding, VectorChannel, drop
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.beliefs import BeliefStore
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
@@ -57,9 +57,10 @@ class HybridSearch:
         self.embeddings = embeddings
         self.settings = settings
         self.text_channel = TextChannel(memories)
+        self.vector_channel = VectorChannel(memories, index, embeddings)
         self.stages: list[Stage] = [
             Parse(),
-            Channels(self.text_channel, VectorChannel(memories, index, embeddings)),
+            Channels(self.text_channel, self.vector_channel),
             Fuse(memories, index),
             Signals(),
             TimeStage(memories, index, self.text_channel),
@@ -70,6 +71,11 @@ class HybridSearch:
             Diversity(index),
             Budget(),
         ]
+
+    def embed_soon(self, text: str, pending: Sequence[PendingEmbedding] = ()) -> Embedding | None:
+        """The query's embedding (with `pending`'s), started now for a search that starts
+        later: pass it to `search` (same `text` and `pending`). None without a provider."""
+        return self.vector_channel.embed_soon(text, pending)
 
     async def search(
         self,
@@ -83,25 +89,32 @@ class HybridSearch:
         pending: Sequence[PendingEmbedding] = (),
         debug: bool = False,
         entities: dict[str, str] | None = None,
+        embedding: Embedding | None = None,
     ) -> SearchState:
         """`mode` is hybrid, text or vector (the last two for benchmarks and debugging).
 
         `pending` are memories with no vector yet: they are embedded in the same provider call
         as the query and scored with the indexed ones (the vectors come back in the state).
         `debug` keeps every candidate's score after each stage. `entities` (id -> name) are
-        lifted as if the query named them (an entity page's)."""
+        lifted as if the query named them (an entity page's). `embedding`: the query's, from
+        `embed_soon`."""
         state = SearchState(
             text, filters, limit, now, settings or self.settings, mode, pending, debug
         )
         state.entities = dict(entities or {})
-        for stage in self.stages:
-            started = time.perf_counter()
-            await stage.run(state)
-            took = round((time.perf_counter() - started) * 1000, 3)
-            state.stages.append((stage.name, took))
-            state.timings_ms[stage.name] = took
-            if debug:
-                for candidate in state.candidates:
-                    if (score := state.score_so_far(candidate)) is not None:
-                        candidate.stage_scores[stage.name] = score
+        state.embedding = embedding
+        try:
+            for stage in self.stages:
+                started = time.perf_counter()
+                await stage.run(state)
+                took = round((time.perf_counter() - started) * 1000, 3)
+                state.stages.append((stage.name, took))
+                state.timings_ms[stage.name] = took
+                if debug:
+                    for candidate in state.candidates:
+                        if (score := state.score_so_far(candidate)) is not None:
+                            candidate.stage_scores[stage.name] = score
+        finally:
+            drop(state.embedding)  # not used: a text-only search, or a stage failed
+            state.embedding = None
         return state

@@ -58,8 +58,17 @@ class PgVectorIndex(VectorIndex):
     async def backend_for(self, agent_id: str, model_key: str, dim: int) -> str:
         return BACKEND
 
+    async def refresh(self) -> None:
+        """Nothing kept in process to bring up to date: the vectors are searched where they are."""
+
     async def search(
-        self, query: np.ndarray, model_key: str, k: int, filters: SearchFilters
+        self,
+        query: np.ndarray,
+        model_key: str,
+        k: int,
+        filters: SearchFilters,
+        *,
+        refreshed: bool = False,
     ) -> tuple[list[tuple[str, float]], str]:
         """Top-k (id, cosine similarity) among the memories `filters` allow."""
         dim = int(query.shape[0])

@@ -79,11 +79,25 @@ class VectorIndex:
         """Our own writes do not change the data_version counter; say so explicitly."""
         self._dirty = True
 
+    async def refresh(self) -> None:
+        """Apply what changed since the last search, as a search does first: a caller that
+        runs this while the query is embedded passes `refreshed=True` to the search that
+        follows, which then has nothing left to read (unless this process wrote meanwhile)."""
+        if self._model is not None and self.backend_setting != "vec0":
+            await self._sync(*self._model)
+
     async def search(
-        self, query: np.ndarray, model_key: str, k: int, filters: SearchFilters
+        self,
+        query: np.ndarray,
+        model_key: str,
+        k: int,
+        filters: SearchFilters,
+        *,
+        refreshed: bool = False,
     ) -> tuple[list[tuple[str, float]], str]:
         """Top-k (id, cosine similarity) among the memories `filters` allow, and the backend.
-        IndexNotReady while the agent's index is being built (the build goes on meanwhile)."""
+        IndexNotReady while the agent's index is being built (the build goes on meanwhile).
+        `refreshed`: `refresh()` has just run."""
         dim = int(query.shape[0])
         if (
             self.backend_setting == "vec0"
@@ -91,6 +105,8 @@ class VectorIndex:
             and await self.vectors.ensure_vec_index(model_key, dim)
         ):
             return await self._search_vec0(query, k, filters), "vec0"
+        if not (refreshed and self._model == (model_key, dim) and not self._dirty):
+            await self._sync(model_key, dim)
         partition = await self._partition(filters.agent_id, model_key, dim)
         query = query.astype(np.float32)
         shared = await self._shared(filters, model_key, dim)
@@ -196,7 +212,7 @@ class VectorIndex:
     # ---- building in the background -----------------------------------------------------
 
     async def _partition(self, agent_id: str, model_key: str, dim: int) -> Partition:
-        await self._sync(model_key, dim)
+        """The agent's partition, brought up to date by the caller (`_sync`)."""
         partition = self._partitions.get(agent_id)
         if partition is not None:
             if self._outgrown(partition) and agent_id not in self._builds:

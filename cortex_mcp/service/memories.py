@@ -65,6 +65,7 @@ from cortex_mcp.models import (
 )
 from cortex_mcp.search.fusion import Candidate
 from cortex_mcp.search.hybrid import HybridSearch
+from cortex_mcp.search.stages.vector_channel import drop
 from cortex_mcp.search.time_words import unread_time_words
 from cortex_mcp.service.effects import Background, Refresher
 from cortex_mcp.service.requests import (
@@ -135,13 +136,18 @@ class MemoryService:
             self.indexer.pending_for(filters.agent_id, _PENDING_PER_RECALL) if self.indexer else []
         )
         now = self.reference_time(request.now, where)
-        await self._settle(filters.agent_id)
-        await self.linker.drain()  # what was just written is linked before it is searched
-        lookup = await self._page_lookup(filters.agent_id, request.about, text)
-        about = {lookup.entity.id: lookup.entity.name} if lookup and lookup.entity else None
-        outcome = await self.searcher.search(
-            text, filters, limit, now, pending=pending, entities=about
-        )
+        # the provider's round trip overlaps the settling, linking and page lookup below
+        embedding = self.searcher.embed_soon(text, pending)
+        try:
+            await self._settle(filters.agent_id)
+            await self.linker.drain()  # what was just written is linked before it is searched
+            lookup = await self._page_lookup(filters.agent_id, request.about, text)
+            about = {lookup.entity.id: lookup.entity.name} if lookup and lookup.entity else None
+            outcome = await self.searcher.search(
+                text, filters, limit, now, pending=pending, entities=about, embedding=embedding
+            )
+        finally:
+            drop(embedding)  # used by the search unless something before it failed
         if outcome.fresh and self.indexer is not None:
             self.background.spawn(
                 self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh))

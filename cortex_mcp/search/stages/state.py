@@ -3,6 +3,7 @@ stage noted (timings, what it could not use, facts for the search debugger)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,6 +44,9 @@ class SearchState:
     # vectors computed for pending memories along with the query: (model, [(pending, vector)])
     fresh_model: str = ""
     fresh: list[tuple[PendingEmbedding, np.ndarray]] = field(default_factory=list)
+    # the query's embedding, started before the search (`HybridSearch.embed_soon`): the vector
+    # channel awaits it instead of asking the provider itself
+    embedding: asyncio.Task[Any] | None = None
     # entities the caller resolved already (an entity page's), id -> name: the entity stage
     # lifts their memories as if the query named them
     entities: dict[str, str] = field(default_factory=dict)

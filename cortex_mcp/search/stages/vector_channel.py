@@ -3,14 +3,16 @@ provider call) and its nearest memories in the agent's vector index."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from cortex_mcp.errors import ProviderError
 from cortex_mcp.models import SearchFilters
-from cortex_mcp.providers.cascade import EmbeddingCascade
+from cortex_mcp.providers.cascade import EmbeddingCascade, EmbeddingResult
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.vector import IndexNotReady, VectorIndex
 from cortex_mcp.store.interfaces import MemoryStorage
@@ -19,6 +21,7 @@ from cortex_mcp.store.vectors import PendingEmbedding
 NO_EMBEDDINGS = "no embedding provider: text search only"
 
 VectorHits = list[tuple[str, float]]  # (memory id, cosine)
+Embedding = asyncio.Task[EmbeddingResult]  # a query's embedding under way
 
 
 class VectorChannel:
@@ -32,14 +35,22 @@ class VectorChannel:
     async def hits(self, state: SearchState) -> VectorHits:
         """Sets the state's query vector (None when there is none to search with)."""
         started = time.perf_counter()
-        vector = await self._embed_query(state)
+        # what changed in the index is read while the query is embedded, not after
+        refreshing = asyncio.create_task(self.index.refresh(), name="cortex-index-refresh")
+        vector = None
+        try:
+            vector = await self._embed_query(state)
+        finally:
+            if vector is None:  # no search follows
+                drop(refreshing)
         embedded = time.perf_counter()
         state.timings_ms["embed"] = _ms(started, embedded)
         if vector is None:
             return []
         try:
+            await refreshing
             hits, backend = await self.index.search(
-                vector, state.model_key, state.pool, state.filters
+                vector, state.model_key, state.pool, state.filters, refreshed=True
             )
         except IndexNotReady as building:  # it goes on in the background
             state.degraded.append(building.note)
@@ -52,13 +63,24 @@ class VectorChannel:
         state.timings_ms["vector"] = _ms(embedded, time.perf_counter())
         return hits
 
+    def embed_soon(self, text: str, pending: Sequence[PendingEmbedding]) -> Embedding | None:
+        """The query (and `pending`) embedded from now on, for a search that starts later
+        (recall settles new facts first): the provider's round trip overlaps that work."""
+        if not self.embeddings.providers:
+            return None
+        return asyncio.create_task(self._embed(text, pending), name="cortex-embed-query")
+
+    async def _embed(self, text: str, pending: Sequence[PendingEmbedding]) -> EmbeddingResult:
+        return await self.embeddings.embed([text, *(p.content for p in pending)])
+
     async def _embed_query(self, state: SearchState) -> np.ndarray | None:
         if not self.embeddings.providers:
             state.degraded.append(NO_EMBEDDINGS)
             return None
         pending = state.pending
         try:
-            result = await self.embeddings.embed([state.text, *(p.content for p in pending)])
+            early, state.embedding = state.embedding, None
+            result = await (early if early is not None else self._embed(state.text, pending))
         except ProviderError as exc:
             state.degraded.append(f"embeddings unavailable ({exc.message}): text search only")
             return None
@@ -97,3 +119,14 @@ def _fresh(
 
 def _ms(start: float, end: float) -> float:
     return round((end - start) * 1000, 3)
+
+
+def drop(task: asyncio.Task[Any] | None) -> None:
+    """A task started for work that will not use it: stopped, and a failure it had already
+    met taken (asyncio would log it as never retrieved)."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled():
+        task.exception()
