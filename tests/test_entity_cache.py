@@ -4,12 +4,14 @@ forget, another process's write) is seen by the next question. On SQLite and Pos
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 
 from cortex_mcp.config import Settings
+from cortex_mcp.errors import StorageError
 from cortex_mcp.models import EntityKind, EntityRef, LinkPlan, LinkRole, PlannedLink
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.stages import entity_cache
@@ -133,3 +135,55 @@ async def test_a_link_another_process_makes_is_seen_after_the_recheck_interval(
     await _said_by(other_process, "Maya", LATER)
     monkeypatch.setattr(entity_cache, "RECHECK_S", 0.0)  # the interval has passed
     assert LATER in await _top(service)
+
+
+async def test_a_question_whose_matches_are_far_from_the_entity_reads_no_turns_around_them(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turns next to a match are read only for a match the entity said something near:
+    Tom's hobbies, a month after anything Maya said, need no neighbours read."""
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    result = await service.memories.remember(
+        RememberRequest(content="My hobbies are chess and cycling.", occurred_at="2026-04-02")
+    )
+    link = PlannedLink(EntityRef("Tom", EntityKind.person), LinkRole.speaker)
+    await service.stores.entities.link("default", [LinkPlan(result.id, (link,), ())], "2026-04-02")
+    store = service.stores.entities
+    asked: list[object] = []
+
+    async def turns_around(*args: Any, **kwargs: Any) -> Any:
+        asked.append(args)
+        return await read(*args, **kwargs)
+
+    read = store.turns_around
+    monkeypatch.setattr(store, "turns_around", turns_around)
+    top = await _top(service)
+    assert set(top) >= set(SAID_BY_MAYA)
+    assert asked == []
+
+
+async def test_a_search_that_fails_before_the_entity_stage_leaves_no_lookup_running(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The names a question says are looked up while the channels search; when a stage
+    before the entity stage fails, that lookup (here one the store never answers) stops."""
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    never = asyncio.Event()
+
+    async def unanswered(*args: Any, **kwargs: Any) -> Any:
+        await never.wait()
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise StorageError("the disk went away; nothing was changed")
+
+    monkeypatch.setattr(service.stores.entities, "find_entities", unanswered)
+    monkeypatch.setattr(service.stores.memories, "get_many", broken)
+    with pytest.raises(StorageError):
+        await _top(service)
+    await asyncio.sleep(0)  # a cancelled task ends at its next step
+    running = [
+        t for t in asyncio.all_tasks() if t.get_name() == "cortex-entity-names" and not t.done()
+    ]
+    assert running == []

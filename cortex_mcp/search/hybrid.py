@@ -58,13 +58,14 @@ class HybridSearch:
         self.settings = settings
         self.text_channel = TextChannel(memories)
         self.vector_channel = VectorChannel(memories, index, embeddings)
+        self.entity_stage = EntityStage(entities, names_of, memories, index)
         self.stages: list[Stage] = [
             Parse(),
             Channels(self.text_channel, self.vector_channel),
             Fuse(memories, index),
             Signals(),
             TimeStage(memories, index, self.text_channel),
-            EntityStage(entities, names_of, memories, index),
+            self.entity_stage,
             ValidityStage(memories, index, validity),
             BeliefStage(memories, index, beliefs),
             Rerank(reranker, rerank_top_n),
@@ -104,6 +105,8 @@ class HybridSearch:
         state.entities = dict(entities or {})
         state.embedding = embedding
         try:
+            if self.entity_stage in self.stages:
+                self.entity_stage.begin(state)
             for stage in self.stages:
                 started = time.perf_counter()
                 await stage.run(state)
@@ -114,7 +117,9 @@ class HybridSearch:
                     for candidate in state.candidates:
                         if (score := state.score_so_far(candidate)) is not None:
                             candidate.stage_scores[stage.name] = score
-        finally:
-            drop(state.embedding)  # not used: a text-only search, or a stage failed
+        finally:  # what was started for a stage that did not run (one failed before it)
+            for task in [state.embedding, *state.started.values()]:
+                drop(task)
             state.embedding = None
+            state.started.clear()
         return state

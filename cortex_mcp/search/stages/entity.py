@@ -25,7 +25,10 @@ evidence is often several turns of one session.)"""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import re
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -105,6 +108,7 @@ _ASKED = {
 }
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
+NAMES_KEPT = 1024  # questions whose names are kept (the linking rules' answer for each)
 _GRAM = 5  # the longest run looked up as a name (Chinese names are 2-4, katakana ones longer)
 
 NamesOf = Callable[[str], Sequence[str]]  # a query -> the names and alias phrases it names
@@ -131,6 +135,17 @@ class Understood:
         }
 
 
+@dataclass
+class _Named:
+    """What the query names: its names, the entities they resolve to and their links."""
+
+    names: list[str]
+    understood: Understood
+    view: AgentView
+    links: dict[str, Links]
+    agent: str
+
+
 class EntityStage:
     name = "entity"
 
@@ -143,15 +158,26 @@ class EntityStage:
     ) -> None:
         self.entities = entities
         self.cache = EntityCache(entities)
-        self.names_of = names_of
+        # the rules read the query alone (no store): a question asked again is not read again
+        self.names_of = functools.lru_cache(maxsize=NAMES_KEPT)(names_of)
         self.memories = memories
         self.index = index
 
-    async def run(self, state: SearchState) -> None:
+    def begin(self, state: SearchState) -> None:
+        """Look up what the query names while the channels search: it needs only the query,
+        and its reads (names, links) then overlap theirs instead of following them."""
+        state.started[self.name] = asyncio.create_task(
+            self._named(state), name="cortex-entity-names"
+        )
+
+    async def _named(self, state: SearchState) -> _Named | None:
+        """The names the query says, the entities they resolve to and those entities' links
+        (None: nothing in the query can name one)."""
+        started = time.perf_counter()
         names = list(dict.fromkeys(self.names_of(state.text)))
         agent = state.filters.agent_id
         if not (names or state.entities or _CJK.search(state.text)) or agent is None:
-            return
+            return None
         understood = Understood(names=names, several=bool(_SEVERAL.search(state.text)))
         understood.entities.update(state.entities)
         keys = {normalize_name(name): name for name in names}
@@ -161,16 +187,25 @@ class EntityStage:
         if keys:
             _resolve(await view.matches(list(keys)), keys, understood)
             understood.names = list(dict.fromkeys([*names, *understood.found]))
+        links = await view.links(list(understood.entities), LINKED) if understood.entities else {}
+        state.timings_ms["entity_names"] = round((time.perf_counter() - started) * 1000, 3)
+        return _Named(names, understood, view, links, agent)
+
+    async def run(self, state: SearchState) -> None:
+        early = state.started.pop(self.name, None)
+        named: _Named | None = await early if early is not None else await self._named(state)
+        if named is None:
+            return
+        names, understood, view, links = named.names, named.understood, named.view, named.links
         if not understood.entities:
             state.facts["entity"] = understood.facts(0, 0)
             return
-        links = await view.links(list(understood.entities), LINKED)
         for entity_id, found in links.items():
             state.entity_links.setdefault(entity_id, set()).update(found.roles)
         kinds = _asked_kinds(state.text)
         lift = _Lift(links, *view.ordered(links, kinds), _lifts(state), state.entities)
         said = [*names, *understood.entities.values()]
-        near = await self._around(state, links, agent)
+        near = await self._around(state, links, named.agent)
         count = UNMATCHED_SEVERAL if understood.several else UNMATCHED
         added = await self._add(state, view, lift, near, count)
         self._score(state, lift, said, near, added=added)
@@ -191,21 +226,32 @@ class EntityStage:
         each side within `AROUND_S` that is also among the `TURNS` memories next to the match
         (imported turns are milliseconds apart: time alone would reach across a conversation)."""
         best = sorted(state.candidates, key=lambda c: -c.fused)[:ANCHORS]
-        anchors = [c for c in best if c.memory is not None and c.fused > 0]
-        if not anchors:
+        # each anchor with the entity's memories within `AROUND_S` of it: only those anchors
+        # need their neighbours read (none: no read at all)
+        nearby: list[tuple[Candidate, list[str]]] = []
+        for anchor in best:
+            if anchor.memory is None or anchor.fused <= 0:
+                continue
+            at = from_iso(anchor.memory.occurred_at).timestamp()
+            found = [
+                memory_id
+                for links_of in links.values()
+                for memory_id in links_of.around(at, AROUND_S)
+                if memory_id != anchor.memory_id
+            ]
+            if found:
+                nearby.append((anchor, found))
+        if not nearby:
             return {}
         beside = await self.entities.turns_around(
-            agent_id, [(a.memory_id, a.memory.occurred_at) for a in anchors if a.memory], TURNS
+            agent_id, [(a.memory_id, a.memory.occurred_at) for a, _ in nearby if a.memory], TURNS
         )
         near: dict[str, float] = {}
-        for anchor in anchors:
-            assert anchor.memory is not None
-            at = from_iso(anchor.memory.occurred_at).timestamp()
+        for anchor, found in nearby:
             next_to = beside.get(anchor.memory_id, set())
-            for found in links.values():
-                for memory_id in found.around(at, AROUND_S):
-                    if memory_id != anchor.memory_id and memory_id in next_to:
-                        near[memory_id] = max(near.get(memory_id, 0.0), NEAR * anchor.fused)
+            for memory_id in found:
+                if memory_id in next_to:
+                    near[memory_id] = max(near.get(memory_id, 0.0), NEAR * anchor.fused)
         return near
 
     async def _add(

@@ -47,6 +47,8 @@ class SearchState:
     # the query's embedding, started before the search (`HybridSearch.embed_soon`): the vector
     # channel awaits it instead of asking the provider itself
     embedding: asyncio.Task[Any] | None = None
+    # work a stage started when the search began (stage name -> task), awaited when it runs
+    started: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
     # entities the caller resolved already (an entity page's), id -> name: the entity stage
     # lifts their memories as if the query named them
     entities: dict[str, str] = field(default_factory=dict)
