@@ -6,6 +6,7 @@ and forgetting a wrong update reopens the fact it closed; on SQLite and PostgreS
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -276,3 +277,30 @@ async def test_a_job_lost_at_a_lower_case_employer_is_closed_by_the_job_found_af
     assert by_id[old].status is ValidityStatus.superseded and by_id[old].valid_to is not None
     now = await _recall(cortex, "Where does John work now?")
     assert now.memories[0].id == new
+
+
+async def test_a_recall_with_nothing_new_reads_no_memories_to_settle_and_the_next_fact_is_settled(
+    cortex: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New memories are read for slots and beliefs before a recall searches; once they are
+    read, a recall finds nothing new in one look and reads none of them again, and a fact
+    remembered after that is still settled by the next recall."""
+    await _moves(cortex)
+    await _recall(cortex, "Where does Marco live now?")  # reads what is new
+    reads: list[str] = []
+    for name, store in (("validity", cortex.stores.validity), ("beliefs", cortex.stores.beliefs)):
+        monkeypatch.setattr(store, "unread", _counted(reads, name, store.unread))
+    await _recall(cortex, "Where does Marco live now?")
+    assert reads == []
+    naples = await _remember(cortex, "Marco moved to Naples last month", "2026-02-01")
+    found = await _recall(cortex, "Where does Marco live now?")
+    assert reads == ["validity", "beliefs"]
+    assert found.memories[0].id == naples
+
+
+def _counted(reads: list[str], name: str, unread: Any) -> Any:
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(name)
+        return await unread(*args, **kwargs)
+
+    return counted

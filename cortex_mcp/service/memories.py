@@ -221,8 +221,12 @@ class MemoryService:
         if self.memories.db.read_only:
             return
         try:
-            await self.validity.settle(agent_id)
-            await self.beliefs.settle(agent_id)
+            # one trip when nothing is new (a keeper's settle reads its mark and what is past it)
+            validity_behind, beliefs_behind = await self.validity.store.keepers_behind(agent_id)
+            if validity_behind:
+                await self.validity.settle(agent_id)
+            if beliefs_behind:  # the validity keeper's writes add no memory for beliefs to read
+                await self.beliefs.settle(agent_id)
         except ReadOnlyStorage:
             log.warning(
                 "recall of %s without settling new facts: the database is read-only", agent_id

@@ -65,6 +65,21 @@ class ValidityStore:
         )
         return [(int(row["seq"]), row_to_memory(_without_seq(row))) for row in rows]
 
+    async def keepers_behind(self, agent_id: str) -> tuple[bool, bool]:
+        """Whether the validity keeper and the belief keeper have memories of the agent past
+        their marks, in one trip for both (once a recall has read new memories, neither has
+        until the next is written)."""
+        row = await self.db.fetchone(
+            "SELECT (SELECT MAX(seq) FROM memories WHERE agent_id = ?),"
+            " (SELECT seq FROM validity_progress WHERE agent_id = ?),"
+            " (SELECT seq FROM belief_progress WHERE agent_id = ?)",
+            (agent_id, agent_id, agent_id),
+        )
+        if row is None or row[0] is None:  # no memory at all
+            return False, False
+        newest = int(row[0])
+        return newest > int(row[1] or 0), newest > int(row[2] or 0)
+
     async def agents_behind(self) -> list[str]:
         """Agents with memories past their mark."""
         rows = await self.db.fetchall(
