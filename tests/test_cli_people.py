@@ -225,3 +225,22 @@ def test_lifecycle_preview_lists_what_its_reflect_step_would_change_and_the_run_
     ]
     assert run["counts"]["reflect_proposals"] == 1
     assert "would reflect" not in _cli("lifecycle", "preview", db=db).stdout  # nothing new
+
+
+def test_a_wrong_update_forgotten_with_a_correction_on_the_command_line_is_undone_and_logged(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "brain.db"
+    turin = _json("add", "Marco lives in Turin", db=db)["id"]
+    wrong = _json("add", "Marco moved to Milan", db=db)["id"]
+    found = _json("search", "Where does Marco live now?", db=db)["memories"]
+    assert found[0]["id"] == wrong  # the update closed Turin
+    corrected = _cli("forget", wrong, "--correction", "Marco moved to Rome", db=db)
+    assert corrected.returncode == 0, corrected.stderr
+    rome = corrected.stdout.split()[-1]
+    found = _json("search", "Where does Marco live now?", db=db)["memories"]
+    assert found[0]["id"] == rome and wrong not in {m["id"] for m in found}
+    assert _json("show", turin, db=db)["memory"]["status"] == "superseded"
+    entries = _json("lifecycle", "log", db=db)["entries"]
+    closed = [e for e in entries if e["action"] == "validity" and turin in e["memory_ids"]]
+    assert len(closed) >= 2  # closed by the wrong update, then by the correction
