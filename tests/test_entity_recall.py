@@ -36,7 +36,7 @@ from cortex_mcp.service.requests import (
 )
 from cortex_mcp.transports.mcp import build_server
 from tests.conftest import FakeClock, stub_settings
-from tests.helpers.embedding_stub import StubState, embedding_stub
+from tests.helpers.embedding_stub import StubState, embedding_stub, stub_vector
 from tests.helpers.http_helpers import authed_rest_client
 
 pytestmark = pytest.mark.anyio
@@ -486,3 +486,49 @@ async def _ask_page(service: CortexService, said: list[str], question: str, name
     assert [shown[i] for i in result.meta.entity.memory_ids] == said[::-1] or sorted(
         shown[i] for i in result.meta.entity.memory_ids
     ) == sorted(said)
+
+
+async def test_with_vectors_her_memories_rank_by_what_is_asked_not_by_how_much_they_say_her_name(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # every memory she said carries her name: beside it the question's vector is mostly who, so
+    # each memory's cosine is to the question without the name (search debug says so)
+    balcony = "Maya: Tomatoes and basil, they grow fast on my balcony."
+    turns = [
+        ("2026-03-02", "Maya: Maya here! What does Maya think, what?", "Maya"),
+        ("2026-03-03", "Maya: Tom, did you hear what Maya said?", "Maya"),
+        ("2026-03-04", "Tom: Maya, what does Maya think of Maya's new job?", "Tom~Maya"),
+        ("2026-03-05", balcony, "Maya"),
+    ]
+    state = StubState()
+    with embedding_stub(state) as (url, _):
+        settings = stub_settings(tmp_path / "brain.db", url, timeout_s=30.0)
+        settings = settings.model_copy(update={"link_entities": False})
+        async with open_cortex(settings, clock=clock, background=False) as service:
+            await _remember(service, turns)
+            await service.embed_pending()
+            query = "What does Maya grow on her balcony?"
+            top = await _top(service, query, limit=1)
+            report = await service.memories.search_debug(SearchDebugRequest(query=query))
+    topic = "What does grow on her balcony?"
+    assert top == [balcony]
+    assert report["query"]["entity"]["ranked_by"] == topic
+    asked = stub_vector(topic, state.default_dim)
+    for hit in report["hits"]:
+        cosine = float(stub_vector(hit["content"], state.default_dim) @ asked)
+        assert hit["vector"]["cosine_distance"] == pytest.approx(1 - cosine, abs=1e-5)
+
+
+async def test_a_name_that_is_no_entity_stays_in_what_the_vectors_rank_by(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    with embedding_stub(StubState()) as (url, _):
+        settings = stub_settings(tmp_path / "brain.db", url, timeout_s=30.0)
+        settings = settings.model_copy(update={"link_entities": False})
+        async with open_cortex(settings, clock=clock, background=False) as service:
+            await _remember(service, MAYA)
+            await service.embed_pending()
+            report = await service.memories.search_debug(
+                SearchDebugRequest(query="What does Maya think of Python?")
+            )
+    assert report["query"]["entity"]["ranked_by"] is None

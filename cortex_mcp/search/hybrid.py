@@ -30,6 +30,7 @@ from cortex_mcp.search.stages.text_channel import TextChannel
 from cortex_mcp.search.stages.time import TimeStage
 from cortex_mcp.search.stages.validity import ValidityStage
 from cortex_mcp.search.stages.vector_channel import Embedding, VectorChannel, drop
+from cortex_mcp.search.topic import without_names
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.beliefs import BeliefStore
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
@@ -57,8 +58,8 @@ class HybridSearch:
         self.embeddings = embeddings
         self.settings = settings
         self.text_channel = TextChannel(memories)
-        self.vector_channel = VectorChannel(memories, index, embeddings)
         self.entity_stage = EntityStage(entities, names_of, memories, index)
+        self.vector_channel = VectorChannel(memories, index, embeddings, self._topic)
         self.stages: list[Stage] = [
             Parse(),
             Channels(self.text_channel, self.vector_channel),
@@ -72,6 +73,10 @@ class HybridSearch:
             Diversity(index),
             Budget(),
         ]
+
+    def _topic(self, text: str) -> str | None:
+        """The question without the names the entity stage reads in it."""
+        return without_names(text, self.entity_stage.names_of(text))
 
     def embed_soon(self, text: str, pending: Sequence[PendingEmbedding] = ()) -> Embedding | None:
         """The query's embedding (with `pending`'s), started now for a search that starts

@@ -38,6 +38,10 @@ class SearchState:
     pool: int = 0  # candidates each channel brings
     candidates: list[Candidate] = field(default_factory=list)  # best first from signals on
     query_vector: np.ndarray | None = None
+    # the question without the names it gives and its vector, embedded with the query in one
+    # call (vector channel): the entity stage ranks a named person's memories by it
+    topic_text: str | None = None
+    topic_vector: np.ndarray | None = None
     model_key: str = ""
     channels: list[str] = field(default_factory=list)
     providers: dict[str, Any] = field(default_factory=dict)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,15 +22,23 @@ NO_EMBEDDINGS = "no embedding provider: text search only"
 
 VectorHits = list[tuple[str, float]]  # (memory id, cosine)
 Embedding = asyncio.Task[EmbeddingResult]  # a query's embedding under way
+TopicOf = Callable[[str], str | None]  # a question -> itself without the names it gives
 
 
 class VectorChannel:
     def __init__(
-        self, memories: MemoryStorage, index: VectorIndex, embeddings: EmbeddingCascade
+        self,
+        memories: MemoryStorage,
+        index: VectorIndex,
+        embeddings: EmbeddingCascade,
+        topic_of: TopicOf | None = None,
     ) -> None:
+        """`topic_of`: the question without its names, embedded in the query's call (the
+        entity stage ranks a named person's memories by it)."""
         self.memories = memories
         self.index = index
         self.embeddings = embeddings
+        self.topic_of = topic_of
 
     async def hits(self, state: SearchState) -> VectorHits:
         """Sets the state's query vector (None when there is none to search with)."""
@@ -71,13 +79,21 @@ class VectorChannel:
         return asyncio.create_task(self._embed(text, pending), name="cortex-embed-query")
 
     async def _embed(self, text: str, pending: Sequence[PendingEmbedding]) -> EmbeddingResult:
-        return await self.embeddings.embed([text, *(p.content for p in pending)])
+        """The query, its topic (when it names someone) and `pending`, in one call."""
+        return await self.embeddings.embed(
+            [text, *self._topic(text), *(p.content for p in pending)]
+        )
+
+    def _topic(self, text: str) -> list[str]:
+        topic = self.topic_of(text) if self.topic_of is not None else None
+        return [topic] if topic else []
 
     async def _embed_query(self, state: SearchState) -> np.ndarray | None:
         if not self.embeddings.providers:
             state.degraded.append(NO_EMBEDDINGS)
             return None
         pending = state.pending
+        topic = self._topic(state.text)
         try:
             early, state.embedding = state.embedding, None
             result = await (early if early is not None else self._embed(state.text, pending))
@@ -89,7 +105,9 @@ class VectorChannel:
             passed = "; ".join(result.passed_over)
             state.degraded.append(f"embeddings from {result.provider} ({passed})")
         state.model_key = state.fresh_model = result.model_key
-        state.fresh = _fresh(pending, result.vectors, result.ok)
+        if topic and result.ok[1]:
+            state.topic_text, state.topic_vector = topic[0], result.vectors[1]
+        state.fresh = _fresh(pending, result.vectors[len(topic) :], result.ok[len(topic) :])
         if state.fresh:
             state.providers["embedding"]["pending_embedded"] = len(state.fresh)
         return result.vectors[0]
