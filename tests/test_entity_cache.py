@@ -19,6 +19,7 @@ from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
     AliasRequest,
     ForgetRequest,
+    RecallRequest,
     RememberRequest,
     SearchRequest,
 )
@@ -187,3 +188,22 @@ async def test_a_search_that_fails_before_the_entity_stage_leaves_no_lookup_runn
     if started:
         await asyncio.wait(started, timeout=30)
     assert started and all(t.cancelled() for t in started)
+
+
+async def test_a_question_asked_after_a_recalls_access_counts_were_written_reads_no_names_or_links(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recalls write their access counts once a second, before almost every question a person
+    asks: that write keeps the names and links read (the memories read are read again, their
+    counts weigh in their rank)."""
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    recalled = await service.memories.recall(RecallRequest(query=QUESTION))
+    await service.memories.access.flush()
+    reads = Reads(service, monkeypatch)
+    again = await service.memories.recall(RecallRequest(query=QUESTION))
+    assert reads.count == 0
+    assert [m.id for m in again.memories] == [m.id for m in recalled.memories]
+    assert {m.id: m.access_count for m in again.memories if m.content in SAID_BY_MAYA} == {
+        m.id: m.access_count + 1 for m in recalled.memories if m.content in SAID_BY_MAYA
+    }

@@ -65,6 +65,12 @@ class Database(BaseHandle):
         return self._queue.committed
 
     @property
+    def changes(self) -> int:
+        """`commits` but the bookkeeping ones (recalls' access counts): what a cache of names,
+        links or text follows."""
+        return self._queue.changed
+
+    @property
     def read_only(self) -> bool:
         return not self.access.writable
 
@@ -156,14 +162,17 @@ class Database(BaseHandle):
     async def schema_version(self) -> int:
         return await self._user_version(self.conn)
 
-    async def transact(self, fn: WriteFn[T]) -> T:
+    async def transact(self, fn: WriteFn[T], *, bookkeeping: bool = False) -> T:
         """Run `fn(connection)` as one transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on
         any error) in one trip to the writer's thread. `fn` is synchronous: it runs on that
         thread and must do nothing but SQL on the connection it is given.
 
         A storage failure (disk full, read-only, corrupt, locked too long) becomes a
-        StorageError whose message says what happened and that nothing was changed."""
-        return await self._guarded(lambda: self._queue.submit(in_callers_context(fn)))
+        StorageError whose message says what happened and that nothing was changed.
+        `bookkeeping`: it writes only access counts (`changes` does not count it)."""
+        return await self._guarded(
+            lambda: self._queue.submit(in_callers_context(fn), bookkeeping=bookkeeping)
+        )
 
     async def _guarded(self, work: Callable[[], Awaitable[T]]) -> T:
         if self.read_only:

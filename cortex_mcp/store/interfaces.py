@@ -111,6 +111,11 @@ class DatabaseHandle(Protocol):
         """This process's committed write transactions, for cheap change polling."""
         ...
 
+    @property
+    def changes(self) -> int:
+        """`commits` but the bookkeeping ones (recalls' access counts)."""
+        ...
+
     async def open(self) -> None: ...
 
     async def close(self) -> None: ...
@@ -127,9 +132,10 @@ class DatabaseHandle(Protocol):
 
     async def get_meta(self, key: str) -> str | None: ...
 
-    async def transact(self, fn: WriteFn[T]) -> T:
+    async def transact(self, fn: WriteFn[T], *, bookkeeping: bool = False) -> T:
         """Run `fn(connection)` as one transaction. `fn` must do nothing but SQL on the
-        connection it is given: PostgreSQL may run it again after a serialization failure."""
+        connection it is given: PostgreSQL may run it again after a serialization failure.
+        `bookkeeping`: it writes only access counts (not counted in `changes`)."""
         ...
 
     async def schema_version(self) -> int: ...

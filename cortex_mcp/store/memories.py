@@ -483,7 +483,7 @@ class MemoryStore(TextReads):
                 log_rows,
             )
 
-        await self.db.transact(txn)
+        await self.db.transact(txn, bookkeeping=True)  # caches of names and links stay
 
     async def record_access(self, hits: list[tuple[str, int]], query: str, now: str) -> None:
         """One recall's access counts, written now in a transaction of their own."""

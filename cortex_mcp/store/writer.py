@@ -78,6 +78,7 @@ async def on_thread(conn: aiosqlite.Connection, fn: Callable[[RawConnection], T]
 class _Job:
     fn: WriteFn[Any]
     future: asyncio.Future[Any] = field(repr=False)
+    bookkeeping: bool = False
 
 
 def _run_batch(jobs: list[_Job], conn: RawConnection) -> list[tuple[bool, Any]]:
@@ -111,10 +112,11 @@ class WriteQueue:
         self._jobs: deque[_Job] = deque()
         self._drainer: asyncio.Task[None] | None = None
         self.committed = 0
+        self.changed = 0  # committed but for bookkeeping (`submit(bookkeeping=True)`)
 
-    async def submit(self, fn: WriteFn[T]) -> T:
+    async def submit(self, fn: WriteFn[T], *, bookkeeping: bool = False) -> T:
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._jobs.append(_Job(fn, future))
+        self._jobs.append(_Job(fn, future, bookkeeping))
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.create_task(self._drain(), name="cortex-writer")
         return await future
@@ -134,6 +136,11 @@ class WriteQueue:
                     raise
             _settle(batch, outcomes)
             self.committed += sum(1 for ok, _ in outcomes if ok)
+            self.changed += sum(
+                1
+                for job, (ok, _) in zip(batch, outcomes, strict=True)
+                if ok and not job.bookkeeping
+            )
 
     async def wait_idle(self) -> None:
         """Until every job submitted so far has run (close waits for this)."""

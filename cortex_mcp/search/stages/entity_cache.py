@@ -7,8 +7,10 @@ hundreds of rows for a person who speaks in every session (on LoCoMo's conversat
 half of a search's time). Questions keep naming the same few people, so all three are kept
 here, per agent, and read again only after the store's change counter moved: this process's
 commits (counted in memory), or another process's (`data_version`, a trip to the store at most
-every `RECHECK_S`). Any commit empties the cache (a link, an alias, a forget, a merge, an import, the access counts recalls leave once
-a second): never a stale link, at the price of reading again after writes."""
+every `RECHECK_S`). Any commit empties the cache (a link, an alias, a forget, a merge, an
+import): never a stale link, at the price of reading again after writes. The access counts
+recalls leave (once a second, so before every question a person asks) empty only the memories
+read, whose counts weigh in their rank: the names and links stay."""
 
 from __future__ import annotations
 
@@ -196,7 +198,8 @@ class AgentView:
 class EntityCache:
     def __init__(self, entities: EntityStorage) -> None:
         self.entities = entities
-        self._version: tuple[int, int] | None = None
+        self._version: tuple[int, int] | None = None  # (changes, data_version) last seen
+        self._commits = -1  # this process's commits last seen (access counts included)
         self._checked = float("-inf")  # when `data_version` was last read (monotonic seconds)
         self._agents: OrderedDict[str, AgentView] = OrderedDict()
 
@@ -209,10 +212,14 @@ class EntityCache:
         if time.monotonic() - self._checked >= RECHECK_S:
             other = await db.data_version()
             self._checked = time.monotonic()
-        version = (db.commits, other)
+        version = (db.changes, other)
         if version != self._version:
             self._version = version
             self._agents.clear()
+        elif db.commits != self._commits:  # only access counts were written since
+            for kept in self._agents.values():
+                kept.memories.clear()
+        self._commits = db.commits
         view = self._agents.get(agent_id)
         if view is None:
             view = self._agents[agent_id] = AgentView(agent_id, self.entities)

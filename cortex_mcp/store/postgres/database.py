@@ -66,6 +66,7 @@ class PgDatabase(BaseHandle):
         self.path = redact_url(url)  # what status, health and logs show
         self.pool_max = pool_max
         self.commits = 0
+        self.changes = 0  # commits but the bookkeeping ones (access counts)
         self._pool: Any = None
         self._slots = asyncio.Semaphore(pool_max)
         self._threads = ThreadPoolExecutor(pool_max + 1, thread_name_prefix="cortex-pg")
@@ -153,13 +154,14 @@ class PgDatabase(BaseHandle):
 
     # ---- writes -----------------------------------------------------------------------
 
-    async def transact(self, fn: WriteFn[T]) -> T:
+    async def transact(self, fn: WriteFn[T], *, bookkeeping: bool = False) -> T:
         """Run the synchronous `fn(connection)` as one SERIALIZABLE transaction on a worker
         thread, retried on a serialization failure or a deadlock (so `fn` may run more than
         once: it must do nothing but SQL on the connection it is given)."""
         in_context = in_callers_context(fn)
         result = await self._guard(lambda: self.run(partial(_transact_sync, in_context)))
         self.commits += 1
+        self.changes += 0 if bookkeeping else 1
         return result
 
     async def _guard(self, work: Callable[[], Awaitable[T]]) -> T:
