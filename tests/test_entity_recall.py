@@ -231,22 +231,28 @@ async def test_with_vectors_a_link_adds_a_share_of_the_memorys_own_relevance(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     # with a query vector every memory has a relevance of its own: Maya's turns get half of
-    # theirs added (a relevant one rises more than one that only she said), Tom's mentions of
-    # her a fifth of theirs
+    # theirs added for a question after one fact (a relevant one rises more than one that only
+    # she said), 0.8 for a question after several things, whose answers are her own words
+    # spread over months; Tom's mentions of her a fifth of theirs
     with embedding_stub(StubState(meaning=True)) as (url, _):
         settings = stub_settings(tmp_path / "brain.db", url, timeout_s=30.0)
         settings = settings.model_copy(update={"link_entities": False})
         async with open_cortex(settings, clock=clock, background=False) as service:
             await _remember(service, MAYA)
             await service.embed_pending()
-            report = await service.memories.search_debug(
+            several = await service.memories.search_debug(
                 SearchDebugRequest(query="What are Maya's hobbies?")
             )
-    hits = {hit["content"]: hit for hit in report["hits"]}
-    assert set(hits) >= HOBBIES
-    for content, hit in hits.items():
-        share = 0.5 if content.startswith("Maya:") else 0.2
-        assert hit["entity_boost"] == pytest.approx(share * hit["fused"], abs=1e-5), content
+            one = await service.memories.search_debug(
+                SearchDebugRequest(query="Where is Maya's gym?")
+            )
+    for report, own in ((several, 0.8), (one, 0.5)):
+        hits = {hit["content"]: hit for hit in report["hits"]}
+        if own == 0.8:
+            assert set(hits) >= HOBBIES
+        for content, hit in hits.items():
+            share = own if content.startswith("Maya:") else 0.2
+            assert hit["entity_boost"] == pytest.approx(share * hit["fused"], abs=1e-5), content
 
 
 async def test_a_question_asking_for_places_lifts_her_memories_that_name_a_place_more(
