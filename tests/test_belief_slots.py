@@ -171,3 +171,14 @@ def test_an_age_of_anyone_a_possessive_names_is_read_when_said_with_is_too() -> 
     # "my nephew is eleven" must join the chain "my nephew turned twelve" closes
     assert SlotFact("My nephew", "age", "eleven") in find_slot_facts("My nephew is eleven")
     assert SlotFact("Our cat", "age", "4") in find_slot_facts("Our cat is 4 years old.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你说得对，在一份无聊的工作中工作着真的很难长久",
+        "先生が言ったように、会社で働いていると大変です",
+    ],
+)
+def test_a_sentences_subject_goes_on_into_its_next_clause_only_after_a_job_left(text: str) -> None:
+    assert find_slot_facts(text) == []

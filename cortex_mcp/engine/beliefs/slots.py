@@ -241,8 +241,8 @@ _CHINESE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # a job that ended: 从X辞职/离职, 被X裁员/解雇
         ("workplace", _ZH_HOLDER + _ZH_ADVERB + r"(?P<ended>从)" + _ZH_VALUE + r"(?:辞职|离职|退休|下岗)"),
         ("workplace", _ZH_HOLDER + _ZH_ADVERB + r"(?P<let_go>被)" + _ZH_VALUE + r"(?:裁员|裁掉|解雇|开除|辞退)"),
-        # the subject of a sentence goes on into its next clause (我从银行辞职了，现在在X上班)
-        ("workplace", _ZH_HOLDER + r"[^。！？!?\n]{1,30}?[，,；;]" + _ZH_ADVERB + r"(?:在|去了?)" + _ZH_VALUE + r"(?:工作|上班|任职)"),
+        # a job left, and the subject goes on into the next clause (我从银行辞职了，现在在X上班)
+        ("workplace", _ZH_HOLDER + r"[^。！？!?\n，,]{0,20}?(?:辞职|离职|退休|被裁|裁员|解雇|跳槽|失业|丢了工作)[^。！？!?\n，,]{0,6}[，,；;]" + _ZH_ADVERB + r"(?:在|去了?)" + _ZH_VALUE + r"(?:工作|上班|任职)"),
         ("role", _ZH_HOLDER + _ZH_ADVERB + r"(?:升职为|升为|当上了?|成为了?|晋升为)" + _ZH_VALUE + _ZH_END),
         ("relationship", _ZH_HOLDER + _ZH_ADVERB + r"(?P<value>结婚|订婚|离婚|分手|单身)"),
         ("age", _ZH_HOLDER + r"(?:今年|已经|现在|刚满|满|上个?月|上周|上星期|上礼拜|昨天|前天|去年|这个月|本月|这周|刚刚|刚|都|也)*(?P<value>\d{1,3}|[一二三四五六七八九十两]{1,3})(?:岁|周岁)"),
@@ -270,8 +270,8 @@ _JAPANESE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("workplace", _JA_HOLDER + _JA_ADVERB + _JA_NP + r"に(?:転職|入社|就職|採用され)"),
         # a job that ended: Xを辞め/退職/退社, Xをクビに, Xを解雇され
         ("workplace", _JA_HOLDER + _JA_ADVERB + _JA_NP + r"を(?P<ended>辞め|退職|退社|クビに|解雇され|リストラされ)"),
-        # the subject goes on into the next clause (私は銀行を辞めて、商社で働き始めました)
-        ("workplace", _JA_HOLDER + r"[^。！？!?\n]{1,30}?[、,]" + _JA_ADVERB + _JA_NP + r"(?:で働いて|で働き始め|に勤めて|に勤め始め|に(?:転職|入社|就職|採用され))"),
+        # a job left, and the subject goes on into the next clause (私は銀行を辞めて、商社で働き始めました)
+        ("workplace", _JA_HOLDER + r"[^。！？!?\n、,]{0,20}?(?:辞め|退職|退社|クビ|解雇|リストラ)[^。！？!?\n、,]{0,6}[、,]" + _JA_ADVERB + _JA_NP + r"(?:で働いて|で働き始め|に勤めて|に勤め始め|に(?:転職|入社|就職|採用され))"),
         ("role", _JA_HOLDER + _JA_ADVERB + _JA_VALUE + r"に(?:昇進|昇格|就任)"),
         ("relationship", _JA_HOLDER + _JA_ADVERB + r"(?P<value>結婚|婚約|離婚)(?:し|する)"),
         ("age", _JA_HOLDER + _JA_ADVERB + r"(?P<value>\d{1,3}|[一二三四五六七八九十]{1,3})歳(?:に|です|だ|で|。|$)"),
