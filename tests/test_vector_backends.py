@@ -291,12 +291,16 @@ async def test_while_most_text_hits_wait_for_vectors_recall_ranks_by_text_and_sa
     ]
 
 
+@pytest.mark.parametrize("backend", ["auto", "vec0 not loadable"])
 async def test_a_vector_another_process_saves_is_searched_by_the_next_recall(
-    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock
+    tmp_path: Path, stub: tuple[str, StubState], clock: FakeClock, backend: str
 ) -> None:
-    """The index takes in what changed while the query is embedded, before it searches."""
-    settings = _settings(tmp_path, stub[0], {})
+    """The index takes in what changed while the query is embedded, before it searches (also
+    when sqlite-vec was asked for but cannot load, and the in-process index serves)."""
+    settings = _settings(tmp_path, stub[0], {"vector_backend": backend.split()[0]})
     async with open_cortex(settings, clock=clock, background=False) as reader:
+        if backend != "auto":
+            reader.engines.searcher.index.vectors.db.vec_loaded = False
         await _filler(reader, 5)
         await reader.embed_pending()
         await reader.memories.recall(RecallRequest(query="gardening"))  # the index is loaded

@@ -58,8 +58,9 @@ class PgVectorIndex(VectorIndex):
     async def backend_for(self, agent_id: str, model_key: str, dim: int) -> str:
         return BACKEND
 
-    async def refresh(self) -> None:
+    async def refresh(self) -> bool:
         """Nothing kept in process to bring up to date: the vectors are searched where they are."""
+        return False
 
     async def search(
         self,

@@ -79,12 +79,15 @@ class VectorIndex:
         """Our own writes do not change the data_version counter; say so explicitly."""
         self._dirty = True
 
-    async def refresh(self) -> None:
-        """Apply what changed since the last search, as a search does first: a caller that
-        runs this while the query is embedded passes `refreshed=True` to the search that
-        follows, which then has nothing left to read (unless this process wrote meanwhile)."""
-        if self._model is not None and self.backend_setting != "vec0":
-            await self._sync(*self._model)
+    async def refresh(self) -> bool:
+        """Apply what changed since the last search, as a search does first; whether it did
+        (not before the first search, nor with sqlite-vec). A caller that runs this while the
+        query is embedded passes what it returned as `refreshed` to the search that follows,
+        which then has nothing left to read (unless this process wrote meanwhile)."""
+        if self._model is None or self.backend_setting == "vec0":
+            return False
+        await self._sync(*self._model)
+        return True
 
     async def search(
         self,

@@ -56,9 +56,9 @@ class VectorChannel:
         if vector is None:
             return []
         try:
-            await refreshing
+            refreshed = await refreshing
             hits, backend = await self.index.search(
-                vector, state.model_key, state.pool, state.filters, refreshed=True
+                vector, state.model_key, state.pool, state.filters, refreshed=refreshed
             )
         except IndexNotReady as building:  # it goes on in the background
             state.degraded.append(building.note)
