@@ -33,7 +33,7 @@ from cortex_mcp.models import new_id, to_iso
 from cortex_mcp.store.imports import ImportCounts
 from cortex_mcp.store.interfaces import ExportStorage
 
-BATCH = 2000  # items per write transaction
+BATCH = 5000  # items per write transaction
 YIELD_EVERY = 64  # items prepared between two chances for the batch in flight to proceed
 LOOKUP_CHUNK = 500  # ids per ownership query
 MAX_PROBLEMS_SHOWN = 1
