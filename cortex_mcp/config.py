@@ -1,30 +1,32 @@
-"""Settings: one pydantic model read from ``CORTEX_*`` variables and an optional TOML/JSON file.
+"""Settings: one pydantic-settings class, env prefix ``CORTEX_``, optional TOML/JSON file.
 
 Built once in the entry point and passed down; never read at import time. The nested groups
 are in config_groups.py (re-exported here); the help text and the warnings about settings
-nothing reads are in config_help.py. The variables and the file are read as pydantic-settings
-read them (`_environment`, `_file_values`), without importing it: that cost every command
-a quarter of `cortex-mcp list`'s import time.
+nothing reads are in config_help.py.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_origin
+from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    JsonConfigSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
 )
 
 from cortex_mcp.config_groups import (
@@ -52,23 +54,16 @@ def default_home() -> Path:
     return Path.home() / ".cortex"
 
 
-ENV_PREFIX = "CORTEX_"
-NESTED_DELIMITER = "__"  # CORTEX_SEARCH__FUSION is search.fusion
-
-
-class Settings(BaseModel):
-    """Values given to the constructor win over the CORTEX_* variables, which win over the
-    CORTEX_CONFIG file (nested groups merged key by key); unknown names are ignored (and
-    warned about by config_help)."""
-
-    model_config = ConfigDict(extra="ignore", validate_default=True)
-
-    def __init__(self, **values: Any) -> None:
-        config_file = os.environ.get("CORTEX_CONFIG")
-        merged = _file_values(Path(config_file).expanduser()) if config_file else {}
-        for layer in (_environment(os.environ), values):
-            merged = _deep_merge(merged, layer)
-        super().__init__(**merged)
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CORTEX_",
+        env_nested_delimiter="__",
+        # an empty variable is an unset one: GUI hosts (a Claude Desktop bundle's settings form)
+        # pass a field left blank as ""
+        env_ignore_empty=True,
+        extra="ignore",
+        validate_default=True,
+    )
 
     db_path: Path = Field(
         default_factory=lambda: default_home() / "brain.db", description="the memory file"
@@ -216,7 +211,7 @@ class Settings(BaseModel):
         description="the dashboard's client id at the identity provider (a public client with"
         " PKCE, redirect URI <public URL>/ui/oauth/callback): the dashboard signs in with it",
     )
-    oauth_algorithms: list[str] = Field(
+    oauth_algorithms: Annotated[list[str], NoDecode] = Field(
         ["RS256", "PS256", "ES256", "EdDSA"],
         description="signature algorithms accepted on access tokens (comma list; never none"
         " or HS*)",
@@ -255,13 +250,13 @@ class Settings(BaseModel):
     host: str = Field("127.0.0.1", description="where `serve --transport sse|http|all` listens")
     port: int = Field(21100, ge=1, le=65535, description="the port it listens on")
     # extra Host header values the HTTP server accepts (DNS-rebinding protection), comma list
-    allowed_hosts: list[str] = Field(
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
         [], description="extra Host names the HTTP server accepts (comma list)"
     )
-    cors_origins: list[str] = Field(
+    cors_origins: Annotated[list[str], NoDecode] = Field(
         [], description="browser origins allowed to call the HTTP server (comma list)"
     )
-    trusted_proxies: list[str] = Field(
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(
         [],
         description="reverse proxies (addresses or networks, comma list) whose"
         " X-Forwarded-Proto: https and X-Forwarded-For are believed (the client's address for"
@@ -418,6 +413,21 @@ class Settings(BaseModel):
     def _known_embedding_providers(cls, value: str) -> str:
         return _check_provider_list(value, EMBEDDING_PROVIDERS)
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        config_file = os.environ.get("CORTEX_CONFIG")
+        if config_file:
+            sources.append(_file_source(settings_cls, Path(config_file).expanduser()))
+        return tuple(sources)
+
 
 def _expand_home(path: Path) -> Path:
     """`~`, and a leading `${HOME}` or `$HOME`: an MCPB bundle's default folder reaches the server
@@ -437,94 +447,14 @@ def _check_provider_list(value: str, allowed: set[str]) -> str:
     return ",".join(names)
 
 
-def _file_values(path: Path) -> dict[str, Any]:
-    """The CORTEX_CONFIG file's table (a malformed one: ValueError, as tomllib and json say)."""
+def _file_source(settings_cls: type[BaseSettings], path: Path) -> PydanticBaseSettingsSource:
     if not path.is_file():
         raise ConfigError(f"CORTEX_CONFIG: no such file {path}", field="CORTEX_CONFIG")
-    suffix = path.suffix.lower()
-    if suffix not in (".toml", ".json"):
-        raise ConfigError(
-            f"CORTEX_CONFIG: {path} must end in .toml or .json", field="CORTEX_CONFIG"
-        )
-    if suffix == ".toml":
-        import tomllib
-
-        with path.open("rb") as handle:
-            values: Any = tomllib.load(handle)
-    else:
-        with path.open(encoding="utf-8") as handle:
-            values = json.load(handle)
-    if not isinstance(values, dict):
-        raise ValueError(f"{path} must hold a table of settings")
-    return values
-
-
-def _environment(environ: Mapping[str, str]) -> dict[str, Any]:
-    """The model's input from CORTEX_* variables, in any case. An empty variable is an unset
-    one (GUI hosts, a Claude Desktop bundle's settings form, pass a field left blank as "").
-    CORTEX_SEARCH__FUSION sets search.fusion; a group (or a dict inside one) may also be given
-    whole as JSON, its nested variables winning; a list setting is a comma list."""
-    values: dict[str, Any] = {}
-    for name, raw in sorted(environ.items()):
-        if not raw or not name.upper().startswith(ENV_PREFIX):
-            continue
-        path = name[len(ENV_PREFIX) :].lower().split(NESTED_DELIMITER)
-        info = Settings.model_fields.get(path[0])
-        if info is None:
-            continue
-        if len(path) == 1:
-            if not _is_group(info.annotation):
-                values[path[0]] = raw
-            else:  # under what its nested variables set
-                values[path[0]] = _deep_merge(_json(name, raw), values.get(path[0], {}))
-            continue
-        if not _is_group(info.annotation):
-            continue
-        inner = values.setdefault(path[0], {})
-        if not isinstance(inner, dict):
-            continue  # a group given whole as something else: the model refuses it
-        annotation = info.annotation
-        for key in path[1:-1]:
-            annotation = _inner_annotation(annotation, key)
-            inner = inner.setdefault(key, {})
-            if not isinstance(inner, dict):
-                break
-        else:
-            target = _inner_annotation(annotation, path[-1])
-            inner[path[-1]] = _json(name, raw) if _is_json(target) else raw
-    return values
-
-
-def _is_group(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
-
-
-def _is_json(annotation: Any) -> bool:
-    """A value that is read as JSON from a variable: a group, a dict or a list."""
-    return _is_group(annotation) or get_origin(annotation) in (dict, list)
-
-
-def _inner_annotation(annotation: Any, key: str) -> Any:
-    if _is_group(annotation) and key in annotation.model_fields:
-        return annotation.model_fields[key].annotation
-    return None
-
-
-def _json(name: str, raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError:
-        raise ConfigError(f"{name}: must be JSON here, got {raw[:60]!r}", field=name) from None
-
-
-def _deep_merge(base: Any, over: Any) -> Any:
-    """`over` on top of `base`; two dicts key by key."""
-    if not isinstance(base, dict) or not isinstance(over, dict):
-        return over
-    merged = dict(base)
-    for key, value in over.items():
-        merged[key] = _deep_merge(merged.get(key), value) if key in merged else value
-    return merged
+    if path.suffix.lower() == ".toml":
+        return TomlConfigSettingsSource(settings_cls, toml_file=path)
+    if path.suffix.lower() == ".json":
+        return JsonConfigSettingsSource(settings_cls, json_file=path)
+    raise ConfigError(f"CORTEX_CONFIG: {path} must end in .toml or .json", field="CORTEX_CONFIG")
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -60,8 +60,6 @@ def test_a_config_file_is_read_and_env_wins(
         ({"CORTEX_EMBEDDING_PROVIDER": "magic"}, "CORTEX_EMBEDDING_PROVIDER"),
         ({"CORTEX_SEARCH__MMR_LAMBDA": "3"}, "CORTEX_SEARCH__MMR_LAMBDA"),
         ({"CORTEX_CONFIG": "/nonexistent/cortex.toml"}, "CORTEX_CONFIG"),
-        ({"CORTEX_SEARCH": "{not json"}, "CORTEX_SEARCH"),
-        ({"CORTEX_SEARCH__LAYER_WEIGHTS": "core=1"}, "CORTEX_SEARCH__LAYER_WEIGHTS"),
     ],
 )
 def test_invalid_settings_fail_at_start_naming_the_setting(
@@ -149,25 +147,3 @@ def test_a_setting_left_empty_by_a_settings_form_is_unset(
     assert settings.db_path == tmp_path / ".cortex" / "brain.db"
     assert settings.embedding_base_url is None and settings.embedding_api_key is None
     assert settings.llm_api_key is None and settings.agent_id == "default"
-
-
-def test_a_group_given_whole_as_json_merges_with_its_nested_variables_and_the_file(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """Read as pydantic-settings read them: a variable's name in any case, a group (or a dict
-    in one) as JSON, its nested variables winning key by key, the file under both."""
-    path = tmp_path / "cortex.toml"
-    path.write_text(
-        "port = 9000\n[search]\nmmr = true\nrrf_k = 9\n[layers]\nworking_ttl_hours = 3\n"
-    )
-    monkeypatch.setenv("CORTEX_CONFIG", str(path))
-    monkeypatch.setenv("CORTEX_SEARCH", '{"rrf_k": 5, "fusion": "rrf"}')
-    monkeypatch.setenv("CORTEX_SEARCH__RRF_K", "7")
-    monkeypatch.setenv("CORTEX_SEARCH__LAYER_WEIGHTS", '{"core": 1.5}')
-    monkeypatch.setenv("cortex_agent_id", "ann")
-    monkeypatch.setenv("CORTEX_ALLOWED_HOSTS", "a.example, b.example")
-    settings = load_settings(port=9200)
-    assert (settings.search.mmr, settings.search.fusion, settings.search.rrf_k) == (True, "rrf", 7)
-    assert settings.search.layer_weights == {"core": 1.5}
-    assert settings.layers.working_ttl_hours == 3 and settings.port == 9200
-    assert settings.agent_id == "ann" and settings.allowed_hosts == ["a.example", "b.example"]
