@@ -148,3 +148,70 @@ async def test_a_markdown_export_keeps_entities_and_aliases_and_the_import_links
         await copy.drain()
         after = await _state(copy, "md")
     assert after == before
+
+
+def _many_texts(count: int) -> list[str]:
+    """Memories that name the same few people and places again and again: a speaker who also
+    names herself (the stronger role kept), names made entities in one memory and linked in
+    later ones, family words that become aliases and, once several share one, are left
+    unresolved."""
+    names = ["Anna", "Kate", "Tom", "Maya", "Derek", "Lena", "Omar", "Priya"]
+    places = ["Lyon", "Porto", "Kyoto"]
+    texts = []
+    for i in range(count):
+        a, b, place = names[i % 8], names[(i * 3 + 1) % 8], places[i % 3]
+        texts.append(
+            [
+                f"{a}: I met {b} at the market in {place} (note {i})",
+                f"I went sailing with {a} and {b} near {place} (note {i})",
+                f"My cousin {b} works in {place} now (note {i})",
+                f"{a}: {a} and {b} cooked dinner together (note {i})",
+            ][i % 4]
+        )
+    return texts
+
+
+async def _links_state(svc: CortexService, agent: str) -> dict[str, Any]:
+    """`_state` with each entity's mention count, and its first/last seen checked against the
+    moments of the memories linked to it; the references left unresolved, by content."""
+    state = await _state(svc, agent)
+    store = svc.stores.entities
+    entities, _ = await store.list_entities(agent, "", 500, 0)
+    for entity in entities:
+        linked = await store.linked_moments(agent, [entity.id], 5000)
+        moments = [at for _, _, _, at in linked]
+        assert (entity.first_seen, entity.last_seen) == (min(moments), max(moments)), entity.name
+        state[entity.name]["mention_count"] = entity.mention_count
+    unresolved = await store.unresolved(agent, 5000)
+    memories = await svc.stores.memories.get_many([u["memory_id"] for u in unresolved])
+    state["(unresolved)"] = sorted(
+        (memories[u["memory_id"]].content, u["phrase"], u["role"]) for u in unresolved
+    )
+    return state
+
+
+async def test_a_large_import_links_as_remembering_each_memory_one_by_one_would(
+    backend_settings: Settings, clock: FakeClock, tmp_path: Path
+) -> None:
+    texts = _many_texts(400)
+    seeded = 6  # entities both agents have before: the import finds them, not makes them
+    one = _fresh(backend_settings, tmp_path, "one.db").model_copy(update={"agent_id": "one"})
+    async with open_cortex(one, clock=clock) as svc:
+        for text in texts:
+            await svc.memories.remember(build(RememberRequest, content=text, category="fact"))
+            await svc.drain()
+        by_one = await _links_state(svc, "one")
+    batch = _fresh(backend_settings, tmp_path, "batch.db").model_copy(update={"agent_id": "batch"})
+    async with open_cortex(batch, clock=clock) as svc:
+        for text in texts[:seeded]:
+            await svc.memories.remember(build(RememberRequest, content=text, category="fact"))
+            await svc.drain()
+        document = "# Memory\n\n" + "".join(f"- {text}\n" for text in texts[seeded:])
+        report = await svc.exchange.import_memories(
+            build(ImportRequest, format="markdown", content=document, agent_id="batch")
+        )
+        await svc.drain()
+        assert report["agents"] == {"batch": len(texts) - seeded}
+        imported = await _links_state(svc, "batch")
+    assert sum(len(e["links"]) for n, e in by_one.items() if n != "(unresolved)") > len(texts)
+    assert imported == by_one

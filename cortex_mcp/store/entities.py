@@ -25,6 +25,7 @@ from cortex_mcp.models import (
     LinkPlan,
     LinkReport,
     LinkRole,
+    UnresolvedRef,
     new_id,
 )
 from cortex_mcp.store.interfaces import Connection, DatabaseHandle, Row
@@ -57,12 +58,14 @@ def _entity_id_in(
     cursor = conn.execute(
         "INSERT INTO entities (id, agent_id, name, name_key, kind, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, name_key) DO NOTHING",
-        (new_id(), agent_id, name.strip(), key, kind.value, now, now),
+        (entity_id := new_id(), agent_id, name.strip(), key, kind.value, now, now),
     )
+    if cursor.rowcount > 0:
+        return entity_id, True
     row = conn.execute(
         "SELECT id FROM entities WHERE agent_id = ? AND name_key = ?", (agent_id, key)
     ).fetchone()
-    return str(row[0]), cursor.rowcount > 0
+    return str(row[0]), False
 
 
 def _owned_entity(conn: Connection, agent_id: str, entity_id: str, field_: str = "id") -> Row:
@@ -204,23 +207,51 @@ def apply_plans_in(
 ) -> list[LinkReport]:
     """Link memories as their plans say, inside the caller's transaction: entities named for
     the first time are created, aliases a rule found are kept, unresolved references kept.
-    An entity named by many memories of the batch is looked up (or created) once, and its
-    count and first/last seen move once for all of them."""
+    The entities the plans name are looked up in one read and each created at most once; the
+    links and unresolved references are written together at the end (a few statements per
+    batch, not one per row: an import links thousands), and an entity's count and first/last
+    seen move once for all of its new links."""
     batch = _Batch(conn, agent_id, now)
+    batch.prefetch(plans)
     reports = [_apply_plan(batch, plan) for plan in plans]
+    batch.write_links()
+    batch.write_unresolved()
     batch.count_mentions()
     return reports
 
 
 class _Batch:
     """What the plans of one transaction share: the ids of the entities named so far (by name
-    key; nothing else creates or renames an entity meanwhile) and the memories newly linked to
-    each entity."""
+    key; nothing else creates or renames an entity meanwhile), the links and unresolved
+    references to write, and the memories newly linked to each entity."""
 
     def __init__(self, conn: Connection, agent_id: str, now: str) -> None:
         self.conn, self.agent_id, self.now = conn, agent_id, now
         self._ids: dict[str, str] = {}
         self._seen: dict[str, list[str]] = {}
+        self._links: dict[tuple[str, str], LinkRole] = {}  # (memory, entity) -> strongest role
+        self._unresolved: dict[tuple[str, str], tuple[Any, ...]] = {}  # (memory, key) -> row
+
+    def prefetch(self, plans: Sequence[LinkPlan]) -> None:
+        """The ids of the entities the plans name that exist already, in one read per chunk."""
+        refs = [
+            ref
+            for plan in plans
+            for ref in (
+                *(link.entity for link in plan.links),
+                *(alias.entity for alias in plan.aliases),
+                *(alias.speaker for alias in plan.aliases if alias.speaker is not None),
+            )
+        ]
+        keys = sorted({normalize_name(ref.name) for ref in refs} - {""})
+        for start in range(0, len(keys), _LOOKUP_CHUNK):
+            chunk = keys[start : start + _LOOKUP_CHUNK]
+            rows = self.conn.execute(
+                "SELECT name_key, id FROM entities WHERE agent_id = ?"
+                f" AND name_key IN ({_marks(chunk)})",
+                [self.agent_id, *chunk],
+            ).fetchall()
+            self._ids |= {str(row[0]): str(row[1]) for row in rows}
 
     def entity_id(self, name: str, kind: EntityKind) -> tuple[str, bool]:
         """As `_entity_id_in`: the entity named `name`, and whether this call created it."""
@@ -231,8 +262,44 @@ class _Batch:
         self._ids[key] = found
         return found, created
 
-    def seen(self, entity_id: str, memory_id: str) -> None:
-        self._seen.setdefault(entity_id, []).append(memory_id)
+    def link(self, memory_id: str, entity_id: str, role: LinkRole) -> None:
+        """A link to write (the stronger role kept when the batch names it twice)."""
+        before = self._links.get((memory_id, entity_id))
+        if before is None or ROLE_STRENGTH[role] > ROLE_STRENGTH[before]:
+            self._links[(memory_id, entity_id)] = role
+
+    def unresolved(self, memory_id: str, ref: UnresolvedRef) -> None:
+        row = (memory_id, self.agent_id, ref.key, ref.phrase, ref.role.value, self.now)
+        self._unresolved.setdefault((memory_id, ref.key), row)
+
+    def write_links(self) -> None:
+        """The batch's links, by multi-row inserts that yield to a link already there (made
+        before, or by another transaction meanwhile: the background linker and a verb on
+        PostgreSQL); such a link takes the stronger role, one by one (rare)."""
+        links = list(self._links.items())
+        for start in range(0, len(links), _LINK_ROWS):
+            chunk = links[start : start + _LINK_ROWS]
+            rows = self.conn.execute(
+                "INSERT INTO memory_entities (memory_id, entity_id, agent_id, role) VALUES "
+                + ", ".join("(?, ?, ?, ?)" for _ in chunk)
+                + " ON CONFLICT (memory_id, entity_id) DO NOTHING RETURNING memory_id, entity_id",
+                [v for (m, e), role in chunk for v in (m, e, self.agent_id, role.value)],
+            ).fetchall()
+            inserted = {(str(row[0]), str(row[1])) for row in rows}
+            for (memory_id, entity_id), role in chunk:
+                if (memory_id, entity_id) in inserted:
+                    self._seen.setdefault(entity_id, []).append(memory_id)
+                else:
+                    _link_in(self.conn, self.agent_id, memory_id, entity_id, role)
+
+    def write_unresolved(self) -> None:
+        if self._unresolved:
+            self.conn.executemany(
+                "INSERT INTO entity_unresolved (memory_id, agent_id, alias_key, phrase, role,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (memory_id, alias_key)"
+                " DO NOTHING",
+                list(self._unresolved.values()),
+            )
 
     def count_mentions(self) -> None:
         """`_seen_in` for every new link, one update per entity: its count grows by its new
@@ -262,6 +329,7 @@ class _Batch:
 
 
 _LOOKUP_CHUNK = 500  # ids per IN (...)
+_LINK_ROWS = 200  # links per multi-row insert (4 parameters each)
 
 
 def _apply_plan(batch: _Batch, plan: LinkPlan) -> LinkReport:
@@ -281,8 +349,7 @@ def _apply_plan(batch: _Batch, plan: LinkPlan) -> LinkReport:
 
     for link in plan.links:
         target = entity_id(link.entity)
-        if _link_in(conn, agent_id, plan.memory_id, target, link.role):
-            batch.seen(target, plan.memory_id)
+        batch.link(plan.memory_id, target, link.role)
         if link.entity.name.strip() not in report.entities:
             report.entities.append(link.entity.name.strip())
     for alias in plan.aliases:
@@ -290,12 +357,7 @@ def _apply_plan(batch: _Batch, plan: LinkPlan) -> LinkReport:
         speaker = entity_id(alias.speaker) if alias.speaker is not None else None
         _add_alias_in(conn, agent_id, target, alias.alias, alias.origin, speaker, now)
     for ref in plan.unresolved:
-        conn.execute(
-            "INSERT INTO entity_unresolved (memory_id, agent_id, alias_key, phrase, role,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (memory_id, alias_key)"
-            " DO NOTHING",
-            (plan.memory_id, agent_id, ref.key, ref.phrase, ref.role.value, now),
-        )
+        batch.unresolved(plan.memory_id, ref)
         report.unresolved[ref.phrase] = list(ref.candidates)
     return report
 

@@ -90,6 +90,7 @@ def known_words(text: str, found: Mentions) -> list[tuple[str, LinkRole]]:
 # "豆豆三岁了", "モモが寝ている"); like a capitalised word, it links only as a known entity's name.
 _HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々]{2,}")
 _KATA_RUN = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
+_RUN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々\u30a1-\u30fa\u30fc]")
 _KNOWN_GRAM = 4  # the longest Han run looked up (Chinese names are 2-3 characters, a few 4)
 # Characters no name contains (particles, pronouns, the commonest verbs): a gram with one is no
 # name, which keeps a long text's lookups few.
@@ -108,6 +109,8 @@ def known_cjk_words(text: str, found: Mentions) -> list[tuple[str, LinkRole]]:
     as the name of an entity the agent already has. Not inside a title (《…》, 「…」 holds a
     name too), not a name followed by what makes it a place (中山路, 田中町), nor counted
     (一张, 这张), nor a katakana run's part (モモ is not in モモンガ)."""
+    if _RUN_CHAR.search(text) is None:  # most texts of an English import: no run to look at
+        return []
     taken = bytearray(len(text))
     for m in found.mentions:
         taken[m.start : m.end] = b"\x01" * (m.end - m.start)
