@@ -2,54 +2,44 @@
 before the stdio server owns it, except the explicit commands (--version, --help, doctor).
 
 Adding a command: write a module in `cortex_mcp/commands/` that exposes
-``COMMANDS: tuple[Command, ...]`` and list it in `COMMAND_MODULES`. Adding an option every command
+``COMMANDS: tuple[Command, ...]`` and list it with its command names in `COMMAND_MODULES`. Only
+the modules of the command names on the command line are imported (all of them for `--help`, no
+command or a name we do not know), so `list` does not pay for the others' imports. Adding an option every command
 accepts (before or after the command name): one `GlobalOption` row in `GLOBAL_OPTIONS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from cortex_mcp import __version__
-from cortex_mcp.commands import (
-    Command,
-    client_config,
-    config,
-    doctor,
-    entities,
-    exchange,
-    ingest,
-    lifecycle,
-    memory,
-    migrate,
-    reflect,
-    serve,
-    tokens,
-)
+from cortex_mcp.commands import Command
 from cortex_mcp.config import load_settings
 from cortex_mcp.config_help import setting_warnings, settings_help
 from cortex_mcp.errors import ConfigError, StorageError
 from cortex_mcp.logs import configure_logging
 
-COMMAND_MODULES = (
-    serve,
-    doctor,
-    memory,
-    entities,
-    lifecycle,
-    reflect,
-    exchange,
-    ingest,
-    migrate,
-    tokens,
-    config,
-    client_config,
-)
+# module of cortex_mcp.commands -> the names of its commands (tests/test_cli.py checks them)
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "serve": ("serve",),
+    "doctor": ("doctor",),
+    "memory": ("list", "search", "show", "add", "forget", "restore", "stats"),
+    "entities": ("entities", "entity"),
+    "lifecycle": ("lifecycle",),
+    "reflect": ("reflect",),
+    "exchange": ("import", "export"),
+    "ingest": ("ingest", "profile"),
+    "migrate": ("migrate",),
+    "tokens": ("token",),
+    "config": ("config",),
+    "client_config": ("client-config",),
+}
 DEFAULT_COMMAND = "serve"
 
 
@@ -89,6 +79,13 @@ class _MainParser(argparse.ArgumentParser):
     """The top-level parser: its help lists every setting, built from the settings model
     when help is asked for (not on every start)."""
 
+    partial = False  # built with only the modules of the command line's command names
+
+    def error(self, message: str) -> NoReturn:
+        if self.partial:  # say it as the whole parser would (its list of commands)
+            raise _NeedsAllCommands
+        super().error(message)
+
     def format_help(self) -> str:
         self.epilog = f"{SETTINGS_HEADER}\n{settings_help()}\n\n{NO_COMMAND}\n"
         return super().format_help()
@@ -110,11 +107,31 @@ def _global_options() -> argparse.ArgumentParser:
     return parent
 
 
-def commands() -> list[Command]:
-    return [command for module in COMMAND_MODULES for command in module.COMMANDS]
+class _NeedsAllCommands(Exception):
+    """A partial parser met an error: parse again with every command to report it."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _modules_named_in(argv: Sequence[str]) -> list[str] | None:
+    """The command modules owning a word of `argv`; None (all of them) when no word is a
+    command name. A word that is an option's value and a command name costs one import more."""
+    words = set(argv)
+    named = [module for module, names in COMMAND_MODULES.items() if words.intersection(names)]
+    return named or None
+
+
+def commands(modules: Sequence[str] | None = None) -> list[Command]:
+    """The commands of `modules` (default: all), in `COMMAND_MODULES` order."""
+    wanted = COMMAND_MODULES if modules is None else modules
+    return [
+        command
+        for name in COMMAND_MODULES
+        if name in wanted
+        for command in importlib.import_module(f"cortex_mcp.commands.{name}").COMMANDS
+    ]
+
+
+def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the commands of `modules` only."""
     options = _global_options()
     parser = _MainParser(
         prog="cortex-mcp",
@@ -122,11 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[options],
     )
+    parser.partial = modules is not None
     parser.add_argument("--version", action="version", version=f"cortex-mcp {__version__}")
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", parser_class=argparse.ArgumentParser
     )
-    for command in commands():
+    for command in commands(modules):
         child = sub.add_parser(
             command.name,
             help=command.help,
@@ -144,11 +162,23 @@ def _setting_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {o.setting: getattr(args, o.setting) for o in GLOBAL_OPTIONS if hasattr(args, o.setting)}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    try:
+        return _parse_with(argv, _modules_named_in(argv))
+    except _NeedsAllCommands:
+        return _parse_with(argv, None)
+
+
+def _parse_with(argv: Sequence[str], modules: list[str] | None) -> argparse.Namespace:
+    args = build_parser(modules).parse_args(argv)
     if getattr(args, "command", None) is None:  # no command: the stdio server
-        args = parser.parse_args([*(argv if argv is not None else sys.argv[1:]), DEFAULT_COMMAND])
+        serving = None if modules is None else [DEFAULT_COMMAND]
+        args = build_parser(serving).parse_args([*argv, DEFAULT_COMMAND])
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(list(argv if argv is not None else sys.argv[1:]))
     try:
         settings = load_settings(**_setting_overrides(args))
     except ConfigError as exc:

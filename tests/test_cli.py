@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import pty
@@ -10,6 +11,7 @@ import select
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from cortex_mcp.cli import GLOBAL_OPTIONS, build_parser
+from cortex_mcp.cli import COMMAND_MODULES, GLOBAL_OPTIONS, build_parser
 from cortex_mcp.config import Settings
 from tests.helpers.stdio_helpers import HANG_S, LEGACY_PROTOCOL, server_command, server_env
 
@@ -120,6 +122,85 @@ def test_subcommand_help_shows_its_own_options_not_the_settings_block(
     assert len(done.stdout.splitlines()) < 40
     own = {"list": "--forgotten", "doctor": "check SQLite", "lifecycle": "--now", "serve": "--port"}
     assert own[command] in done.stdout
+
+
+def test_each_command_module_is_listed_with_exactly_the_commands_it_defines() -> None:
+    for module, names in COMMAND_MODULES.items():
+        defined = importlib.import_module(f"cortex_mcp.commands.{module}").COMMANDS
+        assert tuple(command.name for command in defined) == names, module
+
+
+def _modules_after(*args: str, db: Path) -> set[str]:
+    """The cortex_mcp modules imported by one run of `cortex-mcp ARGS` (its output must not
+    matter: it is checked by the other tests)."""
+    script = (
+        "import sys\n"
+        "from cortex_mcp.cli import main\n"
+        "sys.stdout = open(__import__('os').devnull, 'w')\n"
+        "main(sys.argv[1:])\n"
+        "sys.stderr.write(' '.join(m for m in sys.modules if m.startswith('cortex_mcp')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**server_env(db), "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    return set(done.stderr.split())
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "1"]])
+def test_list_and_show_import_neither_the_other_commands_nor_the_engines(
+    tmp_path: Path, command: list[str]
+) -> None:
+    db = tmp_path / "x.db"
+    assert _run("add", "Ann likes tea", db=db).returncode == 0
+    imported = _modules_after(*command, db=db)
+    assert "cortex_mcp.commands.memory" in imported
+    for elsewhere in ("entities", "lifecycle", "serve", "exchange", "reflect", "tokens"):
+        assert f"cortex_mcp.commands.{elsewhere}" not in imported
+    assert not {m for m in imported if m.startswith("cortex_mcp.engine.") and m != VALIDATE}
+    assert "cortex_mcp.runtime" not in imported and "numpy" not in imported
+
+
+VALIDATE = "cortex_mcp.engine.validate"  # the request models' checks, which list needs
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["lst"], ["--agent-id", "list", "lst"], ["--bogus"], ["list", "--bogus"], ["--agent-id"]],
+)
+def test_a_mistyped_command_line_is_refused_naming_every_command_as_before(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    done = _run(*argv, db=tmp_path / "x.db")
+    assert done.returncode == 2
+    whole = subprocess.run(  # the parser of every command, as the CLI built it before
+        [
+            sys.executable,
+            "-c",
+            "import sys; from cortex_mcp.cli import build_parser;"
+            " build_parser().parse_args(sys.argv[1:])",
+            *argv,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**server_env(tmp_path / "x.db"), "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.stderr.splitlines()[-1] == whole.stderr.splitlines()[-1]
+    if argv[-1] == "lst":
+        assert "'client-config'" in done.stderr and "'entity'" in done.stderr
+
+
+def test_an_abbreviated_option_of_the_command_still_works(tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    for content in ("Ann likes tea", "Bob likes coffee"):
+        assert _run("add", content, db=db).returncode == 0
+    done = _run("list", "--lim", "1", "--js", db=db)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)) == 1
 
 
 def _handshake() -> list[dict[str, Any]]:

@@ -1,10 +1,10 @@
 """Subcommands of `cortex-mcp`: one module per command or family of commands.
 
-A command module exposes ``COMMANDS: tuple[Command, ...]`` and is listed in
-``cortex_mcp.cli.COMMAND_MODULES``. Commands are thin like every transport: they parse their own
-arguments and call the services (through ``cortex_mcp.runtime.open_cortex``). Import heavy
-modules inside ``run``, not at the top: every command module is imported on every start,
-including the stdio server's.
+A command module exposes ``COMMANDS: tuple[Command, ...]`` and is listed, with the names of its
+commands, in ``cortex_mcp.cli.COMMAND_MODULES``. Commands are thin like every transport: they
+parse their own arguments and call the services (through ``cortex_mcp.runtime.open_cortex``).
+Import heavy modules inside ``run``, not at the top: a start imports the module of the command
+it runs (all of them for `--help`), and building its parser must stay cheap.
 """
 
 from __future__ import annotations
