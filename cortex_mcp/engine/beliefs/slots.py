@@ -57,10 +57,11 @@ _EN_PERFECT = r"(?:\s+(?:may|might|must|could)\s+have|\s+(?:have|has|had)|'ve|'d
 _EN_NOT_IN_NP = (
     r"(?:and|but|or|because|since|so|yesterday|today|tonight|last|next|this|that|which|who|"
     r"where|when|while|after|before|for|as|in|on|at|near|by|from|to|of|with|until|now|then|"
-    r"recently|again|anymore|and)\b"
+    r"recently|again|anymore)\b"
 )
+_EN_DETERMINER = r"(?:the|a|an|one|this|that|my|our|his|her|their)"
 _EN_NP = (
-    r"(?P<value>(?:the|a|an|one|this|that|my|our|his|her|their) (?:(?!" + _EN_NOT_IN_NP + r")"
+    r"(?P<value>" + _EN_DETERMINER + r" (?:(?!" + _EN_NOT_IN_NP + r")"
     r"[a-z][\w&'-]*)(?: (?!" + _EN_NOT_IN_NP + r")[a-z][\w&'-]*){0,4})"
 )
 # what "joined" takes as an employer when it is not a name: an organisation's head noun, so that
@@ -72,7 +73,7 @@ _EN_WORKPLACE_NOUN = (
     r"council|brewery|warehouse|hotel|garage|dealership|airline|bistro|salon|library|team)"
 )
 _EN_EMPLOYER_NP = (
-    r"(?P<value>(?:the|a|an|one|this|that|my|our|his|her|their)(?: (?!" + _EN_NOT_IN_NP + r")"
+    r"(?P<value>" + _EN_DETERMINER + r"(?: (?!" + _EN_NOT_IN_NP + r")"
     r"[a-z][\w&'-]*){0,3} " + _EN_WORKPLACE_NOUN + r")\b"
 )
 _EN_UNIT = (
