@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 from cortex_mcp.config import Settings
 from cortex_mcp.models import Clock, SystemClock
 from cortex_mcp.service.reading import MemoryReading
-from cortex_mcp.store.backend import Stores, build_stores, open_database
+from cortex_mcp.store.backend import (
+    ReadStores,
+    Stores,
+    build_read_stores,
+    build_stores,
+    open_database,
+)
 from cortex_mcp.store.memories import LayerTtl
 
 if TYPE_CHECKING:  # imported where built: `list` and `show` use none of them
@@ -37,8 +43,16 @@ async def open_stores(settings: Settings, *, allow_vec: bool = True) -> AsyncIte
         yield build_stores(db, layer_ttl(settings))
 
 
+@asynccontextmanager
+async def open_read_stores(settings: Settings) -> AsyncIterator[ReadStores]:
+    """`open_stores` for the commands that only read: the stores they use, no others
+    imported."""
+    async with open_database(settings, allow_vec=False) as db:
+        yield build_read_stores(db, layer_ttl(settings))
+
+
 def build_reading(
-    settings: Settings, stores: Stores, drain: Callable[[], Awaitable[None]] | None = None
+    settings: Settings, stores: ReadStores, drain: Callable[[], Awaitable[None]] | None = None
 ) -> MemoryReading:
     """The memory reads; `drain` is what they wait for first (the full service's writes in
     flight)."""
@@ -55,11 +69,11 @@ def build_reading(
 
 @asynccontextmanager
 async def open_reader(settings: Settings) -> AsyncIterator[MemoryReading]:
-    async with open_stores(settings, allow_vec=False) as stores:
+    async with open_read_stores(settings) as stores:
         yield build_reading(settings, stores)
 
 
-def build_tokens(settings: Settings, stores: Stores, clock: Clock) -> TokenService:
+def build_tokens(settings: Settings, stores: ReadStores, clock: Clock) -> TokenService:
     """Agent tokens, the admin token (CORTEX_API_TOKEN) and dashboard sessions."""
     from cortex_mcp.service.tokens import TokenService
 
@@ -92,7 +106,7 @@ def access_tokens(settings: Settings) -> AccessTokens | None:
 @asynccontextmanager
 async def open_tokens(settings: Settings) -> AsyncIterator[TokenService]:
     """The token commands' service: the database alone."""
-    async with open_stores(settings, allow_vec=False) as stores:
+    async with open_read_stores(settings) as stores:
         yield build_tokens(settings, stores, SystemClock())
 
 
@@ -103,5 +117,5 @@ async def open_config(settings: Settings) -> AsyncIterator[ConfigService]:
     from cortex_mcp.config_live import LiveSettings
     from cortex_mcp.service.config import ConfigService
 
-    async with open_stores(settings, allow_vec=False) as stores:
+    async with open_read_stores(settings) as stores:
         yield ConfigService(live=LiveSettings(settings), store=stores.settings)

@@ -167,6 +167,20 @@ def test_list_and_show_import_neither_the_other_commands_nor_the_engines(
 VALIDATE = "cortex_mcp.engine.validate"  # the request models' checks, which list needs
 
 
+# what the full service's stores import beyond the reading ones (store/backend.py ReadStores)
+UNREAD_STORES = ("beliefs", "counters", "lease", "lifecycle", "profiles", "reflect", "turns")
+UNREAD_STORES += ("validity", "vectors", "postgres")
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "1"]])
+def test_list_and_show_import_only_the_stores_they_read(tmp_path: Path, command: list[str]) -> None:
+    db = tmp_path / "x.db"
+    assert _run("add", "Ann likes tea", db=db).returncode == 0
+    imported = _modules_after(*command, db=db)
+    assert "cortex_mcp.store.memories" in imported
+    assert not {m for m in imported for s in UNREAD_STORES if m.startswith(f"cortex_mcp.store.{s}")}
+
+
 @pytest.mark.parametrize(
     "argv",
     [["lst"], ["--agent-id", "list", "lst"], ["--bogus"], ["list", "--bogus"], ["--agent-id"]],

@@ -12,11 +12,11 @@ from cortex_mcp.config import load_settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service.cortex import CortexService, Services
 from cortex_mcp.service.requests import RememberRequest
-from cortex_mcp.store.backend import SQLITE, Stores
+from cortex_mcp.store.backend import Stores, sqlite_classes
 
 PACKAGE = Path(__file__).resolve().parent.parent / "cortex_mcp"
 ROOT_MODULES = ("runtime.py", "reader.py")
-STORE_CLASS_NAMES = {cls.__name__ for cls in vars(SQLITE).values()} | {
+STORE_CLASS_NAMES = {cls.__name__ for cls in vars(sqlite_classes()).values()} | {
     "PgMemoryStore",
     "PgVectorStore",
     "PgLifecycleStore",

@@ -2,16 +2,18 @@
 
 The composition root asks once; the service builds its stores from the classes returned here,
 so nothing above the store knows which database it talks to. The PostgreSQL classes are
-imported only when asked for (the driver is an optional extra)."""
+imported only when asked for (the driver is an optional extra), and so are the SQLite stores
+the commands that only read (`list`, `show`, `token`, `config`) do not use: those build
+`ReadStores` alone."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.config import Settings
-from cortex_mcp.store.beliefs import BeliefStore
 from cortex_mcp.store.browse import BrowseStore
-from cortex_mcp.store.counters import Counters
 from cortex_mcp.store.database import Database
 from cortex_mcp.store.entities import EntityStore
 from cortex_mcp.store.exports import ExportStore
@@ -24,55 +26,88 @@ from cortex_mcp.store.interfaces import (
     TokenStorage,
     VectorStorage,
 )
-from cortex_mcp.store.lease import LeaseStore
-from cortex_mcp.store.lifecycle import LifecycleStore
 from cortex_mcp.store.memories import LayerTtl, MemoryStore
-from cortex_mcp.store.profiles import ProfileStore
-from cortex_mcp.store.reflect import ReflectStore
 from cortex_mcp.store.relations import RelationStore
 from cortex_mcp.store.settings import SettingsStore
 from cortex_mcp.store.tokens import TokenStore
-from cortex_mcp.store.turns import TurnStore
-from cortex_mcp.store.validity import ValidityStore
-from cortex_mcp.store.vectors import VectorStore
+
+if TYPE_CHECKING:  # imported in `sqlite_classes`: the reading commands use none of them
+    from cortex_mcp.store.beliefs import BeliefStore
+    from cortex_mcp.store.counters import Counters
+    from cortex_mcp.store.lease import LeaseStore
+    from cortex_mcp.store.lifecycle import LifecycleStore
+    from cortex_mcp.store.profiles import ProfileStore
+    from cortex_mcp.store.reflect import ReflectStore
+    from cortex_mcp.store.turns import TurnStore
+    from cortex_mcp.store.validity import ValidityStore
+    from cortex_mcp.store.vectors import VectorStore
 
 
 @dataclass(frozen=True)
-class StoreClasses:
+class ReadClasses:
+    """The classes of the stores the reading commands use."""
+
     memories: type[MemoryStore]
-    vectors: type[VectorStore]
-    lifecycle: type[LifecycleStore]
-    lease: type[LeaseStore]
     exports: type[ExportStore]
     browse: type[BrowseStore]
     relations: type[RelationStore]
+    tokens: type[TokenStore]
+    entities: type[EntityStore]
+
+
+@dataclass(frozen=True)
+class StoreClasses(ReadClasses):
+    vectors: type[VectorStore]
+    lifecycle: type[LifecycleStore]
+    lease: type[LeaseStore]
     turns: type[TurnStore]
     profiles: type[ProfileStore]
     counters: type[Counters]
-    tokens: type[TokenStore]
-    entities: type[EntityStore]
     validity: type[ValidityStore]
     beliefs: type[BeliefStore]
     reflect: type[ReflectStore]
 
 
-SQLITE = StoreClasses(
+SQLITE_READ = ReadClasses(
     memories=MemoryStore,
-    vectors=VectorStore,
-    lifecycle=LifecycleStore,
-    lease=LeaseStore,
     exports=ExportStore,
     browse=BrowseStore,
     relations=RelationStore,
-    turns=TurnStore,
-    profiles=ProfileStore,
-    counters=Counters,
     tokens=TokenStore,
     entities=EntityStore,
-    validity=ValidityStore,
-    beliefs=BeliefStore,
-    reflect=ReflectStore,
 )
+
+
+@cache
+def sqlite_classes() -> StoreClasses:
+    """Every SQLite store class (the PostgreSQL ones are these, some overridden)."""
+    from cortex_mcp.store.beliefs import BeliefStore
+    from cortex_mcp.store.counters import Counters
+    from cortex_mcp.store.lease import LeaseStore
+    from cortex_mcp.store.lifecycle import LifecycleStore
+    from cortex_mcp.store.profiles import ProfileStore
+    from cortex_mcp.store.reflect import ReflectStore
+    from cortex_mcp.store.turns import TurnStore
+    from cortex_mcp.store.validity import ValidityStore
+    from cortex_mcp.store.vectors import VectorStore
+
+    return StoreClasses(
+        **_fields_of(SQLITE_READ),
+        vectors=VectorStore,
+        lifecycle=LifecycleStore,
+        lease=LeaseStore,
+        turns=TurnStore,
+        profiles=ProfileStore,
+        counters=Counters,
+        validity=ValidityStore,
+        beliefs=BeliefStore,
+        reflect=ReflectStore,
+    )
+
+
+def _fields_of(instance: ReadClasses | ReadStores) -> dict[str, Any]:
+    """`instance`'s fields by name, to build the larger dataclass from it."""
+    return {f.name: getattr(instance, f.name) for f in fields(instance)}
 
 
 def uses_postgres(settings: Settings) -> bool:
@@ -93,33 +128,65 @@ def open_database(settings: Settings, *, allow_vec: bool = True) -> DatabaseHand
 def store_classes(db: DatabaseHandle) -> StoreClasses:
     """The store classes that work on `db`'s backend."""
     if isinstance(db, Database):
-        return SQLITE
+        return sqlite_classes()
     from cortex_mcp.store.postgres.stores import POSTGRES
 
     return POSTGRES
 
 
+def read_classes(db: DatabaseHandle) -> ReadClasses:
+    """The classes of the reading commands' stores on `db`'s backend, importing no other."""
+    return SQLITE_READ if isinstance(db, Database) else store_classes(db)
+
+
 @dataclass(frozen=True)
-class Stores:
-    """Every store over one open database, built together by `build_stores`."""
+class ReadStores:
+    """The stores of the commands that only read memories, tokens or settings, built by
+    `build_read_stores`."""
 
     db: DatabaseHandle
     memories: MemoryStorage
-    vectors: VectorStorage
-    lifecycle: LifecycleStorage
-    lease: LeaseStore
     exports: ExportStorage
     browse: BrowseStore
     relations: RelationStore
+    tokens: TokenStorage
+    entities: EntityStorage
+    settings: SettingsStore
+
+
+@dataclass(frozen=True)
+class Stores(ReadStores):
+    """Every store over one open database, built together by `build_stores`."""
+
+    vectors: VectorStorage
+    lifecycle: LifecycleStorage
+    lease: LeaseStore
     turns: TurnStore
     profiles: ProfileStore
     counters: Counters
-    tokens: TokenStorage
-    entities: EntityStorage
     validity: ValidityStore
     beliefs: BeliefStore
-    settings: SettingsStore
     reflect: ReflectStore
+
+
+def build_read_stores(db: DatabaseHandle, ttl: LayerTtl) -> ReadStores:
+    """The reading commands' stores, each of `db`'s backend, the memory store with the
+    layers' lifetimes."""
+    classes = read_classes(db)
+    return _read_stores(db, classes, classes.memories(db, ttl))
+
+
+def _read_stores(db: DatabaseHandle, classes: ReadClasses, memories: MemoryStore) -> ReadStores:
+    return ReadStores(
+        db=db,
+        memories=memories,
+        exports=classes.exports(db),
+        browse=classes.browse(db),
+        relations=classes.relations(db),
+        tokens=classes.tokens(db),
+        entities=classes.entities(db),
+        settings=SettingsStore(db),  # portable SQL: one class for both backends
+    )
 
 
 def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
@@ -128,21 +195,14 @@ def build_stores(db: DatabaseHandle, ttl: LayerTtl) -> Stores:
     classes = store_classes(db)
     memories = classes.memories(db, ttl)
     return Stores(
-        db=db,
-        memories=memories,
+        **_fields_of(_read_stores(db, classes, memories)),
         vectors=classes.vectors(db),
         lifecycle=classes.lifecycle(db, memories),
         lease=classes.lease(db),
-        exports=classes.exports(db),
-        browse=classes.browse(db),
-        relations=classes.relations(db),
         turns=classes.turns(db, memories),
         profiles=classes.profiles(db),
         counters=classes.counters(db),
-        tokens=classes.tokens(db),
-        entities=classes.entities(db),
         validity=classes.validity(db),
         beliefs=classes.beliefs(db),
-        settings=SettingsStore(db),  # portable SQL: one class for both backends
         reflect=classes.reflect(db),
     )

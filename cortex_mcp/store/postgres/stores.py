@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cortex_mcp.errors import InvalidInput
 from cortex_mcp.models import LifecycleAction
-from cortex_mcp.store.backend import SQLITE, StoreClasses
+from cortex_mcp.store.backend import StoreClasses, sqlite_classes
 from cortex_mcp.store.browse import BrowseStore, TablePage, TableQuery
 from cortex_mcp.store.exports import ExportStore
 from cortex_mcp.store.imports import InsertFresh
@@ -79,6 +79,7 @@ class PgBrowseStore(BrowseStore):
         }
 
 
+SQLITE = sqlite_classes()
 POSTGRES = StoreClasses(
     memories=PgMemoryStore,
     vectors=PgVectorStore,
