@@ -96,11 +96,94 @@ def test_third_person_pronouns_are_found_in_three_languages_and_their_look_alike
         assert said(text) == [], text
 
 
-def test_a_doubled_family_word_is_also_said_once():
-    assert alias_forms("我姐姐") == ["我姐姐", "我姐"]
+def test_a_doubled_family_word_is_also_said_once_and_the_own_role_word_alone():
+    assert alias_forms("我姐姐") == ["我姐姐", "我姐", "姐姐"]
     assert "我妹" in alias_forms("我的妹妹")
     assert alias_forms("姐姐") == ["姐姐"]  # alone it keeps both characters
-    assert alias_forms("我表弟") == ["我表弟"]
+    assert alias_forms("我表弟") == ["我表弟", "表弟"]
+    assert alias_forms("我姐") == ["我姐", "姐姐"]  # 姐 alone is said 姐姐
+    assert alias_forms("我家的狗") == ["我家的狗"]  # a pet word is no role said alone
+    assert alias_forms("My grandmother") == ["My grandmother", "Grandma"]
+    assert alias_forms("my dad") == ["my dad", "Dad"]
+    assert alias_forms("my sister") == ["my sister"]  # no one calls a sister "Sister"
+
+
+def test_a_one_kanji_given_name_after_a_family_word_is_a_name_but_a_one_kanji_noun_is_not():
+    (aya,) = find_mentions("妹の綾が来月結婚するんだ。").mentions
+    assert (aya.name, aya.rule, aya.aliases) == ("綾", "kinship", ("妹",))
+    assert _names("娘の凪と公園に行った。") == ["凪"]
+    for text in (
+        "母の日にプレゼントを買った。",
+        "兄の車が壊れた。",
+        "父の腰が痛い。",
+        "姉の夢は歌手だ。",
+    ):
+        assert _names(text) == [], text  # 日, 車, 腰, 夢 are things
+    assert _names("同僚の机に置いた。") == []  # one kanji needs a family word before it
+    assert _names("妹の綾香が来た。") == ["綾香"]
+
+
+def test_a_thing_or_an_event_after_a_role_word_is_no_name_but_a_person_there_still_is():
+    meeting = find_mentions("課長の送別会で、課長が昔バンドをやっていたと聞いた。")
+    assert meeting.mentions == () and [r.phrase for r in meeting.references] == ["課長"]
+    assert _names("妹が看護師の試験に合格した！") == []
+    assert _names("部長の会議が長かった。") == []
+    assert _names("上司の田中さんが来た。") == ["田中"]
+    assert _names("同僚のマイクが試験に受かった。") == ["マイク"]
+    assert _names("先輩の山口が結婚した。") == ["山口"]
+
+
+def test_a_name_with_chan_or_kun_opening_a_turn_calls_the_listener_whatever_follows():
+    def called(text: str) -> list[str]:
+        return [m.name for m in find_mentions(text).mentions if m.rule == "address"]
+
+    assert called("高橋: 美香ちゃん、新年会お疲れさま！") == ["美香"]
+    assert called("高橋: ゆみちゃん、今日は寒いね。") == ["ゆみ"]  # a kana name with its ちゃん
+    assert called("高橋: 健太くん、資料ありがとう。") == ["健太"]
+    assert called("高橋: 健太、資料を置いておいた。") == []  # bare, neither asking nor greeting
+    for text in (
+        "高橋: おばあちゃん、元気？",
+        "高橋: みなさん、おはよう",
+        "高橋: でも、それは違う。",
+    ):
+        assert called(text) == [], text
+    assert called("高橋: 店長さん、こんにちは") == []  # さん after a job title is no name
+    assert [r.phrase for r in find_mentions("高橋: 店長さん、こんにちは").references] == ["店長"]
+
+
+def test_a_chinese_given_name_opening_a_turn_that_asks_the_listener_is_an_address():
+    def called(text: str) -> list[str]:
+        return [m.name for m in find_mentions(text).mentions if m.rule == "address"]
+
+    assert called("阿强: 晓雯，春节回老家了吗？") == ["晓雯"]
+    assert called("阿强: 思远，你最近忙什么呢") == ["思远"]
+    for text in (
+        "阿强: 首先，你要冷静吗？",
+        "阿强: 听说，你要走了？",  # 说 is a verb
+        "阿强: 老板，你好吗？",  # a role word
+        "阿强: 晓雯，我们明天见。",  # neither asks nor greets
+    ):
+        assert called(text) == [], text
+
+
+def test_a_chinese_role_word_opening_a_clause_is_the_speakers_own_one():
+    def referred(text: str) -> list[str]:
+        return [r.phrase for r in find_mentions(text).references]
+
+    assert referred("阿强: 舅舅以前是中学的物理老师。") == ["舅舅"]
+    assert referred("阿强: 领导说我的项目做得不错。") == ["领导"]
+    assert referred("阿强: 上周表弟到了北京。") == ["表弟"]  # after a time word
+    assert referred("阿强: 他是一个好老师。") == []  # inside a clause: a description
+    assert referred("阿强: 一张照片。") == []  # 张 counts, no surname and no role
+
+
+def test_a_known_one_kanji_name_is_a_candidate_alone_before_a_particle_in_japanese_only():
+    def words(text: str) -> list[str]:
+        return [w for w, _ in known_cjk_words(text, find_mentions(text)) if len(w) == 1]
+
+    assert words("高橋: 綾は新居に引っ越した。") == ["綾"]
+    assert words("高橋: 毎日お弁当を作っている。") == []  # 作っ is a verb, お弁当 a word
+    assert words("小林: 张伟找到房子了。") == []  # no kana: Chinese, where one Han is no name
 
 
 def test_a_title_and_the_general_word_for_a_superior_look_each_other_up_but_two_titles_do_not():
@@ -290,6 +373,62 @@ async def test_a_title_is_the_speakers_one_superior_and_a_short_family_word_the_
             svc, "zh", ["小陈: 我姐姐李娜在杭州开了一家花店。", "小陈: 我姐下个月要来北京。"]
         )
         assert "李娜" in zh[1]
+
+
+@pytest.mark.anyio
+async def test_the_gaps_of_the_alias_sets_link_in_a_store_one_kanji_names_given_names_and_bare_roles(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        ja = await _linked(
+            svc,
+            "ja",
+            [
+                "高橋: 美香ちゃん、新年会お疲れさま！",
+                "mika_s: ありがとう！最近ヨガを始めたよ。",
+                "高橋: 課長の木村さんが大阪に転勤になる。",
+                "高橋: 妹の綾が来月結婚するんだ。",
+                "高橋: 課長の送別会で、課長がドラムを叩いた。",
+                "高橋: 綾は新居に引っ越した。",
+                "高橋: 課長はたこ焼きにはまっている。",
+                "高橋: 妹が試験に合格した！",
+                "mika_s: おめでとう！",
+            ],
+        )
+        assert "綾" in ja[3] and "綾" in ja[5] and "綾" in ja[7]
+        assert "木村" in ja[4] and "木村" in ja[6]  # 送別会 took no 課長 away from him
+        assert not await svc.stores.entities.entity_named("ja", "送別会")
+        (mika,) = await svc.stores.entities.entity_named("ja", "mika_s")
+        assert "美香" in mika.aliases
+        zh = await _linked(
+            svc,
+            "zh",
+            [
+                "阿强: 晓雯，春节回老家了吗？",
+                "Echo_Liu: 回了！我最近在学古筝。",
+                "阿强: 我舅舅王建国退休了。",
+                "阿强: 舅舅以前是物理老师。",
+                "阿强: 我领导刘洋要去深圳。",
+                "阿强: 领导说我的项目做得不错。",
+            ],
+        )
+        assert "王建国" in zh[3] and "刘洋" in zh[5]
+        (echo,) = await svc.stores.entities.entity_named("zh", "Echo_Liu")
+        assert "晓雯" in echo.aliases
+        en = await _linked(
+            svc,
+            "en",
+            [
+                "Rachel: Ben! Long time no see, how's the new flat?",
+                "bwhitfield: Still unpacking, but I joined a choir.",
+                "Rachel: My grandmother Rose is turning ninety next week.",
+                "Rachel: Grandma's party was lovely.",
+                "bwhitfield: The choir had its first concert!",
+            ],
+        )
+        assert "Rose" in en[3]
+        (ben,) = await svc.stores.entities.entity_named("en", "bwhitfield")
+        assert "Ben" in ben.aliases
 
 
 # --- recall: the lift reorders, it does not bury ------------------------------------------

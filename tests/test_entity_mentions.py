@@ -648,6 +648,11 @@ def test_label_words_times_values_and_links_are_no_handles(line):
         ("小林: 小王，你明天来吗？", "小王"),
         ("佐藤: 由紀、週末どうだった？", "由紀"),
         ("佐藤: ケン、元気？", "ケン"),
+        ("Rachel: Ben! Long time no see, how's the new flat?", "Ben"),
+        ("Rachel: Ben! Did you get my postcard?", "Ben"),
+        ("Hannah: Theo, send some over!", "Theo"),
+        ("小林: 晓雯，春节回老家了吗？", "晓雯"),
+        ("高橋: 美香ちゃん、新年会お疲れさま！", "美香"),
     ],
 )
 def test_a_name_said_to_the_listener_at_the_start_of_a_turn_is_an_address(text, name):
@@ -661,6 +666,11 @@ def test_a_name_said_to_the_listener_at_the_start_of_a_turn_is_an_address(text, 
         "Tom: Honestly, you are right.",
         "mkrause: Lisbon, wow! What is she doing there?",
         "mkrause: Tom, I went to my first pottery class.",
+        "Rachel: Porto! How was it?",  # a place asked about
+        "Rachel: Wow! How's the new flat?",
+        "Rachel: Sunday, let's go hiking.",
+        "Rachel: May, please be warmer than April.",  # the month
+        "Rachel: Honestly, tell me the truth.",
         "小林: 今天，你去哪了？",
         "小林: 哈哈，你真逗？",
         "小林: 妈妈，你吃饭了吗？",
@@ -672,3 +682,10 @@ def test_a_name_said_to_the_listener_at_the_start_of_a_turn_is_an_address(text, 
 )
 def test_a_word_before_a_comma_that_is_no_name_or_not_said_to_the_listener_is_no_address(text):
     assert all(m.rule != "address" for m in find_mentions(text).mentions)
+
+
+def test_a_family_word_with_a_possessive_is_a_reference_to_the_relative_not_a_new_name():
+    found = find_mentions("Rachel: Grandma's party was lovely, the whole family came.")
+    assert names(found) == ["Rachel"] and phrases(found) == ["Grandma"]
+    found = find_mentions("Rachel: Grandmaster Flash played.")
+    assert "Grandma" not in phrases(found)

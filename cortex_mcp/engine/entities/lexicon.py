@@ -604,6 +604,26 @@ JA_NOT_NAMES = frozenset(
 JA_ONE_KANJI_NAMES = frozenset(
     "翔 蓮 陸 樹 葵 凛 誠 学 茜 楓 舞 光 恵 薫 忍 唯 愛 望 結 蒼 湊 匠 聡 剛 明 歩 優 渚 遥 梓".split()
 )
+# Family words: after one of them and の, a single kanji before a particle is a given name (妹の綾が,
+# 父の正が) unless it is one of the common one-kanji nouns below (母の日, 兄の車, 父の腰).
+JA_FAMILY_ROLES = frozenset(
+    "祖母 祖父 息子 娘 母 父 兄 姉 弟 妹 夫 妻 嫁 叔母 叔父 伯母 伯父 いとこ 従兄弟 従姉妹 甥 姪 孫 "
+    "主人 旦那".split()
+)
+JA_ONE_KANJI_NOUNS = frozenset(
+    "日 家 車 声 顔 手 足 目 耳 鼻 口 歯 髪 首 肩 腕 腰 背 胸 腹 膝 指 "
+    "喉 頭 体 心 肌 骨 血 熱 咳 傷 病 薬 本 服 靴 鞄 傘 鍵 机 皿 箱 花 "
+    "絵 歌 夢 字 癖 味 音 色 形 名 金 物 事 件 話 案 方 側 横 隣 奥 外 "
+    "内 裏 表 先 元 職 役 技 力 気 命 墓 式 礼 約 嘘 罪 恋 友 客 子 親 "
+    "店 国 町 村 駅 道 庭 畑 山 川 海 池 島 犬 猫 鳥 魚 虫 肉 米 茶 酒 "
+    "水 湯 火 石 紙 糸 布 朝 夜 昼 晩 春 夏 秋 冬 年 月 週 歳 代 分 時 "
+    "番 席 部 課 会 社 校 窓 門 壁 床 棚 箸 鍋 帽 袋 財 額 税 株 票 旅 "
+    "宿 便 荷 品 類 用 為 中 前 後 上 下 間 所 人 者 点 線 数 量 型 説 "
+    "言 文 詩 書 版 図 像 映 画 曲 劇 芸".split()
+)
+# What a kanji word ends with when it is a thing or an event, not a name: after a role word and
+# の (課長の送別会, 看護師の試験, 部長の机) such a word is no person.
+JA_NOT_NAME_ENDINGS = tuple("会式験議題件話書品料際席車服物声顔店館校社局症病事業務金機器類費")
 # Leading words glued to a name in a kanji run (今日田中さんが): dropped from the name.
 JA_TIME_PREFIXES = ("今日", "昨日", "明日", "先日", "毎日", "今朝", "昨夜", "今度", "今年", "去年")
 

@@ -555,8 +555,8 @@ def _english_names(scan: _Scan) -> None:
         if len(words) == 1:
             if len(last) < 2 or last in lex.NOT_ALONE:
                 continue
-            if first in lex.FAMILY_AS_NAME:
-                scan.refer(start, end)
+            if _bare(first) in lex.FAMILY_AS_NAME:  # "Grandma's party": Grandma, a relative
+                scan.refer(start, start + len(_bare(first)))
                 continue
             if first in lex.MONTH_NAMES and _is_month_here(text, start, end):
                 continue
@@ -949,7 +949,10 @@ def _zh_roles(scan: _Scan) -> None:
         name_start = match.end("role") + (1 if text.startswith("叫", match.end("role")) else 0)
         name_end = _zh_name_at(text, name_start)
         if name_end is None:
-            if match.group("prefix") or match.group("role") in lex.ZH_BARE_FAMILY:
+            role = match.group("role")
+            # 表弟到了, 领导说…: a role word opening a clause is the speaker's own one
+            opens = len(role) > 1 and _zh_clause_starts(text, phrase_start)
+            if match.group("prefix") or role in lex.ZH_BARE_FAMILY or opens:
                 scan.refer(phrase_start, match.end("role"))
             continue
         found = _Found(
@@ -1077,15 +1080,16 @@ def _ja_is_role(scan: _Scan) -> None:
 
 
 def _ja_roles(scan: _Scan) -> None:
-    """上司の田中さん, うちの犬のポチ, 妹の由美: a role or pet word, の, and the name; a single kanji
-    needs an honorific (母の日 names nobody)."""
+    """上司の田中さん, うちの犬のポチ, 妹の由美, 妹の綾が: a role or pet word, の, and the name. A
+    single kanji without an honorific is a name after a family word and before a particle, unless
+    it is a common noun (母の日, 兄の車が); a word ending like a thing or an event (課長の送別会,
+    看護師の試験) is no name."""
     text = scan.text
     for match in _JA_ROLE_NAME.finditer(text):
         name = match.group("name")
         if not name or name in lex.JA_NOT_NAMES or name in lex.JA_ROLE_WORDS:
             continue
-        if not match.group("hon") and len(name) == 1 and name not in lex.JA_ONE_KANJI_NAMES:
-            # one kanji is a noun (母の日, 友達の家) unless it is a common given name (息子の翔)
+        if not match.group("hon") and not _ja_bare_name_after_role(text, match):
             continue
         kind = EntityKind.pet if match.group("role") in lex.JA_PET_ROLES else EntityKind.person
         phrase_start = match.start("prefix") if match.group("prefix") else match.start("role")
@@ -1095,6 +1099,29 @@ def _ja_roles(scan: _Scan) -> None:
         scan.add(
             found, (phrase_start, match.end("hon") if match.group("hon") else match.end("name"))
         )
+
+
+_JA_AFTER_ONE_KANJI = ("が", "は", "も", "と", "に", "を", "って", "、")
+
+
+def _ja_bare_name_after_role(text: str, match: re.Match[str]) -> bool:
+    """Whether the word after a role and の, with no honorific, reads as a name: one kanji only
+    as a known given name (息子の翔) or after a family word before a particle (妹の綾が), and no
+    word that ends like a thing or an event (課長の送別会)."""
+    name = match.group("name")
+    if len(name) > 1:
+        return not (_HAN_ONLY.fullmatch(name) and name.endswith(lex.JA_NOT_NAME_ENDINGS))
+    if name in lex.JA_ONE_KANJI_NAMES:
+        return True
+    return (
+        match.group("role") in lex.JA_FAMILY_ROLES
+        and _HAN_ONLY.fullmatch(name) is not None
+        and name not in lex.JA_ONE_KANJI_NOUNS
+        and text.startswith(_JA_AFTER_ONE_KANJI, match.end("name"))
+    )
+
+
+_HAN_ONLY = re.compile(f"[{_HAN}]+")
 
 
 def _ja_greetings(scan: _Scan) -> None:
@@ -1218,18 +1245,30 @@ def find_mentions(
 # --- a name said to the listener at the very start of a turn ---------------------------------
 # "Maya, how was your weekend?", "丽丽，周末过得怎么样？", "由紀、週末どうだった？": the linker makes
 # it an alias of the other speaker of a two-person exchange.
-_EN_TURN_ADDRESS = re.compile(rf"(?P<name>{_EN_WORD}),[ \t]+(?P<rest>[^.!?\n]*[.!?]?)")
+_EN_TURN_ADDRESS = re.compile(rf"(?P<name>{_EN_WORD})(?P<mark>[,!])[ \t]+(?P<rest>[^.!?\n]*[.!?]?)")
+# "Theo, send some over!": after a name and a comma, a request is said to that name ("Porto, I
+# loved it" may front a place: the first person alone is no sign).
+_EN_TURN_REQUEST = re.compile(
+    r"(?i:let['’]s|guess\s+what|look|listen|remember|don['’]t|please|check|come|send|tell\s+me|"
+    r"wait|call\s+me|text\s+me|bring|hurry|stop|try)\b"
+)
 _YOU = re.compile(r"\b(?i:you|your|yours|you['’](?:re|ve|ll|d)|ya)\b")
 _ZH_TURN_ADDRESS = re.compile(rf"(?P<name>[{_HAN}]{{2,3}})[，,][ \t]*(?P<rest>[^\n]*)")
+# A kana name needs its ちゃん/くん/さん (ゆきちゃん、): a bare kana word before a comma is any word.
 _JA_TURN_ADDRESS = re.compile(
-    rf"(?P<name>[{_HAN}]{{1,3}}|[{_KATA}]{{2,6}})(?:{_alternation(lex.JA_HONORIFICS)})?"
+    rf"(?:(?P<name>[{_HAN}]{{1,3}}|[{_KATA}]{{2,6}})(?P<hon>{_alternation(lex.JA_HONORIFICS)})?"
+    rf"|(?P<kana>[{_HIRA}]{{2,4}})(?P<kana_hon>ちゃん|くん|さん))"
     rf"[、，,][ \t]*(?P<rest>[^\n]*)"
 )
 _ZH_TURN_NOT_NAMES = frozenset(
     "谢谢 哈哈 呵呵 嘿嘿 嘻嘻 嗯嗯 哦哦 好好 刚刚 常常 慢慢 天天 渐渐 明明 偏偏 往往 仅仅 悄悄 默默 "
     "试试 看看 想想 等等 拜拜 对对 是是 行行 妈妈 爸爸 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 姥姥 姥爷 宝宝 "
     "宝贝 亲爱的 老婆 老公 老板 老师 同学 大家 朋友 兄弟 其实 然后 所以 但是 不过 那么 好的 对了 "
-    "而且 另外 还有 总之 反正 最近 今天 昨天 明天 周末 刚才 现在 后来 当时 以前 以后 确实 当然".split()
+    "而且 另外 还有 总之 反正 最近 今天 昨天 明天 周末 刚才 现在 后来 当时 以前 以后 确实 当然 "
+    "首先 其次 最后 因为 如果 虽然 要是 不然 顺便 老实 真的 好吧 算了 没事 放心 别急 快点 亲爱 哥们 "
+    "老兄 大哥 大姐 美女 帅哥 同志 女士 小姐 宝宝 亲亲 早安 午安 晚安 喂喂 嗨嗨 哎呀 天哪 我靠 "
+    "中午 晚上 早上 上午 下午 今晚 明早 那个 这个 那么 这样 那样 平时 每次 有时 偶尔 终于 果然 其它 "
+    "医生 护士 师傅 同学们 各位 大伙".split()
 )
 _JA_TURN_NOT_NAMES = frozenset(
     "今日 昨日 明日 最近 週末 先週 来週 今週 今年 去年 来年 毎日 今朝 今夜 昨夜 実は 本当 正直 "
@@ -1244,24 +1283,43 @@ def _turn_address(scan: _Scan) -> None:
     start = _turn_body(scan)
     english = _EN_TURN_ADDRESS.match(text, start)
     if english is not None:
-        if _addresses_listener(english.group("rest")) and not _blocked(english.group("name")):
+        if _english_turn_address(english):
             _take_address(scan, english, EntityKind.person)
         return
     pattern = _JA_TURN_ADDRESS if _KANA.search(text) else _ZH_TURN_ADDRESS
     cjk = pattern.match(text, start)
-    if cjk is None or not _asks_listener(cjk.group("rest"), japanese=pattern is _JA_TURN_ADDRESS):
+    if cjk is None:
         return
-    name = cjk.group("name")
+    # 美香ちゃん、お疲れさま！: a name with ちゃん/くん/さん and a comma opening a turn calls the
+    # listener whatever follows; a bare word before a comma must ask or greet them.
+    called = pattern is _JA_TURN_ADDRESS and bool(cjk.group("hon") or cjk.group("kana"))
+    if not called and not _asks_listener(cjk.group("rest"), japanese=pattern is _JA_TURN_ADDRESS):
+        return
+    group = "kana" if pattern is _JA_TURN_ADDRESS and cjk.group("kana") else "name"
+    name = cjk.group(group)
+    if group == "kana" and name in lex.JA_FAMILY_KANA | lex.JA_NOT_NAMES:
+        return  # おばあちゃん、みなさん、
     stop = _JA_TURN_NOT_NAMES if pattern is _JA_TURN_ADDRESS else _ZH_TURN_NOT_NAMES
     if name in stop or name in lex.CJK_PLACES or name in lex.ZH_NOT_NAMES:
         return
     if pattern is _ZH_TURN_ADDRESS and not (
-        (len(name) == 2 and name[0] == name[1]) or _zh_plausible_name(name)
+        (len(name) == 2 and name[0] == name[1]) or _zh_plausible_name(name) or _zh_given_name(name)
     ):
-        return  # a Chinese word before a comma is a name only as XX (丽丽) or surname-led
+        return  # a Chinese word before a comma is a name as XX (丽丽), surname-led or a given name
     if pattern is _JA_TURN_ADDRESS and (name in lex.JA_NOT_NAMES or name in lex.JA_ROLE_WORDS):
         return
-    _take_address(scan, cjk, EntityKind.person)
+    _take_address(scan, cjk, EntityKind.person, group)
+
+
+def _zh_given_name(name: str) -> bool:
+    """Two characters that may be a given name said without the surname (晓雯，…): none a
+    particle, pronoun or common verb, and no kinship or role word (老板，…)."""
+    return (
+        len(name) == 2
+        and not any(ch in lex.ZH_NOT_GIVEN or ch in lex.ZH_AFTER_NAME for ch in name)
+        and name not in lex.ZH_PERSON_ROLES
+        and name not in lex.ZH_ADDRESS
+    )
 
 
 def _turn_body(scan: _Scan) -> int:
@@ -1288,6 +1346,25 @@ _CJK_GREETS = (
 )  # fmt: skip
 
 
+def _english_turn_address(match: re.Match[str]) -> bool:
+    """ "Maya, how was your weekend?", "Ben! Long time no see, how's the flat?", "Theo, send some
+    over!": a name opening a turn, said to the listener; not a greeting or a common word ("Wow!",
+    "Sunday, we…"), a month, a place, or a word that is no name ("Honestly, …")."""
+    name = match.group("name")
+    if (
+        _blocked(name)
+        or _bare(name) in lex.EN_PLACES
+        or _bare(name) in lex.MONTHS
+        or name.casefold().endswith(_EN_SUFFIXES_NOT_NAMES)
+        or re.fullmatch(_EN_GREETING, name)
+    ):
+        return False
+    rest = match.group("rest")
+    if match.group("mark") == "!":  # "Porto! How was it?" asks about a place: "you" or a greeting
+        return _YOU.search(rest) is not None or _EN_GREETS.match(rest) is not None
+    return _addresses_listener(rest) or _EN_TURN_REQUEST.match(rest) is not None
+
+
 def _addresses_listener(sentence: str) -> bool:
     return (
         sentence.rstrip().endswith("?")
@@ -1307,15 +1384,15 @@ def _asks_listener(rest: str, *, japanese: bool) -> bool:
     )
 
 
-def _take_address(scan: _Scan, match: re.Match[str], kind: EntityKind) -> None:
+def _take_address(scan: _Scan, match: re.Match[str], kind: EntityKind, group: str = "name") -> None:
     """The name as an address: a new mention, or the person a name rule already found there."""
-    start, end = match.start("name"), match.end("name")
+    start, end = match.start(group), match.end(group)
     for found in scan.found:
         if found.start == start and found.end == end:
             if found.rule == "name" and found.kind is EntityKind.person:
                 found.rule, found.role = "address", LinkRole.mentioned
             return
-    found = _Found(match.group("name"), kind, start, end, "address")
+    found = _Found(match.group(group), kind, start, end, "address")
     found.role = LinkRole.mentioned
     scan.add(found)
 

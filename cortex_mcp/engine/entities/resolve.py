@@ -48,7 +48,9 @@ _ZH_POSSESSIVE = ("我的", "你的", "他的", "她的", "我们的")
 
 def alias_forms(alias: str) -> list[str]:
     """An alias phrase and the forms it is also said in: Chinese says 我的表弟 and 我表弟 alike,
-    and a doubled family word once as well (我姐姐 and 我姐, 我的妹妹 and 我妹)."""
+    a doubled family word once as well (我姐姐 and 我姐, 我的妹妹 and 我妹), and the speaker's own
+    kinship or role word alone (我表弟 -> 表弟, 我姐 -> 姐姐); English says "my grandmother" as
+    Grandma too (a family word used as a name)."""
     forms = [alias]
     text = alias.strip()
     for pronoun in _ZH_POSSESSIVE:
@@ -59,10 +61,32 @@ def alias_forms(alias: str) -> list[str]:
         word = form.strip()
         if len(word) >= 3 and word[-1] == word[-2] and word[-1] in _DOUBLED_FAMILY:
             forms.append(word[:-1])  # 我姐姐 -> 我姐 (a bare 姐姐 keeps its two characters)
-    return forms
+    forms += _bare_role_forms(text)
+    return list(dict.fromkeys(forms))
 
 
 _DOUBLED_FAMILY = frozenset("姐哥弟妹妈爸爷奶")
+_ZH_OWN_ALIAS = re.compile(r"^(?:我的|我)(?P<role>\S+)$")
+_EN_OWN_ALIAS = re.compile(r"^(?i:my|our)\s+(?P<role>[a-z-]+)$", re.IGNORECASE)
+# The family word said as a name for the speaker's own relative: "my grandmother" is Grandma.
+_EN_FAMILY_NAMES = {
+    "grandmother": "Grandma", "grandma": "Grandma", "granny": "Granny", "nana": "Nana",
+    "grandfather": "Grandpa", "grandpa": "Grandpa", "mother": "Mom", "mom": "Mom",
+    "mum": "Mum", "father": "Dad", "dad": "Dad", "aunt": "Auntie", "auntie": "Auntie",
+}  # fmt: skip
+
+
+def _bare_role_forms(alias: str) -> list[str]:
+    zh = _ZH_OWN_ALIAS.match(alias)
+    if zh is not None:
+        role = zh.group("role")
+        if len(role) == 1 and role in _DOUBLED_FAMILY:
+            role += role  # 我姐 -> 姐姐
+        return [role] if len(role) > 1 and role in lex.ZH_PERSON_ROLES else []
+    en = _EN_OWN_ALIAS.match(alias)
+    if en is not None and en.group("role").casefold() in _EN_FAMILY_NAMES:
+        return [_EN_FAMILY_NAMES[en.group("role").casefold()]]
+    return []
 
 
 _CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][\w'’-]*[a-z][\w'’-]*")
@@ -130,7 +154,18 @@ def known_cjk_words(text: str, found: Mentions) -> list[tuple[str, LinkRole]]:
     for run in _KATA_RUN.finditer(text):
         if taken.find(1, run.start(), run.end()) == -1:
             words.append((run.group(), _cjk_role(text, run.start(), run.end())))
+    if _KANA.search(text):  # 綾は新居に: a one-kanji given name, alone before a particle
+        for single in _JA_ONE_KANJI.finditer(text):
+            if taken[single.start()] == 0:
+                words.append((single.group(), _cjk_role(text, single.start(), single.end())))
     return words
+
+
+_KANA = re.compile(r"[\u3041-\u3096\u30a1-\u30fa]")
+_JA_ONE_KANJI = re.compile(
+    r"(?<![\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々お御ご])[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+    r"(?=[はがもとにを、])"
+)
 
 
 def _cjk_role(text: str, start: int, end: int) -> LinkRole:
