@@ -228,9 +228,13 @@ class MemoryStorage(TextStorage, Protocol):
         self, suffix: str, agent_id: str, include_shared: bool, limit: int
     ) -> list[str]: ...
 
-    async def get_many(self, ids: list[str], *, agent_id: str | None = None) -> dict[str, Memory]:
+    async def get_many(
+        self, ids: list[str], *, agent_id: str | None = None, reuse: bool = False
+    ) -> dict[str, Memory]:
         """The memories of `ids` that exist; with `agent_id`, only that agent's (ids read from
-        a memory's metadata or the log are read this way: they may name anyone's)."""
+        a memory's metadata or the log are read this way: they may name anyone's). `reuse`
+        (searches): a row read before with the same values gives the memory built then, shared
+        with every other reader of it, which must not change it."""
         ...
 
     async def eligible(self, ids: list[str], filters: SearchFilters) -> set[str]: ...

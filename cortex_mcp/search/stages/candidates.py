@@ -26,7 +26,7 @@ async def read_live(
     if not fresh:
         return []
     ids = [c.memory_id for c in fresh]
-    rows = await memories.get_many(ids)
+    rows = await memories.get_many(ids, reuse=True)
     allowed = await memories.eligible(ids, state.filters) if check_filters else None
     live = [
         c

@@ -21,7 +21,7 @@ class Fuse:
 
     async def run(self, state: SearchState) -> None:
         candidates = state.candidates
-        rows = await self.memories.get_many([c.memory_id for c in candidates])
+        rows = await self.memories.get_many([c.memory_id for c in candidates], reuse=True)
         for candidate in candidates:
             candidate.memory = rows.get(candidate.memory_id)
         live = [c for c in candidates if c.memory is not None]

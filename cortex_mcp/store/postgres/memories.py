@@ -221,7 +221,7 @@ class PgMemoryStore(MemoryStore):
         return int(await self.db.scalar("SELECT SUM(docs) FROM text_stats") or 0)
 
     async def get_many(  # type: ignore[override]
-        self, ids: Sequence[str], *, agent_id: str | None = None
+        self, ids: Sequence[str], *, agent_id: str | None = None, reuse: bool = False
     ) -> dict[str, Memory]:
         if not ids:
             return {}
@@ -230,7 +230,8 @@ class PgMemoryStore(MemoryStore):
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY(?::text[]){owner}",
             (list(ids), *params),
         )
-        return {str(row["id"]): row_to_memory(row) for row in rows}
+        build = self.reused.memory if reuse else row_to_memory
+        return {str(row[0]): build(row) for row in rows}
 
 
 def _documents_with(phrases: list[list[str]], cap: int | None = None) -> tuple[str, list[Any]]:
