@@ -11,6 +11,7 @@ accepts (before or after the command name): one `GlobalOption` row in `GLOBAL_OP
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -178,7 +179,21 @@ def _parse_with(argv: Sequence[str], modules: list[str] | None) -> argparse.Name
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parse(list(argv if argv is not None else sys.argv[1:]))
+    """Run the command line `argv` (default: the program's own) and return its exit code.
+
+    Run as the program, the process then ends without the collector's last walk over every
+    object the imports made (`gc.freeze`): the operating system frees the memory at once,
+    and that walk cost about a fifth of a `list`'s CPU. Exit handlers, flushing and module
+    teardown run as before; a caller passing `argv` (a test) keeps its collector whole."""
+    try:
+        return _run(list(argv if argv is not None else sys.argv[1:]))
+    finally:
+        if argv is None:
+            gc.freeze()
+
+
+def _run(argv: list[str]) -> int:
+    args = _parse(argv)
     try:
         settings = load_settings(**_setting_overrides(args))
     except ConfigError as exc:

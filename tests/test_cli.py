@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from cortex_mcp.cli import COMMAND_MODULES, GLOBAL_OPTIONS, build_parser
+from cortex_mcp.cli import COMMAND_MODULES, GLOBAL_OPTIONS, build_parser, main
 from cortex_mcp.config import Settings
 from tests.helpers.stdio_helpers import HANG_S, LEGACY_PROTOCOL, server_command, server_env
 
@@ -165,6 +166,36 @@ def test_list_and_show_import_neither_the_other_commands_nor_the_engines(
 
 
 VALIDATE = "cortex_mcp.engine.validate"  # the request models' checks, which list needs
+
+
+def test_the_program_ends_without_collecting_what_its_imports_made(tmp_path: Path) -> None:
+    """The console script's `main()` freezes the collector as it returns (the last walk over
+    every object cost a fifth of a `list`); its output and exit code are those of the run."""
+    db = tmp_path / "x.db"
+    assert _run("add", "Ann likes tea", db=db).returncode == 0
+    script = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'frozen {gc.get_freeze_count()}'))\n"
+        "from cortex_mcp.cli import main\n"
+        "sys.argv = ['cortex-mcp', 'list']\n"
+        "sys.exit(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**server_env(db), "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.returncode == 0 and "Ann likes tea" in done.stdout
+    frozen = int(done.stderr.split("frozen ")[-1])
+    assert frozen > 10_000  # every object of the imports
+
+
+def test_a_caller_passing_its_own_command_line_keeps_its_collector(tmp_path: Path) -> None:
+    before = gc.get_freeze_count()
+    assert main(["--db", str(tmp_path / "x.db"), "list"]) == 0
+    assert gc.get_freeze_count() == before
 
 
 # what the full service's stores import beyond the reading ones (store/backend.py ReadStores)
