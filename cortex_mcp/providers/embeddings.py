@@ -76,11 +76,11 @@ def _describe_http_error(exc: Exception, timeout_s: float) -> str:
     """A one-line reason for a failed embeddings request (or a body we could not read)."""
     import httpx2
 
-    if isinstance(exc, httpx2.TimeoutException):
+    if isinstance(exc, httpx2.TimeoutException | TimeoutError):
         return f"timed out after {timeout_s:g} s"
     if isinstance(exc, _StatusError):
         return f"HTTP {exc.status}: {exc.message}"
-    if isinstance(exc, httpx2.HTTPError):
+    if isinstance(exc, httpx2.HTTPError | OSError):  # OSError: a plain HTTP connection's
         return f"cannot connect ({exc})"
     if isinstance(exc, ValueError):  # json.JSONDecodeError among them
         return "answered a body that is not JSON"
@@ -143,7 +143,7 @@ def _http_error(exc: Exception, timeout_s: float) -> ProviderError:
             return _TooLarge(message)
         if exc.status == 429 or exc.status >= 500:
             return ProviderBusy(message, retry_after_s=_retry_after(exc.headers))
-    if isinstance(exc, httpx2.TimeoutException):
+    if isinstance(exc, httpx2.TimeoutException | TimeoutError):
         return ProviderBusy(message)
     return ProviderError(message)
 
@@ -189,14 +189,19 @@ class OpenAIEmbedder:
         self._warming: asyncio.Lock | None = None
 
     def _build_client(self) -> Any:
+        """A server on plain HTTP (a local or LAN one) is posted to by `PlainHttpClient`
+        (~0.4 ms less CPU a recall), any other by httpx."""
+        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        base_url = base_url.rstrip("/") + "/"
+        headers = {"Authorization": f"Bearer {self._api_key}", "Accept": "application/json"}
+        from cortex_mcp.providers import http11  # imported with the client, as httpx is
+
+        if http11.serves(base_url):
+            return http11.PlainHttpClient(base_url, headers, self.timeout_s)
         import httpx2
 
-        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
         return httpx2.AsyncClient(
-            base_url=base_url.rstrip("/") + "/",
-            headers={"Authorization": f"Bearer {self._api_key}", "Accept": "application/json"},
-            timeout=self.timeout_s,
-            follow_redirects=True,
+            base_url=base_url, headers=headers, timeout=self.timeout_s, follow_redirects=True
         )
 
     async def warm_up(self, *, wait: bool = False) -> None:
