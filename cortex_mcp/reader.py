@@ -44,10 +44,12 @@ async def open_stores(settings: Settings, *, allow_vec: bool = True) -> AsyncIte
 
 
 @asynccontextmanager
-async def open_read_stores(settings: Settings) -> AsyncIterator[ReadStores]:
-    """`open_stores` for the commands that only read: the stores they use, no others
-    imported."""
-    async with open_database(settings, allow_vec=False) as db:
+async def open_read_stores(
+    settings: Settings, *, reading: bool = False
+) -> AsyncIterator[ReadStores]:
+    """`open_stores` for the commands that read memories, tokens or settings: the stores they
+    use, no others imported; `reading`: nothing but reads, one at a time (`list`, `show`)."""
+    async with open_database(settings, allow_vec=False, reading=reading) as db:
         yield build_read_stores(db, layer_ttl(settings))
 
 
@@ -69,7 +71,7 @@ def build_reading(
 
 @asynccontextmanager
 async def open_reader(settings: Settings) -> AsyncIterator[MemoryReading]:
-    async with open_read_stores(settings) as stores:
+    async with open_read_stores(settings, reading=True) as stores:
         yield build_reading(settings, stores)
 
 

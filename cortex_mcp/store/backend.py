@@ -114,8 +114,13 @@ def uses_postgres(settings: Settings) -> bool:
     return settings.database_url is not None
 
 
-def open_database(settings: Settings, *, allow_vec: bool = True) -> DatabaseHandle:
-    """The unopened handle (`async with` opens it): PostgreSQL when the URL is set."""
+def open_database(
+    settings: Settings, *, allow_vec: bool = True, reading: bool = False
+) -> DatabaseHandle:
+    """The unopened handle (`async with` opens it): PostgreSQL when the URL is set.
+    `reading`: for a command that only reads, one query at a time (one SQLite connection)."""
+    if settings.database_url is None and reading:
+        return Database(settings.db_path, allow_vec=allow_vec, readers=0)
     if settings.database_url is None:
         return Database(settings.db_path, allow_vec=allow_vec)
     from cortex_mcp.store.postgres.database import PgDatabase

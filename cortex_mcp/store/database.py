@@ -12,6 +12,7 @@ import aiosqlite
 
 from cortex_mcp.errors import CortexError
 from cortex_mcp.store.connection import (
+    BUSY_TIMEOUT_MS,
     integrity_error,
     open_connection,
     operational_error,
@@ -45,11 +46,13 @@ class Database(BaseHandle):
     vector channels can read at the same time. Every write is one BEGIN IMMEDIATE transaction,
     serialised within the process, waiting (with short polls) while another process holds the
     lock: `transact()` runs a synchronous function as the whole transaction in one trip to the
-    writer's thread."""
+    writer's thread. `readers=0` (a command that reads one thing at a time, writing nothing
+    after the migrations): reads go to the writer's connection, the one opened."""
 
-    def __init__(self, path: Path, *, allow_vec: bool = True) -> None:
+    def __init__(self, path: Path, *, allow_vec: bool = True, readers: int = _READERS) -> None:
         self.path = path
         self._allow_vec = allow_vec
+        self._reader_count = readers
         self._conn: aiosqlite.Connection | None = None
         self._readers: list[aiosqlite.Connection] = []
         self._busy: list[int] = []
@@ -71,6 +74,12 @@ class Database(BaseHandle):
         return self._queue.changed
 
     @property
+    def _writer_busy_ms(self) -> int:
+        """How long the writer's connection waits for a lock itself: not at all (BEGIN
+        IMMEDIATE polls), unless it also serves the reads, which wait as a reader's would."""
+        return 0 if self._reader_count else BUSY_TIMEOUT_MS
+
+    @property
     def read_only(self) -> bool:
         return not self.access.writable
 
@@ -84,10 +93,10 @@ class Database(BaseHandle):
             # it keeps the connection's busy timeout; afterwards BEGIN IMMEDIATE waits itself.
             migrated = not self.read_only and await self._migrate()
             if not self.read_only:
-                await self._conn.execute("PRAGMA busy_timeout = 0")
+                await self._conn.execute(f"PRAGMA busy_timeout = {self._writer_busy_ms}")
             if migrated:
                 await self.checkpoint()  # a migration may have blanked text: no old copy
-            for _ in range(_READERS):
+            for _ in range(self._reader_count):
                 self._readers.append(await self._connect())
                 self._busy.append(0)
         except Exception as exc:
@@ -189,19 +198,27 @@ class Database(BaseHandle):
             raise fault from exc
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        if not self._readers:
+            return await self._fetchall_on(self.conn, sql, params)
         index = self._busy.index(min(self._busy))  # the least busy reader
         self._busy[index] += 1
         try:
+            return await self._fetchall_on(self._readers[index], sql, params)
+        finally:
+            self._busy[index] -= 1
+
+    async def _fetchall_on(
+        self, conn: aiosqlite.Connection, sql: str, params: Sequence[Any]
+    ) -> list[Row]:
+        try:
             # One trip to the connection's thread (execute, fetch and close as a cursor
             # context would each take their own, and each trip costs a loop wake-up).
-            return list(await self._readers[index].execute_fetchall(sql, params))
+            return list(await conn.execute_fetchall(sql, params))
         except Exception as exc:
             fault = storage_fault(exc, self.path)
             if fault is None:
                 raise
             raise fault from exc
-        finally:
-            self._busy[index] -= 1
 
     async def data_version(self) -> int:
         """Changes whenever another process commits: the signal that in-process caches must
@@ -227,7 +244,7 @@ class Database(BaseHandle):
                 log.debug("checkpoint deferred: %s", exc)
                 return False
             finally:
-                await self.conn.execute("PRAGMA busy_timeout = 0")
+                await self.conn.execute(f"PRAGMA busy_timeout = {self._writer_busy_ms}")
         return row is not None and int(row[0]) == 0
 
     def checkpoint_soon(self) -> None:
