@@ -139,6 +139,25 @@ def one_question(text: str) -> bool:
     return said.endswith(("?", "？")) and _ENDS_SENTENCE.search(said.rstrip("?？")) is None
 
 
+# The speaker speaking of themselves: "I", "my", "we", "our"; 我; 私, 僕, 俺.
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|us|our|ours"
+    r"|ourselves)\b|我|私|僕|俺|わたし|ぼく|おれ",
+    re.IGNORECASE,
+)
+_KANA = re.compile(r"[\u3040-\u30ff]")
+
+
+def about_the_listener(text: str) -> bool:
+    """Whether a line of dialogue (its speaker's label aside) asks the listener something and
+    says nothing of its speaker: "Wow, that agency looks great! What made you pick it?", "你去哪儿
+    玩了？"; not "I just finished this one. What do you think?". Japanese leaves the speaker
+    unsaid more often than not: a Japanese line is never taken for one."""
+    said = _ANY_LABEL.sub("", text.strip(), count=1).replace("’", "'")
+    asks = "?" in said or "？" in said
+    return asks and _KANA.search(said) is None and _FIRST_PERSON.search(said) is None
+
+
 # Single-valued slots (engine/beliefs/slots.py, search/slot_questions.py): whose fact it is and
 # what value, compared as these keys. "I", "we", "my", 我, 私 ... are the speaker.
 SELF_HOLDER = "I"

@@ -25,7 +25,7 @@ from cortex_mcp.models import EntityKind, LinkRole
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import ImportRequest, RecallRequest, SearchRequest, build
-from cortex_mcp.tokenize import one_question
+from cortex_mcp.tokenize import about_the_listener, one_question
 from tests.conftest import FakeClock
 
 DAY = datetime(2025, 1, 10, 10, tzinfo=UTC)
@@ -488,6 +488,16 @@ def test_one_question_is_a_text_that_only_asks():
     assert not one_question("mkrause: Lisbon, wow! What is she doing there?")
     assert not one_question("yuki_h: え、寂しくなるね。田中さんってどんな人？")
     assert not one_question("Tom: Pepper is twelve.")
+
+
+def test_a_line_about_the_listener_asks_and_says_nothing_of_its_speaker():
+    assert about_the_listener("Melanie: Wow, that agency looks great! What made you pick it?")
+    assert about_the_listener("小李：你去哪儿玩了？")
+    assert not about_the_listener("Melanie: I just finished this one. What do you think?")
+    assert not about_the_listener("小李：我去了成都，你呢？")
+    assert not about_the_listener("Tom: You're great at this.")  # tells, asks nothing
+    # Japanese leaves the speaker unsaid: "I saw a film yesterday. And you?"
+    assert not about_the_listener("佐藤：昨日映画を見ました。あなたは？")
 
 
 @pytest.mark.anyio

@@ -156,6 +156,24 @@ async def test_a_question_after_several_things_spreads_over_the_days_rather_than
     assert sum("piano" in line for line in top) == 4
 
 
+async def test_her_lines_that_only_ask_the_other_about_himself_give_way_to_what_she_told(
+    service: CortexService,
+) -> None:
+    # short lines of hers match her name best, but each only asks Tom about himself and says
+    # nothing of her: her link lifts them as a mention, and what she told of herself (never
+    # naming her) fills the places after the best match
+    asking = [
+        ("2026-06-08", "Maya: And you, Tom?", "Maya"),
+        ("2026-06-09", "Maya: Did it rain there?", "Maya"),
+        ("2026-06-10", "Maya: Who won, Tom?", "Maya"),
+        ("2026-06-11", "Maya: How was it?", "Maya"),
+    ]
+    tom = ("2026-06-12", "Tom: My hobbies are chess and hiking.", "Tom")
+    await _remember(service, [*MAYA[3:], *asking, tom])
+    top = await _top(service, "What are Maya's hobbies?", limit=5)
+    assert set(top) == HOBBIES | {tom[1]}, top
+
+
 async def _chat(service: CortexService, day: str, turns: list[tuple[str, str]]) -> dict[str, str]:
     """One conversation, a turn a minute from 10:00, each linked to its speaker. Content ->
     memory id."""

@@ -41,7 +41,7 @@ from cortex_mcp.search.stages.entity_cache import AgentView, EntityCache, Links
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
-from cortex_mcp.tokenize import normalize_name, one_question
+from cortex_mcp.tokenize import about_the_listener, normalize_name, one_question
 
 # What a link adds to a memory's fused relevance (0..1): as speaker or subject, and as a mere
 # mention. Text only, the lift is what finds a fact that never repeats the name (LoCoMo's tuning
@@ -378,8 +378,12 @@ class EntityStage:
         for c in state.candidates:
             if c.memory is None:
                 continue
+            content = c.memory.content
             c.entity_boost = lift.of(
-                c.memory_id, c.fused if share else 1.0, asks=one_question(c.memory.content)
+                c.memory_id,
+                c.fused if share else 1.0,
+                asks=one_question(content),
+                to_listener=about_the_listener(content),
             )
             if not c.entity_boost and any(n in c.memory.content.casefold() for n in said):
                 c.entity_boost = mentioned * (c.fused if share else 1.0)
@@ -406,15 +410,27 @@ class _Lift:
         self.lifts = lifts
         self.pages = pages
 
-    def of(self, memory_id: str, relevance: float = 1.0, *, asks: bool = False) -> float:
+    def of(
+        self,
+        memory_id: str,
+        relevance: float = 1.0,
+        *,
+        asks: bool = False,
+        to_listener: bool = False,
+    ) -> float:
         """`relevance`: what a link's lift is a share of (1 text only: the lift itself). A
         memory of the entity's own that also names the kind of thing the question asks for
-        (a place for "which cities", a person for "who") gets `KIND_LIFT` more."""
+        (a place for "which cities", a person for "who") gets `KIND_LIFT` more. A line the
+        entity said that asks the listener something and says nothing of the entity
+        (`to_listener`: "Wow, that agency looks great! What made you pick it?") is about the
+        listener: its speaker's link lifts it as a mention."""
         best = 0.0
         for entity_id, found in self.links.items():
             role = found.roles.get(memory_id)
             if role is None:
                 continue
+            if role is LinkRole.speaker and to_listener:
+                role = LinkRole.mentioned
             if entity_id in self.pages:
                 lift = PAGE_BOOST * (PAGE_MENTION_SHARE if role is LinkRole.mentioned else 1.0)
                 lift *= PAGE_QUESTION_SHARE if asks else 1.0
