@@ -68,7 +68,11 @@ def normalize_name(text: str) -> str:
 
 def content_hash(text: str) -> str:
     """Identity of a memory's content: case, width and spacing differences do not count."""
-    key = normalise(text).casefold().rstrip(" .!。！")
+    return _hash_of_normalised(normalise(text))
+
+
+def _hash_of_normalised(normalised: str) -> str:
+    key = normalised.casefold().rstrip(" .!。！")
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
@@ -80,7 +84,20 @@ def query_key(text: str) -> str:
 
 def index_text(text: str) -> str:
     """What goes into the FTS index: CJK characters split into single-character tokens."""
-    return CJK_RUN.sub(lambda m: " " + " ".join(m.group(0)) + " ", normalise(text))
+    return _index_of_normalised(normalise(text))
+
+
+def _index_of_normalised(normalised: str) -> str:
+    if normalised.isascii():  # no CJK character to split
+        return normalised
+    return CJK_RUN.sub(lambda m: " " + " ".join(m.group(0)) + " ", normalised)
+
+
+def hash_and_index_text(text: str) -> tuple[str, str]:
+    """`content_hash(text)` and `index_text(text)`, normalising the text once (a bulk import
+    asks both of every memory)."""
+    normalised = normalise(text)
+    return _hash_of_normalised(normalised), _index_of_normalised(normalised)
 
 
 def has_cjk(text: str) -> bool:

@@ -13,7 +13,7 @@ from cortex_mcp.models import new_id
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.interfaces import Connection
 from cortex_mcp.store.memories import MEMORY_COLUMNS, without_origin
-from cortex_mcp.tokenize import content_hash, index_text
+from cortex_mcp.tokenize import hash_and_index_text
 
 MEMORY_FIELDS = [c.strip() for c in MEMORY_COLUMNS.split(",")]
 RELATION_FIELDS = [
@@ -99,8 +99,8 @@ def _memory_row(memory: dict[str, Any], agent_id: str) -> tuple[list[Any], str, 
     data["shared"] = int(bool(memory.get("shared")))
     data["occurred_at"] = memory.get("occurred_at") or memory.get("created_at")
     data["status"] = memory.get("status") or "current"
-    digest = content_hash(memory["content"])
-    return [0, *map(data.get, MEMORY_FIELDS), digest], digest, index_text(memory["content"])
+    digest, text = hash_and_index_text(memory["content"])
+    return [0, *map(data.get, MEMORY_FIELDS), digest], digest, text
 
 
 def _insert_memories(

@@ -27,8 +27,9 @@ stop lists, the near misses and what the rules get wrong."""
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from cortex_mcp.engine.entities import lexicon as lex
@@ -296,6 +297,8 @@ _EN_ADDRESS = re.compile(
     rf"(?:^|(?<=[.!?…:\n\"“(]))[ \t]*(?P<greeting>{_EN_GREETING}),?\s+(?P<name>{_EN_WORD})(?=\s*[,!?.…]|\s*$)",
     re.M,
 )
+# the characters after which `_EN_ADDRESS` may start (its lookbehind; a new line is its `^`)
+_ADDRESS_ANCHOR = re.compile(r"[.!?…:\n\"“(]")
 # ", Gina!" / ", Nate." at the end of a sentence: a name said to the listener.
 _EN_VOCATIVE = re.compile(rf"(?<=[a-z]),\s+(?P<name>{_EN_WORD})(?=\s*[!?]|\s*\.(?:\s|$)|\s*$)")
 _EN_RUN = re.compile(
@@ -487,8 +490,10 @@ def _english_named_others(scan: _Scan) -> None:
 
 
 def _english_address(scan: _Scan) -> None:
-    for pattern in (_EN_ADDRESS, _EN_VOCATIVE):
-        for match in pattern.finditer(scan.text):
+    text = scan.text
+    vocatives = _EN_VOCATIVE.finditer(text) if "," in text else ()  # it starts at a comma
+    for pattern, matches in ((_EN_ADDRESS, _addresses(text)), (_EN_VOCATIVE, vocatives)):
+        for match in matches:
             name = match.group("name")
             bare = _bare(name)
             if pattern is _EN_VOCATIVE and not _said_to_someone(scan.text, match.start()):
@@ -507,6 +512,20 @@ def _english_address(scan: _Scan) -> None:
             )
             found.role = LinkRole.mentioned
             scan.add(found)
+
+
+def _addresses(text: str) -> Iterator[re.Match[str]]:
+    """What `_EN_ADDRESS.finditer(text)` finds, tried only where its anchor lets a match start
+    (the text's start, after one of `_ADDRESS_ANCHOR`) rather than at every position."""
+    end = 0
+    starts = (anchor.end() for anchor in _ADDRESS_ANCHOR.finditer(text))
+    for start in itertools.chain((0,), starts):
+        if start < end:
+            continue
+        match = _EN_ADDRESS.match(text, start)
+        if match is not None:
+            yield match
+            end = match.end()
 
 
 _EN_QUOTED = re.compile(r"[\"“](?P<title>[A-Z][^\"”\n]{0,80}?)[.,!?]?[\"”]")
@@ -1625,7 +1644,10 @@ def pronouns(text: str) -> tuple[Pronoun, ...]:
     """The third-person singular pronouns of `text`, for the linker to follow back to the one
     person (or, for 它, pet) the turn before names: pronouns are not names, so `find_mentions`
     never returns them."""
-    body = _LABEL_CJK.sub("", _LABEL_LATIN.sub("", text, count=1), count=1)
+    body = _LABEL_LATIN.sub("", text, count=1)
+    ascii_only = body.isascii()  # then no Chinese or Japanese label or pronoun can be in it
+    if not ascii_only:
+        body = _LABEL_CJK.sub("", body, count=1)
     offset = len(text) - len(body)
     found: list[Pronoun] = []
     for match in _EN_PRONOUN.finditer(body):
@@ -1633,6 +1655,8 @@ def pronouns(text: str) -> tuple[Pronoun, ...]:
         he_or_she: str | None = _GENDER[match.group().casefold()]
         at = (match.start() + offset, match.end() + offset)
         found.append(Pronoun(EntityKind.person, role, *at, he_or_she))
+    if ascii_only:
+        return tuple(found)  # in order already
     japanese = _KANA.search(body) is not None  # 他 in Japanese is "other" (他の人, その他)
     for match in () if japanese else _ZH_PRONOUN.finditer(body):
         kind = EntityKind.pet if match.group("word") == "它" else EntityKind.person

@@ -95,6 +95,14 @@ _CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][\w'’-]*[a-z][\w'’-]*")
 _SENTENCE_END = re.compile(r"(?:^|[.!?。！？]\s+|\n|^[\w.'’-]{1,40}:[ \t]+)\s*$")
 
 
+def _sentence_starts(before: str) -> bool:
+    """`_SENTENCE_END.search(before)`, searched only where a match can start: each way it ends a
+    sentence lies in the character before `before`'s trailing whitespace, but a label, which
+    is `before` whole (at most 41 characters before that whitespace)."""
+    words = len(before.rstrip())  # rstrip's whitespace is the pattern's \s
+    return _SENTENCE_END.search(before, 0 if words <= 42 else words - 1) is not None
+
+
 def known_words(text: str, found: Mentions) -> list[tuple[str, LinkRole]]:
     """Capitalised words the rules left alone (a sentence's first word, which may be any word):
     each links only when it is the name of an entity the agent already has ("Anna runs ...")."""
@@ -104,7 +112,7 @@ def known_words(text: str, found: Mentions) -> list[tuple[str, LinkRole]]:
         start, end = match.span()
         if any(s < end and start < e for s, e in taken):
             continue
-        role = LinkRole.subject if _SENTENCE_END.search(text[:start]) else LinkRole.mentioned
+        role = LinkRole.subject if _sentence_starts(text[:start]) else LinkRole.mentioned
         words.append((match.group(), role))
     return words
 

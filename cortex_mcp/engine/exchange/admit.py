@@ -206,7 +206,7 @@ class Admission:
         if data.get("occurred_at") is None and data.get("created_at") is not None:
             own = rule.time(data, "created_at", LATEST_OCCURRED, earliest=EARLIEST_MOMENT)
             assert own is not None
-            recorded = _iso(EARLIEST) <= own <= to_iso(self._latest)
+            recorded = _iso(EARLIEST) <= own <= _iso(self._latest)
             return (own if recorded else self._now_iso), own
         created = rule.time(data, "created_at", self._latest) or self._now_iso
         occurred = rule.time(data, "occurred_at", LATEST_OCCURRED, earliest=EARLIEST_MOMENT)

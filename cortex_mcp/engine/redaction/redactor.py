@@ -36,7 +36,8 @@ def redact_json(value: Any, counts: Counter[str] | None = None) -> tuple[Any, Co
     counts = Counter() if counts is None else counts
     if isinstance(value, str):
         result = redact(value)
-        counts.update(result.counts)
+        if result.counts:
+            counts.update(result.counts)
         return result.text, counts
     if isinstance(value, Mapping):
         return {k: _redact_entry(k, v, counts) for k, v in value.items()}, counts
