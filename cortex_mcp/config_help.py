@@ -4,11 +4,9 @@ by nothing (a misspelled CORTEX_* variable or config-file key), both walked from
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import textwrap
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -37,6 +35,8 @@ def _env_name(path: tuple[str, ...]) -> str:
 def _suggest(unknown: str, valid: list[str]) -> str:
     """The closest valid CORTEX_ name, compared without the prefix every name shares."""
     bare = {name.removeprefix("CORTEX_"): name for name in valid}
+    import difflib  # only when a setting is misspelled
+
     close = difflib.get_close_matches(unknown.removeprefix("CORTEX_"), list(bare), n=1, cutoff=0.6)
     return f" (did you mean {bare[close[0]]}?)" if close else ""
 
@@ -60,6 +60,8 @@ def _unknown_keys(
     for key, value in data.items():
         dotted = ".".join((*prefix, key))
         if key not in model.model_fields:
+            import difflib  # only when a key is misspelled
+
             close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
             hint = f" (did you mean {'.'.join((*prefix, close[0]))}?)" if close else ""
             problems.append(f"unknown key {dotted} is ignored{hint}")
@@ -83,6 +85,8 @@ def unknown_file_settings(environ: Mapping[str, str]) -> list[str]:
     path = Path(config_file).expanduser()
     try:
         if path.suffix.lower() == ".toml":
+            import tomllib  # its regular expressions cost every start ~5 ms
+
             data = tomllib.loads(path.read_text("utf-8"))
         else:
             data = json.loads(path.read_text("utf-8"))

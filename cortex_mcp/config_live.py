@@ -8,10 +8,8 @@ the environment. A change to a setting the environment sets is kept but not in e
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -141,6 +139,12 @@ def set_by_environment(name: str, environ: Mapping[str, str]) -> str | None:
     return None
 
 
+def _toml(text: str) -> dict[str, Any]:
+    import tomllib  # its regular expressions cost every start ~5 ms; few configs are TOML
+
+    return tomllib.loads(text)
+
+
 def file_names(environ: Mapping[str, str]) -> set[str]:
     """The settings the CORTEX_CONFIG file names (a missing or broken file names none)."""
     path_text = environ.get("CORTEX_CONFIG")
@@ -149,7 +153,7 @@ def file_names(environ: Mapping[str, str]) -> set[str]:
     path = Path(path_text).expanduser()
     try:
         text = path.read_text("utf-8")
-        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        data = _toml(text) if path.suffix.lower() == ".toml" else json.loads(text)
     except (OSError, ValueError):
         return set()
     found: set[str] = set()
@@ -209,6 +213,8 @@ def flatten(document: Mapping[str, Any]) -> dict[str, Any]:
 
 def check_name(name: str) -> None:
     if name not in NAMES:
+        import difflib  # only when a name is misspelled
+
         close = difflib.get_close_matches(name, NAMES, n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise InvalidSetting(f"{name}: no such setting{hint}", field=name)

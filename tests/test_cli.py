@@ -132,14 +132,14 @@ def test_each_command_module_is_listed_with_exactly_the_commands_it_defines() ->
 
 
 def _modules_after(*args: str, db: Path) -> set[str]:
-    """The cortex_mcp modules imported by one run of `cortex-mcp ARGS` (its output must not
-    matter: it is checked by the other tests)."""
+    """The modules imported by one run of `cortex-mcp ARGS` (its output must not matter: it
+    is checked by the other tests)."""
     script = (
         "import sys\n"
         "from cortex_mcp.cli import main\n"
         "sys.stdout = open(__import__('os').devnull, 'w')\n"
         "main(sys.argv[1:])\n"
-        "sys.stderr.write(' '.join(m for m in sys.modules if m.startswith('cortex_mcp')))\n"
+        "sys.stderr.write(' '.join(sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, *args],
@@ -210,6 +210,19 @@ def test_list_and_show_import_only_the_stores_they_read(tmp_path: Path, command:
     imported = _modules_after(*command, db=db)
     assert "cortex_mcp.store.memories" in imported
     assert not {m for m in imported for s in UNREAD_STORES if m.startswith(f"cortex_mcp.store.{s}")}
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "1"]])
+def test_list_and_show_import_no_toml_reader_nor_spelling_suggester(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """tomllib (~5 ms of regular expressions) and difflib are imported when a TOML settings
+    file is read or a setting is misspelled, not on every start."""
+    db = tmp_path / "x.db"
+    assert _run("add", "Ann likes tea", db=db).returncode == 0
+    imported = _modules_after(*command, db=db)
+    assert "cortex_mcp.config_help" in imported and "cortex_mcp.config_live" in imported
+    assert "tomllib" not in imported and "difflib" not in imported
 
 
 @pytest.mark.parametrize(
