@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cortex_mcp.config import Settings
-from cortex_mcp.engine.entities.mentions import find_mentions, pronouns
+from cortex_mcp.engine.entities.mentions import find_mentions, pronouns, zero_subject
 from cortex_mcp.engine.entities.resolve import (
     alias_forms,
     known_cjk_words,
@@ -184,6 +184,25 @@ def test_a_known_one_kanji_name_is_a_candidate_alone_before_a_particle_in_japane
     assert words("高橋: 綾は新居に引っ越した。") == ["綾"]
     assert words("高橋: 毎日お弁当を作っている。") == []  # 作っ is a verb, お弁当 a word
     assert words("小林: 张伟找到房子了。") == []  # no kana: Chinese, where one Han is no name
+
+
+def test_a_chinese_or_japanese_turn_that_may_leave_its_subject_unsaid_is_told_apart():
+    assert zero_subject("kevin.zhou: 真厉害，生意怎么样？") == "question"
+    assert zero_subject("mika_s: 何歳？") == "question"
+    assert zero_subject("高橋: 腰の骨を折ったの。") == "statement"
+    assert zero_subject("小林: 你周末去哪了？") == "personal"  # about the listener
+    assert zero_subject("小林: 我去爬山了。") == "personal"  # about the speaker
+    assert zero_subject("Tom: How old is he?") is None  # English says its subject
+    assert zero_subject("小林: 你看了Avatar吗？") is None
+
+
+def test_a_japanese_role_word_before_tte_or_kara_is_a_reference():
+    def referred(text: str) -> list[str]:
+        return [r.phrase for r in find_mentions(text).references]
+
+    assert referred("ken_w: 先輩ってどんな仕事してるの？") == ["先輩"]
+    assert referred("鈴木: 先輩から博多ラーメンが送られてきた。") == ["先輩"]
+    assert referred("鈴木: 先輩方からの連絡。") == []  # 先輩方 is a word of its own
 
 
 def test_a_title_and_the_general_word_for_a_superior_look_each_other_up_but_two_titles_do_not():
@@ -429,6 +448,73 @@ async def test_the_gaps_of_the_alias_sets_link_in_a_store_one_kanji_names_given_
         assert "Rose" in en[3]
         (ben,) = await svc.stores.entities.entity_named("en", "bwhitfield")
         assert "Ben" in ben.aliases
+
+
+@pytest.mark.anyio
+async def test_a_question_that_names_no_one_and_its_answer_are_about_the_one_person_just_named(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        zh = await _linked(
+            svc,
+            "zh",
+            [
+                "小陈: 我姐姐李娜在杭州开了一家花店。",
+                "kevin.zhou: 真厉害，生意怎么样？",
+                "小陈: 情人节那天卖了三百多束花。",
+                "kevin.zhou: 你周末去哪了？",  # about the listener
+                "小陈: 我去爬山了。",
+                "小陈: 我同事小王和小李结婚了。",
+                "kevin.zhou: 什么时候办酒？",  # two people before: no one
+            ],
+        )
+        assert "李娜" in zh[1] and "李娜" in zh[2]
+        assert zh[3] == {"kevin.zhou"} and zh[4] == {"小陈"}
+        assert zh[6] == {"kevin.zhou"}
+        ja = await _linked(
+            svc,
+            "ja",
+            [
+                "鈴木: うちの犬のコタロウが散歩中に足をけがした。",
+                "ken_w: 大丈夫？",
+                "鈴木: 少し腫れただけだよ。",
+                "鈴木: 週末は雨だった。",  # no question before: no one
+            ],
+            gaps=[1, 1, 1, 1],
+        )
+        assert "コタロウ" in ja[1] and "コタロウ" in ja[2]
+        assert ja[3] == {"鈴木"}
+        later = await _linked(
+            svc,
+            "later",
+            ["小陈: 我姐姐李娜开了一家花店。", "Kevin: 生意怎么样？"],
+            gaps=[1, 120],
+        )
+        assert later[1] == {"Kevin"}  # two hours later: another conversation
+
+
+@pytest.mark.anyio
+async def test_your_kin_said_to_the_other_speaker_is_their_own_and_the_kitten_is_the_one_kitten(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        en = await _linked(
+            svc,
+            "en",
+            [
+                "Rachel: My grandmother Rose is turning ninety.",
+                "bwhitfield: How is your grandmother doing?",
+                "Rachel: My kitten Luna knocked my coffee over.",
+                "bwhitfield: Did the kitten settle in?",
+                "Rachel: The kitten of my neighbour is loud.",  # "of": someone else's
+                "Rachel: Is your grandmother coming too?",  # bwhitfield has no "my grandmother"
+                "bwhitfield: Maybe.",
+            ],
+        )
+        assert "Rose" in en[1] and "Luna" in en[3]
+        assert "Luna" not in en[4] and "Rose" not in en[5]
+        (rose,) = await svc.stores.entities.entity_named("en", "Rose")
+        assert "the grandmother" not in rose.aliases  # "the X" is looked up, never stored
 
 
 # --- recall: the lift reorders, it does not bury ------------------------------------------

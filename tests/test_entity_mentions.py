@@ -689,3 +689,12 @@ def test_a_family_word_with_a_possessive_is_a_reference_to_the_relative_not_a_ne
     assert names(found) == ["Rachel"] and phrases(found) == ["Grandma"]
     found = find_mentions("Rachel: Grandmaster Flash played.")
     assert "Grandma" not in phrases(found)
+
+
+def test_a_role_a_speaker_has_one_of_after_the_is_a_reference_but_not_before_a_name_or_of():
+    assert phrases(find_mentions("Did the kitten settle in with the old cat?")) == ["the kitten"]
+    assert phrases(find_mentions("The landlord fixed the heating.")) == ["The landlord"]
+    assert phrases(find_mentions("The dog Rex barked.")) == []  # a name follows
+    assert phrases(find_mentions("She is the boss of the team.")) == []
+    assert phrases(find_mentions("The teacher was strict.")) == []  # many have one
+    assert phrases(find_mentions("How is your grandmother doing?")) == ["your grandmother"]

@@ -240,6 +240,15 @@ PET_ROLES = _words(
     "fish goldfish pig pigs snake snakes lizard gecko iguana ferret chinchilla hedgehog pet pets canary "
     "cockatiel budgie mouse rat rats"
 ) | frozenset({"guinea pig", "guinea pigs"})
+# Roles and pets a speaker has one of, so that "the kitten" after "my kitten Luna" is Luna (and
+# "my landlord" is "the landlord"); not roles many people have (friend, teacher, guy, kid).
+OWN_ROLES = _words(
+    "sister brother mom mother mum dad father wife husband fiance fiancé fiancee fiancée "
+    "boyfriend girlfriend aunt uncle niece nephew grandma grandmother grandpa grandfather granny "
+    "boss manager supervisor landlord landlady flatmate roommate housemate therapist "
+    "dog puppy pup kitten cat bunny rabbit hamster parrot bird horse pony turtle tortoise "
+    "goldfish ferret hedgehog budgie"
+)
 # Adjectives allowed between the possessive and the role: "my older sister Anna".
 ROLE_ADJECTIVES = _words(
     "best older younger elder little big baby twin late new old dear oldest youngest eldest "

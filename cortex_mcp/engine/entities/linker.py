@@ -10,11 +10,18 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cortex_mcp.engine.entities.mentions import Mentions, find_mentions, handle_labels, pronouns
+from cortex_mcp.engine.entities.mentions import (
+    Mentions,
+    find_mentions,
+    handle_labels,
+    pronouns,
+    zero_subject,
+)
 from cortex_mcp.engine.entities.resolve import (
     Known,
     Named,
     follow_pronouns,
+    follow_zero_subjects,
     known_cjk_words,
     known_words,
     lookup_keys,
@@ -140,12 +147,11 @@ class EntityLinker:
                 plan_links(item.memory_id, f, known, named=item.named, words=w, addressee=to)
                 for f, w, item, to in zip(found, words, items, addressees, strict=True)
             ]
-            plans = follow_pronouns(
-                plans,
-                [pronouns(item.content) for item in items],
-                [s for s in map(_speaker_of, found) if s],
-                [item.moment for item in items],
-            )
+            said = [pronouns(item.content) for item in items]
+            moments = [item.moment for item in items]
+            plans = follow_pronouns(plans, said, [s for s in map(_speaker_of, found) if s], moments)
+            zero = [zero_subject(item.content) for item in items]
+            plans = follow_zero_subjects(plans, zero, said, moments)
             return await self.store.link(agent_id, plans, now)
         except CortexError as exc:
             log.warning("entities: %d memories left unlinked: %s", len(items), exc)
@@ -167,11 +173,12 @@ def _repeated_handles(items: Sequence[Written]) -> frozenset[str]:
 def _addressees(found: Sequence[Mentions]) -> list[str | None]:
     """Per memory, the other speaker of a two-person exchange: the speaker of the turn before or
     after it when that is someone else (None when both are someone else and not the same one).
-    A name the memory says to its listener ("Maya, how was your weekend?") is that person's."""
+    A name the memory says to its listener ("Maya, how was your weekend?") is that person's, and
+    "your grandmother" their "my grandmother"."""
     speakers = [_speaker_of(f) for f in found]
     addressees: list[str | None] = []
     for index, own in enumerate(speakers):
-        if own is None or not any(m.rule == "address" for m in found[index].mentions):
+        if own is None or not _speaks_to_listener(found[index]):
             addressees.append(None)
             continue
         near = [speakers[i] for i in (index + 1, index - 1) if 0 <= i < len(speakers)]
@@ -180,6 +187,13 @@ def _addressees(found: Sequence[Mentions]) -> list[str | None]:
         }
         addressees.append(next(iter(others.values())) if len(others) == 1 else None)
     return addressees
+
+
+def _speaks_to_listener(found: Mentions) -> bool:
+    """A name said to the listener, or their kin ("your grandmother")."""
+    return any(m.rule == "address" for m in found.mentions) or any(
+        r.phrase[:5].casefold() == "your " for r in found.references
+    )
 
 
 def _speaker_of(found: Mentions) -> str | None:

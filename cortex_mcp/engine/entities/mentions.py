@@ -273,6 +273,14 @@ _EN_ROLE_PHRASE = re.compile(
     rf"(?P<role>(?i:{_EN_ROLE_WORDS})))\b"
     rf"(?:(?:,|\s+(?:is\s+|was\s+)?(?:named|called))?\s+{_EN_TITLED}{_EN_NAME})?"
 )
+# "Did the kitten settle in?", "the landlord fixed it": a role or pet word after "the" that a
+# speaker's "my kitten" / "my landlord" made an alias (`resolve.alias_forms`); not a role many
+# have ("the teacher", "the guy"), nor one a name, "of" or a clause follows ("the dog Rex", "the
+# boss of", "the kid who").
+_EN_THE_ROLE = re.compile(
+    rf"(?=[Tt])\b(?P<phrase>[Tt]he\s+(?P<role>(?i:{_alternation(lex.OWN_ROLES)})))\b"
+    rf"(?!['’]s|\s+(?:of|who|that|which|next|from|at|in)\b|\s+[{_UPPER}])"
+)
 # The name before a kinship phrase: "Anna, my sister", "Anna is my sister", "Anna's my sister".
 _EN_NAME_BEFORE = re.compile(rf"(?<![\w'’])(?P<name>{_EN_WORD})(?:,\s*|\s+(?:is|was)\s+|['’]s\s+)$")
 # "a dog named Rex", "Tom's cats are called Oscar and Milo"
@@ -354,6 +362,8 @@ def _english_roles(scan: _Scan) -> None:
     text = scan.text
     for match in _EN_ROLE_PHRASE.finditer(text):
         _english_role_phrase(scan, match)
+    for match in _EN_THE_ROLE.finditer(text):  # "the kitten", "the landlord": someone's one
+        scan.refer(match.start("phrase"), match.end("phrase"))
     for match in _EN_NAMED.finditer(text):
         kind = _role_before_named(text, match.start())
         if kind is None:
@@ -415,6 +425,8 @@ def _english_role_phrase(scan: _Scan, match: re.Match[str]) -> None:
         scan.refer(phrase_start, phrase_end)
         if match.group("owner"):
             _refer_to_owner(scan, match)
+    elif match.group("poss").casefold() == "your" and not match.group("owner"):
+        scan.refer(phrase_start, phrase_end)  # the listener's "my grandmother" (resolve: _yours)
 
 
 def _refer_to_owner(scan: _Scan, match: re.Match[str]) -> None:
@@ -1058,7 +1070,7 @@ _JA_SELF = re.compile(rf"(?:私|僕|俺|わたし)の名前は(?P<name>{_JA_NAME
 _JA_BARE_ROLE = re.compile(
     rf"{_first_chars('うわ私僕俺あ', lex.JA_PERSON_ROLES)}(?<![{_HAN}{_KATA}]){_JA_OWN}"
     rf"(?P<role>{_alternation(lex.JA_PERSON_ROLES)})(?:さん|様|さま)?"
-    rf"(?=[がはとにをもへのや、。！？!?\s]|で(?!す)|$)"
+    rf"(?=[がはとにをもへのや、。！？!?\s]|で(?!す)|って|から|まで|より|$)"
 )
 # うちの犬, 私の猫: the speaker's own pet with no name beside it is a reference.
 _JA_OWN_PET = re.compile(
@@ -1638,6 +1650,26 @@ _ZH_CLAUSE_LEAD = "那但可而就也还"
 _KANA = re.compile(
     rf"[{_HIRA}{_KATA}]"
 )  # a conjunction before a pronoun that still opens the clause
+
+
+_TURN_LABEL = re.compile(r"^[^\s:：]{1,40}[:：][ \t]*")
+_QUESTION_END = re.compile(r"[？?][\s」』）)]*$")
+
+
+def zero_subject(text: str) -> str | None:
+    """Whether a Chinese or Japanese turn may leave its subject unsaid: "question" when it asks
+    (生意怎么样？, 何歳？), "statement" otherwise, "personal" when it says I or you; None for a
+    text with Latin words or no CJK, where a subject is said. The linker follows an unsaid subject only in a question and the
+    answer right after it (`resolve.follow_zero_subjects`)."""
+    body = _TURN_LABEL.sub("", text, count=1)
+    if not CJK_CHAR.search(body) or _LATIN.search(body):
+        return None
+    if _FIRST_OR_SECOND.search(body):
+        return "personal"  # 你周末去哪了？ / 我去爬山了: about the speakers, not the one before
+    return "question" if _QUESTION_END.search(body) else "statement"
+
+
+_FIRST_OR_SECOND = re.compile("你|您|我|咱|あなた|君|私|僕|俺|自分|わたし|あたし")
 
 
 def pronouns(text: str) -> tuple[Pronoun, ...]:

@@ -210,6 +210,7 @@ def lookup_keys(
     keys += [normalize_name(word) for word, _ in words]
     keys += [normalize_name(alias) for m in found.mentions for alias in m.aliases]
     keys += [normalize_name(r.phrase) for r in found.references]
+    keys += [normalize_name(own) for r in found.references if (own := own_form(r.phrase))]
     keys += [key for r in found.references for key in superior_keys(r.phrase)]
     keys += [normalize_name(n.name) for n in named]
     return [key for key in dict.fromkeys(keys) if key]
@@ -321,6 +322,11 @@ def plan_links(
         key = normalize_name(reference.phrase)
         if not key:
             continue
+        if _YOUR.match(reference.phrase) or _THE.match(reference.phrase):
+            owned = _owned(reference.phrase, addressee, known)
+            if owned is not None:
+                links.append(PlannedLink(owned, reference.role))
+            continue
         outcome = _resolve_alias(key, speaker, known)
         if outcome == []:  # names nobody: 部長 may be the speaker's one 上司 (and becomes an alias)
             outcome = _superior(reference.phrase, speaker, known) or []
@@ -334,6 +340,35 @@ def plan_links(
     plan = LinkPlan(memory_id, tuple(links), tuple(aliases), tuple(unresolved))
     known.learn(plan)
     return plan
+
+
+_YOUR = re.compile(r"^your\s+", re.IGNORECASE)
+_THE = re.compile(r"^the\s+", re.IGNORECASE)
+
+
+def own_form(phrase: str) -> str | None:
+    """The speaker's own alias a "your X" or "the X" phrase stands for: "my X"."""
+    for pattern in (_YOUR, _THE):
+        if pattern.match(phrase):
+            return pattern.sub("my ", phrase, count=1)
+    return None
+
+
+def _owned(phrase: str, addressee: str | None, known: Known) -> EntityRef | None:
+    """ "your grandmother" said to the other speaker of a two-person exchange is the one entity
+    that speaker calls "my grandmother"; "the kitten" is the one entity anyone calls "my
+    kitten". None when there is no such speaker, or no such entity or several."""
+    key = normalize_name(own_form(phrase) or phrase)
+    if _THE.match(phrase):
+        candidates = _distinct(known.aliases(key))
+        return _ref(candidates[0]) if len(candidates) == 1 else None
+    if addressee is None:
+        return None
+    listener = _resolve_name(addressee, EntityKind.person, known)
+    if isinstance(listener, UnresolvedRef):
+        return None
+    own = _distinct(m for m in known.aliases(key) if _said_by(m, listener))
+    return _ref(own[0]) if len(own) == 1 else None
 
 
 def _addressed(
@@ -451,6 +486,72 @@ def follow_pronouns(
             links = (*followed[index].links, PlannedLink(who, role))
             followed[index] = replace(followed[index], links=links)
     return followed
+
+
+def follow_zero_subjects(
+    plans: Sequence[LinkPlan],
+    zero: Sequence[str | None],
+    said: Sequence[Sequence[Pronoun]],
+    times: Sequence[float | None],
+) -> list[LinkPlan]:
+    """Chinese and Japanese leave a known subject unsaid: a question that names no one and has no
+    pronoun (生意怎么样？, 何歳？, どこが悪いの？) asks about the one person or pet the memory just
+    before it (within `FOLLOW_S`) links to, besides its speakers; the answer right after it, by
+    someone else and naming no one either, is about them too. `zero`: per memory, "question",
+    "statement" or None (a language that says its subjects: `mentions.zero_subject`)."""
+    followed = list(plans)
+    talking = {identity for plan in plans for identity in _speakers_of(plan)}
+    for index, kind in enumerate(zero):
+        if kind != "question" or index == 0 or not _unsaid(plans[index], said[index], talking):
+            continue
+        who = _one_animate(followed[index - 1], talking)
+        if who is None or not _near(times, index - 1, index):
+            continue
+        followed[index] = _with_link(followed[index], who)
+        answer = index + 1
+        if (
+            answer < len(plans)
+            and zero[answer] == "statement"
+            and _unsaid(plans[answer], said[answer], talking)
+            and _near(times, index, answer)
+            and _speakers_of(plans[answer]) != _speakers_of(plans[index])
+        ):
+            followed[answer] = _with_link(followed[answer], who)
+    return followed
+
+
+def _speakers_of(plan: LinkPlan) -> set[str]:
+    return {_ref_identity(link.entity) for link in plan.links if link.role is LinkRole.speaker}
+
+
+def _unsaid(plan: LinkPlan, said: Sequence[Pronoun], talking: set[str]) -> bool:
+    """No pronoun, no alias phrase left unresolved and no person or pet besides the speakers."""
+    return not said and not plan.unresolved and not _animates(plan, talking)
+
+
+def _one_animate(plan: LinkPlan, talking: set[str]) -> EntityRef | None:
+    named = _animates(plan, talking)
+    return named[0] if len(named) == 1 else None
+
+
+def _animates(plan: LinkPlan, talking: set[str]) -> list[EntityRef]:
+    """The distinct people and pets a plan links to, other than the speakers."""
+    named: dict[str, EntityRef] = {}
+    for link in plan.links:
+        identity = _ref_identity(link.entity)
+        speaks = link.role is LinkRole.speaker or identity in talking
+        if not speaks and link.entity.kind in _ANIMATE:
+            named.setdefault(identity, link.entity)
+    return list(named.values())
+
+
+def _near(times: Sequence[float | None], before: int, after: int) -> bool:
+    then, at = times[before], times[after]
+    return then is not None and at is not None and abs(at - then) <= FOLLOW_S
+
+
+def _with_link(plan: LinkPlan, who: EntityRef) -> LinkPlan:
+    return replace(plan, links=(*plan.links, PlannedLink(who, LinkRole.subject)))
 
 
 _OWN = re.compile(r"^(?:(?:my|our)\s+|我们家的|我家的|我们的|我的|我们|我|うちの)", re.IGNORECASE)
