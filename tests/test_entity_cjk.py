@@ -162,6 +162,8 @@ def test_a_chinese_given_name_opening_a_turn_that_asks_the_listener_is_an_addres
         "阿强: 听说，你要走了？",  # 说 is a verb
         "阿强: 老板，你好吗？",  # a role word
         "阿强: 晓雯，我们明天见。",  # neither asks nor greets
+        "阿强: 好呀，你去的是哪个公园呢？",  # interjections, no names
+        "阿强: 哇塞，你的厨艺真的很厉害？",
     ):
         assert called(text) == [], text
 
@@ -174,6 +176,8 @@ def test_a_chinese_role_word_opening_a_clause_is_the_speakers_own_one():
     assert referred("阿强: 领导说我的项目做得不错。") == ["领导"]
     assert referred("阿强: 上周表弟到了北京。") == ["表弟"]  # after a time word
     assert referred("阿强: 他是一个好老师。") == []  # inside a clause: a description
+    assert referred("你好，朋友。今天想跟你聊聊。") == []  # a friend: one of many, here addressed
+    assert referred("同事说明天开会。") == []
     assert referred("阿强: 一张照片。") == []  # 张 counts, no surname and no role
 
 

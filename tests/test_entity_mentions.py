@@ -671,6 +671,8 @@ def test_a_name_said_to_the_listener_at_the_start_of_a_turn_is_an_address(text, 
         "Rachel: Sunday, let's go hiking.",
         "Rachel: May, please be warmer than April.",  # the month
         "Rachel: Honestly, tell me the truth.",
+        "Impressive! Seems like you are quite the sports enthusiast.",
+        "Rachel: Brilliant! Did you book it?",
         "小林: 今天，你去哪了？",
         "小林: 哈哈，你真逗？",
         "小林: 妈妈，你吃饭了吗？",
@@ -698,3 +700,4 @@ def test_a_role_a_speaker_has_one_of_after_the_is_a_reference_but_not_before_a_n
     assert phrases(find_mentions("She is the boss of the team.")) == []
     assert phrases(find_mentions("The teacher was strict.")) == []  # many have one
     assert phrases(find_mentions("How is your grandmother doing?")) == ["your grandmother"]
+    assert phrases(find_mentions("Do you know what your friend likes?")) == []  # one of many

@@ -243,11 +243,19 @@ PET_ROLES = _words(
 # Roles and pets a speaker has one of, so that "the kitten" after "my kitten Luna" is Luna (and
 # "my landlord" is "the landlord"); not roles many people have (friend, teacher, guy, kid).
 OWN_ROLES = _words(
-    "sister brother mom mother mum dad father wife husband fiance fiancé fiancee fiancée "
+    "sister brother mom mother mum dad father wife husband fiance fiancé fiancee fiancée son daughter "
     "boyfriend girlfriend aunt uncle niece nephew grandma grandmother grandpa grandfather granny "
     "boss manager supervisor landlord landlady flatmate roommate housemate therapist "
     "dog puppy pup kitten cat bunny rabbit hamster parrot bird horse pony turtle tortoise "
     "goldfish ferret hedgehog budgie"
+)
+# Words said with "!" that are no name ("Impressive! You …", "Brilliant! Did you …").
+EXCLAMATIONS = _words(
+    "Impressive Incredible Amazing Awesome Brilliant Perfect Fantastic Wonderful Beautiful Lovely "
+    "Gorgeous Sweet Cute Nice Cool Great Exactly Absolutely Totally Seriously Really Indeed Yay "
+    "Hooray Bravo Whoa Woah Wow Yikes Damn Gosh Jeez Congrats Congratulations Cheers Nope Yup Yep "
+    "Sure Right Wait Hello Hi Hey Oh Ah Aw Aww Omg Haha Lol Yes No Okay Ok Thanks Agreed Done "
+    "Deal Sorry Oops Ouch Ugh Hmm Welcome Cheers Definitely Certainly Precisely Fair True"
 )
 # Adjectives allowed between the possessive and the role: "my older sister Anna".
 ROLE_ADJECTIVES = _words(
@@ -379,6 +387,15 @@ ZH_PET_ROLES = (
     "猫",
     "狗",
 )
+# Roles a speaker has one of (family, partner, superior): alone at a clause's start they are the
+# speaker's own (舅舅以前是…, 领导说…); not roles many have (朋友, 同事, 老师, 阿姨 said to strangers).
+ZH_OWN_ROLES = frozenset(
+    "表哥 表姐 表弟 表妹 堂哥 堂姐 堂弟 堂妹 哥哥 姐姐 弟弟 妹妹 爸爸 妈妈 父亲 母亲 老爸 老妈 爷爷 奶奶 "
+    "外公 外婆 姥姥 姥爷 舅舅 舅妈 姑姑 姨妈 伯伯 儿子 女儿 孙子 孙女 老公 老婆 丈夫 妻子 太太 未婚夫 "
+    "未婚妻 男朋友 女朋友 上司 领导 老板 经理 师傅".split()
+)
+# Characters no given name said alone holds: interjections and particles (好呀，, 哇塞，, 嗯嗯，).
+ZH_NOT_IN_GIVEN_NAMES = frozenset("呀啊哇哦嗯哈嘿呢吧啦嘛呗哎唉诶喔噢耶塞咦嗨喂好真太对行")
 # Family words a speaker uses alone for their own family (妈妈 = my mother).
 ZH_BARE_FAMILY = frozenset(
     {"爸爸", "妈妈", "父亲", "母亲", "老爸", "老妈", "爷爷", "奶奶", "外公", "外婆", "姥姥", "老公"}

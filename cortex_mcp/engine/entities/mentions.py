@@ -425,8 +425,12 @@ def _english_role_phrase(scan: _Scan, match: re.Match[str]) -> None:
         scan.refer(phrase_start, phrase_end)
         if match.group("owner"):
             _refer_to_owner(scan, match)
-    elif match.group("poss").casefold() == "your" and not match.group("owner"):
-        scan.refer(phrase_start, phrase_end)  # the listener's "my grandmother" (resolve: _yours)
+    elif (
+        match.group("poss").casefold() == "your"
+        and not match.group("owner")
+        and match.group("role").casefold() in lex.OWN_ROLES
+    ):
+        scan.refer(phrase_start, phrase_end)  # the listener's "my grandmother" (resolve._owned)
 
 
 def _refer_to_owner(scan: _Scan, match: re.Match[str]) -> None:
@@ -982,7 +986,7 @@ def _zh_roles(scan: _Scan) -> None:
         if name_end is None:
             role = match.group("role")
             # 表弟到了, 领导说…: a role word opening a clause is the speaker's own one
-            opens = len(role) > 1 and _zh_clause_starts(text, phrase_start)
+            opens = role in lex.ZH_OWN_ROLES and _zh_clause_starts(text, phrase_start)
             if match.group("prefix") or role in lex.ZH_BARE_FAMILY or opens:
                 scan.refer(phrase_start, match.end("role"))
             continue
@@ -1347,7 +1351,10 @@ def _zh_given_name(name: str) -> bool:
     particle, pronoun or common verb, and no kinship or role word (老板，…)."""
     return (
         len(name) == 2
-        and not any(ch in lex.ZH_NOT_GIVEN or ch in lex.ZH_AFTER_NAME for ch in name)
+        and not any(
+            ch in lex.ZH_NOT_GIVEN or ch in lex.ZH_AFTER_NAME or ch in lex.ZH_NOT_IN_GIVEN_NAMES
+            for ch in name
+        )
         and name not in lex.ZH_PERSON_ROLES
         and name not in lex.ZH_ADDRESS
     )
@@ -1386,7 +1393,8 @@ def _english_turn_address(match: re.Match[str]) -> bool:
         _blocked(name)
         or _bare(name) in lex.EN_PLACES
         or _bare(name) in lex.MONTHS
-        or name.casefold().endswith(_EN_SUFFIXES_NOT_NAMES)
+        or name.casefold().endswith((*_EN_SUFFIXES_NOT_NAMES, "ive", "ible"))
+        or _bare(name) in lex.EXCLAMATIONS
         or re.fullmatch(_EN_GREETING, name)
     ):
         return False

@@ -82,7 +82,7 @@ def _bare_role_forms(alias: str) -> list[str]:
         role = zh.group("role")
         if len(role) == 1 and role in _DOUBLED_FAMILY:
             role += role  # 我姐 -> 姐姐
-        return [role] if len(role) > 1 and role in lex.ZH_PERSON_ROLES else []
+        return [role] if role in lex.ZH_OWN_ROLES else []
     en = _EN_OWN_ALIAS.match(alias)
     if en is not None and en.group("role").casefold() in _EN_FAMILY_NAMES:
         return [_EN_FAMILY_NAMES[en.group("role").casefold()]]
