@@ -673,6 +673,8 @@ def test_a_name_said_to_the_listener_at_the_start_of_a_turn_is_an_address(text, 
         "Rachel: Honestly, tell me the truth.",
         "Impressive! Seems like you are quite the sports enthusiast.",
         "Rachel: Brilliant! Did you book it?",
+        "Rachel: Tesla! Did you buy one?",  # a product
+        "Rachel: Maple Street, how do I get there?",  # a name inside a street
         "小林: 今天，你去哪了？",
         "小林: 哈哈，你真逗？",
         "小林: 妈妈，你吃饭了吗？",

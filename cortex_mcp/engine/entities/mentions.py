@@ -1395,6 +1395,7 @@ def _english_turn_address(match: re.Match[str]) -> bool:
         or _bare(name) in lex.MONTHS
         or name.casefold().endswith((*_EN_SUFFIXES_NOT_NAMES, "ive", "ible"))
         or _bare(name) in lex.EXCLAMATIONS
+        or _bare(name) in lex.BRANDS  # "Tesla! Did you buy one?" asks about a car
         or re.fullmatch(_EN_GREETING, name)
     ):
         return False
