@@ -7,7 +7,7 @@ import pytest
 from cortex_mcp.config import Settings
 from cortex_mcp.search.text import build_query
 from cortex_mcp.service import CortexService
-from cortex_mcp.service.requests import RecallRequest, RememberRequest
+from cortex_mcp.service.requests import ForgetRequest, RecallRequest, RememberRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -159,3 +159,27 @@ def test_likes_and_thoughts_are_topics_not_noise() -> None:
 
 def test_a_curly_apostrophe_reads_as_a_straight_one() -> None:
     assert build_query("don’t forget Caroline’s dog").terms == ["forget", "caroline", "dog"]
+
+
+async def test_the_first_hits_the_filters_allow_are_those_of_an_exact_search(
+    service: CortexService,
+) -> None:
+    """The index ranks its top rows before they are filtered: whether another agent's,
+    forgotten or superseded memories fill them or not, an agent gets what the search of all
+    its own rows would, in the same order (equal scores oldest first)."""
+    for n in range(60):
+        await service.memories.remember(
+            RememberRequest(content=f"budget review notes {n}", agent_id="another")
+        )
+    own = [f"budget review page {n}" for n in range(12)]  # equal scores: oldest first
+    for content in own:
+        await service.memories.remember(RememberRequest(content=content))
+    gone = await service.memories.remember(RememberRequest(content="budget review scrap"))
+    await service.memories.forget(ForgetRequest(memory_id=gone.id))
+    store = service.stores.memories
+    filters = service.memories.filters(None, None, None, None)
+    match = build_query("budget review").match
+    for limit in (3, 10, 12, 20):  # fewer than, as many as and more than the agent has
+        found = await store.text_search(match, filters, limit)
+        contents = {m.id: m.content for m in (await store.get_many([i for i, _ in found])).values()}
+        assert [contents[i] for i, _ in found] == own[: min(limit, 12)]

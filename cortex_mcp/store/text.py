@@ -116,22 +116,27 @@ class TextReads:
         many of them (the caller's bound on the work: bm25 costs microseconds per row). The
         phrases of `rest` add to every candidate's score, as in `match OR rest`, without
         adding candidates. Without either, the FTS index alone ranks its top rows first (a
-        join per match dominated at 100K memories) and only those are joined and filtered;
-        when too few of them pass (another agent's memories), every match is joined."""
+        join per match dominated at 100K memories) and only those are joined and filtered,
+        the first `limit` that pass returned by the statement (not all of them, each a row
+        built in Python); when too few of them pass (another agent's memories), every match
+        is joined."""
         if newest is not None or rest:
             return await self._scored_candidates(match, filters, limit, newest, rest)
         fetch = limit * 4
         where, params = filter_sql(filters)
+        # the first row (id NULL) says how many the index ranked; then the allowed ones
         rows = await self.db.fetchall(
-            f"SELECT m.id, r.score, ({where}) AS allowed FROM (SELECT rowid,"
-            " bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ?"
-            " ORDER BY score LIMIT ?) AS r CROSS JOIN memories m ON m.seq = r.rowid"
-            " ORDER BY r.score",
-            [*params, match, fetch],
+            "WITH r AS MATERIALIZED (SELECT rowid, bm25(memories_fts) AS score"
+            " FROM memories_fts WHERE memories_fts MATCH ? ORDER BY score LIMIT ?)"
+            " SELECT NULL, (SELECT COUNT(*) FROM r) UNION ALL SELECT * FROM (SELECT m.id,"
+            f" r.score FROM r CROSS JOIN memories m ON m.seq = r.rowid WHERE {where}"
+            " ORDER BY r.score LIMIT ?)",
+            [match, fetch, *params, limit],
         )
-        hits = [(str(row[0]), float(row[1])) for row in rows if row[2]]
-        if len(hits) >= limit or len(rows) < fetch:
-            return hits[:limit]
+        ranked = next(int(row[1]) for row in rows if row[0] is None)
+        hits = [(str(row[0]), float(row[1])) for row in rows if row[0] is not None]
+        if len(hits) >= limit or ranked < fetch:
+            return hits
         if filters.since is not None or filters.until is not None:
             return await self._within_period(match, filters, limit)
         rows = await self.db.fetchall(
