@@ -17,6 +17,7 @@ from cortex_mcp.errors import StorageError
 from cortex_mcp.models import SearchFilters
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.ivf import IvfIndex, quantize
+from cortex_mcp.search.partitions import ExactPartition
 from cortex_mcp.search.vector import IndexNotReady
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
@@ -346,3 +347,34 @@ async def service_and_stub(
 ) -> AsyncIterator[tuple[CortexService, StubState]]:
     async with open_cortex(_settings(tmp_path, stub[0], {}), clock=clock, background=False) as s:
         yield s, stub[1]
+
+
+def test_the_exact_pool_keeps_every_vector_tied_with_its_last_the_older_first() -> None:
+    """However few the pool, which of a tie makes the cut is never the partition's choice."""
+    partition = ExactPartition(2)
+    scores = [0.1, 0.5, 0.9, 0.5, 0.5, 0.5, 0.2]  # the query is (1, 0): a vector's x
+    for n, x in enumerate(scores):
+        partition.upsert(f"m{n}", np.array([x, (1 - x * x) ** 0.5], dtype=np.float32))
+    query = np.array([1.0, 0.0], dtype=np.float32)
+    for want in range(1, 8):
+        found = [memory_id for memory_id, _ in partition.search(query, want)]
+        best = ["m2", "m1", "m3", "m4", "m5", "m6", "m0"]
+        assert found[:want] == best[:want]
+    assert [m for m, _ in partition.search(query, 2)] == ["m2", "m1", "m3", "m4", "m5"]
+
+
+async def test_when_the_filters_reject_the_nearest_the_next_nearest_are_found(
+    on_each_backend: tuple[CortexService, str],
+) -> None:
+    """The first pool is small on the exact backend: when forgotten memories fill it, the
+    search looks further and returns what an unfiltered search ranks next."""
+    service, _ = on_each_backend
+    await _filler(service, 40)
+    await service.embed_pending()
+    query = "gardening tomatoes filler memory"
+    before, _ = await _vector_hits(service, query, "default")
+    for memory_id in before[:8]:
+        await service.memories.forget(ForgetRequest(memory_id=memory_id))
+    after, _ = await _vector_hits(service, query, "default")
+    assert len(after) == 10 and not set(after) & set(before[:8])
+    assert after[:2] == before[8:10]

@@ -73,10 +73,14 @@ class ExactPartition:
         if stacked.shape[0] == 0:
             return []
         scores = stacked @ query.astype(np.float32)
-        want = min(want, len(scores))
-        top = np.argpartition(-scores, want - 1)[:want] if want < len(scores) else np.arange(want)
-        top = np.sort(top)  # equal scores: the older vector first, whatever the partition did
-        top = top[np.argsort(-scores[top], kind="stable")]
+        if want < len(scores):
+            # the `want` best and every vector tied with the last of them: which of a tie
+            # makes the cut is then the older first, whatever the partition did
+            last = -np.partition(-scores, want - 1)[want - 1]
+            top = np.flatnonzero(scores >= last)
+        else:
+            top = np.arange(len(scores))
+        top = top[np.argsort(-scores[top], kind="stable")]  # equal scores: the older first
         return [(self.ids[i], float(scores[i])) for i in top]
 
 

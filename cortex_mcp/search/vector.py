@@ -34,7 +34,7 @@ from cortex_mcp.search.index_build import (
     IndexNotReady,
     failure_note,
 )
-from cortex_mcp.search.partitions import IvfPartition, Partition
+from cortex_mcp.search.partitions import ExactPartition, IvfPartition, Partition
 from cortex_mcp.store.interfaces import MemoryStorage, VectorStorage
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ class VectorIndex:
         shared = await self._shared(filters, model_key, dim)
         widen = 1
         while True:
-            want = max(k * 3, 32) * widen
+            want = _first_pool(k, partition.kind) * widen
             found = partition.search(query, want, widen)
             found.extend((i, float(v @ query)) for i, v in shared.items())
             found.sort(key=lambda hit: -hit[1])
@@ -417,3 +417,14 @@ class VectorIndex:
         value = await self.vectors.db.get_meta("vec_index") or "|0"
         model, dim = value.rsplit("|", 1)
         return model, int(dim)
+
+
+def _first_pool(k: int, kind: str) -> int:
+    """How many nearest vectors are checked against the filters first (more, 4x each time,
+    while too few pass). The exact partition's pool keeps every vector tied with its last
+    (partitions.py), so its first `k` that pass are those of any larger pool: it need only
+    spare room for the few the filters reject (forgotten, superseded), each checked id a
+    lookup in the store. An IVF index scans more clusters for a larger pool: its pool stays."""
+    if kind == ExactPartition.kind:
+        return k + max(k // 4, 8)
+    return max(k * 3, 32)
