@@ -13,6 +13,7 @@ import functools
 import hashlib
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
 _CJK_CLASS = (
     "\u3040-\u30ff"  # hiragana, katakana
@@ -22,8 +23,33 @@ _CJK_CLASS = (
     "\uac00-\ud7af"  # hangul syllables
     "\uff66-\uff9f"  # half-width katakana
 )
-CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
-CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+
+
+# The patterns over these classes are compiled when first used: a class of ~40,000 characters
+# costs `re` a few ms to compile, which every start paid (`cortex-mcp list` uses none of them).
+@functools.cache
+def _cjk_char() -> re.Pattern[str]:
+    return re.compile(f"[{_CJK_CLASS}]")
+
+
+@functools.cache
+def _cjk_run() -> re.Pattern[str]:
+    return re.compile(f"[{_CJK_CLASS}]+")
+
+
+_PATTERNS = {"CJK_CHAR": _cjk_char, "CJK_RUN": _cjk_run}
+if TYPE_CHECKING:
+    CJK_CHAR: re.Pattern[str]  # one CJK character
+    CJK_RUN: re.Pattern[str]  # a run of them
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    """CJK_CHAR and CJK_RUN, compiled when first asked for."""
+    if name in _PATTERNS:
+        return _PATTERNS[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -90,7 +116,7 @@ def index_text(text: str) -> str:
 def _index_of_normalised(normalised: str) -> str:
     if normalised.isascii():  # no CJK character to split
         return normalised
-    return CJK_RUN.sub(lambda m: " " + " ".join(m.group(0)) + " ", normalised)
+    return _cjk_run().sub(lambda m: " " + " ".join(m.group(0)) + " ", normalised)
 
 
 def hash_and_index_text(text: str) -> tuple[str, str]:
@@ -101,13 +127,13 @@ def hash_and_index_text(text: str) -> tuple[str, str]:
 
 
 def has_cjk(text: str) -> bool:
-    return CJK_CHAR.search(text) is not None
+    return _cjk_char().search(text) is not None
 
 
 def count_tokens(text: str) -> int:
     """A tokenizer-free estimate that is honest for CJK: about one token per CJK character
     (cl100k/o200k give 1-1.5), and about four characters per token for other text."""
-    cjk = len(CJK_CHAR.findall(text))
+    cjk = len(_cjk_char().findall(text))
     rest = len(text) - cjk
     return cjk + (rest + 3) // 4
 
@@ -116,12 +142,14 @@ def count_tokens(text: str) -> int:
 # and a role label ("user: "): a capitalised name of one to three words.
 # In Chinese and Japanese dialogue: a name of two to five Han or kana characters and a
 # full-width colon ("小李：", "佐藤さん："), but not a label such as 注意：, 提醒：, メモ：.
-_SPEAKER = re.compile(
-    r"^(?:\[[^\]\n]{1,16}\]\s*)?(?:user:\s*)?"
-    r"(?:([A-Z][\w.'’-]{0,30}(?: [A-Z][\w.'’-]{0,30}){0,2}):\s"
-    r"|(?!(?:注意|提醒|备注|備註|问题|問題|答案|总结|總結|结论|結論|更新|回答|质问|質問|メモ|まとめ|"
-    r"ノート|追記|重要|注)：)([\u4e00-\u9fff\u3040-\u30ff]{2,5})：\s*)"
-)
+@functools.cache
+def _speaker() -> re.Pattern[str]:
+    return re.compile(
+        r"^(?:\[[^\]\n]{1,16}\]\s*)?(?:user:\s*)?"
+        r"(?:([A-Z][\w.'’-]{0,30}(?: [A-Z][\w.'’-]{0,30}){0,2}):\s"
+        r"|(?!(?:注意|提醒|备注|備註|问题|問題|答案|总结|總結|结论|結論|更新|回答|质问|質問|メモ|まとめ|"
+        r"ノート|追記|重要|注)：)([\u4e00-\u9fff\u3040-\u30ff]{2,5})：\s*)"
+    )
 
 
 _USER_ROLES = {"", "user", "human"}  # a role, not a name: the text may still name the speaker
@@ -133,7 +161,7 @@ def speaker_of(text: str, metadata: dict[str, object] | None = None) -> str | No
     named = (metadata or {}).get("speaker")
     if isinstance(named, str) and named.strip().casefold() not in _USER_ROLES:
         return named.strip().casefold() or None
-    match = _SPEAKER.match(text)
+    match = _speaker().match(text)
     if match is None:
         return None
     name = match.group(1) or re.sub(r"(?:さん|くん|ちゃん)$", "", match.group(2))
@@ -141,7 +169,7 @@ def speaker_of(text: str, metadata: dict[str, object] | None = None) -> str | No
 
 
 def without_speaker(text: str) -> str:
-    match = _SPEAKER.match(text)
+    match = _speaker().match(text)
     return text[match.end() :] if match else text
 
 

@@ -213,6 +213,37 @@ def test_list_and_show_import_only_the_stores_they_read(tmp_path: Path, command:
 
 
 @pytest.mark.parametrize("command", [["list"], ["show", "1"]])
+def test_list_and_show_compile_no_pattern_over_the_cjk_characters(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Each such character class costs `re` a few ms to compile (cortex_mcp/tokenize.py
+    compiles them when first used); `list` and `show` use none."""
+    db = tmp_path / "x.db"
+    assert _run("add", "Ann likes tea", db=db).returncode == 0
+    script = (
+        "import re, sys\n"
+        "compiled = []\n"
+        "compile = re.compile\n"
+        "re.compile = lambda p, *a, **k: compiled.append(p) or compile(p, *a, **k)\n"
+        "from cortex_mcp.cli import main\n"
+        "sys.stdout = open(__import__('os').devnull, 'w')\n"
+        "main(sys.argv[1:])\n"
+        "patterns = [p for p in compiled if isinstance(p, str)]\n"
+        "sys.stderr.write('\\ncompiled ' + __import__('json').dumps(patterns))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**server_env(db), "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    patterns = json.loads(done.stderr.split("\ncompiled ")[-1])
+    assert patterns  # the spy saw the compiles
+    assert not [p for p in patterns if "\u4e00-\u9fff" in p]
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "1"]])
 def test_list_and_show_import_no_toml_reader_nor_spelling_suggester(
     tmp_path: Path, command: list[str]
 ) -> None:
