@@ -291,6 +291,38 @@ async def test_a_question_asking_for_places_lifts_her_memories_that_name_a_place
     assert boosts[trip] == pytest.approx(0.5)  # asks for no place: her link's lift alone
 
 
+@pytest.mark.parametrize(
+    ("met", "cake", "question", "links"),
+    [
+        (
+            "Maya: At the shelter I had a long talk with someone named David.",
+            "Maya: I finally baked the lemon cake from my grandmother's recipe.",
+            "What people has Maya met while volunteering?",
+            ("Maya>David", "Maya"),
+        ),
+        (
+            "小丽：我在收容所认识了张伟。",
+            "小丽：我终于烤好了柠檬蛋糕。",
+            "小丽认识了哪些人？",
+            ("小丽>张伟", "小丽"),
+        ),
+        (
+            "由紀：施設で田中さんと話した。",
+            "由紀：レモンケーキを焼いた。",
+            "由紀はどんな人たちに会った？",
+            ("由紀>田中", "由紀"),
+        ),
+    ],
+)
+async def test_a_question_asking_what_people_she_met_lifts_her_memories_that_name_a_person_more(
+    service: CortexService, met: str, cake: str, question: str, links: tuple[str, str]
+) -> None:
+    await _remember(service, [("2026-03-02", met, links[0]), ("2026-03-09", cake, links[1])])
+    report = await service.memories.search_debug(SearchDebugRequest(query=question))
+    boosts = {hit["content"]: hit["entity_boost"] for hit in report["hits"]}
+    assert boosts[met] == pytest.approx(0.7) and boosts[cake] == pytest.approx(0.5)
+
+
 async def test_search_debug_shows_the_entity_understood_and_each_hits_boost(
     service: CortexService,
 ) -> None:

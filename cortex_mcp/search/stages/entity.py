@@ -104,7 +104,8 @@ _ASKED = {
         re.IGNORECASE,
     ),
     EntityKind.person: re.compile(
-        r"\b(?:who|whom|children|kids|sons?|daughters?|siblings|friends?)\b|谁|孩子|朋友|誰|子供|友達",
+        r"\b(?:who|whom|people|persons?|children|kids|sons?|daughters?|siblings|friends?)\b"
+        r"|谁|哪些人|什么人|孩子|朋友|誰|どんな人|子供|友達",
         re.IGNORECASE,
     ),
     EntityKind.pet: re.compile(
