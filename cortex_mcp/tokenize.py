@@ -198,9 +198,10 @@ def about_the_listener(text: str) -> bool:
     says nothing of its speaker: "Wow, that agency looks great! What made you pick it?", "你去哪儿
     玩了？"; not "I just finished this one. What do you think?". Japanese leaves the speaker
     unsaid more often than not: a Japanese line is never taken for one."""
+    if "?" not in text and "？" not in text:  # asks nothing: the cheap test first
+        return False
     said = _ANY_LABEL.sub("", text.strip(), count=1).replace("’", "'")
-    asks = "?" in said or "？" in said
-    return asks and _KANA.search(said) is None and _FIRST_PERSON.search(said) is None
+    return _KANA.search(said) is None and _FIRST_PERSON.search(said) is None
 
 
 # Single-valued slots (engine/beliefs/slots.py, search/slot_questions.py): whose fact it is and

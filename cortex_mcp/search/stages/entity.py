@@ -384,7 +384,7 @@ class EntityStage:
                 c.memory_id,
                 c.fused if share else 1.0,
                 asks=one_question(content),
-                to_listener=about_the_listener(content),
+                to_listener=lift.spoken(c.memory_id) and about_the_listener(content),
             )
             if not c.entity_boost and any(n in c.memory.content.casefold() for n in said):
                 c.entity_boost = mentioned * (c.fused if share else 1.0)
@@ -449,6 +449,10 @@ class _Lift:
             ):
                 return True
         return False
+
+    def spoken(self, memory_id: str) -> bool:
+        """Whether an entity of the query said it (a speaker's link)."""
+        return any(found.roles.get(memory_id) is LinkRole.speaker for found in self.links.values())
 
     def linked(self) -> int:
         return len(self.ordered)
