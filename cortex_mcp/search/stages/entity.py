@@ -144,6 +144,20 @@ class Understood:
         }
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """What the query alone says (kept per query text: a question asked again is not read
+    again): the names the rules find, every key looked up (normalised name -> the phrase of
+    the query; not to be changed), whether it has Chinese or Japanese, whether it asks for
+    several things, and the kinds of entity it asks for."""
+
+    names: tuple[str, ...]
+    keys: dict[str, str]
+    cjk: bool
+    several: bool
+    kinds: frozenset[EntityKind]
+
+
 @dataclass
 class _Named:
     """What the query names: its names, the entities they resolve to and their links."""
@@ -169,8 +183,18 @@ class EntityStage:
         self.cache = EntityCache(entities)
         # the rules read the query alone (no store): a question asked again is not read again
         self.names_of = functools.lru_cache(maxsize=NAMES_KEPT)(names_of)
+        self.read = functools.lru_cache(maxsize=NAMES_KEPT)(self._read)
         self.memories = memories
         self.index = index
+
+    def _read(self, text: str) -> _Reading:
+        names = tuple(dict.fromkeys(self.names_of(text)))
+        keys = {normalize_name(name): name for name in names}
+        for gram in _cjk_grams(text):  # a known name the rules cannot see: 丽丽, 豆豆
+            keys.setdefault(normalize_name(gram), gram)
+        return _Reading(
+            names, keys, bool(_CJK.search(text)), bool(_SEVERAL.search(text)), _asked_kinds(text)
+        )
 
     def begin(self, state: SearchState) -> None:
         """Look up what the query names while the channels search: it needs only the query,
@@ -183,15 +207,14 @@ class EntityStage:
         """The names the query says, the entities they resolve to and those entities' links
         (None: nothing in the query can name one)."""
         started = time.perf_counter()
-        names = list(dict.fromkeys(self.names_of(state.text)))
+        reading = self.read(state.text)
+        names = list(reading.names)
         agent = state.filters.agent_id
-        if not (names or state.entities or _CJK.search(state.text)) or agent is None:
+        if not (names or state.entities or reading.cjk) or agent is None:
             return None
-        understood = Understood(names=names, several=bool(_SEVERAL.search(state.text)))
+        understood = Understood(names=names, several=reading.several)
         understood.entities.update(state.entities)
-        keys = {normalize_name(name): name for name in names}
-        for gram in _cjk_grams(state.text):  # a known name the rules cannot see: 丽丽, 豆豆
-            keys.setdefault(normalize_name(gram), gram)
+        keys = reading.keys
         view = await self.cache.view(agent)
         if keys:
             _resolve(await view.matches(list(keys)), keys, understood)
@@ -218,7 +241,7 @@ class EntityStage:
             await self._ask_topic(state, state.topic_vector)
         for entity_id, found in links.items():
             state.entity_links.setdefault(entity_id, set()).update(found.roles)
-        kinds = _asked_kinds(state.text)
+        kinds = self.read(state.text).kinds
         lift = _Lift(
             links, *view.ordered(links, kinds), _lifts(state, understood.several), state.entities
         )
@@ -379,15 +402,11 @@ class EntityStage:
         for c in state.candidates:
             if c.memory is None:
                 continue
-            content = c.memory.content
-            c.entity_boost = lift.of(
-                c.memory_id,
-                c.fused if share else 1.0,
-                asks=one_question(content),
-                to_listener=lift.spoken(c.memory_id) and about_the_listener(content),
-            )
-            if not c.entity_boost and any(n in c.memory.content.casefold() for n in said):
-                c.entity_boost = mentioned * (c.fused if share else 1.0)
+            c.entity_boost = lift.of(c.memory_id, c.fused if share else 1.0, c.memory.content)
+            if not c.entity_boost:
+                folded = c.memory.content.casefold()
+                if any(n in folded for n in said):
+                    c.entity_boost = mentioned * (c.fused if share else 1.0)
             c.entity_boost += near.get(c.memory_id, 0.0)
             c.rescore()
         state.sort()
@@ -411,28 +430,29 @@ class _Lift:
         self.lifts = lifts
         self.pages = pages
 
-    def of(
-        self,
-        memory_id: str,
-        relevance: float = 1.0,
-        *,
-        asks: bool = False,
-        to_listener: bool = False,
-    ) -> float:
+    def of(self, memory_id: str, relevance: float = 1.0, content: str = "") -> float:
         """`relevance`: what a link's lift is a share of (1 text only: the lift itself). A
         memory of the entity's own that also names the kind of thing the question asks for
         (a place for "which cities", a person for "who") gets `KIND_LIFT` more. A line the
         entity said that asks the listener something and says nothing of the entity
-        (`to_listener`: "Wow, that agency looks great! What made you pick it?") is about the
-        listener: its speaker's link lifts it as a mention."""
+        (`about_the_listener`: "Wow, that agency looks great! What made you pick it?") is about
+        the listener: its speaker's link lifts it as a mention. `content`: the memory's, read
+        only for a link that needs it (a speaker's; on a page, whether it is one question)."""
         best = 0.0
+        asks: bool | None = None
+        to_listener: bool | None = None
         for entity_id, found in self.links.items():
             role = found.roles.get(memory_id)
             if role is None:
                 continue
-            if role is LinkRole.speaker and to_listener:
-                role = LinkRole.mentioned
+            if role is LinkRole.speaker:
+                if to_listener is None:
+                    to_listener = about_the_listener(content)
+                if to_listener:
+                    role = LinkRole.mentioned
             if entity_id in self.pages:
+                if asks is None:
+                    asks = one_question(content)
                 lift = PAGE_BOOST * (PAGE_MENTION_SHARE if role is LinkRole.mentioned else 1.0)
                 lift *= PAGE_QUESTION_SHARE if asks else 1.0
             else:
@@ -441,18 +461,6 @@ class _Lift:
                 lift += KIND_LIFT * relevance
             best = max(best, lift)
         return best
-        for found in self.links.values():
-            role = found.roles.get(memory_id)
-            if (
-                role not in (None, LinkRole.mentioned)
-                and found.beside.get(memory_id, set()) & self.kinds
-            ):
-                return True
-        return False
-
-    def spoken(self, memory_id: str) -> bool:
-        """Whether an entity of the query said it (a speaker's link)."""
-        return any(found.roles.get(memory_id) is LinkRole.speaker for found in self.links.values())
 
     def linked(self) -> int:
         return len(self.ordered)
