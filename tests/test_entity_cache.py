@@ -65,7 +65,7 @@ class Reads:
     def __init__(self, service: CortexService, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
         store = service.stores.entities
-        for name in ("find_entities", "linked_memories", "linked_moments"):
+        for name in ("find_entities", "entity_keys", "linked_memories", "linked_moments"):
             monkeypatch.setattr(store, name, self._counted(getattr(store, name)))
 
     def _counted(self, read: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
@@ -180,6 +180,7 @@ async def test_a_search_that_fails_before_the_entity_stage_leaves_no_lookup_runn
         raise StorageError("the disk went away; nothing was changed")
 
     monkeypatch.setattr(service.stores.entities, "find_entities", unanswered)
+    monkeypatch.setattr(service.stores.entities, "entity_keys", unanswered)
     monkeypatch.setattr(service.stores.memories, "get_many", broken)
     with pytest.raises(StorageError):
         await _top(service)
@@ -207,3 +208,76 @@ async def test_a_question_asked_after_a_recalls_access_counts_were_written_reads
     assert {m.id: m.access_count for m in again.memories if m.content in SAID_BY_MAYA} == {
         m.id: m.access_count + 1 for m in recalled.memories if m.content in SAID_BY_MAYA
     }
+
+
+async def test_a_person_first_named_after_a_question_is_understood_by_the_next_one(
+    service: CortexService,
+) -> None:
+    """The agent's names are kept whole: one written after they were read is in the next read."""
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    assert set(await _top(service)) >= set(SAID_BY_MAYA)
+    said = [await _said_by(service, "Tom", content) for content in SAID_BY_MAYA[:1]]
+    hits = await service.memories.search(SearchRequest(query="What are Tom's hobbies?", limit=5))
+    assert said[0] in [hit.id for hit in hits]
+
+
+async def test_questions_naming_someone_else_or_no_one_read_no_names_again(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every name and alias of the agent is read with the first question: a question naming
+    another of them, a name nobody has, or only Chinese words (each run a possible name) reads
+    no names from the store until it changes."""
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    await _said_by(service, "Tom", LATER)
+    await _top(service)
+    reads = Reads(service, monkeypatch)
+    assert LATER in await _top(service, "What are Tom's hobbies?")
+    links_read = reads.count
+    await _top(service, "What are Zoltan's hobbies?")
+    await _top(service, "我表弟的老家在哪里？")
+    assert links_read == 1 and reads.count == links_read  # Tom's links, once
+
+
+async def test_an_agent_with_more_names_than_are_kept_has_each_questions_names_looked_up(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    await _said_by(service, "Tom", LATER)
+    monkeypatch.setattr(entity_cache, "MAX_NAME_ROWS", 1)
+    looked_up: list[list[str]] = []
+    find = service.stores.entities.find_entities
+
+    async def find_entities(agent_id: str, keys: list[str]) -> Any:
+        looked_up.append(list(keys))
+        return await find(agent_id, keys)
+
+    monkeypatch.setattr(service.stores.entities, "find_entities", find_entities)
+    assert set(await _top(service)) >= set(SAID_BY_MAYA)
+    assert LATER in await _top(service, "What are Tom's hobbies?")
+    assert looked_up == [["maya"], ["tom"]]
+
+
+async def test_one_agents_names_never_resolve_a_question_of_another(
+    service: CortexService,
+) -> None:
+    """Each agent's names are kept apart: Maya is a person to agent "a" only, and "b"'s
+    question about her lifts nothing, before and after "a" asked about her."""
+    ids = []
+    for agent, content in (("a", SAID_BY_MAYA[0]), ("b", SAID_BY_MAYA[1])):
+        result = await service.memories.remember(
+            RememberRequest(content=content, agent_id=agent, occurred_at="2026-03-02T10:00:00Z")
+        )
+        ids.append(result.id)
+    link = PlannedLink(EntityRef("Maya", EntityKind.person), LinkRole.speaker)
+    await service.stores.entities.link("a", [LinkPlan(ids[0], (link,), ())], "2026-03-02")
+
+    async def lifted(agent: str) -> list[str]:
+        request = SearchRequest(query=QUESTION, limit=5, agent_id=agent)
+        return [hit.id for hit in await service.memories.search(request)]
+
+    assert await lifted("b") == []  # no word of the question in "b"'s memory, no Maya
+    assert await lifted("a") == [ids[0]]
+    assert await lifted("b") == []

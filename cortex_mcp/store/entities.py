@@ -386,6 +386,17 @@ def _entity(row: Row, aliases: list[Row]) -> Entity:
     )
 
 
+def _match(row: Any) -> EntityMatch:
+    return EntityMatch(
+        key=row[0],
+        entity_id=row[1],
+        name=row[2],
+        kind=_KINDS.get(row[3], EntityKind.thing),
+        by=row[4],
+        speaker_id=row[5],
+    )
+
+
 def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -413,17 +424,21 @@ class EntityStore:
             f" WHERE a.agent_id = ? AND a.alias_key IN ({marks})",
             [agent_id, *keys, agent_id, *keys],
         )
-        return [
-            EntityMatch(
-                key=row[0],
-                entity_id=row[1],
-                name=row[2],
-                kind=_KINDS.get(row[3], EntityKind.thing),
-                by=row[4],
-                speaker_id=row[5],
-            )
-            for row in rows
-        ]
+        return [_match(row) for row in rows]
+
+    async def entity_keys(self, agent_id: str, limit: int) -> list[EntityMatch] | None:
+        """Every key the agent's entities are found by: each name, then each alias (what
+        `find_entities` would give for them), or None when there are more than `limit`."""
+        rows = await self.db.fetchall(
+            "SELECT name_key AS key, id, name, kind, 'name' AS by_, NULL AS speaker_id"
+            " FROM entities WHERE agent_id = ?"
+            " UNION ALL"
+            " SELECT a.alias_key, e.id, e.name, e.kind, 'alias', a.speaker_id"
+            " FROM entity_aliases a JOIN entities e ON e.id = a.entity_id"
+            f" WHERE a.agent_id = ? LIMIT {int(limit) + 1}",
+            [agent_id, agent_id],
+        )
+        return [_match(row) for row in rows] if len(rows) <= limit else None
 
     async def linked_memories(
         self, agent_id: str, entity_ids: Sequence[str], limit: int

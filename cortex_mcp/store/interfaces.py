@@ -472,6 +472,11 @@ class EntityStorage(Protocol):
         """The entities each key names, by name or by alias (one match per entity and key)."""
         ...
 
+    async def entity_keys(self, agent_id: str, limit: int) -> list[EntityMatch] | None:
+        """Every key the agent's entities are found by (`find_entities`' matches for all of
+        them: names, then aliases), or None when there are more than `limit`."""
+        ...
+
     async def linked_memories(
         self, agent_id: str, entity_ids: Sequence[str], limit: int
     ) -> list[tuple[str, str, LinkRole]]:

@@ -39,6 +39,10 @@ from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
 RECHECK_S = 0.25
 MAX_AGENTS = 64  # agents kept; the least recently asked goes first
 MAX_KEYS = 4096  # names looked up per agent (misses included) before its table starts over
+# An agent with at most this many names and aliases has them all read in one go, so that a
+# question naming someone new (or nobody: every Chinese or Japanese run is looked up) reads
+# nothing; past it (a trip costs as much as ~1,000 rows) each question's keys are looked up.
+MAX_NAME_ROWS = 1000
 MAX_ENTITIES = 256  # entities whose links are kept per agent before they start over
 MAX_MEMORIES = 4096  # linked memories kept per agent before they start over
 
@@ -93,6 +97,9 @@ class AgentView:
     agent_id: str
     entities: EntityStorage
     keys: dict[str, list[EntityMatch]] = field(default_factory=dict)
+    # every key of the agent's names and aliases (None: not read yet, or too many to keep)
+    names: dict[str, list[EntityMatch]] | None = None
+    names_read: bool = False
     links_of: dict[str, Links] = field(default_factory=dict)
     memories: dict[str, Memory | None] = field(default_factory=dict)  # None: not live
     vectors: dict[tuple[tuple[str, ...], str], Vectors] = field(default_factory=dict)
@@ -126,7 +133,13 @@ class AgentView:
         return known
 
     async def matches(self, keys: Sequence[str]) -> list[EntityMatch]:
-        """`EntityStorage.find_entities`, reading only the keys not known yet."""
+        """`EntityStorage.find_entities`: from all of the agent's names and aliases, read once
+        when there are at most `MAX_NAME_ROWS`, else reading only the keys not known yet."""
+        if not self.names_read:
+            self.names = _by_key(await self.entities.entity_keys(self.agent_id, MAX_NAME_ROWS))
+            self.names_read = True
+        if self.names is not None:
+            return [m for key in dict.fromkeys(keys) if key for m in self.names.get(key, ())]
         wanted = list(dict.fromkeys(keys))
         known = {key: self.keys[key] for key in wanted if key in self.keys}
         missing = [key for key in wanted if key not in known]
@@ -193,6 +206,16 @@ class AgentView:
             if len(self.vectors) > MAX_ENTITIES:
                 self.vectors.pop(next(iter(self.vectors)))
         return known
+
+
+def _by_key(matches: list[EntityMatch] | None) -> dict[str, list[EntityMatch]] | None:
+    """Matches per key, by name before by alias (as `find_entities` gives them)."""
+    if matches is None:
+        return None
+    found: dict[str, list[EntityMatch]] = {}
+    for match in sorted(matches, key=lambda m: m.by != "name"):
+        found.setdefault(match.key, []).append(match)
+    return found
 
 
 class EntityCache:
