@@ -170,6 +170,16 @@ class EntityLink:
     role: LinkRole
 
 
+@dataclass
+class EntityLinks:
+    """One entity's links as recall reads them: (memory id, entity id, role, occurred_at) of
+    its live memories, speakers and subjects first, then the newest; and the kinds of the other
+    entities linked beside each of them."""
+
+    moments: list[tuple[str, str, LinkRole, str]]
+    beside: dict[str, set[EntityKind]]
+
+
 @dataclass(frozen=True)
 class EntityRef:
     """An entity a link plan names: by id when the resolution found it, else by the name it is

@@ -65,7 +65,13 @@ class Reads:
     def __init__(self, service: CortexService, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
         store = service.stores.entities
-        for name in ("find_entities", "entity_keys", "linked_memories", "linked_moments"):
+        for name in (
+            "find_entities",
+            "entity_keys",
+            "linked_memories",
+            "linked_moments",
+            "links_and_kinds",
+        ):
             monkeypatch.setattr(store, name, self._counted(getattr(store, name)))
 
     def _counted(self, read: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:

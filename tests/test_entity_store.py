@@ -282,3 +282,66 @@ async def test_a_batch_naming_one_entity_many_times_counts_each_memory_and_spans
             "2024-11-20",
             "2025-07-01",
         )
+
+
+async def test_all_of_an_agents_keys_are_what_find_entities_gives_for_each_of_them(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    """`entity_keys` reads every name and alias of one agent at once (the entity stage keeps
+    them), or nothing when there are more than asked for."""
+    async with open_cortex(_hand_linked(backend_settings), clock=clock) as svc:
+        store = svc.stores.entities
+        said = await _remember(svc, "Tom: my sister Anna moved to Lyon")
+        sister = PlannedAlias(EntityRef("Anna"), "my sister", AliasOrigin.rule, EntityRef("Tom"))
+        links = (("Tom", LinkRole.speaker), ("Anna", LinkRole.mentioned))
+        await store.link("a1", [_plan(said, *links, aliases=(sister,))], NOW)
+        other = await _remember(svc, "Maya: hi", agent="a2")
+        await store.link("a2", [_plan(other, ("Maya", LinkRole.speaker))], NOW)
+        keys = await store.entity_keys("a1", 10)
+        assert keys is not None
+        each = await store.find_entities("a1", [m.key for m in keys])
+        assert sorted(keys, key=repr) == sorted(each, key=repr)
+        assert {(m.key, m.by) for m in keys} >= {
+            ("anna", "name"),
+            ("tom", "name"),
+            ("my sister", "alias"),
+        }
+        assert "maya" not in {m.key for m in keys}  # another agent's names are not its own
+        assert await store.entity_keys("a1", len(keys) - 1) is None
+
+
+_KIND = {"Lyon": EntityKind.place}
+
+
+async def test_links_and_kinds_read_at_once_are_each_entitys_links_and_the_kinds_beside_them(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(_hand_linked(backend_settings), clock=clock) as svc:
+        store = svc.stores.entities
+        ids = [await _remember(svc, f"Tom: day {n} in Lyon with Anna") for n in range(4)]
+        for n, memory_id in enumerate(ids):
+            links = [("Tom", LinkRole.speaker), ("Anna", LinkRole.mentioned)]
+            if n % 2:
+                links.append(("Lyon", LinkRole.mentioned))
+            plan = LinkPlan(
+                memory_id,
+                tuple(
+                    PlannedLink(EntityRef(name, _KIND.get(name, EntityKind.person)), role)
+                    for name, role in links
+                ),
+            )
+            await store.link("a1", [plan], NOW)
+        await svc.memories.forget(ForgetRequest(memory_id=ids[0], agent_id="a1"))
+        tom, anna = [await _entity_id(store, "a1", name) for name in ("Tom", "Anna")]
+        for limit in (2, 10):
+            together = await store.links_and_kinds("a1", [tom, anna], limit)
+            assert set(together) == {tom, anna}
+            for entity_id in (tom, anna):
+                alone = await store.linked_moments("a1", [entity_id], limit)
+                assert together[entity_id].moments == alone
+            beside = await store.kinds_beside("a1", tom, 10)
+            if limit == 10:
+                assert together[tom].beside == beside
+                assert beside[ids[1]] == {EntityKind.person, EntityKind.place}
+        assert await store.links_and_kinds("a1", [], 10) == {}
+        assert (await store.links_and_kinds("a2", [tom], 10))[tom].moments == []

@@ -10,6 +10,7 @@ holds one role per memory and entity, the strongest said (speaker > subject > me
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from cortex_mcp.models import (
     Entity,
     EntityAlias,
     EntityKind,
+    EntityLinks,
     EntityMatch,
     EntityRef,
     LinkPlan,
@@ -463,6 +465,41 @@ class EntityStore:
             [agent_id, *entity_ids, limit],
         )
         return [(row[0], row[1], _ROLES[row[2]], str(row[3])) for row in rows]
+
+    async def links_and_kinds(
+        self, agent_id: str, entity_ids: Sequence[str], limit: int
+    ) -> dict[str, EntityLinks]:
+        """Per entity: `linked_moments` of it alone and `kinds_beside` it (each with its own
+        `limit`), for all of them in one statement (one trip to the store, not two each)."""
+        if not entity_ids:
+            return {}
+        marks = _marks(entity_ids)
+        strength = _STRENGTH_SQL.format(col="l.role")
+        rows = await self.db.fetchall(
+            "SELECT * FROM (SELECT 'link' AS part, l.entity_id, l.memory_id, l.role AS value,"
+            " m.occurred_at, ROW_NUMBER() OVER (PARTITION BY l.entity_id"
+            f" ORDER BY {strength} DESC, m.occurred_at DESC, l.memory_id) AS n"
+            " FROM memory_entities l JOIN memories m ON m.id = l.memory_id"
+            f" WHERE l.agent_id = ? AND l.entity_id IN ({marks}) AND {_LIVE}"
+            " UNION ALL SELECT 'kind', l.entity_id, o.memory_id, e.kind, NULL,"
+            " ROW_NUMBER() OVER (PARTITION BY l.entity_id) FROM memory_entities l"
+            " JOIN memory_entities o ON o.memory_id = l.memory_id AND o.entity_id != l.entity_id"
+            " JOIN entities e ON e.id = o.entity_id JOIN memories m ON m.id = l.memory_id"
+            f" WHERE l.agent_id = ? AND l.entity_id IN ({marks}) AND {_LIVE}) AS u"
+            " WHERE n <= ?",
+            [agent_id, *entity_ids, agent_id, *entity_ids, limit],
+        )
+        found = {entity_id: EntityLinks([], {}) for entity_id in entity_ids}
+        ranked: dict[str, list[tuple[int, tuple[str, str, LinkRole, str]]]] = defaultdict(list)
+        for part, entity_id, memory_id, value, at, n in rows:
+            if part == "link":
+                ranked[entity_id].append((int(n), (memory_id, entity_id, _ROLES[value], str(at))))
+            else:
+                kind = _KINDS.get(value, EntityKind.thing)
+                found[entity_id].beside.setdefault(str(memory_id), set()).add(kind)
+        for entity_id, links in ranked.items():
+            found[entity_id].moments[:] = [row for _, row in sorted(links)]
+        return found
 
     async def turns_around(
         self, agent_id: str, anchors: Sequence[tuple[str, str]], span: int

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         AliasOrigin,
         Entity,
         EntityKind,
+        EntityLinks,
         EntityMatch,
         Layer,
         LifecycleAction,
@@ -488,6 +489,12 @@ class EntityStorage(Protocol):
         self, agent_id: str, entity_ids: Sequence[str], limit: int
     ) -> list[tuple[str, str, LinkRole, str]]:
         """`linked_memories` with each memory's `occurred_at`."""
+        ...
+
+    async def links_and_kinds(
+        self, agent_id: str, entity_ids: Sequence[str], limit: int
+    ) -> dict[str, EntityLinks]:
+        """Per entity: `linked_moments` of it alone and `kinds_beside` it, in one read."""
         ...
 
     async def turns_around(

@@ -332,7 +332,9 @@ class EntityStage:
         if vector is None:
             picked: dict[str, float | None] = {}
             for memory_id in lift.ordered:
-                if memory_id not in known and len(picked) < count * 2:
+                if len(picked) >= count * 2:
+                    break
+                if memory_id not in known:
                     picked[memory_id] = None
         else:
             picked = await self._nearest(state, view, lift, vector, known, count)

@@ -14,7 +14,6 @@ read, whose counts weigh in their rank: the names and links stay."""
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import time
 from collections import OrderedDict
@@ -158,25 +157,15 @@ class AgentView:
         wanted = list(dict.fromkeys(entity_ids))
         known = {e: self.links_of[e] for e in wanted if e in self.links_of}
         missing = [e for e in wanted if e not in known]
-        # the reads at once (the store's readers in parallel), not one after another
-        for entity_id, found in zip(
-            missing, await asyncio.gather(*(self._links_of(e, limit) for e in missing)), strict=True
-        ):
+        read = await self.entities.links_and_kinds(self.agent_id, missing, limit) if missing else {}
+        for entity_id in missing:
+            found = Links.of(read[entity_id].moments)
+            found.beside = read[entity_id].beside
             known[entity_id] = found
             if len(self.links_of) >= MAX_ENTITIES:
                 self.links_of.clear()
             self.links_of[entity_id] = found
         return known
-
-    async def _links_of(self, entity_id: str, limit: int) -> Links:
-        # one read each, so that each entity gets its own `limit`
-        rows, beside = await asyncio.gather(
-            self.entities.linked_moments(self.agent_id, [entity_id], limit),
-            self.entities.kinds_beside(self.agent_id, entity_id, limit),
-        )
-        found = Links.of(rows)
-        found.beside = beside
-        return found
 
     async def read(self, ids: Sequence[str], memories: MemoryStorage) -> dict[str, Memory]:
         """The live memories among `ids`, reading only those not read yet."""
