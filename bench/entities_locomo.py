@@ -30,7 +30,16 @@ labelled about X (alias sets: the turn's labels; LoCoMo: the turn names X, or X 
 first person: a rule, not a hand label).
 
 Latency: the search's p50 over every question and over the questions that name a speaker or a
-page name, and the p50 of the entity stage alone (0 where there is none, as on main before it).
+page name, and recall's p50 over the latter, each beside the same search without the entity work
+(no entity stage, and the vector channel embeds the question alone, not also the question
+without its names: main before issue 33), the same questions asked of both in turn (which goes
+first alternates), after one untimed search and recall of each part's first question without
+the entity work (the first reads of the text and the settling of a new import are no entity
+cost; the entity stage's first reads of names and links are). On a machine others share the
+CPU time per call (the process's, so the database threads' too) is the figure to compare; wall
+time is printed beside it. Then the p50 of each stage with and without the entity work: the
+entity stage's own cost (`entity`, and `entity_names`: the names looked up while the channels
+search), and what the memories it adds cost the stages after it.
 
     python bench/entities_locomo.py                    # text only and with the stub's vectors
     python bench/entities_locomo.py --embed-url http://127.0.0.1:8765/v1 --model all-MiniLM-L6-v2
@@ -69,8 +78,10 @@ from cortex_mcp.config import load_settings  # noqa: E402
 from cortex_mcp.models import SearchFilters  # noqa: E402
 from cortex_mcp.runtime import open_cortex  # noqa: E402
 from cortex_mcp.search.hybrid import HybridSearch  # noqa: E402
+from cortex_mcp.search.stages.channels import Channels  # noqa: E402
 from cortex_mcp.search.stages.state import SearchState  # noqa: E402
 from cortex_mcp.service import CortexService  # noqa: E402
+from cortex_mcp.service.memories import MemoryService  # noqa: E402
 from cortex_mcp.service.requests import RecallRequest  # noqa: E402
 from tests.helpers.embedding_stub import StubState, embedding_stub  # noqa: E402
 
@@ -154,15 +165,23 @@ class Run:
     bm25: Tally = field(default_factory=Tally)
     search_ms: list[float] = field(default_factory=list)
     named_ms: list[float] = field(default_factory=list)
-    # the same questions asked right after of the same search without its entity stage (none
-    # before it existed): the stage's cost, on a machine others share, in one run
+    # the same questions asked right after of the same search without the entity work (none
+    # before it existed): its cost, on a machine others share, in one run
     without_ms: list[float] = field(default_factory=list)
     named_without_ms: list[float] = field(default_factory=list)
     stage_ms: list[float] = field(default_factory=list)
+    # CPU milliseconds of the named questions' searches, with and without
+    named_cpu: list[float] = field(default_factory=list)
+    named_without_cpu: list[float] = field(default_factory=list)
+    # each stage's milliseconds over the named questions (0 where it did not run), with and without
+    stages: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    stages_without: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     # recall (the tool's path: context, entities, access counts) of the questions that name a
-    # speaker or a page name, with and without the entity stage, interleaved
+    # speaker or a page name, with and without the entity work, interleaved: wall and CPU
     recall_ms: list[float] = field(default_factory=list)
     recall_without_ms: list[float] = field(default_factory=list)
+    recall_cpu: list[float] = field(default_factory=list)
+    recall_without_cpu: list[float] = field(default_factory=list)
     pages: dict[tuple[str, bool], Pages] = field(default_factory=lambda: defaultdict(Pages))
 
 
@@ -262,22 +281,28 @@ async def measure_part(
 ) -> None:
     baseline = Bm25(part.corpus.memories)
     searcher = service.engines.searcher
-    without = copy.copy(searcher)
-    without.stages = [stage for stage in searcher.stages if stage.name != "entity"]
+    without = without_entities(searcher)
     filters = service.memories.filters(part.corpus.agent, None, None)
+    if part.asked:  # what a first question costs either way (the text's first reads)
+        await without.search(part.asked[0].text, filters, 10, part.corpus.now)
     for n, asked in enumerate(part.asked):
         key = (part.set_name, asked.group, part.held)
         if n % 2:  # which goes first alternates: the second finds the pages the first read
-            took_without, _ = await _timed(without, asked.text, filters, part.corpus.now)
+            took_without, plain = await _timed(without, asked.text, filters, part.corpus.now)
             took, outcome = await _timed(searcher, asked.text, filters, part.corpus.now)
         else:
             took, outcome = await _timed(searcher, asked.text, filters, part.corpus.now)
-            took_without, _ = await _timed(without, asked.text, filters, part.corpus.now)
-        run.search_ms.append(took)
-        run.without_ms.append(took_without)
+            took_without, plain = await _timed(without, asked.text, filters, part.corpus.now)
+        run.search_ms.append(took.wall)
+        run.without_ms.append(took_without.wall)
         if any(name in asked.text for name in part.named):
-            run.named_ms.append(took)
-            run.named_without_ms.append(took_without)
+            run.named_ms.append(took.wall)
+            run.named_without_ms.append(took_without.wall)
+            run.named_cpu.append(took.cpu)
+            run.named_without_cpu.append(took_without.cpu)
+            for stage in dict.fromkeys([*outcome.timings_ms, *plain.timings_ms]):
+                run.stages[stage].append(outcome.timings_ms.get(stage, 0.0))
+                run.stages_without[stage].append(plain.timings_ms.get(stage, 0.0))
         run.stage_ms.append(outcome.timings_ms.get("entity", 0.0))
         ranked = [owners.get(c.memory_id, "") for c in outcome.ranked]
         run.cortex.add(key, ranked, asked.evidence)
@@ -287,31 +312,73 @@ async def measure_part(
     await time_recalls(run, part, service, without)
 
 
+def without_entities(searcher: HybridSearch) -> HybridSearch:
+    """The same search without the entity work: no entity stage, and a vector channel that
+    embeds the question alone (not also the question without its names)."""
+    plain = copy.copy(searcher)
+    plain.vector_channel = copy.copy(searcher.vector_channel)
+    plain.vector_channel.topic_of = None
+    plain.stages = []
+    for stage in searcher.stages:
+        if isinstance(stage, Channels):
+            stage = copy.copy(stage)
+            stage.vector = plain.vector_channel
+        if stage.name != "entity":
+            plain.stages.append(stage)
+    return plain
+
+
 async def time_recalls(run: Run, part: Part, service: CortexService, without: HybridSearch) -> None:
-    """Recall's own p50 on the questions that name someone, with the stage and without it
-    (last: recalls count accesses, which would move the rankings measured above)."""
+    """Recall's own p50 on the questions that name someone, with the entity work and without
+    it (last: recalls count accesses, which would move the rankings measured above)."""
     plain = dataclasses.replace(service.memories, searcher=without)
     named = [a for a in part.asked if any(name in a.text for name in part.named)]
+    if named:  # what a first recall costs either way (settling the new import)
+        await _recall(plain, part, named[0])
     for n, asked in enumerate(named):
-        request = RecallRequest(
-            query=asked.text,
-            agent_id=part.corpus.agent,
-            max_results=10,
-            now=part.corpus.now.isoformat(),
-        )
-        order = [(service.memories, run.recall_ms), (plain, run.recall_without_ms)]
-        for memories, times in order if n % 2 == 0 else reversed(order):
-            started = time.perf_counter()
-            await memories.recall(request)
-            times.append((time.perf_counter() - started) * 1000)
+        order = [
+            (service.memories, run.recall_ms, run.recall_cpu),
+            (plain, run.recall_without_ms, run.recall_without_cpu),
+        ]
+        for memories, wall, cpu in order if n % 2 == 0 else reversed(order):
+            took = await _recall(memories, part, asked)
+            wall.append(took.wall)
+            cpu.append(took.cpu)
+
+
+@dataclass
+class Took:
+    wall: float  # milliseconds
+    cpu: float  # the process's CPU milliseconds (the database threads' too)
+
+
+@contextmanager
+def _clock() -> Iterator[Took]:
+    took = Took(0.0, 0.0)
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield took
+    took.wall = (time.perf_counter() - wall) * 1000
+    took.cpu = (time.process_time() - cpu) * 1000
+
+
+async def _recall(memories: MemoryService, part: Part, asked: Asked) -> Took:
+    request = RecallRequest(
+        query=asked.text,
+        agent_id=part.corpus.agent,
+        max_results=10,
+        now=part.corpus.now.isoformat(),
+    )
+    with _clock() as took:
+        await memories.recall(request)
+    return took
 
 
 async def _timed(
     searcher: HybridSearch, text: str, filters: SearchFilters, now: datetime
-) -> tuple[float, SearchState]:
-    started = time.perf_counter()
-    outcome = await searcher.search(text, filters, 10, now)
-    return (time.perf_counter() - started) * 1000, outcome
+) -> tuple[Took, SearchState]:
+    with _clock() as took:
+        outcome = await searcher.search(text, filters, 10, now)
+    return took, outcome
 
 
 async def ask_page(
@@ -392,22 +459,38 @@ def print_run(run: Run, title: str) -> None:
             f" ({_share(pages.given, pages.asked)}), at least half about X: {pages.about}"
             f" ({_share(pages.about, pages.asked)})"
         )
-    named, named_without = statistics.median(run.named_ms), statistics.median(run.named_without_ms)
+    print_latency(run)
+
+
+def print_latency(run: Run) -> None:
+    p50 = statistics.median
+    named, named_without = p50(run.named_ms), p50(run.named_without_ms)
     print(
-        f"\nsearch p50 {statistics.median(run.search_ms):.2f} ms over {len(run.search_ms)}"
-        f" questions ({statistics.median(run.without_ms):.2f} ms without the entity stage);"
+        f"\nsearch p50 {p50(run.search_ms):.2f} ms over {len(run.search_ms)}"
+        f" questions ({p50(run.without_ms):.2f} ms without the entity work);"
         f" {named:.2f} ms over the {len(run.named_ms)} that name a speaker or a page name"
         f" ({named_without:.2f} ms without it: {named / named_without:.2f}x);"
-        f" entity stage p50 {statistics.median(run.stage_ms):.3f} ms"
+        f" entity stage p50 {p50(run.stage_ms):.3f} ms"
     )
-    recall, recall_without = (
-        statistics.median(run.recall_ms),
-        statistics.median(run.recall_without_ms),
+    if not run.named_ms:
+        return
+    cpu, cpu_without = p50(run.named_cpu), p50(run.named_without_cpu)
+    print(
+        f"search CPU p50 over the {len(run.named_cpu)} that name someone: {cpu:.2f} ms,"
+        f" {cpu_without:.2f} ms without the entity work ({cpu / cpu_without:.2f}x)"
     )
+    recall, recall_without = p50(run.recall_ms), p50(run.recall_without_ms)
+    cpu, cpu_without = p50(run.recall_cpu), p50(run.recall_without_cpu)
     print(
         f"recall p50 over the {len(run.recall_ms)} questions that name someone: {recall:.2f} ms,"
-        f" {recall_without:.2f} ms without the entity stage ({recall / recall_without:.2f}x)"
+        f" {recall_without:.2f} ms without the entity work ({recall / recall_without:.2f}x);"
+        f" CPU {cpu:.2f} ms, {cpu_without:.2f} ms without ({cpu / cpu_without:.2f}x)"
     )
+    print("\n| stage (named questions) | p50 ms | without the entity work | difference |")
+    print("|---|---|---|---|")
+    for stage in run.stages:  # in the order they ran
+        with_, without = p50(run.stages[stage]), p50(run.stages_without[stage])
+        print(f"| {stage} | {with_:.3f} | {without:.3f} | {with_ - without:+.3f} |")
 
 
 def _row(run: Run, set_name: str, group: str, keys: list[tuple[str, str, bool]]) -> None:
