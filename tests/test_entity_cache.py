@@ -21,6 +21,7 @@ from cortex_mcp.service.requests import (
     ForgetRequest,
     RecallRequest,
     RememberRequest,
+    SearchDebugRequest,
     SearchRequest,
 )
 from tests.conftest import FakeClock
@@ -159,12 +160,12 @@ async def test_a_question_whose_matches_are_far_from_the_entity_reads_no_turns_a
     store = service.stores.entities
     asked: list[object] = []
 
-    async def turns_around(*args: Any, **kwargs: Any) -> Any:
+    async def timeline_around(*args: Any, **kwargs: Any) -> Any:
         asked.append(args)
         return await read(*args, **kwargs)
 
-    read = store.turns_around
-    monkeypatch.setattr(store, "turns_around", turns_around)
+    read = store.timeline_around
+    monkeypatch.setattr(store, "timeline_around", timeline_around)
     top = await _top(service)
     assert set(top) >= set(SAID_BY_MAYA)
     assert asked == []
@@ -287,3 +288,59 @@ async def test_one_agents_names_never_resolve_a_question_of_another(
     assert await lifted("b") == []  # no word of the question in "b"'s memory, no Maya
     assert await lifted("a") == [ids[0]]
     assert await lifted("b") == []
+
+
+PETS = "What are the names of Maya's pets?"
+ASKED = "Tom: What are the names of your pets, by the way?"
+ANSWER = "Maya: Luna and Oliver! They are so sweet and playful."
+
+
+async def _turn(service: CortexService, speaker: str, content: str, at: str) -> str:
+    result = await service.memories.remember(RememberRequest(content=content, occurred_at=at))
+    link = PlannedLink(EntityRef(speaker, EntityKind.person), LinkRole.speaker)
+    await service.stores.entities.link("default", [LinkPlan(result.id, (link,), ())], at)
+    return result.id
+
+
+async def _answer_boost(service: CortexService) -> float:
+    report = await service.memories.search_debug(SearchDebugRequest(query=PETS))
+    return {hit["content"]: hit["entity_boost"] for hit in report["hits"]}[ANSWER]
+
+
+async def test_the_turns_around_a_match_read_once_answer_the_next_questions_about_that_stretch(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read around a match shows twice the turns each side: the next question whose match
+    is among them reads nothing, and finds the same turns next to it."""
+    await _turn(service, "Tom", ASKED, "2026-03-02T10:00:00Z")
+    await _turn(service, "Sam", "Sam: The bus was late again.", "2026-03-02T10:01:00Z")
+    await _turn(service, "Maya", ANSWER, "2026-03-02T10:02:00Z")
+    store = service.stores.entities
+    reads: list[object] = []
+
+    async def timeline_around(*args: Any, **kwargs: Any) -> Any:
+        reads.append(args)
+        return await read(*args, **kwargs)
+
+    read = store.timeline_around
+    monkeypatch.setattr(store, "timeline_around", timeline_around)
+    first = await _answer_boost(service)
+    assert len(reads) == 1
+    assert first > 0.5  # her link's lift and what the match two turns before lends
+    other = "What was late, Maya's bus?"  # the bus turn is the best match now
+    await _top(service, other)
+    assert await _answer_boost(service) == first
+    assert len(reads) == 1
+
+
+async def test_a_turn_remembered_between_a_match_and_her_answer_is_seen_by_the_next_question(
+    service: CortexService,
+) -> None:
+    """The turns read around a match go with any change: a turn said in between puts her
+    answer three turns after the match, too far to be lent its relevance."""
+    await _turn(service, "Tom", ASKED, "2026-03-02T10:00:00Z")
+    await _turn(service, "Sam", "Sam: The bus was late again.", "2026-03-02T10:01:00Z")
+    await _turn(service, "Maya", ANSWER, "2026-03-02T10:02:00Z")
+    assert await _answer_boost(service) > 0.5
+    await _turn(service, "Sam", "Sam: And the tram too.", "2026-03-02T10:01:30Z")
+    assert await _answer_boost(service) == 0.5  # her link's lift, nothing lent

@@ -507,21 +507,31 @@ class EntityStore:
         """Memory id -> the `span` live memories of the agent right before it and right after
         it in time (`occurred_at`, then id), for each (memory id, its `occurred_at`) of
         `anchors`: the turns around it in a conversation, however close or far apart in seconds
-        they were said or imported. Each side is a short range of the (agent, occurred_at)
-        index."""
+        they were said or imported."""
+        around = await self.timeline_around(agent_id, anchors, span)
+        return {memory_id: {*before, *after} for memory_id, (before, after) in around.items()}
+
+    async def timeline_around(
+        self, agent_id: str, anchors: Sequence[tuple[str, str]], span: int
+    ) -> dict[str, tuple[list[str], list[str]]]:
+        """`turns_around` in order: memory id -> (the memories before it, the nearest first;
+        those after it, the nearest first). Each side is a short range of the (agent,
+        occurred_at) index."""
         if not anchors or span <= 0:
             return {}
         # the span is written into the statement: SQLite sorts a bound LIMIT ? in the general
-        # sorter, not the top-N one (each side cost 2.7x as much), and it is always TURNS
+        # sorter, not the top-N one (each side cost 2.7x as much)
         before = (
-            "SELECT * FROM (SELECT ? AS anchor, id FROM memories WHERE agent_id = ?"
-            " AND occurred_at <= ? AND (occurred_at < ? OR id < ?) AND forgotten_at IS NULL"
-            " AND superseded_by IS NULL ORDER BY occurred_at DESC, id DESC LIMIT {span}) AS b{n}"
+            "SELECT * FROM (SELECT ? AS anchor, 0 AS side, id, occurred_at FROM memories"
+            " WHERE agent_id = ? AND occurred_at <= ? AND (occurred_at < ? OR id < ?)"
+            " AND forgotten_at IS NULL AND superseded_by IS NULL"
+            " ORDER BY occurred_at DESC, id DESC LIMIT {span}) AS b{n}"
         )
         after = (
-            "SELECT * FROM (SELECT ? AS anchor, id FROM memories WHERE agent_id = ?"
-            " AND occurred_at >= ? AND (occurred_at > ? OR id > ?) AND forgotten_at IS NULL"
-            " AND superseded_by IS NULL ORDER BY occurred_at, id LIMIT {span}) AS a{n}"
+            "SELECT * FROM (SELECT ? AS anchor, 1 AS side, id, occurred_at FROM memories"
+            " WHERE agent_id = ? AND occurred_at >= ? AND (occurred_at > ? OR id > ?)"
+            " AND forgotten_at IS NULL AND superseded_by IS NULL"
+            " ORDER BY occurred_at, id LIMIT {span}) AS a{n}"
         )
         parts: list[str] = []
         params: list[object] = []
@@ -530,10 +540,18 @@ class EntityStore:
                 parts.append(side.format(n=n, span=int(span)))
                 params += [memory_id, agent_id, at, at, memory_id]
         rows = await self.db.fetchall(" UNION ALL ".join(parts), params)
-        found: dict[str, set[str]] = {memory_id: set() for memory_id, _ in anchors}
-        for anchor, memory_id in rows:
-            found[str(anchor)].add(str(memory_id))
-        return found
+        sides: dict[tuple[str, bool], list[tuple[str, str]]] = defaultdict(list)
+        for anchor, is_after, memory_id, at in rows:
+            sides[(str(anchor), bool(is_after))].append((str(at), str(memory_id)))
+        # in (occurred_at, id) order, as the statement sorted them (text compares bytewise on
+        # both stores: PostgreSQL's columns are COLLATE "C")
+        return {
+            memory_id: (
+                [i for _, i in sorted(sides[(memory_id, False)], reverse=True)],
+                [i for _, i in sorted(sides[(memory_id, True)])],
+            )
+            for memory_id, _ in anchors
+        }
 
     async def kinds_beside(
         self, agent_id: str, entity_id: str, limit: int

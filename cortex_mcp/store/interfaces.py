@@ -491,6 +491,13 @@ class EntityStorage(Protocol):
         """`linked_memories` with each memory's `occurred_at`."""
         ...
 
+    async def timeline_around(
+        self, agent_id: str, anchors: Sequence[tuple[str, str]], span: int
+    ) -> dict[str, tuple[list[str], list[str]]]:
+        """`turns_around` in order: memory id -> (those before it, those after it), each side
+        the nearest first."""
+        ...
+
     async def links_and_kinds(
         self, agent_id: str, entity_ids: Sequence[str], limit: int
     ) -> dict[str, EntityLinks]:

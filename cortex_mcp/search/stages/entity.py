@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cortex_mcp.models import EntityKind, EntityMatch, LinkRole, from_iso
+from cortex_mcp.models import EntityKind, EntityMatch, LinkRole, Memory, from_iso
 from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
 from cortex_mcp.search.stages.entity_cache import AgentView, EntityCache, Links
 from cortex_mcp.search.stages.state import SearchState
@@ -166,7 +166,6 @@ class _Named:
     understood: Understood
     view: AgentView
     links: dict[str, Links]
-    agent: str
 
 
 class EntityStage:
@@ -221,7 +220,7 @@ class EntityStage:
             understood.names = list(dict.fromkeys([*names, *understood.found]))
         links = await view.links(list(understood.entities), LINKED) if understood.entities else {}
         state.timings_ms["entity_names"] = round((time.perf_counter() - started) * 1000, 3)
-        return _Named(names, understood, view, links, agent)
+        return _Named(names, understood, view, links)
 
     async def run(self, state: SearchState) -> None:
         early = state.started.pop(self.name, None)
@@ -246,7 +245,7 @@ class EntityStage:
             links, *view.ordered(links, kinds), _lifts(state, understood.several), state.entities
         )
         said = [*names, *understood.entities.values()]
-        near = await self._around(state, links, named.agent)
+        near = await self._around(state, links, view)
         count = UNMATCHED_SEVERAL if understood.several else UNMATCHED
         added = await self._add(state, view, lift, near, count)
         self._score(state, lift, said, near, added=added)
@@ -277,7 +276,7 @@ class EntityStage:
         fuse(state.candidates, state.settings, has_vector=True)
 
     async def _around(
-        self, state: SearchState, links: dict[str, Links], agent_id: str
+        self, state: SearchState, links: dict[str, Links], view: AgentView
     ) -> dict[str, float]:
         """What the entity said (or was the subject of) right before and after the best
         matches to the question, each with `NEAR` of that match's relevance: in a conversation
@@ -289,7 +288,8 @@ class EntityStage:
         best = sorted(state.candidates, key=lambda c: -c.fused)[:ANCHORS]
         # each anchor with the entity's memories within `AROUND_S` of it: only those anchors
         # need their neighbours read (none: no read at all)
-        nearby: list[tuple[Candidate, list[str]]] = []
+        nearby: list[tuple[Memory, list[str]]] = []
+        fused: dict[str, float] = {}
         for anchor in best:
             if anchor.memory is None or anchor.fused <= 0:
                 continue
@@ -301,18 +301,17 @@ class EntityStage:
                 if memory_id != anchor.memory_id
             ]
             if found:
-                nearby.append((anchor, found))
+                nearby.append((anchor.memory, found))
+                fused[anchor.memory_id] = anchor.fused
         if not nearby:
             return {}
-        beside = await self.entities.turns_around(
-            agent_id, [(a.memory_id, a.memory.occurred_at) for a, _ in nearby if a.memory], TURNS
-        )
+        beside = await view.next_to(nearby, TURNS)
         near: dict[str, float] = {}
-        for anchor, found in nearby:
-            next_to = beside.get(anchor.memory_id, set())
+        for anchor_memory, found in nearby:
+            next_to = beside[anchor_memory.id]
             for memory_id in found:
                 if memory_id in next_to:
-                    near[memory_id] = max(near.get(memory_id, 0.0), NEAR * anchor.fused)
+                    near[memory_id] = max(near.get(memory_id, 0.0), NEAR * fused[anchor_memory.id])
         return near
 
     async def _add(

@@ -101,6 +101,9 @@ class AgentView:
     names_read: bool = False
     links_of: dict[str, Links] = field(default_factory=dict)
     memories: dict[str, Memory | None] = field(default_factory=dict)  # None: not live
+    # memory id -> the memories within `span` places of it in the agent's live timeline, for
+    # each memory a read around a match showed all of those of (`next_to`)
+    turns: dict[str, frozenset[str]] = field(default_factory=dict)
     vectors: dict[tuple[tuple[str, ...], str], Vectors] = field(default_factory=dict)
     orders: dict[tuple[tuple[str, ...], frozenset[EntityKind]], tuple[list[str], set[str]]] = field(
         default_factory=dict
@@ -166,6 +169,72 @@ class AgentView:
                 self.links_of.clear()
             self.links_of[entity_id] = found
         return known
+
+    async def next_to(
+        self, anchors: Sequence[tuple[Memory, list[str]]], span: int
+    ) -> dict[str, set[str]]:
+        """For each (memory, ids of the agent's live memories): those ids among the `span`
+        live memories of the agent right before or after the memory (`turns_around`). What a
+        read showed is kept: each read reaches `2 * span` places each side, so it shows the
+        whole neighbourhood of the memories within `span` of the anchor too, and a memory is
+        next to another exactly when that one is next to it (most questions then read none)."""
+        near: dict[str, set[str]] = {}
+        unknown: list[tuple[Memory, list[str]]] = []
+        for anchor, found in anchors:
+            known = self._known_next_to(anchor, found)
+            if known is None:
+                unknown.append((anchor, found))
+            else:
+                near[anchor.id] = known
+        if not unknown:
+            return near
+        around = await self.entities.timeline_around(
+            self.agent_id, [(a.id, a.occurred_at) for a, _ in unknown], 2 * span
+        )
+        for anchor, found in unknown:
+            before, after = around.get(anchor.id, ([], []))
+            beside = {*before[:span], *after[:span]}
+            near[anchor.id] = {memory_id for memory_id in found if memory_id in beside}
+            self._learn(anchor, before, after, span)
+        return near
+
+    def _own(self, memory: Memory) -> bool:
+        """Whether the memory has a place in the agent's live timeline."""
+        return (
+            memory.agent_id == self.agent_id
+            and memory.forgotten_at is None
+            and memory.superseded_by is None
+        )
+
+    def _known_next_to(self, anchor: Memory, found: list[str]) -> set[str] | None:
+        """`next_to` for one anchor from what reads showed (None: not known)."""
+        if not self._own(anchor):
+            return None
+        mine = self.turns.get(anchor.id)
+        if mine is not None:
+            return {memory_id for memory_id in found if memory_id in mine}
+        near = set()
+        for memory_id in found:
+            theirs = self.turns.get(memory_id)
+            if theirs is None:
+                return None
+            if anchor.id in theirs:
+                near.add(memory_id)
+        return near
+
+    def _learn(self, anchor: Memory, before: list[str], after: list[str], span: int) -> None:
+        """Keep the neighbourhood of every memory of the run of the timeline a read showed
+        whose `span` places each side it showed (or the timeline ends there)."""
+        run = [*reversed(before), *([anchor.id] if self._own(anchor) else []), *after]
+        starts = len(before) < 2 * span  # nothing before the first memory read
+        ends = len(after) < 2 * span
+        if len(self.turns) + len(run) > MAX_MEMORIES:
+            self.turns.clear()
+        for n, memory_id in enumerate(run):
+            if (n >= span or starts) and (n + span < len(run) or ends):
+                self.turns[memory_id] = frozenset(
+                    run[max(n - span, 0) : n] + run[n + 1 : n + span + 1]
+                )
 
     async def read(self, ids: Sequence[str], memories: MemoryStorage) -> dict[str, Memory]:
         """The live memories among `ids`, reading only those not read yet."""
