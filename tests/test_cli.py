@@ -192,6 +192,52 @@ def test_the_program_ends_without_collecting_what_its_imports_made(tmp_path: Pat
     assert frozen > 10_000  # every object of the imports
 
 
+def test_the_program_never_collects_before_what_its_start_built_is_frozen(
+    tmp_path: Path,
+) -> None:
+    """Run as the program, the collector is off while pydantic, the settings and the parser
+    are imported and built (it walked them some eighty times), then frozen out and on again
+    for the command: its first collection comes after the freeze."""
+    db = tmp_path / "x.db"
+    assert _run("add", "Ann likes tea", db=db).returncode == 0
+    script = (
+        "import gc, sys\n"
+        "seen = []\n"
+        "gc.callbacks.append(lambda phase, info: seen.append(gc.get_freeze_count()))\n"
+        "from cortex_mcp.cli import main\n"
+        "sys.argv = ['cortex-mcp', 'list']\n"
+        "seen.clear()  # from here on: the start\n"
+        "code = main()\n"
+        "sys.stderr.write(f'\\nfrozen at collections {seen} enabled {gc.isenabled()}')\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**server_env(db), "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.returncode == 0 and "Ann likes tea" in done.stdout
+    report = done.stderr.split("\nfrozen at collections ")[-1]
+    frozen = json.loads(report.split(" enabled ")[0])
+    assert frozen and min(frozen) > 10_000  # none before the freeze (there were ~100)
+    assert report.endswith("enabled True")
+
+
+def test_importing_the_command_line_imports_neither_pydantic_nor_the_settings() -> None:
+    """What `main` imports with the collector off must not come with `cortex_mcp.cli`."""
+    script = "import sys, cortex_mcp.cli; print(sorted(m for m in sys.modules if 'pydantic' in m))"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.stdout.strip() == "[]", done.stderr
+
+
 def test_a_caller_passing_its_own_command_line_keeps_its_collector(tmp_path: Path) -> None:
     before = gc.get_freeze_count()
     assert main(["--db", str(tmp_path / "x.db"), "list"]) == 0

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cortex_mcp.config import Settings
+if TYPE_CHECKING:
+    from cortex_mcp.config import Settings
 
 
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
