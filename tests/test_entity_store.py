@@ -4,6 +4,8 @@ links per memory with their roles, links gone with a forgotten or purged memory,
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from cortex_mcp.config import Settings
@@ -345,3 +347,45 @@ async def test_links_and_kinds_read_at_once_are_each_entitys_links_and_the_kinds
                 assert beside[ids[1]] == {EntityKind.person, EntityKind.place}
         assert await store.links_and_kinds("a1", [], 10) == {}
         assert (await store.links_and_kinds("a2", [tom], 10))[tom].moments == []
+
+
+def _fill(conn: Any, prefix: str, count: int) -> None:
+    """`count` memories of agent a1 written straight into the table (ids `prefix-1`...)."""
+    conn.execute(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
+        " INSERT INTO memories (id, agent_id, layer, category, content, content_hash,"
+        " created_at, updated_at) SELECT ? || '-' || i, 'a1', 'working', 'fact',"
+        " 'filler ' || ? || i, ? || i, ?, ? FROM n",
+        (count, prefix, prefix, prefix, NOW, NOW),
+    )
+
+
+async def test_linking_a_batch_reads_its_memories_by_id_not_every_memory_of_their_agent(
+    settings: Settings, clock: FakeClock
+) -> None:
+    """An import links each batch after writing it: the batch's memories are read by their ids,
+    so the work does not grow with the memories the agent already has (the read went along
+    the agent's index, every memory of the agent for every batch)."""
+    async with open_cortex(_hand_linked(settings), clock=clock) as svc:
+        store = svc.stores.entities
+        db = store.db  # type: ignore[attr-defined]
+
+        async def vm_steps(prefix: str) -> int:
+            counted = [0]
+
+            def count() -> int:
+                counted[0] += 1
+                return 0
+
+            plans = [_plan(f"{prefix}-{i}", ("Anna", LinkRole.subject)) for i in range(1, 501)]
+            await db.transact(lambda conn: conn.set_progress_handler(count, 100))
+            await store.link("a1", plans, NOW)
+            await db.transact(lambda conn: conn.set_progress_handler(None, 0))
+            return counted[0]
+
+        await db.transact(lambda conn: _fill(conn, "first", 500))
+        few = await vm_steps("first")
+        await db.transact(lambda conn: _fill(conn, "other", 50_000))
+        await db.transact(lambda conn: _fill(conn, "second", 500))
+        many = await vm_steps("second")
+    assert many < few * 2, (few, many)

@@ -51,6 +51,23 @@ def _marks(values: Sequence[Any]) -> str:
 # ---- rows within a transaction -------------------------------------------------------------
 
 
+def _own_memories(
+    conn: Connection, agent_id: str, ids: Sequence[str], *, live: bool = False
+) -> set[str]:
+    """Those of `ids` that are memories of `agent_id` (and not forgotten, when `live`). Read
+    by id alone and the agent compared here: given the agent too, SQLite walks the agent's
+    index, every memory of the agent for each read, which an import does once per batch."""
+    condition = " AND forgotten_at IS NULL" if live else ""
+    owned: set[str] = set()
+    for start in range(0, len(ids), _LOOKUP_CHUNK):
+        chunk = ids[start : start + _LOOKUP_CHUNK]
+        rows = conn.execute(
+            f"SELECT id, agent_id FROM memories WHERE id IN ({_marks(chunk)}){condition}", chunk
+        ).fetchall()
+        owned |= {str(row[0]) for row in rows if row[1] == agent_id}
+    return owned
+
+
 def _entity_id_in(
     conn: Connection, agent_id: str, name: str, kind: EntityKind, now: str
 ) -> tuple[str, bool]:
@@ -715,15 +732,7 @@ class EntityStore:
             return [LinkReport(p.memory_id) for p in plans]
 
         def txn(conn: Connection) -> list[LinkReport]:
-            ids = [p.memory_id for p in plans]
-            live = {
-                str(row[0])
-                for row in conn.execute(
-                    f"SELECT id FROM memories WHERE agent_id = ? AND id IN ({_marks(ids)})"
-                    " AND forgotten_at IS NULL",
-                    [agent_id, *ids],
-                ).fetchall()
-            }
+            live = _own_memories(conn, agent_id, [p.memory_id for p in plans], live=True)
             return apply_plans_in(conn, agent_id, [p for p in plans if p.memory_id in live], now)
 
         return await self.db.transact(txn)
@@ -1220,15 +1229,7 @@ def import_entities_in(
                 speaker, _ = _entity_id_in(conn, agent_id, alias["speaker"], EntityKind.person, now)
             origin = AliasOrigin(alias["origin"])
             _add_alias_in(conn, agent_id, entity_id, alias["alias"], origin, speaker, now)
-        ids = [link["memory_id"] for link in item["links"]]
-        owned = {
-            str(row[0])
-            for start in range(0, len(ids), 500)
-            for row in conn.execute(
-                f"SELECT id FROM memories WHERE agent_id = ? AND id IN ({_marks(ids[start : start + 500])})",
-                [agent_id, *ids[start : start + 500]],
-            ).fetchall()
-        }
+        owned = _own_memories(conn, agent_id, [link["memory_id"] for link in item["links"]])
         for link in item["links"]:
             if link["memory_id"] in owned:
                 _link_in(conn, agent_id, link["memory_id"], entity_id, _ROLES[link["role"]])

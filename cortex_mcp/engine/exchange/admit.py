@@ -65,6 +65,7 @@ CLOCK_SKEW = timedelta(days=1)  # how far past "now" a recorded time may lie
 LATEST_EXPIRY = timedelta(days=366 * 100)
 
 _ID_RANDOM_BYTES = 10  # what models.new_id takes
+_AGENTS_REMEMBERED = 1_000  # agent_id texts an admission keeps the reading of
 
 
 @functools.lru_cache(maxsize=8)
@@ -151,6 +152,7 @@ class Admission:
         self._latest = now + CLOCK_SKEW
         self._now_iso = to_iso(now)
         self._random, self._random_at = b"", 0
+        self._agents: dict[str, str | None] = {}  # an item's agent_id text -> the agent it names
 
     # ---- memories ------------------------------------------------------------------------
 
@@ -214,11 +216,17 @@ class Admission:
 
     def _agent(self, data: dict[str, Any], rule: _Rules) -> str:
         """The agent the item is written to; the one it names is noted in `named`."""
-        _no_nul_in_agent(data, rule)
-        try:
-            named = named_agent(data.get("agent_id"))
-        except InvalidInput as exc:
-            raise rule.fail("agent_id", exc.message.removeprefix("agent_id: ")) from None
+        raw = data.get("agent_id")
+        if isinstance(raw, str) and raw in self._agents:  # every item of a file names one or two
+            named = self._agents[raw]
+        else:
+            _no_nul_in_agent(data, rule)
+            try:
+                named = named_agent(raw)
+            except InvalidInput as exc:
+                raise rule.fail("agent_id", exc.message.removeprefix("agent_id: ")) from None
+            if isinstance(raw, str) and len(self._agents) < _AGENTS_REMEMBERED:
+                self._agents[raw] = named
         if named is not None and named not in self.named:
             if len(self.named) >= MAX_NAMED_AGENTS:
                 raise rule.fail("agent_id", f"an import names at most {MAX_NAMED_AGENTS} agents")
@@ -230,6 +238,8 @@ class Admission:
         else a new one (decided once per import in `Renames`)."""
         if raw is None or raw == "":
             return "" if self.checking else self._new_id()
+        if type(raw) is str and _CANONICAL_ID.fullmatch(raw):  # what our exports write
+            return self.renames.memories.get(raw, raw)
         key = rule.id_text(raw, "id")
         if key in self.renames.memories:
             return self.renames.memories[key]

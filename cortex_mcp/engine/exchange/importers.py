@@ -182,6 +182,8 @@ class _Headings:
     def __init__(self, default: Category) -> None:
         self.default = default
         self._open: list[tuple[int, Category | None, str | None]] = []
+        self.category: Category = default
+        self.day: str | None = None
 
     def enter(self, entry: _Entry) -> None:
         self._open = [h for h in self._open if h[0] < entry.level]
@@ -190,14 +192,9 @@ class _Headings:
             self._open.append((entry.level, None, day))
         else:
             self._open.append((entry.level, _section_category(entry.text, self.default), None))
-
-    @property
-    def category(self) -> Category:
-        return next((c for _, c, _ in reversed(self._open) if c is not None), self.default)
-
-    @property
-    def day(self) -> str | None:
-        return next((d for _, _, d in reversed(self._open) if d is not None), None)
+        # read once per heading, not once per line under it
+        self.category = next((c for _, c, _ in reversed(self._open) if c is not None), self.default)
+        self.day = next((d for _, _, d in reversed(self._open) if d is not None), None)
 
 
 # ---- MEMORY.md and USER.md -----------------------------------------------------------------
