@@ -95,10 +95,13 @@ CARD_CODE = Rule(
     groups=("value",),
 )
 
-_NINE_DIGITS = r"\d(?:\D{0,3}\d){8}"
-_ID_WORDS = (  # the lookahead names every word's first letter: most places fail at once
-    r"(?=[spnital身護护社マ個パ免])(?:\bssn|social\s+sec|passport|national\s|\bid\b|\bni\s|\bsin\b"
-    r"|\btin\b|nino|aadha|licen|身份|護照|护照|社保|マイナンバー|個人番号|パスポート|免許)"
+_NINE_DIGITS = r"\d(?:\D{0,3}+\d){8}"  # possessive: fewer non-digits leave a non-digit next
+# each word starts with its first letter (a \b before it is checked looking back), so Python's
+# re tries the words only where one of their first letters stands
+_ID_WORDS = (
+    r"ssn(?<=\bssn)|social\s+sec|passport|national\s|id\b(?<=\bid)|ni\s(?<=\bni\s)"
+    r"|sin\b(?<=\bsin)|tin\b(?<=\btin)|nino|aadha|licen|身份|護照|护照|社保|マイナンバー|個人番号"
+    r"|パスポート|免許"
 )
 # A UUID (a memory's id in an audit entry, a request id) is hex in 8-4-4-4-12 groups: about one
 # in 800 random ones holds a run that passes a card's Luhn test or an IBAN's mod-97.

@@ -247,8 +247,9 @@ SECRET_CLAUSE = _rule(
 )
 
 RULES: list[Rule] = [
-    *hinted(
-        r"(?=[pc])(?:p[a@4][s$5]|pwd|\bpw\b|pswd|pword|\bpin\b|codes?\b|combo|combination)",
+    *hinted(  # each word starts with its letter (a \b after it, looking back): Python's
+        # re then tries the words only where their first letter stands
+        r"p[a@4][s$5]|pwd|pw\b(?<=\bpw)|pswd|pword|pin\b(?<=\bpin)|codes?\b|combo|combination",
         ENGLISH,
     ),
     *hinted("密|口令|暗号|暗號|码|碼", CHINESE),
