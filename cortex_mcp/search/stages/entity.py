@@ -37,11 +37,11 @@ import numpy as np
 
 from cortex_mcp.models import EntityKind, EntityMatch, LinkRole, Memory, from_iso
 from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
-from cortex_mcp.search.stages.entity_cache import AgentView, EntityCache, Links
+from cortex_mcp.search.stages.entity_cache import AgentView, EntityCache, Links, MemoryTexts
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
-from cortex_mcp.tokenize import about_the_listener, normalize_name, one_question
+from cortex_mcp.tokenize import normalize_name, one_question
 
 # What a link adds to a memory's fused relevance (0..1): as speaker or subject, and as a mere
 # mention. Text only, the lift is what finds a fact that never repeats the name (LoCoMo's tuning
@@ -242,7 +242,11 @@ class EntityStage:
             state.entity_links.setdefault(entity_id, set()).update(found.roles)
         kinds = self.read(state.text).kinds
         lift = _Lift(
-            links, *view.ordered(links, kinds), _lifts(state, understood.several), state.entities
+            links,
+            *view.ordered(links, kinds),
+            _lifts(state, understood.several),
+            state.entities,
+            view.texts,
         )
         said = [*names, *understood.entities.values()]
         near = await self._around(state, links, view)
@@ -405,7 +409,7 @@ class EntityStage:
                 continue
             c.entity_boost = lift.of(c.memory_id, c.fused if share else 1.0, c.memory.content)
             if not c.entity_boost:
-                folded = c.memory.content.casefold()
+                folded = lift.texts.folded(c.memory_id, c.memory.content)
                 if any(n in folded for n in said):
                     c.entity_boost = mentioned * (c.fused if share else 1.0)
             c.entity_boost += near.get(c.memory_id, 0.0)
@@ -424,12 +428,14 @@ class _Lift:
         fitting: set[str],
         lifts: dict[LinkRole, float],
         pages: dict[str, str],
+        texts: MemoryTexts,
     ) -> None:
         self.links = links
         self.ordered = ordered  # every linked memory once, those of the kind asked for first
         self.fitting = fitting  # the entity's own memories that name the kind asked for
         self.lifts = lifts
         self.pages = pages
+        self.texts = texts
 
     def of(self, memory_id: str, relevance: float = 1.0, content: str = "") -> float:
         """`relevance`: what a link's lift is a share of (1 text only: the lift itself). A
@@ -448,7 +454,7 @@ class _Lift:
                 continue
             if role is LinkRole.speaker:
                 if to_listener is None:
-                    to_listener = about_the_listener(content)
+                    to_listener = self.texts.to_listener(memory_id, content)
                 if to_listener:
                     role = LinkRole.mentioned
             if entity_id in self.pages:

@@ -32,6 +32,7 @@ from cortex_mcp.models import (
 )
 from cortex_mcp.search.vector import VectorIndex
 from cortex_mcp.store.interfaces import EntityStorage, MemoryStorage
+from cortex_mcp.tokenize import about_the_listener
 
 # How often another process's commits are looked for (`data_version`, a trip to the store); this
 # process's own are seen at once. A link another process makes is found at most this late.
@@ -90,6 +91,32 @@ class Vectors:
 
 
 @dataclass
+class MemoryTexts:
+    """What the stage reads in the text of a memory, kept by memory id (a memory's text is the
+    same until the store changes): whether it is a line about the listener, and its casefolded
+    text (for the names a question says)."""
+
+    listener: dict[str, bool] = field(default_factory=dict)
+    casefolded: dict[str, str] = field(default_factory=dict)
+
+    def to_listener(self, memory_id: str, content: str) -> bool:
+        known = self.listener.get(memory_id)
+        if known is None:
+            if len(self.listener) >= MAX_MEMORIES:
+                self.listener.clear()
+            known = self.listener[memory_id] = about_the_listener(content)
+        return known
+
+    def folded(self, memory_id: str, content: str) -> str:
+        known = self.casefolded.get(memory_id)
+        if known is None:
+            if len(self.casefolded) >= MAX_MEMORIES:
+                self.casefolded.clear()
+            known = self.casefolded[memory_id] = content.casefold()
+        return known
+
+
+@dataclass
 class AgentView:
     """One agent's cached reads, valid until the store's next change."""
 
@@ -104,6 +131,7 @@ class AgentView:
     # memory id -> the memories within `span` places of it in the agent's live timeline, for
     # each memory a read around a match showed all of those of (`next_to`)
     turns: dict[str, frozenset[str]] = field(default_factory=dict)
+    texts: MemoryTexts = field(default_factory=MemoryTexts)
     vectors: dict[tuple[tuple[str, ...], str], Vectors] = field(default_factory=dict)
     orders: dict[tuple[tuple[str, ...], frozenset[EntityKind]], tuple[list[str], set[str]]] = field(
         default_factory=dict
