@@ -5,10 +5,17 @@ on a few thousand texts built at random from the pieces the rules care about."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
-from cortex_mcp.engine.entities.mentions import _EN_ADDRESS, _addresses, find_mentions, pronouns
+from cortex_mcp.engine.entities.mentions import (
+    _EN_ADDRESS,
+    _EN_PRONOUN,
+    _addresses,
+    find_mentions,
+    pronouns,
+)
 from cortex_mcp.engine.entities.resolve import _SENTENCE_END, _sentence_starts
 from cortex_mcp.engine.redaction.detector import redact
 from cortex_mcp.tokenize import content_hash, hash_and_index_text, index_text
@@ -89,3 +96,10 @@ def test_texts_with_and_without_markers_are_redacted_and_linked_as_the_rules_say
     assert "hunter2" not in redact("my password is hunter2").text
     names = {m.name for m in find_mentions("Hey Maya! Thanks, Mel.").mentions}
     assert {"Maya", "Mel"} <= names
+
+
+def test_an_english_pronoun_is_found_where_the_plain_pattern_finds_it() -> None:
+    plain = re.compile(r"\b(?i:(?P<subject>he|she)|him|her|his)\b")
+    for text in [*TEXTS, "ſhe said", "ſHE", "Him and HIS", "xhe", "héhe he"]:
+        expected = [(m.span(), m.group("subject")) for m in plain.finditer(text)]
+        assert [(m.span(), m.group("subject")) for m in _EN_PRONOUN.finditer(text)] == expected

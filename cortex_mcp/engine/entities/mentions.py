@@ -1644,7 +1644,8 @@ class Pronoun:
 
 
 # he/she as subject; him, her, his as object or owner. "it" refers to anything: left out.
-_EN_PRONOUN = re.compile(r"\b(?i:(?P<subject>he|she)|him|her|his)\b")
+# the lookahead (folded as the words are: "ſhe") fails most places at once
+_EN_PRONOUN = re.compile(r"(?=(?i:[hs]))\b(?i:(?P<subject>he|she)|him|her|his)\b")
 _GENDER = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f", "他": "m", "她": "f"}
 _GENDER |= {"彼": "m", "彼女": "f"}
 # 他/她/它 but not 他们 (they), 其他/其它 (other), 他人 (others), 他乡, 她们, 它们.
