@@ -30,12 +30,14 @@ labelled about X (alias sets: the turn's labels; LoCoMo: the turn names X, or X 
 first person: a rule, not a hand label).
 
 Latency: the search's p50 over every question and over the questions that name a speaker or a
-page name, and recall's p50 over the latter, each beside the same search without the entity work
-(no entity stage, and the vector channel embeds the question alone, not also the question
-without its names: main before issue 33), the same questions asked of both in turn (which goes
-first alternates), after one untimed search and recall of each part's first question without
-the entity work (the first reads of the text and the settling of a new import are no entity
-cost; the entity stage's first reads of names and links are). On a machine others share the
+page name (each asked for the first time), and recall's p50 over the latter (asked again after
+the searches; the first recall settles the import, a write, so the entity stage starts them
+with nothing kept, as after a remembered turn), each beside the same search without the entity work (no entity stage, and the vector channel
+embeds the question alone, not also the question without its names: main before issue 33),
+the same questions asked of both in turn (which goes first alternates), after one untimed
+search and recall of each part's first question without the entity work (the first reads of
+the text and the settling of a new import are no entity cost; the stage's first reads of names
+and links are). On a machine others share the
 CPU time per call (the process's, so the database threads' too) is the figure to compare; wall
 time is printed beside it. Then the p50 of each stage with and without the entity work: the
 entity stage's own cost (`entity`, and `entity_names`: the names looked up while the channels
