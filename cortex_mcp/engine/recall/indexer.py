@@ -35,6 +35,7 @@ from cortex_mcp.models import Clock, to_iso
 from cortex_mcp.providers.cascade import EmbeddingCascade, MalformedVectors
 from cortex_mcp.providers.embeddings import Embedder, ProviderBusy
 from cortex_mcp.search.vector import VectorIndex
+from cortex_mcp.search.vector_text import vector_text
 from cortex_mcp.store.interfaces import VectorStorage
 from cortex_mcp.store.vectors import PendingEmbedding
 
@@ -322,7 +323,7 @@ class EmbeddingIndexer:
         timeout = self.timeout_s * max(1, len(todo) // 16)
         try:
             result = await self.cascade.embed_with(
-                provider, [p.content for p in todo], timeout_s=timeout
+                provider, [vector_text(p.content) for p in todo], timeout_s=timeout
             )
         except ProviderError as exc:
             if isinstance(exc, MalformedVectors):

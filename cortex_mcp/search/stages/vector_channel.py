@@ -15,6 +15,7 @@ from cortex_mcp.models import SearchFilters
 from cortex_mcp.providers.cascade import EmbeddingCascade, EmbeddingResult
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.vector import IndexNotReady, VectorIndex
+from cortex_mcp.search.vector_text import vector_text
 from cortex_mcp.store.interfaces import MemoryStorage
 from cortex_mcp.store.vectors import PendingEmbedding
 
@@ -81,7 +82,7 @@ class VectorChannel:
     async def _embed(self, text: str, pending: Sequence[PendingEmbedding]) -> EmbeddingResult:
         """The query, its topic (when it names someone) and `pending`, in one call."""
         return await self.embeddings.embed(
-            [text, *self._topic(text), *(p.content for p in pending)]
+            [text, *self._topic(text), *(vector_text(p.content) for p in pending)]
         )
 
     def _topic(self, text: str) -> list[str]:
