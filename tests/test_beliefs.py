@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -322,3 +323,45 @@ async def test_a_preference_question_in_chinese_or_japanese_answers_from_its_hol
 def test_a_sentence_that_merely_says_like_or_think_asks_for_no_ones_beliefs() -> None:
     for query in ("What did I want to eat?", "Do you think it will rain?", "I like pizza, where?"):
         assert holder_asked(query) is None, query
+
+
+async def test_recall_reads_its_memories_names_and_beliefs_in_one_trip_to_the_store(
+    cortex: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The names linked to the memories a recall returns and the beliefs they state are two
+    reads that need nothing of each other: one trip to a reader, not one each (a trip's
+    thread hand-overs cost a recall more CPU than these small reads)."""
+    anna = await _remember(
+        cortex, "My sister Anna prefers green tea over coffee", "2026-10-02", "preference"
+    )
+    await _remember(cortex, "Anna had green tea at the meeting", "2026-10-09", "context")
+    await cortex.drain()  # linked and settled before the reads are counted
+    await cortex.memories.recall(build(RecallRequest, query="warm up", now="2026-10-10"))
+    db = cortex.stores.db
+    trips: list[list[str]] = []
+    fetchall, fetch_each = db.fetchall, db.fetch_each
+
+    async def one(sql: str, params: Any = ()) -> list[Any]:
+        trips.append([sql])
+        return await fetchall(sql, params)
+
+    async def several(statements: Any) -> list[list[Any]]:
+        trips.append([sql for sql, _ in statements])
+        return await fetch_each(statements)
+
+    monkeypatch.setattr(db, "fetchall", one)
+    monkeypatch.setattr(db, "fetch_each", several)
+    result = await cortex.memories.recall(
+        build(RecallRequest, query="What does Anna prefer?", max_results=5, now="2026-10-10")
+    )
+    monkeypatch.undo()
+    top, other = result.memories
+    linked = await cortex.stores.entities.entities_of("default", [top.id, other.id])
+    assert top.id == anna and top.entities == linked[anna] and "Anna" in top.entities
+    assert other.entities == linked[other.id] and "Anna" in other.entities
+    assert top.belief is not None and top.belief.for_ == 2 and other.belief is None
+    names = [t for t in trips if any("FROM memory_entities l JOIN entities e" in s for s in t)]
+    beliefs = [
+        t for t in trips if any("FROM beliefs WHERE agent_id = ? AND memory_id IN" in s for s in t)
+    ]
+    assert len(names) == 1 and names == beliefs, trips

@@ -14,7 +14,7 @@ from typing import Any
 
 from cortex_mcp.models import Memory
 from cortex_mcp.store.database import placeholders
-from cortex_mcp.store.interfaces import Connection, DatabaseHandle, Row
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle, Read, Row
 from cortex_mcp.store.memories import MEMORY_COLUMNS, add_log_row, row_to_memory
 
 
@@ -131,12 +131,17 @@ class BeliefStore:
         """The beliefs these memories state (as now held)."""
         if not memory_ids:
             return []
-        rows = await self.db.fetchall(
+        read = self.stating_read(agent_id, memory_ids)
+        return read.decode(await self.db.fetchall(read.sql, read.params))
+
+    def stating_read(self, agent_id: str, memory_ids: Sequence[str]) -> Read[list[BeliefRow]]:
+        """`beliefs_stating` as a read to run beside another (memory_ids not empty)."""
+        return Read(
             f"SELECT {_BELIEF_COLUMNS} FROM beliefs WHERE agent_id = ?"
             f" AND memory_id IN ({placeholders(memory_ids)})",
             (agent_id, *memory_ids),
+            lambda rows: [_belief_row(row) for row in rows],
         )
-        return [_belief_row(row) for row in rows]
 
     async def beliefs_citing(self, agent_id: str, memory_id: str) -> list[str]:
         """Ids of the beliefs `memory_id` is evidence of."""

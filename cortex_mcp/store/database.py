@@ -28,7 +28,7 @@ from cortex_mcp.store.files import (
 from cortex_mcp.store.handle import BaseHandle
 from cortex_mcp.store.interfaces import Connection, WriteFn, in_callers_context
 from cortex_mcp.store.schema import MIGRATION_NOTES, MIGRATIONS, SCHEMA_VERSION
-from cortex_mcp.store.writer import WriteQueue
+from cortex_mcp.store.writer import WriteQueue, on_thread
 
 log = logging.getLogger(__name__)
 
@@ -198,22 +198,34 @@ class Database(BaseHandle):
             raise fault from exc
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        # One trip to the connection's thread (execute, fetch and close as a cursor
+        # context would each take their own, and each trip costs a loop wake-up).
+        return list(await self._on_reader(lambda conn: conn.execute_fetchall(sql, params)))
+
+    async def fetch_each(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Row]]:
+        """The rows of each statement, all read in one trip to one reader's thread (a trip
+        is two thread hand-overs, each waking a thread: much of a small read's CPU)."""
+
+        def each(raw: Any) -> list[list[Row]]:
+            return [raw.execute(sql, params).fetchall() for sql, params in statements]
+
+        return await self._on_reader(lambda conn: on_thread(conn, each))
+
+    async def _on_reader(self, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+        """`work` on the least busy reader (the writer's connection when there are none), a
+        storage failure turned into its one-line fault."""
         if not self._readers:
-            return await self._fetchall_on(self.conn, sql, params)
-        index = self._busy.index(min(self._busy))  # the least busy reader
+            return await self._faults_named(work(self.conn))
+        index = self._busy.index(min(self._busy))
         self._busy[index] += 1
         try:
-            return await self._fetchall_on(self._readers[index], sql, params)
+            return await self._faults_named(work(self._readers[index]))
         finally:
             self._busy[index] -= 1
 
-    async def _fetchall_on(
-        self, conn: aiosqlite.Connection, sql: str, params: Sequence[Any]
-    ) -> list[Row]:
+    async def _faults_named(self, work: Awaitable[T]) -> T:
         try:
-            # One trip to the connection's thread (execute, fetch and close as a cursor
-            # context would each take their own, and each trip costs a loop wake-up).
-            return list(await conn.execute_fetchall(sql, params))
+            return await work
         except Exception as exc:
             fault = storage_fault(exc, self.path)
             if fault is None:

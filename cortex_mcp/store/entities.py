@@ -30,7 +30,7 @@ from cortex_mcp.models import (
     UnresolvedRef,
     new_id,
 )
-from cortex_mcp.store.interfaces import Connection, DatabaseHandle, Row
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle, Read, Row
 from cortex_mcp.tokenize import normalize_name
 
 _ENTITY_COLUMNS = (
@@ -592,17 +592,19 @@ class EntityStore:
         """Memory id -> the names of the entities it is linked to (speaker, subject, mentioned)."""
         if not memory_ids:
             return {}
+        read = self.names_read(agent_id, memory_ids)
+        return read.decode(await self.db.fetchall(read.sql, read.params))
+
+    def names_read(self, agent_id: str, memory_ids: Sequence[str]) -> Read[dict[str, list[str]]]:
+        """`entities_of` as a read to run beside another (memory_ids not empty)."""
         strength = _STRENGTH_SQL.format(col="l.role")
-        rows = await self.db.fetchall(
+        return Read(
             "SELECT l.memory_id, e.name FROM memory_entities l JOIN entities e ON e.id = l.entity_id"
             f" WHERE l.agent_id = ? AND l.memory_id IN ({_marks(memory_ids)})"
             f" ORDER BY l.memory_id, {strength} DESC, e.name",
             [agent_id, *memory_ids],
+            _names_by_memory,
         )
-        found: dict[str, list[str]] = {}
-        for memory_id, name in rows:
-            found.setdefault(memory_id, []).append(name)
-        return found
 
     async def get_entity(self, agent_id: str, entity_id: str) -> Entity | None:
         row = await self.db.fetchone(
@@ -1235,3 +1237,10 @@ def import_entities_in(
                 _link_in(conn, agent_id, link["memory_id"], entity_id, _ROLES[link["role"]])
     recount_in(conn, touched)
     return len(entities)
+
+
+def _names_by_memory(rows: list[Row]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for memory_id, name in rows:
+        found.setdefault(memory_id, []).append(name)
+    return found

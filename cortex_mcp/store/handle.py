@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any, Self, TypeVar
+
+from cortex_mcp.store.interfaces import Read
+
+T = TypeVar("T")
+U = TypeVar("U")
 
 
 class BaseHandle(ABC):
@@ -28,6 +33,14 @@ class BaseHandle(ABC):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    async def fetch_each(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
+        """The rows of each statement; a handle whose trips cost runs them all in one."""
+        return [await self.fetchall(sql, params) for sql, params in statements]
+
+    async def read_both(self, first: Read[T], second: Read[U]) -> tuple[T, U]:
+        one, two = await self.fetch_each([(first.sql, first.params), (second.sql, second.params)])
+        return first.decode(one), second.decode(two)
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Any | None:
         rows = await self.fetchall(sql, params)

@@ -20,8 +20,9 @@ from __future__ import annotations
 import contextvars
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,7 +51,18 @@ if TYPE_CHECKING:
     from cortex_mcp.store.vectors import PendingEmbedding
 
 T = TypeVar("T")
+U = TypeVar("U")
 Row = Any  # a result row, readable by position and by column name (sqlite3.Row or postgres.Row)
+
+
+@dataclass(frozen=True)
+class Read(Generic[T]):
+    """One statement and what its rows mean, so that reads which do not depend on each other
+    can go to a reader in one trip (`DatabaseHandle.read_both`)."""
+
+    sql: str
+    params: Sequence[Any]
+    decode: Callable[[list[Row]], T]
 
 
 class Cursor(Protocol):
@@ -128,6 +140,10 @@ class DatabaseHandle(Protocol):
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
+
+    async def read_both(self, first: Read[T], second: Read[U]) -> tuple[T, U]:
+        """Two independent reads in one trip to one reader (each its own statement)."""
+        ...
 
     async def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
 
@@ -520,6 +536,10 @@ class EntityStorage(Protocol):
 
     async def entities_of(self, agent_id: str, memory_ids: Sequence[str]) -> dict[str, list[str]]:
         """Memory id -> the names of the entities it is linked to, the strongest role first."""
+        ...
+
+    def names_read(self, agent_id: str, memory_ids: Sequence[str]) -> Read[dict[str, list[str]]]:
+        """`entities_of` as a read to run beside another (memory_ids not empty)."""
         ...
 
     async def get_entity(self, agent_id: str, entity_id: str) -> Entity | None: ...

@@ -175,7 +175,14 @@ class BeliefKeeper:
         self, agent_id: str, memory_ids: Sequence[str], now: datetime
     ) -> dict[str, BeliefSummary]:
         """Memory id -> the belief it states, computed afresh from its live evidence."""
-        beliefs = await self.store.beliefs_stating(agent_id, memory_ids)
+        return await self.summaries_of(
+            agent_id, await self.store.beliefs_stating(agent_id, memory_ids), now
+        )
+
+    async def summaries_of(
+        self, agent_id: str, beliefs: list[BeliefRow], now: datetime
+    ) -> dict[str, BeliefSummary]:
+        """`summaries` of the beliefs its memories state, already read."""
         if not beliefs:
             return {}
         pieces: dict[str, list[EvidenceRow]] = defaultdict(list)

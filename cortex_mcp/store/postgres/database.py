@@ -186,6 +186,13 @@ class PgDatabase(BaseHandle):
         query = translate(sql)
         return await self.run(lambda raw: list(raw.execute(query, params).fetchall()))
 
+    async def fetch_each(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Row]]:
+        """The rows of each statement, read on one pooled connection in one trip."""
+        queries = [(translate(sql), params) for sql, params in statements]
+        return await self.run(
+            lambda raw: [list(raw.execute(query, params).fetchall()) for query, params in queries]
+        )
+
     async def schema_version(self) -> int:
         return int(await self.scalar("SELECT COALESCE(MAX(version), 0) FROM cortex_schema"))
 
