@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cortex_mcp.models import Layer, Memory
-from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.database import OF_AGENT, placeholders
 from cortex_mcp.store.interfaces import DatabaseHandle
 from cortex_mcp.store.memories import MEMORY_COLUMNS, log_entry, row_to_memory
 
@@ -210,8 +210,8 @@ class BrowseStore:
         if not ids:
             return {}
         rows = await self.db.fetchall(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE agent_id = ? AND id IN ({placeholders(ids)})",
-            [agent_id, *ids],
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({placeholders(ids)}) AND {OF_AGENT}",
+            [*ids, agent_id],
         )
         return {str(r["id"]): row_to_memory(r) for r in rows}
 

@@ -312,3 +312,9 @@ def set_meta(conn: Connection, key: str, value: str) -> None:
 
 def placeholders(values: Iterable[Any]) -> str:
     return ",".join("?" for _ in values)
+
+
+# The agent a statement given ids checks on each row it finds by id. The unary plus keeps
+# SQLite's planner (without statistics) from reading along an (agent_id, ...) index instead:
+# every memory of the agent for a few ids.
+OF_AGENT = "+agent_id = ?"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cortex_mcp.models import LifecycleAction, Memory, NewMemory
-from cortex_mcp.store.database import placeholders, set_meta
+from cortex_mcp.store.database import OF_AGENT, placeholders, set_meta
 from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 from cortex_mcp.store.lifecycle_phases import (
     CHUNK,
@@ -83,7 +83,7 @@ class LifecycleStore:
         for chunk in chunks(list(position), CHUNK):
             rows = await self.db.fetchall(
                 "SELECT id, importance, access_count, created_at FROM memories"
-                f" WHERE id IN ({placeholders(chunk)}) AND agent_id = ?",
+                f" WHERE id IN ({placeholders(chunk)}) AND {OF_AGENT}",
                 [*chunk, agent_id],
             )
             ranks += [(-r[1], -r[2], r[3], position[r[0]], str(r[0])) for r in rows]

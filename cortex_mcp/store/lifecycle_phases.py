@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cortex_mcp.models import LifecycleAction, NewMemory, with_actor
-from cortex_mcp.store.database import placeholders
+from cortex_mcp.store.database import OF_AGENT, placeholders
 from cortex_mcp.store.interfaces import Connection, MemoryStorage
 from cortex_mcp.store.memories import drop_vec_row
 from cortex_mcp.tokenize import content_hash
@@ -235,7 +235,7 @@ def with_period_range(
         row = fetch_all(
             conn,
             f"SELECT MIN(occurred_at), MAX(occurred_at) FROM memories"
-            f" WHERE id IN ({placeholders(chunk)}) AND agent_id = ?",
+            f" WHERE id IN ({placeholders(chunk)}) AND {OF_AGENT}",
             [*chunk, summary.agent_id],
         )[0]
         if row[0] is not None:

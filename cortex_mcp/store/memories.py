@@ -28,7 +28,7 @@ from cortex_mcp.models import (
     to_iso,
     with_actor,
 )
-from cortex_mcp.store.database import Row, placeholders
+from cortex_mcp.store.database import OF_AGENT, Row, placeholders
 from cortex_mcp.store.entities import drop_links_in
 from cortex_mcp.store.interfaces import Connection, DatabaseHandle
 from cortex_mcp.store.text import TextReads, filter_sql, on_primary_key
@@ -552,7 +552,7 @@ class MemoryStore(TextReads):
     ) -> dict[str, Memory]:
         if not ids:
             return {}
-        owner, params = (" AND agent_id = ?", [*ids, agent_id]) if agent_id else ("", ids)
+        owner, params = (f" AND {OF_AGENT}", [*ids, agent_id]) if agent_id else ("", ids)
         rows = await self.db.fetchall(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({placeholders(ids)}){owner}",
             params,
@@ -687,7 +687,7 @@ def _owned(conn: Connection, ids: list[str], agent_id: str) -> list[str]:
     if not ids:
         return []
     rows = conn.execute(
-        f"SELECT id FROM memories WHERE id IN ({placeholders(ids)}) AND agent_id = ?",
+        f"SELECT id FROM memories WHERE id IN ({placeholders(ids)}) AND {OF_AGENT}",
         [*ids, agent_id],
     ).fetchall()
     found = {str(row[0]) for row in rows}
