@@ -4,8 +4,6 @@ links per memory with their roles, links gone with a forgotten or purged memory,
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from cortex_mcp.config import Settings
@@ -26,6 +24,7 @@ from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import ForgetRequest, RememberRequest
 from cortex_mcp.store.interfaces import EntityStorage
 from tests.conftest import FakeClock
+from tests.helpers.filler_memories import write_filler_memories
 
 pytestmark = pytest.mark.anyio
 NOW = "2026-03-01T10:00:00.000000Z"
@@ -349,17 +348,6 @@ async def test_links_and_kinds_read_at_once_are_each_entitys_links_and_the_kinds
         assert (await store.links_and_kinds("a2", [tom], 10))[tom].moments == []
 
 
-def _fill(conn: Any, prefix: str, count: int) -> None:
-    """`count` memories of agent a1 written straight into the table (ids `prefix-1`...)."""
-    conn.execute(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
-        " INSERT INTO memories (id, agent_id, layer, category, content, content_hash,"
-        " created_at, updated_at) SELECT ? || '-' || i, 'a1', 'working', 'fact',"
-        " 'filler ' || ? || i, ? || i, ?, ? FROM n",
-        (count, prefix, prefix, prefix, NOW, NOW),
-    )
-
-
 async def test_linking_a_batch_reads_its_memories_by_id_not_every_memory_of_their_agent(
     settings: Settings, clock: FakeClock
 ) -> None:
@@ -383,9 +371,9 @@ async def test_linking_a_batch_reads_its_memories_by_id_not_every_memory_of_thei
             await db.transact(lambda conn: conn.set_progress_handler(None, 0))
             return counted[0]
 
-        await db.transact(lambda conn: _fill(conn, "first", 500))
+        await db.transact(lambda conn: write_filler_memories(conn, "first", 500, NOW))
         few = await vm_steps("first")
-        await db.transact(lambda conn: _fill(conn, "other", 50_000))
-        await db.transact(lambda conn: _fill(conn, "second", 500))
+        await db.transact(lambda conn: write_filler_memories(conn, "other", 50_000, NOW))
+        await db.transact(lambda conn: write_filler_memories(conn, "second", 500, NOW))
         many = await vm_steps("second")
     assert many < few * 2, (few, many)

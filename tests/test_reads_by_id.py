@@ -13,22 +13,12 @@ import pytest
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
 from tests.conftest import FakeClock
+from tests.helpers.filler_memories import write_filler_memories
 
 pytestmark = pytest.mark.anyio
 
 NOW = "2026-03-01T12:00:00+00:00"
 WANTED = [f"early-{i}" for i in range(1, 501, 10)]
-
-
-def _fill(conn: Any, prefix: str, count: int) -> None:
-    """`count` memories of agent a1 written straight into the table (ids `prefix-1`...)."""
-    conn.execute(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
-        " INSERT INTO memories (id, agent_id, layer, category, content, content_hash,"
-        " created_at, updated_at) SELECT ? || '-' || i, 'a1', 'working', 'fact',"
-        " 'filler ' || ? || i, ? || i, ?, ? FROM n",
-        (count, prefix, prefix, prefix, NOW, NOW),
-    )
 
 
 async def _steps(db: Any, read: Callable[[], Awaitable[dict[str, Any]]]) -> tuple[int, set[str]]:
@@ -57,7 +47,7 @@ async def test_reading_memories_by_id_does_not_grow_with_the_memories_of_their_a
     async with open_cortex(settings, clock=clock) as svc:
         memories, browse = svc.stores.memories, svc.stores.browse
         db = memories.db  # type: ignore[attr-defined]
-        await db.transact(lambda conn: _fill(conn, "early", 500))
+        await db.transact(lambda conn: write_filler_memories(conn, "early", 500, NOW))
 
         async def by_memories() -> dict[str, Any]:
             return await memories.get_many(WANTED, agent_id="a1")
@@ -66,7 +56,7 @@ async def test_reading_memories_by_id_does_not_grow_with_the_memories_of_their_a
             return await browse.memories_of("a1", WANTED)
 
         few = [await _steps(db, by_memories), await _steps(db, by_browse)]
-        await db.transact(lambda conn: _fill(conn, "later", 50_000))
+        await db.transact(lambda conn: write_filler_memories(conn, "later", 50_000, NOW))
         many = [await _steps(db, by_memories), await _steps(db, by_browse)]
         other_agent = await memories.get_many(WANTED, agent_id="a2")
 
