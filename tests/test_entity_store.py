@@ -129,6 +129,25 @@ async def test_forgetting_or_purging_a_memory_removes_its_links_and_nothing_else
         assert await store.entities_of("a1", [forgotten]) == {}
 
 
+async def test_a_plan_naming_another_agents_memory_links_nothing_for_either_agent(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(_hand_linked(backend_settings), clock=clock) as svc:
+        store = svc.stores.entities
+        own = await _remember(svc, "Maya climbs on Sundays")
+        theirs = await _remember(svc, "Maya sings in a choir", agent="a2")
+        await store.link(
+            "a1",
+            [_plan(own, ("Maya", LinkRole.subject)), _plan(theirs, ("Maya", LinkRole.subject))],
+            NOW,
+        )
+        maya = await _entity_id(store, "a1", "Maya")
+        assert await store.linked_memories("a1", [maya], 10) == [(own, maya, LinkRole.subject)]
+        assert await store.entities_of("a1", [theirs]) == {}
+        assert await store.entities_of("a2", [theirs]) == {}
+        assert await store.entity_named("a2", "Maya") == []
+
+
 async def test_an_ambiguous_reference_is_kept_and_linked_once_a_person_settles_the_alias(
     backend_settings: Settings, clock: FakeClock
 ) -> None:

@@ -30,6 +30,7 @@ from cortex_mcp.models import (
     UnresolvedRef,
     new_id,
 )
+from cortex_mcp.store.database import OF_AGENT
 from cortex_mcp.store.interfaces import Connection, DatabaseHandle, Read, Row
 from cortex_mcp.tokenize import normalize_name
 
@@ -54,17 +55,19 @@ def _marks(values: Sequence[Any]) -> str:
 def _own_memories(
     conn: Connection, agent_id: str, ids: Sequence[str], *, live: bool = False
 ) -> set[str]:
-    """Those of `ids` that are memories of `agent_id` (and not forgotten, when `live`). Read
-    by id alone and the agent compared here: given the agent too, SQLite walks the agent's
-    index, every memory of the agent for each read, which an import does once per batch."""
+    """Those of `ids` that are memories of `agent_id` (and not forgotten, when `live`): each
+    found by its id and the agent checked on its row (`OF_AGENT`; given the agent plainly,
+    SQLite walks the agent's index, every memory of the agent for each read, which an import
+    does once per batch)."""
     condition = " AND forgotten_at IS NULL" if live else ""
     owned: set[str] = set()
     for start in range(0, len(ids), _LOOKUP_CHUNK):
         chunk = ids[start : start + _LOOKUP_CHUNK]
         rows = conn.execute(
-            f"SELECT id, agent_id FROM memories WHERE id IN ({_marks(chunk)}){condition}", chunk
+            f"SELECT id FROM memories WHERE id IN ({_marks(chunk)}) AND {OF_AGENT}{condition}",
+            [*chunk, agent_id],
         ).fetchall()
-        owned |= {str(row[0]) for row in rows if row[1] == agent_id}
+        owned |= {str(row[0]) for row in rows}
     return owned
 
 
