@@ -132,7 +132,7 @@ def serve_stdio(settings: Settings) -> int:
         sys.stderr.write(TERMINAL_NOTICE)
     with InterruptibleStdin() as stdin:
         log.info("cortex-mcp %s serving stdio, db %s", __version__, settings.db_path)
-        anyio.run(serve_guarded_stdio, server)
+        anyio.run(serve_guarded_stdio, server, stdin.pipe)
     if stdin.signal_received is not None:
         log.info("stopped by signal %d", stdin.signal_received)
         return 128 + stdin.signal_received

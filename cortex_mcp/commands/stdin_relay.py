@@ -41,7 +41,8 @@ class InterruptibleStdin:
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_write, False)
         self._saved_stdin = sys.stdin
-        sys.stdin = io.TextIOWrapper(open(read_fd, "rb"), encoding="utf-8", errors="replace")
+        self.pipe = open(read_fd, "rb")  # closed with sys.stdin, or by the loop that reads it
+        sys.stdin = io.TextIOWrapper(self.pipe, encoding="utf-8", errors="replace")
         threading.Thread(target=self._relay, name="cortex-stdin-relay", daemon=True).start()
         for signum in self.signals:
             self._previous[signum] = signal.signal(signum, self._on_signal)
