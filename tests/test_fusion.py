@@ -15,6 +15,7 @@ from cortex_mcp.search.fusion import (
     apply_signals,
     fill_cosines,
     fuse,
+    fuse_added,
 )
 
 
@@ -87,6 +88,60 @@ def _ranked(*candidates: tuple[str, float, Memory]) -> list[str]:
     ]
     apply_signals(scored, SearchSettings(), NOW)
     return [c.memory_id for c in sorted(scored, key=lambda c: -c.final)]
+
+
+def _scores(candidates: list[Candidate]) -> list[tuple[float, float, float]]:
+    return [(c.text_score, c.vector_score, c.fused) for c in candidates]
+
+
+@pytest.mark.parametrize("fusion", ["maxnorm", "rrf", "minmax", "weighted"])
+def test_candidates_added_after_fusing_score_as_fusing_them_all_again_would(fusion: str) -> None:
+    """The entity stage adds linked memories after the channels were fused: scoring only them
+    (when none beats a channel's best) gives every candidate what fusing all again gives."""
+    settings = SearchSettings(fusion=fusion)
+    rng = np.random.default_rng(7)
+    kept = 0
+    for case in range(300):
+        has_vector = bool(case % 2)
+        before = [
+            Candidate(
+                f"b{n}",
+                text_rank=n if rng.random() < 0.7 else None,
+                bm25=-float(rng.uniform(0.5, 12)) if rng.random() < 0.7 else None,
+                vector_rank=n if rng.random() < 0.6 else None,
+                cosine=float(rng.uniform(-0.2, 0.9)) if rng.random() < 0.6 else None,
+            )
+            for n in range(int(rng.integers(1, 12)))
+        ]
+        fuse(before, settings, has_vector)
+        # linked memories: no text score; a cosine (below or above the best) with a vector
+        added = [
+            Candidate(f"a{n}", cosine=float(rng.uniform(-0.2, 1.0)) if has_vector else None)
+            for n in range(int(rng.integers(1, 6)))
+        ]
+        together = [*before, *added]
+        expected = [
+            Candidate(c.memory_id, c.text_rank, c.bm25, vector_rank=c.vector_rank, cosine=c.cosine)
+            for c in together
+        ]
+        fuse(expected, settings, has_vector)
+        again = fuse_added(together, len(added), settings, has_vector)
+        assert _scores(together) == _scores(expected), case
+        kept += not again
+    # with maxnorm most of the time only the added were scored (the others fuse all again)
+    assert kept > 100 if fusion == "maxnorm" else kept == 0
+
+
+def test_linked_memories_with_no_score_of_their_own_leave_the_others_as_fused() -> None:
+    settings = SearchSettings()
+    before = [Candidate("a", text_rank=0, bm25=-6.0), Candidate("b", text_rank=1, bm25=-3.0)]
+    fuse(before, settings, has_vector=False)
+    added = [Candidate("linked")]
+    assert fuse_added([*before, *added], 1, settings, has_vector=False) is False
+    assert (added[0].text_score, added[0].fused) == (0.0, 0.0)
+    beats = [Candidate("x", text_rank=0, bm25=-9.0)]  # a better text hit: all fused again
+    assert fuse_added([*before, *beats], 1, settings, has_vector=False) is True
+    assert [c.fused for c in before] == [6.0 / 9.0, 3.0 / 9.0]
 
 
 def test_a_memory_recalled_often_wins_a_near_tie() -> None:

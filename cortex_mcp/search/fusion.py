@@ -122,9 +122,40 @@ def fuse(candidates: list[Candidate], settings: SearchSettings, has_vector: bool
         c.fused = _fused(c, settings, has_text=has_text, has_vector=has_vector and bool(vectors))
 
 
-def _fuse_maxnorm(candidates: list[Candidate], s: SearchSettings, has_vector: bool) -> None:
-    best_text = max((-(c.bm25 or 0.0) for c in candidates), default=0.0)
-    best_cosine = max((c.cosine or 0.0 for c in candidates), default=0.0)
+def fuse_added(
+    candidates: list[Candidate], added: int, settings: SearchSettings, has_vector: bool
+) -> bool:
+    """`fuse` after the last `added` candidates joined the others, which were fused with the
+    same `has_vector` and not changed since: `maxnorm` divides each channel by its best score,
+    so when no candidate added beats either best, the others' scores stand and only the added
+    are scored (the same values `fuse` gives them). Otherwise every candidate is fused again:
+    True then."""
+    before, new = candidates[: len(candidates) - added], candidates[len(candidates) - added :]
+    if settings.fusion != "maxnorm" or not before:
+        fuse(candidates, settings, has_vector)
+        return True
+    best_text = max(-(c.bm25 or 0.0) for c in before)
+    best_cosine = max(c.cosine or 0.0 for c in before)
+    if any(-(c.bm25 or 0.0) > best_text or (c.cosine or 0.0) > best_cosine for c in new):
+        fuse(candidates, settings, has_vector)
+        return True
+    _fuse_maxnorm(new, settings, has_vector, best=(best_text, best_cosine))
+    return False
+
+
+def _fuse_maxnorm(
+    candidates: list[Candidate],
+    s: SearchSettings,
+    has_vector: bool,
+    best: tuple[float, float] | None = None,
+) -> None:
+    """`best`: each channel's best score (text, cosine), when more candidates than these
+    share it."""
+    if best is None:
+        best_text = max((-(c.bm25 or 0.0) for c in candidates), default=0.0)
+        best_cosine = max((c.cosine or 0.0 for c in candidates), default=0.0)
+    else:
+        best_text, best_cosine = best
     use_vector = has_vector and best_cosine > 0
     for c in candidates:
         # FTS5's bm25 is negative, more so the better; a LIKE-only hit has none and scores 0

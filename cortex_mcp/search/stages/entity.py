@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cortex_mcp.models import EntityKind, EntityMatch, LinkRole, Memory, from_iso
-from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse
+from cortex_mcp.search.fusion import Candidate, apply_signals, fill_cosines, fuse, fuse_added
 from cortex_mcp.search.stages.entity_cache import AgentView, EntityCache, Links, MemoryTexts
 from cortex_mcp.search.stages.state import SearchState
 from cortex_mcp.search.vector import VectorIndex
@@ -278,6 +278,8 @@ class EntityStage:
             if vector is not None:
                 c.cosine = float(vector @ topic)
         fuse(state.candidates, state.settings, has_vector=True)
+        for c in state.candidates:
+            c.rescore()
 
     async def _around(
         self, state: SearchState, links: dict[str, Links], view: AgentView
@@ -395,25 +397,36 @@ class EntityStage:
         *,
         added: int,
     ) -> None:
-        """The boosts added (the candidates fused again when `added` were); a memory no link
-        ties to the entity that still says its name counts as a mention (linking may have
-        missed it)."""
-        if added:  # fused again over all; the signals of the memories added only
-            fuse(state.candidates, state.settings, has_vector=state.query_vector is not None)
+        """The boosts added; a memory no link ties to the entity that still says its name
+        counts as a mention (linking may have missed it). The memories `added` are fused in
+        (all fused again only when one of them moves a channel's best score: `fuse_added`)
+        and get their signals; then only a candidate lifted is scored again (every other
+        one's score stands, unless all were fused again)."""
+        again = False
+        if added:
+            has_vector = state.query_vector is not None
+            again = fuse_added(state.candidates, added, state.settings, has_vector)
             apply_signals(state.candidates[-added:], state.settings, state.now)
-        said = [name.casefold() for name in names]
+        said = list(dict.fromkeys(name.casefold() for name in names))
         mentioned = _lifts(state)[LinkRole.mentioned]
         share = state.query_vector is not None and SHARE_WITH_VECTORS
+        linked, folded = lift.linked_ids, lift.texts.folded
         for c in state.candidates:
-            if c.memory is None:
+            memory = c.memory
+            if memory is None:
                 continue
-            c.entity_boost = lift.of(c.memory_id, c.fused if share else 1.0, c.memory.content)
-            if not c.entity_boost:
-                folded = lift.texts.folded(c.memory_id, c.memory.content)
-                if any(n in folded for n in said):
-                    c.entity_boost = mentioned * (c.fused if share else 1.0)
-            c.entity_boost += near.get(c.memory_id, 0.0)
-            c.rescore()
+            memory_id = c.memory_id
+            relevance = c.fused if share else 1.0
+            boost = lift.of(memory_id, relevance, memory.content) if memory_id in linked else 0.0
+            if not boost:
+                text = folded(memory_id, memory.content)
+                if any(n in text for n in said):
+                    boost = mentioned * relevance
+            if near:
+                boost += near.get(memory_id, 0.0)
+            if boost or again:
+                c.entity_boost = boost
+                c.rescore()
         state.sort()
 
 
@@ -426,6 +439,7 @@ class _Lift:
         links: dict[str, Links],
         ordered: list[str],
         fitting: set[str],
+        linked_ids: frozenset[str],
         lifts: dict[LinkRole, float],
         pages: dict[str, str],
         texts: MemoryTexts,
@@ -433,6 +447,7 @@ class _Lift:
         self.links = links
         self.ordered = ordered  # every linked memory once, those of the kind asked for first
         self.fitting = fitting  # the entity's own memories that name the kind asked for
+        self.linked_ids = linked_ids  # every linked memory (a memory not among them: no lift)
         self.lifts = lifts
         self.pages = pages
         self.texts = texts

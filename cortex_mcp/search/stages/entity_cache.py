@@ -82,6 +82,10 @@ class Links:
         return found
 
 
+# the linked memories in order, those of the kind asked for, and all of them (`AgentView.ordered`)
+Order = tuple[list[str], set[str], frozenset[str]]
+
+
 @dataclass
 class Vectors:
     """The vectors of a list of memories (rows of `matrix`), for one model."""
@@ -133,16 +137,13 @@ class AgentView:
     turns: dict[str, frozenset[str]] = field(default_factory=dict)
     texts: MemoryTexts = field(default_factory=MemoryTexts)
     vectors: dict[tuple[tuple[str, ...], str], Vectors] = field(default_factory=dict)
-    orders: dict[tuple[tuple[str, ...], frozenset[EntityKind]], tuple[list[str], set[str]]] = field(
-        default_factory=dict
-    )
+    orders: dict[tuple[tuple[str, ...], frozenset[EntityKind]], Order] = field(default_factory=dict)
 
-    def ordered(
-        self, links: dict[str, Links], kinds: frozenset[EntityKind] = frozenset()
-    ) -> tuple[list[str], set[str]]:
+    def ordered(self, links: dict[str, Links], kinds: frozenset[EntityKind] = frozenset()) -> Order:
         """Every memory linked to these entities once: those of their own (speaker or subject)
         that name an entity of one of `kinds` beside them first, then speakers and subjects,
-        then in each entity's order (the newest first); and the set of those first ones."""
+        then in each entity's order (the newest first); the set of those first ones; and the
+        set of them all."""
         key = (tuple(links), kinds)
         known = self.orders.get(key)
         if known is None:
@@ -157,7 +158,7 @@ class AgentView:
                     ):
                         fitting.add(memory_id)
             order = sorted(strength, key=lambda m: (m not in fitting, -strength[m]))
-            known = self.orders[key] = (order, fitting)
+            known = self.orders[key] = (order, fitting, frozenset(strength))
             if len(self.orders) > MAX_ENTITIES:
                 self.orders.pop(next(iter(self.orders)))
         return known
@@ -270,7 +271,7 @@ class AgentView:
         known = {i: self.memories[i] for i in wanted if i in self.memories}
         missing = [i for i in wanted if i not in known]
         if missing:
-            rows = await memories.get_many(missing)
+            rows = await memories.get_many(missing, reuse=True)
             read = {i: rows.get(i) for i in missing}
             if len(self.memories) + len(read) > MAX_MEMORIES:
                 self.memories.clear()
