@@ -344,3 +344,27 @@ async def test_a_turn_remembered_between_a_match_and_her_answer_is_seen_by_the_n
     assert await _answer_boost(service) > 0.5
     await _turn(service, "Sam", "Sam: And the tram too.", "2026-03-02T10:01:30Z")
     assert await _answer_boost(service) == 0.5  # her link's lift, nothing lent
+
+
+async def test_the_turns_around_a_match_and_the_answer_brought_beside_it_are_read_in_one_trip(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Her answer shares no word with the question: her link brings it and the match before
+    it lends it relevance. The read of the turns around the match reads that memory too, in
+    the same trip to the store, not in a second read by id after it."""
+    bare = "Luna and Oliver! They are so sweet and playful."
+    await _turn(service, "Tom", ASKED, "2026-03-02T10:00:00Z")
+    answer = await _turn(service, "Maya", bare, "2026-03-02T10:01:00Z")
+    memories = service.stores.memories
+    read_by_id: list[list[str]] = []
+    get_many = memories.get_many
+
+    async def counted(ids: list[str], **kwargs: Any) -> Any:
+        read_by_id.append(list(ids))
+        return await get_many(ids, **kwargs)
+
+    monkeypatch.setattr(memories, "get_many", counted)
+    report = await service.memories.search_debug(SearchDebugRequest(query=PETS))
+    boosts = {hit["content"]: hit["entity_boost"] for hit in report["hits"]}
+    assert boosts[bare] > 0.5  # her link's lift and what the match before it lends
+    assert read_by_id and not any(answer in ids for ids in read_by_id)

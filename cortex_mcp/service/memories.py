@@ -7,6 +7,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
@@ -549,7 +550,7 @@ def read_window(facts: dict[str, Any], now: datetime) -> Window | None:
     return Window(found["start"], found["end"], words, bool(found.get("boosted")))
 
 
-def _page_memories(memories: Sequence[Memory], linked: set[str]) -> list[str]:
+def _page_memories(memories: Sequence[Memory], linked: AbstractSet[str]) -> list[str]:
     """The ids a page lists: its entity's memories among those recalled, best first; a memory
     that is one question ("旺财最近还好吗？", asked by the page's person) tells nothing about them
     and is left off the list (it stays in the context), unless the page would be empty."""

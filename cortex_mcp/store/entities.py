@@ -539,6 +539,13 @@ class EntityStore:
         occurred_at) index."""
         if not anchors or span <= 0:
             return {}
+        read = self.timeline_read(agent_id, anchors, span)
+        return read.decode(await self.db.fetchall(read.sql, read.params))
+
+    def timeline_read(
+        self, agent_id: str, anchors: Sequence[tuple[str, str]], span: int
+    ) -> Read[dict[str, tuple[list[str], list[str]]]]:
+        """`timeline_around` as a read to run beside another (anchors not empty, span > 0)."""
         # the span is written into the statement: SQLite sorts a bound LIMIT ? in the general
         # sorter, not the top-N one (each side cost 2.7x as much)
         before = (
@@ -559,19 +566,8 @@ class EntityStore:
             for side in (before, after):
                 parts.append(side.format(n=n, span=int(span)))
                 params += [memory_id, agent_id, at, at, memory_id]
-        rows = await self.db.fetchall(" UNION ALL ".join(parts), params)
-        sides: dict[tuple[str, bool], list[tuple[str, str]]] = defaultdict(list)
-        for anchor, is_after, memory_id, at in rows:
-            sides[(str(anchor), bool(is_after))].append((str(at), str(memory_id)))
-        # in (occurred_at, id) order, as the statement sorted them (text compares bytewise on
-        # both stores: PostgreSQL's columns are COLLATE "C")
-        return {
-            memory_id: (
-                [i for _, i in sorted(sides[(memory_id, False)], reverse=True)],
-                [i for _, i in sorted(sides[(memory_id, True)])],
-            )
-            for memory_id, _ in anchors
-        }
+        ids = [memory_id for memory_id, _ in anchors]
+        return Read(" UNION ALL ".join(parts), params, lambda rows: _timeline(ids, rows))
 
     async def kinds_beside(
         self, agent_id: str, entity_id: str, limit: int
@@ -1240,6 +1236,22 @@ def import_entities_in(
                 _link_in(conn, agent_id, link["memory_id"], entity_id, _ROLES[link["role"]])
     recount_in(conn, touched)
     return len(entities)
+
+
+def _timeline(anchors: list[str], rows: list[Row]) -> dict[str, tuple[list[str], list[str]]]:
+    """`timeline_read`'s rows per anchor: (before it, the nearest first; after it, likewise)."""
+    sides: dict[tuple[str, bool], list[tuple[str, str]]] = defaultdict(list)
+    for anchor, is_after, memory_id, at in rows:
+        sides[(str(anchor), bool(is_after))].append((str(at), str(memory_id)))
+    # in (occurred_at, id) order, as the statement sorted them (text compares bytewise on
+    # both stores: PostgreSQL's columns are COLLATE "C")
+    return {
+        memory_id: (
+            [i for _, i in sorted(sides[(memory_id, False)], reverse=True)],
+            [i for _, i in sorted(sides[(memory_id, True)])],
+        )
+        for memory_id in anchors
+    }
 
 
 def _names_by_memory(rows: list[Row]) -> dict[str, list[str]]:

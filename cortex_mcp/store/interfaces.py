@@ -254,6 +254,10 @@ class MemoryStorage(TextStorage, Protocol):
         with every other reader of it, which must not change it."""
         ...
 
+    def reused_read(self, ids: Sequence[str]) -> Read[dict[str, Memory]]:
+        """`get_many(ids, reuse=True)` as a read to run beside another (ids not empty)."""
+        ...
+
     async def eligible(self, ids: list[str], filters: SearchFilters) -> set[str]: ...
 
     async def occurred_within(
@@ -512,6 +516,12 @@ class EntityStorage(Protocol):
     ) -> dict[str, tuple[list[str], list[str]]]:
         """`turns_around` in order: memory id -> (those before it, those after it), each side
         the nearest first."""
+        ...
+
+    def timeline_read(
+        self, agent_id: str, anchors: Sequence[tuple[str, str]], span: int
+    ) -> Read[dict[str, tuple[list[str], list[str]]]]:
+        """`timeline_around` as a read to run beside another (anchors not empty, span > 0)."""
         ...
 
     async def links_and_kinds(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -30,7 +31,7 @@ from cortex_mcp.models import (
 )
 from cortex_mcp.store.database import OF_AGENT, Row, placeholders
 from cortex_mcp.store.entities import drop_links_in
-from cortex_mcp.store.interfaces import Connection, DatabaseHandle
+from cortex_mcp.store.interfaces import Connection, DatabaseHandle, Read
 from cortex_mcp.store.text import TextReads, filter_sql, on_primary_key
 from cortex_mcp.tokenize import content_hash, index_text, query_key
 
@@ -559,6 +560,14 @@ class MemoryStore(TextReads):
         )
         build = self.reused.memory if reuse else row_to_memory
         return {str(row[0]): build(row) for row in rows}
+
+    def reused_read(self, ids: Sequence[str]) -> Read[dict[str, Memory]]:
+        build = self.reused.memory
+        return Read(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({placeholders(ids)})",
+            list(ids),
+            lambda rows: {str(row[0]): build(row) for row in rows},
+        )
 
     async def eligible(self, ids: list[str], filters: SearchFilters) -> set[str]:
         """The ids among `ids` that `filters` allow."""

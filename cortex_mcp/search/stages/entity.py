@@ -239,7 +239,7 @@ class EntityStage:
             understood.topic = state.topic_text
             await self._ask_topic(state, state.topic_vector)
         for entity_id, found in links.items():
-            state.entity_links.setdefault(entity_id, set()).update(found.roles)
+            state.entity_links[entity_id] = found.roles.keys()
         kinds = self.read(state.text).kinds
         lift = _Lift(
             links,
@@ -249,9 +249,11 @@ class EntityStage:
             view.texts,
         )
         said = [*names, *understood.entities.values()]
-        near = await self._around(state, links, view)
         count = UNMATCHED_SEVERAL if understood.several else UNMATCHED
-        added = await self._add(state, view, lift, near, count)
+        known = {c.memory_id for c in state.candidates}
+        picked = await self._picks(state, view, lift, known, count)
+        near = await self._around(state, links, view, known, picked)
+        added = await self._add(state, view, known, picked, near, count)
         self._score(state, lift, said, near, added=added)
         if not (understood.several or state.entities):
             _keep_strong(state)
@@ -282,7 +284,12 @@ class EntityStage:
             c.rescore()
 
     async def _around(
-        self, state: SearchState, links: dict[str, Links], view: AgentView
+        self,
+        state: SearchState,
+        links: dict[str, Links],
+        view: AgentView,
+        known: set[str],
+        picked: dict[str, float | None],
     ) -> dict[str, float]:
         """What the entity said (or was the subject of) right before and after the best
         matches to the question, each with `NEAR` of that match's relevance: in a conversation
@@ -290,7 +297,9 @@ class EntityStage:
         the question and may not say whose pets. Matches: the `ANCHORS` candidates of most
         relevance (the channels' fused score, before any lift); around: the nearest such memory
         each side within `AROUND_S` that is also among the `TURNS` memories next to the match
-        (imported turns are milliseconds apart: time alone would reach across a conversation)."""
+        (imported turns are milliseconds apart: time alone would reach across a conversation).
+        A read of the turns also reads, in the same trip, the memories `_add` will want: the
+        `picked` and those around the matches that are not candidates yet (`known`)."""
         best = sorted(state.candidates, key=lambda c: -c.fused)[:ANCHORS]
         # each anchor with the entity's memories within `AROUND_S` of it: only those anchors
         # need their neighbours read (none: no read at all)
@@ -311,7 +320,8 @@ class EntityStage:
                 fused[anchor.memory_id] = anchor.fused
         if not nearby:
             return {}
-        beside = await view.next_to(nearby, TURNS)
+        wanted = [*picked, *(m for _, found in nearby for m in found if m not in known)]
+        beside = await view.next_to(nearby, TURNS, self.memories, wanted)
         near: dict[str, float] = {}
         for anchor_memory, found in nearby:
             next_to = beside[anchor_memory.id]
@@ -320,29 +330,36 @@ class EntityStage:
                     near[memory_id] = max(near.get(memory_id, 0.0), NEAR * fused[anchor_memory.id])
         return near
 
+    async def _picks(
+        self, state: SearchState, view: AgentView, lift: _Lift, known: set[str], count: int
+    ) -> dict[str, float | None]:
+        """The linked memories the channels did not bring (not `known`), twice `count` of the
+        best of them (by cosine when there is a query vector, else speakers and subjects
+        first, newest first), each with its cosine."""
+        vector = state.query_vector
+        if vector is not None:
+            return await self._nearest(state, view, lift, vector, known, count)
+        picked: dict[str, float | None] = {}
+        for memory_id in lift.ordered:
+            if len(picked) >= count * 2:
+                break
+            if memory_id not in known:
+                picked[memory_id] = None
+        return picked
+
     async def _add(
         self,
         state: SearchState,
         view: AgentView,
-        lift: _Lift,
+        known: set[str],
+        picked: dict[str, float | None],
         near: dict[str, float],
         count: int = UNMATCHED,
     ) -> int:
-        """The linked memories the channels did not bring, the `count` best of them (by
-        cosine when there is a query vector, else speakers and subjects first, newest first):
-        a fact about someone seldom repeats their name or the question's words; and what the
-        entity said around the best matches (`near`). How many were added (one read)."""
-        known = {c.memory_id for c in state.candidates}
+        """The `count` first of the linked memories `picked` that are live (a fact about
+        someone seldom repeats their name or the question's words), and what the entity said
+        around the best matches (`near`). How many were added (at most one read)."""
         vector = state.query_vector
-        if vector is None:
-            picked: dict[str, float | None] = {}
-            for memory_id in lift.ordered:
-                if len(picked) >= count * 2:
-                    break
-                if memory_id not in known:
-                    picked[memory_id] = None
-        else:
-            picked = await self._nearest(state, view, lift, vector, known, count)
         around = [m for m in near if m not in known]
         wanted = list(dict.fromkeys([*list(picked)[: count * 2], *around]))
         read = await view.read(wanted, self.memories)
@@ -444,12 +461,12 @@ class _Lift:
         pages: dict[str, str],
         texts: MemoryTexts,
     ) -> None:
-        self.links = links
         self.ordered = ordered  # every linked memory once, those of the kind asked for first
         self.fitting = fitting  # the entity's own memories that name the kind asked for
         self.linked_ids = linked_ids  # every linked memory (a memory not among them: no lift)
+        # each entity's links' roles, and whether it is the entity a page is about
+        self.roles = [(found.roles, entity_id in pages) for entity_id, found in links.items()]
         self.lifts = lifts
-        self.pages = pages
         self.texts = texts
 
     def of(self, memory_id: str, relevance: float = 1.0, content: str = "") -> float:
@@ -463,8 +480,8 @@ class _Lift:
         best = 0.0
         asks: bool | None = None
         to_listener: bool | None = None
-        for entity_id, found in self.links.items():
-            role = found.roles.get(memory_id)
+        for roles, page in self.roles:
+            role = roles.get(memory_id)
             if role is None:
                 continue
             if role is LinkRole.speaker:
@@ -472,7 +489,7 @@ class _Lift:
                     to_listener = self.texts.to_listener(memory_id, content)
                 if to_listener:
                     role = LinkRole.mentioned
-            if entity_id in self.pages:
+            if page:
                 if asks is None:
                     asks = one_question(content)
                 lift = PAGE_BOOST * (PAGE_MENTION_SHARE if role is LinkRole.mentioned else 1.0)

@@ -200,13 +200,19 @@ class AgentView:
         return known
 
     async def next_to(
-        self, anchors: Sequence[tuple[Memory, list[str]]], span: int
+        self,
+        anchors: Sequence[tuple[Memory, list[str]]],
+        span: int,
+        memories: MemoryStorage | None = None,
+        wanted: Sequence[str] = (),
     ) -> dict[str, set[str]]:
         """For each (memory, ids of the agent's live memories): those ids among the `span`
         live memories of the agent right before or after the memory (`turns_around`). What a
         read showed is kept: each read reaches `2 * span` places each side, so it shows the
         whole neighbourhood of the memories within `span` of the anchor too, and a memory is
-        next to another exactly when that one is next to it (most questions then read none)."""
+        next to another exactly when that one is next to it (most questions then read none).
+        A read of the turns also reads the memories of `wanted` not kept yet, in the same trip
+        to the store (`read` then finds them)."""
         near: dict[str, set[str]] = {}
         unknown: list[tuple[Memory, list[str]]] = []
         for anchor, found in anchors:
@@ -217,9 +223,14 @@ class AgentView:
                 near[anchor.id] = known
         if not unknown:
             return near
-        around = await self.entities.timeline_around(
-            self.agent_id, [(a.id, a.occurred_at) for a, _ in unknown], 2 * span
-        )
+        moments = [(a.id, a.occurred_at) for a, _ in unknown]
+        missing = [i for i in dict.fromkeys(wanted) if i not in self.memories]
+        if memories is not None and missing and span > 0:
+            timeline = self.entities.timeline_read(self.agent_id, moments, 2 * span)
+            around, rows = await self.entities.db.read_both(timeline, memories.reused_read(missing))
+            self._keep({i: rows.get(i) for i in missing})
+        else:
+            around = await self.entities.timeline_around(self.agent_id, moments, 2 * span)
         for anchor, found in unknown:
             before, after = around.get(anchor.id, ([], []))
             beside = {*before[:span], *after[:span]}
@@ -273,11 +284,15 @@ class AgentView:
         if missing:
             rows = await memories.get_many(missing, reuse=True)
             read = {i: rows.get(i) for i in missing}
-            if len(self.memories) + len(read) > MAX_MEMORIES:
-                self.memories.clear()
-            self.memories.update(read)
+            self._keep(read)
             known.update(read)
         return {i: m for i, m in known.items() if m is not None}
+
+    def _keep(self, read: dict[str, Memory | None]) -> None:
+        """Keep memories read (None: not live)."""
+        if len(self.memories) + len(read) > MAX_MEMORIES:
+            self.memories.clear()
+        self.memories.update(read)
 
     async def vectors_of(
         self, ids: list[str], model_key: str, dim: int, index: VectorIndex

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -57,7 +58,7 @@ class SearchState:
     # lifts their memories as if the query named them
     entities: dict[str, str] = field(default_factory=dict)
     # the memories linked to each entity the entity stage lifted (entity id -> memory ids)
-    entity_links: dict[str, set[str]] = field(default_factory=dict)
+    entity_links: dict[str, AbstractSet[str]] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     stages: list[tuple[str, float]] = field(default_factory=list)  # (stage, ms) in order run
     degraded: list[str] = field(default_factory=list)

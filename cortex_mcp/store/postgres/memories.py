@@ -13,7 +13,7 @@ from typing import Any
 from cortex_mcp.models import Memory, NewMemory, SearchFilters, new_id
 from cortex_mcp.store.database import placeholders
 from cortex_mcp.store.entities import drop_links_in
-from cortex_mcp.store.interfaces import Connection
+from cortex_mcp.store.interfaces import Connection, Read
 from cortex_mcp.store.memories import (
     INSERT_COLUMNS,
     INSERT_PLACEHOLDERS,
@@ -232,6 +232,14 @@ class PgMemoryStore(MemoryStore):
         )
         build = self.reused.memory if reuse else row_to_memory
         return {str(row[0]): build(row) for row in rows}
+
+    def reused_read(self, ids: Sequence[str]) -> Read[dict[str, Memory]]:
+        build = self.reused.memory
+        return Read(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ANY(?::text[])",
+            (list(ids),),
+            lambda rows: {str(row[0]): build(row) for row in rows},
+        )
 
 
 def _documents_with(phrases: list[list[str]], cap: int | None = None) -> tuple[str, list[Any]]:
