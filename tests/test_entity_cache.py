@@ -14,7 +14,7 @@ from cortex_mcp.config import Settings
 from cortex_mcp.errors import StorageError
 from cortex_mcp.models import EntityKind, EntityRef, LinkPlan, LinkRole, PlannedLink
 from cortex_mcp.runtime import open_cortex
-from cortex_mcp.search.stages import entity_cache
+from cortex_mcp.search.stages import entity, entity_cache
 from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
     AliasRequest,
@@ -368,3 +368,29 @@ async def test_the_turns_around_a_match_and_the_answer_brought_beside_it_are_rea
     boosts = {hit["content"]: hit["entity_boost"] for hit in report["hits"]}
     assert boosts[bare] > 0.5  # her link's lift and what the match before it lends
     assert read_by_id and not any(answer in ids for ids in read_by_id)
+
+
+async def test_a_memorys_lift_is_worked_out_once_until_the_store_changes(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text only a link's lift is no share of a memory's relevance: the next question that
+    lifts the same way reuses it, and a write (here her next memory) works it out again."""
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    worked_out: list[str] = []
+    of = entity._Lift.of
+
+    def counted(lift: Any, memory_id: str, *args: Any) -> float:
+        worked_out.append(memory_id)
+        return of(lift, memory_id, *args)
+
+    monkeypatch.setattr(entity._Lift, "of", counted)
+    first = await _top(service)
+    assert set(first) >= set(SAID_BY_MAYA)
+    assert len(worked_out) >= len(SAID_BY_MAYA)
+    worked_out.clear()
+    assert await _top(service) == first
+    assert worked_out == []
+    await _said_by(service, "Maya", LATER)
+    assert LATER in await _top(service)
+    assert len(worked_out) >= len(SAID_BY_MAYA) + 1

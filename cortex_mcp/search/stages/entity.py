@@ -241,13 +241,10 @@ class EntityStage:
         for entity_id, found in links.items():
             state.entity_links[entity_id] = found.roles.keys()
         kinds = self.read(state.text).kinds
-        lift = _Lift(
-            links,
-            *view.ordered(links, kinds),
-            _lifts(state, understood.several),
-            state.entities,
-            view.texts,
-        )
+        lifts = _lifts(state, understood.several)
+        lift = _Lift(links, *view.ordered(links, kinds), lifts, state.entities, view.texts)
+        if not _shares(state):  # each memory's lift then is the same for the next question
+            lift.kept = view.lifted((tuple(links), kinds, *lifts.items(), *state.entities))
         said = [*names, *understood.entities.values()]
         count = UNMATCHED_SEVERAL if understood.several else UNMATCHED
         known = {c.memory_id for c in state.candidates}
@@ -426,15 +423,23 @@ class EntityStage:
             apply_signals(state.candidates[-added:], state.settings, state.now)
         said = list(dict.fromkeys(name.casefold() for name in names))
         mentioned = _lifts(state)[LinkRole.mentioned]
-        share = state.query_vector is not None and SHARE_WITH_VECTORS
+        share = _shares(state)
         linked, folded = lift.linked_ids, lift.texts.folded
+        kept = None if share else lift.kept
         for c in state.candidates:
             memory = c.memory
             if memory is None:
                 continue
             memory_id = c.memory_id
             relevance = c.fused if share else 1.0
-            boost = lift.of(memory_id, relevance, memory.content) if memory_id in linked else 0.0
+            if memory_id not in linked:
+                boost = 0.0
+            elif kept is None:
+                boost = lift.of(memory_id, relevance, memory.content)
+            else:
+                boost = kept.get(memory_id, -1.0)
+                if boost < 0:
+                    boost = kept[memory_id] = lift.of(memory_id, 1.0, memory.content)
             if not boost:
                 text = folded(memory_id, memory.content)
                 if any(n in text for n in said):
@@ -468,6 +473,9 @@ class _Lift:
         self.roles = [(found.roles, entity_id in pages) for entity_id, found in links.items()]
         self.lifts = lifts
         self.texts = texts
+        # memory id -> `of` it, kept from question to question when the lift is no share of a
+        # memory's relevance (`AgentView.lifted`)
+        self.kept: dict[str, float] | None = None
 
     def of(self, memory_id: str, relevance: float = 1.0, content: str = "") -> float:
         """`relevance`: what a link's lift is a share of (1 text only: the lift itself). A
@@ -531,6 +539,11 @@ def _asked_kinds(text: str) -> frozenset[EntityKind]:
     """The kinds of entity a question asks for: places ("which cities", "where", 哪里, どこ),
     people ("who", "children", 谁, 誰), pets ("dogs", 宠物, 猫)."""
     return frozenset(kind for kind, pattern in _ASKED.items() if pattern.search(text))
+
+
+def _shares(state: SearchState) -> bool:
+    """Whether a link's lift is a share of the memory's relevance (with a query vector)."""
+    return state.query_vector is not None and SHARE_WITH_VECTORS
 
 
 def _lifts(state: SearchState, several: bool = False) -> dict[LinkRole, float]:

@@ -138,6 +138,9 @@ class AgentView:
     texts: MemoryTexts = field(default_factory=MemoryTexts)
     vectors: dict[tuple[tuple[str, ...], str], Vectors] = field(default_factory=dict)
     orders: dict[tuple[tuple[str, ...], frozenset[EntityKind]], Order] = field(default_factory=dict)
+    # what the links lift each memory by, when that is no share of its relevance (text only),
+    # per (entities, kinds asked for, lifts, the entities of a page): `lifted`
+    lifts: dict[tuple[object, ...], dict[str, float]] = field(default_factory=dict)
 
     def ordered(self, links: dict[str, Links], kinds: frozenset[EntityKind] = frozenset()) -> Order:
         """Every memory linked to these entities once: those of their own (speaker or subject)
@@ -161,6 +164,16 @@ class AgentView:
             known = self.orders[key] = (order, fitting, frozenset(strength))
             if len(self.orders) > MAX_ENTITIES:
                 self.orders.pop(next(iter(self.orders)))
+        return known
+
+    def lifted(self, key: tuple[object, ...]) -> dict[str, float]:
+        """Memory id -> its links' lift, for one way of lifting (`key`), as worked out so far:
+        a memory's lift is the same until the store changes (its links, and its text)."""
+        known = self.lifts.get(key)
+        if known is None:
+            known = self.lifts[key] = {}
+            if len(self.lifts) > MAX_ENTITIES:
+                self.lifts.pop(next(iter(self.lifts)))
         return known
 
     async def matches(self, keys: Sequence[str]) -> list[EntityMatch]:
