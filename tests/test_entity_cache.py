@@ -394,3 +394,35 @@ async def test_a_memorys_lift_is_worked_out_once_until_the_store_changes(
     await _said_by(service, "Maya", LATER)
     assert LATER in await _top(service)
     assert len(worked_out) >= len(SAID_BY_MAYA) + 1
+
+
+async def test_a_turn_naming_no_one_new_keeps_the_names_read_and_a_new_name_is_read_again(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation remembers every turn: a turn and its links that add no name or alias
+    keep the agent's names read (her links are read again, so the turn is lifted); a person
+    named for the first time, or an alias added, is read by the next recall."""
+    monkeypatch.setattr(entity_cache, "RECHECK_S", 3600.0)  # no other process writes
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    await _top(service)
+    store = service.stores.entities
+    names_read: list[object] = []
+    entity_keys = store.entity_keys
+
+    async def counted(*args: Any) -> Any:
+        names_read.append(args)
+        return await entity_keys(*args)
+
+    monkeypatch.setattr(store, "entity_keys", counted)
+    await _said_by(service, "Maya", LATER)
+    assert LATER in await _top(service)
+    assert names_read == []
+    luna = await _said_by(service, "Tom", "I adopted a kitten named Luna.")
+    recalled = await service.memories.recall(RecallRequest(query="What are Tom's pets?"))
+    assert luna in [m.id for m in recalled.memories]
+    assert len(names_read) == 1
+    await service.entities.add_alias("Maya", AliasRequest(alias="Mayo"))
+    recalled = await service.memories.recall(RecallRequest(query="What are Mayo's hobbies?"))
+    assert set(SAID_BY_MAYA) <= {m.content for m in recalled.memories}
+    assert len(names_read) == 2

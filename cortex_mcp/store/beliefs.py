@@ -210,7 +210,7 @@ class BeliefStore:
             touched = sorted({piece.belief_id for piece in evidence})
             return _settle(conn, agent_id, touched, rule, now)
 
-        return await self.db.transact(txn)
+        return await self.db.transact(txn, names=False)  # beliefs only
 
     async def settle(
         self, agent_id: str, belief_ids: Sequence[str], rule: BeliefRule, now: str
@@ -220,7 +220,7 @@ class BeliefStore:
         def txn(conn: Connection) -> list[str]:
             return _settle(conn, agent_id, sorted(belief_ids), rule, now)
 
-        return await self.db.transact(txn)
+        return await self.db.transact(txn, names=False)  # beliefs only
 
 
 def _insert_belief(conn: Connection, agent_id: str, belief: NewBelief, now: str) -> None:

@@ -26,7 +26,7 @@ from cortex_mcp.store.files import (
     warn_if_exposed,
 )
 from cortex_mcp.store.handle import BaseHandle
-from cortex_mcp.store.interfaces import Connection, WriteFn, in_callers_context
+from cortex_mcp.store.interfaces import Connection, Names, WriteFn, in_callers_context
 from cortex_mcp.store.schema import MIGRATION_NOTES, MIGRATIONS, SCHEMA_VERSION
 from cortex_mcp.store.writer import WriteQueue, on_thread
 
@@ -72,6 +72,12 @@ class Database(BaseHandle):
         """`commits` but the bookkeeping ones (recalls' access counts): what a cache of names,
         links or text follows."""
         return self._queue.changed
+
+    @property
+    def names_changes(self) -> int:
+        """`changes` but those that changed no entity's name or alias: what the entity
+        stage's names map follows."""
+        return self._queue.names_changed
 
     @property
     def _writer_busy_ms(self) -> int:
@@ -171,16 +177,20 @@ class Database(BaseHandle):
     async def schema_version(self) -> int:
         return await self._user_version(self.conn)
 
-    async def transact(self, fn: WriteFn[T], *, bookkeeping: bool = False) -> T:
+    async def transact(
+        self, fn: WriteFn[T], *, bookkeeping: bool = False, names: Names[T] = True
+    ) -> T:
         """Run `fn(connection)` as one transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on
         any error) in one trip to the writer's thread. `fn` is synchronous: it runs on that
         thread and must do nothing but SQL on the connection it is given.
 
         A storage failure (disk full, read-only, corrupt, locked too long) becomes a
         StorageError whose message says what happened and that nothing was changed.
-        `bookkeeping`: it writes only access counts (`changes` does not count it)."""
+        `bookkeeping`: it writes only access counts (`changes` does not count it). `names`:
+        whether it may change an entity's name or alias, or a function of its result that
+        says (`names_changes` counts those that did)."""
         return await self._guarded(
-            lambda: self._queue.submit(in_callers_context(fn), bookkeeping=bookkeeping)
+            lambda: self._queue.submit(in_callers_context(fn), bookkeeping=bookkeeping, names=names)
         )
 
     async def _guarded(self, work: Callable[[], Awaitable[T]]) -> T:

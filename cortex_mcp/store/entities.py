@@ -736,7 +736,10 @@ class EntityStore:
             live = _own_memories(conn, agent_id, [p.memory_id for p in plans], live=True)
             return apply_plans_in(conn, agent_id, [p for p in plans if p.memory_id in live], now)
 
-        return await self.db.transact(txn)
+        def named(reports: list[LinkReport]) -> bool:  # an entity or an alias new (or not)
+            return any(report.created for report in reports) or any(p.aliases for p in plans)
+
+        return await self.db.transact(txn, names=named)
 
     def link_in(
         self, conn: Connection, agent_id: str, plans: Sequence[LinkPlan], now: str

@@ -65,6 +65,15 @@ class Read(Generic[T]):
     decode: Callable[[list[Row]], T]
 
 
+# whether a write changed any entity's name or alias: known before it runs, or from its result
+Names = bool | Callable[[T], bool]
+
+
+def changed_names(names: Names[T], result: T) -> bool:
+    """What `names` says of a committed transaction's `result`."""
+    return names(result) if callable(names) else names
+
+
 class Cursor(Protocol):
     """The result of one statement inside a write transaction."""
 
@@ -129,6 +138,12 @@ class DatabaseHandle(Protocol):
         """`commits` but the bookkeeping ones (recalls' access counts)."""
         ...
 
+    @property
+    def names_changes(self) -> int:
+        """`changes` but those that said they changed no entity's name or alias (`transact`'s
+        `names`)."""
+        ...
+
     async def open(self) -> None: ...
 
     async def close(self) -> None: ...
@@ -149,10 +164,14 @@ class DatabaseHandle(Protocol):
 
     async def get_meta(self, key: str) -> str | None: ...
 
-    async def transact(self, fn: WriteFn[T], *, bookkeeping: bool = False) -> T:
+    async def transact(
+        self, fn: WriteFn[T], *, bookkeeping: bool = False, names: Names[T] = True
+    ) -> T:
         """Run `fn(connection)` as one transaction. `fn` must do nothing but SQL on the
         connection it is given: PostgreSQL may run it again after a serialization failure.
-        `bookkeeping`: it writes only access counts (not counted in `changes`)."""
+        `bookkeeping`: it writes only access counts (not counted in `changes`). `names`:
+        whether it may change an entity's name or alias (counted in `names_changes`), or a
+        function of its result that says (a transaction that says nothing may)."""
         ...
 
     async def schema_version(self) -> int: ...

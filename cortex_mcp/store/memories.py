@@ -371,7 +371,9 @@ class MemoryStore(TextReads):
     # (`DatabaseHandle.transact`): one trip, however many statements.
 
     async def remember(self, new: NewMemory, now: str) -> WriteOutcome:
-        return await self.db.transact(lambda conn: self._insert_or_bump(conn, new, now))
+        return await self.db.transact(
+            lambda conn: self._insert_or_bump(conn, new, now), names=False
+        )
 
     def remember_in(self, conn: Connection, new: NewMemory, now: str) -> WriteOutcome:
         """`remember` inside a transaction another store method holds (`transact`)."""

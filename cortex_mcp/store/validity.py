@@ -113,7 +113,7 @@ class ValidityStore:
             _move_mark(conn, agent_id, through_seq)
             return _settle(conn, agent_id, keys, rule, now)
 
-        return await self.db.transact(txn)
+        return await self.db.transact(txn, names=False)  # slots and standings only
 
     async def keys_of(self, agent_id: str, memory_id: str) -> list[tuple[str, str]]:
         """The (holder, slot) chains `memory_id` is in."""
@@ -132,7 +132,7 @@ class ValidityStore:
         def txn(conn: Connection) -> list[Validity]:
             return _settle(conn, agent_id, set(keys), rule, now)
 
-        return await self.db.transact(txn)
+        return await self.db.transact(txn, names=False)  # slots and standings only
 
     async def chain(self, agent_id: str, holder: str, slot: str) -> list[SlotFactRow]:
         """A slot's facts, oldest first (live memories only)."""

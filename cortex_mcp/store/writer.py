@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from cortex_mcp.store.connection import BUSY_TIMEOUT_MS, RawConnection, operational_error
-from cortex_mcp.store.interfaces import WriteFn
+from cortex_mcp.store.interfaces import Names, WriteFn, changed_names
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,7 @@ class _Job:
     fn: WriteFn[Any]
     future: asyncio.Future[Any] = field(repr=False)
     bookkeeping: bool = False
+    names: Names[Any] = True
 
 
 def _run_batch(jobs: list[_Job], conn: RawConnection) -> list[tuple[bool, Any]]:
@@ -113,10 +114,13 @@ class WriteQueue:
         self._drainer: asyncio.Task[None] | None = None
         self.committed = 0
         self.changed = 0  # committed but for bookkeeping (`submit(bookkeeping=True)`)
+        self.names_changed = 0  # `changed` but those that changed no name (`submit(names=)`)
 
-    async def submit(self, fn: WriteFn[T], *, bookkeeping: bool = False) -> T:
+    async def submit(
+        self, fn: WriteFn[T], *, bookkeeping: bool = False, names: Names[T] = True
+    ) -> T:
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._jobs.append(_Job(fn, future, bookkeeping))
+        self._jobs.append(_Job(fn, future, bookkeeping, names))
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.create_task(self._drain(), name="cortex-writer")
         return await future
@@ -140,6 +144,11 @@ class WriteQueue:
                 1
                 for job, (ok, _) in zip(batch, outcomes, strict=True)
                 if ok and not job.bookkeeping
+            )
+            self.names_changed += sum(
+                1
+                for job, (ok, result) in zip(batch, outcomes, strict=True)
+                if ok and not job.bookkeeping and changed_names(job.names, result)
             )
 
     async def wait_idle(self) -> None:

@@ -8,9 +8,13 @@ half of a search's time). Questions keep naming the same few people, so all thre
 here, per agent, and read again only after the store's change counter moved: this process's
 commits (counted in memory), or another process's (`data_version`, a trip to the store at most
 every `RECHECK_S`). Any commit empties the cache (a link, an alias, a forget, a merge, an
-import): never a stale link, at the price of reading again after writes. The access counts
-recalls leave (once a second, so before every question a person asks) empty only the memories
-read, whose counts weigh in their rank: the names and links stay."""
+import): never a stale link, at the price of reading again after writes; but a commit that
+said it changed no entity's name or alias (`DatabaseHandle.names_changes`: a remembered
+memory, its links to entities known already, the slots and beliefs a recall settles) keeps
+the agent's names and aliases, so a conversation that remembers every turn does not read
+them again for each question. The access counts recalls leave (once a second, so before
+every question a person asks) empty only the memories read, whose counts weigh in their
+rank: the names and links stay."""
 
 from __future__ import annotations
 
@@ -165,6 +169,12 @@ class AgentView:
             if len(self.orders) > MAX_ENTITIES:
                 self.orders.pop(next(iter(self.orders)))
         return known
+
+    def names_only(self) -> AgentView:
+        """A view that keeps only these names and aliases (after a write that changed none)."""
+        return AgentView(
+            self.agent_id, self.entities, self.keys, names=self.names, names_read=self.names_read
+        )
 
     def lifted(self, key: tuple[object, ...]) -> dict[str, float]:
         """Memory id -> its links' lift, for one way of lifting (`key`), as worked out so far:
@@ -338,6 +348,7 @@ class EntityCache:
         self.entities = entities
         self._version: tuple[int, int] | None = None  # (changes, data_version) last seen
         self._commits = -1  # this process's commits last seen (access counts included)
+        self._names = -1  # this process's commits that changed a name or alias, last seen
         self._checked = float("-inf")  # when `data_version` was last read (monotonic seconds)
         self._agents: OrderedDict[str, AgentView] = OrderedDict()
 
@@ -352,12 +363,22 @@ class EntityCache:
             self._checked = time.monotonic()
         version = (db.changes, other)
         if version != self._version:
+            names_stand = (
+                self._version is not None
+                and other == self._version[1]
+                and db.names_changes == self._names
+            )
             self._version = version
-            self._agents.clear()
+            if names_stand:  # what changed names no one new: the names and aliases stay
+                for agent, kept in self._agents.items():
+                    self._agents[agent] = kept.names_only()
+            else:
+                self._agents.clear()
         elif db.commits != self._commits:  # only access counts were written since
             for kept in self._agents.values():
                 kept.memories.clear()
         self._commits = db.commits
+        self._names = db.names_changes
         view = self._agents.get(agent_id)
         if view is None:
             view = self._agents[agent_id] = AgentView(agent_id, self.entities)

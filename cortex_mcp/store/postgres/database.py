@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from cortex_mcp.errors import CortexError, StorageError
 from cortex_mcp.store.handle import BaseHandle
-from cortex_mcp.store.interfaces import WriteFn, in_callers_context
+from cortex_mcp.store.interfaces import Names, WriteFn, changed_names, in_callers_context
 from cortex_mcp.store.postgres.connection import (
     CancellableWork,
     Row,
@@ -67,6 +67,7 @@ class PgDatabase(BaseHandle):
         self.pool_max = pool_max
         self.commits = 0
         self.changes = 0  # commits but the bookkeeping ones (access counts)
+        self.names_changes = 0  # changes but those that changed no entity's name or alias
         self._pool: Any = None
         self._slots = asyncio.Semaphore(pool_max)
         self._threads = ThreadPoolExecutor(pool_max + 1, thread_name_prefix="cortex-pg")
@@ -154,7 +155,9 @@ class PgDatabase(BaseHandle):
 
     # ---- writes -----------------------------------------------------------------------
 
-    async def transact(self, fn: WriteFn[T], *, bookkeeping: bool = False) -> T:
+    async def transact(
+        self, fn: WriteFn[T], *, bookkeeping: bool = False, names: Names[T] = True
+    ) -> T:
         """Run the synchronous `fn(connection)` as one SERIALIZABLE transaction on a worker
         thread, retried on a serialization failure or a deadlock (so `fn` may run more than
         once: it must do nothing but SQL on the connection it is given)."""
@@ -162,6 +165,7 @@ class PgDatabase(BaseHandle):
         result = await self._guard(lambda: self.run(partial(_transact_sync, in_context)))
         self.commits += 1
         self.changes += 0 if bookkeeping else 1
+        self.names_changes += 0 if bookkeeping or not changed_names(names, result) else 1
         return result
 
     async def _guard(self, work: Callable[[], Awaitable[T]]) -> T:
