@@ -123,6 +123,35 @@ def _alternation(words: Iterable[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
+def _by_first_letter(alternation: str) -> str:
+    """The same alternation (of words starting with a letter, bars only between them) with the
+    words gathered under their first letter, in their order: `h(?:ey|i)|y(?:o|es)`. Words with
+    different first letters never match at the same place, so it matches what the flat one
+    does, the same word first; but a failed match tries one letter's words, not all of them
+    (`_EN_ADDRESS` tries its greetings after every stop and colon of every text)."""
+    words, depth, start = [], 0, 0
+    for index, char in enumerate(alternation):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "|" and depth == 0:
+            words.append(alternation[start:index])
+            start = index + 1
+    words.append(alternation[start:])
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0].casefold(), []).append(word[1:])
+    return "|".join(f"{letter}(?:{'|'.join(rest)})" for letter, rest in groups.items())
+
+
+def _holds(text: str, needles: tuple[str, ...]) -> bool:
+    """Whether `text` holds one of `needles`: the marks or words one of which every match of a
+    rule's pattern holds (the `_NEEDS` beside each; tests/test_mention_needles.py proves them
+    from the patterns' parse). Most texts hold none, and `in` costs far less than a scan."""
+    for needle in needles:  # noqa: SIM110 (a loop: any() over a generator costs 2.5x more)
+        if needle in text:
+            return True
+    return False
+
+
 # --- shared patterns -----------------------------------------------------------------------
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -137,6 +166,7 @@ _RETAIN = re.compile(
     r"(?P<tags>@[^\s:：@]+(?:[ \t,]+@[^\s:：@]+)*)[ \t]*[:：]",
     re.M,
 )
+_RETAIN_NEEDS = ("@",)
 _TAG = re.compile(r"@([^\s:：@,]+)")
 _LABEL_LATIN = re.compile(
     r"^(?:\[[^\]\n]{1,16}\][ \t]*)?(?:user:[ \t]*)?"
@@ -144,6 +174,9 @@ _LABEL_LATIN = re.compile(
     re.M,
 )
 _LABEL_CJK = re.compile(rf"^[ \t]*(?P<name>[{_CJK}]{{1,8}})[：:]", re.M)
+_LABEL_NEEDS = (":", "：")  # both label patterns'
+_SLUG_NEEDS = ("@",)
+_HANDLE_NEEDS = (":",)
 _NOT_LABELS = frozenset(
     "user assistant ai system bot human note q a tip todo update edit re fwd ps warning error "
     "question answer summary example source date time subject from to cc title status result "
@@ -177,6 +210,8 @@ def _role_at(text: str, start: int, end: int) -> LinkRole:
 
 
 def _retain_tags(scan: _Scan) -> None:
+    if not _holds(scan.text, _RETAIN_NEEDS):
+        return
     for line in _RETAIN.finditer(scan.text):
         for tag in _TAG.finditer(line.group("tags"), 0):
             start = line.start("tags") + tag.start(1)
@@ -207,6 +242,8 @@ _SPEECH = re.compile(rf"[{_CJK}]|[A-Za-z]+\W+[A-Za-z]")
 def handle_labels(text: str) -> list[str]:
     """The lower-case display names that label the lines of `text` ("mkrause: Great, thanks!"),
     each line's, stop words ("note:", "todo:"), times and one-word values ("timeout: 30") left out."""
+    if not _holds(text, _HANDLE_NEEDS):
+        return []
     return [
         match.group("name")
         for match in _LABEL_HANDLE.finditer(text)
@@ -232,6 +269,8 @@ def _handle_labels(scan: _Scan, handles: frozenset[str]) -> None:
 
 
 def _labels(scan: _Scan) -> None:
+    if not _holds(scan.text, _LABEL_NEEDS):
+        return
     for pattern in (_LABEL_LATIN, _LABEL_CJK):
         for match in pattern.finditer(scan.text):
             name = match.group("name")
@@ -244,6 +283,8 @@ def _labels(scan: _Scan) -> None:
 
 
 def _slugs(scan: _Scan) -> None:
+    if not _holds(scan.text, _SLUG_NEEDS):
+        return
     for match in _SLUG.finditer(scan.text):
         name = match.group("name")
         if not any(ch.isalpha() for ch in name):
@@ -287,20 +328,23 @@ _EN_NAME_BEFORE = re.compile(rf"(?<![\w'’])(?P<name>{_EN_WORD})(?:,\s*|\s+(?:i
 _EN_NAMED = re.compile(
     rf"\b(?:named|called)\s+(?P<names>{_EN_WORD}(?:(?:,\s*|,?\s+and\s+){_EN_WORD})*)"
 )
+_EN_NAMED_NEEDS = ("named", "called")
 _WORDS_BEFORE_NAMED = re.compile(r"([A-Za-z-]+)(?:\s+([A-Za-z-]+))?\s+(?:(?:is|are|was|were)\s+)?$")
 _EN_SELF = re.compile(
     rf"(?=[MmCcIi])\b(?i:my\s+name\s+is|my\s+name['’]s|call\s+me|i\s+am\s+called|i['’]m\s+called)"
     rf"\s+{_EN_NAME}"
 )
-_EN_GREETING = (
-    r"(?i:hey|hi|hello|hiya|howdy|yo|thanks|thank\s+you|thx|ty|bye|goodbye|congrats|"
+_EN_SELF_NEEDS = ("name", "call")  # in the lower-cased text
+_GREETINGS = (
+    r"hey|hi|hello|hiya|howdy|yo|thanks|thank\s+you|thx|ty|bye|goodbye|congrats|"
     r"congratulations|sorry|welcome|dear|morning|good\s+morning|good\s+night|goodnight|night|"
     r"see\s+you(?:\s+(?:later|soon|tomorrow|then|there))?|love\s+you|miss\s+you|cheers|wow|oh|"
     r"yes|yeah|yep|sure|ok|okay|agreed|great|awesome|nice|cool|haha|aww*|omg|way\s+to\s+go|"
     r"well\s+done|good\s+job|nice\s+one|of\s+course|absolutely|definitely|exactly|true|right|"
     r"hmm|ugh|oops|take\s+care|good\s+luck|happy\s+birthday|glad\s+to\s+help|no\s+problem|"
-    r"no\s+worries|sounds\s+good|same\s+here|me\s+too)"
+    r"no\s+worries|sounds\s+good|same\s+here|me\s+too"
 )
+_EN_GREETING = f"(?i:{_by_first_letter(_GREETINGS)})"
 _EN_ADDRESS = re.compile(
     rf"(?:^|(?<=[.!?…:\n\"“(]))[ \t]*(?P<greeting>{_EN_GREETING}),?\s+(?P<name>{_EN_WORD})(?=\s*[,!?.…]|\s*$)",
     re.M,
@@ -364,7 +408,8 @@ def _english_roles(scan: _Scan) -> None:
         _english_role_phrase(scan, match)
     for match in _EN_THE_ROLE.finditer(text):  # "the kitten", "the landlord": someone's one
         scan.refer(match.start("phrase"), match.end("phrase"))
-    for match in _EN_NAMED.finditer(text):
+    named = _EN_NAMED.finditer(text) if _holds(text, _EN_NAMED_NEEDS) else ()
+    for match in named:
         kind = _role_before_named(text, match.start())
         if kind is None:
             continue
@@ -441,6 +486,8 @@ def _refer_to_owner(scan: _Scan, match: re.Match[str]) -> None:
 
 
 def _english_self(scan: _Scan) -> None:
+    if not _holds(scan.text.lower(), _EN_SELF_NEEDS):
+        return
     for match in _EN_SELF.finditer(scan.text):
         name = (
             match.group("name").split()[0]
@@ -493,6 +540,8 @@ def _english_named_others(scan: _Scan) -> None:
     """ "Her name is Shadow", "his name's Kyle", "I named her Tilly": a pet when a pet word
     came just before, a person otherwise."""
     text = scan.text
+    if not _holds(text, _EN_OTHER_NAMED_NEEDS):
+        return
     for match in _EN_OTHER_NAMED.finditer(text):
         name = match.group("name").split()[0]
         if _blocked_inside(name):
@@ -552,6 +601,7 @@ _EN_OTHER_NAMED = re.compile(
     rf"(?=[HhIiTtn])\b(?:(?i:his|her|its|their)\s+name(?:\s+is|\s+was|['’]s)|named\s+(?:him|her|it|them))\s+"
     rf"{_EN_NAME}"
 )
+_EN_OTHER_NAMED_NEEDS = ("name",)
 _PET_WORD = re.compile(rf"\b(?i:{_alternation(lex.PET_ROLES)})\b")
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from cortex_mcp.engine.redaction.checks import looks_random
-from cortex_mcp.engine.redaction.rules import Refine, Rule, hinted, lazy_pattern, when
+from cortex_mcp.engine.redaction.rules import Hint, Refine, Rule, hinted, lazy_pattern, when
 from cortex_mcp.engine.redaction.words import DESCRIBING, password_like
 
 # The last word of a key that holds a secret: OPENAI_API_KEY, db.password, authToken, PGPASSWORD.
@@ -235,7 +235,16 @@ RULES: list[Rule] = [
     *hinted("://", [URL_PASSWORD]),
     *hinted("bearer|token|basic", [AUTHORIZATION, BEARER, SHORT_BEARER]),
     *hinted("mysql|mariadb|sshpass|-u |--", [CLI_PASSWORD]),
-    *hinted(r"\s-(?:[pakwu]\b|p\S|pass)|net user|htpasswd", TOOL_PASSWORDS),
+    *hinted(
+        Hint(r"\s-(?:[pakwu]\b|p\S|pass)|net user|htpasswd", ("-", "net user", "htpasswd")),
+        TOOL_PASSWORDS,
+    ),
     *hinted(r":(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:", [PGPASS]),
-    *hinted(r"(?:key|token|secret|pass|pwd|auth|credentials?)\w*[\"'\]]?\s*[=:]", [ASSIGNMENT]),
+    *hinted(
+        Hint(
+            r"(?:key|token|secret|pass|pwd|auth|credentials?)\w*[\"'\]]?\s*[=:]",
+            ("key", "token", "secret", "pass", "pwd", "auth", "credential"),
+        ),
+        [ASSIGNMENT],
+    ),
 ]

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from cortex_mcp.engine.redaction import assignments, crypto, nearby, numbers, prose, providers
-from cortex_mcp.engine.redaction.rules import LazyPattern, Rule, lazy_pattern
+from cortex_mcp.engine.redaction.rules import Hint, Rule, lazy_pattern
 from cortex_mcp.engine.redaction.text import fold
 
 # Order is priority: a provider's format names a secret better than the sentence around it.
@@ -27,9 +27,9 @@ RULES: list[Rule] = [
 _MARKER = lazy_pattern(r"\[REDACTED:[a-z_]+\]")
 
 
-def _runs_by_hint(rules: list[Rule]) -> list[tuple[LazyPattern | None, list[Rule]]]:
+def _runs_by_hint(rules: list[Rule]) -> list[tuple[Hint | None, list[Rule]]]:
     """Neighbouring rules that share a hint, in order: each hint is searched once per text."""
-    runs: list[tuple[LazyPattern | None, list[Rule]]] = []
+    runs: list[tuple[Hint | None, list[Rule]]] = []
     for rule in rules:
         if runs and runs[-1][0] is rule.hint:
             runs[-1][1].append(rule)
@@ -39,6 +39,21 @@ def _runs_by_hint(rules: list[Rule]) -> list[tuple[LazyPattern | None, list[Rule
 
 
 _BY_HINT = _runs_by_hint(RULES)
+
+
+def _only_words(hint: Hint) -> bool:
+    """A hint that is words and bars alone ("bearer|token|basic"): it matches where one is."""
+    return not any(char in ".^$*+?{}[]\\|()" for char in hint.pattern.pattern.replace("|", ""))
+
+
+# The hints that are words alone, searched for all at once: most texts hold none of them, and
+# one search tells so for all; a text that holds one has each hint searched on its own.
+_WORD_HINTS = [hint for hint, _ in _BY_HINT if hint is not None and _only_words(hint)]
+ANY_WORD = Hint(
+    "|".join(dict.fromkeys(w for h in _WORD_HINTS for w in h.pattern.pattern.split("|")))
+)
+for _hint in _WORD_HINTS:
+    _hint.within = ANY_WORD
 
 
 def mark(kind: str) -> str:
@@ -72,8 +87,14 @@ def find(text: str) -> list[tuple[int, int, str]]:
         for match in _MARKER.finditer(folded.text):
             claims.take(*match.span(), None)
     lowered = folded.text.lower()
+    missed = [] if ANY_WORD.pattern.search(lowered) else [ANY_WORD]  # hints that found nothing
     for hint, rules in _BY_HINT:
-        if hint is not None and hint.search(lowered) is None:
+        if hint is not None and (
+            (hint.within is not None and hint.within in missed)
+            or (hint.needles and not any(needle in lowered for needle in hint.needles))
+            or hint.pattern.search(lowered) is None
+        ):
+            missed.append(hint)
             continue
         for rule in rules:
             for kind, start, end in rule.spans(folded.text):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 from cortex_mcp.engine.redaction.checks import entropy_bits, looks_random
-from cortex_mcp.engine.redaction.rules import Rule, lazy_pattern
+from cortex_mcp.engine.redaction.providers import TOKEN_RUN
+from cortex_mcp.engine.redaction.rules import Hint, Rule, lazy_pattern
 
 _STRONG = (
     r"api[\s_\-]?keys?|secrets?|tokens?|passwords?|passwd|passphrase|credentials?|"
@@ -27,7 +28,8 @@ NEAR_SECRET_WORD = Rule(
     ),
     groups=("value", "key"),
     refine=lambda value: _random_token(value),
-    hint=lazy_pattern(r"[a-z0-9+/=_\-.~]{16}"),
+    # its characters are some of the providers' run's: no run of those, none of these
+    hint=Hint(r"[a-z0-9+/=_\-.~]{16}", within=TOKEN_RUN),
 )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from cortex_mcp.engine.redaction import checks
-from cortex_mcp.engine.redaction.rules import Rule, hinted, lazy_pattern, not_inside, when
+from cortex_mcp.engine.redaction.rules import Hint, Rule, hinted, lazy_pattern, not_inside, when
 
 CARD = Rule(
     "card_number",
@@ -110,7 +110,13 @@ _UUID = lazy_pattern(
 )
 RULES: list[Rule] = [
     *hinted(_ID_WORDS, [LABELLED_ID]),
-    *hinted(r"cv[vcn]|csc|security\s+code|verification|安全[码碼]|セキュリティ", [CARD_CODE]),
+    *hinted(
+        Hint(
+            r"cv[vcn]|csc|security\s+code|verification|安全[码碼]|セキュリティ",
+            ("cv", "csc", "security", "verification", "安全", "セキュリティ"),
+        ),
+        [CARD_CODE],
+    ),
     *hinted(_NINE_DIGITS, not_inside(_UUID, [CARD, IBAN, US_SSN, CHINA_ID])),
     *hinted(r"\d\d ?\d\d ?\d\d", not_inside(_UUID, [UK_NINO])),
 ]

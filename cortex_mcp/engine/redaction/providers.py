@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from cortex_mcp.engine.redaction.rules import Rule, hinted, lazy_pattern, when
+from cortex_mcp.engine.redaction.rules import Hint, Rule, hinted, lazy_pattern, when
 
 _START = r"(?<![A-Za-z0-9_\-])"  # a token starts after a separator, not inside a word
 _END = r"(?![A-Za-z0-9_\-])"
@@ -148,7 +148,8 @@ _TOKENS: list[Rule] = [
 ]
 
 # Every provider format is a run of at least 16 token characters.
+TOKEN_RUN = Hint(r"[a-z0-9_\-.+/=:%~]{16}")
 RULES: list[Rule] = [
     *hinted(r"private|putty", [PRIVATE_KEY]),
-    *hinted(r"[a-z0-9_\-.+/=:%~]{16}", _TOKENS),
+    *hinted(TOKEN_RUN, _TOKENS),
 ]

@@ -45,6 +45,22 @@ def lazy_pattern(source: str, flags: int = 0) -> LazyPattern:
     return LazyPattern(source, flags)
 
 
+class Hint:
+    """Where a rule may find something: `pattern`, searched in the lower-cased text, which
+    most texts hold nothing of. Two cheaper tests may come first: `needles`, words one of
+    which is in every match of the pattern (tests/test_redaction_hints.py proves it from the
+    pattern's parse), each looked for with `in` (for a pattern whose search tries most
+    positions, such as one starting with `\\s`); and `within`, a hint every match of this one
+    is a match of: when that one was searched in the same text and missed, so does this."""
+
+    def __init__(
+        self, pattern: str, needles: tuple[str, ...] = (), within: Hint | None = None
+    ) -> None:
+        self.pattern = lazy_pattern(pattern)
+        self.needles = needles
+        self.within = within
+
+
 @dataclass(frozen=True)
 class Rule:
     """`kind` names the secret in ``[REDACTED:kind]``. `groups` are tried in order and the
@@ -57,7 +73,7 @@ class Rule:
     pattern: LazyPattern
     groups: tuple[str, ...] = ()
     refine: Refine | None = None
-    hint: LazyPattern | None = None  # searched in the lower-cased text; must hit to run
+    hint: Hint | None = None  # must be found in the lower-cased text for the rule to run
     # a secret that starts inside a match of this is part of something else (an id), not one
     not_inside: LazyPattern | None = None
 
@@ -90,11 +106,11 @@ class Rule:
         return match.span()
 
 
-def hinted(hint: str, rules: list[Rule]) -> list[Rule]:
+def hinted(hint: str | Hint, rules: list[Rule]) -> list[Rule]:
     """The same rules, run only on texts where `hint` (lower case) is found in the lower-cased
     text."""
-    pattern = lazy_pattern(hint)
-    return [dataclasses.replace(rule, hint=pattern) for rule in rules]
+    found = hint if isinstance(hint, Hint) else Hint(hint)
+    return [dataclasses.replace(rule, hint=found) for rule in rules]
 
 
 def not_inside(pattern: LazyPattern, rules: list[Rule]) -> list[Rule]:
