@@ -330,7 +330,8 @@ async def test_recall_reads_its_memories_names_and_beliefs_in_one_trip_to_the_st
 ) -> None:
     """The names linked to the memories a recall returns and the beliefs they state are two
     reads that need nothing of each other: one trip to a reader, not one each (a trip's
-    thread hand-overs cost a recall more CPU than these small reads)."""
+    thread hand-overs cost a recall more CPU than these small reads); on SQLite no trip at
+    all, both read on the event loop's own connection."""
     anna = await _remember(
         cortex, "My sister Anna prefers green tea over coffee", "2026-10-02", "preference"
     )
@@ -339,7 +340,8 @@ async def test_recall_reads_its_memories_names_and_beliefs_in_one_trip_to_the_st
     await cortex.memories.recall(build(RecallRequest, query="warm up", now="2026-10-10"))
     db = cortex.stores.db
     trips: list[list[str]] = []
-    fetchall, fetch_each = db.fetchall, db.fetch_each
+    on_loop: list[str] = []
+    fetchall, fetch_each, fetch_small = db.fetchall, db.fetch_each, db.fetch_small
 
     async def one(sql: str, params: Any = ()) -> list[Any]:
         trips.append([sql])
@@ -349,8 +351,14 @@ async def test_recall_reads_its_memories_names_and_beliefs_in_one_trip_to_the_st
         trips.append([sql for sql, _ in statements])
         return await fetch_each(statements)
 
+    async def small(sql: str, params: Any = ()) -> list[Any]:
+        on_loop.append(sql)
+        return await fetch_small(sql, params)
+
     monkeypatch.setattr(db, "fetchall", one)
     monkeypatch.setattr(db, "fetch_each", several)
+    if cortex.settings.database_url is None:
+        monkeypatch.setattr(db, "fetch_small", small)
     result = await cortex.memories.recall(
         build(RecallRequest, query="What does Anna prefer?", max_results=5, now="2026-10-10")
     )
@@ -360,8 +368,13 @@ async def test_recall_reads_its_memories_names_and_beliefs_in_one_trip_to_the_st
     assert top.id == anna and top.entities == linked[anna] and "Anna" in top.entities
     assert other.entities == linked[other.id] and "Anna" in other.entities
     assert top.belief is not None and top.belief.for_ == 2 and other.belief is None
-    names = [t for t in trips if any("FROM memory_entities l JOIN entities e" in s for s in t)]
+    names_sql, beliefs_sql = "FROM memory_entities l JOIN entities e", "FROM beliefs WHERE"
+    names = [t for t in trips if any(names_sql in s for s in t)]
     beliefs = [
-        t for t in trips if any("FROM beliefs WHERE agent_id = ? AND memory_id IN" in s for s in t)
+        t for t in trips if any(f"{beliefs_sql} agent_id = ? AND memory_id IN" in s for s in t)
     ]
-    assert len(names) == 1 and names == beliefs, trips
+    if cortex.settings.database_url is None:  # SQLite: read where they are asked
+        assert names == beliefs == [], trips
+        assert any(names_sql in s for s in on_loop) and any(beliefs_sql in s for s in on_loop)
+    else:
+        assert len(names) == 1 and names == beliefs, trips

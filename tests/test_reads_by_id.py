@@ -30,7 +30,7 @@ async def _steps(db: Any, read: Callable[[], Awaitable[dict[str, Any]]]) -> tupl
         counted[0] += 1
         return 0
 
-    connections = [db.conn, *db._readers]
+    connections = [db.conn, *db._readers, db._on_loop]
     for conn in connections:
         await conn.set_progress_handler(count, 100)
     try:

@@ -130,13 +130,14 @@ def _apply_pragmas(conn: Any, pragmas: list[str], operational: type[Exception]) 
                 conn.execute(f"PRAGMA {pragma}")
                 break
             except operational as exc:
-                if not _is_busy(exc) or time.monotonic() + pause > deadline:
+                if not is_busy(exc) or time.monotonic() + pause > deadline:
                     raise
                 time.sleep(pause)
                 pause = min(pause * 2, 0.1)
 
 
-def _is_busy(exc: Exception) -> bool:
+def is_busy(exc: Exception) -> bool:
+    """SQLite answered that another connection holds a lock it needs."""
     text = str(exc)
     return "locked" in text or "busy" in text
 

@@ -14,6 +14,7 @@ from cortex_mcp.errors import CortexError
 from cortex_mcp.store.connection import (
     BUSY_TIMEOUT_MS,
     integrity_error,
+    is_busy,
     open_connection,
     operational_error,
 )
@@ -26,13 +27,14 @@ from cortex_mcp.store.files import (
     warn_if_exposed,
 )
 from cortex_mcp.store.handle import BaseHandle
-from cortex_mcp.store.interfaces import Connection, Names, WriteFn, in_callers_context
+from cortex_mcp.store.interfaces import Connection, Names, Read, WriteFn, in_callers_context
 from cortex_mcp.store.schema import MIGRATION_NOTES, MIGRATIONS, SCHEMA_VERSION
 from cortex_mcp.store.writer import WriteQueue, on_thread
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+U = TypeVar("U")
 Row = Any  # the driver's Row type (stdlib or pysqlite3)
 
 _READERS = 2
@@ -47,7 +49,14 @@ class Database(BaseHandle):
     serialised within the process, waiting (with short polls) while another process holds the
     lock: `transact()` runs a synchronous function as the whole transaction in one trip to the
     writer's thread. `readers=0` (a command that reads one thing at a time, writing nothing
-    after the migrations): reads go to the writer's connection, the one opened."""
+    after the migrations): reads go to the writer's connection, the one opened.
+
+    With readers, one more connection is the event loop's own: small reads (`fetch_small`: a
+    few ids, a small LIMIT) run on it where they are asked, with no trip to a thread. A trip is
+    two thread hand-overs, each waking a thread and handing over the interpreter lock, which on
+    a busy machine costs a small read more than its SQL. That connection never waits for a lock
+    (busy_timeout 0: the loop must not stall); a read it cannot start at once goes to a
+    reader, which waits as readers do."""
 
     def __init__(self, path: Path, *, allow_vec: bool = True, readers: int = _READERS) -> None:
         self.path = path
@@ -56,6 +65,7 @@ class Database(BaseHandle):
         self._conn: aiosqlite.Connection | None = None
         self._readers: list[aiosqlite.Connection] = []
         self._busy: list[int] = []
+        self._on_loop: aiosqlite.Connection | None = None  # its raw connection is used inline
         self._write_lock = asyncio.Lock()
         self._queue = WriteQueue(lambda: self.conn, self._write_lock)
         self._checkpointing: asyncio.Task[None] | None = None
@@ -105,6 +115,9 @@ class Database(BaseHandle):
             for _ in range(self._reader_count):
                 self._readers.append(await self._connect())
                 self._busy.append(0)
+            if self._reader_count:
+                self._on_loop = await self._connect()
+                await self._on_loop.execute("PRAGMA busy_timeout = 0")
         except Exception as exc:
             await self.close()
             fault = storage_fault(exc, self.path)
@@ -133,10 +146,10 @@ class Database(BaseHandle):
                     "a purged memory may remain in %s-wal until the next checkpoint", self.path
                 )
         await self._queue.wait_idle()
-        for conn in [*self._readers, self._conn]:
+        for conn in [*self._readers, self._on_loop, self._conn]:
             if conn is not None:
                 await conn.close()
-        self._conn = None
+        self._conn = self._on_loop = None
         self._readers, self._busy = [], []
 
     @property
@@ -220,6 +233,30 @@ class Database(BaseHandle):
             return [raw.execute(sql, params).fetchall() for sql, params in statements]
 
         return await self._on_reader(lambda conn: on_thread(conn, each))
+
+    async def fetch_small(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """The rows of a small read (a few ids, a small LIMIT: tenths of a millisecond of
+        SQL at most), read on the event loop's own connection, or by a reader when that one
+        would have to wait for a lock."""
+        if self._on_loop is None:
+            return await self.fetchall(sql, params)
+        try:
+            return list(self._on_loop._conn.execute(sql, params).fetchall())
+        except operational_error() as exc:
+            if is_busy(exc):  # a lock held elsewhere: a reader waits for it, the loop not
+                return await self.fetchall(sql, params)
+            fault = storage_fault(exc, self.path)
+            if fault is None:
+                raise
+            raise fault from exc
+
+    async def read_both(self, first: Read[T], second: Read[U]) -> tuple[T, U]:
+        """Two small reads, each on the event loop's connection (`fetch_small`)."""
+        if self._on_loop is None:
+            return await super().read_both(first, second)
+        one = await self.fetch_small(first.sql, first.params)
+        two = await self.fetch_small(second.sql, second.params)
+        return first.decode(one), second.decode(two)
 
     async def _on_reader(self, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         """`work` on the least busy reader (the writer's connection when there are none), a

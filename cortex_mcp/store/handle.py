@@ -34,6 +34,11 @@ class BaseHandle(ABC):
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    async def fetch_small(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """A read of a few rows (a few ids, a small LIMIT); a handle that can read it more
+        cheaply than `fetchall` (SQLite: on the event loop's own connection) does."""
+        return await self.fetchall(sql, params)
+
     async def fetch_each(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
         """The rows of each statement; a handle whose trips cost runs them all in one."""
         return [await self.fetchall(sql, params) for sql, params in statements]

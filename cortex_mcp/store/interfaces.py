@@ -156,8 +156,14 @@ class DatabaseHandle(Protocol):
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
 
+    async def fetch_small(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """A read of a few rows (a few ids, a small LIMIT), read the cheapest way the handle
+        has (SQLite: on the event loop's own connection, no trip to a thread)."""
+        ...
+
     async def read_both(self, first: Read[T], second: Read[U]) -> tuple[T, U]:
-        """Two independent reads in one trip to one reader (each its own statement)."""
+        """Two small independent reads (each its own statement) in one trip to one reader,
+        or none (SQLite: both on the event loop's own connection)."""
         ...
 
     async def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any: ...

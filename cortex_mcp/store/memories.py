@@ -556,7 +556,7 @@ class MemoryStore(TextReads):
         if not ids:
             return {}
         owner, params = (f" AND {OF_AGENT}", [*ids, agent_id]) if agent_id else ("", ids)
-        rows = await self.db.fetchall(
+        rows = await self.db.fetch_small(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({placeholders(ids)}){owner}",
             params,
         )
@@ -576,7 +576,7 @@ class MemoryStore(TextReads):
         if not ids:
             return set()
         where, params = filter_sql(filters)
-        rows = await self.db.fetchall(
+        rows = await self.db.fetch_small(
             f"SELECT m.id FROM memories m WHERE m.id IN ({placeholders(ids)})"
             f" AND {on_primary_key(where)}",
             [*ids, *params],

@@ -69,12 +69,13 @@ class ValidityStore:
         """Whether the validity keeper and the belief keeper have memories of the agent past
         their marks, in one trip for both (once a recall has read new memories, neither has
         until the next is written)."""
-        row = await self.db.fetchone(
+        rows = await self.db.fetch_small(
             "SELECT (SELECT MAX(seq) FROM memories WHERE agent_id = ?),"
             " (SELECT seq FROM validity_progress WHERE agent_id = ?),"
             " (SELECT seq FROM belief_progress WHERE agent_id = ?)",
             (agent_id, agent_id, agent_id),
         )
+        row = rows[0] if rows else None
         if row is None or row[0] is None:  # no memory at all
             return False, False
         newest = int(row[0])
