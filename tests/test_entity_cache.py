@@ -426,3 +426,35 @@ async def test_a_turn_naming_no_one_new_keeps_the_names_read_and_a_new_name_is_r
     recalled = await service.memories.recall(RecallRequest(query="What are Mayo's hobbies?"))
     assert set(SAID_BY_MAYA) <= {m.content for m in recalled.memories}
     assert len(names_read) == 2
+
+
+def test_linked_memories_are_ordered_the_kind_asked_for_first_then_by_role_then_as_linked() -> None:
+    """The order the stage picks linked memories in, for any kinds a question asks for: its
+    own memories that name a thing of such a kind beside it first, then speakers and subjects,
+    then mentions, each part in the entities' order (newest first)."""
+    at = "2026-03-02T10:00:00Z"
+    maya = entity_cache.Links.of(
+        [
+            ("m1", "maya", LinkRole.mentioned, at),
+            ("m2", "maya", LinkRole.speaker, at),
+            ("m3", "maya", LinkRole.subject, at),
+            ("m4", "maya", LinkRole.mentioned, at),
+            ("m5", "maya", LinkRole.speaker, at),
+        ]
+    )
+    maya.beside = {"m1": {EntityKind.place}, "m3": {EntityKind.place}, "m5": {EntityKind.pet}}
+    tom = entity_cache.Links.of(
+        [("m4", "tom", LinkRole.speaker, at), ("m6", "tom", LinkRole.subject, at)]
+    )
+    view = entity_cache.AgentView("default", None)  # type: ignore[arg-type]
+    links = {"maya": maya, "tom": tom}
+    for _ in range(2):  # worked out, then kept
+        assert view.ordered(links) == (
+            ["m2", "m4", "m5", "m3", "m6", "m1"],
+            set(),
+            {*"m1 m2 m3 m4 m5 m6".split()},
+        )
+        order, fitting, _ = view.ordered(links, frozenset({EntityKind.place}))
+        assert (order, fitting) == (["m3", "m2", "m4", "m5", "m6", "m1"], {"m3"})
+        order, fitting, _ = view.ordered(links, frozenset({EntityKind.pet, EntityKind.place}))
+        assert (order, fitting) == (["m5", "m3", "m2", "m4", "m6", "m1"], {"m3", "m5"})

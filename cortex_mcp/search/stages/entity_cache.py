@@ -142,6 +142,7 @@ class AgentView:
     texts: MemoryTexts = field(default_factory=MemoryTexts)
     vectors: dict[tuple[tuple[str, ...], str], Vectors] = field(default_factory=dict)
     orders: dict[tuple[tuple[str, ...], frozenset[EntityKind]], Order] = field(default_factory=dict)
+    strengths: dict[tuple[str, ...], tuple[list[str], frozenset[str]]] = field(default_factory=dict)
     # what the links lift each memory by, when that is no share of its relevance (text only),
     # per (entities, kinds asked for, lifts, the entities of a page): `lifted`
     lifts: dict[tuple[object, ...], dict[str, float]] = field(default_factory=dict)
@@ -154,20 +155,35 @@ class AgentView:
         key = (tuple(links), kinds)
         known = self.orders.get(key)
         if known is None:
-            strength: dict[str, int] = {}
+            order, linked = self._by_strength(links)
             fitting: set[str] = set()
+            for found in links.values() if kinds else ():
+                for memory_id, there in found.beside.items():
+                    role = found.roles.get(memory_id)
+                    if role is not None and role is not LinkRole.mentioned and there & kinds:
+                        fitting.add(memory_id)
+            if fitting:  # those first, each part in the order by strength
+                order = [m for m in order if m in fitting] + [m for m in order if m not in fitting]
+            known = self.orders[key] = (order, fitting, linked)
+            if len(self.orders) > MAX_ENTITIES:
+                self.orders.pop(next(iter(self.orders)))
+        return known
+
+    def _by_strength(self, links: dict[str, Links]) -> tuple[list[str], frozenset[str]]:
+        """Every memory linked to these entities once, speakers and subjects first, then in
+        each entity's order; and the set of them (kept per entities: the kinds a question
+        asks for only move some of them first)."""
+        key = tuple(links)
+        known = self.strengths.get(key)
+        if known is None:
+            strength: dict[str, int] = {}
             for found in links.values():
                 for memory_id, role in found.ordered:
                     strength[memory_id] = max(strength.get(memory_id, 0), ROLE_STRENGTH[role])
-                    if (
-                        role is not LinkRole.mentioned
-                        and found.beside.get(memory_id, set()) & kinds
-                    ):
-                        fitting.add(memory_id)
-            order = sorted(strength, key=lambda m: (m not in fitting, -strength[m]))
-            known = self.orders[key] = (order, fitting, frozenset(strength))
-            if len(self.orders) > MAX_ENTITIES:
-                self.orders.pop(next(iter(self.orders)))
+            order = sorted(strength, key=strength.__getitem__, reverse=True)  # stable
+            known = self.strengths[key] = (order, frozenset(strength))
+            if len(self.strengths) > MAX_ENTITIES:
+                self.strengths.pop(next(iter(self.strengths)))
         return known
 
     def names_only(self) -> AgentView:
