@@ -27,6 +27,7 @@ stop lists, the near misses and what the rules get wrong."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Iterator
@@ -1621,10 +1622,13 @@ _EN_ALIAS_PHRASE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=1024)
 def page_subject(query: str) -> str | None:
     """The name or alias a "tell me about X" question asks for a page on, or None.
     "tell me about Anna" / "what do you know about Anna?" / "who is my sister?" /
-    "告诉我关于张伟的事" / "张伟是谁" / "田中さんについて教えて" -> "Anna", "my sister", "张伟", "田中"."""
+    "告诉我关于张伟的事" / "张伟是谁" / "田中さんについて教えて" -> "Anna", "my sister", "张伟", "田中".
+    Kept per question: a recall asks it (for its page) and so do the linking rules that read
+    the question's names (`query_entities`)."""
     for pattern in _PAGE_QUESTIONS:
         match = pattern.match(query)
         if match is None:
