@@ -65,6 +65,14 @@ def _texts() -> list[str]:
     ]
 
 
+def test_a_text_of_ascii_alone_leaves_no_subject_unsaid() -> None:
+    """`zero_subject` answers None for ASCII text before reading it: the Chinese and Japanese
+    characters it looks for are none of ASCII's."""
+    assert not any(chr(c) for c in range(128) if mentions.CJK_CHAR.match(chr(c)))
+    assert mentions.zero_subject("Anna: what about the trip?") is None
+    assert mentions.zero_subject("生意怎么样？") == "question"
+
+
 def test_the_greetings_start_with_a_letter_and_are_all_kept() -> None:
     flat = mentions._GREETINGS.split("|")
     assert all(word[0].isalpha() for word in flat)
@@ -79,6 +87,7 @@ def test_every_text_gives_the_same_mentions_with_every_scan_run(
     texts = _texts()
     gated = [mentions.find_mentions(text) for text in texts]
     labels = [mentions.handle_labels(text) for text in texts]
+    said = [mentions.pronouns(text) for text in texts]
     for name in NEEDS:
         monkeypatch.setattr(mentions, name, ("",))  # "" is in every text: no scan skipped
     flat = f"(?i:{mentions._GREETINGS})"  # the greetings as one flat alternation
@@ -92,4 +101,6 @@ def test_every_text_gives_the_same_mentions_with_every_scan_run(
     assert mentions._EN_ADDRESS.pattern != address.pattern
     assert [mentions.find_mentions(text) for text in texts] == gated
     assert [mentions.handle_labels(text) for text in texts] == labels
+    assert [mentions.pronouns(text) for text in texts] == said
+    assert sum(bool(found) for found in said) > 50
     assert sum(bool(found.mentions) for found in gated) > 100

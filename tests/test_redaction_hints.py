@@ -6,10 +6,13 @@ redaction corpus: every text redacts the same with the plain searches."""
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
-from cortex_mcp.engine.redaction import detector
+from cortex_mcp.engine.redaction import Redactor, detector, redactor
 from cortex_mcp.engine.redaction.rules import Hint
 from tests.helpers.redaction_corpus import ORDINARY, SECRETS, locomo_turns
 from tests.helpers.regex_needles import every_match_holds_one
@@ -96,3 +99,38 @@ def test_every_text_redacts_as_with_the_plain_searches(monkeypatch: pytest.Monke
     assert [detector.find(text) for text in texts] == with_needles
     assert sum(detector.ANY_WORD.pattern.search(text.lower()) is None for text in texts) > 1000
     assert sum(bool(found) for found in with_needles) > 100
+
+
+class _Recorded:
+    def __init__(self) -> None:
+        self.counts: list[dict[str, int]] = []
+
+    async def __call__(self, counts: Mapping[str, int]) -> None:
+        self.counts.append(dict(counts))
+
+
+@pytest.mark.anyio
+async def test_a_memory_without_a_secret_is_kept_as_it_is_without_walking_its_texts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its content, source and metadata read once each by the detector and nothing else done
+    (most memories of an import); one with a secret is redacted and counted as before."""
+    recorded = _Recorded()
+    cleaner = Redactor(recorded)
+    memory = {"content": "the user said something about Kyoto", "source": None, "metadata": {}}
+    real = redactor.redact_json
+
+    def refused(value: Any, counts: Any = None) -> Any:
+        if value == memory["content"]:
+            raise AssertionError("a text without a secret was walked again")
+        return real(value, counts)
+
+    monkeypatch.setattr(redactor, "redact_json", refused)
+    assert await cleaner.clean_memory(memory) is memory
+    found: Counter[str] = Counter()
+    secret = {"content": "my password is hunter2xyz!", "metadata": {"note": "ok"}}
+    cleaned = await cleaner.clean_memory(secret, found)
+    assert "hunter2xyz" not in cleaned["content"] and cleaned["metadata"] == {"note": "ok"}
+    assert found and recorded.counts == [
+        dict(Counter({f"redacted.{k}": n for k, n in found.items()}))
+    ]

@@ -1725,6 +1725,8 @@ def zero_subject(text: str) -> str | None:
     (生意怎么样？, 何歳？), "statement" otherwise, "personal" when it says I or you; None for a
     text with Latin words or no CJK, where a subject is said. The linker follows an unsaid subject only in a question and the
     answer right after it (`resolve.follow_zero_subjects`)."""
+    if text.isascii():  # no CJK character in it (most texts of an English import)
+        return None
     body = _TURN_LABEL.sub("", text, count=1)
     if not CJK_CHAR.search(body) or _LATIN.search(body):
         return None
@@ -1740,7 +1742,7 @@ def pronouns(text: str) -> tuple[Pronoun, ...]:
     """The third-person singular pronouns of `text`, for the linker to follow back to the one
     person (or, for 它, pet) the turn before names: pronouns are not names, so `find_mentions`
     never returns them."""
-    body = _LABEL_LATIN.sub("", text, count=1)
+    body = _LABEL_LATIN.sub("", text, count=1) if _holds(text, _LABEL_NEEDS) else text
     ascii_only = body.isascii()  # then no Chinese or Japanese label or pronoun can be in it
     if not ascii_only:
         body = _LABEL_CJK.sub("", body, count=1)

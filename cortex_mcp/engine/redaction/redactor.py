@@ -137,17 +137,20 @@ class Redactor:
         """A memory (a model, or an importer's dict of fields) with its content, source and
         every metadata value redacted; what was removed is added to `counts` when given."""
         fields = memory if isinstance(memory, dict) else memory.__dict__
-        found: Counter[str] = Counter()
+        found: Counter[str] | None = None  # made for the first secret (most memories hold none)
         changes = {}
         for name in _MEMORY_TEXT:
             value = fields.get(name)
-            if value is not None:
-                cleaned, _ = redact_json(value, found)
-                if cleaned != value:
-                    changes[name] = cleaned
-        await self._recorded(found)
-        if counts is not None:
-            counts.update(found)
+            if value is None or (isinstance(value, str) and not (value and find(value))):
+                continue  # nothing, or a text without a secret: kept as it is
+            found = Counter() if found is None else found
+            cleaned, _ = redact_json(value, found)
+            if cleaned != value:
+                changes[name] = cleaned
+        if found:
+            await self._recorded(found)
+            if counts is not None:
+                counts.update(found)
         if not changes:
             return memory
         if isinstance(memory, dict):
