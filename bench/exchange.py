@@ -106,9 +106,13 @@ def write_json_export(path: Path, count: int, rng: random.Random) -> int:
 
 def run(args: list[str], db: Path, baseline: str | None = None) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds, peak RSS MB) of one CLI run (the child's own usage);
-    `baseline`: the package from that folder instead of this checkout's."""
+    `baseline`: the package from that folder instead of this checkout's. The package runs
+    from cached byte code, as an installed one does (pip writes its .pyc files), even when
+    this script's environment sets PYTHONDONTWRITEBYTECODE: compiling every module from
+    source is no part of an import's cost (`warm` writes the cache before a measured run)."""
     command = [*server_command(), *args]
     env = server_env(db)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if baseline:  # -P: the current folder (a checkout of this version) is not on sys.path
         command = [sys.executable, "-P", "-c", "from cortex_mcp.cli import main; main()", *args]
         env["PYTHONPATH"] = baseline
@@ -127,6 +131,18 @@ def run(args: list[str], db: Path, baseline: str | None = None) -> tuple[float, 
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed ({child.returncode}): {stderr[-2000:]}")
     return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def warm(root: Path, baseline: str | None = None) -> None:
+    """Run an import once (a file with no memories) so the package's byte code is cached
+    before the runs that are measured."""
+    empty, db = root / "warm.json", root / "warm.db"
+    head = {"format": "cortex-mcp-export", "version": 1, "agent_id": None}
+    empty.write_text(json.dumps(head)[:-1] + '\n, "memories": [\n]\n}\n', encoding="utf-8")
+    _fresh(db)
+    run(["import", str(empty)], db, baseline)
+    _fresh(db)
+    empty.unlink()
 
 
 def report(name: str, items: int, seconds: float, cpu: float, rss_mb: float) -> str:
@@ -193,6 +209,9 @@ def main() -> None:
     root = Path(options.keep or tempfile.mkdtemp(prefix="cortex-bench-exchange-"))
     root.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    warm(root)
+    if options.baseline:
+        warm(root, options.baseline)
     rows: list[tuple[str, int, str, str]] = []  # (what, items, this version, baseline)
     for name in options.cases.split(","):
         kind, size = CASES[name]
