@@ -458,3 +458,28 @@ def test_linked_memories_are_ordered_the_kind_asked_for_first_then_by_role_then_
         assert (order, fitting) == (["m3", "m2", "m4", "m5", "m6", "m1"], {"m3"})
         order, fitting, _ = view.ordered(links, frozenset({EntityKind.pet, EntityKind.place}))
         assert (order, fitting) == (["m5", "m3", "m2", "m4", "m6", "m1"], {"m3", "m5"})
+
+
+async def test_a_question_whose_names_and_links_are_kept_starts_no_lookup_task(
+    service: CortexService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the question names is looked up while the channels search, as a task when the
+    store must be read; when the names and links are kept it is worked out at once."""
+    monkeypatch.setattr(entity_cache, "RECHECK_S", 3600.0)  # no other process's commits due
+    for content in SAID_BY_MAYA:
+        await _said_by(service, "Maya", content)
+    lookups: list[str] = []
+    create_task = asyncio.create_task
+
+    def counted(coro: Any, **kwargs: Any) -> Any:
+        if kwargs.get("name") == "cortex-entity-names":
+            lookups.append(kwargs["name"])
+        return create_task(coro, **kwargs)
+
+    monkeypatch.setattr(asyncio, "create_task", counted)
+    first = await _top(service)
+    assert set(first) >= set(SAID_BY_MAYA)
+    assert len(lookups) == 1
+    assert await _top(service, "What hobbies does Maya have?") != []
+    assert await _top(service) == first
+    assert len(lookups) == 1

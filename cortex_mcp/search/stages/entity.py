@@ -26,6 +26,7 @@ evidence is often several turns of one session.)"""
 from __future__ import annotations
 
 import asyncio
+import enum
 import functools
 import re
 import time
@@ -121,6 +122,15 @@ _GRAM = 5  # the longest run looked up as a name (Chinese names are 2-4, katakan
 NamesOf = Callable[[str], Sequence[str]]  # a query -> the names and alias phrases it names
 
 
+class _NotKept(enum.Enum):
+    """What the cache keeps does not answer: the store must be read."""
+
+    NOT_KEPT = enum.auto()
+
+
+_NOT_KEPT = _NotKept.NOT_KEPT
+
+
 @dataclass
 class Understood:
     """What the stage made of the query's names, as the search debugger shows it."""
@@ -197,10 +207,41 @@ class EntityStage:
 
     def begin(self, state: SearchState) -> None:
         """Look up what the query names while the channels search: it needs only the query,
-        and its reads (names, links) then overlap theirs instead of following them."""
+        and its reads (names, links) then overlap theirs instead of following them. When all
+        it needs is kept (`entity_cache`), it is worked out at once, with no task."""
+        kept = self._kept(state)
+        if kept is not _NOT_KEPT:
+            state.ready[self.name] = kept
+            return
         state.started[self.name] = asyncio.create_task(
             self._named(state), name="cortex-entity-names"
         )
+
+    def _kept(self, state: SearchState) -> _Named | _NotKept | None:
+        """`_named` from what the cache keeps, or `_NOT_KEPT` when that needs the store."""
+        started = time.perf_counter()
+        reading = self.read(state.text)
+        names = list(reading.names)
+        agent = state.filters.agent_id
+        if not (names or state.entities or reading.cjk) or agent is None:
+            return None
+        view = self.cache.kept_view(agent)
+        if view is None:
+            return _NOT_KEPT
+        understood = Understood(names=names, several=reading.several)
+        understood.entities.update(state.entities)
+        keys = reading.keys
+        if keys:
+            matches = view.kept_matches(list(keys))
+            if matches is None:
+                return _NOT_KEPT
+            _resolve(matches, keys, understood)
+            understood.names = list(dict.fromkeys([*names, *understood.found]))
+        links = view.kept_links(list(understood.entities)) if understood.entities else {}
+        if links is None:
+            return _NOT_KEPT
+        state.timings_ms["entity_names"] = round((time.perf_counter() - started) * 1000, 3)
+        return _Named(names, understood, view, links)
 
     async def _named(self, state: SearchState) -> _Named | None:
         """The names the query says, the entities they resolve to and those entities' links
@@ -224,7 +265,11 @@ class EntityStage:
 
     async def run(self, state: SearchState) -> None:
         early = state.started.pop(self.name, None)
-        named: _Named | None = await early if early is not None else await self._named(state)
+        named: _Named | None
+        if self.name in state.ready:
+            named = state.ready.pop(self.name)
+        else:
+            named = await early if early is not None else await self._named(state)
         if named is None:
             return
         names, understood, view, links = named.names, named.understood, named.view, named.links

@@ -202,6 +202,14 @@ class AgentView:
                 self.lifts.pop(next(iter(self.lifts)))
         return known
 
+    def kept_matches(self, keys: Sequence[str]) -> list[EntityMatch] | None:
+        """`matches` when it needs no read (None: it does)."""
+        if self.names_read and self.names is not None:
+            return [m for key in dict.fromkeys(keys) if key for m in self.names.get(key, ())]
+        if not self.names_read or any(key not in self.keys for key in keys):
+            return None
+        return [match for key in dict.fromkeys(keys) for match in self.keys[key]]
+
     async def matches(self, keys: Sequence[str]) -> list[EntityMatch]:
         """`EntityStorage.find_entities`: from all of the agent's names and aliases, read once
         when there are at most `MAX_NAME_ROWS`, else reading only the keys not known yet."""
@@ -222,6 +230,13 @@ class AgentView:
             self.keys.update(found)
             known.update(found)
         return [match for key in wanted for match in known.get(key, [])]
+
+    def kept_links(self, entity_ids: Sequence[str]) -> dict[str, Links] | None:
+        """`links` when it needs no read (None: it does)."""
+        kept = self.links_of
+        if any(e not in kept for e in entity_ids):
+            return None
+        return {e: kept[e] for e in dict.fromkeys(entity_ids)}
 
     async def links(self, entity_ids: Sequence[str], limit: int) -> dict[str, Links]:
         """Each entity's links (at most `limit` each), reading only those not known yet."""
@@ -377,6 +392,19 @@ class EntityCache:
         if time.monotonic() - self._checked >= RECHECK_S:
             other = await db.data_version()
             self._checked = time.monotonic()
+        return self._settled(agent_id, other)
+
+    def kept_view(self, agent_id: str) -> AgentView | None:
+        """`view` when it needs no trip to the store (None: another process's commits are due
+        to be looked for)."""
+        if self._version is None or time.monotonic() - self._checked >= RECHECK_S:
+            return None
+        return self._settled(agent_id, self._version[1])
+
+    def _settled(self, agent_id: str, other: int) -> AgentView:
+        """The agent's view, after what changed since the last call (`other`: the store's
+        `data_version`, as last read) emptied what it had to."""
+        db = self.entities.db
         version = (db.changes, other)
         if version != self._version:
             names_stand = (

@@ -54,6 +54,9 @@ class SearchState:
     embedding: asyncio.Task[Any] | None = None
     # work a stage started when the search began (stage name -> task), awaited when it runs
     started: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
+    # what a stage worked out when the search began, having nothing to wait for (stage name ->
+    # it): no task to start and await
+    ready: dict[str, Any] = field(default_factory=dict)
     # entities the caller resolved already (an entity page's), id -> name: the entity stage
     # lifts their memories as if the query named them
     entities: dict[str, str] = field(default_factory=dict)
