@@ -277,7 +277,7 @@ async def test_an_agent_token_acts_only_for_its_agent_on_every_transport(
     stored = await _dump(backend_settings)
     listed = await _list(backend_settings)
     for token in issued.values():
-        secret = token.rsplit("_", 1)[1]
+        secret = token.split("_", 2)[2]
         assert secret not in log and secret not in stored and secret not in listed
     assert TOKEN not in log
 

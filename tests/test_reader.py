@@ -22,12 +22,12 @@ def _open_files(path: Path) -> int:
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts files in /proc")
-async def test_list_and_show_read_over_one_connection_where_the_service_opens_three(
+async def test_list_and_show_read_over_one_connection_where_the_service_opens_four(
     tmp_path: Path,
 ) -> None:
     settings = load_settings(db_path=tmp_path / "brain.db")
-    async with open_stores(settings):  # creates the file; the service's writer and readers
-        assert _open_files(settings.db_path) == 3
+    async with open_stores(settings):  # creates the file; the writer, two readers, the loop's
+        assert _open_files(settings.db_path) == 4
     async with open_reader(settings) as reader:
         assert _open_files(settings.db_path) == 1
         assert (await reader.list_memories())["memories"] == []
