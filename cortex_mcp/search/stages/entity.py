@@ -217,19 +217,28 @@ class EntityStage:
             self._named(state), name="cortex-entity-names"
         )
 
+    def _asked(self, state: SearchState) -> tuple[_Reading, str, Understood] | None:
+        """The query's reading, the agent asking, and what the query is understood to ask so
+        far (its names, the entities the caller named); None when nothing in it can name one."""
+        reading = self.read(state.text)
+        agent = state.filters.agent_id
+        if not (reading.names or state.entities or reading.cjk) or agent is None:
+            return None
+        understood = Understood(names=list(reading.names), several=reading.several)
+        understood.entities.update(state.entities)
+        return reading, agent, understood
+
     def _kept(self, state: SearchState) -> _Named | _NotKept | None:
         """`_named` from what the cache keeps, or `_NOT_KEPT` when that needs the store."""
         started = time.perf_counter()
-        reading = self.read(state.text)
-        names = list(reading.names)
-        agent = state.filters.agent_id
-        if not (names or state.entities or reading.cjk) or agent is None:
+        asked = self._asked(state)
+        if asked is None:
             return None
+        reading, agent, understood = asked
+        names = understood.names
         view = self.cache.kept_view(agent)
         if view is None:
             return _NOT_KEPT
-        understood = Understood(names=names, several=reading.several)
-        understood.entities.update(state.entities)
         keys = reading.keys
         if keys:
             matches = view.kept_matches(list(keys))
@@ -247,13 +256,11 @@ class EntityStage:
         """The names the query says, the entities they resolve to and those entities' links
         (None: nothing in the query can name one)."""
         started = time.perf_counter()
-        reading = self.read(state.text)
-        names = list(reading.names)
-        agent = state.filters.agent_id
-        if not (names or state.entities or reading.cjk) or agent is None:
+        asked = self._asked(state)
+        if asked is None:
             return None
-        understood = Understood(names=names, several=reading.several)
-        understood.entities.update(state.entities)
+        reading, agent, understood = asked
+        names = understood.names
         keys = reading.keys
         view = await self.cache.view(agent)
         if keys:
