@@ -12,6 +12,7 @@ import pytest
 
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.search.stages import entity_cache
 from cortex_mcp.service.requests import RecallRequest, RememberRequest
 from cortex_mcp.store.connection import sqlite_module
 from tests.conftest import FakeClock, stub_settings
@@ -70,6 +71,43 @@ async def test_a_recall_reads_its_small_reads_without_a_trip_and_finds_the_same(
     left = [s for s in trips_on_loop if "memories_fts MATCH" not in s]
     assert all("FROM memory_slots" in s for s in left), left
     assert sum("memories_fts MATCH" in s for s in trips_on_loop) == len(QUERIES), trips_on_loop
+
+
+async def test_a_recall_asks_the_writer_nothing_and_still_sees_new_vectors(
+    tmp_path: Path, embeddings_url: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vector index looks for new vectors by their watermark, read on the loop: not by the
+    store's commit counter, which only the writer's connection reads comparably (a trip that
+    queues behind every write in progress, an import's batches included). What another
+    server on the same file embeds is searched by the next recall all the same."""
+    settings = stub_settings(tmp_path / "brain.db", embeddings_url)
+    async with open_cortex(settings, clock=clock) as svc:
+        for fact in FACTS:
+            await svc.memories.remember(RememberRequest(content=fact))
+        await svc.drain()
+        await svc.embed_pending()
+        await _recalls(svc)  # warm: settled, vectors loaded
+        db, index = svc.stores.db, svc.memories.searcher.index
+        monkeypatch.setattr(entity_cache, "RECHECK_S", 3600.0)  # its own, timed, check
+        asked: list[int] = []
+        data_version = db.data_version
+
+        async def counted() -> int:
+            asked.append(1)
+            return await data_version()
+
+        monkeypatch.setattr(db, "data_version", counted)
+        await _recalls(svc)
+        assert asked == []
+        agent = svc.settings.agent_id
+        held = index.describe(agent)["vectors"]
+        async with open_cortex(settings, clock=clock) as other:
+            await other.memories.remember(RememberRequest(content="Anna moved to Porto"))
+            await other.drain()
+            await other.embed_pending()
+        await svc.memories.recall(RecallRequest(query="Anna Porto", max_results=3))
+        monkeypatch.undo()
+        assert index.describe(agent)["vectors"] == held + 1
 
 
 class _LockedOnce:

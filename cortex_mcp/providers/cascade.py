@@ -173,7 +173,8 @@ class EmbeddingCascade:
         timeout = timeout_s or self.timeout_s
         started = time.perf_counter()
         try:
-            rows = await asyncio.wait_for(provider.embed(texts), timeout)
+            async with asyncio.timeout(timeout):  # no task of its own: the request goes now
+                rows = await provider.embed(texts)
             checked, dim = check_vectors(rows, len(texts), self._dims.get(provider.model_key))
         except (ProviderError, TimeoutError) as exc:
             message = (exc.message if isinstance(exc, ProviderError) else "") or (

@@ -66,7 +66,6 @@ class VectorIndex:
         self._failures: dict[str, tuple[str, float]] = {}
         self._watermark: tuple[int, int] = (-1, -1)
         self._dirty = True
-        self._data_version = -1
         self._lock = asyncio.Lock()
         # one build or load at a time: of 2 cores, one keeps serving (and they would only
         # share the disk and the readers); FIFO, so an agent a recall asked for waits for one
@@ -76,7 +75,8 @@ class VectorIndex:
         self.builds: list[BuildReport] = []  # what was built or loaded, for stats and benchmarks
 
     def mark_dirty(self) -> None:
-        """Our own writes do not change the data_version counter; say so explicitly."""
+        """Our own writes since the last refresh: a search that follows a refresh reads the
+        watermark again."""
         self._dirty = True
 
     async def refresh(self) -> bool:
@@ -334,11 +334,9 @@ class VectorIndex:
             self._watermark = await self.vectors.watermark()
             self._dirty = False
             return
-        version = await self.vectors.db.data_version()
-        if not self._dirty and version == self._data_version:
-            return
+        # the watermark itself is the check (two index lookups, read inline on SQLite): a
+        # counter of the store's commits would change with every access count as well
         self._dirty = False
-        self._data_version = version
         max_rowid, deletions = await self.vectors.watermark()
         last_rowid, last_deletions = self._watermark
         if max_rowid == last_rowid and deletions == last_deletions:

@@ -246,12 +246,11 @@ class VectorStore:
         """(highest vector row number, vector deletions so far): two index lookups that change
         whenever a vector is added, replaced or deleted, by any process. A replaced vector
         gets a new row number; a deletion (a purge, a cascade) counts through a trigger."""
-        row = await self.db.fetchone(
+        rows = await self.db.fetch_small(
             f"SELECT (SELECT COALESCE(MAX({self.ROW_NUMBER}), 0) FROM memory_vectors),"
             " (SELECT value FROM meta WHERE key = 'vector_deletions')"
         )
-        assert row is not None
-        return int(row[0]), int(row[1] or 0)
+        return int(rows[0][0]), int(rows[0][1] or 0)
 
     async def added_since(
         self, model: str, dim: int, after_rowid: int
