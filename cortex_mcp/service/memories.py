@@ -3,6 +3,7 @@ calls (the four MCP tools, REST's memory routes, the CLI's add/search/forget).""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import Counter
@@ -139,6 +140,8 @@ class MemoryService:
         # the provider's round trip overlaps the settling, linking and page lookup below
         embedding = self.searcher.embed_soon(text, pending)
         try:
+            if embedding is not None:  # let it send its request: the reads below do not yield
+                await asyncio.sleep(0)
             await self._settle(filters.agent_id)
             await self.linker.drain()  # what was just written is linked before it is searched
             lookup = await self._page_lookup(filters.agent_id, request.about, text)
