@@ -22,7 +22,7 @@ from cortex_mcp.search.stages.channels import Channels
 from cortex_mcp.search.stages.diversity import Diversity
 from cortex_mcp.search.stages.entity import EntityStage, NamesOf
 from cortex_mcp.search.stages.fuse import Fuse
-from cortex_mcp.search.stages.parse import Parse
+from cortex_mcp.search.stages.parse import Parse, read_query
 from cortex_mcp.search.stages.rerank import Rerank
 from cortex_mcp.search.stages.signals import Signals
 from cortex_mcp.search.stages.state import SearchState, Stage
@@ -60,9 +60,10 @@ class HybridSearch:
         self.text_channel = TextChannel(memories)
         self.entity_stage = EntityStage(entities, names_of, memories, index)
         self.vector_channel = VectorChannel(memories, index, embeddings, self._topic)
+        self.channels = Channels(self.text_channel, self.vector_channel)
         self.stages: list[Stage] = [
             Parse(),
-            Channels(self.text_channel, self.vector_channel),
+            self.channels,
             Fuse(memories, index),
             Signals(),
             TimeStage(memories, index, self.text_channel),
@@ -107,8 +108,32 @@ class HybridSearch:
         state = SearchState(
             text, filters, limit, now, settings or self.settings, mode, pending, debug
         )
-        state.entities = dict(entities or {})
         state.embedding = embedding
+        return await self.run(state, entities)
+
+    def begin(
+        self,
+        text: str,
+        filters: SearchFilters,
+        limit: int,
+        now: datetime,
+        *,
+        pending: Sequence[PendingEmbedding] = (),
+        embedding: Embedding | None = None,
+    ) -> SearchState:
+        """A search whose question is read and whose text channel is searching already, for a
+        caller with more to do before the other stages (`run` them next, or `release` it): the
+        database works meanwhile."""
+        state = SearchState(text, filters, limit, now, self.settings, "hybrid", pending)
+        state.embedding = embedding
+        state.time, state.query = read_query(text, now)
+        state.pool = limit * self.settings.pool_factor
+        self.channels.start_text(state)
+        return state
+
+    async def run(self, state: SearchState, entities: dict[str, str] | None = None) -> SearchState:
+        """The stages over `state` (a new one, or one `begin` gave)."""
+        state.entities = dict(entities or {})
         try:
             if self.entity_stage in self.stages:
                 self.entity_stage.begin(state)
@@ -118,13 +143,18 @@ class HybridSearch:
                 took = round((time.perf_counter() - started) * 1000, 3)
                 state.stages.append((stage.name, took))
                 state.timings_ms[stage.name] = took
-                if debug:
+                if state.debug:
                     for candidate in state.candidates:
                         if (score := state.score_so_far(candidate)) is not None:
                             candidate.stage_scores[stage.name] = score
         finally:  # what was started for a stage that did not run (one failed before it)
-            for task in [state.embedding, *state.started.values()]:
-                drop(task)
-            state.embedding = None
-            state.started.clear()
+            self.release(state)
         return state
+
+    @staticmethod
+    def release(state: SearchState) -> None:
+        """Stop what `state` started and no stage took (a search that failed or never ran)."""
+        for task in [state.embedding, *state.started.values()]:
+            drop(task)
+        state.embedding = None
+        state.started.clear()

@@ -139,18 +139,24 @@ class MemoryService:
         now = self.reference_time(request.now, where)
         # the provider's round trip overlaps the settling, linking and page lookup below
         embedding = self.searcher.embed_soon(text, pending)
+        begun = None
         try:
             if embedding is not None:  # let it send its request: the reads below do not yield
                 await asyncio.sleep(0)
             await self._settle(filters.agent_id)
             await self.linker.drain()  # what was just written is linked before it is searched
+            # the text channel searches from here on, while the page is looked up
+            begun = self.searcher.begin(
+                text, filters, limit, now, pending=pending, embedding=embedding
+            )
+            await asyncio.sleep(0)  # its statement goes to a database thread now
             lookup = await self._page_lookup(filters.agent_id, request.about, text)
             about = {lookup.entity.id: lookup.entity.name} if lookup and lookup.entity else None
-            outcome = await self.searcher.search(
-                text, filters, limit, now, pending=pending, entities=about, embedding=embedding
-            )
+            outcome = await self.searcher.run(begun, about)
         finally:
             drop(embedding)  # used by the search unless something before it failed
+            if begun is not None:
+                self.searcher.release(begun)
         if outcome.fresh and self.indexer is not None:
             self.background.spawn(
                 self.indexer.save_fresh(FreshVectors(outcome.fresh_model, outcome.fresh))

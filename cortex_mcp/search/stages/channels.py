@@ -25,7 +25,9 @@ class Channels:
         text_task = None
         if state.mode != "vector":
             state.channels.append("text")
-            text_task = asyncio.create_task(self._text_hits(state))
+            text_task = state.started.pop(self.name, None) or asyncio.create_task(
+                self._text_hits(state)
+            )
         vector_hits: VectorHits = []
         try:
             if state.mode != "text":
@@ -35,6 +37,12 @@ class Channels:
             if text_task is not None and not text_task.done():
                 text_task.cancel()
         state.candidates = list(merge_channels(text_hits, vector_hits).values())
+
+    def start_text(self, state: SearchState) -> None:
+        """The text channel's search started now, for a search whose stages run later: the
+        database thread works while the caller does (the search's `started`)."""
+        if state.mode != "vector":
+            state.started[self.name] = asyncio.create_task(self._text_hits(state))
 
     async def _text_hits(self, state: SearchState) -> TextHits:
         started = time.perf_counter()
