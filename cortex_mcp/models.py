@@ -10,7 +10,7 @@ import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -534,6 +534,23 @@ class MemoryChanges(_Model):
 class ScoredMemory(Memory):
     score: float
     truncated: bool = False  # content cut to fit the caller's token budget
+
+    @classmethod
+    def of(cls, memory: Memory, score: float, truncated: bool = False, **changes: Any) -> Self:
+        """`memory` with its score (and `changes`, values of its own types), its values copied
+        as `model_copy` copies them instead of validated again: they were when `memory` was
+        built. A recall returns ten; validating them again was ~6 us each."""
+        values = {**memory.__dict__, **changes, "score": score, "truncated": truncated}
+        scored = cls.__new__(cls)
+        object.__setattr__(scored, "__dict__", values)
+        object.__setattr__(scored, "__pydantic_extra__", None)
+        object.__setattr__(
+            scored,
+            "__pydantic_fields_set__",
+            {*memory.model_fields_set, *changes, "score", "truncated"},
+        )
+        object.__setattr__(scored, "__pydantic_private__", None)
+        return scored
 
 
 class EntityPage(_Model):

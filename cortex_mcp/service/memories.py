@@ -382,9 +382,7 @@ class MemoryService:
             time=_window_of(outcome.facts, window),
             time_unread=None if window is not None else unread_time_words(text),
         )
-        scored = [
-            ScoredMemory(**m.model_dump(), score=round(found[m.id].final, 6)) for m in memories
-        ]
+        scored = [ScoredMemory.of(m, round(found[m.id].final, 6)) for m in memories]
         return SearchAnswer(memories=scored, meta=meta)
 
     async def search_debug(self, request: SearchDebugRequest) -> dict[str, Any]:
@@ -496,13 +494,15 @@ class MemoryService:
 def _scored(kept: Memory, candidate: Candidate) -> ScoredMemory:
     """A memory as a recall returns it: its fields bounded (content cut to the token budget by
     the context builder, an oversized legacy `source` cut to the current limit)."""
-    fields = kept.model_dump()
-    source = fields["source"]
-    if source is not None and len(source) > validate.MAX_SOURCE_CHARS:
-        fields["source"] = source[: validate.MAX_SOURCE_CHARS] + "…"
+    source = kept.source
+    cut = (
+        {}
+        if source is None or len(source) <= validate.MAX_SOURCE_CHARS
+        else {"source": source[: validate.MAX_SOURCE_CHARS] + "…"}
+    )
     original = candidate.memory
     truncated = original is not None and original.content != kept.content
-    return ScoredMemory(**fields, score=round(candidate.final, 6), truncated=truncated)
+    return ScoredMemory.of(kept, round(candidate.final, 6), truncated, **cut)
 
 
 def _head(lookup: PageLookup | None, page: EntityPage | None, now: datetime) -> str:
