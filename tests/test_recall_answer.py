@@ -3,6 +3,13 @@ result the SDK sends (issue 37 acceptance 4: what the answer costs the server an
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+from jsonschema.validators import validator_for
+from mcp import Client
+
+from cortex_mcp.config import Settings
 from cortex_mcp.models import (
     BeliefSummary,
     Category,
@@ -11,6 +18,12 @@ from cortex_mcp.models import (
     MemoryKind,
     ScoredMemory,
 )
+from cortex_mcp.runtime import open_cortex
+from cortex_mcp.transports.mcp import build_server
+from cortex_mcp.transports.tools import recall_output_schema
+from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.anyio
 
 
 def _memory() -> Memory:
@@ -46,9 +59,7 @@ def _memory() -> Memory:
     )
 
 
-def test_a_scored_memory_is_the_memory_with_its_score_as_validating_its_fields_would_give() -> (
-    None
-):
+def test_a_scored_memory_is_the_memory_with_its_score_as_validating_its_fields_would_give() -> None:
     memory = _memory()
     validated = ScoredMemory(**memory.model_dump(), score=0.731, truncated=True)
     scored = ScoredMemory.of(memory, 0.731, True)
@@ -65,3 +76,43 @@ def test_a_scored_memory_takes_changes_and_leaves_the_memory_it_came_from_as_it_
     assert scored.model_dump(exclude={"source", "score", "truncated"}) == memory.model_dump(
         exclude={"source"}
     )
+
+
+class _Unread(dict[str, Any]):
+    """A memory that fails the check that reads it."""
+
+    def __contains__(self, key: object) -> bool:
+        raise AssertionError("the output schema looked inside a memory")
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the output schema looked inside a memory")
+
+
+def test_a_recall_is_checked_against_its_output_schema_without_a_look_inside_each_memory() -> None:
+    schema = recall_output_schema()
+    validator = validator_for(schema)(schema)
+    answer = {
+        "context": "",
+        "memories": [_Unread(id="m") for _ in range(10)],
+        "meta": {"took_ms": 1.0, "degraded": [], "skipped_reason": None},
+    }
+    assert list(validator.iter_errors(answer)) == []
+    assert list(validator.iter_errors({**answer, "memories": {}}))  # still an array
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_every_recalled_memory_has_each_key_the_output_schema_names(
+    mode: str, settings: Settings, clock: FakeClock
+) -> None:
+    server = build_server(lambda: open_cortex(settings, clock=clock), settings)
+    async with Client(server, mode=mode) as client:
+        for content in ("Anna likes green tea", "Anna moved to Osaka in 2025"):
+            await client.call_tool("cortex_remember", {"content": content, "source": "chat"})
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        result = await client.call_tool("cortex_recall", {"query": "Anna"})
+    assert not result.is_error and result.structured_content is not None
+    described = tools["cortex_recall"].output_schema["properties"]["memories"]["description"]
+    named = described.split(": ", 1)[1].split(", ")
+    assert named == [*ScoredMemory.model_fields]
+    memories = result.structured_content["memories"]
+    assert len(memories) == 2 and all([*memory] == named for memory in memories)
