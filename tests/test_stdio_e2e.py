@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -138,3 +139,22 @@ def test_initialize_is_answered_before_the_engines_are_imported_and_a_tool_then_
     finally:
         server.close()
     assert b"cortex_mcp.runtime" in b"".join(server.stderr)
+
+
+def test_initialize_is_answered_without_rich_or_the_tool_texts_and_a_recall_reads_its_text(
+    tmp_path: Path,
+) -> None:
+    # MCPServer() imports rich for a log handler the entry point's logging makes unused, and
+    # render.py brings the engines' text helpers: ~25 ms `initialize` need not wait for
+    server = RawStdioServer(tmp_path / "brain.db", PYTHONPROFILEIMPORTTIME="1")
+    try:
+        server.initialize()
+        before = b"".join(server.stderr)
+        assert b"mcp.server.mcpserver" in before  # the probe sees what was imported
+        assert not re.search(rb"\| +rich[.\s]", before)
+        assert b"cortex_mcp.transports.render" not in before
+        server.call_tool("cortex_remember", {"content": "the user drinks green tea"})
+        found = server.call_tool("cortex_recall", {"query": "green tea"})
+        assert "1 memory, most relevant first" in found["content"][0]["text"], found
+    finally:
+        server.close()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote
@@ -16,6 +17,7 @@ from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import server as sdk_server
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -29,12 +31,11 @@ from cortex_mcp.engine.validate import preview
 from cortex_mcp.errors import CortexError
 from cortex_mcp.models import LOCAL, READ_SCOPE, WRITE_SCOPE, Caller
 from cortex_mcp.service.requests import AgentRequest, EntityListRequest, EntityRequest, build
-from cortex_mcp.transports import render
 from cortex_mcp.transports.agent_header import AGENT_HEADER, header_agent
 from cortex_mcp.transports.arguments import input_schema, parse_arguments
 from cortex_mcp.transports.callers import SCOPE, Unauthenticated, caller_from_token
 from cortex_mcp.transports.mcp_prompts import known_prompts_only, prompt_templates
-from cortex_mcp.transports.tools import ToolSpec, tool_specs
+from cortex_mcp.transports.tools import ToolSpec, tool_error, tool_specs
 
 if TYPE_CHECKING:  # the service (every engine) is imported when it is opened
     from cortex_mcp.service import CortexService
@@ -102,7 +103,7 @@ class CortexTool(Tool):
             service = await _service_of(context)
             needed = READ_SCOPE if self.spec.annotations.read_only_hint else WRITE_SCOPE
             if not service.caller.may(needed):
-                return render.tool_error(
+                return tool_error(
                     f"{self.name}: this token does not hold the {needed} scope this tool needs;"
                     " nothing was changed"
                 )
@@ -113,7 +114,7 @@ class CortexTool(Tool):
             return await self.spec.handler(service, request)
         except CortexError as exc:
             # Returned, not raised: the SDK would log the message, which may quote user text.
-            return render.tool_error(f"{self.name}: {exc.message}")
+            return tool_error(f"{self.name}: {exc.message}")
         except MCPError:
             raise
         except Exception as exc:
@@ -189,13 +190,34 @@ async def _bounded_names(ctx: ServerRequestContext[Any, Any], call_next: CallNex
         if isinstance(name, str) and len(name) > MAX_NAME_CHARS:
             message = f"name: {preview(name)} is not a known {ctx.method.split('/')[0][:-1]}"
             if ctx.method == "tools/call":
-                return render.tool_error(message)
+                return tool_error(message)
             raise MCPError(INVALID_PARAMS, message)
     if ctx.method == "resources/read":
         uri = params.get("uri")
         if isinstance(uri, str) and len(uri) > MAX_URI_CHARS:
             raise MCPError(INVALID_PARAMS, f"uri: {preview(uri)} is not a known resource")
     return await call_next(ctx)
+
+
+@contextmanager
+def _logging_as_configured() -> Iterator[None]:
+    """While MCPServer() is built, its logging set-up is skipped when the root logger already
+    has a handler (the entry points configure logging first): there it changes nothing
+    (logging.basicConfig leaves a configured root alone), yet it imports rich to build a
+    handler that is thrown away, ~15 ms of a stdio server's start before `initialize`."""
+    sdk_configure = getattr(sdk_server, "configure_logging", None)
+    if sdk_configure is None or not logging.getLogger().handlers:
+        yield
+        return
+    sdk_server.configure_logging = _configured  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sdk_server.configure_logging = sdk_configure
+
+
+def _configured(level: str = "INFO") -> None:
+    """The SDK's logging set-up once logging is configured: nothing to do."""
 
 
 def instructions(setup_notes: Sequence[str] = ()) -> str:
@@ -269,22 +291,23 @@ def build_server(
     )
     tools: list[Tool] = [CortexTool.from_spec(spec) for spec in tool_specs(content_limit)]
     prompts = prompt_templates()
-    mcp = MCPServer(
-        "cortex",
-        version=__version__,
-        instructions=instructions(setup_notes),
-        lifespan=lifespan,
-        tools=tools,
-        middleware=[
-            _bounded_names,
-            _agent_of_request,
-            known_prompts_only(p.name for p in prompts),
-            _warm_up_once_answered,
-        ],
-        subscriptions=subscriptions,
-        token_verifier=token_verifier,
-        auth=_auth_settings(settings) if token_verifier is not None else None,
-    )
+    with _logging_as_configured():  # the entry point's logging, not the SDK's
+        mcp = MCPServer(
+            "cortex",
+            version=__version__,
+            instructions=instructions(setup_notes),
+            lifespan=lifespan,
+            tools=tools,
+            middleware=[
+                _bounded_names,
+                _agent_of_request,
+                known_prompts_only(p.name for p in prompts),
+                _warm_up_once_answered,
+            ],
+            subscriptions=subscriptions,
+            token_verifier=token_verifier,
+            auth=_auth_settings(settings) if token_verifier is not None else None,
+        )
 
     async def for_agent(read: Callable[[CortexService, str | None], Awaitable[str]]) -> str:
         """Read a static resource for the request's agent (header), else the server's own."""

@@ -12,8 +12,6 @@ import json
 from datetime import datetime
 from typing import Any
 
-from mcp.types import CallToolResult, TextContent
-
 from cortex_mcp.engine.recall.gate import Window, time_said, what_and_who
 from cortex_mcp.engine.recall.page import candidates_text, page_text
 from cortex_mcp.engine.recall.when import dated
@@ -27,16 +25,6 @@ from cortex_mcp.models import (
     from_iso,
 )
 from cortex_mcp.zones import labelled
-
-
-def tool_result(text: str, structured: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=structured
-    )
-
-
-def tool_error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 def recall_text(result: RecallResult) -> str:

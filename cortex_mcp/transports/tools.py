@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from cortex_mcp.models import ForgetResult, RememberResult, ScoredMemory
@@ -19,7 +19,6 @@ from cortex_mcp.service.requests import (
     Request,
     SearchDebugRequest,
 )
-from cortex_mcp.transports import render
 from cortex_mcp.transports.arguments import Param, params_of
 
 if TYPE_CHECKING:  # the service (every engine) is imported when it is opened
@@ -135,24 +134,46 @@ def recall_output_schema() -> dict[str, Any]:
     }
 
 
+def tool_result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def tool_error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+# Each handler imports its text from render.py when it is first called: render.py brings the
+# engines' text helpers (~10 ms of the server's start), which `initialize` need not wait for.
+
+
 async def _recall(service: CortexService, request: RecallRequest) -> CallToolResult:
+    from cortex_mcp.transports.render import recall_text
+
     result = await service.memories.recall(request)
-    return render.tool_result(render.recall_text(result), result.model_dump(mode="json"))
+    return tool_result(recall_text(result), result.model_dump(mode="json"))
 
 
 async def _remember(service: CortexService, request: RememberRequest) -> CallToolResult:
+    from cortex_mcp.transports.render import remember_text
+
     result = await service.memories.remember(request)
-    return render.tool_result(render.remember_text(result), result.model_dump(mode="json"))
+    return tool_result(remember_text(result), result.model_dump(mode="json"))
 
 
 async def _forget(service: CortexService, request: ForgetRequest) -> CallToolResult:
+    from cortex_mcp.transports.render import forget_text
+
     result = await service.memories.forget(request)
-    return render.tool_result(render.forget_text(result), result.model_dump(mode="json"))
+    return tool_result(forget_text(result), result.model_dump(mode="json"))
 
 
 async def _search_debug(service: CortexService, request: SearchDebugRequest) -> CallToolResult:
+    from cortex_mcp.transports.render import json_text
+
     report = await service.memories.search_debug(request)
-    return render.tool_result(render.json_text(report), report)
+    return tool_result(json_text(report), report)
 
 
 def tool_specs(max_content_chars: int = 8000) -> list[ToolSpec]:
