@@ -1,12 +1,17 @@
 """Searches reuse the memories they built from rows read before (`get_many(reuse=True)`), on
 SQLite and PostgreSQL: a row read again with the same values gives the same memory, a row
 changed in any way (access counts, a correction, a forget, an edit, the lifecycle) gives a new
-one, and nothing is ever given that the store did not just return for the read."""
+one, and nothing is ever given that the store did not just return for the read. On SQLite,
+rows and filter answers read while no connection has committed since are not read again; a
+commit by this process or another, even one landing while a read runs, has them read anew."""
 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -152,3 +157,96 @@ def _row(memory_id: str) -> sqlite3.Row:
     row = conn.execute(f"SELECT {selected}", params).fetchone()
     conn.close()
     return row
+
+
+# ---- SQLite: what was read while no connection committed is not read again ------------------
+
+
+def _statements(service: CortexService) -> list[str]:
+    """The statements the event loop's own connection runs from now on (the small reads)."""
+    seen: list[str] = []
+    service.stores.db._on_loop._conn.set_trace_callback(seen.append)  # type: ignore[union-attr]
+    return seen
+
+
+def _commit_elsewhere(settings: Settings, change: str, memory_id: str) -> None:
+    """`UPDATE memories SET <change>` of one memory, committed by another process."""
+    script = (
+        "import sqlite3, sys\n"
+        "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        f"conn.execute('UPDATE memories SET {change} WHERE id = ?', [sys.argv[2]])\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(settings.db_path), memory_id], check=True)
+
+
+async def test_rows_and_filter_answers_read_since_the_last_commit_are_not_read_again(
+    service: CortexService,
+) -> None:
+    ids = [await _remember(service, f"the user keeps bees in hive {n}") for n in range(3)]
+    memories = service.stores.memories
+    filters = service.memories.filters(None, None, None)
+    read, unread = ids[:2], ids[2]
+    first = await memories.get_many(read, reuse=True)
+    allowed = await memories.eligible(read, filters)
+    statements = _statements(service)
+    again = await memories.get_many(read, reuse=True)
+    allowed_again = await memories.eligible(read, filters)
+    assert all(again[i] is first[i] for i in read) and allowed_again == allowed == set(read)
+    assert [s for s in statements if "memories" in s] == [], statements
+    # an id not read yet is read alone
+    assert set(await memories.get_many(ids, reuse=True)) == set(ids)
+    assert await memories.eligible(ids, filters) == set(ids)
+    assert [s.split(" WHERE ")[1] for s in statements if "FROM memories" in s] == [
+        f"id IN ('{unread}')",
+        f"m.id IN ('{unread}') AND +m.agent_id = 'default' AND m.forgotten_at IS NULL"
+        " AND m.superseded_by IS NULL",
+    ]
+
+
+async def test_a_commit_by_this_process_or_another_is_read_at_once(
+    service: CortexService, settings: Settings
+) -> None:
+    kept = await _remember(service, "the spare key is under the mat")
+    dropped = await _remember(service, "the old key is in the drawer")
+    ids = [kept, dropped]
+    memories = service.stores.memories
+    filters = service.memories.filters(None, None, None)
+    await memories.get_many(ids, reuse=True)
+    assert await memories.eligible(ids, filters) == set(ids)
+
+    await service.memories.forget(ForgetRequest(memory_id=dropped))  # this process's writer
+    assert await memories.eligible(ids, filters) == {kept}
+    assert (await memories.get_many(ids, reuse=True))[dropped].forgotten_at is not None
+
+    _commit_elsewhere(settings, "importance = 0.99, forgotten_at = NULL", dropped)
+    assert (await memories.get_many(ids, reuse=True))[dropped].importance == 0.99
+    assert await memories.eligible(ids, filters) == set(ids)
+
+
+async def test_a_commit_while_the_missing_rows_are_read_has_every_row_read_again(
+    service: CortexService, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What was kept from before would be older than what was just read: all are read at
+    one moment, as one statement reads them."""
+    known = await _remember(service, "Harry runs marathons on Sundays")
+    fresh = await _remember(service, "Harry swims on Mondays")
+    memories = service.stores.memories
+    filters = service.memories.filters(None, None, None)
+    await memories.get_many([known], reuse=True)
+    await memories.eligible([known], filters)
+    db = service.stores.db
+    fetch_small = db.fetch_small
+
+    def commit_meanwhile(change: str) -> None:
+        async def committed(sql: str, params: Any = ()) -> list[Any]:
+            _commit_elsewhere(settings, change, known)
+            monkeypatch.setattr(db, "fetch_small", fetch_small)
+            return await fetch_small(sql, params)
+
+        monkeypatch.setattr(db, "fetch_small", committed)
+
+    commit_meanwhile("importance = 0.11")
+    found = await memories.get_many([known, fresh], reuse=True)
+    assert found[known].importance == 0.11 and fresh in found
+    commit_meanwhile("forgotten_at = importance")
+    assert await memories.eligible([known, fresh], filters) == {fresh}

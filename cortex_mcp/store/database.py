@@ -250,6 +250,20 @@ class Database(BaseHandle):
                 raise
             raise fault from exc
 
+    def inline_version(self) -> int | None:
+        """The event loop's own connection's `PRAGMA data_version`, read there and then (~5
+        us): it changes whenever any other connection commits (this process's writer, another
+        process), and that connection writes nothing, so what small reads found while it
+        stood still is what they would find again. None without that connection, or when it
+        cannot read at once (a lock held elsewhere)."""
+        if self._on_loop is None:
+            return None
+        try:
+            rows = self._on_loop._conn.execute("PRAGMA data_version").fetchall()
+        except operational_error():
+            return None
+        return int(rows[0][0])
+
     async def read_both(self, first: Read[T], second: Read[U]) -> tuple[T, U]:
         """Two small reads, each on the event loop's connection (`fetch_small`)."""
         if self._on_loop is None:

@@ -39,6 +39,11 @@ class BaseHandle(ABC):
         cheaply than `fetchall` (SQLite: on the event loop's own connection) does."""
         return await self.fetchall(sql, params)
 
+    def inline_version(self) -> int | None:
+        """A value that stays the same while no connection commits, read without a trip;
+        None when the handle has none (a cache of reads then reads again)."""
+        return None
+
     async def fetch_each(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[Any]]:
         """The rows of each statement; a handle whose trips cost runs them all in one."""
         return [await self.fetchall(sql, params) for sql, params in statements]

@@ -161,6 +161,12 @@ class DatabaseHandle(Protocol):
         has (SQLite: on the event loop's own connection, no trip to a thread)."""
         ...
 
+    def inline_version(self) -> int | None:
+        """A value that stays the same while no connection commits, read at once without a
+        trip (SQLite: the event loop's connection's data_version); None when there is none,
+        or it cannot be read now. Small reads a store keeps while it stands still are current."""
+        ...
+
     async def read_both(self, first: Read[T], second: Read[U]) -> tuple[T, U]:
         """Two small independent reads (each its own statement) in one trip to one reader,
         or none (SQLite: both on the event loop's own connection)."""
