@@ -133,6 +133,8 @@ def has_cjk(text: str) -> bool:
 def count_tokens(text: str) -> int:
     """A tokenizer-free estimate that is honest for CJK: about one token per CJK character
     (cl100k/o200k give 1-1.5), and about four characters per token for other text."""
+    if text.isascii():  # no CJK to count (most memories' lines; 2.5x faster)
+        return (len(text) + 3) // 4
     cjk = len(_cjk_char().findall(text))
     rest = len(text) - cjk
     return cjk + (rest + 3) // 4

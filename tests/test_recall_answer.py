@@ -3,23 +3,31 @@ result the SDK sends (issue 37 acceptance 4: what the answer costs the server an
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from jsonschema.validators import validator_for
 from mcp import Client
 
 from cortex_mcp.config import Settings
+from cortex_mcp.engine.recall import when
+from cortex_mcp.engine.recall.gate import build_context
 from cortex_mcp.models import (
     BeliefSummary,
     Category,
     Layer,
     Memory,
     MemoryKind,
+    RecallMeta,
+    RecallResult,
     ScoredMemory,
+    to_iso,
 )
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.transports.mcp import build_server
+from cortex_mcp.transports.render import recall_text
 from cortex_mcp.transports.tools import recall_output_schema
 from tests.conftest import FakeClock
 
@@ -116,3 +124,43 @@ async def test_every_recalled_memory_has_each_key_the_output_schema_names(
     assert named == [*ScoredMemory.model_fields]
     memories = result.structured_content["memories"]
     assert len(memories) == 2 and all([*memory] == named for memory in memories)
+
+
+def test_a_recall_reads_each_memorys_date_once_for_its_context_and_its_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memories = [
+        _memory().model_copy(update={"id": f"m{i}", "occurred_at": f"2026-11-2{i}T10:00:00Z"})
+        for i in range(5)
+    ]
+    read: list[str] = []
+    original = when.from_iso
+    monkeypatch.setattr(when, "from_iso", lambda text: read.append(text) or original(text))
+    now = datetime(2026, 12, 7, 9, 30, tzinfo=UTC)
+    context, kept, _ = build_context(memories, 2000, now)
+    result = RecallResult(
+        context=context,
+        memories=[ScoredMemory.of(m, 0.5) for m in kept],
+        meta=RecallMeta(took_ms=1.0, now=to_iso(now), timezone="UTC"),
+    )
+    text = recall_text(result)
+    assert "2026-11-24, 13 days ago" in context and "2026-11-24, 13 days ago" in text
+    assert sorted(read) == sorted(m.occurred_at for m in memories)
+
+
+def test_a_moment_is_dated_in_each_zone_the_same_instant_is_seen_from() -> None:
+    instant = datetime(2026, 12, 7, 23, 30, tzinfo=UTC)
+    moment = "2026-12-07T20:00:00.000000Z"
+    assert when.dated(moment, instant) == "2026-12-07, today"
+    assert when.dated(moment, instant.astimezone(ZoneInfo("Asia/Tokyo"))) == "2026-12-08, today"
+    assert when.dated(moment, instant.astimezone(ZoneInfo("Pacific/Kiritimati"))) == (
+        "2026-12-08, today"
+    )
+    assert when.dated(moment, instant.astimezone(ZoneInfo("America/Los_Angeles"))) == (
+        "2026-12-07, today"
+    )
+    late = "2026-12-07T02:00:00.000000Z"  # the 6th in Los Angeles, the 7th in Tokyo
+    assert when.dated(late, instant.astimezone(ZoneInfo("America/Los_Angeles"))) == (
+        "2026-12-06, yesterday"
+    )
+    assert when.dated(late, instant.astimezone(ZoneInfo("Asia/Tokyo"))) == "2026-12-07, yesterday"

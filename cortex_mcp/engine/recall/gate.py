@@ -62,6 +62,8 @@ _LINE_BREAKS = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 
 def one_line(text: str) -> str:
     """`text` with every run of line breaks folded into one space."""
+    if text.isprintable():  # every line break is unprintable: nothing to fold (most texts)
+        return text
     return _LINE_BREAKS.sub(" ", text)
 
 

@@ -4,6 +4,7 @@ reference time ("2026-05-06, 3 weeks ago"), so a model can answer "when did I ..
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from cortex_mcp.models import from_iso
@@ -14,7 +15,10 @@ def relative_phrase(moment: datetime, now: datetime) -> str:
     'tomorrow', 'in 3 days' ... for a moment after `now`): calendar days, whole weeks, whole
     calendar months and years, in `now`'s time zone (the user's)."""
     where = now.tzinfo or UTC
-    earlier, later = moment.astimezone(where).date(), now.astimezone(where).date()
+    return _between(moment.astimezone(where).date(), now.astimezone(where).date())
+
+
+def _between(earlier: date, later: date) -> str:
     days = (later - earlier).days
     if days == 0:
         return "today"
@@ -47,9 +51,17 @@ def dated(occurred_at: str, now: datetime | None) -> str:
     `now` (the UTC date alone without a reference time)."""
     if now is None or not occurred_at:
         return occurred_at[:10]
-    moment = from_iso(occurred_at)
-    day = moment.astimezone(now.tzinfo or UTC).date().isoformat()
-    return f"{day}, {relative_phrase(moment, now)}"
+    return _dated(occurred_at, now, now.utcoffset())
+
+
+@functools.lru_cache(maxsize=256)
+def _dated(occurred_at: str, now: datetime, offset: timedelta | None) -> str:
+    """`dated` of one moment at one reference time, kept: a recall shows each memory's date in
+    its context and again in the text a model reads. `offset` is in the key because equal
+    moments in two zones are equal datetimes, and the days are the zone's (its offset then)."""
+    where = now.tzinfo or UTC
+    day = from_iso(occurred_at).astimezone(where).date()
+    return f"{day.isoformat()}, {_between(day, now.astimezone(where).date())}"
 
 
 def window_words(start: str, end: str, granularity: str, where: tzinfo) -> str:
