@@ -86,6 +86,16 @@ def test_a_scored_memory_takes_changes_and_leaves_the_memory_it_came_from_as_it_
     )
 
 
+def test_a_memory_updated_with_its_names_and_belief_is_what_model_copy_makes() -> None:
+    memory = _memory()
+    names, belief = ["Anna", "Tom"], None
+    updated = memory.updated(entities=names, belief=belief)
+    copied = memory.model_copy(update={"entities": names, "belief": belief})
+    assert updated == copied and type(updated) is Memory
+    assert updated.model_fields_set == copied.model_fields_set
+    assert memory.entities == ["Anna"] and memory.belief is not None  # left as it was
+
+
 class _Unread(dict[str, Any]):
     """A memory that fails the check that reads it."""
 

@@ -254,10 +254,7 @@ class MemoryService:
             self.entities.names_read(agent_id, ids), self.beliefs.store.stating_read(agent_id, ids)
         )
         beliefs = await self.beliefs.summaries_of(agent_id, stated, now)
-        return [
-            m.model_copy(update={"entities": names.get(m.id, []), "belief": beliefs.get(m.id)})
-            for m in memories
-        ]
+        return [m.updated(entities=names.get(m.id, []), belief=beliefs.get(m.id)) for m in memories]
 
     async def remember(
         self, request: RememberRequest, *, metadata: dict[str, Any] | None = None
