@@ -270,13 +270,13 @@ def test_a_date_until_takes_in_its_whole_day() -> None:
 async def test_now_is_the_searchs_reference_time(service: CortexService) -> None:
     """`now` replaces the clock for the ranking (its recency signal reckons ages from it)."""
     seen: list[Any] = []
-    search = service.memories.searcher.search
+    run = service.memories.searcher.run  # every search's stages run over its state
 
-    async def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append(args[3])
-        return await search(*args, **kwargs)
+    async def spy(state: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(state.now)
+        return await run(state, *args, **kwargs)
 
-    service.memories.searcher.search = spy  # type: ignore[method-assign]
+    service.memories.searcher.run = spy  # type: ignore[method-assign]
     await service.memories.recall(build(RecallRequest, query="museum", now="2026-05-08"))
     await service.memories.search(build(SearchRequest, query="museum"))
     assert [moment.isoformat() for moment in seen] == [
