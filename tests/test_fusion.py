@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import math
+import random
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pytest
@@ -197,3 +200,38 @@ def test_recency_and_decay_weigh_when_it_happened_not_when_it_was_stored() -> No
     old, new = scored
     assert old.recency == 1.0 and new.recency > 1.0
     assert old.decay < new.decay
+
+
+def test_ages_are_the_floats_datetime_arithmetic_gives_whatever_the_zones_and_microseconds() -> (
+    None
+):
+    """Signals reckon times as whole microseconds: every age, recency, decay and access boost
+    is the float a datetime subtraction's `total_seconds()` gives, to the last bit."""
+    now = datetime(2026, 3, 1, 12, 0, 0, 999_999, tzinfo=ZoneInfo("Asia/Kolkata"))
+    settings = SearchSettings(temporal_decay=True, recency_window_days=4000, half_life_days=7.3)
+    rng = random.Random(37)
+    zones = [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))]
+    times = [  # around now (some after it: no age below 0) and years before
+        (now + timedelta(microseconds=rng.randint(-(10**14), 10**9))).astimezone(rng.choice(zones))
+        for _ in range(300)
+    ]
+    memories = []
+    for n, moment in enumerate(times):
+        memory = _memory(f"m{n}", access_count=n % 12 + 1)
+        memory.occurred_at, memory.last_accessed = moment.isoformat(), times[-1 - n].isoformat()
+        memories.append(memory)
+    scored = [Candidate(m.id, fused=0.5, memory=m) for m in memories]
+    apply_signals(scored, settings, now)
+    for candidate, memory in zip(scored, memories, strict=True):
+        age = max((now - datetime.fromisoformat(memory.occurred_at)).total_seconds() / 86400, 0.0)
+        window = settings.recency_window_days
+        boosted = 1.0 + settings.recency_boost * (window - age) / window
+        assert candidate.recency == (boosted if age < window else 1.0)
+        assert candidate.decay == math.exp(-math.log(2) * age / settings.half_life_days)
+        assert memory.last_accessed is not None
+        idle = (now - datetime.fromisoformat(memory.last_accessed)).total_seconds() / 86400
+        count = min(memory.access_count, settings.access_boost_cap)
+        strength = math.log1p(count) / math.log1p(settings.access_boost_cap)
+        strength *= 0.5 ** (max(idle, 0.0) / settings.half_life_days)
+        assert candidate.access == access_factor(memory, settings, now)
+        assert candidate.access == 1.0 + settings.access_boost * strength

@@ -13,7 +13,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +24,7 @@ from cortex_mcp.models import Category, Layer, Memory, from_iso
 from cortex_mcp.tokenize import without_speaker
 
 
-@dataclass
+@dataclass(slots=True)  # ~60 per recall, each read and written by every stage
 class Candidate:
     memory_id: str
     text_rank: int | None = None  # 0-based rank in the text channel
@@ -56,10 +58,6 @@ class Candidate:
     stage_scores: dict[str, float] = field(default_factory=dict, repr=False)
     memory: Memory | None = field(default=None, repr=False)
 
-    @property
-    def signals(self) -> float:
-        return self.layer_weight * self.recency * self.access * self.decay
-
     def rescore(self) -> None:
         """`final`: the fused relevance with what the stages added to it (a window, an entity,
         a slot, a belief), times the signals and the memory's standing."""
@@ -70,7 +68,8 @@ class Candidate:
             + self.validity_boost
             + self.belief_boost
         )
-        self.final = lifted * self.signals * self.standing
+        signals = self.layer_weight * self.recency * self.access * self.decay
+        self.final = lifted * signals * self.standing
 
 
 def _minmax(values: list[float]) -> list[float]:
@@ -157,13 +156,14 @@ def _fuse_maxnorm(
     else:
         best_text, best_cosine = best
     use_vector = has_vector and best_cosine > 0
+    text_weight, vector_weight = s.text_weight, s.vector_weight
+    total = vector_weight + text_weight or 1.0
     for c in candidates:
         # FTS5's bm25 is negative, more so the better; a LIKE-only hit has none and scores 0
         c.text_score = max(-(c.bm25 or 0.0), 0.0) / best_text if best_text > 0 else 0.0
         c.vector_score = max(c.cosine or 0.0, 0.0) / best_cosine if use_vector else 0.0
         if use_vector and c.cosine is not None:
-            total = s.vector_weight + s.text_weight or 1.0
-            c.fused = (s.text_weight * c.text_score + s.vector_weight * c.vector_score) / total
+            c.fused = (text_weight * c.text_score + vector_weight * c.vector_score) / total
         else:  # no vector yet (the indexer has not reached it): ranked by the text it has
             c.fused = c.text_score
 
@@ -194,50 +194,88 @@ def _fused(c: Candidate, s: SearchSettings, *, has_text: bool, has_vector: bool)
 
 
 def apply_signals(candidates: list[Candidate], settings: SearchSettings, now: datetime) -> None:
-    """Layer weight, recency boost, the access tie-breaker and optional half-life decay."""
+    """Layer weight, recency boost, the access tie-breaker and optional half-life decay.
+
+    Times are reckoned in whole microseconds since 1970 (`micros`): a datetime difference's
+    `total_seconds()` is its microseconds / 10**6, so every age is the same float it was
+    reckoned from datetimes, without parsing a stored time again or building a timedelta per
+    candidate (a recall weighs ~60)."""
+    if not candidates:
+        return
+    now_us = micros_of(now)
+    weights = settings.layer_weights
+    window, boost = settings.recency_window_days, settings.recency_boost
+    decay, half_life = settings.temporal_decay, settings.half_life_days
+    access = _AccessBoost(settings)
     for c in candidates:
         memory = c.memory
         if memory is None:
             continue
-        c.layer_weight = settings.layer_weights.get(effective_layer(memory, now), 1.0)
-        age_days = max((now - dated(memory)).total_seconds() / 86400, 0.0)
-        window = settings.recency_window_days
+        c.layer_weight = weights.get(_layer_at(memory, now_us), 1.0)
+        age_days = max((now_us - _dated_us(memory)) / 1_000_000 / 86400, 0.0)
         if window > 0 and age_days < window:
-            c.recency = 1.0 + settings.recency_boost * (window - age_days) / window
-        c.access = access_factor(memory, settings, now)
-        if settings.temporal_decay:
-            c.decay = math.exp(-math.log(2) * age_days / settings.half_life_days)
+            c.recency = 1.0 + boost * (window - age_days) / window
+        c.access = access.factor(memory, now_us)
+        if decay:
+            c.decay = math.exp(-math.log(2) * age_days / half_life)
         c.rescore()
 
 
-def effective_layer(memory: Memory, now: datetime) -> str:
-    """The layer a memory is weighed as. A working note past its TTL is an archive memory
-    until the lifecycle moves it (found, never hidden by the schedule); a history summary
-    stands for the archived memories it covers and weighs what they weigh."""
-    if memory.category is Category.summary and memory.metadata.get("covers"):
-        return Layer.archive.value
-    if (
-        memory.layer is Layer.working
-        and memory.expires_at is not None
-        and from_iso(memory.expires_at) <= now
-    ):
-        return Layer.archive.value
-    return memory.layer.value
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+# looked up once: an enum's members and their values are class attributes found through its
+# metaclass, ~0.1 us each, several per candidate
+_SUMMARY = Category.summary
+_WORKING = Layer.working
+_ARCHIVE = Layer.archive
 
 
-def dated(memory: Memory) -> datetime:
+def micros_of(moment: datetime) -> int:
+    """`moment` as whole microseconds since 1970 (exact: datetimes count microseconds)."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+@lru_cache(maxsize=8192)
+def micros(text: str) -> int:
+    """A stored time (`to_iso` text) as `micros_of` its moment: a recall weighs the same few
+    hundred memories' times again and again, each parsed once."""
+    return micros_of(from_iso(text))
+
+
+def _layer_at(memory: Memory, now_us: int) -> str:
+    """The layer a memory is weighed as (a `Layer`, which is its value as a string). A working
+    note past its TTL is an archive memory until the lifecycle moves it (found, never hidden
+    by the schedule); a history summary stands for the archived memories it covers and
+    weighs what they weigh."""
+    if memory.category is _SUMMARY and memory.metadata.get("covers"):
+        return _ARCHIVE
+    layer = memory.layer
+    if layer is _WORKING and memory.expires_at is not None and micros(memory.expires_at) <= now_us:
+        return _ARCHIVE
+    return layer
+
+
+def _dated_us(memory: Memory) -> int:
     """When what a memory says happened, which recency and decay weigh (not when it was
     stored: a memory about October added today is not news): its `occurred_at`; a history
     summary is dated by the end of the period it covers ("2026-03" -> 1 April), not by the
     night it was written."""
-    period = memory.metadata.get("period") if memory.category is Category.summary else None
+    if memory.category is _SUMMARY:
+        period = _period_end(memory.metadata.get("period"))
+        if period is not None:
+            return micros_of(period)
+    return micros(memory.occurred_at or memory.created_at)
+
+
+def _period_end(period: Any) -> datetime | None:
+    """The first moment after the month ("2026-03") a history summary covers."""
     if isinstance(period, str) and len(period) == 7:
         try:
             year, month = int(period[:4]), int(period[5:])
             return datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
         except ValueError:
             pass
-    return from_iso(memory.occurred_at or memory.created_at)
+    return None
 
 
 def without_covered_twice(ranked: list[Candidate], limit: int) -> list[Candidate]:
@@ -273,7 +311,7 @@ def _says_again(a: Candidate, b: Candidate) -> bool:
 
 def _covers(candidate: Candidate) -> set[str]:
     memory = candidate.memory
-    if memory is None or memory.category is not Category.summary:
+    if memory is None or memory.category is not _SUMMARY:
         return set()
     return {str(i) for i in memory.metadata.get("covers", [])}
 
@@ -287,14 +325,26 @@ def access_factor(memory: Memory, settings: SearchSettings, now: datetime) -> fl
     relevance is within that fraction of each other; it grows with the log of the count
     (saturating at `access_boost_cap` accesses) and halves every `half_life_days` since the last
     access, so an old burst of recalls does not pin a memory to the top."""
-    if settings.access_boost <= 0 or settings.access_boost_cap <= 0 or memory.access_count <= 0:
-        return 1.0
-    count = min(memory.access_count, settings.access_boost_cap)
-    strength = math.log1p(count) / math.log1p(settings.access_boost_cap)
-    if memory.last_accessed:
-        idle_days = max((now - from_iso(memory.last_accessed)).total_seconds() / 86400, 0.0)
-        strength *= 0.5 ** (idle_days / settings.half_life_days)
-    return 1.0 + settings.access_boost * strength
+    return _AccessBoost(settings).factor(memory, micros_of(now))
+
+
+class _AccessBoost:
+    """`access_factor` with the settings it reads taken once for all of a search's candidates."""
+
+    def __init__(self, settings: SearchSettings) -> None:
+        self.boost, self.cap = settings.access_boost, settings.access_boost_cap
+        self.on = self.boost > 0 and self.cap > 0
+        self.cap_log = math.log1p(self.cap) if self.on else 0.0
+        self.half_life = settings.half_life_days
+
+    def factor(self, memory: Memory, now_us: int) -> float:
+        if not self.on or memory.access_count <= 0:
+            return 1.0
+        strength = math.log1p(min(memory.access_count, self.cap)) / self.cap_log
+        if memory.last_accessed:
+            idle_days = max((now_us - micros(memory.last_accessed)) / 1_000_000 / 86400, 0.0)
+            strength *= 0.5 ** (idle_days / self.half_life)
+        return 1.0 + self.boost * strength
 
 
 Similarity = Callable[[Candidate, Candidate], float]

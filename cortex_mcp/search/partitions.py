@@ -81,7 +81,8 @@ class ExactPartition:
         else:
             top = np.arange(len(scores))
         top = top[np.argsort(-scores[top], kind="stable")]  # equal scores: the older first
-        return [(self.ids[i], float(scores[i])) for i in top]
+        ids = self.ids
+        return list(zip([ids[i] for i in top.tolist()], scores[top].tolist(), strict=True))
 
 
 class IvfPartition:

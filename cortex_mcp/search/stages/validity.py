@@ -87,8 +87,11 @@ class ValidityStage:
         return set(await self.validity.slot_memories(agent_id, holders, question.slots))
 
 
+_SUPERSEDED = ValidityStatus.superseded  # looked up once: asked of every candidate
+
+
 def _superseded(memory: Memory | None) -> bool:
-    return memory is not None and memory.status is ValidityStatus.superseded
+    return memory is not None and memory.status is _SUPERSEDED
 
 
 def _boost(memory: Memory, slot_fact: bool, history: bool, window: TimeWindow | None) -> float:
