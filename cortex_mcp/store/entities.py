@@ -351,7 +351,9 @@ class _Batch:
 
 
 _LOOKUP_CHUNK = 500  # ids per IN (...)
-_LINK_ROWS = 200  # links per multi-row insert (4 parameters each)
+# links per multi-row insert (4 values each): like an import's memories (store/imports.py
+# _VALUES_PER_INSERT), fewer, longer statements copy fewer pages to SQLite's statement journal
+_LINK_ROWS = 3500
 
 
 def _apply_plan(batch: _Batch, plan: LinkPlan) -> LinkReport:
