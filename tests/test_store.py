@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import uuid
 from pathlib import Path
 
 import pytest
@@ -58,6 +60,16 @@ def test_ids_are_time_ordered_uuid7() -> None:
     ids = [new_id() for _ in range(50)]
     assert all(i[14] == "7" for i in ids)
     assert len(set(ids)) == 50
+
+
+def test_an_id_is_written_as_uuid_writes_it_with_its_version_variant_and_random_bits() -> None:
+    for random_bytes in (bytes(10), b"\xff" * 10, *(os.urandom(10) for _ in range(2_000))):
+        made = new_id(random_bytes)
+        parsed = uuid.UUID(made)
+        assert made == str(parsed) and parsed.version == 7 and parsed.variant == uuid.RFC_4122
+        rand = int.from_bytes(random_bytes, "big")
+        assert parsed.int & ((1 << 62) - 1) == rand & ((1 << 62) - 1)
+        assert (parsed.int >> 64) & 0xFFF == (rand >> 68) & 0xFFF
 
 
 def test_connector_reports_what_it_loaded() -> None:
