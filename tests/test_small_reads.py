@@ -1,7 +1,9 @@
 """SQLite's small reads (a recall's candidate rows, its vector pool's filter check, the keepers'
 marks, the names and beliefs of what it returns) run on the event loop's own connection, with
 no trip to a reader's thread; they give what a reader gives, and a lock held elsewhere sends
-them to a reader, which waits, while the loop goes on serving."""
+them to a reader, which waits, while the loop goes on serving. A recall starts its slow parts
+first: the query's embedding request, then the full-text search on a reader's thread, and
+only then looks up the page a question asks for."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from cortex_mcp.config import Settings
 from cortex_mcp.runtime import open_cortex
 from cortex_mcp.search.stages import entity_cache
+from cortex_mcp.service import memories as service_memories
 from cortex_mcp.service.requests import RecallRequest, RememberRequest
 from cortex_mcp.store.connection import sqlite_module
 from tests.conftest import FakeClock, stub_settings
@@ -29,6 +32,14 @@ FACTS = [
 QUERIES = ["Where does Anna live?", "what does the user drink", "Luna the cat", "marathon"]
 
 
+async def _remembered(svc: Any, facts: list[str]) -> None:
+    """`facts` remembered, linked and embedded."""
+    for fact in facts:
+        await svc.memories.remember(RememberRequest(content=fact))
+    await svc.drain()
+    await svc.embed_pending()
+
+
 async def _recalls(svc: Any) -> list[list[tuple[str, float]]]:
     answers = []
     for query in QUERIES:
@@ -43,10 +54,7 @@ async def test_a_recall_reads_its_small_reads_without_a_trip_and_finds_the_same(
     async with open_cortex(
         stub_settings(tmp_path / "brain.db", embeddings_url), clock=clock
     ) as svc:
-        for fact in FACTS:
-            await svc.memories.remember(RememberRequest(content=fact))
-        await svc.drain()
-        await svc.embed_pending()
+        await _remembered(svc, FACTS)
         db = svc.stores.db
         await _recalls(svc)  # warm: settled, vectors loaded
         trips: list[str] = []
@@ -82,10 +90,7 @@ async def test_a_recall_asks_the_writer_nothing_and_still_sees_new_vectors(
     server on the same file embeds is searched by the next recall all the same."""
     settings = stub_settings(tmp_path / "brain.db", embeddings_url)
     async with open_cortex(settings, clock=clock) as svc:
-        for fact in FACTS:
-            await svc.memories.remember(RememberRequest(content=fact))
-        await svc.drain()
-        await svc.embed_pending()
+        await _remembered(svc, FACTS)
         await _recalls(svc)  # warm: settled, vectors loaded
         db, index = svc.stores.db, svc.memories.searcher.index
         monkeypatch.setattr(entity_cache, "RECHECK_S", 3600.0)  # its own, timed, check
@@ -147,3 +152,39 @@ async def test_a_small_read_the_loop_cannot_start_goes_to_a_reader(
         monkeypatch.undo()
     assert list(found) == list(again) == [remembered.id]
     assert locked.refused == 1 and len(trips) == 1  # the refused read went to a reader, once
+
+
+async def test_the_text_search_and_the_embedding_are_under_way_before_the_page_lookup(
+    tmp_path: Path, embeddings_url: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_cortex(
+        stub_settings(tmp_path / "brain.db", embeddings_url), clock=clock
+    ) as svc:
+        await _remembered(svc, FACTS)
+        await svc.memories.recall(RecallRequest(query="Tell me about Anna"))  # warm
+        events: list[str] = []
+        db = svc.stores.db
+        fetchall, find_page = db.fetchall, service_memories.find_page
+        embedder = svc.memories.searcher.embeddings.providers[0]
+        post = embedder._client.post
+
+        async def counted_fetchall(sql: str, params: Any = ()) -> list[Any]:
+            if "memories_fts MATCH" in sql:
+                events.append("text search")
+            return await fetchall(sql, params)
+
+        async def counted_find_page(*args: Any) -> Any:
+            events.append("page lookup")
+            return await find_page(*args)
+
+        async def counted_post(*args: Any, **kwargs: Any) -> Any:
+            events.append("embedding")
+            return await post(*args, **kwargs)
+
+        monkeypatch.setattr(db, "fetchall", counted_fetchall)
+        monkeypatch.setattr(service_memories, "find_page", counted_find_page)
+        monkeypatch.setattr(embedder._client, "post", counted_post)
+        result = await svc.memories.recall(RecallRequest(query="Tell me about Anna"))
+        monkeypatch.undo()
+    assert result.meta.entity is not None and result.meta.entity.name == "Anna"
+    assert events[:3] == ["embedding", "text search", "page lookup"], events
