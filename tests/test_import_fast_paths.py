@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from cortex_mcp.engine import validate
 from cortex_mcp.engine.entities.mentions import (
     _EN_ADDRESS,
     _EN_PRONOUN,
@@ -103,3 +104,41 @@ def test_an_english_pronoun_is_found_where_the_plain_pattern_finds_it() -> None:
     for text in [*TEXTS, "ſhe said", "ſHE", "Him and HIS", "xhe", "héhe he"]:
         expected = [(m.span(), m.group("subject")) for m in plain.finditer(text)]
         assert [(m.span(), m.group("subject")) for m in _EN_PRONOUN.finditer(text)] == expected
+
+
+def _json_like(rng: random.Random, depth: int = 0) -> object:
+    pieces = ["", "a", "\x00", "x\x00y", "line", "é", "名前"]
+    kind = rng.randrange(9 if depth < 2 else 6)
+    if kind == 0:
+        return rng.choice(pieces) + rng.choice(pieces)
+    if kind == 1:
+        return rng.randrange(-5, 5)
+    if kind == 2:
+        return rng.choice([None, True, 1.5])
+    if kind == 3:
+        return type("Text", (str,), {})(rng.choice(pieces))  # a str subclass is walked
+    if kind in (4, 5, 6):
+        return {
+            rng.choice([*pieces, 7]): _json_like(rng, depth + 1) for _ in range(rng.randrange(4))
+        }
+    return [_json_like(rng, depth + 1) for _ in range(rng.randrange(3))]
+
+
+def test_a_flat_object_without_a_nul_is_answered_as_the_walk_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(14)
+    values = [
+        {},
+        {"imported_from": "MEMORY.md", "line": 12},
+        {"a\x00": 1},
+        {"a": "b\x00"},
+        {"a": ["\x00"]},
+        {3: "x"},
+        *(_json_like(rng) for _ in range(5_000)),
+    ]
+    fast = [validate.nul_path(value, "metadata") for value in values]
+    shortcut = [v for v in values if isinstance(v, dict) and validate._flat_without_nul(v)]
+    monkeypatch.setattr(validate, "_flat_without_nul", lambda value: False)
+    assert [validate.nul_path(value, "metadata") for value in values] == fast
+    assert sum(found is not None for found in fast) > 500 and len(shortcut) > 300

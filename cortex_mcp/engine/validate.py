@@ -68,6 +68,8 @@ def no_nul(name: str, value: str) -> str:
 def nul_path(value: Any, path: str) -> str | None:
     """Where the first NUL is in a JSON-like value (texts, keys, lists, objects), as
     `path.key.0`, or None."""
+    if isinstance(value, dict) and _flat_without_nul(value):
+        return None  # most metadata: no path to write out for each key
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack:
         node, where = stack.pop()
@@ -83,6 +85,19 @@ def nul_path(value: Any, path: str) -> str | None:
         elif isinstance(node, list | tuple):
             stack.extend((item, f"{where}.{i}") for i, item in reversed(list(enumerate(node))))
     return None
+
+
+def _flat_without_nul(value: dict[Any, Any]) -> bool:
+    """An object of text keys and scalar values, none holding a NUL (False: walk it)."""
+    for key, item in value.items():
+        if type(key) is not str or "\x00" in key:
+            return False
+        if type(item) is str:
+            if "\x00" in item:
+                return False
+        elif item is not None and type(item) not in (int, float, bool):
+            return False
+    return True
 
 
 def no_nul_inside(name: str, value: Any) -> Any:
