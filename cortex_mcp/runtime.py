@@ -15,6 +15,7 @@ from cortex_mcp.config_live import LiveSettings
 from cortex_mcp.engine.beliefs.keeper import BeliefKeeper, bank_beliefs
 from cortex_mcp.engine.beliefs.reflect import Reflector
 from cortex_mcp.engine.beliefs.validity import ValidityKeeper
+from cortex_mcp.engine.entities.given_names import other_forms
 from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.entities.mentions import query_entities
 from cortex_mcp.engine.exchange.exporters import mirror_files
@@ -323,6 +324,7 @@ def _build_engines(settings: Settings, stores: Stores, clock: Clock) -> Engines:
             settings.search,
             entities=stores.entities,
             names_of=query_entities,
+            forms_of=other_forms,
             validity=stores.validity,
             beliefs=stores.beliefs,
             reranker=reranker,

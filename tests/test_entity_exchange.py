@@ -27,7 +27,7 @@ pytestmark = pytest.mark.anyio
 
 TEXTS = [
     "My sister Anna is a doctor in Lyon",
-    "Annie: I moved my clinic to the old town",
+    "Andrea: I moved my clinic to the old town",
     "Tom: my cousin Kate plays the sax",
     "I went sailing with Kate and Anna",
 ]
@@ -38,11 +38,11 @@ async def _seed_and_mend(svc: CortexService) -> None:
         await svc.memories.remember(build(RememberRequest, content=text, category="fact"))
     await svc.drain()
     store, agent, now = svc.stores.entities, "default", "2026-11-01T12:00:00.000000Z"
-    (annie,), (anna,) = (
-        await store.entity_named(agent, "Annie"),
+    (andrea,), (anna,) = (
+        await store.entity_named(agent, "Andrea"),
         await store.entity_named(agent, "Anna"),
     )
-    await store.merge(agent, annie.id, anna.id, now, dry_run=False)
+    await store.merge(agent, andrea.id, anna.id, now, dry_run=False)
     (kate,) = await store.entity_named(agent, "Kate")
     await store.rename(agent, kate.id, "Kate Bell", now)
     await store.add_alias(agent, anna.id, "Doc", AliasOrigin.user, now)
@@ -82,8 +82,8 @@ async def test_entities_aliases_and_links_round_trip_through_a_json_document(
         await _seed_and_mend(svc)
         before = await _state(svc)
         exported = await svc.exchange.export_memories(build(ExportRequest, format="json"))
-    assert "Annie" not in before and before["Anna"]["aliases"] == [
-        ("Annie", "name", None),
+    assert "Andrea" not in before and before["Anna"]["aliases"] == [
+        ("Andrea", "name", None),
         ("Doc", "user", None),
     ]
     document = exported["document"]
@@ -128,17 +128,17 @@ async def test_a_markdown_export_keeps_entities_and_aliases_and_the_import_links
             await svc.memories.remember(build(RememberRequest, content=text, category="fact"))
         await svc.drain()
         store, now = svc.stores.entities, "2026-11-01T12:00:00.000000Z"
-        (annie,), (anna,) = (
-            await store.entity_named("default", "Annie"),
+        (andrea,), (anna,) = (
+            await store.entity_named("default", "Andrea"),
             await store.entity_named("default", "Anna"),
         )
-        await store.merge("default", annie.id, anna.id, now, dry_run=False)
+        await store.merge("default", andrea.id, anna.id, now, dry_run=False)
         await store.add_alias("default", anna.id, "Doc (the GP)", AliasOrigin.user, now)
         before = await _state(svc)
         exported = await svc.exchange.export_memories(build(ExportRequest, format="markdown"))
     text = exported["files"]["memory/entities.md"]
     assert "## Anna\n\nkind: person\n\n" in text
-    assert "- My sister (rule)\n" in text and "- Annie (name)\n" in text
+    assert "- My sister (rule)\n" in text and "- Andrea (name)\n" in text
     assert "- Doc (the GP) (user)" in text and "- my cousin (rule, said by Tom)" in text
     target = _fresh(backend_settings, tmp_path, "md.db")
     async with open_cortex(target, clock=clock) as copy:

@@ -195,6 +195,8 @@ def test_capitalised_words_that_are_no_names_are_left_alone():
         "I love Italian food, especially on Christmas Eve.",
         "Oh no! Sorry to hear that, hope everything is OK.",
         "Surrounding yourself with kind people is really motivating.",
+        "I started volunteering at the food bank on Saturdays.",
+        "I joined a calligraphy group that meets on Wednesdays.",
     ]:
         assert names(find_mentions(text)) == [], text
 

@@ -151,6 +151,12 @@ def test_names_an_llm_gave_resolve_like_the_rules_names_and_every_key_is_asked_o
         "我上司",
         "我的上司",
         "acme",
+        # and a person's other forms, Anna's once though two said her name
+        "ann",
+        "anne",
+        "annette",
+        "annie",
+        "bryanna",
     ]
     plan = plan_links("m1", found, Known([ANNA, BETH]), named=named)
     assert [(link.entity.name, link.role) for link in plan.links] == [

@@ -28,7 +28,7 @@ API = "/api/v1"
 ALICE = [
     "My sister Anna is a doctor in Lyon",
     "Anna runs the Lyon marathon every spring",
-    "Annie: I moved my clinic to the old town",
+    "Andrea: I moved my clinic to the old town",
     "Tom: my cousin Kate plays the sax",
 ]
 
@@ -69,24 +69,24 @@ def test_rest_lists_shows_and_mends_entities_and_every_verb_is_logged_and_undone
     listed = _ok(client.get(f"{API}/entities", params={"prefix": "an", "limit": 1}))
     assert [e["name"] for e in listed["entities"]] == ["Anna"] and listed["total"] == 2
     assert {e["name"] for e in _ok(client.get(f"{API}/entities"))["entities"]} >= {
-        "Anna", "Annie", "Lyon", "Tom", "Kate",
+        "Anna", "Andrea", "Lyon", "Tom", "Kate",
     }  # fmt: skip
     anna = listed["entities"][0]
     page = _ok(client.get(f"{API}/entities/{anna['id']}"))
     assert len(page["memory_ids"]) == 2 and page["entity"]["aliases"] == ["My sister"]
-    annie = _ok(client.get(f"{API}/entities", params={"prefix": "annie"}))["entities"][0]
+    andrea = _ok(client.get(f"{API}/entities", params={"prefix": "andrea"}))["entities"][0]
 
     preview = _ok(
         client.post(
-            f"{API}/entities/merge", json={"source": "Annie", "into": "Anna", "dry_run": True}
+            f"{API}/entities/merge", json={"source": "Andrea", "into": "Anna", "dry_run": True}
         )
     )
-    assert _ok(client.get(f"{API}/entities/{annie['id']}"))["entity"]["name"] == "Annie"
+    assert _ok(client.get(f"{API}/entities/{andrea['id']}"))["entity"]["name"] == "Andrea"
     merged = _ok(
-        client.post(f"{API}/entities/merge", json={"source": annie["id"], "into": anna["id"]})
+        client.post(f"{API}/entities/merge", json={"source": andrea["id"], "into": anna["id"]})
     )
     assert {**preview, "dry_run": False, "log_id": merged["log_id"]} == merged
-    assert client.get(f"{API}/entities/{annie['id']}").status_code == 404
+    assert client.get(f"{API}/entities/{andrea['id']}").status_code == 404
     assert len(_ok(client.get(f"{API}/entities/{anna['id']}"))["memory_ids"]) == 3
 
     added = _ok(client.post(f"{API}/entities/{anna['id']}/aliases", json={"alias": "Dr. Anna"}))
@@ -103,7 +103,7 @@ def test_rest_lists_shows_and_mends_entities_and_every_verb_is_logged_and_undone
             _ok(client.post(f"{API}/entities/undo", json={"log_id": entry["id"]}))["undone"]
             == entry["id"]
         )
-    assert _ok(client.get(f"{API}/entities/{annie['id']}"))["entity"]["name"] == "Annie"
+    assert _ok(client.get(f"{API}/entities/{andrea['id']}"))["entity"]["name"] == "Andrea"
     back = _ok(client.get(f"{API}/entities/{anna['id']}"))["entity"]
     assert (back["name"], back["aliases"]) == ("Anna", ["My sister"])
 
@@ -155,13 +155,13 @@ def test_the_command_line_lists_shows_and_mends_entities(tmp_path: Path, clock: 
     db = settings.db_path
     listed = _cli(db, "entities", "an")
     assert listed.returncode == 0, listed.stderr
-    assert "Anna" in listed.stdout and "Annie" in listed.stdout and "Lyon" not in listed.stdout
+    assert "Anna" in listed.stdout and "Andrea" in listed.stdout and "Lyon" not in listed.stdout
     page = json.loads(_cli(db, "entity", "my sister", "--json").stdout)
     assert page["entity"]["name"] == "Anna" and len(page["memories"]) == 2
     assert "doctor in Lyon" in _cli(db, "entity", "Anna").stdout
-    dry = _cli(db, "entity", "Annie", "merge-into", "Anna", "--dry-run")
-    assert dry.stdout.startswith("would merge Annie into Anna: 1 memories")
-    assert _cli(db, "entity", "Annie").returncode == 0  # nothing moved
+    dry = _cli(db, "entity", "Andrea", "merge-into", "Anna", "--dry-run")
+    assert dry.stdout.startswith("would merge Andrea into Anna: 1 memories")
+    assert _cli(db, "entity", "Andrea").returncode == 0  # nothing moved
     assert _cli(db, "entity", "Anna", "alias", "Doc").stdout.startswith("done (log ")
     log = json.loads(_cli(db, "entities", "--log", "--json").stdout)["entries"]
     undone = _cli(db, "entities", "--undo", str(log[0]["id"]))

@@ -20,7 +20,7 @@ from cortex_mcp.search.stages.belief import BeliefStage
 from cortex_mcp.search.stages.budget import Budget
 from cortex_mcp.search.stages.channels import Channels
 from cortex_mcp.search.stages.diversity import Diversity
-from cortex_mcp.search.stages.entity import EntityStage, NamesOf
+from cortex_mcp.search.stages.entity import EntityStage, FormsOf, NamesOf, no_forms
 from cortex_mcp.search.stages.fuse import Fuse
 from cortex_mcp.search.stages.parse import Parse, read_query
 from cortex_mcp.search.stages.rerank import Rerank
@@ -51,14 +51,16 @@ class HybridSearch:
         beliefs: BeliefStore,
         reranker: Reranker | None = None,
         rerank_top_n: int = 20,
+        forms_of: FormsOf = no_forms,
     ) -> None:
-        """`names_of`: the names and alias phrases a query names (the linking rules')."""
+        """`names_of`: the names and alias phrases a query names (the linking rules');
+        `forms_of`: the other forms of a given name a person may be known by."""
         self.memories = memories
         self.index = index
         self.embeddings = embeddings
         self.settings = settings
         self.text_channel = TextChannel(memories)
-        self.entity_stage = EntityStage(entities, names_of, memories, index)
+        self.entity_stage = EntityStage(entities, names_of, memories, index, forms_of)
         self.vector_channel = VectorChannel(memories, index, embeddings, self._topic)
         self.channels = Channels(self.text_channel, self.vector_channel)
         self.stages: list[Stage] = [

@@ -4,12 +4,14 @@ housekeeping of the whole (warm-up, drain, close). It is built by the compositio
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 from dataclasses import dataclass, replace
 
 from cortex_mcp.config import Settings
 from cortex_mcp.engine.beliefs.reflect import Reflector
+from cortex_mcp.engine.entities import given_names
 from cortex_mcp.engine.entities.linker import EntityLinker
 from cortex_mcp.engine.exchange.markdown import MirrorWriter
 from cortex_mcp.engine.ingest.flush import Flusher
@@ -159,6 +161,7 @@ class CortexService:
             return
         self._warm_started = True
         self.background.spawn(self.engines.embeddings.warm_up())
+        self.background.spawn(asyncio.to_thread(given_names.warm))
         if self.engines.indexer is not None:
             self.engines.indexer.go()
 

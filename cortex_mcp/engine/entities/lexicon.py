@@ -21,7 +21,7 @@ MONTHS = _words(
 MONTH_NAMES = frozenset({"April", "May", "June", "August"})
 WEEKDAYS = _words(
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday Mon Tue Tues Wed Thu Thur Thurs Fri "
-    "Sat Sun Weekend"
+    "Sat Sun Weekend Mondays Tuesdays Wednesdays Thursdays Fridays Saturdays Sundays Weekends"
 )
 HOLIDAYS = _words(
     "Christmas Xmas Easter Thanksgiving Halloween Hanukkah Diwali Ramadan Eid Valentine "

@@ -3,7 +3,10 @@ store knows (`EntityMatch`es for the memory's keys) and applied by the store (`L
 
 The rules, in the order a careful person would apply them:
 - a name links to the entity with that name (its key: `tokenize.normalize_name`); failing that,
-  to the one entity that has it as an alias; a name nobody has is a new entity;
+  to the one entity that has it as an alias; failing that, a person's English given name links
+  to the one person known by another form of it ("Bea" for Beatrice, "Kenny" for Ken, "Mel" for
+  Melanie: `given_names`) and becomes that person's alias, and to none when several are (its
+  candidates); a name nobody has is a new entity;
 - an alias phrase ("my sister", "我表弟", "部長") links to the one entity it names: an alias in
   the words of the text's speaker first (Tom's "my sister" is not Maya's), else any. When it
   names several entities it links none and is reported with its candidates (kept in the store,
@@ -19,6 +22,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from cortex_mcp.engine.entities import lexicon as lex
+from cortex_mcp.engine.entities.given_names import (
+    is_cut_from,
+    latin_word,
+    other_forms,
+    plain_name,
+)
 from cortex_mcp.engine.entities.mentions import Mention, Mentions, Pronoun
 from cortex_mcp.models import (
     AliasOrigin,
@@ -213,6 +222,9 @@ def lookup_keys(
     keys += [normalize_name(own) for r in found.references if (own := own_form(r.phrase))]
     keys += [key for r in found.references for key in superior_keys(r.phrase)]
     keys += [normalize_name(n.name) for n in named]
+    people = [m.name for m in found.mentions if m.kind == EntityKind.person]
+    people += [n.name for n in named if n.kind == EntityKind.person]
+    keys += [key for name in people for key in other_forms(name)]
     return [key for key in dict.fromkeys(keys) if key]
 
 
@@ -230,6 +242,16 @@ class Known:
 
     def aliases(self, key: str) -> list[EntityMatch]:
         return [m for m in self.by_key.get(key, []) if m.by == "alias"]
+
+    def by_other_form(self, name: str) -> list[EntityMatch]:
+        """The people known by another form of the given name `name` (`given_names`), one
+        match each: by a form it pairs with or is made from, or by a name it cuts short."""
+        word = latin_word(name)
+        if word is None:
+            return []
+        keys = [*other_forms(name), *(k for k in self.by_key if is_cut_from(word, k))]
+        found = (m for key in keys for m in self.by_key.get(key, ()))
+        return _distinct(m for m in found if m.kind == EntityKind.person)
 
     def learn(self, plan: LinkPlan) -> None:
         """Names and aliases the plan creates, as the store will hold them."""
@@ -284,6 +306,7 @@ def plan_links(
     # an LLM that names the same entity knows its kind better than a rule's guess of person
     told = {normalize_name(n.name): n.kind for n in named if n.kind != EntityKind.person}
     inferred: list[PlannedAlias] = []
+    other_forms_said: list[int] = []  # names that linked as another form of a person's name
     for index, mention in enumerate(found.mentions):
         if addressee is not None and mention.rule == "address":
             addressed = _addressed(mention, addressee, known)
@@ -303,6 +326,8 @@ def plan_links(
             continue
         refs[index] = resolved
         links.append(PlannedLink(resolved, mention.role))
+        if _by_another_form(mention.name, resolved, known):
+            other_forms_said.append(index)
     for item in named:
         resolved = _resolve_name(item.name, item.kind, known)
         if isinstance(resolved, UnresolvedRef):
@@ -317,6 +342,10 @@ def plan_links(
         for alias in mention.aliases
         for form in alias_forms(alias)
         if normalize_name(form) and normalize_name(form) != normalize_name(refs[index].name)
+    ]
+    aliases += [  # "Bea", once it names Beatrice, is her alias: found by its own key next time
+        PlannedAlias(refs[index], plain_name(found.mentions[index].name), AliasOrigin.rule, speaker)
+        for index in other_forms_said
     ]
     for reference in found.references:
         key = normalize_name(reference.phrase)
@@ -409,7 +438,26 @@ def _resolve_name(name: str, kind: EntityKind, known: Known) -> EntityRef | Unre
     if len(by_alias) > 1:
         names = tuple(sorted(m.name for m in by_alias))
         return UnresolvedRef(name.strip(), key, LinkRole.mentioned, names)
+    if kind == EntityKind.person:
+        by_form = known.by_other_form(name)
+        if len(by_form) == 1:
+            return _ref(by_form[0])
+        if by_form:
+            names = tuple(sorted(m.name for m in by_form))
+            return UnresolvedRef(name.strip(), key, LinkRole.mentioned, names)
     return EntityRef(name.strip(), kind)
+
+
+def _by_another_form(name: str, resolved: EntityRef, known: Known) -> bool:
+    """`name` linked to `resolved` as another form of its name: by neither its name nor an
+    alias."""
+    key = normalize_name(name)
+    return (
+        resolved.kind == EntityKind.person
+        and key != normalize_name(resolved.name)
+        and not known.names(key)
+        and not known.aliases(key)
+    )
 
 
 def _speaker(mentions: Sequence[Mention], refs: dict[int, EntityRef]) -> EntityRef | None:

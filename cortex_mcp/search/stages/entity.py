@@ -120,6 +120,11 @@ NAMES_KEPT = 1024  # questions whose names are kept (the linking rules' answer f
 _GRAM = 5  # the longest run looked up as a name (Chinese names are 2-4, katakana ones longer)
 
 NamesOf = Callable[[str], Sequence[str]]  # a query -> the names and alias phrases it names
+FormsOf = Callable[[str], Sequence[str]]  # a name -> the keys of its other forms ("bea" -> ...)
+
+
+def no_forms(name: str) -> Sequence[str]:
+    return ()
 
 
 class _NotKept(enum.Enum):
@@ -166,6 +171,12 @@ class _Reading:
     cjk: bool
     several: bool
     kinds: frozenset[EntityKind]
+    # other forms of the English given names it says ("beatrice" -> "Bea"), asked with the keys:
+    # a name that no entity has, nor alias, is the one person known by one of them
+    forms: dict[str, str]
+
+    def asked(self) -> list[str]:
+        return [*self.keys, *(key for key in self.forms if key not in self.keys)]
 
 
 @dataclass
@@ -187,8 +198,10 @@ class EntityStage:
         names_of: NamesOf,
         memories: MemoryStorage,
         index: VectorIndex,
+        forms_of: FormsOf = no_forms,
     ) -> None:
         self.entities = entities
+        self.forms_of = forms_of
         self.cache = EntityCache(entities)
         # the rules read the query alone (no store): a question asked again is not read again
         self.names_of = functools.lru_cache(maxsize=NAMES_KEPT)(names_of)
@@ -201,8 +214,14 @@ class EntityStage:
         keys = {normalize_name(name): name for name in names}
         for gram in _cjk_grams(text):  # a known name the rules cannot see: 丽丽, 豆豆
             keys.setdefault(normalize_name(gram), gram)
+        forms = {form: name for name in names for form in self.forms_of(name)}
         return _Reading(
-            names, keys, bool(_CJK.search(text)), bool(_SEVERAL.search(text)), _asked_kinds(text)
+            names,
+            keys,
+            bool(_CJK.search(text)),
+            bool(_SEVERAL.search(text)),
+            _asked_kinds(text),
+            forms,
         )
 
     def begin(self, state: SearchState) -> None:
@@ -241,10 +260,10 @@ class EntityStage:
             return _NOT_KEPT
         keys = reading.keys
         if keys:
-            matches = view.kept_matches(list(keys))
+            matches = view.kept_matches(reading.asked())
             if matches is None:
                 return _NOT_KEPT
-            _resolve(matches, keys, understood)
+            _resolve(matches, reading, understood)
             understood.names = list(dict.fromkeys([*names, *understood.found]))
         links = view.kept_links(list(understood.entities)) if understood.entities else {}
         if links is None:
@@ -264,7 +283,7 @@ class EntityStage:
         keys = reading.keys
         view = await self.cache.view(agent)
         if keys:
-            _resolve(await view.matches(list(keys)), keys, understood)
+            _resolve(await view.matches(reading.asked()), reading, understood)
             understood.names = list(dict.fromkeys([*names, *understood.found]))
         links = await view.links(list(understood.entities), LINKED) if understood.entities else {}
         state.timings_ms["entity_names"] = round((time.perf_counter() - started) * 1000, 3)
@@ -604,13 +623,17 @@ def _lifts(state: SearchState, several: bool = False) -> dict[LinkRole, float]:
     return {LinkRole.speaker: own, LinkRole.subject: own, LinkRole.mentioned: MENTIONED}
 
 
-def _resolve(matches: list[EntityMatch], keys: dict[str, str], understood: Understood) -> None:
+def _resolve(matches: list[EntityMatch], reading: _Reading, understood: Understood) -> None:
     """Per key: the entities it names by name, else the one entity it is an alias of; an alias
-    of several is ambiguous."""
+    of several is ambiguous. Then a name none of them is: the one person known by another form
+    of it ("Bea" for Beatrice), several such people ambiguous."""
+    keys = reading.keys
     by_key: dict[str, list[EntityMatch]] = defaultdict(list)
     for match in matches:
         by_key[match.key].append(match)
     for key, found in by_key.items():
+        if key not in keys:
+            continue
         named = [m for m in found if m.by == "name"]
         chosen = named or found
         if not named and len({m.entity_id for m in found}) > 1:
@@ -619,6 +642,26 @@ def _resolve(matches: list[EntityMatch], keys: dict[str, str], understood: Under
         for match in chosen:
             understood.entities[match.entity_id] = match.name
         understood.found.append(keys.get(key, key))
+    _resolve_other_forms(by_key, reading, understood)
+
+
+def _resolve_other_forms(
+    by_key: dict[str, list[EntityMatch]], reading: _Reading, understood: Understood
+) -> None:
+    unread = {name for name in reading.names if name not in understood.found}
+    unread -= understood.ambiguous.keys()
+    people: dict[str, dict[str, EntityMatch]] = defaultdict(dict)
+    for form, name in reading.forms.items():
+        for match in by_key.get(form, ()):
+            if name in unread and match.kind == EntityKind.person:
+                people[name].setdefault(match.entity_id, match)
+    for name, found in people.items():
+        if len(found) > 1:
+            understood.ambiguous[name] = sorted({m.name for m in found.values()})
+            continue
+        (match,) = found.values()
+        understood.entities[match.entity_id] = match.name
+        understood.found.append(name)
 
 
 def _cjk_grams(text: str) -> list[str]:
