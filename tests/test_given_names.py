@@ -21,7 +21,7 @@ from cortex_mcp.models import (
     PlannedLink,
 )
 from cortex_mcp.runtime import open_cortex
-from cortex_mcp.service.requests import RememberRequest, SearchDebugRequest, build
+from cortex_mcp.service.requests import RecallRequest, RememberRequest, SearchDebugRequest, build
 from tests.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -166,3 +166,22 @@ async def test_a_question_by_another_form_of_a_name_asks_about_that_person(
         )
         assert report["query"]["entity"]["entities"] == []
         assert report["query"]["entity"]["ambiguous"] == {"Alex": ["Alexander", "Alexandra"]}
+
+
+async def test_tell_me_about_another_form_of_a_name_gives_that_persons_page(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        for content in (
+            "My daughter Beatrice started the violin this term",
+            "My colleague Alexander moved to the Berlin office",
+            "My cousin Alexandra runs a bakery in Galway",
+        ):
+            await svc.memories.remember(build(RememberRequest, content=content))
+        await svc.drain()
+        result = await svc.memories.recall(build(RecallRequest, query="Tell me about Bea"))
+        assert result.meta.entity is not None and result.meta.entity.name == "Beatrice"
+        assert result.context.startswith("About Beatrice (person")
+        result = await svc.memories.recall(build(RecallRequest, query="hobbies", about="Alex"))
+        assert result.meta.entity is None
+        assert [c.name for c in result.meta.entity_candidates] == ["Alexander", "Alexandra"]

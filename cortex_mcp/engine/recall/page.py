@@ -5,16 +5,18 @@
 looked up by its normalised key. One entity found: the page (name, kind, aliases, summary, the
 first and last time a memory is about it) heads the context, and the recall lifts the memories
 linked to it. Several found (an alias two entities share): their names, and no page: a wrong
-page is worse than none. None found: an ordinary recall."""
+page is worse than none. A given name no entity has, nor alias, is asked as its other forms
+("Bea": the one person called Beatrice). None found: an ordinary recall."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from cortex_mcp.engine.entities.given_names import other_forms
 from cortex_mcp.engine.recall.gate import one_line
 from cortex_mcp.engine.recall.when import dated
-from cortex_mcp.models import Entity, EntityCandidate, EntityPage
+from cortex_mcp.models import Entity, EntityCandidate, EntityKind, EntityPage
 from cortex_mcp.store.interfaces import EntityStorage
 from cortex_mcp.tokenize import normalize_name
 
@@ -30,8 +32,13 @@ class PageLookup:
 
 async def find_page(entities: EntityStorage, agent_id: str, asked: str) -> PageLookup:
     """The entity `asked` names: by its canonical name first, else the one entity it is an
-    alias of; several entities by alias (or by name) are candidates."""
-    matches = await entities.find_entities(agent_id, [normalize_name(asked)])
+    alias of, else the one person known by another form of it; several entities by alias (or
+    by name, or by other forms) are candidates."""
+    key = normalize_name(asked)
+    found = await entities.find_entities(agent_id, [key, *other_forms(asked)])
+    matches = [m for m in found if m.key == key]
+    if not matches:
+        matches = [m for m in found if m.kind == EntityKind.person]
     named = [m for m in matches if m.by == "name"]
     chosen = {m.entity_id: m for m in (named or matches)}
     lookup = PageLookup(asked)
