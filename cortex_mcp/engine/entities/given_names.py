@@ -46,6 +46,7 @@ def latin_word(name: str) -> str | None:
     return word.lower() if _LATIN_NAME.match(word) else None
 
 
+@functools.lru_cache(maxsize=4096)  # a batch or a chat says the same few names again and again
 def other_forms(name: str) -> tuple[str, ...]:
     """Keys (as `normalize_name` makes them) of other forms of `name` when it is one capitalised
     Latin word: the forms the table pairs with it directly (a nickname's full names and a full
