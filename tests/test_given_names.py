@@ -41,6 +41,7 @@ def _said(name: str, kind: EntityKind = EntityKind.person) -> Mentions:
         ("Bea", "Beatrice"),  # the table's nickname
         ("Beatrice", "Bea"),  # and the other way round
         ("Kenny", "Ken"),  # a diminutive of the name itself
+        ("Matty", "Matt"),  # of a name that ends in a double consonant
         ("Mikey", "Mike"),
         ("Mel's", "Melanie"),  # cut short, said as a possessive
         ("Chris", "Christopher"),

@@ -15,7 +15,7 @@ from nicknames import NickNamer
 from cortex_mcp.tokenize import normalize_name
 
 # A diminutive is the name with its last consonant doubled and -y or -ie ("Ken" -> "Kenny",
-# "Ann" -> "Annie"), or the name with -y, -ie or -ey for its final e ("Mike" -> "Mikey", "Rose"
+# "Ann" -> "Annie"), or a name ending in a double consonant with -y or -ie ("Jess" -> "Jessie"), or the name with -y, -ie or -ey for its final e ("Mike" -> "Mikey", "Rose"
 # -> "Rosie"); the name it is made from has three letters at least ("Amy" is no "Am").
 _DOUBLED = re.compile(r"^(?P<stem>[a-z]{2,}(?P<c>[b-df-hj-np-tv-z]))(?P=c)(?:y|ie)$")
 _FOR_E = re.compile(r"^(?P<stem>[a-z]{2,}[b-df-hj-np-tv-z])(?:y|ie|ey)$")
@@ -85,7 +85,8 @@ def is_cut_from(short: str, key: str) -> bool:
 
 def _diminutive_stems(word: str) -> list[str]:
     doubled = _DOUBLED.match(word)
-    if doubled is not None:
-        return [doubled.group("stem")]
+    if doubled is not None:  # Kenny: Ken (or Kenn); Jessie: Jess (or Jes)
+        stem = doubled.group("stem")
+        return [stem, stem + doubled.group("c")]
     for_e = _FOR_E.match(word)
     return [for_e.group("stem") + "e"] if for_e is not None else []
