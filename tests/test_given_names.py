@@ -91,6 +91,8 @@ def test_a_name_of_its_own_or_an_alias_wins_over_another_form() -> None:
         ("Liam", _person("Bill", "e-1")),  # both William's nicknames: not each other's
         ("Nancy", _person("Ann", "e-1")),  # the table pairs them; they share no sound
         ("Anna", _person("Hannah", "e-1")),  # two names of their own, though paired too
+        ("Louise", _person("Louis", "e-1")),  # one letter more: another name, not a nickname
+        ("Edwina", _person("Edwin", "e-1")),
         ("Danielle", _person("Dan", "e-1")),  # a longer name is no short one's full form
         ("Melanie", _person("Mel", "e-1")),
     ],

@@ -69,8 +69,12 @@ def _sounds_alike(a: str, b: str) -> bool:
     """The shorter form starts the longer one's way (Kate, Alex), or is the middle (Liz for
     Elizabeth, Lexi for Alexandra) or the end (Beth, Tina) of a name three letters longer at
     least: not Bill for William, nor the table's Fred for Bill, Nancy for Ann or Anna for
-    Hannah, names people today rarely mean by each other."""
+    Hannah, names people today rarely mean by each other; nor a name and the same name with
+    an a or an e more (Louise and Louis, Edwina and Edwin, Anne and Ann: two names, often two
+    people, which the table pairs too; Peter and Pete, Joe and Joey are one)."""
     short, long = sorted((a, b), key=len)
+    if len(long) == len(short) + 1 and long.startswith(short) and long[-1] in "ae":
+        return False  # Louise, Edwina, Anne: names of their own (Pete, Steve, Joey are not)
     if short[0] == long[0]:
         return True
     if len(long) - len(short) < 3:
