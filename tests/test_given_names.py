@@ -21,6 +21,7 @@ from cortex_mcp.models import (
     PlannedLink,
 )
 from cortex_mcp.runtime import open_cortex
+from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import RecallRequest, RememberRequest, SearchDebugRequest, build
 from tests.conftest import FakeClock
 
@@ -146,17 +147,22 @@ async def test_a_nickname_said_later_links_to_the_person_on_either_store(
         assert await entities.entity_named("default", "Beatrice") == [beatrice]
 
 
+async def _remember_beatrice_and_two_alexes(svc: CortexService) -> None:
+    """Beatrice, the one person Bea can be; Alexander and Alexandra, both of whom Alex can."""
+    for content in (
+        "My daughter Beatrice started the violin this term",
+        "My colleague Alexander moved to the Berlin office",
+        "My cousin Alexandra runs a bakery in Galway",
+    ):
+        await svc.memories.remember(build(RememberRequest, content=content))
+    await svc.drain()
+
+
 async def test_a_question_by_another_form_of_a_name_asks_about_that_person(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
     async with open_cortex(backend_settings, clock=clock) as svc:
-        for content in (
-            "My daughter Beatrice started the violin this term",
-            "My colleague Alexander moved to the Berlin office",
-            "My cousin Alexandra runs a bakery in Galway",
-        ):
-            await svc.memories.remember(build(RememberRequest, content=content))
-        await svc.drain()
+        await _remember_beatrice_and_two_alexes(svc)
         report = await svc.memories.search_debug(
             build(SearchDebugRequest, query="What has Bea been up to?")
         )
@@ -175,13 +181,7 @@ async def test_tell_me_about_another_form_of_a_name_gives_that_persons_page(
     backend_settings: Settings, clock: FakeClock
 ) -> None:
     async with open_cortex(backend_settings, clock=clock) as svc:
-        for content in (
-            "My daughter Beatrice started the violin this term",
-            "My colleague Alexander moved to the Berlin office",
-            "My cousin Alexandra runs a bakery in Galway",
-        ):
-            await svc.memories.remember(build(RememberRequest, content=content))
-        await svc.drain()
+        await _remember_beatrice_and_two_alexes(svc)
         result = await svc.memories.recall(build(RecallRequest, query="Tell me about Bea"))
         assert result.meta.entity is not None and result.meta.entity.name == "Beatrice"
         assert result.context.startswith("About Beatrice (person")
