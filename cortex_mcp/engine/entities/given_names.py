@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import functools
 import re
-
-from nicknames import NickNamer
+from typing import TYPE_CHECKING
 
 from cortex_mcp.tokenize import normalize_name
+
+if TYPE_CHECKING:
+    from nicknames import NickNamer
 
 # A diminutive is the name with its last consonant doubled and -y or -ie ("Ken" -> "Kenny",
 # "Ann" -> "Annie"), or a name ending in a double consonant with -y or -ie ("Jess" -> "Jessie"), or the name with -y, -ie or -ey for its final e ("Mike" -> "Mikey", "Rose"
@@ -26,7 +28,11 @@ CUT = 2  # and drops two at least ("Mel" for Melanie, not "Melani")
 
 @functools.cache
 def _table() -> NickNamer:
-    return NickNamer()  # read once (~60 ms), by `warm` or when a name first needs it
+    # imported here, not at start-up: the package alone costs ~70 ms to import (its version
+    # lookup reads package metadata), and its table ~60 ms more to read
+    from nicknames import NickNamer
+
+    return NickNamer()  # read once, by `warm` or when a name first needs it
 
 
 def warm() -> None:
