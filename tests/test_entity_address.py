@@ -171,3 +171,70 @@ async def test_a_name_another_entity_already_has_stays_a_candidate_and_links_no_
             if w["memory_id"] == ids[0]
         ]
         assert sorted(c["name"] for c in waiting[0]["candidates"]) == ["Maya Lopez", "mkrause"]
+
+
+async def test_in_a_group_the_name_called_twice_is_the_one_speaker_around_every_call(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    # three handles; "Kasia" is called twice, each time with someone else around it: only
+    # kbear is next to both calls (the second time she answers two turns later)
+    turns = [
+        "t.wozniak: Morning all",
+        "lulu_88: Kasia, how was Lisbon?",
+        "kbear: Amazing! I finally tried surfing there.",
+        "t.wozniak: I spent the weekend fixing my bike.",
+        "lulu_88: nice one",
+        "t.wozniak: Kasia, are you still doing pottery on Tuesdays?",
+        "lulu_88: I want to join a pottery class too",
+        "kbear: Yes, every Tuesday, I made a teapot last week.",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        ids = await _import(svc, turns, "g")
+        assert await _aliases(svc, "kbear", "g") == [("Kasia", AliasOrigin.rule)]
+        linked = await _entities_of(svc, ids, "g")
+        assert "kbear" in linked[1] and "kbear" in linked[5]
+        asked = build(SearchRequest, query="What are Kasia's hobbies?", agent_id="g")
+        hits = await svc.memories.search(asked)
+        # neither says her name or a word of the question: only the alias finds them
+        assert {_id("g", 2), _id("g", 7)} <= {m.id for m in hits[:4]}
+
+
+async def test_in_a_group_a_name_two_people_are_around_every_time_is_no_ones_alias(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    # "Kasia" is called twice, and kbear and lulu_88 both answer around each call: either
+    # may be Kasia
+    turns = [
+        "t.wozniak: Kasia, did you see the match?",
+        "kbear: yes, what a goal",
+        "lulu_88: I missed it",
+        "t.wozniak: Kasia, are you coming on Friday?",
+        "lulu_88: I am!",
+        "kbear: me too",
+        "t.wozniak: see you Friday",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        await _import(svc, turns, "h")
+        (kasia,) = await svc.stores.entities.entity_named("h", "Kasia")
+        assert (kasia.name, kasia.aliases) == ("Kasia", [])
+        for handle in ("kbear", "lulu_88"):
+            assert await _aliases(svc, handle, "h") == []
+
+
+async def test_in_a_group_one_call_between_two_lines_of_someone_else_is_no_ones_alias(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    # "@Aya" comes between two lines of mk2, but Aya is kuro: among three speakers, who speaks
+    # beside one call is not who was called (two speakers only: the other one is)
+    turns = [
+        "kuro_neko88: my boss Mori wants the whole deck redone by Friday",
+        "mk2: ouch",
+        "mk2: landed in Sapporo, so cold",
+        "ponzu: @Aya did things calm down with Mori?",
+        "mk2: ate three bowls of ramen",
+        "kuro_neko88: kind of! Mori is moving to Nagoya in April",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        await _import(svc, turns, "j")
+        for handle in ("mk2", "kuro_neko88"):
+            assert await _aliases(svc, handle, "j") == []

@@ -690,6 +690,67 @@ def test_a_word_before_a_comma_that_is_no_name_or_not_said_to_the_listener_is_no
     assert all(m.rule != "address" for m in find_mentions(text).mentions)
 
 
+# How friends call each other in chat apps, beyond "Name," at a turn's start (the group chats
+# of bench/data/entity_aliases.json showed these went unread): marks doubled, an emoji after
+# the name, a name after "you", an @name opening the turn or a sentence, a Chinese name before
+# 你 or after a greeting, a Japanese name with ちゃん/くん/さん before no particle or after a
+# greeting; a display name that mixes scripts is a handle like any other.
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Priya: Javi!! you're going to be an uncle 😭 congrats", "Javi"),
+        ("Priya: so proud of you Mags 🥂", "Mags"),
+        ("Nell: love you Ro!", "Ro"),
+        ("Nell: thanks Ro ❤️", "Ro"),
+        ("Marcus: @Kemi how was the half marathon on Sunday?", "Kemi"),
+        ("Marcus: Nice one. @Kemi did you book it?", "Kemi"),
+        ("橘子汽水_7: 那就好！@佳佳 记得每天给它梳梳毛", "佳佳"),
+        ("momo猫: 晓晓你攀岩现在能爬到几级了", "晓晓"),
+        ("momo猫: 真的吗！爱你晓晓", "晓晓"),
+        ("momo猫: 恭喜啊，小雨", "小雨"),
+        ("ぽんず: @あや 森さんの件、落ち着いた？", "あや"),
+        ("ぽんず: あやちゃんすご！練習してるの？", "あや"),
+        ("ぽんず: おめでとう、たくみくん！お祝いしよ", "たくみ"),
+    ],
+)
+def test_a_name_called_as_chat_apps_call_it_is_an_address(text, name):
+    speaker = text.split(":")[0]
+    found = find_mentions(text, handles=frozenset({speaker}))
+    assert mention(found, name).rule == "address"
+    assert mention(found, speaker).role is LinkRole.speaker
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tom: see you Friday!",  # a day
+        "Tom: I will call you Monday.",
+        "Tom: did you see Lisbon?",  # not the end of what is said to "you"
+        "Tom: ask @mike about the release",  # an @name inside a sentence points at someone
+        "Tom: Maggie!!! about time.",  # neither "you" nor a greeting after the marks
+        "小林: 我想你妈妈",  # a family word
+        "小林: 你知道吗",
+        "小林: 希望你下一次的旅行也能一切顺利",  # a verb, not a name, before 你
+        "小林: 好的，祝你顺利！",  # nor after it
+        "小林: 今天有一些烦恼，想跟你聊聊。",
+        "佐藤: 田中さんから札幌の写真が届いた。",  # a particle after the honorific
+        "佐藤: あやちゃんが来た",
+        "佐藤: 佐藤さんゴルフ始めたんだ",  # about or to him: not known
+    ],
+)
+def test_chat_words_near_a_name_that_do_not_call_it_are_no_address(text):
+    speaker = text.split(":")[0]
+    found = find_mentions(text, handles=frozenset({speaker}))
+    assert all(m.rule != "address" for m in found.mentions)
+
+
+def test_a_display_name_mixing_scripts_labels_turns_as_a_handle_does():
+    assert handle_labels("momo猫: 回了，今天第一天就加班") == ["momo猫"]
+    assert handle_labels("橘子汽水_7: 我还在家多赖了两天") == ["橘子汽水_7"]
+    assert handle_labels("夜猫子Z: 周末回来吃饭") == ["夜猫子Z"]
+    assert handle_labels("todo: buy milk") == []
+
+
 def test_a_family_word_with_a_possessive_is_a_reference_to_the_relative_not_a_new_name():
     found = find_mentions("Rachel: Grandma's party was lovely, the whole family came.")
     assert names(found) == ["Rachel"] and phrases(found) == ["Grandma"]

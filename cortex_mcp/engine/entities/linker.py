@@ -38,6 +38,13 @@ _BATCH = 200  # memories linked in one transaction
 _DELAY_S = 0.005  # how long memories wait to be linked together
 _USER_ROLES = {"", "user", "human", "assistant", "system"}
 _KEYS_PER_READ = 2000  # names looked up in one read (a long Chinese text has many candidates)
+# the turns either side of a call that tell a two-person exchange from a group: among more
+# people, who speaks right beside a call is not who was called ("@Aya how did it go?" between
+# two lines of Taku); only the calls of that name together tell (`_called_by_name`)
+_GROUP_TURNS = 3
+_NEAR_CALL = 2  # the turns either side of a call in a group where the one called may speak
+_CALLED_SHARE = 0.8  # of a name's calls the one called is near
+_OTHERS_SHARE = 0.5  # and anyone else at most
 
 
 @dataclass(frozen=True)
@@ -171,22 +178,65 @@ def _repeated_handles(items: Sequence[Written]) -> frozenset[str]:
 
 
 def _addressees(found: Sequence[Mentions]) -> list[str | None]:
-    """Per memory, the other speaker of a two-person exchange: the speaker of the turn before or
-    after it when that is someone else (None when both are someone else and not the same one).
-    A name the memory says to its listener ("Maya, how was your weekend?") is that person's, and
-    "your grandmother" their "my grandmother"."""
+    """Per memory, the person it speaks to: the other speaker of a two-person exchange (the
+    speaker of the turn before or after it when that is someone else and no third person
+    speaks within `_GROUP_TURNS` of it); a name called more than once is judged by all its
+    calls together (`_called_by_name`). A name the memory says to its listener ("Maya, how
+    was your weekend?") is that person's, and "your grandmother" their "my grandmother"."""
     speakers = [_speaker_of(f) for f in found]
     addressees: list[str | None] = []
     for index, own in enumerate(speakers):
         if own is None or not _speaks_to_listener(found[index]):
             addressees.append(None)
             continue
-        near = [speakers[i] for i in (index + 1, index - 1) if 0 <= i < len(speakers)]
-        others = {
-            normalize_name(s): s for s in near if s and normalize_name(s) != normalize_name(own)
-        }
-        addressees.append(next(iter(others.values())) if len(others) == 1 else None)
+        others = _others_near(speakers, index, before=1, after=1)
+        group = len(_others_near(speakers, index, before=_GROUP_TURNS, after=_GROUP_TURNS)) > 1
+        addressees.append(next(iter(others.values())) if len(others) == 1 and not group else None)
+    for index, person in _called_by_name(found, speakers).items():
+        addressees[index] = person
     return addressees
+
+
+def _others_near(
+    speakers: Sequence[str | None], index: int, *, before: int, after: int
+) -> dict[str, str]:
+    """The speakers other than the turn's own among the `before` turns before it and the
+    `after` turns after it, by normalised name."""
+    own = normalize_name(speakers[index] or "")
+    near = [*speakers[max(0, index - before) : index], *speakers[index + 1 : index + 1 + after]]
+    return {normalize_name(s): s for s in near if s and normalize_name(s) != own}
+
+
+def _called_by_name(
+    found: Sequence[Mentions], speakers: Sequence[str | None]
+) -> dict[int, str | None]:
+    """The turns that call a name called more than once ("Kasia, how was Lisbon?" in a group
+    chat), each with the person called: the speaker (never one who calls that name) who is
+    within `_NEAR_CALL` turns of at least `_CALLED_SHARE` of those calls while no one else is
+    near more than `_OTHERS_SHARE` of them (the one called answers, or was just heard; who else
+    speaks around a call changes from call to call). No such speaker: None for each of those
+    turns, though one call alone had a single speaker beside it (a name is one person's in a
+    chat, and which one is not known)."""
+    calls: dict[str, list[int]] = {}
+    for index, mentions in enumerate(found):
+        names = {normalize_name(m.name) for m in mentions.mentions if m.rule == "address"}
+        if speakers[index] is not None and len(names) == 1:
+            calls.setdefault(names.pop(), []).append(index)
+    called: dict[int, str | None] = {}
+    for turns in calls.values():
+        near = [_others_near(speakers, i, before=_NEAR_CALL, after=_NEAR_CALL) for i in turns]
+        seen = [n for n in near if n]  # a call with no one else about says nothing
+        if len(seen) < 2:
+            continue
+        callers = {normalize_name(speakers[i] or "") for i in turns}
+        support = Counter(key for n in seen for key in n if key not in callers)
+        ranked = [*support.most_common(2), ("", 0), ("", 0)]
+        (best, most), (_, next_most) = ranked[0], ranked[1]
+        person = None
+        if most >= _CALLED_SHARE * len(seen) and next_most <= _OTHERS_SHARE * len(seen):
+            person = next(n[best] for n in seen if best in n)
+        called.update((i, person) for i in turns)
+    return called
 
 
 def _speaks_to_listener(found: Mentions) -> bool:

@@ -226,8 +226,9 @@ def _retain_tags(scan: _Scan) -> None:
 
 # A lower-case display name as a label ("mkrause: ...", "yuki_h: ..."): a speaker only when the
 # same handle labels two lines (of the text, or of the memories written together: `handles`).
+# Chat apps' display names mix scripts ("momo猫", "橘子汽水_7", "夜猫子Z"): so may a handle.
 _LABEL_HANDLE = re.compile(
-    r"^[ \t]*(?P<name>[a-z][A-Za-z0-9_.-]{0,30}[A-Za-z0-9_])(?<!\.\.):[ \t]+(?P<rest>\S[^\n]*)",
+    rf"^[ \t]*(?P<name>[a-z{_CJK}][\w.-]{{0,30}}\w)(?<!\.\.):[ \t]+(?P<rest>\S[^\n]*)",
     re.M,
 )
 _NOT_HANDLES = _NOT_LABELS | frozenset(
@@ -346,14 +347,23 @@ _GREETINGS = (
     r"no\s+worries|sounds\s+good|same\s+here|me\s+too"
 )
 _EN_GREETING = f"(?i:{_by_first_letter(_GREETINGS)})"
+# what may follow a name said to someone: a stop, an emoji, the end of the line
+_AFTER_CALL = r"(?=\s*(?:[,!?.…]|[\u2600-\u27bf\U0001f000-\U0001faff]|$))"
 _EN_ADDRESS = re.compile(
-    rf"(?:^|(?<=[.!?…:\n\"“(]))[ \t]*(?P<greeting>{_EN_GREETING}),?\s+(?P<name>{_EN_WORD})(?=\s*[,!?.…]|\s*$)",
+    rf"(?:^|(?<=[.!?…:\n\"“(]))[ \t]*(?P<greeting>{_EN_GREETING}),?\s+(?P<name>{_EN_WORD}){_AFTER_CALL}",
     re.M,
 )
 # the characters after which `_EN_ADDRESS` may start (its lookbehind; a new line is its `^`)
 _ADDRESS_ANCHOR = re.compile(r"[.!?…:\n\"“(]")
 # ", Gina!" / ", Nate." at the end of a sentence: a name said to the listener.
-_EN_VOCATIVE = re.compile(rf"(?<=[a-z]),\s+(?P<name>{_EN_WORD})(?=\s*[!?]|\s*\.(?:\s|$)|\s*$)")
+_EN_VOCATIVE = re.compile(
+    rf"(?<=[a-z]),\s+(?P<name>{_EN_WORD})"
+    r"(?=\s*[!?]|\s*\.(?:\s|$)|\s*[\u2600-\u27bf\U0001f000-\U0001faff]|\s*$)",
+    re.M,
+)
+# "so proud of you Mags", "love you Ro!", "thank you Maya 🙏": a name right after "you" that
+# ends what is said is said to the listener ("see you Friday" names a day)
+_EN_YOU_CALL = re.compile(rf"(?<![\w'’])(?i:you)\s+(?P<name>{_EN_WORD}){_AFTER_CALL}", re.M)
 _EN_RUN = re.compile(
     rf"(?<![\w'’@#.])[{_UPPER}](?:[\w'’-]*\w)?(?![.]\w)"
     rf"(?:(?: (?:of|the|de|da|di|van|von|der|del|la|le|du))* [{_UPPER}](?:[\w'’-]*\w)?)*"
@@ -558,7 +568,12 @@ def _english_named_others(scan: _Scan) -> None:
 def _english_address(scan: _Scan) -> None:
     text = scan.text
     vocatives = _EN_VOCATIVE.finditer(text) if "," in text else ()  # it starts at a comma
-    for pattern, matches in ((_EN_ADDRESS, _addresses(text)), (_EN_VOCATIVE, vocatives)):
+    after_you = _EN_YOU_CALL.finditer(text) if "you" in text.casefold() else ()
+    for pattern, matches in (
+        (_EN_ADDRESS, _addresses(text)),
+        (_EN_VOCATIVE, vocatives),
+        (_EN_YOU_CALL, after_you),
+    ):
         for match in matches:
             name = match.group("name")
             bare = _bare(name)
@@ -569,6 +584,8 @@ def _english_address(scan: _Scan) -> None:
                 continue
             if _blocked_inside(name) or bare in lex.MONTHS or bare in lex.NOT_ALONE:
                 continue
+            if pattern is _EN_YOU_CALL and _names_no_one_called(bare):
+                continue
             found = _Found(
                 bare,
                 EntityKind.person,
@@ -578,6 +595,17 @@ def _english_address(scan: _Scan) -> None:
             )
             found.role = LinkRole.mentioned
             scan.add(found)
+
+
+def _names_no_one_called(word: str) -> bool:
+    """A day, place or brand after "you" ("see you Friday", "meet you at Costa"): no listener."""
+    return (
+        word in lex.WEEKDAYS
+        or word in lex.EN_PLACES
+        or word in lex.BRANDS
+        or word in lex.EXCLAMATIONS
+        or re.fullmatch(_EN_GREETING, word) is not None
+    )
 
 
 def _addresses(text: str) -> Iterator[re.Match[str]]:
@@ -1331,7 +1359,7 @@ def find_mentions(
 # --- a name said to the listener at the very start of a turn ---------------------------------
 # "Maya, how was your weekend?", "丽丽，周末过得怎么样？", "由紀、週末どうだった？": the linker makes
 # it an alias of the other speaker of a two-person exchange.
-_EN_TURN_ADDRESS = re.compile(rf"(?P<name>{_EN_WORD})(?P<mark>[,!])[ \t]+(?P<rest>[^.!?\n]*[.!?]?)")
+_EN_TURN_ADDRESS = re.compile(rf"(?P<name>{_EN_WORD})(?P<mark>,|!+)[ \t]+(?P<rest>[^.!?\n]*[.!?]?)")
 # "Theo, send some over!": after a name and a comma, a request is said to that name ("Porto, I
 # loved it" may front a place: the first person alone is no sign).
 _EN_TURN_REQUEST = re.compile(
@@ -1367,6 +1395,10 @@ _JA_TURN_NOT_NAMES = frozenset(
 def _turn_address(scan: _Scan) -> None:
     text = scan.text
     start = _turn_body(scan)
+    if start:  # a turn of a chat, its speaker's label first
+        _at_calls(scan, start)
+        if CJK_CHAR.search(text, start):
+            _cjk_calls(scan, start)
     english = _EN_TURN_ADDRESS.match(text, start)
     if english is not None:
         if _english_turn_address(english):
@@ -1395,6 +1427,61 @@ def _turn_address(scan: _Scan) -> None:
     if pattern is _JA_TURN_ADDRESS and (name in lex.JA_NOT_NAMES or name in lex.JA_ROLE_WORDS):
         return
     _take_address(scan, cjk, EntityKind.person, group)
+
+
+def _at_calls(scan: _Scan, start: int) -> None:
+    """ "@Lu how was it?", "那就好！@佳佳 记得梳毛", "@あや 森さんの件": in a chat, an @name opening
+    the turn or a sentence of it calls that person (one later in a sentence points at
+    someone: "ask @mike")."""
+    text = scan.text
+    for found in scan.found:
+        if found.rule != "slug":
+            continue
+        before = text[start : found.start - 1].rstrip()
+        if not before or before[-1] in _CALL_OPENS:
+            found.rule, found.role = "address", LinkRole.mentioned
+
+
+_CALL_OPENS = ".!?…。！？~～"
+
+
+def _cjk_calls(scan: _Scan, start: int) -> None:
+    """A Chinese name and 你 opening a turn ("晓晓你攀岩现在能爬到几级了"), or a name closing it
+    after 你 or a greeting ("爱你晓晓", "谢谢小雨！", "恭喜啊，小雨"); a Japanese name with its
+    ちゃん/くん/さん opening a turn before no particle ("あやちゃんすご！") or closing a greeting
+    ("おめでとう、たくみくん！"): said to the listener."""
+    text = scan.text
+    japanese = _KANA.search(text, start) is not None
+    starts = (_JA_START_CALL, _ZH_START_CALL)
+    for pattern in (_JA_START_CALL, _JA_END_CALL) if japanese else (_ZH_START_CALL, _ZH_END_CALL):
+        match = pattern.match(text, start) if pattern in starts else pattern.search(text, start)
+        if match is None:
+            continue
+        group = "kana" if japanese and match.group("kana") else "name"
+        name = match.group(group)
+        if japanese:
+            if name in lex.JA_NOT_NAMES or name in lex.JA_ROLE_WORDS or name in lex.JA_FAMILY_KANA:
+                continue
+        elif not _zh_called_name(name):
+            continue
+        _take_address(scan, match, EntityKind.person, group)
+
+
+def _zh_called_name(name: str) -> bool:
+    return (
+        name not in _ZH_TURN_NOT_NAMES
+        and name not in lex.CJK_PLACES
+        and name not in lex.ZH_NOT_NAMES
+        and (
+            (len(name) == 2 and (name[0] == name[1] or name[0] in _ZH_NICKNAME_HEADS))
+            or _zh_plausible_name(name)
+        )
+    )
+
+
+# what opens a Chinese nickname (阿凯, 小雨, 老陈): beside 你 or a greeting a given name alone
+# cannot be told from a verb (希望你…, 祝你顺利, 和你分享)
+_ZH_NICKNAME_HEADS = "阿小老"
 
 
 def _zh_given_name(name: str) -> bool:
@@ -1433,6 +1520,30 @@ _CJK_GREETS = (
     "加油", "谢谢", "欢迎", "晚安", "久しぶり", "おはよう", "こんにちは", "こんばんは", "お疲れ",
     "おめでとう", "ありがとう", "よろしく", "おかえり", "いらっしゃい", "おやすみ",
 )  # fmt: skip
+_CALL_END = r"(?=[！!。~～？?\u2600-\u27bf\U0001f000-\U0001faff]|\s*$)"
+_ZH_START_CALL = re.compile(rf"(?P<name>[{_HAN}]{{2,3}}?)[你您]")
+# after 你 a name is said to the listener ("爱你晓晓"), not after a word that leads 你 to a verb
+# (跟你聊聊, 陪你走走, 帮你问问)
+_ZH_END_CALL = re.compile(
+    rf"(?:(?<![跟和陪帮给让带替为教请叫对向同与])[你您]"
+    rf"|(?:{_alternation(_CJK_GREETS)})[啊呀啦哦]?[，,]?)(?P<name>[{_HAN}]{{2,3}}){_CALL_END}"
+)
+# "たくみくん！おめでとう", "あやちゃんすご！": a name with its ちゃん/くん/さん opening a turn and
+# followed by a mark or a word that is no particle ("あやちゃんが来た", "田中さんから届いた" speak
+# of them; "佐藤さんゴルフ始めたんだ" may say either)
+_JA_PARTICLES = (
+    "が は の も を に と へ や で か から まで より って たち ら とか なら だって じゃ にも とも"
+).split()
+_JA_START_CALL = re.compile(
+    rf"(?:(?P<name>[{_HAN}]{{1,3}}|[{_KATA}]{{2,6}})(?P<hon>ちゃん|くん|さん|君)"
+    rf"|(?P<kana>[{_HIRA}]{{2,4}})(?P<kana_hon>ちゃん|くん|さん))"
+    rf"(?=[！!？?~～\u2600-\u27bf\U0001f000-\U0001faff]|(?!{_alternation(_JA_PARTICLES)})[{_HIRA}])"
+)
+_JA_END_CALL = re.compile(
+    rf"(?:{_alternation(_CJK_GREETS)})[^、，,！!]{{0,4}}[、，,！!]\s*"
+    rf"(?:(?P<name>[{_HAN}]{{1,3}}|[{_KATA}]{{2,6}})(?P<hon>{_alternation(lex.JA_HONORIFICS)})"
+    rf"|(?P<kana>[{_HIRA}]{{2,4}})(?P<kana_hon>ちゃん|くん|さん)){_CALL_END}"
+)
 
 
 def _english_turn_address(match: re.Match[str]) -> bool:
@@ -1451,7 +1562,9 @@ def _english_turn_address(match: re.Match[str]) -> bool:
     ):
         return False
     rest = match.group("rest")
-    if match.group("mark") == "!":  # "Porto! How was it?" asks about a place: "you" or a greeting
+    if (
+        match.group("mark")[0] == "!"
+    ):  # "Porto! How was it?" asks about a place: "you" or a greeting
         return _YOU.search(rest) is not None or _EN_GREETS.match(rest) is not None
     return _addresses_listener(rest) or _EN_TURN_REQUEST.match(rest) is not None
 
