@@ -238,3 +238,42 @@ async def test_in_a_group_one_call_between_two_lines_of_someone_else_is_no_ones_
         await _import(svc, turns, "j")
         for handle in ("mk2", "kuro_neko88"):
             assert await _aliases(svc, handle, "j") == []
+
+
+async def test_a_name_called_in_lower_case_is_read_when_that_person_is_known(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    # chat is typed in lower case: "morning jules!" calls jb.88 once "Jules" is known as theirs;
+    # a lower-case word after a greeting that is no known person's name stays a word
+    first = [
+        "dani_k: Jules, how was the climbing gym?",
+        "jb.88: brutal, my forearms are dead",
+        "dani_k: lol that sounds rough",
+        "jb.88: going again on thursday",
+    ]
+    later = [
+        "dani_k: morning jules! did you go bouldering again?",
+        "jb.88: yes, and my forearms survived this time",
+        "dani_k: thanks man, see you there",
+        "jb.88: hey there, running late",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        await _import(svc, first, "w1")
+        assert await _aliases(svc, "jb.88", "w1") == [("Jules", AliasOrigin.rule)]
+        ids = []
+        for text in later:  # a week later, remembered turn by turn
+            ids.append(await _remember_turn(svc, text, "w1"))
+        await svc.drain()
+        # (a handle said once per remember may or may not be a speaker yet: not asserted)
+        linked = await _entities_of(svc, ids, "w1")
+        assert "jb.88" in linked[0]
+        assert "jb.88" not in linked[2]
+        entities, _ = await svc.stores.entities.list_entities("w1", "", 50, 0)
+        assert sorted(e.name for e in entities) == ["dani_k", "jb.88"]  # no "Man", no "There"
+
+
+async def _remember_turn(svc: CortexService, text: str, agent: str) -> str:
+    result = await svc.memories.remember(
+        build(RememberRequest, content=text, category="fact", agent_id=agent)
+    )
+    return result.id

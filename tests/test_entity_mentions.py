@@ -14,6 +14,7 @@ from cortex_mcp.engine.entities.mentions import (
     Mentions,
     find_mentions,
     handle_labels,
+    lower_case_called,
     page_subject,
     query_entities,
 )
@@ -742,6 +743,14 @@ def test_chat_words_near_a_name_that_do_not_call_it_are_no_address(text):
     speaker = text.split(":")[0]
     found = find_mentions(text, handles=frozenset({speaker}))
     assert all(m.rule != "address" for m in found.mentions)
+
+
+def test_lower_case_words_in_a_call_are_offered_as_names_and_family_words_are_not():
+    assert lower_case_called("Priya: deal. thanks javi, you're a legend") == ["javi"]
+    assert lower_case_called("so proud of you mags 🥂") == ["mags"]
+    assert lower_case_called("love you mom!") == []  # a family word, as "Thanks Mom!" is
+    assert lower_case_called("see you at the gym") == []  # not the end of what is said
+    assert lower_case_called("我们明天见") == []
 
 
 def test_a_display_name_mixing_scripts_labels_turns_as_a_handle_does():

@@ -14,6 +14,8 @@ from cortex_mcp.engine.entities.mentions import (
     Mentions,
     find_mentions,
     handle_labels,
+    lower_case_called,
+    lower_case_calls,
     pronouns,
     zero_subject,
 )
@@ -28,7 +30,7 @@ from cortex_mcp.engine.entities.resolve import (
     plan_links,
 )
 from cortex_mcp.errors import CortexError
-from cortex_mcp.models import LinkReport, LinkRole, Memory, from_iso
+from cortex_mcp.models import EntityKind, LinkReport, LinkRole, Memory, from_iso
 from cortex_mcp.store.interfaces import EntityStorage
 from cortex_mcp.tokenize import normalize_name
 
@@ -132,16 +134,21 @@ class EntityLinker:
         found = [
             find_mentions(item.content, speaker=item.speaker, handles=handles) for item in items
         ]
-        addressees = _addressees(found)
+        called = [lower_case_called(item.content) for item in items]
         words = [
             known_words(item.content, f) + known_cjk_words(item.content, f)
             for f, item in zip(found, items, strict=True)
         ]
         keys = list(
             dict.fromkeys(
-                key
-                for f, w, item in zip(found, words, items, strict=True)
-                for key in lookup_keys(f, item.named, w)
+                [
+                    *(
+                        key
+                        for f, w, item in zip(found, words, items, strict=True)
+                        for key in lookup_keys(f, item.named, w)
+                    ),
+                    *(normalize_name(word) for said in called for word in said),
+                ]
             )
         )
         try:
@@ -150,6 +157,8 @@ class EntityLinker:
                 chunk = keys[start : start + _KEYS_PER_READ]
                 matches += await self.store.find_entities(agent_id, chunk)
             known = Known(matches)
+            found = _with_lower_case_calls(found, items, called, known)
+            addressees = _addressees(found)
             plans = [
                 plan_links(item.memory_id, f, known, named=item.named, words=w, addressee=to)
                 for f, w, item, to in zip(found, words, items, addressees, strict=True)
@@ -168,6 +177,45 @@ class EntityLinker:
         self, agent_id: str, memories: Sequence[Memory], now: str
     ) -> list[LinkReport]:
         return await self.link(agent_id, [written(m) for m in memories], now)
+
+
+def _with_lower_case_calls(
+    found: Sequence[Mentions],
+    items: Sequence[Written],
+    called: Sequence[list[str]],
+    known: Known,
+) -> list[Mentions]:
+    """Each memory's mentions with the names it calls in lower case ("thanks javi") that are
+    people: called or introduced with a capital in the memories written with it, or one
+    person's alias the store knows (an entity's name may be any capitalised word)."""
+    people = _people_named(found)
+    for word in {word for said in called for word in said if word not in people}:
+        key = normalize_name(word)
+        matches = [m for m in known.aliases(key) if m.kind == EntityKind.person]
+        if len({m.entity_id for m in matches}) == 1:
+            people[word] = word[:1].upper() + word[1:]
+    if not people:
+        return list(found)
+    return [
+        lower_case_calls(f, item.content, people) if said else f
+        for f, item, said in zip(found, items, called, strict=True)
+    ]
+
+
+def _people_named(found: Sequence[Mentions]) -> dict[str, str]:
+    """The one-word Latin names the memories call someone by or introduce someone with, with a
+    capital ("Javi!!", "Hey Maya", "my sister Anna"), by their lower case: those a lower-case
+    call may say (`lower_case_calls`); a capital alone may start any word ("Dance", "Got")."""
+    return {
+        m.name.casefold(): m.name
+        for f in found
+        for m in f.mentions
+        if m.kind == EntityKind.person
+        and m.rule in ("address", "kinship")  # called or introduced so, not any capital
+        and m.name[:1].isupper()
+        and m.name.isalpha()
+        and m.name.isascii()
+    }
 
 
 def _repeated_handles(items: Sequence[Written]) -> frozenset[str]:

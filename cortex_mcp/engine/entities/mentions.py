@@ -30,8 +30,8 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 
 from cortex_mcp.engine.entities import lexicon as lex
 from cortex_mcp.models import EntityKind, LinkRole
@@ -1621,6 +1621,44 @@ def _chinese_or_japanese(scan: _Scan) -> None:
     else:
         _cjk_places(scan)
         _chinese(scan)
+
+
+# "thanks javi", "love you mags": chat is often typed in lower case; a lower-case word is read as
+# a name only where a greeting or "you" calls someone (`lower_case_calls`)
+_EN_LOWER_CALL = re.compile(
+    rf"(?:(?:^|(?<=[.!?…:\n\"“(]))[ \t]*(?:{_EN_GREETING}),?|(?<![\w'’])(?i:you))"
+    rf"\s+(?P<name>[a-z][a-z'’-]*[a-z]){_AFTER_CALL}",
+    re.M,
+)
+
+
+def lower_case_called(text: str) -> list[str]:
+    """The lower-case words `text` calls someone by ("thanks javi" -> ["javi"]): a name only if
+    the memories written with it or the store know that person (`lower_case_calls`)."""
+    if not _LATIN.search(text):
+        return []
+    return [
+        word
+        for match in _EN_LOWER_CALL.finditer(text)
+        if (word := match.group("name")).capitalize() not in lex.FAMILY_AS_NAME  # "thanks mom"
+    ]
+
+
+def lower_case_calls(found: Mentions, text: str, names: Mapping[str, str]) -> Mentions:
+    """`found` and the calls of `names` (lower case -> the name with its capital: people the
+    memories written together name, or the store knows) typed in lower case in `text`: "thanks
+    javi" where a memory beside it says "Javi!!". Only a known person's name is read so: in
+    lower case any word may follow a greeting ("thanks man", "hey there")."""
+    said = {normalize_name(m.name) for m in found.mentions}
+    calls = []
+    for match in _EN_LOWER_CALL.finditer(text):
+        name = names.get(match.group("name"))
+        if name is None or normalize_name(name) in said:
+            continue
+        said.add(normalize_name(name))
+        start, end = match.span("name")
+        calls.append(Mention(name, EntityKind.person, LinkRole.mentioned, start, end, "address"))
+    return replace(found, mentions=found.mentions + tuple(calls)) if calls else found
 
 
 def _assemble(scan: _Scan, speaker: str | None) -> Mentions:
