@@ -347,8 +347,9 @@ _GREETINGS = (
     r"no\s+worries|sounds\s+good|same\s+here|me\s+too"
 )
 _EN_GREETING = f"(?i:{_by_first_letter(_GREETINGS)})"
+_EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff"  # symbols and pictographs, for a character class
 # what may follow a name said to someone: a stop, an emoji, the end of the line
-_AFTER_CALL = r"(?=\s*(?:[,!?.…]|[\u2600-\u27bf\U0001f000-\U0001faff]|$))"
+_AFTER_CALL = rf"(?=\s*(?:[,!?.…{_EMOJI}]|$))"
 _EN_ADDRESS = re.compile(
     rf"(?:^|(?<=[.!?…:\n\"“(]))[ \t]*(?P<greeting>{_EN_GREETING}),?\s+(?P<name>{_EN_WORD}){_AFTER_CALL}",
     re.M,
@@ -358,7 +359,7 @@ _ADDRESS_ANCHOR = re.compile(r"[.!?…:\n\"“(]")
 # ", Gina!" / ", Nate." at the end of a sentence: a name said to the listener.
 _EN_VOCATIVE = re.compile(
     rf"(?<=[a-z]),\s+(?P<name>{_EN_WORD})"
-    r"(?=\s*[!?]|\s*\.(?:\s|$)|\s*[\u2600-\u27bf\U0001f000-\U0001faff]|\s*$)",
+    rf"(?=\s*[!?{_EMOJI}]|\s*\.(?:\s|$)|\s*$)",
     re.M,
 )
 # "so proud of you Mags", "love you Ro!", "thank you Maya 🙏": a name right after "you" that
@@ -1520,7 +1521,7 @@ _CJK_GREETS = (
     "加油", "谢谢", "欢迎", "晚安", "久しぶり", "おはよう", "こんにちは", "こんばんは", "お疲れ",
     "おめでとう", "ありがとう", "よろしく", "おかえり", "いらっしゃい", "おやすみ",
 )  # fmt: skip
-_CALL_END = r"(?=[！!。~～？?\u2600-\u27bf\U0001f000-\U0001faff]|\s*$)"
+_CALL_END = rf"(?=[！!。~～？?{_EMOJI}]|\s*$)"
 _ZH_START_CALL = re.compile(rf"(?P<name>[{_HAN}]{{2,3}}?)[你您]")
 # after 你 a name is said to the listener ("爱你晓晓"), not after a word that leads 你 to a verb
 # (跟你聊聊, 陪你走走, 帮你问问)
@@ -1537,7 +1538,7 @@ _JA_PARTICLES = (
 _JA_START_CALL = re.compile(
     rf"(?:(?P<name>[{_HAN}]{{1,3}}|[{_KATA}]{{2,6}})(?P<hon>ちゃん|くん|さん|君)"
     rf"|(?P<kana>[{_HIRA}]{{2,4}})(?P<kana_hon>ちゃん|くん|さん))"
-    rf"(?=[！!？?~～\u2600-\u27bf\U0001f000-\U0001faff]|(?!{_alternation(_JA_PARTICLES)})[{_HIRA}])"
+    rf"(?=[！!？?~～{_EMOJI}]|(?!{_alternation(_JA_PARTICLES)})[{_HIRA}])"
 )
 _JA_END_CALL = re.compile(
     rf"(?:{_alternation(_CJK_GREETS)})[^、，,！!]{{0,4}}[、，,！!]\s*"
