@@ -11,9 +11,12 @@ Azure (storage AccountKey, SharedAccessKey, SAS sig=, Entra client secrets with 
 DigitalOcean (dop_v1_, doo_v1_, dor_v1_); Mailchimp (-usN); Square (sq0atp-, sq0csp-, EAAA);
 Shopify (shpat_, shpca_, shppa_, shpss_); Groq (gsk_); Replicate (r8_); Perplexity (pplx-);
 xAI (xai-); Linear (lin_api_); Notion (ntn_, secret_); Postman (PMAK-); Atlassian (ATATT3);
-Doppler (dp.pt.); HashiCorp Vault (hvs.); Databricks (dapi); Mailgun (key-); Figma (figd_);
+Doppler (dp.pt., dp.st.); HashiCorp Vault (hvs.); Databricks (dapi); Mailgun (key-); Figma (figd_);
 Grafana (glsa_, glc_); Supabase (sbp_); Sentry (sntrys_); age (AGE-SECRET-KEY-1); New Relic
-(NRAK-, NRII-, NRJS-, NRAA-, ...NRAL license keys); Tencent Cloud (AKID); Alibaba Cloud (LTAI)."""
+(NRAK-, NRII-, NRJS-, NRAA-, ...NRAL license keys); Tencent Cloud (AKID); Alibaba Cloud (LTAI);
+OpenRouter (sk-or-v1-); LangSmith (lsv2_pt_, lsv2_sk_); Mapbox secret tokens (sk.eyJ); Terraform
+Cloud (.atlasv1.); Netlify (nfp_); Fireworks (fw_); Firebase Cloud Messaging server keys (AAAA…:APA91b);
+Dropbox (sl.); Airtable (pat….); Cloudflare Origin CA keys (v1.0-); Bitbucket app passwords (ATBB)."""
 
 from __future__ import annotations
 
@@ -26,8 +29,10 @@ _END = r"(?![A-Za-z0-9_\-])"
 
 
 def _token(kind: str, *alternatives: str, flags: int = 0) -> Rule:
+    """A format's match runs on to the end of its token: a longer one (a format grown, a
+    paste with more) is cut whole, not down to the length the format gives."""
     body = "|".join(alternatives)
-    return Rule(kind, lazy_pattern(rf"{_START}(?:{body})", flags))
+    return Rule(kind, lazy_pattern(rf"{_START}(?:{body})[A-Za-z0-9_\-]*", flags))
 
 
 def _mixed(value: str) -> bool:
@@ -134,7 +139,7 @@ _TOKENS: list[Rule] = [
         r"secret_[A-Za-z0-9]{43}",
         r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}",
         r"ATATT3[A-Za-z0-9_\-=]{100,}",
-        r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}",
+        r"dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9]{40,}",
         r"hvs\.[A-Za-z0-9_\-]{24,}",
         r"dapi[a-f0-9]{32}",
         r"key-[0-9a-f]{32}",
@@ -144,6 +149,17 @@ _TOKENS: list[Rule] = [
         r"sbp_[a-f0-9]{40}",
         r"sntrys_[A-Za-z0-9+/=_]{50,}",
         r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
+        r"sk-or-v1-[a-f0-9]{64}",
+        r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
+        r"sk\.eyJ[A-Za-z0-9_\-]{40,}\.[A-Za-z0-9_\-]{20,}",
+        r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}",
+        r"nfp_[A-Za-z0-9]{36}",
+        r"fw_[A-Za-z0-9]{24,}",
+        r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{120,}",
+        r"sl\.(?:u\.)?[A-Za-z0-9_\-]{130,}",
+        r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
+        r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}",
+        r"ATBB[A-Za-z0-9]{32}",
     ),
 ]
 
