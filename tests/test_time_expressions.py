@@ -363,6 +363,29 @@ PHRASES: list[Row] = [
     ("上一个周末", "2026-05-16", "2026-05-18", "range"),
     ("两个星期五之前", "2026-05-08", "2026-05-09", "day"),
 ]
+# the Chinese holidays by their English names (once "Spring Festival" and "Mid-Autumn Festival"
+# were read as the seasons, and "Chinese New Year" not at all), and a holiday after "over the",
+# "on the", "at the"
+HOLIDAYS_IN_ENGLISH: list[Row] = [
+    ("what did we eat on Chinese New Year", "2026-02-16", "2026-02-23", "range"),  # 除夕 to 初六
+    ("over the Spring Festival", "2026-02-16", "2026-02-23", "range"),
+    ("what did we do over the Lunar New Year", "2026-02-16", "2026-02-23", "range"),
+    ("on the Lantern Festival", "2026-03-03", "2026-03-04", "day"),
+    ("at the mid autumn festival", "2025-10-06", "2025-10-07", "day"),
+    ("on Mid-Autumn Festival 2024", "2024-09-17", "2024-09-18", "day"),
+    ("on the Dragon Boat Festival last year", "2025-05-31", "2025-06-01", "day"),
+    ("over Tomb-Sweeping Day", "2026-04-04", "2026-04-07", "range"),
+    ("on Canada Day", "2025-07-01", "2025-07-02", "day"),
+    ("at Christmas", "2025-12-25", "2025-12-26", "day"),
+    ("over the Christmas holidays", "2025-12-24", "2026-01-02", "range"),
+]
+HOLIDAY_NEAR_MISSES = [
+    "at the Christmas party",  # the party's day, not Christmas
+    "spring festival gala tickets",  # no cue
+    "during the Spring Festival",  # "during" is no cue: "love during Thanksgiving" is a habit
+    "what did I buy for Chinese New Year",  # about the holiday, not its day
+    "the spring collection",
+]
 TUESDAY = datetime(2026, 5, 19, 15, 0, tzinfo=UTC)
 SATURDAY = datetime(2026, 5, 23, 15, 0, tzinfo=UTC)
 
@@ -372,6 +395,18 @@ def test_phrases_once_misread_or_unread_name_the_window_a_person_means(
     query: str, start: str | None, end: str, granularity: str
 ) -> None:
     assert window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), HOLIDAYS_IN_ENGLISH)
+def test_chinese_holidays_by_their_english_names_are_their_days(
+    query: str, start: str | None, end: str, granularity: str
+) -> None:
+    assert window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize("query", HOLIDAY_NEAR_MISSES)
+def test_a_holiday_word_without_a_cue_or_before_an_event_names_no_window(query: str) -> None:
+    assert parse_time(query, NOW) == TimeQuery(None, query)
 
 
 @pytest.mark.parametrize("query", ["since Tuesday", "周二以来", "从周二开始", "火曜日から"])

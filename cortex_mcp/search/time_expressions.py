@@ -1391,6 +1391,7 @@ _HOLIDAYS: dict[str, tuple[_Start, int]] = {
         ((_fixed(12, 24), 1), "christmas eve|平安夜|クリスマスイブ|クリスマス・イブ"),
         ((_fixed(12, 25), 1), "christmas day|christmas|xmas|圣诞节|聖誕節|圣诞|聖誕|クリスマス"),
         ((_fixed(12, 26), 1), "boxing day"),
+        ((_fixed(12, 24), 9), "christmas holidays|christmas break|christmas vacation"),
         ((_fixed(12, 31), 1), "new year's eve|new years eve|大晦日|跨年夜"),
         ((_fixed(12, 29), 6), "年末年始"),
         ((_fixed(1, 1), 1), "new year's day|new years day|元旦|元日"),
@@ -1403,12 +1404,18 @@ _HOLIDAYS: dict[str, tuple[_Start, int]] = {
         ((_fixed(3, 14), 1), "white day|ホワイトデー|白色情人节"),
         ((_fixed(3, 8), 1), "妇女节|婦女節|三八妇女节"),
         ((_fixed(3, 17), 1), "st. patrick's day|st patrick's day|saint patrick's day"),
-        ((_fixed(4, 4), 3), "清明节|清明節|清明假期"),
+        (
+            (_fixed(4, 4), 3),
+            "清明节|清明節|清明假期|qingming festival|tomb-sweeping day|tomb sweeping day",
+        ),
         ((_fixed(4, 29), 7), "ゴールデンウィーク"),
         ((_fixed(5, 1), 5), "劳动节|勞動節|五一假期|五一"),
         ((_fixed(5, 5), 1), "こどもの日|子供の日"),
         ((_fixed(6, 1), 1), "儿童节|兒童節|六一儿童节"),
         ((_fixed(7, 4), 1), "independence day"),  # "the fourth of July" is a date
+        ((_fixed(7, 1), 1), "canada day"),
+        ((_fixed(7, 14), 1), "bastille day"),
+        ((_fixed(11, 11), 1), "remembrance day|veterans day|veterans' day"),
         ((_fixed(8, 13), 4), "お盆休み|お盆|盆休み"),
         ((_fixed(9, 10), 1), "教师节|教師節"),
         ((_fixed(10, 1), 7), "国庆节|國慶節|国庆假期|国庆|國慶"),
@@ -1429,14 +1436,22 @@ _HOLIDAYS: dict[str, tuple[_Start, int]] = {
         ((_after_thanksgiving(1), 1), "black friday"),
         ((_after_thanksgiving(4), 1), "cyber monday"),
         # the lunar calendar: 除夕 to 初六, 元宵 (the 15th), 端午 (5/5), 中秋 (8/15)
-        ((_lunar("new_year", -1), 7), "春节|春節|过年|過年|旧正月|农历新年|農曆新年"),
-        ((_lunar("new_year", -1), 1), "除夕"),
-        ((_lunar("new_year", 14), 1), "元宵节|元宵節"),
-        ((_lunar("dragon_boat"), 1), "端午节|端午節|端午"),
-        ((_lunar("mid_autumn"), 1), "中秋节|中秋節|中秋"),
-        ((_lunar("qixi"), 1), "七夕节|七夕節|七夕"),  # in Japanese 7 July (_holiday)
+        (
+            (_lunar("new_year", -1), 7),
+            "春节|春節|过年|過年|旧正月|农历新年|農曆新年"
+            "|chinese new year|lunar new year|spring festival",
+        ),
+        ((_lunar("new_year", -1), 1), "除夕|chinese new year's eve|lunar new year's eve"),
+        ((_lunar("new_year", 14), 1), "元宵节|元宵節|lantern festival"),
+        ((_lunar("dragon_boat"), 1), "端午节|端午節|端午|dragon boat festival"),
+        (
+            (_lunar("mid_autumn"), 1),
+            "中秋节|中秋節|中秋|mid-autumn festival|mid autumn festival|moon festival"
+            "|mooncake festival",
+        ),
+        ((_lunar("qixi"), 1), "七夕节|七夕節|七夕|qixi festival"),  # in Japanese 7 July (_holiday)
         ((_fixed(7, 7), 1), "たなばた"),
-        ((_lunar("double_ninth"), 1), "重阳节|重陽節|重阳|重陽"),
+        ((_lunar("double_ninth"), 1), "重阳节|重陽節|重阳|重陽|double ninth festival"),
     )
     for word in words.split("|")
 }
@@ -1446,9 +1461,15 @@ _HOLIDAY = "|".join(
 )
 
 
+# "at the Christmas party" is any day the party was: after "the", a holiday before one of these
+# names no day (without "the", "at Christmas dinner" is Christmas, as before)
+_EVENT_NOUN = r"(?:party|parties|dinner|lunch|market|sale|sales|show|concert|gala|parade|fair|play)"
+
+
 @_rule(
-    rf"(?:\b(?P<mod>last|this\s+past|this|past|on|at|over)\s+)?(?<![一二三四五六七八九十〇零A-Za-z])"
-    rf"(?P<name>{_HOLIDAY})(?![一二三四五六七八九十〇零A-Za-z])"
+    rf"(?:\b(?P<mod>last|this\s+past|this|past|on|at|over)\s+(?P<the>the\s+)?)?"
+    rf"(?<![一二三四五六七八九十〇零A-Za-z])(?P<name>{_HOLIDAY})(?![一二三四五六七八九十〇零A-Za-z])"
+    rf"(?(the)(?!\s+{_EVENT_NOUN}\b))"
     rf"(?:\s+(?P<y>{_YEAR})\b|(?P<cy>去年|今年)|\s+(?P<before_last>before\s+last)\b)?",
     re.IGNORECASE,
     needs=("holiday",),
@@ -2289,11 +2310,14 @@ _ANCHORS = re.compile(
     r"|\b(?:(?P<word>to(?:day|night)|yesterday|recent(?:ly)?|lately|late|night|morning"
     r"|afternoon|evening|[ymwq]td)"
     r"|(?P<unit>(?:minute|hour|day|week|weekend|fortnight|month|quarter|year)s?)"
-    r"|(?P<season>spring|summer|autumn|fall|winter)"
     r"|(?P<holiday>christmas|xmas|new\s+years?|valentine(?:['’]?s)?|halloween|thanksgiving"
     r"|easter|good\s+friday|boxing\s+day|white\s+day|(?:st\.?|saint)\s+patrick['’]?s"
     r"|mother['’]?s\s+day|father['’]?s\s+day|memorial\s+day|labou?r\s+day|independence\s+day"
-    r"|black\s+friday|cyber\s+monday)"
+    r"|black\s+friday|cyber\s+monday|canada\s+day|bastille\s+day|remembrance\s+day"
+    r"|veterans['’]?\s+day|(?:chinese|lunar)\s+new\s+year|(?:spring|lantern|dragon\s+boat|moon"
+    r"|mooncake|qixi|double\s+ninth|qingming)\s+festival|mid[-\s]autumn\s+festival"
+    r"|tomb[-\s]sweeping\s+day)"
+    r"|(?P<season>spring|summer|autumn|fall|winter)"  # after the holidays: "Spring Festival"
     rf"|(?P<month>{_MONTH})|(?P<weekday>{_WEEKDAY})s?)\b",
     re.IGNORECASE,
 )
