@@ -67,6 +67,9 @@ _POSSESSIVE = re.compile(r"['’]s$")
 _WORDS_ENDING_LIKE_HONORIFICS = frozenset({"彼氏", "たくさん", "みなさん", "皆さん", "赤ちゃん"})
 
 
+_PICTOGRAPH = re.compile("[\U0001f300-\U0001faff]")
+
+
 def _is_edge_punctuation(char: str) -> bool:
     return unicodedata.category(char)[0] in "PSZ"
 
@@ -82,6 +85,8 @@ def normalize_name(text: str) -> str:
         start += 1
     while end > start and _is_edge_punctuation(key[end - 1]):
         end -= 1
+    if start == end:  # a display name of pictographs alone ("🌸") is its pictographs
+        return key.strip() if _PICTOGRAPH.search(key) else ""
     key = _POSSESSIVE.sub("", key[start:end])
     if key in _WORDS_ENDING_LIKE_HONORIFICS:
         return key

@@ -277,3 +277,41 @@ async def _remember_turn(svc: CortexService, text: str, agent: str) -> str:
         build(RememberRequest, content=text, category="fact", agent_id=agent)
     )
     return result.id
+
+
+async def test_display_names_a_chat_app_decorates_or_shows_as_a_number_are_speakers(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    """An export's timestamps, WhatsApp's "~ " and a number for someone not in the contacts,
+    emoji around a name or instead of one, pronouns after it: the speaker is the name (or the
+    number, the pictographs) and the name friends call them is its alias."""
+    turns = [
+        "[12/03/2024, 14:22:05] Tom (he/him): Maya, how was your weekend?",
+        "[12/03/2024, 14:23:10] 🌸: Great, thanks Tom! I finally took up climbing at the gym.",
+        "[12/03/2024, 14:24:00] Tom (he/him): Nice, Maya! My kitten Luna ate my sock again.",
+        "[12/03/2024, 14:25:31] 🌸: I went to my first pottery class last night too.",
+        "12/03/2024, 14:30 - ~ Jules ✨: Jo, are you coming to the climbing gym later?",
+        "12/03/2024, 14:31 - +44 7700 900123: Sorry Jules, I have band practice on Tuesdays.",
+        "12/03/2024, 14:32 - ~ Jules ✨: Jo, you play the drums, right?",
+        "12/03/2024, 14:33 - +44 7700 900123: Bass guitar, since last spring.",
+        "✅: done with the slides for Friday",
+        "✅: booked the room for the demo",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        ids = await _import(svc, turns, "chat")
+        linked = await _entities_of(svc, ids, "chat")
+        assert "Tom" in linked[0] and "🌸" in linked[1] and "🌸" in linked[3]
+        assert "Jules" in linked[4] and "+44 7700 900123" in linked[5]
+        assert linked[8] == [] and linked[9] == []  # a list's check marks are no one
+        assert await _aliases(svc, "🌸", "chat") == [("Maya", AliasOrigin.rule)]
+        assert await _aliases(svc, "+44 7700 900123", "chat") == [("Jo", AliasOrigin.rule)]
+        names = {e.name for e in (await svc.stores.entities.list_entities("chat", "", 50, 0))[0]}
+        assert not names & {"Tom (he/him)", "Jules ✨", "~ Jules", "he/him"}
+        hits = await svc.memories.search(
+            build(SearchRequest, query="What are Maya's hobbies?", agent_id="chat")
+        )
+        assert {ids[1], ids[3]} <= {m.id for m in hits[:4]}
+        hits = await svc.memories.search(
+            build(SearchRequest, query="What instrument does Jo play?", agent_id="chat")
+        )
+        assert ids[7] in {m.id for m in hits[:3]}

@@ -161,6 +161,7 @@ _KATA = "\u30a1-\u30fa\u30fc"
 _HIRA = "\u3041-\u3096"
 _SENTENCE_END = '.!?…\n:;。！？：；"“”()（）「」'
 _OPENERS = " \t\"'“‘(（「『*-•>@"
+_EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff"  # symbols and pictographs, for a character class
 
 _RETAIN = re.compile(
     r"^[ \t]*[-*][ \t]*[WBOS][ \t]*(?:\([^)\n]*\))?[ \t]*"
@@ -169,9 +170,19 @@ _RETAIN = re.compile(
 )
 _RETAIN_NEEDS = ("@",)
 _TAG = re.compile(r"@([^\s:：@,]+)")
+# What chat apps put around a display name, which is no part of it: an export's timestamp
+# ("[12/03/2024, 14:22:05]", "12/03/2024, 14:22 - "), WhatsApp's "~ " before a number's own
+# name, emoji before or after it ("Maya 🌸", "✨ Sam"), pronouns ("Maggie Chen (she/her)")
+_STAMP = (
+    r"(?:\[[^\]\n]{1,24}\][ \t]*"
+    r"|\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4},?[ \t]+\d{1,2}:\d{2}(?::\d{2})?"
+    r"(?:[ \t\u202f]?[AaPp]\.?[Mm]\.?)?[ \t]+[-–][ \t]+)?"
+)
+_MARKS = rf"[{_EMOJI}\ufe0f\u200d\U0001f3fb-\U0001f3ff]"  # with variation, joiner and skin tone
+_DECORATION = rf"(?:[ \t]*(?:{_MARKS}|\((?:she|he|they|xe|ze|ey|any)(?:/[a-z]+){{1,2}}\)))*"
 _LABEL_LATIN = re.compile(
-    r"^(?:\[[^\]\n]{1,16}\][ \t]*)?(?:user:[ \t]*)?"
-    r"(?P<name>[A-Z][\w.'’-]{0,30}(?: [A-Z][\w.'’-]{0,30}){0,2}):[ \t]",
+    rf"^{_STAMP}(?:~[ \t\u202f]*)?(?:{_MARKS}[ \t]*)*(?:user:[ \t]*)?"
+    rf"(?P<name>[A-Z][\w.'’-]{{0,30}}(?: [A-Z][\w.'’-]{{0,30}}){{0,2}}){_DECORATION}:[ \t]",
     re.M,
 )
 _LABEL_CJK = re.compile(rf"^[ \t]*(?P<name>[{_CJK}]{{1,8}})[：:]", re.M)
@@ -227,10 +238,17 @@ def _retain_tags(scan: _Scan) -> None:
 # A lower-case display name as a label ("mkrause: ...", "yuki_h: ..."): a speaker only when the
 # same handle labels two lines (of the text, or of the memories written together: `handles`).
 # Chat apps' display names mix scripts ("momo猫", "橘子汽水_7", "夜猫子Z"): so may a handle.
+# So may a number WhatsApp shows for someone not in the phone's contacts ("+1 415-555-0134"),
+# or a display name of pictographs alone ("🌸", "🐱🐱"; not a check mark or an arrow, which
+# head a list's lines).
 _LABEL_HANDLE = re.compile(
-    rf"^[ \t]*(?P<name>[a-z{_CJK}][\w.-]{{0,30}}\w)(?<!\.\.):[ \t]+(?P<rest>\S[^\n]*)",
+    rf"^[ \t]*{_STAMP}(?:~[ \t\u202f]*)?"
+    rf"(?P<name>[a-z{_CJK}][\w.-]{{0,30}}\w(?<!\.\.)|\+\d[\d \-().]{{6,18}}\d"
+    r"|[\U0001f300-\U0001faff](?:[\U0001f300-\U0001faff\ufe0f\u200d\U0001f3fb-\U0001f3ff]){0,5})"
+    rf"{_DECORATION}:[ \t]+(?P<rest>\S[^\n]*)",
     re.M,
 )
+_NOT_HANDLE_MARKS = frozenset("📌📝👉👆👇🔥⭐🚩💡🔔📣📢📎🔗📅📆⏰🕐🗓")
 _NOT_HANDLES = _NOT_LABELS | frozenset(
     "fyi nb eta tldr tl.dr btw imo imho ps pps cc bcc fw via see also pros cons notes todos "
     "reminder reminders idea ideas fix bug issue task tasks goal goals plan plans done next "
@@ -250,6 +268,7 @@ def handle_labels(text: str) -> list[str]:
         match.group("name")
         for match in _LABEL_HANDLE.finditer(text)
         if match.group("name").casefold() not in _NOT_HANDLES
+        and match.group("name")[0] not in _NOT_HANDLE_MARKS
         and _SPEECH.search(match.group("rest"))
     ]
 
@@ -347,7 +366,6 @@ _GREETINGS = (
     r"no\s+worries|sounds\s+good|same\s+here|me\s+too"
 )
 _EN_GREETING = f"(?i:{_by_first_letter(_GREETINGS)})"
-_EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff"  # symbols and pictographs, for a character class
 # what may follow a name said to someone: a stop, an emoji, the end of the line
 _AFTER_CALL = rf"(?=\s*(?:[,!?.…{_EMOJI}]|$))"
 _EN_ADDRESS = re.compile(
@@ -1499,12 +1517,17 @@ def _zh_given_name(name: str) -> bool:
     )
 
 
+_LABEL_END = re.compile(rf"{_DECORATION}[ \t]*[:：]")  # "Tom (he/him): ", "Maya 🌸: "
+
+
 def _turn_body(scan: _Scan) -> int:
     """Where the words of the turn start: after a label found on the first line, else the text's start."""
     text = scan.text
     first_line = text.find("\n") if "\n" in text else len(text)
     labels = [f for f in scan.found if f.rule == "label" and f.end <= first_line]
     start = min(labels, key=lambda f: f.start).end if labels else 0
+    if labels and (decorated := _LABEL_END.match(text, start)):
+        start = decorated.end()
     while start < len(text) and text[start] in " \t:：":
         start += 1
     return start
