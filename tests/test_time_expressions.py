@@ -386,6 +386,33 @@ HOLIDAY_NEAR_MISSES = [
     "what did I buy for Chinese New Year",  # about the holiday, not its day
     "the spring collection",
 ]
+# how people type in a chat: short units and days, "yday", 前阵子 (a while back), "over the summer"
+CHAT_SHORTHAND: list[Row] = [
+    ("3 wks ago", "2026-04-27", "2026-05-04", "week"),
+    ("2 mos ago", "2026-03-01", "2026-04-01", "month"),
+    ("2 yrs ago", "2024-01-01", "2025-01-01", "year"),
+    ("5 hrs ago", "2026-05-20", "2026-05-21", "day"),
+    ("a couple wks back", "2026-05-04", "2026-05-11", "week"),
+    ("last wk", "2026-05-11", "2026-05-18", "week"),
+    ("last mth", "2026-04-01", "2026-05-01", "month"),
+    ("last yr", "2025-01-01", "2026-01-01", "year"),
+    ("last wknd", "2026-05-16", "2026-05-18", "range"),
+    ("on fri", "2026-05-15", "2026-05-16", "day"),
+    ("last thurs", "2026-05-14", "2026-05-15", "day"),
+    ("what did I eat yday", "2026-05-19", "2026-05-20", "day"),
+    ("前段时间", "2026-04-13", "2026-05-11", "range"),  # as loose as 前几周
+    ("前一阵子我去了趟上海", "2026-04-13", "2026-05-11", "range"),
+    ("what did I do over the summer", "2025-06-01", "2025-09-01", "season"),
+]
+CHAT_SHORTHAND_NEAR_MISSES = [
+    "I last sat there",  # sat, sun, wed, mon in lower case are words
+    "on sat",
+    "2 mo old puppy",
+    "my yr 3 exams",
+    "the min wage",
+    "mo money mo problems",
+    "I got over the fall quickly",  # a tumble
+]
 TUESDAY = datetime(2026, 5, 19, 15, 0, tzinfo=UTC)
 SATURDAY = datetime(2026, 5, 23, 15, 0, tzinfo=UTC)
 
@@ -406,6 +433,18 @@ def test_chinese_holidays_by_their_english_names_are_their_days(
 
 @pytest.mark.parametrize("query", HOLIDAY_NEAR_MISSES)
 def test_a_holiday_word_without_a_cue_or_before_an_event_names_no_window(query: str) -> None:
+    assert parse_time(query, NOW) == TimeQuery(None, query)
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), CHAT_SHORTHAND)
+def test_chat_shorthand_names_the_window_its_long_form_does(
+    query: str, start: str | None, end: str, granularity: str
+) -> None:
+    assert window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize("query", CHAT_SHORTHAND_NEAR_MISSES)
+def test_words_that_look_like_shorthand_name_no_window(query: str) -> None:
     assert parse_time(query, NOW) == TimeQuery(None, query)
 
 

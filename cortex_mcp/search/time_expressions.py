@@ -401,6 +401,7 @@ _ORDINAL = "|".join(sorted(_EN_ORDINALS, key=len, reverse=True))
 _DAY = rf"(?:(?P<dn>[0-3]?\d)(?:st|nd|rd|th)?|(?P<dw>{_ORDINAL}))(?![\w:])"
 _YEAR = r"(?:19|20)\d{2}"
 _EN_WEEKDAYS = {name: index for index, name in enumerate("mon tue wed thu fri sat sun".split())}
+_WEEKDAY_WORDS = frozenset({"mon", "wed", "sat", "sun"})
 _WEEKDAY = (
     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|mon|tues?|wed|thur?s?|fri|sat|sun)"
@@ -524,6 +525,10 @@ _relative_words(
 _relative_words(
     "最近 近来 近來 近期 近日 这阵子 這陣子 这段时间 這段時間 最近这段时间 この頃 このごろ 近頃 最近では",
     lambda c: _last_days(c.today, RECENT_DAYS),
+)
+_relative_words(  # a while back: as loose as 前几周, "a few weeks ago"
+    "前阵子 前陣子 前一阵子 前一陣子 前段时间 前段時間 前一段时间 前一段時間",
+    lambda c: _loose_ago(c.today, "week"),
 )
 _relative_words(
     "前几天 前幾天 几天前 幾天前 这几天 這幾天 前些天 前些日子 数日前 數日前 先日 この間 この前 前几日",
@@ -1071,7 +1076,11 @@ def _today(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _day(ctx.today))
 
 
-@_rule(r"\byesterday(?:\s+(?:morning|afternoon|evening|night))?\b", re.IGNORECASE, needs=("word",))
+@_rule(
+    r"\b(?:yesterday|yday|yest)(?:\s+(?:morning|afternoon|evening|night))?\b",
+    re.IGNORECASE,
+    needs=("word",),
+)
 def _yesterday(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, "day", 1))
 
@@ -1086,7 +1095,24 @@ def _day_before_yesterday(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _shift(ctx.today, "day", 2))
 
 
-_AGO_UNIT = r"(?:day|week|fortnight|month|quarter|year|weekend|hour|minute)"
+_AGO_UNIT = (
+    r"(?:day|week|fortnight|month|quarter|year|weekend|hour|minute|wk|wknd|mo|mth|yr|hr|min)"
+)
+# chat's short forms of a unit ("3 wks ago", "last yr", "2 hrs ago")
+_UNIT_SHORT = {
+    "wk": "week",
+    "wknd": "weekend",
+    "mo": "month",
+    "mth": "month",
+    "yr": "year",
+    "hr": "hour",
+    "min": "minute",
+}
+
+
+def _unit_word(word: str) -> str:
+    unit = word.lower()
+    return _UNIT_SHORT.get(unit, unit)
 
 
 @_rule(
@@ -1097,13 +1123,13 @@ _AGO_UNIT = r"(?:day|week|fortnight|month|quarter|year|weekend|hour|minute)"
 )
 def _ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """'3 days ago', 'two weekends ago', 'a fortnight ago', 'two quarters back', '5 hours ago'."""
-    unit = match["unit"].lower()
+    unit = _unit_word(match["unit"])
     count = _en_count(match["n"])
     if count is None:
         return _period_atom(match, _loose_units_back(ctx, unit))
     count2 = _en_count(match["n2"]) if match["n2"] else None
     if count2 is not None:
-        unit2 = match["unit2"].lower()
+        unit2 = _unit_word(match["unit2"])
         if (
             unit not in _UNIT_ORDER
             or unit2 not in _UNIT_ORDER
@@ -1166,12 +1192,12 @@ def _before_last(match: re.Match[str], ctx: _Context) -> _Atom:
 
 @_rule(
     r"\b(?P<mod>last|previous|this\s+past|this|earlier\s+(?:this|in\s+the))\s+"
-    r"(?P<unit>week|month|quarter|year|weekend)\b",
+    r"(?P<unit>week|month|quarter|year|weekend|wk|wknd|mth|yr)\b",
     re.IGNORECASE,
     needs=("unit",),
 )
 def _calendar_unit(match: re.Match[str], ctx: _Context) -> _Atom:
-    mod, unit = " ".join(match["mod"].lower().split()), match["unit"].lower()
+    mod, unit = " ".join(match["mod"].lower().split()), _unit_word(match["unit"])
     if mod.startswith("earlier"):  # from the unit's start, today included
         period = _shift(ctx.today, unit, 0)
         return _period_atom(match, _last_days(ctx.today, (ctx.today - period.start.date()).days))
@@ -1225,12 +1251,15 @@ def _other_day(match: re.Match[str], ctx: _Context) -> _Atom:
 
 
 @_rule(
-    rf"\b(?:(?P<mod>last|this\s+past|this|past)\s+)?(?P<s>spring|summer|autumn|fall|winter)\b"
+    rf"\b(?:(?P<mod>last|this\s+past|this|past)\s+|(?P<over>over\s+the)\s+)?"
+    rf"(?P<s>spring|summer|autumn|fall|winter)\b"
     rf"(?:\s+(?:of\s+)?(?P<y>{_YEAR})\b)?",
     re.IGNORECASE,
     needs=("season",),
 )
-def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
+def _season_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    if match["over"] and match["s"].lower() == "fall":
+        return None  # "got over the fall": a tumble
     name = match["s"].lower().replace("fall", "autumn")
     mod = " ".join((match["mod"] or "").lower().split())
     if match["y"]:
@@ -1238,7 +1267,7 @@ def _season_en(match: re.Match[str], ctx: _Context) -> _Atom:
     if mod == "this":
         return _period_atom(match, _this_season(name, ctx.today))
     period = _recent_season(name, ctx.today, ended=mod in ("last", "past", "this past"))
-    return _period_atom(match, period, needs_cue=not mod)
+    return _period_atom(match, period, needs_cue=not (mod or match["over"]))
 
 
 # a weekday inside a fixed name (Black Friday and Cyber Monday are holidays, read below)
@@ -1261,8 +1290,8 @@ def _weekday_en(match: re.Match[str], ctx: _Context) -> _Atom | None:
     mod = "last" if mod == "this past" else mod
     weekday = _EN_WEEKDAYS[word.lower()[:3]]
     full = len(word) >= 6
-    if not full and not word[0].isupper():
-        return None  # "sat", "sun", "wed" are words
+    if not full and not word[0].isupper() and word.lower() in _WEEKDAY_WORDS:
+        return None  # "sat", "sun", "wed", "mon" are words ("I last sat there"); "fri" is not
     if _WEEKDAY_NAME_AFTER.match(match.string, match.end("wd")) or (
         not mod
         and _WEEKDAY_NAME_BEFORE.search(match.string, max(0, match.start() - 8), match.start())
@@ -2307,9 +2336,10 @@ _ANCHORS = re.compile(
     r"|(?P<cjk>[年月日号號周週天昨今曜春夏秋冬頃近季]|四半期|前[天年几幾两兩些日週月]|最近"
     r"|先[週月日々先ほ程]|星期|礼拜|禮拜|阵子|陣子|段时间|段時間|ごろ|きょう|おととい|きのう"
     r"|けさ|おととし|さっき|刚才|剛才|この[間前])"
-    r"|\b(?:(?P<word>to(?:day|night)|yesterday|recent(?:ly)?|lately|late|night|morning"
+    r"|\b(?:(?P<word>to(?:day|night)|yesterday|yday|yest|recent(?:ly)?|lately|late|night|morning"
     r"|afternoon|evening|[ymwq]td)"
-    r"|(?P<unit>(?:minute|hour|day|week|weekend|fortnight|month|quarter|year)s?)"
+    r"|(?P<unit>(?:minute|hour|day|week|weekend|fortnight|month|quarter|year|wk|wknd|mth|yr|hr"
+    r"|min|mo)s?)"
     r"|(?P<holiday>christmas|xmas|new\s+years?|valentine(?:['’]?s)?|halloween|thanksgiving"
     r"|easter|good\s+friday|boxing\s+day|white\s+day|(?:st\.?|saint)\s+patrick['’]?s"
     r"|mother['’]?s\s+day|father['’]?s\s+day|memorial\s+day|labou?r\s+day|independence\s+day"
