@@ -413,6 +413,20 @@ CHAT_SHORTHAND_NEAR_MISSES = [
     "mo money mo problems",
     "I got over the fall quickly",  # a tumble
 ]
+# two numerals side by side are a guess, not a number: 两三天前 was read as 23 days ago,
+# 两三个月前 as 23 months; 去年の暮れ and 去年の今ごろ as all of last year
+CJK_GUESSES: list[Row] = [
+    ("两三天前", "2026-05-17", "2026-05-19", "range"),
+    ("三四天前", "2026-05-16", "2026-05-18", "range"),
+    ("两三个月前", "2026-02-01", "2026-04-01", "range"),
+    ("五六年前我在北京工作", "2020-01-01", "2022-01-01", "range"),
+    ("过去两三天", "2026-05-17", "2026-05-21", "range"),
+    ("二、三日前", "2026-05-17", "2026-05-19", "range"),
+    ("一週間ほど前", "2026-05-11", "2026-05-18", "week"),
+    ("去年の暮れ", "2025-11-01", "2026-01-01", "range"),
+    ("去年の今ごろ", "2025-05-13", "2025-05-28", "range"),
+]
+CJK_GUESS_NEAR_MISSES = ["夕暮れに散歩した", "他有三四个朋友", "二三十个人来了"]
 TUESDAY = datetime(2026, 5, 19, 15, 0, tzinfo=UTC)
 SATURDAY = datetime(2026, 5, 23, 15, 0, tzinfo=UTC)
 
@@ -445,6 +459,18 @@ def test_chat_shorthand_names_the_window_its_long_form_does(
 
 @pytest.mark.parametrize("query", CHAT_SHORTHAND_NEAR_MISSES)
 def test_words_that_look_like_shorthand_name_no_window(query: str) -> None:
+    assert parse_time(query, NOW) == TimeQuery(None, query)
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), CJK_GUESSES)
+def test_two_numerals_side_by_side_are_either_count(
+    query: str, start: str | None, end: str, granularity: str
+) -> None:
+    assert window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize("query", CJK_GUESS_NEAR_MISSES)
+def test_a_guess_at_a_count_of_things_names_no_window(query: str) -> None:
     assert parse_time(query, NOW) == TimeQuery(None, query)
 
 

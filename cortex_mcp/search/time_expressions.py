@@ -361,11 +361,15 @@ _FULLWIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
 
 
 def _cjk_number(text: str) -> int | None:
-    """'5', '５', '五', '十一', '二十三', '二〇二三' -> int; None if it is not one."""
+    """'5', '５', '五', '十一', '二十三', '二〇二三' -> int; None if it is not one. Two or three
+    numerals side by side are no number but a guess ('两三' is two or three, '三四' three or
+    four: `_cjk_pair`); four are a year read digit by digit."""
     text = text.translate(_FULLWIDTH)
     if text.isdigit():
         return int(text)
     if "十" not in text:
+        if 1 < len(text) < 4:
+            return None
         digits = [_CJK_DIGITS.get(ch) for ch in text]
         if None in digits or not digits:
             return None
@@ -374,6 +378,20 @@ def _cjk_number(text: str) -> int | None:
     high = _CJK_DIGITS.get(tens, -1) if tens else 1
     low = _CJK_DIGITS.get(ones, -1) if ones else 0
     return None if high < 0 or low < 0 else high * 10 + low
+
+
+def _cjk_pair(first: str | None, numerals: str) -> tuple[int, int] | None:
+    """'两三', '三四', '二、三' (`first` '二', `numerals` '三'): the two counts of a guess, the
+    second one more than the first; None for anything else."""
+    if first is not None:
+        low, high = _cjk_number(first), _cjk_number(numerals)
+    elif len(numerals) == 2 and "十" not in numerals and not numerals.isdigit():
+        low, high = _CJK_DIGITS.get(numerals[0]), _CJK_DIGITS.get(numerals[1])
+    else:
+        return None
+    if low is None or high is None or high != low + 1 or low < 1:
+        return None
+    return low, high
 
 
 def _en_count(word: str) -> int | None:
@@ -1666,7 +1684,7 @@ _CJK_PART_WORDS = {
         ("early", "上旬"),
         ("mid", "中旬 の半ば 年中"),
         ("late", "下旬"),
-        ("end", "年底 年末 月底 月末 底 末 の終わり"),
+        ("end", "年底 年末 月底 月末 底 末 の終わり 暮れ の暮れ"),
         ("half", "上半年 下半年"),
         ("first_half", "前半 の前半 上半月"),
         ("second_half", "後半 の後半 下半月"),
@@ -1706,7 +1724,7 @@ def _cjk_relative(match: re.Match[str], ctx: _Context) -> _Atom | None:
 
 @_cjk_rule(
     rf"(?:(?P<yw>去年|前年|昨年|一昨年)|(?P<n>{_CJK_N})\s*年(?:之前|以前|前))(?:的|の)?"
-    r"(?P<what>今天|今日|这个时候|這個時候|这时候|今頃|この時期|同期|这个时期)"
+    r"(?P<what>今天|今日|这个时候|這個時候|这时候|今頃|今ごろ|この時期|同期|这个时期)"
 )
 def _cjk_this_day_years_back(match: re.Match[str], ctx: _Context) -> _Atom | None:
     """去年的今天, 一年前的今天, 2年前の今日: that day; 去年の今頃: a week either side."""
@@ -1847,13 +1865,19 @@ def _cjk_previous_few(match: re.Match[str], ctx: _Context) -> _Atom:
 
 
 @_cjk_rule(
+    r"(?:(?P<n0>[1-9１-９一二三四五六七八九两兩])[、，,・]\s*)?"
     rf"(?P<n>{_CJK_N}|几|幾|数|數|何)\s*(?P<unit>{_CJK_UNIT})"
-    rf"(?:(?:零|又)?(?P<n2>{_CJK_N})\s*(?P<unit2>{_CJK_UNIT}))?(?:之前|以前|前)"
+    rf"(?:(?:零|又)?(?P<n2>{_CJK_N})\s*(?P<unit2>{_CJK_UNIT}))?(?:ほど|程|くらい|ぐらい)?"
+    r"(?:之前|以前|前)"
 )
 def _cjk_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     unit = _CJK_UNITS[match["unit"]]
     if match["n"] in _LOOSE:
         return _period_atom(match, _loose_ago(ctx.today, unit))
+    pair = _cjk_pair(match["n0"], match["n"])
+    if pair is not None and not match["n2"]:  # 两三天前, 二、三日前: either
+        older, newer = _shift(ctx.today, unit, pair[1]), _shift(ctx.today, unit, pair[0])
+        return _period_atom(match, _Period(older.start, newer.end, "range"))
     count = _cjk_number(match["n"])
     if count is None:
         return None
@@ -1864,8 +1888,12 @@ def _cjk_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
         unit2 = _CJK_UNITS[match["unit2"]]
         if _UNIT_ORDER.index(unit2) >= _UNIT_ORDER.index(unit):
             return None
-        return _period_atom(match, _compound_ago(ctx.today, unit, count, unit2, count2))
-    return _period_atom(match, _shift(ctx.today, unit, count))
+        period = _compound_ago(ctx.today, unit, count, unit2, count2)
+    else:
+        period = _shift(ctx.today, unit, count)
+    if match["n0"]:  # "5、3日前": a list's last count, alone
+        return _Atom(match.start("n"), match.end(), period, "period")
+    return _period_atom(match, period)
 
 
 @_cjk_rule(
@@ -1873,7 +1901,8 @@ def _cjk_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
     r"(?:间|間|内|內|里|裡|以来|以來|来|來)?"
 )
 def _cjk_trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
-    count = 3 if match["n"] in _LOOSE else _cjk_number(match["n"])
+    pair = _cjk_pair(None, match["n"])  # 过去两三天: the larger count
+    count = 3 if match["n"] in _LOOSE else pair[1] if pair else _cjk_number(match["n"])
     if count is None:
         return None
     unit = _CJK_UNITS[match["unit"]]
