@@ -427,6 +427,30 @@ CJK_GUESSES: list[Row] = [
     ("去年の今ごろ", "2025-05-13", "2025-05-28", "range"),
 ]
 CJK_GUESS_NEAR_MISSES = ["夕暮れに散歩した", "他有三四个朋友", "二三十个人来了"]
+# a count said roughly: 十几天前 was read as 几天前 (the last week), 一个半月前 as 半月前, 十数年前
+# as 数年前, 几十年前 as ten years ago; "two or three days ago" as three days ago alone
+ROUGH_COUNTS: list[Row] = [
+    ("十几天前", "2026-05-01", "2026-05-10", "range"),  # 11 to 19 days
+    ("二十多天前", "2026-04-21", "2026-05-01", "range"),  # 20 to 29
+    ("一个多月前", "2026-03-21", "2026-04-21", "range"),
+    ("三年多前", "2022-05-21", "2023-05-22", "range"),
+    ("一年半前", "2024-08-19", "2025-02-19", "range"),
+    ("一个半月前", "2026-03-29", "2026-04-13", "range"),
+    ("1か月半前", "2026-03-29", "2026-04-13", "range"),
+    ("十数年前", "2007-05-25", "2015-05-24", "range"),
+    ("two or three days ago", "2026-05-17", "2026-05-19", "range"),
+    ("2-3 weeks ago", "2026-04-27", "2026-05-11", "range"),
+    ("a day or two ago", "2026-05-18", "2026-05-20", "range"),
+    ("a week or two ago", "2026-05-04", "2026-05-18", "range"),
+    ("a month or so ago", "2026-03-01", "2026-05-01", "range"),
+]
+ROUGH_COUNT_NEAR_MISSES = [
+    "几十年前",
+    "十几个人",
+    "三十多个人来了",
+    "一年半的时间",
+    "5 or 3 days ago",
+]
 TUESDAY = datetime(2026, 5, 19, 15, 0, tzinfo=UTC)
 SATURDAY = datetime(2026, 5, 23, 15, 0, tzinfo=UTC)
 
@@ -467,6 +491,18 @@ def test_two_numerals_side_by_side_are_either_count(
     query: str, start: str | None, end: str, granularity: str
 ) -> None:
     assert window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), ROUGH_COUNTS)
+def test_a_count_said_roughly_is_the_stretch_it_may_be(
+    query: str, start: str | None, end: str, granularity: str
+) -> None:
+    assert window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize("query", ROUGH_COUNT_NEAR_MISSES)
+def test_a_rough_count_of_things_or_a_wrong_guess_names_no_window(query: str) -> None:
+    assert parse_time(query, NOW) == TimeQuery(None, query)
 
 
 @pytest.mark.parametrize("query", CJK_GUESS_NEAR_MISSES)

@@ -1134,14 +1134,22 @@ def _unit_word(word: str) -> str:
 
 
 @_rule(
-    rf"\b(?P<n>{_EN_NUM})\s+(?P<unit>{_AGO_UNIT})s?(?:,?\s+(?:and\s+)?(?P<n2>{_EN_NUM})"
-    rf"\s+(?P<unit2>{_AGO_UNIT})s?)?\s+(?:ago|back)\b",
+    rf"\b(?:(?P<n0>{_EN_NUM})\s*(?:or|-|–|to)\s*)?(?P<n>{_EN_NUM})\s+(?P<unit>{_AGO_UNIT})s?"
+    rf"(?:,?\s+(?:and\s+)?(?P<n2>{_EN_NUM})\s+(?P<unit2>{_AGO_UNIT})s?"
+    r"|\s+or\s+(?P<or_n>two|three|so))?\s+(?:ago|back)\b",
     re.IGNORECASE,
     needs=("unit",),
 )
 def _ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
-    """'3 days ago', 'two weekends ago', 'a fortnight ago', 'two quarters back', '5 hours ago'."""
+    """'3 days ago', 'two weekends ago', 'a fortnight ago', 'two quarters back', '5 hours ago';
+    a guess ('two or three days ago', '2-3 weeks ago', 'a day or two ago') is either count."""
     unit = _unit_word(match["unit"])
+    guess = _en_guess(match)
+    if guess is not None:
+        if guess[0] >= guess[1] or unit not in _UNIT_ORDER:
+            return None
+        older, newer = _units_back(ctx, unit, guess[1]), _units_back(ctx, unit, guess[0])
+        return _period_atom(match, _Period(older.start, newer.end, "range"))
     count = _en_count(match["n"])
     if count is None:
         return _period_atom(match, _loose_units_back(ctx, unit))
@@ -1180,6 +1188,23 @@ def _ago_today(match: re.Match[str], ctx: _Context) -> _Atom | None:
         return None if period is None else _period_atom(match, period)
     days = count * (7 if unit == "week" else 1)
     return _period_atom(match, _day(ctx.today - timedelta(days=days)))
+
+
+def _en_guess(match: re.Match[str]) -> tuple[int, int] | None:
+    """The two counts of 'two or three days', '2-3 weeks', 'a day or two', 'a month or so':
+    None for one count."""
+    if match["n0"]:
+        low, high = _en_count(match["n0"]), _en_count(match["n"])
+    elif match["or_n"]:  # "a day or two", "a month or so": it or one more
+        low = _en_count(match["n"])
+        high = (
+            (low + 1 if low is not None else None)
+            if match["or_n"].lower() == "so"
+            else (_en_count(match["or_n"]))
+        )
+    else:
+        return None
+    return None if low is None or high is None else (low, high)
 
 
 def _units_back(ctx: _Context, unit: str, count: int) -> _Period:
@@ -1695,9 +1720,14 @@ _CJK_PART_WORDS = {
 _CJK_PART = "|".join(sorted(_CJK_PART_WORDS, key=len, reverse=True))
 
 
+_NUMERAL_BEFORE = re.compile(r"[0-9０-９一二三四五六七八九十两兩几幾数數个個]$")
+
+
 @_cjk_rule(rf"(?P<word>{_RELATIVE_CJK_PATTERN})(?:(?:の|的)?(?P<part>{_CJK_PART}))?")
 def _cjk_relative(match: re.Match[str], ctx: _Context) -> _Atom | None:
     word = match["word"]
+    if _NUMERAL_BEFORE.search(match.string, max(0, match.start() - 1), match.start()):
+        return None  # 十几天前 is not 几天前: _cjk_about_ago
     if word.startswith("最近") and re.search(
         r"[离離距]", match.string[max(0, match.start() - 8) : match.start()]
     ):
@@ -1849,7 +1879,47 @@ def _cjk_unit_part(match: re.Match[str], ctx: _Context) -> _Atom:
     return _period_atom(match, _recent_part(ctx.today, unit, part))
 
 
-@_cjk_rule(r"半个月前|半個月前|半月前")
+_CJK_BARE_UNITS = {"月": "month", "星期": "week", "礼拜": "week", "禮拜": "week"}
+_ABOUT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+@_cjk_rule(
+    rf"(?P<n>{_CJK_N})?(?P<teens>(?<=十)(?:几|幾|数|數|来|來))?(?:个|個)?(?P<more>多|余|餘)?"
+    rf"(?:个|個)?(?P<half_before>半)?(?P<unit>{_CJK_UNIT}|月|星期|礼拜|禮拜)"
+    r"(?P<after>多|半)?(?:ほど|くらい|ぐらい)?(?:之前|以前|前)"
+)
+def _cjk_about_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
+    """A count said roughly: 十几天前 (11 to 19 days), 二十多天前 (20 to 29), 一个多月前 and
+    三年多前 (one to two months, three to four years), 一个半月前 and 一年半前 (half a unit
+    either side of one and a half). The plain counts are _cjk_ago's."""
+    word = match["unit"]
+    unit = _CJK_UNITS.get(word) or _CJK_BARE_UNITS[word]
+    numerals = match["n"] or ""
+    more = bool(match["more"]) or match["after"] == "多"
+    half = bool(match["half_before"]) or match["after"] == "半"
+    if match["teens"]:
+        if not numerals.endswith("十"):
+            return None
+        tens = _cjk_number(numerals) or 10
+        low, high = tens + 1.0, tens + 9.0
+    elif more or half:
+        count = _cjk_number(numerals) if numerals else None
+        if count is None or (half and more):
+            return None
+        low, high = (
+            (count + 0.25, count + 0.75) if half else (count, count + (9 if count % 10 == 0 else 1))
+        )
+    else:
+        return None
+    if word in _CJK_BARE_UNITS and not (match["more"] or match["half_before"]):
+        return None  # "3月前" is no "3 months ago"
+    days = _ABOUT_DAYS[unit]
+    start = ctx.today - timedelta(days=round(high * days))
+    end = ctx.today - timedelta(days=round(low * days)) + timedelta(days=1)
+    return _period_atom(match, _span(start, end, "range"))
+
+
+@_cjk_rule(r"(?<![0-9０-９一二三四五六七八九十两兩个個多])(?:半个月前|半個月前|半月前)")
 def _cjk_half_month_ago(match: re.Match[str], ctx: _Context) -> _Atom:
     start = ctx.today - timedelta(days=18)
     return _period_atom(match, _span(start, start + timedelta(days=7), "range"))
@@ -1865,7 +1935,7 @@ def _cjk_previous_few(match: re.Match[str], ctx: _Context) -> _Atom:
 
 
 @_cjk_rule(
-    r"(?:(?P<n0>[1-9１-９一二三四五六七八九两兩])[、，,・]\s*)?"
+    r"(?<![十几幾数數0-9０-９])(?:(?P<n0>[1-9１-９一二三四五六七八九两兩])[、，,・]\s*)?"
     rf"(?P<n>{_CJK_N}|几|幾|数|數|何)\s*(?P<unit>{_CJK_UNIT})"
     rf"(?:(?:零|又)?(?P<n2>{_CJK_N})\s*(?P<unit2>{_CJK_UNIT}))?(?:ほど|程|くらい|ぐらい)?"
     r"(?:之前|以前|前)"
