@@ -444,6 +444,14 @@ ROUGH_COUNTS: list[Row] = [
     ("a week or two ago", "2026-05-04", "2026-05-18", "range"),
     ("a month or so ago", "2026-03-01", "2026-05-01", "range"),
 ]
+# 今春, 昨秋: this year's season and last year's, said in two characters
+SEASONS_SAID_SHORT: list[Row] = [
+    ("今春に転職した", "2026-03-01", "2026-06-01", "season"),
+    ("昨秋", "2025-09-01", "2025-12-01", "season"),
+    ("昨冬", "2025-12-01", "2026-03-01", "season"),  # the winter begun last December
+    ("昨夏的旅行", "2025-06-01", "2025-09-01", "season"),
+]
+SEASONS_SAID_SHORT_NEAR_MISSES = ["今夏の旅行", "我们去春游吧", "我们去夏威夷"]  # 今夏 is to come
 ROUGH_COUNT_NEAR_MISSES = [
     "几十年前",
     "十几个人",
@@ -498,6 +506,18 @@ def test_a_count_said_roughly_is_the_stretch_it_may_be(
     query: str, start: str | None, end: str, granularity: str
 ) -> None:
     assert window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), SEASONS_SAID_SHORT)
+def test_a_season_said_in_two_characters_is_that_season(
+    query: str, start: str | None, end: str, granularity: str
+) -> None:
+    assert window_days(query) == (start, end, granularity)
+
+
+@pytest.mark.parametrize("query", SEASONS_SAID_SHORT_NEAR_MISSES)
+def test_a_season_to_come_or_going_somewhere_names_no_window(query: str) -> None:
+    assert parse_time(query, NOW) == TimeQuery(None, query)
 
 
 @pytest.mark.parametrize("query", ROUGH_COUNT_NEAR_MISSES)

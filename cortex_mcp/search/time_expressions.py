@@ -533,6 +533,24 @@ _relative_words(
     "下半年", lambda c: _span(date(c.today.year, 7, 1), date(c.today.year + 1, 1, 1), "range")
 )
 _relative_words("一昨年 おととし", lambda c: _shift(c.today, "year", 2))
+
+
+def _seasons_said_short(prefix: str, years_back: int) -> None:
+    """今春, 昨秋: this year's season, last year's (a winter is the year it begins in; one
+    to come names no window)."""
+    for char, name in _CJK_SEASONS.items():
+        _relative_words(f"{prefix}{char}", _season_years_back(name, years_back))
+
+
+def _season_years_back(name: str, years_back: int) -> Callable[[_Context], _Period]:
+    def period(ctx: _Context) -> _Period:
+        # in January and February, this year's winter is the one begun last December
+        begun_last_year = 1 if name == "winter" and ctx.today.month < 3 else 0
+        return _season(name, ctx.today.year - years_back - begun_last_year)
+
+    return period
+
+
 _relative_words("大前年", lambda c: _shift(c.today, "year", 3))
 # 前年: the year before last in Chinese, the previous year in Japanese
 _relative_words("前年", lambda c: _shift(c.today, "year", 1 if c.japanese else 2))
@@ -562,6 +580,8 @@ def _cjk_years_back(word: str, ctx: _Context) -> int:
 
 
 _CJK_SEASONS = dict(zip("春夏秋冬", ("spring", "summer", "autumn", "winter"), strict=True))
+_seasons_said_short("今", 0)
+_seasons_said_short("昨", 1)  # not 去: 去夏威夷, 去春游 go somewhere
 _CJK_UNITS = {
     word: unit
     for unit, words in (
