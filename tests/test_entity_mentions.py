@@ -537,6 +537,14 @@ def test_query_entities_lists_the_names_and_aliases_a_question_names(query, expe
         ("who is Dr. Patel?", "Patel"),
         ("tell me about The Hobbit", "The Hobbit"),
         ("tell me about luna", "luna"),
+        ("What can you tell me about my sister?", "my sister"),
+        ("what have I told you about Anna", "Anna"),
+        ("summarize what you know about Anna", "Anna"),
+        ("Catch me up on Tom", "Tom"),
+        ("Give me a rundown on Tom", "Tom"),
+        ("聊聊张伟", "张伟"),
+        ("谈谈张伟吧", "张伟"),
+        ("田中さんについて何を知ってる？", "田中"),
     ],
 )
 def test_page_subject_is_the_name_a_tell_me_about_question_asks_for(query, subject):
@@ -550,6 +558,9 @@ def test_page_subject_is_the_name_a_tell_me_about_question_asks_for(query, subje
         "tell me about the weather",
         "what do you know about cooking?",
         "今天天气怎么样",
+        "聊聊天吧",  # a chat, not 天
+        "catch me up on the news",
+        "what did I tell you about my allergies",
     ],
 )
 def test_page_subject_is_none_for_questions_about_no_entity(query):

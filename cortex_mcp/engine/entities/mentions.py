@@ -1772,20 +1772,28 @@ _PAGE_QUESTIONS = (
         rf"(?P<x>.+?){_END}",
         re.I,
     ),
+    re.compile(
+        r"^\s*(?:what\s+(?:can|could)\s+you\s+tell\s+me"
+        r"|what\s+(?:have|had|did)\s+(?:i|we)\s+(?:told|tell|said\s+to|say\s+to)\s+you"
+        r"|(?:please\s+)?(?:summari[sz]e|recap)\s+(?:what\s+you\s+know|everything)"
+        r"|(?:please\s+)?catch\s+me\s+up|(?:give\s+me\s+)?(?:a\s+)?(?:quick\s+)?(?:rundown|recap))"
+        rf"\s+(?:about|on|of)\s+(?P<x>.+?){_END}",
+        re.I,
+    ),
     re.compile(rf"^\s*(?:who\s+is|who\s+was|who['’]s)\s+(?P<x>.+?){_END}", re.I),
     re.compile(rf"^\s*(?:everything|all|anything)\s+about\s+(?P<x>.+?){_END}", re.I),
     re.compile(rf"^\s*what\s+about\s+(?P<x>.+?){_END}", re.I),
     re.compile(rf"^\s*(?:what['’]s|what\s+is|what\s+was)\s+(?P<x>.+?)\s+like{_END}", re.I),
     re.compile(rf"^\s*(?:do|did)\s+you\s+(?:remember|know)\s+(?P<x>.+?){_END}", re.I),
     re.compile(
-        rf"^\s*(?:请)?(?:告诉我|跟我说说|和我说说|给我讲讲|说说|讲讲|介绍一下|介绍)(?:一下)?(?:关于)?"
+        rf"^\s*(?:请)?(?:告诉我|跟我说说|和我说说|给我讲讲|说说|讲讲|聊聊(?!天)|谈谈|談談|介绍一下|介绍)(?:一下)?(?:关于)?"
         rf"(?P<x>.+?)(?:的(?:事情|事|情况|一切|信息|资料))?[吧吗呢]?{_END}"
     ),
     re.compile(rf"^\s*(?P<x>.+?)是(?:谁|誰|什么人|怎样的人)[呀啊呢吗]?{_END}"),
     re.compile(rf"^\s*(?:你知道|你记得)(?:关于)?(?P<x>.+?)(?:的(?:事情|事))?[吗么]{_END}"),
     re.compile(rf"^\s*关于(?P<x>.+?)(?:，?你知道什么|的(?:事情|事))?{_END}"),
     re.compile(
-        rf"^\s*(?P<x>.+?)(?:について|のこと(?:を|について)?)(?:何か)?(?:教えて|知って|覚えて)"
+        rf"^\s*(?P<x>.+?)(?:について|のこと(?:を|について)?)(?:何か|何を)?(?:教えて|知って|覚えて)"
         rf"(?:ください|くれる|くれ|る|いる|いますか|ますか)?(?:か)?{_END}"
     ),
     re.compile(
