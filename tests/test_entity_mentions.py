@@ -723,6 +723,8 @@ def test_a_word_before_a_comma_that_is_no_name_or_not_said_to_the_listener_is_no
         ("ぽんず: @あや 森さんの件、落ち着いた？", "あや"),
         ("ぽんず: あやちゃんすご！練習してるの？", "あや"),
         ("ぽんず: おめでとう、たくみくん！お祝いしよ", "たくみ"),
+        ("Priya: How was the climbing, Mags?", "Mags"),  # a question that ends with the name
+        ("Priya: thoughts, Mags?", "Mags"),
     ],
 )
 def test_a_name_called_as_chat_apps_call_it_is_an_address(text, name):
@@ -740,6 +742,8 @@ def test_a_name_called_as_chat_apps_call_it_is_an_address(text, name):
         "Tom: did you see Lisbon?",  # not the end of what is said to "you"
         "Tom: ask @mike about the release",  # an @name inside a sentence points at someone
         "Tom: Maggie!!! about time.",  # neither "you" nor a greeting after the marks
+        "Tom: Are we still on for lunch, Friday?",  # a day at a question's end
+        "Tom: Where is the conference, Berlin?",  # a place
         "小林: 我想你妈妈",  # a family word
         "小林: 你知道吗",
         "小林: 希望你下一次的旅行也能一切顺利",  # a verb, not a name, before 你

@@ -596,7 +596,9 @@ def _english_address(scan: _Scan) -> None:
         for match in matches:
             name = match.group("name")
             bare = _bare(name)
-            if pattern is _EN_VOCATIVE and not _said_to_someone(scan.text, match.start()):
+            if pattern is _EN_VOCATIVE and not (
+                _said_to_someone(scan.text, match.start()) or _asked_of(text, match, bare)
+            ):
                 continue
             if bare in lex.FAMILY_AS_NAME:
                 scan.refer(match.start("name"), match.start("name") + len(bare))
@@ -614,6 +616,12 @@ def _english_address(scan: _Scan) -> None:
             )
             found.role = LinkRole.mentioned
             scan.add(found)
+
+
+def _asked_of(text: str, match: re.Match[str], name: str) -> bool:
+    """A question that ends with ", Name?" asks it of that name ("How was the climbing, Mags?"),
+    unless the name is a day, a place or a brand ("Are we still on for lunch, Friday?")."""
+    return text.startswith("?", match.end("name")) and not _names_no_one_called(name)
 
 
 def _names_no_one_called(word: str) -> bool:
