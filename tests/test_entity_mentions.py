@@ -725,6 +725,8 @@ def test_a_word_before_a_comma_that_is_no_name_or_not_said_to_the_listener_is_no
         ("ぽんず: おめでとう、たくみくん！お祝いしよ", "たくみ"),
         ("Priya: How was the climbing, Mags?", "Mags"),  # a question that ends with the name
         ("Priya: thoughts, Mags?", "Mags"),
+        ("Priya: Mags how was the climbing?", "Mags"),  # no mark, a question to the listener
+        ("Priya: Jules did you book it?", "Jules"),
     ],
 )
 def test_a_name_called_as_chat_apps_call_it_is_an_address(text, name):
@@ -744,6 +746,10 @@ def test_a_name_called_as_chat_apps_call_it_is_an_address(text, name):
         "Tom: Maggie!!! about time.",  # neither "you" nor a greeting after the marks
         "Tom: Are we still on for lunch, Friday?",  # a day at a question's end
         "Tom: Where is the conference, Berlin?",  # a place
+        "Tom: Guys how are you?",  # a group, no one's name
+        "Tom: Question what time is it?",
+        "Tom: Paris how was it?",  # a place
+        "Python how do I sort a dict?",  # no chat turn: a topic, not someone called
         "小林: 我想你妈妈",  # a family word
         "小林: 你知道吗",
         "小林: 希望你下一次的旅行也能一切顺利",  # a verb, not a name, before 你

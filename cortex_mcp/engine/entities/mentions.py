@@ -1394,6 +1394,18 @@ _EN_TURN_REQUEST = re.compile(
     r"wait|call\s+me|text\s+me|bring|hurry|stop|try)\b"
 )
 _YOU = re.compile(r"\b(?i:you|your|yours|you['’](?:re|ve|ll|d)|ya)\b")
+# "Mags how was the climbing?", "Anna you there?": a name opening a turn with no mark, before a
+# question put to the listener (the mark group is empty: `_english_turn_address` reads it)
+_EN_TURN_BARE = re.compile(
+    rf"(?P<name>{_EN_WORD})(?P<mark>)[ \t]+(?P<rest>(?:how|what|when|where|why|did|are|r|you|u"
+    r"|have|can|could|do|were|will|would)\b[^.!\n]*\?)"
+)
+# what opens such a question and is no one's name: a group, an endearment, a topic
+_EN_BARE_NOT_NAMES = frozenset(
+    "guys everyone everybody all folks people team y'all yall ladies gents fam bro bros dude dudes "
+    "man mate mates babe baby honey hun sweetie love question questions update random quick real "
+    "serious poll survey".split()
+)
 _ZH_TURN_ADDRESS = re.compile(rf"(?P<name>[{_HAN}]{{2,3}})[，,][ \t]*(?P<rest>[^\n]*)")
 # A kana name needs its ちゃん/くん/さん (ゆきちゃん、): a bare kana word before a comma is any word.
 _JA_TURN_ADDRESS = re.compile(
@@ -1426,7 +1438,9 @@ def _turn_address(scan: _Scan) -> None:
         _at_calls(scan, start)
         if CJK_CHAR.search(text, start):
             _cjk_calls(scan, start)
-    english = _EN_TURN_ADDRESS.match(text, start)
+    english = _EN_TURN_ADDRESS.match(text, start) or (
+        _EN_TURN_BARE.match(text, start) if start else None  # only in a chat's turn
+    )
     if english is not None:
         if _english_turn_address(english):
             _take_address(scan, english, EntityKind.person)
@@ -1594,6 +1608,8 @@ def _english_turn_address(match: re.Match[str]) -> bool:
     ):
         return False
     rest = match.group("rest")
+    if not match.group("mark"):  # _EN_TURN_BARE: a question, put to the listener
+        return name.casefold() not in _EN_BARE_NOT_NAMES
     if (
         match.group("mark")[0] == "!"
     ):  # "Porto! How was it?" asks about a place: "you" or a greeting
