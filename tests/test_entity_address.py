@@ -20,6 +20,7 @@ from cortex_mcp.service import CortexService
 from cortex_mcp.service.requests import (
     AliasRequest,
     ImportRequest,
+    RecallRequest,
     RememberRequest,
     SearchRequest,
     build,
@@ -315,3 +316,21 @@ async def test_display_names_a_chat_app_decorates_or_shows_as_a_number_are_speak
             build(SearchRequest, query="What instrument does Jo play?", agent_id="chat")
         )
         assert ids[7] in {m.id for m in hits[:3]}
+
+
+async def test_tell_me_about_the_kitten_is_the_page_of_the_one_someone_calls_my_kitten(
+    backend_settings: Settings, clock: FakeClock
+) -> None:
+    turns = [
+        "Tom: My kitten Luna knocked my coffee off the desk again.",
+        "Maya: Ha! Is she still hiding in the laundry basket?",
+        "Tom: Every day. Luna learned to open the fridge last week.",
+    ]
+    async with open_cortex(backend_settings, clock=clock) as svc:
+        ids = await _import(svc, turns, "pets")
+        result = await svc.memories.recall(
+            build(RecallRequest, query="Tell me about the kitten", agent_id="pets")
+        )
+        page = result.meta.entity
+        assert page is not None and page.name == "Luna"
+        assert {ids[0], ids[2]} <= set(page.memory_ids)

@@ -545,6 +545,8 @@ def test_query_entities_lists_the_names_and_aliases_a_question_names(query, expe
         ("聊聊张伟", "张伟"),
         ("谈谈张伟吧", "张伟"),
         ("田中さんについて何を知ってる？", "田中"),
+        ("tell me about the kitten", "my kitten"),  # the one someone calls "my kitten"
+        ("Who is the landlord?", "my landlord"),
     ],
 )
 def test_page_subject_is_the_name_a_tell_me_about_question_asks_for(query, subject):

@@ -1861,6 +1861,8 @@ def _page_subject_of(phrase: str) -> str | None:
     if _EN_ALIAS_PHRASE.match(phrase):
         return phrase
     words = phrase.split()
+    if len(words) == 2 and words[0].casefold() == "the" and words[1].casefold() in lex.OWN_ROLES:
+        return f"my {words[1].casefold()}"  # "the kitten": the one someone calls "my kitten"
     if len(words) > 6:
         return None
     if phrase.startswith("@"):
