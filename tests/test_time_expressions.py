@@ -470,63 +470,29 @@ def test_phrases_once_misread_or_unread_name_the_window_a_person_means(
     assert window_days(query) == (start, end, granularity)
 
 
-@pytest.mark.parametrize(("query", "start", "end", "granularity"), HOLIDAYS_IN_ENGLISH)
-def test_chinese_holidays_by_their_english_names_are_their_days(
+# what people say that the rules once misread or left unread: holidays by their English names,
+# chat shorthand, two numerals as a guess, a rough count, a season in two characters
+SAID_AS_PEOPLE_SAY = (
+    HOLIDAYS_IN_ENGLISH + CHAT_SHORTHAND + CJK_GUESSES + ROUGH_COUNTS + SEASONS_SAID_SHORT
+)
+NOT_SAID_AS_TIME = (
+    HOLIDAY_NEAR_MISSES
+    + CHAT_SHORTHAND_NEAR_MISSES
+    + CJK_GUESS_NEAR_MISSES
+    + ROUGH_COUNT_NEAR_MISSES
+    + SEASONS_SAID_SHORT_NEAR_MISSES
+)
+
+
+@pytest.mark.parametrize(("query", "start", "end", "granularity"), SAID_AS_PEOPLE_SAY)
+def test_time_as_people_say_it_names_the_window_they_mean(
     query: str, start: str | None, end: str, granularity: str
 ) -> None:
     assert window_days(query) == (start, end, granularity)
 
 
-@pytest.mark.parametrize("query", HOLIDAY_NEAR_MISSES)
-def test_a_holiday_word_without_a_cue_or_before_an_event_names_no_window(query: str) -> None:
-    assert parse_time(query, NOW) == TimeQuery(None, query)
-
-
-@pytest.mark.parametrize(("query", "start", "end", "granularity"), CHAT_SHORTHAND)
-def test_chat_shorthand_names_the_window_its_long_form_does(
-    query: str, start: str | None, end: str, granularity: str
-) -> None:
-    assert window_days(query) == (start, end, granularity)
-
-
-@pytest.mark.parametrize("query", CHAT_SHORTHAND_NEAR_MISSES)
-def test_words_that_look_like_shorthand_name_no_window(query: str) -> None:
-    assert parse_time(query, NOW) == TimeQuery(None, query)
-
-
-@pytest.mark.parametrize(("query", "start", "end", "granularity"), CJK_GUESSES)
-def test_two_numerals_side_by_side_are_either_count(
-    query: str, start: str | None, end: str, granularity: str
-) -> None:
-    assert window_days(query) == (start, end, granularity)
-
-
-@pytest.mark.parametrize(("query", "start", "end", "granularity"), ROUGH_COUNTS)
-def test_a_count_said_roughly_is_the_stretch_it_may_be(
-    query: str, start: str | None, end: str, granularity: str
-) -> None:
-    assert window_days(query) == (start, end, granularity)
-
-
-@pytest.mark.parametrize(("query", "start", "end", "granularity"), SEASONS_SAID_SHORT)
-def test_a_season_said_in_two_characters_is_that_season(
-    query: str, start: str | None, end: str, granularity: str
-) -> None:
-    assert window_days(query) == (start, end, granularity)
-
-
-@pytest.mark.parametrize("query", SEASONS_SAID_SHORT_NEAR_MISSES)
-def test_a_season_to_come_or_going_somewhere_names_no_window(query: str) -> None:
-    assert parse_time(query, NOW) == TimeQuery(None, query)
-
-
-@pytest.mark.parametrize("query", ROUGH_COUNT_NEAR_MISSES)
-def test_a_rough_count_of_things_or_a_wrong_guess_names_no_window(query: str) -> None:
-    assert parse_time(query, NOW) == TimeQuery(None, query)
-
-
-@pytest.mark.parametrize("query", CJK_GUESS_NEAR_MISSES)
-def test_a_guess_at_a_count_of_things_names_no_window(query: str) -> None:
+@pytest.mark.parametrize("query", NOT_SAID_AS_TIME)
+def test_what_only_looks_like_those_words_names_no_window(query: str) -> None:
     assert parse_time(query, NOW) == TimeQuery(None, query)
 
 
