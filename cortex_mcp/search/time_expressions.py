@@ -190,6 +190,16 @@ def _compound_ago(today: date, unit: str, count: int, unit2: str, count2: int) -
 
 
 _UNIT_ORDER = ("day", "week", "month", "year")
+# a unit in days, where a span is counted in days ("the past 3 months", 两三天前, 十几天前)
+_UNIT_DAYS = {
+    "day": 1,
+    "week": 7,
+    "weekend": 7,
+    "fortnight": 14,
+    "month": 30,
+    "quarter": 91,
+    "year": 365,
+}
 
 
 def _loose_ago(today: date, unit: str) -> _Period:
@@ -1287,11 +1297,8 @@ def _trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
         return _period_atom(match, _last_days(ctx.today, (ctx.today - saturday).days))
     if unit == "hour":
         return _period_atom(match, _last_days(ctx.today, -(-(count or 3) // 24)))
-    days = _TRAILING_DAYS[unit] * (count or 3)
+    days = _UNIT_DAYS[unit] * (count or 3)
     return _period_atom(match, _last_days(ctx.today, days))
-
-
-_TRAILING_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "quarter": 91, "year": 365}
 
 
 @_rule(r"\bthe\s+other\s+week(?:end)?\b", re.IGNORECASE, needs=("unit",))
@@ -1900,7 +1907,6 @@ def _cjk_unit_part(match: re.Match[str], ctx: _Context) -> _Atom:
 
 
 _CJK_BARE_UNITS = {"月": "month", "星期": "week", "礼拜": "week", "禮拜": "week"}
-_ABOUT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
 
 @_cjk_rule(
@@ -1933,7 +1939,7 @@ def _cjk_about_ago(match: re.Match[str], ctx: _Context) -> _Atom | None:
         return None
     if word in _CJK_BARE_UNITS and not (match["more"] or match["half_before"]):
         return None  # "3月前" is no "3 months ago"
-    days = _ABOUT_DAYS[unit]
+    days = _UNIT_DAYS[unit]
     start = ctx.today - timedelta(days=round(high * days))
     end = ctx.today - timedelta(days=round(low * days)) + timedelta(days=1)
     return _period_atom(match, _span(start, end, "range"))
@@ -1996,7 +2002,7 @@ def _cjk_trailing(match: re.Match[str], ctx: _Context) -> _Atom | None:
     if count is None:
         return None
     unit = _CJK_UNITS[match["unit"]]
-    days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * count
+    days = _UNIT_DAYS[unit] * count
     return _period_atom(match, _last_days(ctx.today, days))
 
 
@@ -2294,7 +2300,6 @@ _SPAN_NEXT_TO = re.compile(
     re.IGNORECASE,
 )
 _HALF_OF = re.compile(r"\b(?:the\s+)?(?P<half>first|second|latter)\s+half\s+of\s+$", re.IGNORECASE)
-_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "weekend": 7}
 _WEEK_OF = re.compile(r"\b(?:the\s+)?week\s+of\s+$", re.IGNORECASE)
 
 
